@@ -1,0 +1,235 @@
+// Package llm defines what orca says to a language model and what it hears
+// back: messages made of content blocks, tool definitions, usage, stop
+// reasons, the streaming Client interface every provider implements, and the
+// typed errors callers branch on.
+//
+// The package imports no provider SDK; providers live in sub-packages
+// (llm/script today) and plug in through Client.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role says who wrote a message.
+type Role string
+
+// The two roles of a conversation. The system prompt is not a message; it is
+// Request.System.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// BlockType names the kind of a content block.
+type BlockType string
+
+// The content block kinds.
+const (
+	BlockText       BlockType = "text"
+	BlockToolUse    BlockType = "tool_use"
+	BlockToolResult BlockType = "tool_result"
+)
+
+// Block is one piece of a message. Which fields are meaningful depends on
+// Type:
+//
+//   - text:        Text
+//   - tool_use:    ID, Name, Input (the raw JSON the model produced, which may
+//     be malformed: orca never trusts it before validation)
+//   - tool_result: ToolUseID, Content, IsError
+type Block struct {
+	Type BlockType `json:"type"`
+
+	Text string `json:"text,omitempty"`
+
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	Content   string `json:"content,omitempty"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+// TextBlock returns a text block.
+func TextBlock(text string) Block { return Block{Type: BlockText, Text: text} }
+
+// ToolUseBlock returns a tool-use block.
+func ToolUseBlock(id, name string, input json.RawMessage) Block {
+	return Block{Type: BlockToolUse, ID: id, Name: name, Input: input}
+}
+
+// ToolResultBlock returns a tool-result block answering the tool use id.
+func ToolResultBlock(toolUseID, content string, isError bool) Block {
+	return Block{Type: BlockToolResult, ToolUseID: toolUseID, Content: content, IsError: isError}
+}
+
+// Message is one turn of the conversation.
+type Message struct {
+	Role    Role    `json:"role"`
+	Content []Block `json:"content"`
+}
+
+// Text returns the concatenation of the message's text blocks.
+func (m Message) Text() string {
+	var n int
+	var only string
+	for _, b := range m.Content {
+		if b.Type == BlockText {
+			n++
+			only = b.Text
+		}
+	}
+	if n <= 1 {
+		return only
+	}
+	var buf []byte
+	for _, b := range m.Content {
+		if b.Type == BlockText {
+			buf = append(buf, b.Text...)
+		}
+	}
+	return string(buf)
+}
+
+// ToolUses returns the message's tool-use blocks, in order.
+func (m Message) ToolUses() []Block {
+	var out []Block
+	for _, b := range m.Content {
+		if b.Type == BlockToolUse {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ToolDefinition is what the model is told about one tool.
+type ToolDefinition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Usage counts the tokens of one call (or, summed, of many).
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + v.InputTokens,
+		OutputTokens:     u.OutputTokens + v.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+	}
+}
+
+// Total returns all tokens counted in u.
+func (u Usage) Total() int64 {
+	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
+}
+
+// StopReason says why the model stopped producing output.
+type StopReason string
+
+// Stop reasons, named as the providers name them.
+const (
+	StopEndTurn   StopReason = "end_turn"
+	StopToolUse   StopReason = "tool_use"
+	StopMaxTokens StopReason = "max_tokens"
+	StopSequence  StopReason = "stop_sequence"
+	StopRefusal   StopReason = "refusal"
+	StopPauseTurn StopReason = "pause_turn"
+	StopUnknown   StopReason = ""
+)
+
+// Features name what a model call is for; they travel in Metadata.Feature
+// so that providers, middleware and test doubles can tell calls apart.
+const (
+	FeatureAgent      = "agent"
+	FeatureCompaction = "compaction"
+	FeatureSubagent   = "subagent"
+)
+
+// Metadata travels with every call.
+type Metadata struct {
+	// TraceID is the id of the session the call serves (for a subagent fork,
+	// the invoking user's session).
+	TraceID string `json:"trace_id"`
+	// Feature says what the call is for: FeatureAgent, FeatureCompaction, …
+	Feature string `json:"feature"`
+	// Component names the part of the runtime that made the call (the agent
+	// name, a fork's name).
+	Component string `json:"component,omitempty"`
+}
+
+// Request is one model call.
+type Request struct {
+	Model     string           `json:"model,omitempty"`
+	System    string           `json:"system,omitempty"`
+	Messages  []Message        `json:"messages"`
+	Tools     []ToolDefinition `json:"tools,omitempty"`
+	MaxTokens int              `json:"max_tokens,omitempty"`
+	Metadata  Metadata         `json:"metadata"`
+}
+
+// Response is the model's complete answer to one call.
+type Response struct {
+	// Message is the assistant message; its Role is RoleAssistant.
+	Message    Message    `json:"message"`
+	StopReason StopReason `json:"stop_reason"`
+	Usage      Usage      `json:"usage"`
+	// Model is the model that answered, as the provider reports it.
+	Model string `json:"model,omitempty"`
+}
+
+// DeltaType names the kind of a streaming event.
+type DeltaType string
+
+// Streaming event kinds.
+const (
+	// DeltaText carries a piece of text of block Index.
+	DeltaText DeltaType = "text"
+	// DeltaToolUse announces that block Index is a tool use (ID, Name).
+	DeltaToolUse DeltaType = "tool_use"
+	// DeltaToolInput carries a piece of the raw JSON input of block Index.
+	DeltaToolInput DeltaType = "tool_input"
+)
+
+// Delta is one streaming event, delivered while the response is produced.
+type Delta struct {
+	Type  DeltaType `json:"type"`
+	Index int       `json:"index"`          // index of the content block in the final message
+	Text  string    `json:"text,omitempty"` // text or partial JSON
+	ID    string    `json:"id,omitempty"`   // tool use id (DeltaToolUse)
+	Name  string    `json:"name,omitempty"` // tool name (DeltaToolUse)
+}
+
+// Client is a language model. Implementations must be safe for concurrent
+// use.
+//
+// Generate sends req and returns the complete response. While the response is
+// produced, onDelta (if non-nil) receives its pieces in order, from the
+// goroutine that called Generate, before Generate returns; the concatenated
+// text deltas of a block equal that block's final text. Generate must return
+// promptly once ctx is done, with an error that wraps ctx.Err().
+//
+// Generate must not modify req. Errors a caller may branch on are *Error
+// values (see ErrPromptTooLong and friends).
+type Client interface {
+	Generate(ctx context.Context, req *Request, onDelta func(Delta)) (*Response, error)
+}
+
+// ClientFunc adapts a function to Client.
+type ClientFunc func(ctx context.Context, req *Request, onDelta func(Delta)) (*Response, error)
+
+// Generate calls f.
+func (f ClientFunc) Generate(ctx context.Context, req *Request, onDelta func(Delta)) (*Response, error) {
+	return f(ctx, req, onDelta)
+}
