@@ -1,0 +1,42 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/orca-agent/orca/tool"
+)
+
+type weatherIn struct {
+	City string `json:"city" jsonschema:"the city to report on"`
+	Days int    `json:"days,omitempty" jsonschema:"how many days ahead (default 1)"`
+}
+
+type weatherOut struct {
+	City     string `json:"city"`
+	Forecast string `json:"forecast"`
+}
+
+// A typed tool: the schema comes from the input type, and every call is
+// validated against it before the function runs.
+func ExampleNew() {
+	weather := tool.New("Weather", "Reports the weather for a city.",
+		func(ctx context.Context, in weatherIn) (weatherOut, error) {
+			return weatherOut{City: in.City, Forecast: "sunny"}, nil
+		})
+
+	reg := tool.NewRegistry()
+	if err := reg.Add(weather); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ok := reg.Call(context.Background(), &tool.Call{Name: "Weather", Input: json.RawMessage(`{"city":"Oslo"}`)})
+	bad := reg.Call(context.Background(), &tool.Call{Name: "Weather", Input: json.RawMessage(`{"days":2}`)})
+	fmt.Println(ok.Content)
+	fmt.Println(bad.IsError, strings.Contains(bad.Content, "city"))
+	// Output:
+	// {"city":"Oslo","forecast":"sunny"}
+	// true true
+}

@@ -1,0 +1,260 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+// ErrUnknownTool is wrapped by Registry.Validate when no tool has the name.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// ErrInvalidInput is wrapped by Registry.Validate when the input is not
+// valid JSON or does not satisfy the tool's schema.
+var ErrInvalidInput = errors.New("invalid tool input")
+
+// Names follow the providers' rule for tool names.
+var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+type entry struct {
+	tool   Tool
+	schema *jsonschema.Schema
+	fast   *fastSchema // nil when the schema needs the full validator
+}
+
+// Registry holds one runtime's tools. It is safe for concurrent use.
+type Registry struct {
+	mu     sync.RWMutex
+	order  []*entry
+	byName map[string]*entry
+	defs   []llm.ToolDefinition
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{byName: make(map[string]*entry)}
+}
+
+// Add registers t, compiling its schema. It fails if the name is invalid or
+// taken, or the schema does not compile.
+func (r *Registry) Add(t Tool) error {
+	if t == nil {
+		return errors.New("tool: Add(nil)")
+	}
+	if e, ok := t.(interface{ err() error }); ok && e.err() != nil {
+		return e.err()
+	}
+	name := t.Name()
+	if !validName.MatchString(name) {
+		return fmt.Errorf("tool %q: name must match %s", name, validName)
+	}
+	sch, fast, err := compile(name, t.Schema())
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.byName[name]; dup {
+		return fmt.Errorf("tool %q: already registered", name)
+	}
+	e := &entry{tool: t, schema: sch, fast: fast}
+	r.order = append(r.order, e)
+	r.byName[name] = e
+	defs := make([]llm.ToolDefinition, len(r.order))
+	for i, e := range r.order {
+		defs[i] = llm.ToolDefinition{Name: e.tool.Name(), Description: e.tool.Description(), InputSchema: e.tool.Schema()}
+	}
+	r.defs = defs
+	return nil
+}
+
+func compile(name string, schema json.RawMessage) (*jsonschema.Schema, *fastSchema, error) {
+	if len(schema) == 0 {
+		return nil, nil, fmt.Errorf("tool %q: empty input schema", name)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %q: input schema is not JSON: %w", name, err)
+	}
+	if m, ok := doc.(map[string]any); !ok || m["type"] != "object" {
+		return nil, nil, fmt.Errorf("tool %q: input schema must be an object schema with \"type\": \"object\"", name)
+	}
+	c := jsonschema.NewCompiler()
+	url := "orca:tool/" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, nil, fmt.Errorf("tool %q: input schema: %w", name, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %q: input schema does not compile: %w", name, err)
+	}
+	return sch, compileFast(doc), nil
+}
+
+// Lookup returns the tool registered under name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	r.mu.RLock()
+	e, ok := r.byName[name]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	return e.tool, true
+}
+
+// Names returns the registered names in registration order.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, len(r.order))
+	for i, e := range r.order {
+		out[i] = e.tool.Name()
+	}
+	return out
+}
+
+// Tools returns the registered tools in registration order.
+func (r *Registry) Tools() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Tool, len(r.order))
+	for i, e := range r.order {
+		out[i] = e.tool
+	}
+	return out
+}
+
+// Definitions returns what the model is told about the registered tools, in
+// registration order. The slice is shared: callers must not modify it.
+func (r *Registry) Definitions() []llm.ToolDefinition {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.defs
+}
+
+// Validate checks input against the schema of the tool called name. Empty
+// input counts as {}. The error wraps ErrUnknownTool or ErrInvalidInput and
+// says what is wrong in words a model can act on.
+func (r *Registry) Validate(name string, input json.RawMessage) error {
+	r.mu.RLock()
+	e, ok := r.byName[name]
+	r.mu.RUnlock()
+	if !ok {
+		return r.unknown(name)
+	}
+	return validate(e, input)
+}
+
+func (r *Registry) unknown(name string) error {
+	return fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, name, strings.Join(r.Names(), ", "))
+}
+
+func validate(e *entry, input json.RawMessage) error {
+	if len(bytes.TrimSpace(input)) == 0 {
+		input = emptyObject
+	}
+	if e.fast != nil {
+		var v any
+		if json.Unmarshal(input, &v) == nil && e.fast.accepts(v) {
+			return nil
+		}
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	if err != nil {
+		return fmt.Errorf("%w for %s: arguments are not valid JSON (%v): %s", ErrInvalidInput, e.tool.Name(), err, clip(input, 200))
+	}
+	if err := e.schema.Validate(v); err != nil {
+		return fmt.Errorf("%w for %s: %s", ErrInvalidInput, e.tool.Name(), describe(err))
+	}
+	return nil
+}
+
+var emptyObject = json.RawMessage(`{}`)
+
+// describe turns a schema validation error into one line per problem, each
+// naming the field ("at /file_path: …").
+func describe(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var lines []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(v *jsonschema.ValidationError) {
+		if len(v.Causes) == 0 {
+			loc := "/" + strings.Join(v.InstanceLocation, "/")
+			if loc == "/" {
+				loc = "the input"
+			}
+			lines = append(lines, fmt.Sprintf("at %s: %s", loc, v.ErrorKind.LocalizedString(printer)))
+			return
+		}
+		for _, c := range v.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return strings.Join(lines, "; ")
+}
+
+func clip(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
+
+// Call looks up, validates and runs call.Name. An unknown tool, invalid
+// input or a panic in the tool becomes an error Result; Call never fails.
+func (r *Registry) Call(ctx context.Context, call *Call) (res Result) {
+	r.mu.RLock()
+	e, ok := r.byName[call.Name]
+	r.mu.RUnlock()
+	if !ok {
+		return Result{Content: r.unknown(call.Name).Error(), IsError: true}
+	}
+	if err := validate(e, call.Input); err != nil {
+		return Result{Content: err.Error(), IsError: true}
+	}
+	return Run(ctx, e.tool, call)
+}
+
+// Run executes t, turning a panic into an error Result.
+func Run(ctx context.Context, t Tool, call *Call) (res Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = Errorf("tool %s failed: panic: %v", t.Name(), p)
+		}
+	}()
+	return t.Execute(ctx, call)
+}
+
+// Close closes every registered tool that implements io.Closer, in reverse
+// registration order, and returns their errors joined.
+func (r *Registry) Close() error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var errs []error
+	for i := len(r.order) - 1; i >= 0; i-- {
+		if c, ok := r.order[i].tool.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("tool %s: close: %w", r.order[i].tool.Name(), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var printer = message.NewPrinter(language.English)

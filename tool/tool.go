@@ -1,0 +1,114 @@
+// Package tool defines what a tool is to orca: a name, a description, a JSON
+// Schema for its input and an Execute method whose failures are observations
+// for the model, never failures of the turn.
+//
+// Tools reach a runtime through providers: each runtime asks its providers
+// for tools once, when it is built, and keeps them in its own Registry. The
+// registry compiles every schema once and validates every call against it
+// before the tool runs; the definitions the model receives are exactly the
+// registry's.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/orca-agent/orca/workspace"
+)
+
+// Tool is one capability offered to the model. Implementations must be safe
+// for concurrent use: several turns may call the same tool at once.
+type Tool interface {
+	// Name is what the model calls the tool; unique within a registry.
+	Name() string
+	// Description tells the model what the tool does and when to use it.
+	Description() string
+	// Schema is the JSON Schema of the tool's input object.
+	Schema() json.RawMessage
+	// Execute runs the call. Its input has already been validated against
+	// Schema. A failure is reported as a Result with IsError set; Execute
+	// must return promptly once ctx is done.
+	Execute(ctx context.Context, call *Call) Result
+}
+
+// Call is one invocation of a tool, as the runtime hands it over.
+type Call struct {
+	// ID is the model's tool use id.
+	ID string
+	// Name is the tool's name.
+	Name string
+	// Input is the validated JSON input.
+	Input json.RawMessage
+	// RuntimeID, SessionID and TurnID say on whose behalf the call runs.
+	// SessionID is the key of per-session tool state (the todo list).
+	RuntimeID string
+	SessionID string
+	TurnID    string
+}
+
+// Result is what the model observes of a call.
+type Result struct {
+	Content string
+	IsError bool
+}
+
+// Errorf returns an error Result with a formatted message.
+func Errorf(format string, args ...any) Result {
+	return Result{Content: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// Text returns a successful Result.
+func Text(s string) Result { return Result{Content: s} }
+
+type callKey struct{}
+
+// WithCall returns a context carrying call; typed tools receive such a
+// context so that they can learn their session with CallFrom.
+func WithCall(ctx context.Context, call *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, call)
+}
+
+// CallFrom returns the call carried by ctx, or nil.
+func CallFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// Env is what a provider may give its tools: the runtime's collaborators.
+type Env struct {
+	// RuntimeID is the id of the runtime being built.
+	RuntimeID string
+	// FS is the runtime's workspace.
+	FS workspace.FileSystem
+	// Logger is the runtime's logger; never nil.
+	Logger *slog.Logger
+}
+
+// Provider contributes tools to a runtime. Tools is called once per runtime,
+// so state a provider's tools keep (a todo list) belongs to one runtime. A
+// tool that implements io.Closer is closed when its runtime closes.
+type Provider interface {
+	Name() string
+	Tools(env Env) ([]Tool, error)
+}
+
+// NewProvider returns a Provider named name whose Tools calls fn.
+func NewProvider(name string, fn func(env Env) ([]Tool, error)) Provider {
+	return providerFunc{name: name, fn: fn}
+}
+
+type providerFunc struct {
+	name string
+	fn   func(Env) ([]Tool, error)
+}
+
+func (p providerFunc) Name() string                  { return p.name }
+func (p providerFunc) Tools(env Env) ([]Tool, error) { return p.fn(env) }
+
+// Static returns a provider that contributes the given tools to every
+// runtime. The same tool values are shared by every runtime built with it.
+func Static(name string, tools ...Tool) Provider {
+	return NewProvider(name, func(Env) ([]Tool, error) { return tools, nil })
+}
