@@ -1,0 +1,133 @@
+// Package event is orca's observation model: one Event type with a name, the
+// ids of the run it belongs to and data typed per name. Events only watch:
+// nothing a listener does can change a run.
+package event
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+// Name identifies an event kind.
+type Name string
+
+// Event names.
+const (
+	TurnStarted       Name = "turn_started"
+	IterationStarted  Name = "iteration_started"
+	LLMCallStarted    Name = "llm_call_started"
+	LLMDelta          Name = "llm_delta"
+	LLMCallCompleted  Name = "llm_call_completed"
+	LLMCallFailed     Name = "llm_call_failed"
+	ToolExecStarted   Name = "tool_exec_started"
+	ToolExecCompleted Name = "tool_exec_completed"
+	ToolExecFailed    Name = "tool_exec_failed"
+	TurnCompleted     Name = "turn_completed"
+)
+
+// Event is one thing that happened in a run.
+type Event struct {
+	Name        Name      `json:"name"`
+	Time        time.Time `json:"time"`
+	RuntimeID   string    `json:"runtime_id"`
+	SessionID   string    `json:"session_id"`
+	TurnID      string    `json:"turn_id"`
+	ExecutionID string    `json:"execution_id"`
+	// Data is the name's typed payload (a *TurnStartedData for
+	// TurnStarted, …), or nil.
+	Data any `json:"-"`
+}
+
+// MarshalJSON encodes the event as one flat object: the envelope fields
+// followed by the data's fields.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type envelope Event
+	head, err := json.Marshal(envelope(e))
+	if err != nil {
+		return nil, err
+	}
+	if e.Data == nil {
+		return head, nil
+	}
+	data, err := json.Marshal(e.Data)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) <= 2 || data[0] != '{' {
+		return head, nil
+	}
+	out := make([]byte, 0, len(head)+len(data))
+	out = append(out, head[:len(head)-1]...)
+	out = append(out, ',')
+	out = append(out, data[1:]...)
+	return out, nil
+}
+
+// TurnStartedData is the data of TurnStarted.
+type TurnStartedData struct {
+	Input string `json:"input"`
+}
+
+// IterationStartedData is the data of IterationStarted.
+type IterationStartedData struct {
+	Iteration int `json:"iteration"`
+}
+
+// LLMCallData is the data of LLMCallStarted, LLMCallCompleted and
+// LLMCallFailed.
+type LLMCallData struct {
+	Iteration  int            `json:"iteration"`
+	Feature    string         `json:"feature"`
+	Attempt    int            `json:"attempt"`
+	StopReason llm.StopReason `json:"stop_reason,omitempty"`
+	Usage      *llm.Usage     `json:"usage,omitempty"`
+	Text       string         `json:"text,omitempty"`
+	Error      string         `json:"error,omitempty"`
+	// Retrying is set on LLMCallFailed when another attempt follows.
+	Retrying bool          `json:"retrying,omitempty"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
+}
+
+// LLMDeltaData is the data of LLMDelta.
+type LLMDeltaData struct {
+	Iteration int       `json:"iteration"`
+	Delta     llm.Delta `json:"delta"`
+}
+
+// ToolData is the data of ToolExecStarted, ToolExecCompleted and
+// ToolExecFailed. Output is the observation the model sees.
+type ToolData struct {
+	Iteration int             `json:"iteration"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	Output    string          `json:"output,omitempty"`
+	IsError   bool            `json:"is_error"`
+	Duration  time.Duration   `json:"duration_ns,omitempty"`
+}
+
+// TurnCompletedData is the data of TurnCompleted.
+type TurnCompletedData struct {
+	StopReason string    `json:"stop_reason"`
+	Answer     string    `json:"answer"`
+	Iterations int       `json:"iterations"`
+	ToolCalls  int       `json:"tool_calls"`
+	Usage      llm.Usage `json:"usage"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// MarshalJSON encodes the data; an input that is not valid JSON (a model
+// may send anything) is encoded as a string instead of failing the whole
+// event.
+func (d ToolData) MarshalJSON() ([]byte, error) {
+	type plain ToolData
+	if len(d.Input) == 0 {
+		d.Input = json.RawMessage(`{}`)
+	} else if !json.Valid(d.Input) {
+		s, _ := json.Marshal(string(d.Input))
+		d.Input = s
+	}
+	return json.Marshal(plain(d))
+}
