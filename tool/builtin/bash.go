@@ -1,0 +1,254 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/orca-agent/orca/tool"
+)
+
+const (
+	bashDefaultTimeout = 120 * time.Second
+	bashMaxTimeout     = 600 * time.Second
+	bashMaxOutput      = 30000 // bytes of output kept: half from the start, half from the end
+	bashWaitDelay      = 2 * time.Second
+)
+
+// ShellProvider returns the provider of the Bash tool. Its Tools fails when
+// the Env has no FileSystem, when the FileSystem is not a local folder (its
+// Root is "") or when neither bash nor sh can be found.
+func ShellProvider() tool.Provider {
+	return tool.NewProvider("shell", func(env tool.Env) ([]tool.Tool, error) {
+		if env.FS == nil {
+			return nil, errors.New("builtin shell: the runtime has no workspace file system")
+		}
+		root := env.FS.Root()
+		if root == "" {
+			return nil, errors.New("builtin shell: Bash needs a workspace that is a local folder, and this one has no root folder")
+		}
+		shell, err := exec.LookPath("bash")
+		if err != nil {
+			if shell, err = exec.LookPath("sh"); err != nil {
+				return nil, fmt.Errorf("builtin shell: neither bash nor sh is on the PATH: %w", err)
+			}
+		}
+		return []tool.Tool{&bashTool{shell: shell, dir: root, waitDelay: bashWaitDelay}}, nil
+	})
+}
+
+type bashTool struct {
+	shell string // absolute path of bash (or sh)
+	dir   string // working directory: the workspace root
+	// waitDelay bounds how long Execute waits for the output pipe to close
+	// once the shell has exited or been killed (a process that left the
+	// process group may hold it open).
+	waitDelay time.Duration
+}
+
+func (*bashTool) Name() string { return "Bash" }
+
+func (*bashTool) Description() string {
+	return `Executes a given bash command and returns its output (stdout and stderr combined).
+
+The command runs with ` + "`bash -c`" + ` in the workspace root folder, with empty standard input. Each call starts a new shell: shell state (cd, variables) does not carry over between calls.
+
+Usage notes:
+- The command argument is required.
+- You can give an optional timeout in milliseconds (up to 600000ms / 10 minutes). If not given, commands time out after 120000ms (2 minutes). A command that times out is killed, together with every process it started.
+- Write a clear, concise description of what this command does in 5-10 words.
+- Output longer than 30000 characters is cut in the middle: the start and the end are kept, and the output says how much was cut.
+- A non-zero exit status is reported as "exit code: N".
+- Background processes (started with &) are stopped when the command returns; this tool is for commands that finish.
+- Avoid using this tool to run find, grep, cat, head, tail, sed, awk or echo, unless explicitly instructed. Instead use the dedicated tools:
+  - File search: use Glob (NOT find or ls)
+  - Content search: use Grep (NOT grep or rg)
+  - Read files: use Read (NOT cat/head/tail)
+  - Edit files: use Edit (NOT sed/awk)
+  - Write files: use Write (NOT echo >/cat <<EOF)
+- Always quote file paths that contain spaces with double quotes.
+- When issuing multiple commands, use ';' or '&&' to separate them, not newlines.`
+}
+
+func (*bashTool) Schema() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {
+      "type": "string",
+      "description": "The command to execute"
+    },
+    "timeout": {
+      "type": "number",
+      "minimum": 0,
+      "description": "Optional timeout in milliseconds (max 600000)"
+    },
+    "description": {
+      "type": "string",
+      "description": "Clear, concise description of what this command does in 5-10 words, in active voice. Examples:\nInput: ls\nOutput: List files in current directory\n\nInput: git status\nOutput: Show working tree status\n\nInput: npm install\nOutput: Install package dependencies\n\nInput: mkdir foo\nOutput: Create directory 'foo'"
+    }
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`)
+}
+
+type bashInput struct {
+	Command     string `json:"command"`
+	Timeout     count  `json:"timeout"`
+	Description string `json:"description"`
+}
+
+func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
+	var in bashInput
+	if err := decode("Bash", call.Input, &in); err != nil {
+		return tool.Errorf("%v", err)
+	}
+	if strings.TrimSpace(in.Command) == "" {
+		return tool.Errorf("Bash: command is empty")
+	}
+	if in.Timeout < 0 {
+		return tool.Errorf("Bash: timeout must not be negative (got %d)", in.Timeout)
+	}
+	timeout := bashDefaultTimeout
+	if in.Timeout > 0 {
+		timeout = min(time.Duration(in.Timeout)*time.Millisecond, bashMaxTimeout)
+	}
+	if err := ctx.Err(); err != nil {
+		return tool.Errorf("Bash: command not run: %v", err)
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out := &capture{max: bashMaxOutput}
+	cmd := exec.CommandContext(runCtx, t.shell, "-c", in.Command)
+	cmd.Dir = t.dir
+	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the order of writes is kept
+	// Its own process group, so that killing the group reaches everything
+	// the command started, not only the shell.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = t.waitDelay
+	if err := cmd.Start(); err != nil {
+		return tool.Errorf("Bash: cannot start %s: %v", t.shell, err)
+	}
+	waitErr := cmd.Wait()
+	// Whatever the command left running in its group (background jobs)
+	// goes with it.
+	_ = killGroup(cmd.Process.Pid)
+
+	var b strings.Builder
+	b.WriteString(out.String())
+	status := cmd.ProcessState
+	switch {
+	case ctx.Err() != nil:
+		note(&b, fmt.Sprintf("Command was cancelled (%v) and killed, with the processes it started.", ctx.Err()))
+		return tool.Result{Content: b.String(), IsError: true}
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		note(&b, fmt.Sprintf("Command timed out after %v and was killed, with the processes it started.", timeout))
+		return tool.Result{Content: b.String(), IsError: true}
+	case status == nil:
+		note(&b, fmt.Sprintf("Command failed: %v", waitErr))
+		return tool.Result{Content: b.String(), IsError: true}
+	}
+	if ws, ok := status.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		note(&b, fmt.Sprintf("Command was killed by signal %d (%v).", int(ws.Signal()), ws.Signal()))
+		return tool.Result{Content: b.String(), IsError: true}
+	}
+	if code := status.ExitCode(); code != 0 {
+		note(&b, fmt.Sprintf("exit code: %d", code))
+		return tool.Result{Content: b.String(), IsError: true}
+	}
+	if errors.Is(waitErr, exec.ErrWaitDelay) {
+		note(&b, fmt.Sprintf("[a process the command started kept its output open; stopped waiting for it %v after the command ended]", t.waitDelay))
+	}
+	if b.Len() == 0 {
+		return tool.Text("(no output)")
+	}
+	return tool.Text(b.String())
+}
+
+// note appends a line to the output, on a line of its own.
+func note(b *strings.Builder, s string) {
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(s)
+}
+
+// killGroup kills the process group pgid with SIGKILL.
+func killGroup(pgid int) error {
+	err := syscall.Kill(-pgid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// capture keeps the first and the last max/2 bytes written to it and
+// counts the rest.
+type capture struct {
+	mu    sync.Mutex
+	max   int
+	head  []byte
+	tail  []byte // holds at least the last max/2 bytes, at most max
+	total int
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	written := len(p)
+	c.total += written
+	half := c.max / 2
+	if room := half - len(c.head); room > 0 {
+		n := min(room, len(p))
+		c.head = append(c.head, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) >= half {
+		c.tail = append(c.tail[:0], p[len(p)-half:]...)
+	} else {
+		c.tail = append(c.tail, p...)
+		if len(c.tail) > c.max {
+			c.tail = append(c.tail[:0], c.tail[len(c.tail)-half:]...)
+		}
+	}
+	return written, nil
+}
+
+// String returns what was kept, saying how much was cut from the middle.
+func (c *capture) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	half := c.max / 2
+	tail := c.tail
+	if len(tail) > half && len(c.head)+len(tail) > c.max {
+		tail = tail[len(tail)-half:]
+	}
+	cut := c.total - len(c.head) - len(tail)
+	if cut <= 0 {
+		return string(c.head) + string(tail)
+	}
+	// Cut whole characters only.
+	head := c.head
+	for i := 1; i <= min(utf8.UTFMax, len(head)); i++ {
+		if utf8.RuneStart(head[len(head)-i]) {
+			if !utf8.FullRune(head[len(head)-i:]) {
+				head = head[:len(head)-i]
+			}
+			break
+		}
+	}
+	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	return fmt.Sprintf("%s\n\n[… %d bytes of output cut; showing the first %d and the last %d bytes …]\n\n%s", head, c.total-len(head)-len(tail), len(head), len(tail), tail)
+}

@@ -1,0 +1,175 @@
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/orca-agent/orca/tool"
+)
+
+func TestBashRunsInTheWorkspace(t *testing.T) {
+	f := newFixture(t)
+	f.write("here.txt", "x")
+	got := f.ok(f.call("Bash", map[string]any{"command": "pwd; ls; echo err >&2; cat", "description": "Show where we are"}))
+	if got != f.dir+"\nhere.txt\nerr\n" {
+		t.Fatalf("Bash =\n%q", got)
+	}
+	if got := f.ok(f.call("Bash", map[string]any{"command": "true"})); got != "(no output)" {
+		t.Fatalf("Bash true = %q", got)
+	}
+	f.ok(f.call("Bash", map[string]any{"command": "echo made > made.txt"}))
+	if s := f.read("made.txt"); s != "made\n" {
+		t.Fatalf("made.txt = %q", s)
+	}
+}
+
+func TestBashExitCode(t *testing.T) {
+	f := newFixture(t)
+	r := f.call("Bash", map[string]any{"command": "echo out; exit 3"})
+	f.fails(r, "out\n", "exit code: 3")
+	r = f.call("Bash", map[string]any{"command": "kill -TERM $$"})
+	f.fails(r, "killed by signal 15")
+}
+
+func TestBashCapsOutput(t *testing.T) {
+	f := newFixture(t)
+	got := f.ok(f.call("Bash", map[string]any{"command": "echo START; head -c 100000 /dev/zero | tr '\\0' a; echo; echo END"}))
+	if len(got) > bashMaxOutput+200 {
+		t.Fatalf("output is %d bytes, over the cap", len(got))
+	}
+	if !strings.HasPrefix(got, "START\naaa") || !strings.HasSuffix(got, "aaa\nEND\n") {
+		t.Fatalf("output lost its head or tail:\n%.100s … %s", got, got[len(got)-100:])
+	}
+	contains(t, got, "bytes of output cut")
+}
+
+func TestCaptureKeepsHeadAndTail(t *testing.T) {
+	c := &capture{max: 10}
+	for _, s := range []string{"01234", "56", "789", "abcdefghijklmnop", "q", "r"} {
+		c.Write([]byte(s))
+	}
+	// 28 bytes: the first 5, the last 5, 18 cut.
+	if got, want := c.String(), "01234\n\n[… 18 bytes of output cut; showing the first 5 and the last 5 bytes …]\n\nnopqr"; got != want {
+		t.Fatalf("capture = %q, want %q", got, want)
+	}
+	c = &capture{max: 10}
+	c.Write([]byte("0123456789"))
+	if got := c.String(); got != "0123456789" {
+		t.Fatalf("capture of exactly max = %q", got)
+	}
+	c = &capture{max: 6}
+	c.Write([]byte("ééééé")) // 10 bytes; cut only between characters
+	if got := c.String(); !utf8.ValidString(got) || !strings.HasPrefix(got, "é\n") || !strings.HasSuffix(got, "\né") {
+		t.Fatalf("capture cut a character: %q", got)
+	}
+}
+
+// alive reports whether pid is a process that has not yet exited (a zombie
+// waiting for its parent counts as exited).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	rest := b[bytes.LastIndexByte(b, ')')+1:]
+	fields := strings.Fields(string(rest))
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
+
+// requireGone fails the test if pid is still running. SIGKILL is delivered
+// asynchronously, so the check allows the kernel a moment to finish the exit.
+func requireGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d survived the call", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the command did not record its background process: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file holds %q", b)
+	}
+	return pid
+}
+
+func TestBashTimeoutKillsTheProcessGroup(t *testing.T) {
+	f := newFixture(t)
+	start := time.Now()
+	r := f.call("Bash", map[string]any{"command": "sleep 1000 & echo $! > bg.pid; sleep 1000", "timeout": 300})
+	f.fails(r, "timed out after 300ms", "killed")
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the call took %v", d)
+	}
+	requireGone(t, readPid(t, filepath.Join(f.dir, "bg.pid")))
+}
+
+func TestBashCancellationKillsTheProcessGroup(t *testing.T) {
+	f := newFixture(t)
+	fifo := filepath.Join(f.dir, "pid.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan tool.Result)
+	go func() {
+		done <- f.callCtx(ctx, "s1", "Bash", map[string]any{"command": "sleep 1000 & echo $! > pid.fifo; sleep 1000 & wait"})
+	}()
+	pid := readPid(t, fifo) // returns once the command is running
+	cancel()
+	r := <-done
+	f.fails(r, "cancelled")
+	requireGone(t, pid)
+}
+
+func TestBashBackgroundJobsDoNotOutliveTheCall(t *testing.T) {
+	f := newFixture(t)
+	// The background sleep does not hold the output open, so the command
+	// returns at once; its job is killed with it.
+	f.ok(f.call("Bash", map[string]any{"command": "sleep 1000 >/dev/null 2>&1 & echo $! > bg.pid"}))
+	requireGone(t, readPid(t, filepath.Join(f.dir, "bg.pid")))
+}
+
+func TestBashDoesNotHangOnEscapedProcess(t *testing.T) {
+	f := newFixture(t)
+	bt, _ := f.reg.Lookup("Bash")
+	bt.(*bashTool).waitDelay = 100 * time.Millisecond
+	// setsid takes the sleep out of the process group; it keeps the output
+	// pipe open, and WaitDelay stops Execute from waiting for it.
+	r := f.call("Bash", map[string]any{"command": "setsid sleep 1000 & echo $! > esc.pid; echo started"})
+	pid := readPid(t, filepath.Join(f.dir, "esc.pid"))
+	defer func() {
+		syscall.Kill(pid, syscall.SIGKILL)
+		requireGone(t, pid)
+	}()
+	got := f.ok(r)
+	contains(t, got, "started\n", "kept its output open")
+}
+
+func TestBashTimeoutIsCapped(t *testing.T) {
+	f := newFixture(t)
+	// A timeout over the 600000ms maximum is capped, not refused.
+	if got := f.ok(f.call("Bash", map[string]any{"command": "echo hi", "timeout": 9_000_000})); got != "hi\n" {
+		t.Fatalf("Bash = %q", got)
+	}
+}

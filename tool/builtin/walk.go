@@ -1,0 +1,103 @@
+package builtin
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/orca-agent/orca/workspace"
+)
+
+// walkVisible calls fn for every entry below the folder dir (a clean path
+// relative to the workspace root) that git would not ignore: ".git" is
+// always skipped, and so is whatever .git/info/exclude and the .gitignore
+// files of dir, its parents and its subfolders exclude. Like
+// workspace.FileSystem.Walk, which it uses, it walks in parallel and calls
+// fn from several goroutines; fn sees a folder before its contents and may
+// return fs.SkipDir for it.
+//
+// Glob and Grep share this walk, so that they agree on which files exist.
+func walkVisible(ctx context.Context, fsys workspace.FileSystem, dir string, fn workspace.WalkFunc) error {
+	// rules maps a folder to the patterns that apply to its entries, in
+	// increasing priority. A folder's entry is stored (by the callback that
+	// sees the folder) before the walk reads the folder, so every lookup of
+	// a parent finds it.
+	var rules sync.Map
+	var base []gitignore.Pattern
+	base = appendPatterns(base, fsys, ".git/info/exclude", nil)
+	base = appendPatterns(base, fsys, ".gitignore", nil)
+	if dir != "." {
+		parts := strings.Split(dir, "/")
+		for i := range parts {
+			base = appendPatterns(base, fsys, path.Join(path.Join(parts[:i+1]...), ".gitignore"), parts[:i+1])
+		}
+	}
+	rules.Store(dir, base)
+
+	return fsys.Walk(ctx, dir, func(p string, d fs.DirEntry) error {
+		name := path.Base(p)
+		if name == ".git" {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil // a worktree's .git file
+		}
+		parent := path.Dir(p)
+		v, _ := rules.Load(parent)
+		pats, _ := v.([]gitignore.Pattern)
+		isDir := d.IsDir()
+		if len(pats) > 0 && ignored(pats, strings.Split(p, "/"), isDir) {
+			if isDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if isDir {
+			own := appendPatterns(pats[:len(pats):len(pats)], fsys, p+"/.gitignore", strings.Split(p, "/"))
+			rules.Store(p, own)
+		}
+		return fn(p, d)
+	})
+}
+
+// ignored reports whether the last matching pattern excludes the entry, as
+// gitignore.Matcher does.
+func ignored(pats []gitignore.Pattern, parts []string, isDir bool) bool {
+	for i := len(pats) - 1; i >= 0; i-- {
+		switch pats[i].Match(parts, isDir) {
+		case gitignore.Exclude:
+			return true
+		case gitignore.Include:
+			return false
+		}
+	}
+	return false
+}
+
+// appendPatterns appends the patterns of the ignore file name, which apply
+// to the folder domain, to pats. A missing or unreadable file adds nothing.
+func appendPatterns(pats []gitignore.Pattern, fsys workspace.FileSystem, name string, domain []string) []gitignore.Pattern {
+	// Stat first: opening a FIFO named .gitignore would block the walk.
+	if fi, err := fsys.Stat(name); err != nil || !fi.Mode().IsRegular() {
+		return pats
+	}
+	data, err := fsys.ReadFile(name)
+	if err != nil || len(data) == 0 {
+		return pats
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		pats = append(pats, gitignore.ParsePattern(line, domain))
+	}
+	return pats
+}
