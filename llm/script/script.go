@@ -1,0 +1,431 @@
+// Package script is a model that answers from a script: the double every
+// orca test uses, and the `--provider script` of the CLI.
+//
+// A script is a list of responses per route. A call's route is its trace id
+// (the session id), or a route derived from it for calls that are not the
+// session's own: the compaction summariser (RouteOf gives "<id>#compaction")
+// and subagent forks ("<id>#fork:<component>"), so that they never eat the
+// responses scripted for the session's next iteration. One route's script
+// covers every turn of its session.
+//
+// A call whose route has no script is counted as unrouted and fails; so does
+// a call to a route whose script is used up. Both failures name the route.
+// A fallback answer is opt-in (SetFallback).
+package script
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+// ToolCall is one tool use in a scripted response.
+type ToolCall struct {
+	// ID is the tool use id; generated ("call_<response>_<n>") if empty.
+	ID string `json:"id,omitempty"`
+	// Name is the tool's name.
+	Name string `json:"name"`
+	// Input is the JSON input ({} if empty).
+	Input json.RawMessage `json:"input,omitempty"`
+	// InputRaw, if set, is sent verbatim instead of Input, malformed or not.
+	InputRaw *string `json:"input_raw,omitempty"`
+}
+
+// Error makes a scripted call fail with an *llm.Error.
+type Error struct {
+	Kind    llm.ErrorKind `json:"kind"`
+	Message string        `json:"message,omitempty"`
+}
+
+// Response is one scripted model response.
+type Response struct {
+	Text      string     `json:"text,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// StopReason defaults to tool_use when there are tool calls, else
+	// end_turn.
+	StopReason llm.StopReason `json:"stop_reason,omitempty"`
+	// Usage is reported as the call's usage (zero if nil).
+	Usage *llm.Usage `json:"usage,omitempty"`
+	// Error, if set, makes the call fail instead.
+	Error *Error `json:"error,omitempty"`
+}
+
+// Text returns a response that answers with s.
+func Text(s string) Response { return Response{Text: s} }
+
+// Call returns a response that asks for one tool call with the given input
+// (marshalled to JSON; a json.RawMessage or []byte is used as is).
+func Call(name string, input any) Response {
+	return Response{ToolCalls: []ToolCall{{Name: name, Input: mustJSON(input)}}}
+}
+
+// Fail returns a response that makes the call fail with an error of kind.
+func Fail(kind llm.ErrorKind, message string) Response {
+	return Response{Error: &Error{Kind: kind, Message: message}}
+}
+
+func mustJSON(v any) json.RawMessage {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		return v
+	case []byte:
+		return v
+	case string:
+		return json.RawMessage(v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		// The script is written by the test author: a value that cannot be
+		// encoded is sent as the malformed input it is.
+		return json.RawMessage(fmt.Sprintf("%q", err.Error()))
+	}
+	return b
+}
+
+// File is the JSON form of a script: {"responses": [...]}.
+type File struct {
+	Responses []Response `json:"responses"`
+}
+
+// Parse reads a script's JSON, refusing unknown fields and responses that
+// cannot be sent. Errors say where: "line 3, column 7: …" for JSON, or
+// "responses[1].tool_calls[0]: no name".
+func Parse(r io.Reader) (*File, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, jsonError(data, err)
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON object")
+	}
+	for i, resp := range f.Responses {
+		for j, tc := range resp.ToolCalls {
+			where := fmt.Sprintf("responses[%d].tool_calls[%d]", i, j)
+			if tc.Name == "" {
+				return nil, fmt.Errorf("%s: no name", where)
+			}
+			if tc.InputRaw != nil && len(tc.Input) > 0 {
+				return nil, fmt.Errorf("%s: give input or input_raw, not both", where)
+			}
+		}
+		if resp.Error != nil && resp.Error.Kind == "" {
+			return nil, fmt.Errorf("responses[%d].error: no kind", i)
+		}
+	}
+	return &f, nil
+}
+
+// jsonError says where in data a decoding error happened, in lines and
+// columns, which is what a person editing the file needs.
+func jsonError(data []byte, err error) error {
+	var off int64
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if errors.Is(err, io.EOF) {
+		return errors.New("empty file: want {\"responses\": [...]}")
+	}
+	if off <= 0 || off > int64(len(data)) {
+		return errors.New(msg)
+	}
+	before := data[:off-1]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Errorf("line %d, column %d: %s", line, col, msg)
+}
+
+// ParseFile reads the script file at path; its errors name the file.
+func ParseFile(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("script file %s: %w", path, err)
+	}
+	defer f.Close()
+	s, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("script file %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Errors returned for calls the script does not cover.
+var (
+	ErrUnrouted  = errors.New("script: no script for this route")
+	ErrExhausted = errors.New("script: the route's script is used up")
+)
+
+// RouteOf returns the route of a call with metadata md.
+func RouteOf(md llm.Metadata) string {
+	switch md.Feature {
+	case llm.FeatureCompaction:
+		return CompactionRoute(md.TraceID)
+	case llm.FeatureSubagent:
+		return ForkRoute(md.TraceID, md.Component)
+	}
+	return md.TraceID
+}
+
+// CompactionRoute is the route of the compaction summariser of a session.
+func CompactionRoute(sessionID string) string { return sessionID + "#compaction" }
+
+// ForkRoute is the route of a subagent fork named component, started from
+// the session traceID.
+func ForkRoute(traceID, component string) string { return traceID + "#fork:" + component }
+
+// Recorded is what the runtime presented to the model in one call.
+type Recorded struct {
+	Route    string
+	Metadata llm.Metadata
+	Model    string
+	System   string
+	Messages []llm.Message
+	Tools    []llm.ToolDefinition
+	// Err is the error the call returned, if any.
+	Err error
+}
+
+// Observations returns the tool results the call carried in its last
+// message: what the model observed of the previous iteration's tools.
+func (r Recorded) Observations() []llm.Block {
+	if len(r.Messages) == 0 {
+		return nil
+	}
+	var out []llm.Block
+	for _, b := range r.Messages[len(r.Messages)-1].Content {
+		if b.Type == llm.BlockToolResult {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+type route struct {
+	responses []Response
+	next      int
+}
+
+// Client is a scripted llm.Client, safe for concurrent use.
+type Client struct {
+	mu       sync.Mutex
+	routes   map[string]*route
+	any      *route // answers every route without a script of its own
+	fallback *Response
+	unrouted int
+	calls    []Recorded
+	onMiss   func(route string, err error)
+}
+
+// New returns a client with no scripts.
+func New() *Client { return &Client{routes: make(map[string]*route)} }
+
+// Script appends responses to the script of the route called name.
+func (c *Client) Script(name string, responses ...Response) *Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.routes[name]
+	if r == nil {
+		r = &route{}
+		c.routes[name] = r
+	}
+	r.responses = append(r.responses, responses...)
+	return c
+}
+
+// ScriptAny appends responses to the script that answers every route that
+// has no script of its own (what the CLI uses: it runs one session).
+func (c *Client) ScriptAny(responses ...Response) *Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.any == nil {
+		c.any = &route{}
+	}
+	c.any.responses = append(c.any.responses, responses...)
+	return c
+}
+
+// SetFallback makes calls the script does not cover answer with resp
+// instead of failing. Unrouted calls are still counted.
+func (c *Client) SetFallback(resp Response) {
+	c.mu.Lock()
+	c.fallback = &resp
+	c.mu.Unlock()
+}
+
+// OnMiss registers fn to be told of every call the script did not cover
+// (the test kit fails the test there).
+func (c *Client) OnMiss(fn func(route string, err error)) {
+	c.mu.Lock()
+	c.onMiss = fn
+	c.mu.Unlock()
+}
+
+// Unrouted returns how many calls came with a route that has no script.
+func (c *Client) Unrouted() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unrouted
+}
+
+// Calls returns every call so far, in order.
+func (c *Client) Calls() []Recorded {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Recorded(nil), c.calls...)
+}
+
+// CallsTo returns the calls made on route, in order.
+func (c *Client) CallsTo(route string) []Recorded {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Recorded
+	for _, r := range c.calls {
+		if r.Route == route {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Remaining returns how many responses route has left (from the ScriptAny
+// script if route has none of its own).
+func (c *Client) Remaining(route string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.routes[route]
+	if r == nil {
+		r = c.any
+	}
+	if r == nil {
+		return 0
+	}
+	return len(r.responses) - r.next
+}
+
+// Generate implements llm.Client.
+func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	name := RouteOf(req.Metadata)
+	rec := Recorded{Route: name, Metadata: req.Metadata, Model: req.Model, System: req.System, Messages: req.Messages, Tools: req.Tools}
+	if err := ctx.Err(); err != nil {
+		return nil, c.record(rec, fmt.Errorf("script: route %q: %w", name, err))
+	}
+
+	c.mu.Lock()
+	r := c.routes[name]
+	var missErr error
+	if r == nil {
+		if c.any != nil {
+			r = c.any
+		} else {
+			c.unrouted++
+			missErr = fmt.Errorf("%w: route %q (trace id %q, feature %q) has no script", ErrUnrouted, name, req.Metadata.TraceID, req.Metadata.Feature)
+		}
+	}
+	var resp Response
+	var index int
+	if r != nil {
+		if r.next >= len(r.responses) {
+			missErr = fmt.Errorf("%w: route %q had %d responses and all were used; call %d has none", ErrExhausted, name, len(r.responses), r.next+1)
+		} else {
+			index = r.next
+			resp = r.responses[r.next]
+			r.next++
+		}
+	}
+	fallback, onMiss := c.fallback, c.onMiss
+	c.mu.Unlock()
+
+	if missErr != nil {
+		if fallback == nil {
+			if onMiss != nil {
+				onMiss(name, missErr)
+			}
+			return nil, c.record(rec, missErr)
+		}
+		resp = *fallback
+	}
+	if resp.Error != nil {
+		return nil, c.record(rec, &llm.Error{Kind: resp.Error.Kind, Message: resp.Error.Message})
+	}
+	c.record(rec, nil)
+	return build(resp, index, onDelta), nil
+}
+
+func (c *Client) record(rec Recorded, err error) error {
+	rec.Err = err
+	c.mu.Lock()
+	c.calls = append(c.calls, rec)
+	c.mu.Unlock()
+	return err
+}
+
+var emptyInput = json.RawMessage(`{}`)
+
+func build(s Response, index int, onDelta func(llm.Delta)) *llm.Response {
+	out := &llm.Response{Model: "script", StopReason: s.StopReason}
+	n := len(s.ToolCalls)
+	if s.Text != "" {
+		n++
+	}
+	out.Message = llm.Message{Role: llm.RoleAssistant, Content: make([]llm.Block, 0, n)}
+	if s.Text != "" {
+		if onDelta != nil {
+			onDelta(llm.Delta{Type: llm.DeltaText, Index: 0, Text: s.Text})
+		}
+		out.Message.Content = append(out.Message.Content, llm.TextBlock(s.Text))
+	}
+	for i, tc := range s.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = "call_" + strconv.Itoa(index+1) + "_" + strconv.Itoa(i+1)
+		}
+		input := tc.Input
+		if tc.InputRaw != nil {
+			input = json.RawMessage(*tc.InputRaw)
+		} else if len(input) == 0 {
+			input = emptyInput
+		}
+		if onDelta != nil {
+			idx := len(out.Message.Content)
+			onDelta(llm.Delta{Type: llm.DeltaToolUse, Index: idx, ID: id, Name: tc.Name})
+			onDelta(llm.Delta{Type: llm.DeltaToolInput, Index: idx, Text: string(input)})
+		}
+		out.Message.Content = append(out.Message.Content, llm.ToolUseBlock(id, tc.Name, input))
+	}
+	if out.StopReason == "" {
+		out.StopReason = llm.StopEndTurn
+		if len(s.ToolCalls) > 0 {
+			out.StopReason = llm.StopToolUse
+		}
+	}
+	if s.Usage != nil {
+		out.Usage = *s.Usage
+	}
+	return out
+}

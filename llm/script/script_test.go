@@ -1,0 +1,156 @@
+package script_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/orcatest"
+)
+
+// The scripted client passes the conformance suite every client must pass.
+func TestConformance(t *testing.T) {
+	orcatest.TestClient(t, func(t *testing.T, c orcatest.ClientCase) (llm.Client, func() []*llm.Request) {
+		sc := script.New()
+		var resp script.Response
+		if c.Err != nil {
+			var le *llm.Error
+			errors.As(c.Err, &le)
+			resp = script.Fail(le.Kind, "scripted failure")
+		} else {
+			resp = fromResponse(c.Response)
+		}
+		for range 16 {
+			sc.ScriptAny(resp)
+		}
+		var mu sync.Mutex
+		var seen []*llm.Request
+		client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+			mu.Lock()
+			seen = append(seen, req)
+			mu.Unlock()
+			return sc.Generate(ctx, req, onDelta)
+		})
+		return client, func() []*llm.Request {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]*llm.Request(nil), seen...)
+		}
+	})
+}
+
+func fromResponse(r llm.Response) script.Response {
+	out := script.Response{StopReason: r.StopReason}
+	if r.Usage != (llm.Usage{}) {
+		u := r.Usage
+		out.Usage = &u
+	}
+	for _, b := range r.Message.Content {
+		switch b.Type {
+		case llm.BlockText:
+			out.Text += b.Text
+		case llm.BlockToolUse:
+			out.ToolCalls = append(out.ToolCalls, script.ToolCall{ID: b.ID, Name: b.Name, Input: b.Input})
+		}
+	}
+	return out
+}
+
+func TestRoutesAndRecording(t *testing.T) {
+	c := script.New()
+	c.Script("s1", script.Call("Read", map[string]any{"file_path": "a.go"}), script.Text("done"))
+	c.Script(script.CompactionRoute("s1"), script.Text("summary"))
+
+	ctx := context.Background()
+	agentReq := &llm.Request{System: "sys", Metadata: llm.Metadata{TraceID: "s1", Feature: llm.FeatureAgent}}
+	r1, err := c.Generate(ctx, agentReq, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses := r1.Message.ToolUses()
+	if len(uses) != 1 || uses[0].Name != "Read" || uses[0].ID != "call_1_1" || string(uses[0].Input) != `{"file_path":"a.go"}` || r1.StopReason != llm.StopToolUse {
+		t.Fatalf("first response = %+v", r1)
+	}
+	// The summariser's call goes to its own route and does not eat the
+	// session's next response.
+	sum, err := c.Generate(ctx, &llm.Request{Metadata: llm.Metadata{TraceID: "s1", Feature: llm.FeatureCompaction}}, nil)
+	if err != nil || sum.Message.Text() != "summary" {
+		t.Fatalf("compaction call = %+v, %v", sum, err)
+	}
+	r2, err := c.Generate(ctx, agentReq, nil)
+	if err != nil || r2.Message.Text() != "done" || r2.StopReason != llm.StopEndTurn {
+		t.Fatalf("second response = %+v, %v", r2, err)
+	}
+	if got := len(c.CallsTo("s1")); got != 2 {
+		t.Errorf("calls to s1 = %d, want 2", got)
+	}
+	if got := c.Calls()[0].System; got != "sys" {
+		t.Errorf("recorded system = %q", got)
+	}
+
+	// Used up: an error naming the route, not an unrouted call.
+	_, err = c.Generate(ctx, agentReq, nil)
+	if !errors.Is(err, script.ErrExhausted) || !strings.Contains(err.Error(), `"s1"`) {
+		t.Errorf("exhausted route: %v", err)
+	}
+	if c.Unrouted() != 0 {
+		t.Errorf("unrouted = %d, want 0", c.Unrouted())
+	}
+	// Unknown trace id: unrouted, counted, named.
+	_, err = c.Generate(ctx, &llm.Request{Metadata: llm.Metadata{TraceID: "nobody"}}, nil)
+	if !errors.Is(err, script.ErrUnrouted) || !strings.Contains(err.Error(), `"nobody"`) {
+		t.Errorf("unrouted call: %v", err)
+	}
+	if c.Unrouted() != 1 {
+		t.Errorf("unrouted = %d, want 1", c.Unrouted())
+	}
+	// A fallback is opt-in; unrouted calls are still counted.
+	c.SetFallback(script.Text("fallback"))
+	r, err := c.Generate(ctx, &llm.Request{Metadata: llm.Metadata{TraceID: "nobody"}}, nil)
+	if err != nil || r.Message.Text() != "fallback" || c.Unrouted() != 2 {
+		t.Errorf("fallback = %+v, %v, unrouted %d", r, err, c.Unrouted())
+	}
+}
+
+func TestParse(t *testing.T) {
+	f, err := script.Parse(strings.NewReader(`{"responses":[
+		{"text":"hi","tool_calls":[{"id":"t1","name":"Read","input":{"file_path":"x"}},{"name":"Bash","input_raw":"{not json"}]},
+		{"error":{"kind":"rate_limited","message":"slow down"}},
+		{"text":"bye"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := script.New().ScriptAny(f.Responses...)
+	r, err := c.Generate(context.Background(), &llm.Request{Metadata: llm.Metadata{TraceID: "x"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses := r.Message.ToolUses()
+	if len(uses) != 2 || uses[0].ID != "t1" || string(uses[1].Input) != "{not json" || r.Message.Text() != "hi" {
+		t.Errorf("response = %+v", r)
+	}
+	_, err = c.Generate(context.Background(), &llm.Request{Metadata: llm.Metadata{TraceID: "x"}}, nil)
+	if !errors.Is(err, llm.ErrRateLimited) || !strings.Contains(err.Error(), "slow down") {
+		t.Errorf("scripted error = %v", err)
+	}
+
+	for _, bad := range []struct{ in, want string }{
+		{`{"responses":[{"txt":"typo"}]}`, "txt"},
+		{`{"responses":[{"tool_calls":[{"input":{}}]}]}`, "responses[0].tool_calls[0]: no name"},
+		{`{"responses":[{"tool_calls":[{"name":"A","input":{},"input_raw":"{}"}]}]}`, "not both"},
+		{`{"responses":[{"error":{}}]}`, "no kind"},
+		{`{"responses":[]} {}`, "trailing"},
+		{`[1,2]`, "line 1, column 1"},
+		{`{"responses":[{"text":"a"},]}`, "line 1, column 28"},
+		{``, "empty file"},
+	} {
+		_, err := script.Parse(strings.NewReader(bad.in))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Parse(%s) error = %v, want it to mention %q", bad.in, err, bad.want)
+		}
+	}
+}
