@@ -1,0 +1,84 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tool/builtin"
+	"github.com/orca-agent/orca/workspace"
+)
+
+type noop struct{}
+
+func (noop) Name() string        { return "Noop" }
+func (noop) Description() string { return "Does nothing." }
+func (noop) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+}
+func (noop) Execute(ctx context.Context, call *tool.Call) tool.Result {
+	return tool.Result{Content: "ok"}
+}
+
+// BenchmarkLoop measures the agent loop with a model that answers at once
+// from prepared responses: each turn runs `steps` iterations that each ask
+// for K no-op tool calls, then an answer. Schema validation, the full
+// default registry and event emission to a listener are all on the path.
+// ns/step and allocs/step are per iteration (one model call and K tool
+// calls).
+func BenchmarkLoop(b *testing.B) {
+	const steps = 100
+	for _, k := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			calls := llm.Message{Role: llm.RoleAssistant}
+			for i := range k {
+				calls.Content = append(calls.Content, llm.ToolUseBlock(fmt.Sprint("call_", i), "Noop", json.RawMessage(`{"n":1}`)))
+			}
+			toolResp := &llm.Response{Message: calls, StopReason: llm.StopToolUse}
+			answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
+			client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+				if len(req.Messages) >= 2*steps+1 {
+					return answer, nil
+				}
+				return toolResp, nil
+			})
+			fs, err := workspace.OpenLocal(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer fs.Close()
+			providers := append(builtin.DefaultToolProviders(), tool.Static("noop", noop{}))
+			rt, err := agent.New(agent.Definition{Name: "bench", MaxIterations: steps + 1, ToolProviders: providers}, agent.Collaborators{Client: client, FS: fs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close()
+			ex := agent.NewExecutor()
+			var events int
+			req := agent.Request{SessionID: "bench", Input: "go", OnEvent: func(event.Event) { events++ }}
+			ctx := context.Background()
+
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				res, err := ex.Execute(ctx, rt, req)
+				if err != nil || res.ToolCalls != steps*k {
+					b.Fatalf("turn: %+v, %v", res, err)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			n := float64(b.N * steps)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/step")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/step")
+		})
+	}
+}

@@ -1,0 +1,200 @@
+// Package agent assembles runtimes and runs turns.
+//
+// A Definition says what an agent is (name, system prompt, model, limits,
+// tool providers); New, the factory, builds a Runtime from a definition and
+// its collaborators (the model client, the workspace); an Executor runs one
+// turn of a session on a runtime: prompt and tool definitions to the model,
+// every requested tool call through the registry, the observations back,
+// until the model answers or the iteration limit is reached.
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tool/builtin"
+	"github.com/orca-agent/orca/workspace"
+)
+
+// Defaults applied by New to a Definition's zero fields.
+const (
+	DefaultMaxIterations = 50
+	DefaultMaxTokens     = 8192
+	DefaultMaxRetries    = 2
+)
+
+// Definition says what an agent is.
+type Definition struct {
+	// Name names the agent; it is the Component of its model calls.
+	// Required.
+	Name string
+	// SystemPrompt is sent as the system prompt of every model call.
+	SystemPrompt string
+	// Model is passed to the client as Request.Model.
+	Model string
+	// MaxIterations caps the model calls of one turn (DefaultMaxIterations
+	// if zero).
+	MaxIterations int
+	// MaxTokens caps the output of one model call (DefaultMaxTokens if zero).
+	MaxTokens int
+	// MaxRetries caps the retries of a model call that failed with a
+	// retryable error (DefaultMaxRetries if zero; negative means none).
+	MaxRetries int
+	// ToolProviders fill the runtime's registry. Nil means
+	// builtin.DefaultToolProviders(); an empty non-nil slice means no tools.
+	ToolProviders []tool.Provider
+}
+
+// Collaborators are what a runtime works with but does not define.
+type Collaborators struct {
+	// Client is the model. Required. The runtime never closes it.
+	Client llm.Client
+	// FS is the workspace, owned by the caller: the runtime never closes
+	// it. Give either FS or Workspace.
+	FS workspace.FileSystem
+	// Workspace is a folder the runtime opens as its workspace (and closes
+	// with itself).
+	Workspace string
+	// Logger receives the runtime's logs; slog.Default() if nil.
+	Logger *slog.Logger
+}
+
+// Runtime is an assembled agent: definition, tool registry and
+// collaborators. It serves any number of sessions and concurrent turns; it
+// does not change after New returns.
+type Runtime struct {
+	id      string
+	def     Definition
+	client  llm.Client
+	fs      workspace.FileSystem
+	tools   *tool.Registry
+	logger  *slog.Logger
+	closers []io.Closer // what New created, closed in reverse order
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New is the factory: it builds a runtime from def and c. Every tool
+// provider runs once, in order; a provider error, an invalid tool or a
+// duplicate tool name fails the build (and releases what was created).
+func New(def Definition, c Collaborators) (_ *Runtime, err error) {
+	if def.Name == "" {
+		return nil, errors.New("agent: definition has no name")
+	}
+	if c.Client == nil {
+		return nil, fmt.Errorf("agent %q: no model client", def.Name)
+	}
+	if def.MaxIterations < 0 {
+		return nil, fmt.Errorf("agent %q: max iterations %d is negative", def.Name, def.MaxIterations)
+	}
+	if def.MaxIterations == 0 {
+		def.MaxIterations = DefaultMaxIterations
+	}
+	if def.MaxTokens == 0 {
+		def.MaxTokens = DefaultMaxTokens
+	}
+	if def.MaxRetries == 0 {
+		def.MaxRetries = DefaultMaxRetries
+	} else if def.MaxRetries < 0 {
+		def.MaxRetries = 0
+	}
+	if def.ToolProviders == nil {
+		def.ToolProviders = builtin.DefaultToolProviders()
+	}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger}
+	if rt.logger == nil {
+		rt.logger = slog.Default()
+	}
+	defer func() {
+		if err != nil {
+			rt.Close()
+		}
+	}()
+	switch {
+	case c.FS != nil && c.Workspace != "":
+		return nil, fmt.Errorf("agent %q: give a workspace folder or a file system, not both", def.Name)
+	case c.FS != nil:
+		rt.fs = c.FS
+	case c.Workspace != "":
+		local, err := workspace.OpenLocal(c.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: %w", def.Name, err)
+		}
+		rt.fs = local
+		rt.closers = append(rt.closers, local)
+	default:
+		return nil, fmt.Errorf("agent %q: no workspace", def.Name)
+	}
+	rt.id = runtimeID(def, rt.fs.Root())
+	rt.tools = tool.NewRegistry()
+	rt.closers = append(rt.closers, rt.tools)
+	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id)}
+	for _, p := range def.ToolProviders {
+		if p == nil {
+			return nil, fmt.Errorf("agent %q: nil tool provider", def.Name)
+		}
+		ts, err := p.Tools(env)
+		if err != nil {
+			return nil, fmt.Errorf("agent %q: tool provider %q: %w", def.Name, p.Name(), err)
+		}
+		for _, t := range ts {
+			if err := rt.tools.Add(t); err != nil {
+				return nil, fmt.Errorf("agent %q: tool provider %q: %w", def.Name, p.Name(), err)
+			}
+		}
+	}
+	return rt, nil
+}
+
+// runtimeID derives the id from what the runtime is: the same definition
+// over the same workspace gets the same id in every process, so that
+// records written by one process are found by the next.
+func runtimeID(def Definition, root string) string {
+	h := sha256.New()
+	for _, s := range []string{def.Name, def.Model, def.SystemPrompt, root} {
+		fmt.Fprintf(h, "%d:%s;", len(s), s)
+	}
+	return def.Name + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// ID returns the runtime's deterministic id.
+func (r *Runtime) ID() string { return r.id }
+
+// Definition returns the definition with defaults applied.
+func (r *Runtime) Definition() Definition { return r.def }
+
+// Client returns the model client.
+func (r *Runtime) Client() llm.Client { return r.client }
+
+// FS returns the workspace.
+func (r *Runtime) FS() workspace.FileSystem { return r.fs }
+
+// Tools returns the runtime's tool registry.
+func (r *Runtime) Tools() *tool.Registry { return r.tools }
+
+// Logger returns the runtime's logger.
+func (r *Runtime) Logger() *slog.Logger { return r.logger }
+
+// Close releases what New created — the tools' resources and a workspace
+// opened from a folder — in reverse order, and nothing else: the client and
+// an injected file system stay open. Close is idempotent.
+func (r *Runtime) Close() error {
+	r.closeOnce.Do(func() {
+		var errs []error
+		for i := len(r.closers) - 1; i >= 0; i-- {
+			if err := r.closers[i].Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		r.closeErr = errors.Join(errs...)
+	})
+	return r.closeErr
+}
