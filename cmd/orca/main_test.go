@@ -1,0 +1,436 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// orca runs the orca command line in-process and returns what it wrote
+// and its exit code.
+func orca(t *testing.T, ctx context.Context, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = execute(ctx, args, strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// jsonEvent is one decoded line of --json output.
+type jsonEvent map[string]any
+
+func (e jsonEvent) str(k string) string { s, _ := e[k].(string); return s }
+
+// parseEvents decodes every stdout line as one JSON object carrying the
+// envelope fields, failing the test on any other line.
+func parseEvents(t *testing.T, stdout string) []jsonEvent {
+	t.Helper()
+	if !strings.HasSuffix(stdout, "\n") {
+		t.Fatalf("stdout does not end with a newline: %q", stdout)
+	}
+	var evs []jsonEvent
+	for i, line := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+		var ev jsonEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("stdout line %d is not a JSON object: %v\n%s", i+1, err, line)
+		}
+		for _, k := range []string{"name", "session_id", "turn_id"} {
+			if ev.str(k) == "" {
+				t.Fatalf("stdout line %d has no %s: %s", i+1, k, line)
+			}
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// toolEvents returns the completed and failed tool events, in order.
+func toolEvents(evs []jsonEvent) []jsonEvent {
+	var out []jsonEvent
+	for _, ev := range evs {
+		if n := ev.str("name"); n == "tool_exec_completed" || n == "tool_exec_failed" {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// writeScript writes a script file with the given responses and returns
+// its path.
+func writeScript(t *testing.T, responses ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "script.json")
+	body := `{"responses": [` + strings.Join(responses, ",\n") + `]}`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDemo(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // os.MkdirTemp puts the demo workspace here
+
+	stdout, stderr, code := orca(t, t.Context(), "", "demo")
+	if code != 0 {
+		t.Fatalf("demo exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	dir := demoDir(t, tmp)
+	if !strings.Contains(stdout, dir) {
+		t.Errorf("the output does not name the workspace %s:\n%s", dir, stdout)
+	}
+	assertFixed(t, dir)
+	for _, want := range []string{"❯ " + demoPrompt, "● TodoWrite", "● Grep", "● Read calc.go", "● Edit calc.go", "● Bash go test ./...", "☒ Run the tests", "✓ answered · 7 iterations · 6 tool calls"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if _, err := exec.LookPath("go"); err == nil && !strings.Contains(stdout, "⎿  ok  \texample.com/calc") {
+		t.Errorf("go is on PATH but the output shows no passing test:\n%s", stdout)
+	}
+	if stderr != "" {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+func TestDemoJSON(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+
+	stdout, stderr, code := orca(t, t.Context(), "", "demo", "--json")
+	if code != 0 {
+		t.Fatalf("demo --json exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	dir := demoDir(t, tmp)
+	if !strings.Contains(stderr, dir) {
+		t.Errorf("stderr does not name the workspace %s: %s", dir, stderr)
+	}
+	assertFixed(t, dir)
+
+	evs := parseEvents(t, stdout)
+	var names []string
+	for _, ev := range toolEvents(evs) {
+		names = append(names, ev.str("tool_name"))
+		if ev.str("tool_name") == "Bash" {
+			if _, err := exec.LookPath("go"); err != nil {
+				continue // no go: the observation says so, and the demo still ends
+			}
+			if ev["is_error"] != false || !strings.HasPrefix(ev.str("output"), "ok  \texample.com/calc") {
+				t.Errorf("go test did not pass after the fix: %v", ev)
+			}
+			continue
+		}
+		if ev["is_error"] != false {
+			t.Errorf("%s failed: %s", ev.str("tool_name"), ev.str("output"))
+		}
+	}
+	if got, want := strings.Join(names, " "), "TodoWrite Grep Read Edit Bash TodoWrite"; got != want {
+		t.Errorf("tool calls: %s, want %s", got, want)
+	}
+	last := evs[len(evs)-1]
+	if last.str("name") != "turn_completed" || last.str("stop_reason") != "answered" {
+		t.Errorf("last event: %v", last)
+	}
+}
+
+// demoDir returns the one demo workspace created under tmp.
+func demoDir(t *testing.T, tmp string) string {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "orca-demo-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one demo workspace in %s, found %v", tmp, dirs)
+	}
+	return dirs[0]
+}
+
+// assertFixed checks that the demo's Edit really fixed calc.go on disk.
+func assertFixed(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "calc.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), demoFix) || strings.Contains(string(b), demoBug) {
+		t.Errorf("calc.go is not fixed:\n%s", b)
+	}
+	if want := strings.Replace(demoBuggy, demoBug, demoFix, 1); string(b) != want {
+		t.Errorf("calc.go changed more than the bug:\n%s", b)
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sc := writeScript(t,
+		`{"text": "I'll write it.", "tool_calls": [{"id": "t1", "name": "Write", "input": {"file_path": "notes/hello.txt", "content": "hello from orca\n"}}]}`,
+		`{"tool_calls": [{"id": "t2", "name": "Read", "input": {"file_path": "notes/hello.txt"}}]}`,
+		`{"text": "Wrote notes/hello.txt."}`,
+	)
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "--workspace", ws, "--session", "s-1", "--json", "Write a note")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("stderr: %s", stderr)
+	}
+	evs := parseEvents(t, stdout)
+	seen := map[string]int{}
+	for _, ev := range evs {
+		seen[ev.str("name")]++
+		if ev.str("session_id") != "s-1" {
+			t.Errorf("session_id %q, want s-1", ev.str("session_id"))
+		}
+		if strings.HasPrefix(ev.str("name"), "tool_exec_") {
+			for _, k := range []string{"tool_name", "input", "is_error"} {
+				if _, ok := ev[k]; !ok {
+					t.Errorf("%s has no %s: %v", ev.str("name"), k, ev)
+				}
+			}
+		}
+	}
+	for _, n := range []string{"turn_started", "iteration_started", "llm_call_started", "llm_delta", "llm_call_completed", "tool_exec_started", "tool_exec_completed", "turn_completed"} {
+		if seen[n] == 0 {
+			t.Errorf("no %s event", n)
+		}
+	}
+	tools := toolEvents(evs)
+	if len(tools) != 2 {
+		t.Fatalf("want 2 tool events, got %v", tools)
+	}
+	for i, name := range []string{"Write", "Read"} {
+		ev := tools[i]
+		if ev.str("name") != "tool_exec_completed" || ev.str("tool_name") != name || ev["is_error"] != false || ev.str("output") == "" {
+			t.Errorf("tool event %d: %v", i, ev)
+		}
+		if in, _ := ev["input"].(map[string]any); in["file_path"] != "notes/hello.txt" {
+			t.Errorf("%s input: %v", name, ev["input"])
+		}
+	}
+	if !strings.Contains(tools[1].str("output"), "hello from orca") {
+		t.Errorf("Read observed %q", tools[1].str("output"))
+	}
+	b, err := os.ReadFile(filepath.Join(ws, "notes", "hello.txt"))
+	if err != nil || string(b) != "hello from orca\n" {
+		t.Errorf("notes/hello.txt on disk: %q, %v", b, err)
+	}
+	last := evs[len(evs)-1]
+	if last.str("name") != "turn_completed" || last.str("stop_reason") != "answered" || last.str("answer") != "Wrote notes/hello.txt." {
+		t.Errorf("last event: %v", last)
+	}
+	if last["tool_calls"] != 2.0 || last["iterations"] != 3.0 {
+		t.Errorf("turn_completed counts: %v", last)
+	}
+}
+
+func TestRunText(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sc := writeScript(t,
+		`{"text": "Writing.", "tool_calls": [{"name": "Write", "input": {"file_path": "a.txt", "content": "x\n"}}, {"name": "Read", "input": {"file_path": "missing.txt"}}]}`,
+		`{"text": "Done."}`,
+	)
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "write", "a", "file")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"❯ write a file", "Writing.", "● Write a.txt\n  ⎿  ", "● Read missing.txt\n  ✗  ", "Done.", "✓ answered · 2 iterations · 2 tool calls"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestRunMalformedInput(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sc := writeScript(t,
+		`{"tool_calls": [{"name": "Read", "input_raw": "{\"file_path\": \"a.txt\""}]}`,
+		`{"text": "The arguments were broken."}`,
+	)
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--json", "read a.txt")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	evs := parseEvents(t, stdout)
+	tools := toolEvents(evs)
+	if len(tools) != 1 {
+		t.Fatalf("want 1 tool event, got %v", tools)
+	}
+	ev := tools[0]
+	if ev.str("name") != "tool_exec_failed" || ev["is_error"] != true || !strings.Contains(ev.str("output"), "not valid JSON") {
+		t.Errorf("tool event: %v", ev)
+	}
+	if ev.str("input") != `{"file_path": "a.txt"` {
+		t.Errorf("the malformed input is not carried verbatim as a string: %#v", ev["input"])
+	}
+	if last := evs[len(evs)-1]; last.str("stop_reason") != "answered" {
+		t.Errorf("last event: %v", last)
+	}
+}
+
+func TestRunScriptExhausted(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sc := writeScript(t, `{"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]}`)
+
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--json", "look around")
+	if code != exitTurn {
+		t.Errorf("exit %d, want %d", code, exitTurn)
+	}
+	evs := parseEvents(t, stdout)
+	last := evs[len(evs)-1]
+	if last.str("name") != "turn_completed" || last.str("stop_reason") != "failed" || !strings.Contains(last.str("error"), "used up") {
+		t.Errorf("last event: %v", last)
+	}
+	if !strings.Contains(stderr, "failed") || !strings.Contains(stderr, "used up") {
+		t.Errorf("stderr does not say why: %q", stderr)
+	}
+
+	// In text mode the summary says it, once, on stdout.
+	stdout, stderr, code = orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "look around")
+	if code != exitTurn || !strings.Contains(stdout, "✗ failed") || !strings.Contains(stdout, "used up") || stderr != "" {
+		t.Errorf("text mode: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+func TestRunMaxIterations(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	call := `{"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]}`
+	sc := writeScript(t, call, call, call)
+	stdout, _, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--max-iterations", "2", "--json", "loop")
+	if code != exitTurn {
+		t.Errorf("exit %d, want %d", code, exitTurn)
+	}
+	evs := parseEvents(t, stdout)
+	if last := evs[len(evs)-1]; last.str("stop_reason") != "max_iterations" || last["iterations"] != 2.0 {
+		t.Errorf("last event: %v", last)
+	}
+}
+
+func TestRunPathEscape(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sc := writeScript(t,
+		`{"tool_calls": [{"name": "Read", "input": {"file_path": "../../etc/passwd"}}]}`,
+		`{"text": "I may not read that."}`,
+	)
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--json", "read the passwords")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	tools := toolEvents(parseEvents(t, stdout))
+	if len(tools) != 1 || tools[0]["is_error"] != true || !strings.Contains(tools[0].str("output"), "../../etc/passwd") {
+		t.Errorf("tool events: %v", tools)
+	}
+	if strings.Contains(stdout, "root:") {
+		t.Errorf("the password file leaked:\n%s", stdout)
+	}
+}
+
+func TestRunPromptFromStdin(t *testing.T) {
+	t.Parallel()
+	sc := writeScript(t, `{"text": "hi"}`)
+	stdout, stderr, code := orca(t, t.Context(), "a prompt\nfrom stdin\n", "run", "--script", sc, "-w", t.TempDir(), "--json", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	first := parseEvents(t, stdout)[0]
+	if first.str("name") != "turn_started" || first.str("input") != "a prompt\nfrom stdin" {
+		t.Errorf("first event: %v", first)
+	}
+	if !strings.HasPrefix(first.str("session_id"), "session_") {
+		t.Errorf("generated session id: %q", first.str("session_id"))
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	t.Parallel()
+	sc := writeScript(t, `{"text": "never"}`)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // as Ctrl-C does
+	stdout, _, code := orca(t, ctx, "", "run", "--script", sc, "-w", t.TempDir(), "--json", "hi")
+	if code != exitTurn {
+		t.Errorf("exit %d, want %d", code, exitTurn)
+	}
+	evs := parseEvents(t, stdout)
+	if last := evs[len(evs)-1]; last.str("stop_reason") != "failed" || !strings.Contains(last.str("error"), "cancel") {
+		t.Errorf("last event: %v", last)
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := writeScript(t, `{"text": "hi"}`)
+	badJSON := filepath.Join(dir, "bad.json")
+	os.WriteFile(badJSON, []byte("{\"responses\": [\n  {\"text\": \"a\"},\n]}"), 0o644)
+	unknownField := filepath.Join(dir, "field.json")
+	os.WriteFile(unknownField, []byte(`{"responses": [{"txt": "a"}]}`), 0o644)
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte(`{"responses": []}`), 0o644)
+	missing := filepath.Join(dir, "nope.json")
+	notDir := filepath.Join(dir, "file")
+	os.WriteFile(notDir, nil, 0o644)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // in stderr
+	}{
+		{"unknown provider", []string{"--provider", "gemini", "--script", good}, []string{`"gemini"`, "script", "anthropic and openai providers are not available yet"}},
+		{"provider not yet available", []string{"--provider", "anthropic"}, []string{`"anthropic"`, "not available yet", "--provider script"}},
+		{"no script", nil, []string{"--script FILE"}},
+		{"missing script file", []string{"--script", missing}, []string{missing, "no such file"}},
+		{"bad JSON", []string{"--script", badJSON}, []string{badJSON, "line 3, column 1", "invalid character"}},
+		{"unknown field", []string{"--script", unknownField}, []string{unknownField, `unknown field "txt"`}},
+		{"no responses", []string{"--script", empty}, []string{empty, "no responses"}},
+		{"missing workspace", []string{"--script", good, "-w", filepath.Join(dir, "nowhere")}, []string{filepath.Join(dir, "nowhere"), "does not exist"}},
+		{"workspace is a file", []string{"--script", good, "-w", notDir}, []string{notDir, "not a folder"}},
+		{"bad max iterations", []string{"--script", good, "--max-iterations", "0"}, []string{"--max-iterations"}},
+		{"unknown flag", []string{"--frobnicate"}, []string{"unknown flag: --frobnicate", "orca run --help"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(append([]string{"run"}, tc.args...), "--json", "hello")
+			stdout, stderr, code := orca(t, t.Context(), "", args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if stdout != "" {
+				t.Errorf("stdout is not empty: %q", stdout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q: %s", w, stderr)
+				}
+			}
+		})
+	}
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", good); code != exitUsage || !strings.Contains(stderr, "arg") {
+		t.Errorf("no prompt: exit %d, %s", code, stderr)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
+	stdout, _, code := orca(t, t.Context(), "", "--help")
+	if code != 0 {
+		t.Errorf("--help exited %d", code)
+	}
+	for _, cmd := range []string{"demo", "run", "version"} {
+		if !strings.Contains(stdout, "\n  "+cmd+" ") {
+			t.Errorf("--help does not list %s:\n%s", cmd, stdout)
+		}
+	}
+	stdout, _, code = orca(t, t.Context(), "", "version")
+	if code != 0 || !strings.HasPrefix(stdout, "orca ") {
+		t.Errorf("version: exit %d, %q", code, stdout)
+	}
+	if _, stderr, code := orca(t, t.Context(), "", "frob"); code != exitUsage || !strings.Contains(stderr, `unknown command "frob"`) {
+		t.Errorf("unknown command: exit %d, %s", code, stderr)
+	}
+}

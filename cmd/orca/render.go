@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
+)
+
+// jsonRenderer writes every event as one JSON object per line, in the flat
+// encoding of event.Event.MarshalJSON. It writes nothing else.
+type jsonRenderer struct {
+	enc   *json.Encoder
+	first error
+}
+
+func newJSONRenderer(w io.Writer) *jsonRenderer {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // observations are code: keep <, > and & readable
+	return &jsonRenderer{enc: enc}
+}
+
+func (r *jsonRenderer) render(ev event.Event) {
+	if r.first == nil {
+		r.first = r.enc.Encode(ev)
+	}
+}
+
+func (r *jsonRenderer) err() error { return r.first }
+
+// Limits of the text rendering of observations.
+const (
+	maxObservationLines = 8   // lines of an observation shown under its tool call
+	maxLineRunes        = 160 // runes of one observation line
+	maxSummaryRunes     = 100 // runes of a tool call's one-line summary
+)
+
+// textRenderer renders a turn for people: the prompt, the model's text as
+// it streams, one block per tool call (a bullet line naming the call, then
+// the first lines of its observation) and a summary of how the turn ended.
+//
+//	● Read calc.go
+//	  ⎿      1	package calc
+//	         2	…
+//	     … +9 lines
+//
+// Failed tool calls show ✗ in place of ⎿.
+type textRenderer struct {
+	w     io.Writer
+	first error
+
+	wrote    bool // something was written: blocks are separated by a blank line
+	midLine  bool // the last write did not end a line
+	streamed bool // the current model call streamed text
+	start    time.Time
+}
+
+func newTextRenderer(w io.Writer) *textRenderer { return &textRenderer{w: w} }
+
+func (r *textRenderer) err() error { return r.first }
+
+func (r *textRenderer) write(s string) {
+	if r.first != nil || s == "" {
+		return
+	}
+	_, r.first = io.WriteString(r.w, s)
+	r.wrote = true
+	r.midLine = !strings.HasSuffix(s, "\n")
+}
+
+// endLine ends a line the streamed text left open.
+func (r *textRenderer) endLine() {
+	if r.midLine {
+		r.write("\n")
+	}
+}
+
+// block starts a new block: a blank line after whatever came before.
+func (r *textRenderer) block() {
+	r.endLine()
+	if r.wrote {
+		r.write("\n")
+	}
+}
+
+func (r *textRenderer) render(ev event.Event) {
+	switch d := ev.Data.(type) {
+	case *event.TurnStartedData:
+		r.start = ev.Time
+		r.block()
+		r.write(indent("❯ ", "  ", d.Input) + "\n")
+	case *event.LLMCallData:
+		switch ev.Name {
+		case event.LLMCallStarted:
+			r.streamed = false
+		case event.LLMCallCompleted:
+			// A client that does not stream still shows its text.
+			if !r.streamed && d.Text != "" {
+				r.block()
+				r.write(d.Text)
+			}
+			r.endLine()
+		case event.LLMCallFailed:
+			// A failure that is not retried ends the turn: the summary
+			// says it then.
+			if d.Retrying {
+				r.block()
+				r.write(fmt.Sprintf("✗ model call failed (attempt %d), retrying: %s\n", d.Attempt, oneLine(d.Error, 0)))
+			}
+		}
+	case *event.LLMDeltaData:
+		if d.Delta.Type != llm.DeltaText || d.Delta.Text == "" {
+			return
+		}
+		if !r.streamed {
+			r.streamed = true
+			r.block()
+		}
+		r.write(d.Delta.Text)
+	case *event.ToolData:
+		switch ev.Name {
+		case event.ToolExecStarted:
+			r.block()
+			r.write(toolHeader(d.ToolName, d.Input))
+		case event.ToolExecCompleted, event.ToolExecFailed:
+			if !d.IsError && d.ToolName == "TodoWrite" && todos(d.Input) != nil {
+				return // the list under the header says it all
+			}
+			r.write(observation(d.Output, d.IsError))
+		}
+	case *event.TurnCompletedData:
+		r.block()
+		r.write(summary(d, ev.Time.Sub(r.start)))
+	}
+}
+
+// toolHeader returns the bullet line of a tool call: its name and the
+// arguments that say what it does; for TodoWrite, the list itself.
+func toolHeader(name string, input json.RawMessage) string {
+	head := "● " + name
+	if len(input) > 0 && !json.Valid(input) {
+		return head + " " + oneLine("(arguments are not valid JSON: "+strings.TrimSpace(string(input))+")", maxSummaryRunes) + "\n"
+	}
+	var args map[string]any
+	json.Unmarshal(input, &args) // a non-object leaves args nil: argSummary shows it raw
+	if name == "TodoWrite" {
+		if list := todos(input); list != nil {
+			var b strings.Builder
+			b.WriteString(head + "\n")
+			for _, t := range list {
+				mark := "☐"
+				switch t.Status {
+				case "in_progress":
+					mark = "◐"
+				case "completed":
+					mark = "☒"
+				}
+				b.WriteString("  " + mark + " " + oneLine(t.Content, maxLineRunes) + "\n")
+			}
+			return b.String()
+		}
+	}
+	if s := argSummary(name, args, input); s != "" {
+		head += " " + oneLine(s, maxSummaryRunes)
+	}
+	return head + "\n"
+}
+
+// argSummary says in a few words what a call with args does: the file of a
+// file tool, the pattern of a search, the command of Bash; for other tools
+// the arguments as compact JSON.
+func argSummary(name string, args map[string]any, input json.RawMessage) string {
+	str := func(k string) string { s, _ := args[k].(string); return s }
+	switch name {
+	case "Read":
+		s := str("file_path")
+		if off, ok := args["offset"].(float64); ok {
+			s += " from line " + strconv.Itoa(int(off))
+		}
+		if lim, ok := args["limit"].(float64); ok {
+			s += fmt.Sprintf(" (%d lines)", int(lim))
+		}
+		return s
+	case "Write", "Edit":
+		s := str("file_path")
+		if all, _ := args["replace_all"].(bool); all {
+			s += " (all occurrences)"
+		}
+		return s
+	case "Glob", "Grep":
+		s := str("pattern")
+		if name == "Grep" {
+			s = `"` + s + `"` // as typed: regexps are hard enough to read without escapes
+		}
+		if p := str("path"); p != "" {
+			s += " in " + p
+		}
+		if g := str("glob"); g != "" {
+			s += " (" + g + ")"
+		}
+		return s
+	case "Bash":
+		s := strings.TrimSpace(str("command"))
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[:i] + " …"
+		}
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, input) != nil || b.String() == "{}" {
+		return ""
+	}
+	return b.String()
+}
+
+type todo struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// todos returns the list a TodoWrite input carries, or nil.
+func todos(input json.RawMessage) []todo {
+	var in struct {
+		Todos []todo `json:"todos"`
+	}
+	if json.Unmarshal(input, &in) != nil || in.Todos == nil {
+		return nil
+	}
+	return in.Todos
+}
+
+// observation returns the first lines of a tool's output, indented under
+// its header, each line clipped.
+func observation(out string, isError bool) string {
+	mark := "  ⎿  "
+	if isError {
+		mark = "  ✗  "
+	}
+	out = strings.TrimRight(out, "\n")
+	if strings.TrimSpace(out) == "" {
+		return mark + "(no output)\n"
+	}
+	lines := strings.Split(out, "\n")
+	shown := lines
+	if len(lines) > maxObservationLines {
+		shown = lines[:maxObservationLines]
+	}
+	var b strings.Builder
+	for i, l := range shown {
+		if i == 0 {
+			b.WriteString(mark)
+		} else {
+			b.WriteString("     ")
+		}
+		b.WriteString(clip(printable(l), maxLineRunes))
+		b.WriteByte('\n')
+	}
+	if n := len(lines) - len(shown); n > 0 {
+		fmt.Fprintf(&b, "     … +%d lines\n", n)
+	}
+	return b.String()
+}
+
+// summary returns the closing line of a turn, and its error if it failed.
+func summary(d *event.TurnCompletedData, took time.Duration) string {
+	mark := "✓"
+	if d.StopReason != "answered" {
+		mark = "✗"
+	}
+	parts := []string{
+		mark + " " + strings.ReplaceAll(d.StopReason, "_", " "),
+		plural(d.Iterations, "iteration"),
+		plural(d.ToolCalls, "tool call"),
+	}
+	if n := d.Usage.Total(); n > 0 {
+		parts = append(parts, plural(int(n), "token"))
+	}
+	if took = took.Round(time.Millisecond); took > 0 {
+		parts = append(parts, took.String())
+	}
+	s := strings.Join(parts, " · ") + "\n"
+	if d.Error != "" {
+		s += indent("  ", "  ", d.Error) + "\n"
+	}
+	return s
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// indent prefixes the first line of s with first and the others with rest.
+func indent(first, rest, s string) string {
+	return first + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+rest)
+}
+
+// oneLine folds s onto one line and clips it to n runes (n <= 0: no clip).
+func oneLine(s string, n int) string {
+	s = printable(strings.Join(strings.Fields(s), " "))
+	if n > 0 {
+		s = clip(s, n)
+	}
+	return s
+}
+
+// printable drops control characters (terminal escapes, carriage returns)
+// but keeps tabs.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\t' && unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// clip shortens s to n runes, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:n-1]) + "…"
+}
