@@ -145,9 +145,20 @@ func (l *Local) WriteFile(name string, data []byte, perm fs.FileMode) error {
 		}
 	}
 	if fi, err := l.root.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		// Renaming over a symlink would replace the link; write through it
-		// instead, which os.Root allows only if it stays inside.
-		return l.writeInPlace(name, rel, data)
+		// Renaming over a symlink would replace the link with a file; write
+		// its target instead (as a shell's "> link" does). The target must
+		// lie inside the root.
+		real, err := filepath.EvalSymlinks(filepath.Join(l.real, filepath.FromSlash(rel)))
+		if err != nil {
+			// A dangling link: create its target through the root, which
+			// refuses one outside.
+			return l.writeInPlace(name, rel, data)
+		}
+		target, ok := within(l.real, real)
+		if !ok {
+			return fmt.Errorf("%w: %q leads out through a symlink (workspace root is %s)", ErrOutside, name, l.real)
+		}
+		rel = filepath.ToSlash(target)
 	}
 	if fi, err := l.root.Stat(rel); err == nil {
 		if fi.IsDir() {

@@ -127,7 +127,7 @@ func (t *editTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	} else {
 		updated = content[:at] + repl + content[at+len(old):]
 	}
-	if err := t.fs.WriteFile(writePath(t.fs, in.FilePath), []byte(updated), fi.Mode().Perm()); err != nil {
+	if err := t.fs.WriteFile(in.FilePath, []byte(updated), fi.Mode().Perm()); err != nil {
 		return fileError(in.FilePath, err)
 	}
 	msg := fmt.Sprintf("Edited %s: replaced %s.", in.FilePath, plural(n, "occurrence"))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/orca-agent/orca/tool"
@@ -72,34 +71,10 @@ func (t *writeTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	case fi.IsDir():
 		return tool.Errorf("%s is a directory; Write needs a file path", in.FilePath)
 	}
-	if err := t.fs.WriteFile(writePath(t.fs, in.FilePath), []byte(in.Content), 0o644); err != nil {
+	if err := t.fs.WriteFile(in.FilePath, []byte(in.Content), 0o644); err != nil {
 		return fileError(in.FilePath, err)
 	}
 	return tool.Text(fmt.Sprintf("%s %s (%s, %s).", verb, in.FilePath, plural(len(in.Content), "byte"), plural(countLines(in.Content), "line")))
-}
-
-// writePath returns the name under which to write name: the file a symlink
-// inside the workspace leads to, so that writing through the link keeps it
-// (as a shell's "> link" does) instead of replacing it with a file. The
-// write itself still goes through the FileSystem, which refuses a target
-// outside the workspace.
-func writePath(fsys workspace.FileSystem, name string) string {
-	root := fsys.Root()
-	if root == "" {
-		return name
-	}
-	rel, err := fsys.Resolve(name)
-	if err != nil {
-		return name
-	}
-	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(rel)))
-	if err != nil {
-		return name
-	}
-	if target, err := fsys.Resolve(real); err == nil && target != rel {
-		return target
-	}
-	return name
 }
 
 // countLines counts lines as an editor does: a final line without a line
