@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm/script"
 )
 
@@ -45,4 +46,32 @@ func ExampleNew() {
 	// answered 2 1
 	// I wrote hello.txt.
 	// hello, world
+}
+
+// A blocking interceptor builds a result, so it is written for the agent's
+// concrete types; one that built the wrong result type would not compile.
+// A blocked run runs nothing: no model call, no tool, no event.
+func Example_interceptors() {
+	dir, _ := os.MkdirTemp("", "orca-example-")
+	defer os.RemoveAll(dir)
+	model := script.New().Script("alice-1", script.Text("Hello, Alice."))
+	rt, _ := agent.New(agent.Definition{Name: "greeter"}, agent.Collaborators{Client: model, Workspace: dir})
+	defer rt.Close()
+
+	allowed := map[string]bool{"alice-1": true}
+	authz := intercept.Named("authz", -50, func(ctx context.Context, rt *agent.Runtime, req agent.Request, next intercept.Next[*agent.Runtime, agent.Request, *agent.Result]) (*agent.Result, error) {
+		if !allowed[req.SessionID] {
+			return &agent.Result{RuntimeID: rt.ID(), SessionID: req.SessionID, StopReason: agent.StopBlocked}, nil
+		}
+		return next.Proceed(ctx, rt, req)
+	})
+	exec := intercept.Wrap(agent.NewExecutor(), authz) // type arguments inferred from the executor
+
+	res, _ := exec.Execute(context.Background(), rt, agent.Request{SessionID: "mallory-1", Input: "hi"})
+	fmt.Println(res.StopReason, len(model.Calls()))
+	res, _ = exec.Execute(context.Background(), rt, agent.Request{SessionID: "alice-1", Input: "hi"})
+	fmt.Println(res.StopReason, res.Answer)
+	// Output:
+	// blocked 0
+	// answered Hello, Alice.
 }

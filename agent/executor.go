@@ -26,6 +26,9 @@ const (
 	// StopFailed: the turn could not go on (a provider error that retries
 	// did not cure, a cancelled context); Result.Err says why.
 	StopFailed StopReason = "failed"
+	// StopBlocked: the run was refused before it started (by an
+	// interceptor); nothing ran.
+	StopBlocked StopReason = "blocked"
 )
 
 // Request asks for one turn of a session.
@@ -40,7 +43,8 @@ type Request struct {
 	// History is the conversation before this turn. It is not modified.
 	History []llm.Message
 	// OnEvent, if set, receives this execution's events in order, on the
-	// goroutine that runs the turn.
+	// goroutine that runs the turn: the per-execution stream. (The runtime's
+	// bus, if any, receives them too.)
 	OnEvent func(event.Event)
 }
 
@@ -126,15 +130,19 @@ type turn struct {
 	msgs []llm.Message
 }
 
+// observed reports whether anyone receives this turn's events; when no one
+// does, the executor does not build them.
+func (t *turn) observed() bool { return t.req.OnEvent != nil || t.rt.bus != nil }
+
 func (t *turn) emit(name event.Name, data any) {
-	if t.req.OnEvent == nil {
+	if !t.observed() {
 		return
 	}
 	now := time.Now
 	if t.e.Now != nil {
 		now = t.e.Now
 	}
-	t.req.OnEvent(event.Event{
+	e := event.Event{
 		Name:        name,
 		Time:        now(),
 		RuntimeID:   t.res.RuntimeID,
@@ -142,7 +150,13 @@ func (t *turn) emit(name event.Name, data any) {
 		TurnID:      t.res.TurnID,
 		ExecutionID: t.res.ExecutionID,
 		Data:        data,
-	})
+	}
+	if t.rt.bus != nil {
+		t.rt.bus.Publish(e)
+	}
+	if t.req.OnEvent != nil {
+		t.req.OnEvent(e)
+	}
 }
 
 func (t *turn) run() {
@@ -160,6 +174,7 @@ func (t *turn) run() {
 		}
 		t.res.Iterations++
 		t.emit(event.IterationStarted, &event.IterationStartedData{Iteration: t.res.Iterations})
+		t.injectQueued()
 
 		resp, err := t.callModel()
 		if err != nil {
@@ -177,6 +192,15 @@ func (t *turn) run() {
 			}
 		}
 		if uses == 0 {
+			// Messages the user sent while the model worked keep the turn
+			// going, if there is an iteration left to answer them.
+			if t.res.Iterations < def.MaxIterations {
+				if queued := t.drainQueue(); len(queued) > 0 {
+					t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: textBlocks(queued)})
+					t.emit(event.UserMessageInjected, &event.UserMessageData{Iteration: t.res.Iterations, Messages: queued})
+					continue
+				}
+			}
 			t.res.Answer = msg.Text()
 			t.finish(StopAnswered)
 			return
@@ -188,6 +212,35 @@ func (t *turn) run() {
 		}
 	}
 	t.finish(StopMaxIterations)
+}
+
+// injectQueued moves the messages queued for the session into the last
+// message of the transcript, which is the user's (the turn's input or the
+// tool results of the previous iteration; both were built by this turn, so
+// History is never touched).
+func (t *turn) injectQueued() {
+	queued := t.drainQueue()
+	if len(queued) == 0 {
+		return
+	}
+	last := &t.msgs[len(t.msgs)-1]
+	last.Content = append(last.Content, textBlocks(queued)...)
+	t.emit(event.UserMessageInjected, &event.UserMessageData{Iteration: t.res.Iterations, Messages: queued})
+}
+
+func (t *turn) drainQueue() []string {
+	if t.rt.queues == nil {
+		return nil
+	}
+	return t.rt.queues.Drain(t.req.SessionID)
+}
+
+func textBlocks(msgs []string) []llm.Block {
+	out := make([]llm.Block, len(msgs))
+	for i, m := range msgs {
+		out[i] = llm.TextBlock(m)
+	}
+	return out
 }
 
 // callModel makes one model call, retrying retryable failures with
@@ -203,14 +256,14 @@ func (t *turn) callModel() (*llm.Response, error) {
 		Metadata:  llm.Metadata{TraceID: t.req.SessionID, Feature: llm.FeatureAgent, Component: def.Name},
 	}
 	var onDelta func(llm.Delta)
-	if t.req.OnEvent != nil {
+	if t.observed() {
 		iter := t.res.Iterations
 		onDelta = func(d llm.Delta) {
 			t.emit(event.LLMDelta, &event.LLMDeltaData{Iteration: iter, Delta: d})
 		}
 	}
 	for attempt := 1; ; attempt++ {
-		if t.req.OnEvent != nil {
+		if t.observed() {
 			t.emit(event.LLMCallStarted, &event.LLMCallData{Iteration: t.res.Iterations, Feature: llm.FeatureAgent, Attempt: attempt})
 		}
 		start := time.Now()
@@ -220,7 +273,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 		}
 		if err == nil {
 			t.res.Usage = t.res.Usage.Add(resp.Usage)
-			if t.req.OnEvent != nil {
+			if t.observed() {
 				u := resp.Usage
 				t.emit(event.LLMCallCompleted, &event.LLMCallData{
 					Iteration: t.res.Iterations, Feature: llm.FeatureAgent, Attempt: attempt,
@@ -274,12 +327,12 @@ func (t *turn) runTools(content []llm.Block, uses int) llm.Message {
 		t.res.ToolCalls++
 		call := &tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, RuntimeID: t.res.RuntimeID, SessionID: t.res.SessionID, TurnID: t.res.TurnID}
 		var start time.Time
-		if t.req.OnEvent != nil {
+		if t.observed() {
 			start = time.Now()
 			t.emit(event.ToolExecStarted, &event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input})
 		}
 		r := t.rt.tools.Call(t.ctx, call)
-		if t.req.OnEvent != nil {
+		if t.observed() {
 			name := event.ToolExecCompleted
 			if r.IsError {
 				name = event.ToolExecFailed
@@ -302,7 +355,7 @@ func (t *turn) fail(err error) {
 func (t *turn) finish(reason StopReason) {
 	t.res.StopReason = reason
 	t.res.Messages = t.msgs[len(t.req.History):]
-	if t.req.OnEvent != nil {
+	if t.observed() {
 		d := &event.TurnCompletedData{
 			StopReason: string(reason),
 			Answer:     t.res.Answer,

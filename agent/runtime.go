@@ -17,7 +17,9 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tool/builtin"
 	"github.com/orca-agent/orca/workspace"
@@ -64,6 +66,13 @@ type Collaborators struct {
 	Workspace string
 	// Logger receives the runtime's logs; slog.Default() if nil.
 	Logger *slog.Logger
+	// Bus, if set, receives every event of every turn (a process-wide
+	// service: the runtime never closes it).
+	Bus *event.Bus
+	// Queues, if set, holds messages users send while a turn runs; the
+	// executor drains a session's queue into its running turn at every
+	// iteration boundary (a process-wide service: never closed here).
+	Queues *queue.Manager
 }
 
 // Runtime is an assembled agent: definition, tool registry and
@@ -76,6 +85,8 @@ type Runtime struct {
 	fs      workspace.FileSystem
 	tools   *tool.Registry
 	logger  *slog.Logger
+	bus     *event.Bus
+	queues  *queue.Manager
 	closers []io.Closer // what New created, closed in reverse order
 
 	closeOnce sync.Once
@@ -109,7 +120,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.ToolProviders == nil {
 		def.ToolProviders = builtin.DefaultToolProviders()
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, bus: c.Bus, queues: c.Queues}
 	if rt.logger == nil {
 		rt.logger = slog.Default()
 	}
@@ -183,6 +194,12 @@ func (r *Runtime) Tools() *tool.Registry { return r.tools }
 // Logger returns the runtime's logger.
 func (r *Runtime) Logger() *slog.Logger { return r.logger }
 
+// Bus returns the event bus the runtime publishes to, or nil.
+func (r *Runtime) Bus() *event.Bus { return r.bus }
+
+// Queues returns the message queues the executor drains, or nil.
+func (r *Runtime) Queues() *queue.Manager { return r.queues }
+
 // Close releases what New created — the tools' resources and a workspace
 // opened from a folder — in reverse order, and nothing else: the client and
 // an injected file system stay open. Close is idempotent.
@@ -197,4 +214,11 @@ func (r *Runtime) Close() error {
 		r.closeErr = errors.Join(errs...)
 	})
 	return r.closeErr
+}
+
+// NewQueueMetrics returns the queue-metrics interceptor for agent runs over
+// the queues m (see queue.Metrics): wrap the executor with it using
+// intercept.Wrap.
+func NewQueueMetrics(m *queue.Manager, logger *slog.Logger) *queue.Metrics[*Runtime, Request, *Result] {
+	return queue.NewMetrics[*Runtime, Request, *Result](m, func(r Request) string { return r.SessionID }, logger)
 }

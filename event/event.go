@@ -24,8 +24,17 @@ const (
 	ToolExecStarted   Name = "tool_exec_started"
 	ToolExecCompleted Name = "tool_exec_completed"
 	ToolExecFailed    Name = "tool_exec_failed"
-	TurnCompleted     Name = "turn_completed"
+	// UserMessageInjected: messages the user queued while the turn ran
+	// entered it at an iteration boundary.
+	UserMessageInjected Name = "user_message_injected"
+	TurnCompleted       Name = "turn_completed"
 )
+
+// Names lists every event name the runtime emits.
+var Names = []Name{
+	TurnStarted, IterationStarted, LLMCallStarted, LLMDelta, LLMCallCompleted, LLMCallFailed,
+	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, TurnCompleted,
+}
 
 // Event is one thing that happened in a run.
 type Event struct {
@@ -106,6 +115,12 @@ type ToolData struct {
 	Output    string          `json:"output,omitempty"`
 	IsError   bool            `json:"is_error"`
 	Duration  time.Duration   `json:"duration_ns,omitempty"`
+}
+
+// UserMessageData is the data of UserMessageInjected.
+type UserMessageData struct {
+	Iteration int      `json:"iteration"`
+	Messages  []string `json:"messages"`
 }
 
 // TurnCompletedData is the data of TurnCompleted.
