@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
 )
@@ -76,6 +77,9 @@ type Executor struct {
 	// Now returns the time stamped on events; time.Now if nil.
 	Now func() time.Time
 }
+
+// Executor is the delegate of intercept chains.
+var _ intercept.Executor[*Runtime, Request, *Result] = (*Executor)(nil)
 
 // NewExecutor returns an executor.
 func NewExecutor() *Executor { return &Executor{} }
