@@ -167,6 +167,11 @@ type Metadata struct {
 	// Component names the part of the runtime that made the call (the agent
 	// name, a fork's name).
 	Component string `json:"component,omitempty"`
+	// CacheInvalidationReason, when set, says why this call may change the
+	// cache-sensitive prefix of the prompt (system prompt, tool definitions,
+	// earlier messages); llm_request middleware that change it are refused
+	// without one.
+	CacheInvalidationReason string `json:"cache_invalidation_reason,omitempty"`
 }
 
 // Request is one model call.
