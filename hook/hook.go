@@ -1,0 +1,500 @@
+// Package hook is orca's public hook contract: thirteen named points of a
+// run where code outside the runtime may look at a documented payload and
+// answer with a decision — block a tool call, ask for permission, rewrite a
+// prompt or a tool's arguments, add context, send the agent back to work.
+//
+// Each hook has a contract (Contracts): the actions it allows besides
+// continue, the payload fields a decision may rewrite, and whether it may
+// add context. A decision outside its hook's contract is a contract
+// violation: it is reported as a hook failure and ignored whole, never
+// half-applied. Hook failures — an error, a panic, a timeout — are
+// isolated: the run goes on, unless the handler was registered FailClosed,
+// which turns its own failure into a block (or a deny).
+//
+// Handlers run in priority order (lower first; ties keep registration
+// order). Rewrites apply in that order, so a later handler sees the
+// payload as the earlier ones left it. Block (and deny) short-circuit the
+// remaining handlers. For PRE_TOOL_USE, request_permission wins over allow.
+//
+// Every payload is a versioned JSON shape, documented by a JSON Schema per
+// hook in this package's schema folder, because command hooks outside the
+// process receive it as JSON.
+package hook
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Name names a hook.
+type Name string
+
+// The thirteen hooks; registering any other name fails.
+const (
+	SessionStart       Name = "SESSION_START"
+	SessionEnd         Name = "SESSION_END"
+	UserPromptSubmit   Name = "USER_PROMPT_SUBMIT"
+	TurnStart          Name = "TURN_START"
+	PreToolUse         Name = "PRE_TOOL_USE"
+	PermissionRequest  Name = "PERMISSION_REQUEST"
+	PostToolUse        Name = "POST_TOOL_USE"
+	PostToolUseFailure Name = "POST_TOOL_USE_FAILURE"
+	PreCompact         Name = "PRE_COMPACT"
+	SubagentStart      Name = "SUBAGENT_START"
+	SubagentStop       Name = "SUBAGENT_STOP"
+	Stop               Name = "STOP"
+	PostVerify         Name = "POST_VERIFY"
+)
+
+// Names lists the thirteen hooks in the order a run meets them.
+var Names = []Name{
+	SessionStart, SessionEnd, UserPromptSubmit, TurnStart, PreToolUse, PermissionRequest,
+	PostToolUse, PostToolUseFailure, PreCompact, SubagentStart, SubagentStop, Stop, PostVerify,
+}
+
+// Action is what a decision asks for.
+type Action string
+
+// Actions. Which ones a hook allows is in its Contract.
+const (
+	Continue          Action = "continue"
+	Block             Action = "block"
+	RequestPermission Action = "request_permission"
+	Allow             Action = "allow"
+	Deny              Action = "deny"
+	Revise            Action = "revise"
+	Accept            Action = "accept"
+)
+
+// Contract is what a hook lets a decision do.
+type Contract struct {
+	Hook Name
+	// Actions are the allowed actions besides Continue.
+	Actions []Action
+	// Rewritable are the payload fields (by JSON name) Updates may set.
+	Rewritable []string
+	// AddContext says whether a decision may add context.
+	AddContext bool
+}
+
+var contracts = map[Name]Contract{
+	SessionStart:       {Hook: SessionStart, AddContext: true},
+	SessionEnd:         {Hook: SessionEnd},
+	UserPromptSubmit:   {Hook: UserPromptSubmit, Actions: []Action{Block}, Rewritable: []string{"prompt"}, AddContext: true},
+	TurnStart:          {Hook: TurnStart, AddContext: true},
+	PreToolUse:         {Hook: PreToolUse, Actions: []Action{Block, RequestPermission, Allow}, Rewritable: []string{"arguments"}},
+	PermissionRequest:  {Hook: PermissionRequest, Actions: []Action{Allow, Deny}},
+	PostToolUse:        {Hook: PostToolUse, Actions: []Action{Block}, AddContext: true},
+	PostToolUseFailure: {Hook: PostToolUseFailure, AddContext: true},
+	PreCompact:         {Hook: PreCompact, Actions: []Action{Block}, Rewritable: []string{"instructions"}},
+	SubagentStart:      {Hook: SubagentStart, Actions: []Action{Block}, Rewritable: []string{"prompt"}, AddContext: true},
+	SubagentStop:       {Hook: SubagentStop, Actions: []Action{Revise}},
+	Stop:               {Hook: Stop, Actions: []Action{Revise}},
+	PostVerify:         {Hook: PostVerify, Actions: []Action{Accept, Revise}},
+}
+
+// ContractOf returns the contract of hook n.
+func ContractOf(n Name) (Contract, bool) {
+	c, ok := contracts[n]
+	return c, ok
+}
+
+// Decision is a handler's answer. A nil *Decision means continue.
+type Decision struct {
+	// Action is what the handler asks for; empty means Continue.
+	Action Action
+	// Reason explains a block, deny or permission request (the model may
+	// see it).
+	Reason string
+	// Updates rewrites payload fields, keyed by their JSON names; each
+	// value must encode to what the field holds.
+	Updates map[string]any
+	// Context is added to what the model sees.
+	Context string
+	// Instruction tells the agent what to do when the action is Revise.
+	Instruction string
+}
+
+// Handler answers a hook.
+type Handler interface {
+	Handle(ctx context.Context, p Payload) (*Decision, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, p Payload) (*Decision, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, p Payload) (*Decision, error) { return f(ctx, p) }
+
+// On adapts a function of one payload type; registering it for another
+// hook fails.
+func On[P Payload](fn func(ctx context.Context, p P) (*Decision, error)) Handler {
+	return typed[P]{fn: fn}
+}
+
+type typed[P Payload] struct {
+	fn func(context.Context, P) (*Decision, error)
+}
+
+func (t typed[P]) Handle(ctx context.Context, p Payload) (*Decision, error) {
+	tp, ok := p.(P)
+	if !ok {
+		return nil, fmt.Errorf("handler takes %T, got %T", *new(P), p)
+	}
+	return t.fn(ctx, tp)
+}
+
+func (t typed[P]) hook() Name {
+	var zero P
+	rt := reflect.TypeOf(zero)
+	if rt == nil || rt.Kind() != reflect.Pointer {
+		return ""
+	}
+	return reflect.New(rt.Elem()).Interface().(Payload).Hook()
+}
+
+// DefaultTimeout bounds a handler that was registered without Timeout.
+const DefaultTimeout = 60 * time.Second
+
+// Option configures a registration.
+type Option func(*entry)
+
+// As names the handler; names are unique per hook. Required.
+func As(name string) Option { return func(e *entry) { e.name = name } }
+
+// Priority orders handlers: lower runs first.
+func Priority(n int) Option { return func(e *entry) { e.priority = n } }
+
+// Timeout bounds one call of the handler (DefaultTimeout if unset).
+func Timeout(d time.Duration) Option { return func(e *entry) { e.timeout = d } }
+
+// FailClosed turns a failure of the handler (error, panic, timeout,
+// contract violation) into a block (a deny for PERMISSION_REQUEST), for
+// security hooks. Only hooks that can block or deny accept it.
+func FailClosed() Option { return func(e *entry) { e.failClosed = true } }
+
+type entry struct {
+	hook       Name
+	name       string
+	priority   int
+	seq        int
+	timeout    time.Duration
+	failClosed bool
+	h          Handler
+}
+
+// Registry holds the handlers of every hook. Create one per process and
+// share it (a registry created per request sees no registrations). It is
+// safe for concurrent use; Run reads an immutable snapshot.
+type Registry struct {
+	mu   sync.Mutex
+	seq  int
+	snap atomic.Pointer[map[Name][]*entry]
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	r := &Registry{}
+	r.snap.Store(&map[Name][]*entry{})
+	return r
+}
+
+// Register adds h to hook n and returns the function that removes it.
+func (r *Registry) Register(n Name, h Handler, opts ...Option) (unregister func(), err error) {
+	c, ok := contracts[n]
+	if !ok {
+		return nil, fmt.Errorf("hook: unknown hook %q (the hooks are %s)", n, joinNames())
+	}
+	if h == nil {
+		return nil, fmt.Errorf("hook %s: nil handler", n)
+	}
+	e := &entry{hook: n, h: h, timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.name == "" {
+		return nil, fmt.Errorf("hook %s: the handler needs a name (hook.As)", n)
+	}
+	if t, ok := h.(interface{ hook() Name }); ok && t.hook() != n {
+		return nil, fmt.Errorf("hook %s: handler %q takes the payload of %s", n, e.name, t.hook())
+	}
+	if e.failClosed && !slices.Contains(c.Actions, Block) && !slices.Contains(c.Actions, Deny) {
+		return nil, fmt.Errorf("hook %s: handler %q cannot be fail-closed: the hook can neither block nor deny", n, e.name)
+	}
+	if e.timeout <= 0 {
+		return nil, fmt.Errorf("hook %s: handler %q: timeout must be positive", n, e.name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := *r.snap.Load()
+	for _, x := range old[n] {
+		if x.name == e.name {
+			return nil, fmt.Errorf("hook %s: a handler named %q is already registered", n, e.name)
+		}
+	}
+	r.seq++
+	e.seq = r.seq
+	next := make(map[Name][]*entry, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	list := append(slices.Clone(old[n]), e)
+	slices.SortStableFunc(list, func(a, b *entry) int {
+		return cmp.Or(cmp.Compare(a.priority, b.priority), cmp.Compare(a.seq, b.seq))
+	})
+	next[n] = list
+	r.snap.Store(&next)
+	return func() { r.remove(e) }, nil
+}
+
+func (r *Registry) remove(e *entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := *r.snap.Load()
+	i := slices.Index(old[e.hook], e)
+	if i < 0 {
+		return
+	}
+	next := make(map[Name][]*entry, len(old))
+	for k, v := range old {
+		next[k] = v
+	}
+	next[e.hook] = slices.Delete(slices.Clone(old[e.hook]), i, i+1)
+	r.snap.Store(&next)
+}
+
+// Has reports whether hook n has handlers, so that callers skip building a
+// payload no one reads.
+func (r *Registry) Has(n Name) bool {
+	if r == nil {
+		return false
+	}
+	return len((*r.snap.Load())[n]) > 0
+}
+
+// Handlers returns the names of hook n's handlers in the order they run.
+func (r *Registry) Handlers(n Name) []string {
+	var out []string
+	for _, e := range (*r.snap.Load())[n] {
+		out = append(out, e.name)
+	}
+	return out
+}
+
+func joinNames() string {
+	s := make([]string, len(Names))
+	for i, n := range Names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Failure is a handler that failed or broke its hook's contract.
+type Failure struct {
+	Hook    Name
+	Handler string
+	Err     error
+	// Violation: the handler answered, but outside its hook's contract.
+	Violation bool
+	// FailClosed: the failure was turned into a block or deny.
+	FailClosed bool
+}
+
+// ErrViolation is wrapped by the errors of contract violations.
+var ErrViolation = errors.New("hook contract violation")
+
+// Outcome is the combined answer of a hook's handlers.
+type Outcome struct {
+	// Action is Continue, or the action that won: Block / Deny (which
+	// stop the other handlers), else RequestPermission over Allow, else
+	// Revise over Accept.
+	Action Action
+	// Reason and By are the deciding handler's reason and name.
+	Reason, By string
+	// Payload is the payload after every applied rewrite (the one given
+	// when there was none).
+	Payload Payload
+	// Rewritten says whether any handler rewrote the payload.
+	Rewritten bool
+	// Context is what handlers added, in order.
+	Context []string
+	// Instruction is the revise instructions, in order, joined by blank
+	// lines.
+	Instruction string
+	// Failures are the handlers that failed or broke the contract (the
+	// caller reports each as a hook_failed event).
+	Failures []Failure
+}
+
+// Run calls hook p.Hook()'s handlers with p and combines their decisions.
+// It sets p's hook name and version. Run never fails: failures are in the
+// outcome.
+func (r *Registry) Run(ctx context.Context, p Payload) Outcome {
+	n := p.Hook()
+	c := p.common()
+	c.HookName, c.Version = n, Version
+	out := Outcome{Action: Continue, Payload: p}
+	if r == nil {
+		return out
+	}
+	var instructions []string
+	for _, e := range (*r.snap.Load())[n] {
+		d, err := e.call(ctx, out.Payload)
+		if err == nil && d != nil {
+			var rewritten Payload
+			if rewritten, err = check(n, out.Payload, d); err == nil && rewritten != nil {
+				out.Payload, out.Rewritten = rewritten, true
+			}
+		}
+		if err != nil {
+			f := Failure{Hook: n, Handler: e.name, Err: err, Violation: errors.Is(err, ErrViolation), FailClosed: e.failClosed}
+			out.Failures = append(out.Failures, f)
+			if e.failClosed {
+				out.Action, out.By = Block, e.name
+				if slices.Contains(contracts[n].Actions, Deny) {
+					out.Action = Deny
+				}
+				out.Reason = fmt.Sprintf("hook %s failed and is fail-closed: %v", e.name, err)
+				return out
+			}
+			continue
+		}
+		if d == nil {
+			continue
+		}
+		if d.Context != "" {
+			out.Context = append(out.Context, d.Context)
+		}
+		switch d.Action {
+		case Block, Deny:
+			out.Action, out.Reason, out.By = d.Action, d.Reason, e.name
+			return out
+		case RequestPermission:
+			if out.Action != RequestPermission {
+				out.Action, out.Reason, out.By = RequestPermission, d.Reason, e.name
+			}
+		case Allow, Accept:
+			if out.Action == Continue {
+				out.Action, out.Reason, out.By = d.Action, d.Reason, e.name
+			}
+		case Revise:
+			instructions = append(instructions, d.Instruction)
+			if out.Action != Revise {
+				out.Action, out.Reason, out.By = Revise, d.Reason, e.name
+			}
+		}
+	}
+	out.Instruction = strings.Join(instructions, "\n\n")
+	return out
+}
+
+// call runs the handler with its timeout, turning a panic into an error.
+func (e *entry) call(ctx context.Context, p Payload) (*Decision, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	type answer struct {
+		d   *Decision
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				ch <- answer{err: fmt.Errorf("panic: %v", v)}
+			}
+		}()
+		d, err := e.h.Handle(ctx, p)
+		ch <- answer{d, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.d, a.err
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("timed out after %v", e.timeout)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// check validates d against the hook's contract and returns the rewritten
+// payload (nil if d rewrites nothing). Nothing is applied unless all of d
+// is valid.
+func check(n Name, p Payload, d *Decision) (Payload, error) {
+	c := contracts[n]
+	if d.Action != "" && d.Action != Continue && !slices.Contains(c.Actions, d.Action) {
+		return nil, fmt.Errorf("%w: %s does not allow action %q (allowed: continue%s)", ErrViolation, n, d.Action, listActions(c.Actions))
+	}
+	if d.Action == Revise && strings.TrimSpace(d.Instruction) == "" {
+		return nil, fmt.Errorf("%w: %s: revise needs a non-empty instruction", ErrViolation, n)
+	}
+	if d.Context != "" && !c.AddContext {
+		return nil, fmt.Errorf("%w: %s cannot add context", ErrViolation, n)
+	}
+	if d.Action == Block && n == PreCompact {
+		if pc, ok := p.(*PreCompactPayload); ok && pc.Trigger != "auto" {
+			return nil, fmt.Errorf("%w: PRE_COMPACT can block only automatic compaction, not %q", ErrViolation, pc.Trigger)
+		}
+	}
+	if len(d.Updates) == 0 {
+		return nil, nil
+	}
+	for k := range d.Updates {
+		if !slices.Contains(c.Rewritable, k) {
+			return nil, fmt.Errorf("%w: %s cannot rewrite %q (rewritable: %s)", ErrViolation, n, k, strings.Join(c.Rewritable, ", "))
+		}
+	}
+	return rewrite(p, d.Updates)
+}
+
+func listActions(as []Action) string {
+	var b strings.Builder
+	for _, a := range as {
+		b.WriteString(", ")
+		b.WriteString(string(a))
+	}
+	return b.String()
+}
+
+// rewrite returns a copy of p with updates applied through its JSON form,
+// so that an update is checked against the field's real type.
+func rewrite(p Payload, updates map[string]any) (Payload, error) {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	for k, v := range updates {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: update of %q does not encode: %v", ErrViolation, k, err)
+		}
+		if k == "arguments" && (len(b) == 0 || b[0] != '{') {
+			return nil, fmt.Errorf("%w: arguments must be a JSON object, got %s", ErrViolation, b)
+		}
+		fields[k] = b
+	}
+	raw, err = json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	out := reflect.New(reflect.TypeOf(p).Elem()).Interface().(Payload)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(out); err != nil {
+		return nil, fmt.Errorf("%w: update does not fit the payload: %v", ErrViolation, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,275 @@
+package hook_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/goleak"
+
+	"github.com/orca-agent/orca/hook"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func decide(d *hook.Decision) hook.Handler {
+	return hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return d, nil })
+}
+
+func mustRegister(t *testing.T, r *hook.Registry, n hook.Name, h hook.Handler, opts ...hook.Option) {
+	t.Helper()
+	if _, err := r.Register(n, h, opts...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func toolPayload(args string) *hook.PreToolUsePayload {
+	return &hook.PreToolUsePayload{
+		Common:   hook.Common{RuntimeID: "rt", SessionID: "s", TurnID: "t", Cwd: "/w"},
+		ToolCall: hook.ToolCall{ToolName: "Bash", ToolUseID: "u1", Arguments: json.RawMessage(args)},
+	}
+}
+
+func TestRegisterRefusesWhatTheContractForbids(t *testing.T) {
+	r := hook.NewRegistry()
+	mustRegister(t, r, hook.Stop, decide(nil), hook.As("a"))
+	for _, tc := range []struct {
+		n    hook.Name
+		h    hook.Handler
+		opts []hook.Option
+		want string
+	}{
+		{"ON_TUESDAY", decide(nil), []hook.Option{hook.As("x")}, `unknown hook "ON_TUESDAY"`},
+		{hook.Stop, decide(nil), []hook.Option{hook.As("a")}, `"a" is already registered`},
+		{hook.Stop, decide(nil), nil, "needs a name"},
+		{hook.Stop, nil, []hook.Option{hook.As("n")}, "nil handler"},
+		{hook.Stop, hook.On(func(context.Context, *hook.PreToolUsePayload) (*hook.Decision, error) { return nil, nil }), []hook.Option{hook.As("typed")}, "takes the payload of PRE_TOOL_USE"},
+		{hook.SessionEnd, decide(nil), []hook.Option{hook.As("fc"), hook.FailClosed()}, "cannot be fail-closed"},
+		{hook.Stop, decide(nil), []hook.Option{hook.As("t"), hook.Timeout(-1)}, "timeout must be positive"},
+	} {
+		if _, err := r.Register(tc.n, tc.h, tc.opts...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Register(%s) = %v, want %q", tc.n, err, tc.want)
+		}
+	}
+	// The same name on another hook is fine.
+	mustRegister(t, r, hook.PostVerify, decide(nil), hook.As("a"))
+}
+
+func TestPriorityOrderAndChainedRewrites(t *testing.T) {
+	r := hook.NewRegistry()
+	var seen []string
+	rewriter := func(name, add string) hook.Handler {
+		return hook.On(func(ctx context.Context, p *hook.UserPromptSubmitPayload) (*hook.Decision, error) {
+			seen = append(seen, name+":"+p.Prompt)
+			return &hook.Decision{Updates: map[string]any{"prompt": p.Prompt + add}}, nil
+		})
+	}
+	mustRegister(t, r, hook.UserPromptSubmit, rewriter("late", "+late"), hook.As("late"), hook.Priority(10))
+	mustRegister(t, r, hook.UserPromptSubmit, rewriter("tie1", "+tie1"), hook.As("tie1"))
+	mustRegister(t, r, hook.UserPromptSubmit, rewriter("early", "+early"), hook.As("early"), hook.Priority(-10))
+	mustRegister(t, r, hook.UserPromptSubmit, rewriter("tie2", "+tie2"), hook.As("tie2"))
+	p := &hook.UserPromptSubmitPayload{Prompt: "hi"}
+	out := r.Run(context.Background(), p)
+	want := []string{"early:hi", "tie1:hi+early", "tie2:hi+early+tie1", "late:hi+early+tie1+tie2"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("handlers saw %v, want %v", seen, want)
+	}
+	if got := out.Payload.(*hook.UserPromptSubmitPayload).Prompt; got != "hi+early+tie1+tie2+late" || !out.Rewritten {
+		t.Errorf("final prompt %q (rewritten %v)", got, out.Rewritten)
+	}
+	if p.Prompt != "hi" {
+		t.Errorf("the caller's payload was modified in place: %q", p.Prompt)
+	}
+	if p.HookName != hook.UserPromptSubmit || p.Version != hook.Version {
+		t.Errorf("Run did not stamp the payload: %+v", p.Common)
+	}
+}
+
+func TestBlockShortCircuitsAndPermissionBeatsAllow(t *testing.T) {
+	r := hook.NewRegistry()
+	ran := map[string]bool{}
+	track := func(name string, d *hook.Decision) hook.Handler {
+		return hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { ran[name] = true; return d, nil })
+	}
+	mustRegister(t, r, hook.PreToolUse, track("allow", &hook.Decision{Action: hook.Allow, Reason: "trusted"}), hook.As("allow"), hook.Priority(1))
+	mustRegister(t, r, hook.PreToolUse, track("ask", &hook.Decision{Action: hook.RequestPermission, Reason: "needs a ticket"}), hook.As("ask"), hook.Priority(2))
+	mustRegister(t, r, hook.PreToolUse, track("allow2", &hook.Decision{Action: hook.Allow}), hook.As("allow2"), hook.Priority(3))
+	out := r.Run(context.Background(), toolPayload(`{}`))
+	if out.Action != hook.RequestPermission || out.By != "ask" || out.Reason != "needs a ticket" {
+		t.Errorf("outcome = %+v, want request_permission by ask", out)
+	}
+	mustRegister(t, r, hook.PreToolUse, track("block", &hook.Decision{Action: hook.Block, Reason: "no"}), hook.As("block"), hook.Priority(0))
+	clear(ran)
+	out = r.Run(context.Background(), toolPayload(`{}`))
+	if out.Action != hook.Block || out.By != "block" || len(ran) != 1 {
+		t.Errorf("outcome = %+v, ran %v; want block by the first handler, no other run", out, ran)
+	}
+}
+
+// A decision outside the contract is reported and ignored whole.
+func TestViolationsAreIgnoredWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hook hook.Name
+		p    hook.Payload
+		d    *hook.Decision
+		want string
+	}{
+		{"action not allowed", hook.UserPromptSubmit, &hook.UserPromptSubmitPayload{Prompt: "x"}, &hook.Decision{Action: hook.Allow, Updates: map[string]any{"prompt": "changed"}}, `does not allow action "allow"`},
+		{"unknown field", hook.UserPromptSubmit, &hook.UserPromptSubmitPayload{Prompt: "x"}, &hook.Decision{Updates: map[string]any{"prompt": "changed", "session_id": "evil"}}, `cannot rewrite "session_id"`},
+		{"wrong type", hook.UserPromptSubmit, &hook.UserPromptSubmitPayload{Prompt: "x"}, &hook.Decision{Updates: map[string]any{"prompt": 42}}, "does not fit"},
+		{"arguments not an object", hook.PreToolUse, toolPayload(`{"command":"ls"}`), &hook.Decision{Updates: map[string]any{"arguments": "rm -rf /"}}, "must be a JSON object"},
+		{"revise without instruction", hook.Stop, &hook.StopPayload{}, &hook.Decision{Action: hook.Revise, Instruction: "  "}, "non-empty instruction"},
+		{"context not allowed", hook.PreToolUse, toolPayload(`{}`), &hook.Decision{Context: "psst"}, "cannot add context"},
+		{"compaction block not auto", hook.PreCompact, &hook.PreCompactPayload{Trigger: "manual"}, &hook.Decision{Action: hook.Block}, "only automatic"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := hook.NewRegistry()
+			mustRegister(t, r, tc.hook, decide(tc.d), hook.As("bad"))
+			before, _ := json.Marshal(tc.p)
+			out := r.Run(context.Background(), tc.p)
+			if out.Action != hook.Continue || out.Rewritten || len(out.Context) != 0 {
+				t.Errorf("violating decision had an effect: %+v", out)
+			}
+			after, _ := json.Marshal(out.Payload)
+			if !bytes.Equal(before[bytes.Index(before, []byte(`,"runtime_id"`)):], after[bytes.Index(after, []byte(`,"runtime_id"`)):]) {
+				t.Errorf("payload changed: %s -> %s", before, after)
+			}
+			if len(out.Failures) != 1 || !out.Failures[0].Violation || !errors.Is(out.Failures[0].Err, hook.ErrViolation) || !strings.Contains(out.Failures[0].Err.Error(), tc.want) {
+				t.Errorf("failures = %+v, want a violation mentioning %q", out.Failures, tc.want)
+			}
+		})
+	}
+}
+
+func TestFailuresAreIsolatedUnlessFailClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := hook.NewRegistry()
+		mustRegister(t, r, hook.PreToolUse, hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+			return nil, errors.New("database down")
+		}), hook.As("erring"))
+		mustRegister(t, r, hook.PreToolUse, hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+			panic("nil map")
+		}), hook.As("panicking"))
+		mustRegister(t, r, hook.PreToolUse, hook.HandlerFunc(func(ctx context.Context, _ hook.Payload) (*hook.Decision, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}), hook.As("slow"), hook.Timeout(5*time.Second))
+		mustRegister(t, r, hook.PreToolUse, decide(&hook.Decision{Action: hook.Allow}), hook.As("ok"))
+		start := time.Now()
+		out := r.Run(context.Background(), toolPayload(`{}`))
+		if out.Action != hook.Allow || len(out.Failures) != 3 {
+			t.Fatalf("outcome = %+v", out)
+		}
+		for i, want := range []string{"database down", "panic: nil map", "timed out after 5s"} {
+			if !strings.Contains(out.Failures[i].Err.Error(), want) {
+				t.Errorf("failure %d = %v, want %q", i, out.Failures[i].Err, want)
+			}
+		}
+		if waited := time.Since(start); waited != 5*time.Second {
+			t.Errorf("the slow hook held the run for %v", waited)
+		}
+
+		fc := hook.NewRegistry()
+		mustRegister(t, fc, hook.PermissionRequest, hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+			return nil, errors.New("policy service unreachable")
+		}), hook.As("guard"), hook.FailClosed())
+		mustRegister(t, fc, hook.PermissionRequest, decide(&hook.Decision{Action: hook.Allow}), hook.As("later"), hook.Priority(5))
+		out = fc.Run(context.Background(), &hook.PermissionRequestPayload{})
+		if out.Action != hook.Deny || out.By != "guard" || !strings.Contains(out.Reason, "policy service unreachable") || !out.Failures[0].FailClosed {
+			t.Errorf("fail-closed outcome = %+v", out)
+		}
+	})
+}
+
+func TestReviseCollectsInstructionsAndBeatsAccept(t *testing.T) {
+	r := hook.NewRegistry()
+	mustRegister(t, r, hook.PostVerify, decide(&hook.Decision{Action: hook.Accept}), hook.As("a"))
+	mustRegister(t, r, hook.PostVerify, decide(&hook.Decision{Action: hook.Revise, Instruction: "add a test"}), hook.As("b"))
+	mustRegister(t, r, hook.PostVerify, decide(&hook.Decision{Action: hook.Revise, Instruction: "update the docs"}), hook.As("c"))
+	out := r.Run(context.Background(), &hook.PostVerifyPayload{})
+	if out.Action != hook.Revise || out.Instruction != "add a test\n\nupdate the docs" || out.By != "b" {
+		t.Errorf("outcome = %+v", out)
+	}
+}
+
+func TestContextIsCollected(t *testing.T) {
+	r := hook.NewRegistry()
+	mustRegister(t, r, hook.TurnStart, decide(&hook.Decision{Context: "branch: main"}), hook.As("git"))
+	mustRegister(t, r, hook.TurnStart, decide(&hook.Decision{Context: "ticket: ORC-7"}), hook.As("jira"))
+	if out := r.Run(context.Background(), &hook.TurnStartPayload{}); !slices.Equal(out.Context, []string{"branch: main", "ticket: ORC-7"}) {
+		t.Errorf("context = %v", out.Context)
+	}
+}
+
+func TestUnregisterAndConcurrentUse(t *testing.T) {
+	r := hook.NewRegistry()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			un, err := r.Register(hook.Stop, decide(nil), hook.As(string(rune('a'+i))))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			r.Run(context.Background(), &hook.StopPayload{})
+			un()
+		})
+	}
+	wg.Wait()
+	if r.Has(hook.Stop) || len(r.Handlers(hook.Stop)) != 0 {
+		t.Errorf("handlers left: %v", r.Handlers(hook.Stop))
+	}
+}
+
+// Every payload, as sent, satisfies its hook's published schema.
+func TestPayloadsSatisfyTheirSchemas(t *testing.T) {
+	samples := []hook.Payload{
+		&hook.SessionStartPayload{Source: "new"},
+		&hook.SessionEndPayload{Reason: "closed"},
+		&hook.UserPromptSubmitPayload{Prompt: "fix it"},
+		&hook.TurnStartPayload{Input: "fix it"},
+		toolPayload(`{"command":"ls"}`),
+		&hook.PermissionRequestPayload{ToolCall: hook.ToolCall{ToolName: "Edit", ToolUseID: "u", Arguments: json.RawMessage(`{}`)}, Reason: "edits ask"},
+		&hook.PostToolUsePayload{ToolCall: hook.ToolCall{ToolName: "Read", ToolUseID: "u", Arguments: json.RawMessage(`{}`)}, Output: "1\tx"},
+		&hook.PostToolUseFailurePayload{ToolCall: hook.ToolCall{ToolName: "Read", ToolUseID: "u", Arguments: json.RawMessage(`{}`)}, Error: "missing"},
+		&hook.PreCompactPayload{Trigger: "auto"},
+		&hook.SubagentStartPayload{Agent: "explorer", Prompt: "look"},
+		&hook.SubagentStopPayload{Agent: "explorer", Answer: "found"},
+		&hook.StopPayload{Answer: "done", Iterations: 3},
+		&hook.PostVerifyPayload{Answer: "done", Verification: &hook.Verification{Command: "go test ./...", Passed: true}},
+	}
+	r := hook.NewRegistry()
+	for _, p := range samples {
+		r.Run(context.Background(), p) // stamps hook and version
+		CheckPayload(t, p)
+	}
+}
+
+// CheckPayload validates p's JSON against its hook's schema.
+func CheckPayload(t *testing.T, p hook.Payload) {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(hook.Schema(p.Hook())))
+	if err != nil {
+		t.Fatalf("%s schema: %v", p.Hook(), err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AddResource("payload.json", doc)
+	sch, err := c.Compile("payload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(p)
+	v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err := sch.Validate(v); err != nil {
+		t.Errorf("%s payload %s does not satisfy its schema: %v", p.Hook(), raw, err)
+	}
+}

@@ -1,0 +1,156 @@
+package hook
+
+import "encoding/json"
+
+// Version is the version of every payload shape; it changes when a field
+// is removed or changes meaning (adding a field does not change it).
+const Version = 1
+
+// Common is the part every payload has.
+type Common struct {
+	HookName  Name   `json:"hook" jsonschema:"the hook's name"`
+	Version   int    `json:"version" jsonschema:"the payload shape version"`
+	RuntimeID string `json:"runtime_id" jsonschema:"the runtime running the agent"`
+	SessionID string `json:"session_id" jsonschema:"the user's session"`
+	TurnID    string `json:"turn_id,omitempty" jsonschema:"the turn, when the hook fires inside one"`
+	Cwd       string `json:"cwd" jsonschema:"the workspace root folder"`
+}
+
+func (c *Common) common() *Common { return c }
+
+// Payload is what a hook handler receives: one of the *…Payload types of
+// this package.
+type Payload interface {
+	// Hook names the hook the payload belongs to.
+	Hook() Name
+	common() *Common
+}
+
+// SessionStartPayload is sent when a live session opens.
+type SessionStartPayload struct {
+	Common
+	Source string `json:"source" jsonschema:"new or resumed"`
+}
+
+// SessionEndPayload is sent when a live session closes.
+type SessionEndPayload struct {
+	Common
+	Reason string `json:"reason" jsonschema:"why the session ended"`
+}
+
+// UserPromptSubmitPayload is sent when user input is about to enter a turn.
+type UserPromptSubmitPayload struct {
+	Common
+	Prompt string `json:"prompt" jsonschema:"the user's input (rewritable)"`
+}
+
+// TurnStartPayload is sent when the executor starts a turn.
+type TurnStartPayload struct {
+	Common
+	Input string `json:"input" jsonschema:"the turn's input after USER_PROMPT_SUBMIT"`
+}
+
+// ToolCall is the part of the tool payloads that names the call.
+type ToolCall struct {
+	ToolName  string          `json:"tool_name" jsonschema:"the tool's name"`
+	ToolUseID string          `json:"tool_use_id" jsonschema:"the model's id of the call"`
+	Arguments json.RawMessage `json:"arguments" jsonschema:"the call's input object"`
+}
+
+// PreToolUsePayload is sent for a validated tool call, before policy and
+// approval.
+type PreToolUsePayload struct {
+	Common
+	ToolCall
+}
+
+// PermissionRequestPayload is sent when a tool call needs approval.
+type PermissionRequestPayload struct {
+	Common
+	ToolCall
+	Reason     string `json:"reason" jsonschema:"why the call needs approval"`
+	Suggestion string `json:"suggestion,omitempty" jsonschema:"a permission rule that would allow such calls"`
+}
+
+// PostToolUsePayload is sent after a tool call succeeded.
+type PostToolUsePayload struct {
+	Common
+	ToolCall
+	Output string `json:"output" jsonschema:"the observation the model will see"`
+}
+
+// PostToolUseFailurePayload is sent after a tool call failed.
+type PostToolUseFailurePayload struct {
+	Common
+	ToolCall
+	Error string `json:"error" jsonschema:"the error observation the model will see"`
+}
+
+// PreCompactPayload is sent before the transcript is compacted.
+type PreCompactPayload struct {
+	Common
+	Trigger      string `json:"trigger" jsonschema:"auto, manual or recovery"`
+	Instructions string `json:"instructions" jsonschema:"what the summary must preserve (rewritable)"`
+}
+
+// SubagentStartPayload is sent when a subagent fork starts.
+type SubagentStartPayload struct {
+	Common
+	Agent  string `json:"agent" jsonschema:"the subagent's name"`
+	Prompt string `json:"prompt" jsonschema:"the fork's task (rewritable)"`
+}
+
+// SubagentStopPayload is sent when a subagent fork is about to finish.
+type SubagentStopPayload struct {
+	Common
+	Agent  string `json:"agent" jsonschema:"the subagent's name"`
+	Answer string `json:"answer" jsonschema:"the fork's answer"`
+}
+
+// StopPayload is sent when the agent is about to end its turn with an
+// answer.
+type StopPayload struct {
+	Common
+	Answer     string `json:"answer" jsonschema:"the answer the turn would end with"`
+	Iterations int    `json:"iterations" jsonschema:"model calls so far in the turn"`
+}
+
+// Verification is the result of the built-in verification of a turn.
+type Verification struct {
+	Command string `json:"command" jsonschema:"the verification command"`
+	Passed  bool   `json:"passed" jsonschema:"whether it passed"`
+	Output  string `json:"output" jsonschema:"its output"`
+}
+
+// PostVerifyPayload is sent after the built-in verification of a finished
+// turn.
+type PostVerifyPayload struct {
+	Common
+	Answer       string        `json:"answer" jsonschema:"the turn's answer"`
+	Verification *Verification `json:"verification,omitempty" jsonschema:"the built-in verification, when one ran"`
+}
+
+// Hook implementations.
+func (*SessionStartPayload) Hook() Name       { return SessionStart }
+func (*SessionEndPayload) Hook() Name         { return SessionEnd }
+func (*UserPromptSubmitPayload) Hook() Name   { return UserPromptSubmit }
+func (*TurnStartPayload) Hook() Name          { return TurnStart }
+func (*PreToolUsePayload) Hook() Name         { return PreToolUse }
+func (*PermissionRequestPayload) Hook() Name  { return PermissionRequest }
+func (*PostToolUsePayload) Hook() Name        { return PostToolUse }
+func (*PostToolUseFailurePayload) Hook() Name { return PostToolUseFailure }
+func (*PreCompactPayload) Hook() Name         { return PreCompact }
+func (*SubagentStartPayload) Hook() Name      { return SubagentStart }
+func (*SubagentStopPayload) Hook() Name       { return SubagentStop }
+func (*StopPayload) Hook() Name               { return Stop }
+func (*PostVerifyPayload) Hook() Name         { return PostVerify }
+
+// Payloads returns a zero payload of every hook, in the order of Names
+// (for documentation and schema generation).
+func Payloads() []Payload {
+	return []Payload{
+		&SessionStartPayload{}, &SessionEndPayload{}, &UserPromptSubmitPayload{}, &TurnStartPayload{},
+		&PreToolUsePayload{}, &PermissionRequestPayload{}, &PostToolUsePayload{}, &PostToolUseFailurePayload{},
+		&PreCompactPayload{}, &SubagentStartPayload{}, &SubagentStopPayload{}, &StopPayload{}, &PostVerifyPayload{},
+	}
+}
