@@ -27,13 +27,24 @@ const (
 	// UserMessageInjected: messages the user queued while the turn ran
 	// entered it at an iteration boundary.
 	UserMessageInjected Name = "user_message_injected"
-	TurnCompleted       Name = "turn_completed"
+	// ToolBlocked: a tool call was refused (by a hook, the policy or the
+	// approver) and did not run.
+	ToolBlocked       Name = "tool_blocked"
+	ApprovalRequested Name = "approval_requested"
+	ApprovalResolved  Name = "approval_resolved"
+	// HookFailed: a hook handler failed or broke its hook's contract.
+	HookFailed Name = "hook_failed"
+	// MiddlewareFailed: a middleware failed after the call it wraps had
+	// completed; the completed result was kept.
+	MiddlewareFailed Name = "middleware_failed"
+	TurnCompleted    Name = "turn_completed"
 )
 
 // Names lists every event name the runtime emits.
 var Names = []Name{
 	TurnStarted, IterationStarted, LLMCallStarted, LLMDelta, LLMCallCompleted, LLMCallFailed,
-	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, TurnCompleted,
+	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, ToolBlocked,
+	ApprovalRequested, ApprovalResolved, HookFailed, MiddlewareFailed, TurnCompleted,
 }
 
 // Event is one thing that happened in a run.
@@ -123,10 +134,50 @@ type UserMessageData struct {
 	Messages  []string `json:"messages"`
 }
 
+// ToolBlockedData is the data of ToolBlocked.
+type ToolBlockedData struct {
+	Iteration int             `json:"iteration"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	// By is who refused: "hook:<name>", "policy", "approver".
+	By     string `json:"by"`
+	Reason string `json:"reason"`
+}
+
+// ApprovalData is the data of ApprovalRequested and ApprovalResolved.
+type ApprovalData struct {
+	ToolUseID string          `json:"tool_use_id"`
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	Reason    string          `json:"reason"`
+	// Resolved only:
+	Allowed bool   `json:"allowed"`
+	Scope   string `json:"scope,omitempty"`
+	By      string `json:"by,omitempty"`
+}
+
+// HookFailedData is the data of HookFailed.
+type HookFailedData struct {
+	Hook       string `json:"hook"`
+	Handler    string `json:"handler"`
+	Error      string `json:"error"`
+	Violation  bool   `json:"violation"`
+	FailClosed bool   `json:"fail_closed"`
+}
+
+// MiddlewareFailedData is the data of MiddlewareFailed.
+type MiddlewareFailedData struct {
+	Chain      string `json:"chain"`
+	Middleware string `json:"middleware"`
+	Error      string `json:"error"`
+}
+
 // TurnCompletedData is the data of TurnCompleted.
 type TurnCompletedData struct {
 	StopReason string    `json:"stop_reason"`
 	Answer     string    `json:"answer"`
+	Reason     string    `json:"reason,omitempty"`
 	Iterations int       `json:"iterations"`
 	ToolCalls  int       `json:"tool_calls"`
 	Usage      llm.Usage `json:"usage"`

@@ -9,7 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+// No test may leave a goroutine behind: not the turn's, not a spinner's.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // orca runs the orca command line in-process and returns what it wrote
 // and its exit code.
@@ -241,6 +246,53 @@ func TestRunText(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
+	}
+	// Not a terminal: nothing is animated or redrawn.
+	if strings.ContainsAny(stdout, "\r\x1b") {
+		t.Errorf("stdout has terminal controls: %q", stdout)
+	}
+}
+
+func TestRunTerminal(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sc := writeScript(t,
+		`{"text": "Writing.", "tool_calls": [{"name": "Write", "input": {"file_path": "a.txt", "content": "x\n"}}, {"name": "Read", "input": {"file_path": "missing.txt"}}]}`,
+		`{"text": "Done.", "usage": {"input_tokens": 1234, "output_tokens": 340}}`,
+	)
+	// On a terminal each tool call's line is a spinner, replaced by the
+	// bullet line when the call ends. (How many frames it draws depends on
+	// how long the tools take: the renderer's tests count them.)
+	out := &fakeTerminal{}
+	var errOut bytes.Buffer
+	code := execute(t.Context(), []string{"run", "--script", sc, "-w", ws, "write", "a", "file"}, strings.NewReader(""), out, &errOut)
+	stdout := out.String()
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%q\nstderr:\n%s", code, stdout, errOut.String())
+	}
+	for _, want := range []string{
+		"❯ write a file\n\nWriting.\n\n" + eraseLine + "⠋ Write a.txt (0s)",
+		eraseLine + "● Write a.txt\n  ⎿  ",
+		"\n\n" + eraseLine + "⠋ Read missing.txt (0s)",
+		eraseLine + "● Read missing.txt\n  ✗  ",
+		"Done.\n\n✓ answered · 2 iterations · 2 tool calls · 1.2k tokens in · 340 out", // then the wall time, unless it rounds to 0
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%q", want, stdout)
+		}
+	}
+	if n := strings.Count(stdout, "●"); n != 2 {
+		t.Errorf("%d bullet lines, want one per tool call:\n%q", n, stdout)
+	}
+
+	// --json on a terminal: still exactly one event per line.
+	out = &fakeTerminal{}
+	code = execute(t.Context(), []string{"run", "--script", sc, "-w", ws, "--json", "write", "a", "file"}, strings.NewReader(""), out, &errOut)
+	if code != 0 {
+		t.Fatalf("--json: exit %d: %s", code, errOut.String())
+	}
+	if evs := parseEvents(t, out.String()); len(toolEvents(evs)) != 2 {
+		t.Errorf("--json: tool events: %v", toolEvents(evs))
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,11 +35,13 @@ func (r *jsonRenderer) render(ev event.Event) {
 	}
 }
 
+func (r *jsonRenderer) close() {}
+
 func (r *jsonRenderer) err() error { return r.first }
 
 // Limits of the text rendering of observations.
 const (
-	maxObservationLines = 8   // lines of an observation shown under its tool call
+	maxObservationLines = 8   // lines of an observation shown under its tool call (the fold)
 	maxLineRunes        = 160 // runes of one observation line
 	maxSummaryRunes     = 100 // runes of a tool call's one-line summary
 )
@@ -53,27 +56,54 @@ const (
 //	     … +9 lines
 //
 // Failed tool calls show ✗ in place of ⎿.
+//
+// On a terminal, the bullet line of a running tool call is a spinner
+// instead, redrawn in place with the seconds elapsed (⠹ Read calc.go (2s));
+// when the call ends, the bullet line replaces it. Elsewhere the bullet
+// line is written when the call starts and nothing is ever redrawn.
+//
+// render is called from one goroutine; close ends the rendering.
 type textRenderer struct {
+	ctx   context.Context // the turn's: cancelling it stops the spinner
 	w     io.Writer
+	opt   textOptions
 	first error
 
 	wrote    bool // something was written: blocks are separated by a blank line
 	midLine  bool // the last write did not end a line
 	streamed bool // the current model call streamed text
 	start    time.Time
+
+	spin     *spinner // animates the running tool call's line, or nil
+	spinLine string   // that line, without its bullet
+	header   string   // the running tool call's header, written when it ends
 }
 
-func newTextRenderer(w io.Writer) *textRenderer { return &textRenderer{w: w} }
+func newTextRenderer(ctx context.Context, w io.Writer, opt textOptions) *textRenderer {
+	return &textRenderer{ctx: ctx, w: w, opt: opt}
+}
 
 func (r *textRenderer) err() error { return r.first }
+
+// close ends the rendering: a spinner still running stops and leaves its
+// tool call's bullet line.
+func (r *textRenderer) close() { r.endToolLine() }
 
 func (r *textRenderer) write(s string) {
 	if r.first != nil || s == "" {
 		return
 	}
-	_, r.first = io.WriteString(r.w, s)
+	r.rawWrite(s)
 	r.wrote = true
 	r.midLine = !strings.HasSuffix(s, "\n")
+}
+
+// rawWrite writes s without tracking lines: for the spinner's line, which
+// is always erased before anything else is written.
+func (r *textRenderer) rawWrite(s string) {
+	if r.first == nil {
+		_, r.first = io.WriteString(r.w, s)
+	}
 }
 
 // endLine ends a line the streamed text left open.
@@ -91,7 +121,48 @@ func (r *textRenderer) block() {
 	}
 }
 
+// startToolLine shows header, the bullet line of a tool call that
+// started: on a terminal as a spinner until the call ends, else at once.
+func (r *textRenderer) startToolLine(header string) {
+	if !r.opt.terminal {
+		r.write(header)
+		return
+	}
+	first, _, _ := strings.Cut(header, "\n")
+	r.header, r.spinLine = header, strings.TrimPrefix(first, "● ")
+	r.spin = startSpinner(r.ctx, r.drawSpinner)
+}
+
+// drawSpinner draws the spinner's line over itself. It draws the first
+// frame on the renderer's goroutine and the others on the spinner's, which
+// is the only writer while the spinner runs.
+func (r *textRenderer) drawSpinner(frame rune, elapsed time.Duration) {
+	line := r.spinLine
+	suffix := fmt.Sprintf(" (%ds)", int(elapsed/time.Second))
+	if r.opt.width > 0 {
+		// Leave the last column free: some terminals wrap on it.
+		line = clip(line, max(1, r.opt.width-1-2-utf8.RuneCountInString(suffix)))
+	}
+	r.rawWrite(eraseLine + string(frame) + " " + line + suffix)
+}
+
+// endToolLine stops the running tool call's spinner, if any, and replaces
+// its line with the call's bullet line, written once.
+func (r *textRenderer) endToolLine() {
+	if r.spin == nil {
+		return
+	}
+	r.spin.halt()
+	r.spin = nil
+	r.rawWrite(eraseLine)
+	r.write(r.header)
+	r.header, r.spinLine = "", ""
+}
+
 func (r *textRenderer) render(ev event.Event) {
+	// Whatever comes after a tool call's start (its end, normally) ends
+	// its spinner.
+	r.endToolLine()
 	switch d := ev.Data.(type) {
 	case *event.TurnStartedData:
 		r.start = ev.Time
@@ -129,7 +200,7 @@ func (r *textRenderer) render(ev event.Event) {
 		switch ev.Name {
 		case event.ToolExecStarted:
 			r.block()
-			r.write(toolHeader(d.ToolName, d.Input))
+			r.startToolLine(toolHeader(d.ToolName, d.Input))
 		case event.ToolExecCompleted, event.ToolExecFailed:
 			if !d.IsError && d.ToolName == "TodoWrite" && todos(d.Input) != nil {
 				return // the list under the header says it all
@@ -137,8 +208,12 @@ func (r *textRenderer) render(ev event.Event) {
 			r.write(observation(d.Output, d.IsError))
 		}
 	case *event.TurnCompletedData:
+		var took time.Duration
+		if !r.start.IsZero() {
+			took = ev.Time.Sub(r.start)
+		}
 		r.block()
-		r.write(summary(d, ev.Time.Sub(r.start)))
+		r.write(summary(d, took))
 	}
 }
 
@@ -280,9 +355,7 @@ func summary(d *event.TurnCompletedData, took time.Duration) string {
 		plural(d.Iterations, "iteration"),
 		plural(d.ToolCalls, "tool call"),
 	}
-	if n := d.Usage.Total(); n > 0 {
-		parts = append(parts, plural(int(n), "token"))
-	}
+	parts = append(parts, tokens(d.Usage)...)
 	if took = took.Round(time.Millisecond); took > 0 {
 		parts = append(parts, took.String())
 	}
@@ -291,6 +364,39 @@ func summary(d *event.TurnCompletedData, took time.Duration) string {
 		s += indent("  ", "  ", d.Error) + "\n"
 	}
 	return s
+}
+
+// tokens says how many tokens went in and out, when the provider counted
+// any: "1.2k tokens in", "340 out". Cache reads and writes count as in.
+func tokens(u llm.Usage) []string {
+	in, out := u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens, u.OutputTokens
+	switch {
+	case in > 0 && out > 0:
+		return []string{tokenCount(in) + " tokens in", tokenCount(out) + " out"}
+	case in > 0:
+		return []string{tokenCount(in) + " tokens in"}
+	case out > 0:
+		return []string{tokenCount(out) + " tokens out"}
+	}
+	return nil
+}
+
+// tokenCount writes n short: 340, 1.2k, 12.3k, 456k, 1.2M.
+func tokenCount(n int64) string {
+	short := func(v float64, unit string) string {
+		s := strconv.FormatFloat(v, 'f', 0, 64)
+		if v < 99.95 {
+			s = strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0")
+		}
+		return s + unit
+	}
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 999_500:
+		return short(float64(n)/1e3, "k")
+	}
+	return short(float64(n)/1e6, "M")
 }
 
 func plural(n int, what string) string {

@@ -1,9 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
+	"unicode/utf8"
+
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
 )
 
 func TestObservation(t *testing.T) {
@@ -49,5 +60,250 @@ func TestToolHeader(t *testing.T) {
 		if got := toolHeader(tc.name, json.RawMessage(tc.input)); got != tc.want {
 			t.Errorf("%s %s: got %q, want %q", tc.name, tc.input, got, tc.want)
 		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	for _, tc := range []struct {
+		usage llm.Usage
+		took  time.Duration
+		want  string
+	}{
+		{llm.Usage{}, 0, "✓ answered · 2 iterations · 1 tool call\n"},
+		{llm.Usage{InputTokens: 1000, CacheReadTokens: 200, OutputTokens: 340}, 1500 * time.Millisecond,
+			"✓ answered · 2 iterations · 1 tool call · 1.2k tokens in · 340 out · 1.5s\n"},
+		{llm.Usage{InputTokens: 12}, 677 * time.Millisecond, "✓ answered · 2 iterations · 1 tool call · 12 tokens in · 677ms\n"},
+		{llm.Usage{OutputTokens: 9}, 0, "✓ answered · 2 iterations · 1 tool call · 9 tokens out\n"},
+	} {
+		d := &event.TurnCompletedData{StopReason: "answered", Iterations: 2, ToolCalls: 1, Usage: tc.usage}
+		if got := summary(d, tc.took); got != tc.want {
+			t.Errorf("%+v: got %q, want %q", tc.usage, got, tc.want)
+		}
+	}
+	d := &event.TurnCompletedData{StopReason: "max_iterations", Iterations: 1, Error: "it broke\nbadly"}
+	if got, want := summary(d, 0), "✗ max iterations · 1 iteration · 0 tool calls\n  it broke\n  badly\n"; got != want {
+		t.Errorf("failed turn: got %q, want %q", got, want)
+	}
+}
+
+func TestTokenCount(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0", 340: "340", 999: "999", 1000: "1k", 1234: "1.2k", 12_345: "12.3k", 99_949: "99.9k",
+		99_950: "100k", 123_456: "123k", 999_499: "999k", 999_500: "1M", 1_234_567: "1.2M",
+	} {
+		if got := tokenCount(n); got != want {
+			t.Errorf("tokenCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// fakeTerminal is a writer that passes for a terminal width columns wide
+// (0: unknown). It is safe for concurrent use: the spinner writes from its
+// own goroutine.
+type fakeTerminal struct {
+	width int
+	mu    sync.Mutex
+	buf   bytes.Buffer
+}
+
+func (f *fakeTerminal) terminal() (int, bool) { return f.width, true }
+
+func (f *fakeTerminal) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf.Write(p)
+}
+
+func (f *fakeTerminal) String() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf.String()
+}
+
+// newEvent returns an event called name, stamped now.
+func newEvent(name event.Name, data any) event.Event {
+	return event.Event{Name: name, Time: time.Now(), Data: data}
+}
+
+func toolEvent(name event.Name, tool, input, output string) event.Event {
+	return newEvent(name, &event.ToolData{ToolName: tool, Input: json.RawMessage(input), Output: output, IsError: name == event.ToolExecFailed})
+}
+
+// spinFrame returns the line the spinner draws for tick i (0: the first
+// frame, drawn at once) of a tool call shown as line, at spinInterval per
+// tick.
+func spinFrame(i int, line string) string {
+	frames := []rune(spinFrames)
+	elapsed := time.Duration(i) * spinInterval
+	return eraseLine + string(frames[i%len(frames)]) + " " + line + " (" + strconv.Itoa(int(elapsed/time.Second)) + "s)"
+}
+
+// The spinner's tests run in a synctest bubble: time is fake, so a
+// time.Sleep there advances the clock at once, and synctest.Wait returns
+// when the spinner's goroutine is blocked again, having drawn what it had
+// to. synctest.Test also fails if the goroutine outlives the test.
+
+func TestSpinner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &fakeTerminal{}
+		r := newTextRenderer(t.Context(), out, textOptionsFor(out))
+		r.render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "fix it"}))
+		r.render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "calc.go"}`, ""))
+		// The first frame is drawn at once.
+		want := "❯ fix it\n\n" + spinFrame(0, "Read calc.go")
+		if got := out.String(); got != want {
+			t.Fatalf("when the tool starts:\ngot  %q\nwant %q", got, want)
+		}
+		synctest.Wait()
+		if got := out.String(); got != want {
+			t.Fatalf("the spinner drew before its first tick:\ngot  %q\nwant %q", got, want)
+		}
+		// One frame per tick, with the seconds elapsed.
+		time.Sleep(1200 * time.Millisecond)
+		synctest.Wait()
+		for i := 1; i <= 12; i++ {
+			want += spinFrame(i, "Read calc.go")
+		}
+		if got := out.String(); got != want {
+			t.Fatalf("after 1.2s:\ngot  %q\nwant %q", got, want)
+		}
+		// The tool's end stops the spinner at once: its goroutine has
+		// exited when render returns, and the bullet line is written once.
+		sp := r.spin
+		r.render(toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "calc.go"}`, "package calc\n"))
+		select {
+		case <-sp.done:
+		default:
+			t.Fatal("the spinner's goroutine is still running after the tool completed")
+		}
+		if r.spin != nil {
+			t.Error("the renderer still has a spinner")
+		}
+		want += eraseLine + "● Read calc.go\n  ⎿  package calc\n"
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := out.String(); got != want {
+			t.Fatalf("after the tool completed:\ngot  %q\nwant %q", got, want)
+		}
+		// The next tool call gets a spinner of its own, from frame 0; a
+		// failure ends it too. TodoWrite spins on its first line and shows
+		// its list when it ends.
+		r.render(toolEvent(event.ToolExecStarted, "TodoWrite", `{"todos": [{"content": "a", "status": "pending"}]}`, ""))
+		time.Sleep(spinInterval)
+		synctest.Wait()
+		r.render(toolEvent(event.ToolExecFailed, "TodoWrite", `{"todos": [{"content": "a", "status": "pending"}]}`, "bad list"))
+		want += "\n" + spinFrame(0, "TodoWrite") + spinFrame(1, "TodoWrite") + eraseLine + "● TodoWrite\n  ☐ a\n  ✗  bad list\n"
+		r.close()
+		if got := out.String(); got != want {
+			t.Fatalf("after a failed tool:\ngot  %q\nwant %q", got, want)
+		}
+		if err := r.err(); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+func TestSpinnerStopsWhenCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		out := &fakeTerminal{}
+		r := newTextRenderer(ctx, out, textOptionsFor(out))
+		r.render(toolEvent(event.ToolExecStarted, "Bash", `{"command": "sleep 100"}`, ""))
+		time.Sleep(spinInterval)
+		synctest.Wait()
+		sp := r.spin
+		cancel()
+		synctest.Wait()
+		select {
+		case <-sp.done:
+		default:
+			t.Fatal("the spinner's goroutine is still running after the context was cancelled")
+		}
+		// No more frames; the call's end still replaces the line.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		want := spinFrame(0, "Bash sleep 100") + spinFrame(1, "Bash sleep 100")
+		if got := out.String(); got != want {
+			t.Fatalf("after the cancellation:\ngot  %q\nwant %q", got, want)
+		}
+		r.render(toolEvent(event.ToolExecFailed, "Bash", `{"command": "sleep 100"}`, "cancelled"))
+		want += eraseLine + "● Bash sleep 100\n  ✗  cancelled\n"
+		if got := out.String(); got != want {
+			t.Fatalf("after the tool failed:\ngot  %q\nwant %q", got, want)
+		}
+	})
+}
+
+func TestSpinnerEndsWithTheTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The stream ends while a tool runs: close stops the spinner and
+		// leaves the bullet line.
+		out := &fakeTerminal{}
+		r := newTextRenderer(t.Context(), out, textOptionsFor(out))
+		r.render(toolEvent(event.ToolExecStarted, "Glob", `{"pattern": "*.go"}`, ""))
+		sp := r.spin
+		r.close()
+		select {
+		case <-sp.done:
+		default:
+			t.Fatal("the spinner's goroutine is still running after close")
+		}
+		r.close() // twice is fine
+		if got, want := out.String(), spinFrame(0, "Glob *.go")+eraseLine+"● Glob *.go\n"; got != want {
+			t.Fatalf("closed:\ngot  %q\nwant %q", got, want)
+		}
+
+		// Any other event ends the spinner too, before it is shown.
+		out = &fakeTerminal{}
+		r = newTextRenderer(t.Context(), out, textOptionsFor(out))
+		r.render(toolEvent(event.ToolExecStarted, "Glob", `{"pattern": "*.go"}`, ""))
+		r.render(newEvent(event.TurnCompleted, &event.TurnCompletedData{StopReason: "failed", Iterations: 1, ToolCalls: 1, Error: "boom"}))
+		r.close()
+		if got, want := out.String(), spinFrame(0, "Glob *.go")+eraseLine+"● Glob *.go\n\n✗ failed · 1 iteration · 1 tool call\n  boom\n"; got != want {
+			t.Fatalf("turn completed:\ngot  %q\nwant %q", got, want)
+		}
+	})
+}
+
+func TestSpinnerWidth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The spinner's line fits in the terminal, less its last column;
+		// the final bullet line is not clipped.
+		out := &fakeTerminal{width: 20}
+		r := newTextRenderer(t.Context(), out, textOptionsFor(out))
+		r.render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "a/long/path/to/file.go"}`, ""))
+		r.close()
+		line := "⠋ Read a/long… (0s)"
+		if n := utf8.RuneCountInString(line); n != 19 {
+			t.Fatalf("the test's line is %d runes", n)
+		}
+		if got, want := out.String(), eraseLine+line+eraseLine+"● Read a/long/path/to/file.go\n"; got != want {
+			t.Fatalf("got  %q\nwant %q", got, want)
+		}
+	})
+}
+
+func TestNoSpinnerOffTerminal(t *testing.T) {
+	// Not a terminal: the bullet line is written when the tool starts, no
+	// goroutine is started and nothing is redrawn.
+	var out bytes.Buffer
+	if opt := textOptionsFor(&out); opt.terminal {
+		t.Fatal("a buffer passes for a terminal")
+	}
+	if opt := textOptionsFor(os.Stdout); opt.terminal {
+		t.Skip("the tests' stdout is a terminal") // go test runs them with stdout on a pipe
+	}
+	r := newTextRenderer(t.Context(), &out, textOptionsFor(os.Stdout))
+	r.render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "calc.go"}`, ""))
+	if r.spin != nil {
+		t.Fatal("a spinner started off a terminal")
+	}
+	if got, want := out.String(), "● Read calc.go\n"; got != want {
+		t.Fatalf("when the tool starts: got %q, want %q", got, want)
+	}
+	r.render(toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "calc.go"}`, "ok"))
+	r.close()
+	if got, want := out.String(), "● Read calc.go\n  ⎿  ok\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }

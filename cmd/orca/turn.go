@@ -37,8 +37,8 @@ type turnConfig struct {
 }
 
 // runTurn builds a runtime with the default tools over the workspace, runs
-// one turn on it and renders its events on stdout as they happen. It
-// returns nil if the turn answered, an *exitError otherwise.
+// one turn on it and renders the turn's event stream on stdout as it comes.
+// It returns nil if the turn answered, an *exitError otherwise.
 func runTurn(ctx context.Context, stdout, stderr io.Writer, c turnConfig) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	rt, err := agent.New(agent.Definition{
@@ -59,13 +59,19 @@ func runTurn(ctx context.Context, stdout, stderr io.Writer, c turnConfig) error 
 	if c.json {
 		r = newJSONRenderer(stdout)
 	} else {
-		r = newTextRenderer(stdout)
+		r = newTextRenderer(ctx, stdout, textOptionsFor(stdout))
 	}
-	res, err := agent.NewExecutor().Execute(ctx, rt, agent.Request{
+	// The turn runs on the stream's goroutine; this one renders its events
+	// as they come, until the last.
+	s := agent.NewExecutor().Stream(ctx, rt, agent.Request{
 		SessionID: c.sessionID,
 		Input:     c.prompt,
-		OnEvent:   r.render,
 	})
+	for ev := range s.Events() {
+		r.render(ev)
+	}
+	r.close()
+	res, err := s.Result()
 	if res == nil {
 		return &exitError{code: exitTurn, err: err}
 	}
@@ -90,10 +96,14 @@ func newSessionID() string {
 	return "session_" + hex.EncodeToString(b[:])
 }
 
-// renderer shows a turn's events.
+// renderer shows a turn's events. Its methods are called from one
+// goroutine, the one that ranges over the turn's stream.
 type renderer interface {
-	// render shows one event; it is the executor's Request.OnEvent.
+	// render shows one event of the stream.
 	render(ev event.Event)
-	// err returns the first write error, if any.
+	// close ends the rendering, after the last event (or when the stream
+	// ended early): nothing is drawn after it.
+	close()
+	// err returns the first write error, if any; call it after close.
 	err() error
 }

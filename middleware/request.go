@@ -1,0 +1,212 @@
+package middleware
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/tool"
+)
+
+// ApplyToolRequest runs the tool_request chain over call and returns the
+// call to validate, approve and execute. The first middleware that fails
+// stops the chain; its error is an *Error naming it, and the runtime turns
+// it into an error observation for the model. With no middleware, call is
+// returned as it is.
+func (r *Registry) ApplyToolRequest(ctx context.Context, call *tool.Call) (*tool.Call, error) {
+	s := r.load()
+	if s == nil || len(s.toolRequest) == 0 {
+		return call, nil
+	}
+	if call == nil {
+		return nil, errors.New("middleware: tool_request: nil call")
+	}
+	for _, e := range s.toolRequest {
+		next, err := pipe(ctx, e.fn, call)
+		if err != nil {
+			return nil, &Error{Chain: ToolRequest, Middleware: e.name, Err: err}
+		}
+		call = next
+	}
+	return call, nil
+}
+
+// ApplyLLMRequest runs the llm_request chain over req and returns the
+// request to send. The first middleware that fails stops the chain; its
+// error is an *Error naming it, and the model call fails without reaching
+// the provider. With no middleware, req is returned as it is.
+//
+// # The cache guard
+//
+// The cache-sensitive prefix of a request is what providers cache between
+// calls: the system prompt, the tool definitions, and every message before
+// the newest user turn — all messages but the trailing run of user-role
+// messages (tool results are user messages). A middleware may change that
+// prefix only if it was registered with AllowCacheInvalidation and req, as
+// the caller passed it in, carries a Metadata.CacheInvalidationReason; a
+// middleware cannot grant itself the reason. Otherwise the chain stops
+// with an error wrapping ErrCacheInvalidation that says what changed
+// (System, Tools[i], Messages[i]). Changing, adding or removing messages
+// of the newest user turn, and adding messages after the prefix, is always
+// allowed.
+//
+// The prefix is copied by value before the first middleware runs — text,
+// ids, names, tool_use ids, content, is_error, input and schema bytes — so
+// edits made in place are caught as well as replaced slices. Model,
+// MaxTokens and Metadata are not part of the prefix.
+//
+// Middleware may edit req in place. A refused edit is not undone, so a
+// caller that keeps slices of req (a transcript) should not reuse req after
+// an error, and should hand over copies of what no middleware may touch.
+func (r *Registry) ApplyLLMRequest(ctx context.Context, req *llm.Request) (*llm.Request, error) {
+	s := r.load()
+	if s == nil || len(s.llmRequest) == 0 {
+		return req, nil
+	}
+	if req == nil {
+		return nil, errors.New("middleware: llm_request: nil request")
+	}
+	reason := req.Metadata.CacheInvalidationReason
+	before := takePrefix(req)
+	for _, e := range s.llmRequest {
+		next, err := pipe(ctx, e.fn, req)
+		if err != nil {
+			return nil, &Error{Chain: LLMRequest, Middleware: e.name, Err: err}
+		}
+		if what := before.diff(next); what != "" {
+			switch {
+			case !e.allowCache:
+				err = fmt.Errorf("%w: %s; the middleware is not registered with AllowCacheInvalidation", ErrCacheInvalidation, what)
+			case reason == "":
+				err = fmt.Errorf("%w: %s; the request carries no Metadata.CacheInvalidationReason", ErrCacheInvalidation, what)
+			}
+			if err != nil {
+				return nil, &Error{Chain: LLMRequest, Middleware: e.name, Err: err}
+			}
+			before = takePrefix(next) // the next middleware is judged against this one's output
+		}
+		req = next
+	}
+	return req, nil
+}
+
+// pipe calls one request middleware, turning a panic or a nil result into
+// an error.
+func pipe[Q any](ctx context.Context, fn func(context.Context, *Q) (*Q, error), q *Q) (out *Q, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	out, err = fn(ctx, q)
+	if err == nil && out == nil {
+		err = ErrNilResult
+	}
+	return out, err
+}
+
+// cachedLen returns how many of msgs belong to the cache-sensitive prefix:
+// all but the trailing run of user messages.
+func cachedLen(msgs []llm.Message) int {
+	k := len(msgs)
+	for k > 0 && msgs[k-1].Role == llm.RoleUser {
+		k--
+	}
+	return k
+}
+
+// prefix is a copy, by value, of a request's cache-sensitive prefix. Its
+// blocks share one slice and its bytes one arena, so a copy costs four
+// allocations whatever the length of the conversation.
+type prefix struct {
+	system string
+	tools  []llm.ToolDefinition
+	msgs   []llm.Message
+}
+
+func takePrefix(r *llm.Request) prefix {
+	msgs := r.Messages[:cachedLen(r.Messages)]
+	nBlocks, nBytes := 0, 0
+	for _, t := range r.Tools {
+		nBytes += len(t.InputSchema)
+	}
+	for _, m := range msgs {
+		nBlocks += len(m.Content)
+		for _, b := range m.Content {
+			nBytes += len(b.Input)
+		}
+	}
+	arena := make([]byte, 0, nBytes)
+	keep := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		start := len(arena)
+		arena = append(arena, b...)
+		return arena[start:len(arena):len(arena)]
+	}
+	p := prefix{system: r.System}
+	if len(r.Tools) > 0 {
+		p.tools = make([]llm.ToolDefinition, len(r.Tools))
+		for i, t := range r.Tools {
+			t.InputSchema = keep(t.InputSchema)
+			p.tools[i] = t
+		}
+	}
+	if len(msgs) > 0 {
+		p.msgs = make([]llm.Message, len(msgs))
+		blocks := make([]llm.Block, 0, nBlocks)
+		for i, m := range msgs {
+			start := len(blocks)
+			for _, b := range m.Content {
+				b.Input = keep(b.Input)
+				blocks = append(blocks, b)
+			}
+			p.msgs[i] = llm.Message{Role: m.Role, Content: blocks[start:len(blocks):len(blocks)]}
+		}
+	}
+	return p
+}
+
+// diff says how r's prefix differs from p, or returns "" if it does not.
+func (p *prefix) diff(r *llm.Request) string {
+	if r.System != p.system {
+		return "System changed"
+	}
+	if len(r.Tools) != len(p.tools) {
+		return fmt.Sprintf("Tools changed from %d to %d definitions", len(p.tools), len(r.Tools))
+	}
+	for i, t := range p.tools {
+		u := r.Tools[i]
+		if u.Name != t.Name || u.Description != t.Description || !bytes.Equal(u.InputSchema, t.InputSchema) {
+			return fmt.Sprintf("Tools[%d] (%s) changed", i, t.Name)
+		}
+	}
+	for i, m := range p.msgs {
+		if i == len(r.Messages) {
+			return fmt.Sprintf("Messages[%d] (%s) removed", i, m.Role)
+		}
+		if !sameMessage(r.Messages[i], m) {
+			return fmt.Sprintf("Messages[%d] (%s) changed", i, m.Role)
+		}
+	}
+	return ""
+}
+
+func sameMessage(a, b llm.Message) bool {
+	if a.Role != b.Role || len(a.Content) != len(b.Content) {
+		return false
+	}
+	for i := range a.Content {
+		x, y := &a.Content[i], &b.Content[i]
+		if x.Type != y.Type || x.Text != y.Text || x.ID != y.ID || x.Name != y.Name ||
+			!bytes.Equal(x.Input, y.Input) || x.ToolUseID != y.ToolUseID ||
+			x.Content != y.Content || x.IsError != y.IsError {
+			return false
+		}
+	}
+	return true
+}
