@@ -206,14 +206,36 @@ func TestRetryableErrorsAreRetried(t *testing.T) {
 		if res.StopReason != agent.StopAnswered || res.Answer != "finally" {
 			t.Fatalf("result = %+v", res)
 		}
-		if waited := time.Since(start); waited != 3*time.Second {
-			t.Errorf("backoff waited %v, want 1s + 2s", waited)
+		// 1s and 2s, each with ±20% jitter.
+		if waited := time.Since(start); waited < 2400*time.Millisecond || waited > 3600*time.Millisecond {
+			t.Errorf("backoff waited %v, want 1s + 2s ± 20%%", waited)
 		}
 		failed := n.Events(event.LLMCallFailed)
 		if len(failed) != 2 || !failed[0].Data.(*event.LLMCallData).Retrying {
 			t.Errorf("llm_call_failed events = %+v", failed)
 		}
 	})
+}
+
+func TestBackoffHonoursRetryAfterAndCaps(t *testing.T) {
+	hinted := &llm.Error{Kind: llm.KindRateLimited, RetryAfter: 7 * time.Second}
+	if got := agent.Backoff(1, hinted); got != 7*time.Second {
+		t.Errorf("Retry-After 7s: waited %v", got)
+	}
+	if got := agent.Backoff(1, &llm.Error{Kind: llm.KindRateLimited, RetryAfter: time.Hour}); got != time.Minute {
+		t.Errorf("Retry-After 1h: waited %v, want the 1m cap", got)
+	}
+	seen := map[time.Duration]bool{}
+	for range 50 {
+		d := agent.Backoff(10, llm.ErrOverloaded)
+		if d < 24*time.Second || d > 36*time.Second {
+			t.Fatalf("attempt 10 waited %v, want 30s ± 20%%", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Error("backoff has no jitter")
+	}
 }
 
 func TestNonRetryableErrorFailsAtOnce(t *testing.T) {

@@ -64,7 +64,7 @@ func newRig(t *testing.T, tools ...tool.Tool) *rig {
 	}
 	t.Cleanup(func() { fs.Close() })
 	r.rt, err = agent.New(agent.Definition{Name: "rig", ToolProviders: []tool.Provider{tool.Static("t", tools...)}},
-		agent.Collaborators{Client: r.model, FS: fs, Bus: r.bus, Queues: r.queues})
+		agent.Collaborators{Client: r.model, FS: fs, Services: &agent.Services{Bus: r.bus, Queues: r.queues}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestQueuedMessageAfterAnswerContinuesTheTurn(t *testing.T) {
 		}
 		return r.model.Generate(ctx, req, onDelta)
 	})
-	rt, err := agent.New(agent.Definition{Name: "rig", ToolProviders: []tool.Provider{}}, agent.Collaborators{Client: client, FS: r.rt.FS(), Queues: r.queues})
+	rt, err := agent.New(agent.Definition{Name: "rig", ToolProviders: []tool.Provider{}}, agent.Collaborators{Client: client, FS: r.rt.FS(), Services: &agent.Services{Queues: r.queues}})
 	if err != nil {
 		t.Fatal(err)
 	}

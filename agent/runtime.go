@@ -18,7 +18,10 @@ import (
 	"sync"
 
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/middleware"
+	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tool/builtin"
@@ -66,28 +69,37 @@ type Collaborators struct {
 	Workspace string
 	// Logger receives the runtime's logs; slog.Default() if nil.
 	Logger *slog.Logger
-	// Bus, if set, receives every event of every turn (a process-wide
-	// service: the runtime never closes it).
-	Bus *event.Bus
-	// Queues, if set, holds messages users send while a turn runs; the
-	// executor drains a session's queue into its running turn at every
-	// iteration boundary (a process-wide service: never closed here).
-	Queues *queue.Manager
+	// Services are the process-wide hook and middleware registries, event
+	// bus and message queues (nil: none of them). The runtime never closes
+	// them.
+	Services *Services
+	// Policy decides which tool calls run, ask or are denied; nil allows
+	// every call.
+	Policy *policy.Policy
+	// Approver answers the calls the policy asks about; nil means
+	// policy.Headless (every ask is refused, with a reason that says how to
+	// allow it).
+	Approver policy.Approver
 }
 
 // Runtime is an assembled agent: definition, tool registry and
 // collaborators. It serves any number of sessions and concurrent turns; it
 // does not change after New returns.
 type Runtime struct {
-	id      string
-	def     Definition
-	client  llm.Client
-	fs      workspace.FileSystem
-	tools   *tool.Registry
-	logger  *slog.Logger
-	bus     *event.Bus
-	queues  *queue.Manager
-	closers []io.Closer // what New created, closed in reverse order
+	id       string
+	def      Definition
+	client   llm.Client
+	fs       workspace.FileSystem
+	tools    *tool.Registry
+	logger   *slog.Logger
+	hooks    *hook.Registry
+	mw       *middleware.Registry
+	bus      *event.Bus
+	queues   *queue.Manager
+	policy   *policy.Policy
+	approver policy.Approver
+	grants   grants
+	closers  []io.Closer // what New created, closed in reverse order
 
 	closeOnce sync.Once
 	closeErr  error
@@ -120,7 +132,13 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.ToolProviders == nil {
 		def.ToolProviders = builtin.DefaultToolProviders()
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, bus: c.Bus, queues: c.Queues}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, policy: c.Policy, approver: c.Approver}
+	if s := c.Services; s != nil {
+		rt.hooks, rt.mw, rt.bus, rt.queues = s.Hooks, s.Middleware, s.Bus, s.Queues
+	}
+	if rt.approver == nil {
+		rt.approver = policy.Headless{}
+	}
 	if rt.logger == nil {
 		rt.logger = slog.Default()
 	}
@@ -193,6 +211,15 @@ func (r *Runtime) Tools() *tool.Registry { return r.tools }
 
 // Logger returns the runtime's logger.
 func (r *Runtime) Logger() *slog.Logger { return r.logger }
+
+// Hooks returns the hook registry the runtime runs, or nil.
+func (r *Runtime) Hooks() *hook.Registry { return r.hooks }
+
+// Middleware returns the middleware registry the runtime runs, or nil.
+func (r *Runtime) Middleware() *middleware.Registry { return r.mw }
+
+// Policy returns the runtime's permission policy, or nil (allow all).
+func (r *Runtime) Policy() *policy.Policy { return r.policy }
 
 // Bus returns the event bus the runtime publishes to, or nil.
 func (r *Runtime) Bus() *event.Bus { return r.bus }

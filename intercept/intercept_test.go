@@ -179,7 +179,9 @@ func TestErrorsPropagateUnchanged(t *testing.T) {
 
 type execFunc func(context.Context, string, string) (string, error)
 
-func (f execFunc) Execute(ctx context.Context, rt, req string) (string, error) { return f(ctx, rt, req) }
+func (f execFunc) Execute(ctx context.Context, rt, req string) (string, error) {
+	return f(ctx, rt, req)
+}
 
 // An inner failure skips the outer interceptor's post-processing written
 // after Proceed, while its deferred cleanup still runs: the pattern the

@@ -1,0 +1,111 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/middleware"
+)
+
+// callModel makes one model call: llm_request middleware (and the cache
+// guard) once, then attempts — each through the llm_execution middleware to
+// the provider — retrying retryable failures with backoff. Retries live
+// here, outside llm_execution, so that it runs once per attempt.
+func (t *turn) callModel() (*llm.Response, error) {
+	def := &t.rt.def
+	req := &llm.Request{
+		Model:     def.Model,
+		System:    def.SystemPrompt,
+		Messages:  t.msgs,
+		Tools:     t.rt.tools.Definitions(),
+		MaxTokens: def.MaxTokens,
+		Metadata:  llm.Metadata{TraceID: t.req.SessionID, Feature: llm.FeatureAgent, Component: def.Name},
+	}
+	if t.rt.mw.Has(middleware.LLMRequest) {
+		// The middleware may edit the newest turn in place: give it copies,
+		// so that the transcript keeps what the model was really sent only
+		// through the request it returns.
+		req.Messages = slices.Clone(req.Messages)
+		if n := len(req.Messages); n > 0 {
+			req.Messages[n-1].Content = slices.Clone(req.Messages[n-1].Content)
+		}
+		r, err := t.rt.mw.ApplyLLMRequest(t.ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("model call (iteration %d): %w", t.res.Iterations, err)
+		}
+		req = r
+	}
+	var onDelta func(llm.Delta)
+	if t.observed() {
+		iter := t.res.Iterations
+		onDelta = func(d llm.Delta) {
+			t.emit(event.LLMDelta, &event.LLMDeltaData{Iteration: iter, Delta: d})
+		}
+	}
+	provider := func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
+		return t.rt.client.Generate(ctx, r, onDelta)
+	}
+	for attempt := 1; ; attempt++ {
+		if t.observed() {
+			t.emit(event.LLMCallStarted, &event.LLMCallData{Iteration: t.res.Iterations, Feature: llm.FeatureAgent, Attempt: attempt})
+		}
+		start := time.Now()
+		var resp *llm.Response
+		var err error
+		if t.rt.mw.Has(middleware.LLMExecution) {
+			var failures []middleware.Failure
+			resp, failures, err = t.rt.mw.ExecuteLLM(t.ctx, req, provider)
+			t.middlewareFailed(failures)
+		} else {
+			resp, err = provider(t.ctx, req)
+		}
+		if err == nil && resp == nil {
+			err = errors.New("model client returned neither a response nor an error")
+		}
+		if err == nil {
+			t.res.Usage = t.res.Usage.Add(resp.Usage)
+			if t.observed() {
+				u := resp.Usage
+				t.emit(event.LLMCallCompleted, &event.LLMCallData{
+					Iteration: t.res.Iterations, Feature: llm.FeatureAgent, Attempt: attempt,
+					StopReason: resp.StopReason, Usage: &u, Text: resp.Message.Text(), Duration: time.Since(start),
+				})
+			}
+			return resp, nil
+		}
+		retry := attempt <= def.MaxRetries && llm.Retryable(err) && t.ctx.Err() == nil
+		t.emit(event.LLMCallFailed, &event.LLMCallData{
+			Iteration: t.res.Iterations, Feature: llm.FeatureAgent, Attempt: attempt,
+			Error: err.Error(), Retrying: retry, Duration: time.Since(start),
+		})
+		if !retry {
+			return nil, fmt.Errorf("model call (iteration %d, attempt %d): %w", t.res.Iterations, attempt, err)
+		}
+		timer := time.NewTimer(Backoff(attempt, err))
+		select {
+		case <-t.ctx.Done():
+			timer.Stop()
+			return nil, fmt.Errorf("model call (iteration %d): waiting to retry after %v: %w", t.res.Iterations, err, t.ctx.Err())
+		case <-timer.C:
+		}
+	}
+}
+
+// Backoff is the wait before retry number attempt (1 for the first retry)
+// after err: the provider's Retry-After hint when it gave one (capped at a
+// minute), else exponential — 1s, 2s, 4s … capped at 30s — with ±20%
+// jitter, so that many clients rate-limited together do not retry together.
+func Backoff(attempt int, err error) time.Duration {
+	var le *llm.Error
+	if errors.As(err, &le) && le.RetryAfter > 0 {
+		return min(le.RetryAfter, time.Minute)
+	}
+	base := min(time.Second<<min(attempt-1, 5), 30*time.Second)
+	return time.Duration(float64(base) * (0.8 + 0.4*rand.Float64()))
+}

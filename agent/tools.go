@@ -1,0 +1,213 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/middleware"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/tool"
+)
+
+// runTools runs every tool use of the assistant message, in order, and
+// returns the user message carrying one result per use. Once the context is
+// done, the remaining uses are answered as cancelled without running.
+func (t *turn) runTools(content []llm.Block, uses int) llm.Message {
+	results := make([]llm.Block, 0, uses)
+	for i := range content {
+		b := &content[i]
+		if b.Type != llm.BlockToolUse {
+			continue
+		}
+		if err := t.ctx.Err(); err != nil {
+			results = append(results, llm.ToolResultBlock(b.ID, "not run: the turn was cancelled ("+err.Error()+")", true))
+			continue
+		}
+		t.res.ToolCalls++
+		r := t.runTool(b)
+		results = append(results, llm.ToolResultBlock(b.ID, r.Content, r.IsError))
+	}
+	return llm.Message{Role: llm.RoleUser, Content: results}
+}
+
+// runTool takes one tool call through the pipeline of DESIGN §2:
+//
+//	tool_request middleware → registry lookup → schema validation →
+//	PRE_TOOL_USE hooks (a rewrite is validated again) → policy and approval
+//	(PERMISSION_REQUEST hooks, the approver) → tool_execution middleware →
+//	the tool → POST_TOOL_USE / POST_TOOL_USE_FAILURE hooks
+//
+// and returns the observation. Nothing runs before it is allowed.
+func (t *turn) runTool(b *llm.Block) tool.Result {
+	call := &tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, RuntimeID: t.res.RuntimeID, SessionID: t.res.SessionID, TurnID: t.res.TurnID}
+	var start time.Time
+	if t.observed() {
+		start = time.Now()
+		t.emit(event.ToolExecStarted, &event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input})
+	}
+	r := t.pipeline(call)
+	if t.observed() {
+		name := event.ToolExecCompleted
+		if r.IsError {
+			name = event.ToolExecFailed
+		}
+		t.emit(name, &event.ToolData{
+			Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
+			Output: r.Content, IsError: r.IsError, Duration: time.Since(start),
+		})
+	}
+	return r
+}
+
+func (t *turn) pipeline(call *tool.Call) tool.Result {
+	rt := t.rt
+	if rt.mw.Has(middleware.ToolRequest) {
+		c, err := rt.mw.ApplyToolRequest(t.ctx, call)
+		if err != nil {
+			return tool.Errorf("%v", err)
+		}
+		call = c
+	}
+	tl, ok := rt.tools.Lookup(call.Name)
+	if !ok {
+		return tool.Result{Content: rt.tools.Validate(call.Name, call.Input).Error(), IsError: true}
+	}
+	if err := rt.tools.Validate(call.Name, call.Input); err != nil {
+		return tool.Errorf("%v", err)
+	}
+
+	hookSays := hook.Continue
+	if rt.hooks.Has(hook.PreToolUse) {
+		out := t.runHook(&hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call)})
+		if out.Action == hook.Block {
+			return t.blocked(call, "hook:"+out.By, fmt.Sprintf("Blocked by hook %s: %s", out.By, out.Reason))
+		}
+		if out.Rewritten {
+			args := out.Payload.(*hook.PreToolUsePayload).Arguments
+			if err := rt.tools.Validate(call.Name, args); err != nil {
+				return t.blocked(call, "hook:"+out.By, fmt.Sprintf("Blocked: a PRE_TOOL_USE hook rewrote the arguments of %s, and the result is invalid: %v", call.Name, err))
+			}
+			call.Input = args
+		}
+		hookSays = out.Action
+	}
+
+	if r, ok := t.authorize(call, tl, hookSays); !ok {
+		return r
+	}
+
+	var res tool.Result
+	if rt.mw.Has(middleware.ToolExecution) {
+		var failures []middleware.Failure
+		res, failures = rt.mw.ExecuteTool(t.ctx, call, func(ctx context.Context, c *tool.Call) (tool.Result, error) {
+			return tool.Run(ctx, tl, c), nil
+		})
+		t.middlewareFailed(failures)
+	} else {
+		res = tool.Run(t.ctx, tl, call)
+	}
+
+	switch {
+	case !res.IsError && rt.hooks.Has(hook.PostToolUse):
+		out := t.runHook(&hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call), Output: res.Content})
+		if out.Action == hook.Block {
+			res.Content += fmt.Sprintf("\n\n<hook-feedback hook=%q by=%q>\n%s\n</hook-feedback>", hook.PostToolUse, out.By, out.Reason)
+		}
+		res.Content += contextSuffix(hook.PostToolUse, out.Context)
+	case res.IsError && rt.hooks.Has(hook.PostToolUseFailure):
+		out := t.runHook(&hook.PostToolUseFailurePayload{Common: t.common(), ToolCall: t.hookCall(call), Error: res.Content})
+		res.Content += contextSuffix(hook.PostToolUseFailure, out.Context)
+	}
+	return res
+}
+
+func (t *turn) middlewareFailed(failures []middleware.Failure) {
+	for _, f := range failures {
+		t.emit(event.MiddlewareFailed, &event.MiddlewareFailedData{Chain: f.Chain, Middleware: f.Middleware, Error: f.Err.Error()})
+	}
+}
+
+func (t *turn) hookCall(c *tool.Call) hook.ToolCall {
+	return hook.ToolCall{ToolName: c.Name, ToolUseID: c.ID, Arguments: c.Input}
+}
+
+func contextSuffix(n hook.Name, ctx []string) string {
+	var s string
+	for _, c := range ctx {
+		s += fmt.Sprintf("\n\n<hook-context hook=%q>\n%s\n</hook-context>", n, c)
+	}
+	return s
+}
+
+// blocked reports a refused call and returns its observation.
+func (t *turn) blocked(call *tool.Call, by, reason string) tool.Result {
+	t.emit(event.ToolBlocked, &event.ToolBlockedData{Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, By: by, Reason: reason})
+	return tool.Result{Content: reason, IsError: true}
+}
+
+// readOnly is implemented by tools that change nothing; the policy lets
+// them run where it asks before others.
+type readOnly interface{ ReadOnly() bool }
+
+// authorize applies the permission precedence deny > ask > allow to what
+// the PRE_TOOL_USE hooks and the policy said, and asks for approval when
+// the answer is ask. It returns false with the denial's observation when
+// the call must not run.
+func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (tool.Result, bool) {
+	rt := t.rt
+	ro, _ := tl.(readOnly)
+	preq := policy.Request{ToolName: call.Name, Input: call.Input, FS: rt.fs, ReadOnly: ro != nil && ro.ReadOnly()}
+	verdict := policy.Verdict{Decision: policy.Allow, Reason: "no policy is set"}
+	if rt.policy != nil {
+		verdict = rt.policy.Decide(preq)
+	}
+	if verdict.Decision == policy.Deny {
+		return t.blocked(call, "policy", verdict.Reason), false
+	}
+	if hookSays == hook.RequestPermission && verdict.Decision == policy.Allow {
+		verdict = policy.Verdict{Decision: policy.Ask, Reason: "a PRE_TOOL_USE hook asked for permission", Rule: "hook"}
+	}
+	if verdict.Decision != policy.Ask {
+		return tool.Result{}, true
+	}
+	if rt.grants.allowed(rt.policy, t.res.SessionID, preq) {
+		return tool.Result{}, true
+	}
+
+	t.emit(event.ApprovalRequested, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: verdict.Reason})
+	resolve := func(allowed bool, scope, by, reason string) (tool.Result, bool) {
+		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: reason, Allowed: allowed, Scope: scope, By: by})
+		if allowed {
+			return tool.Result{}, true
+		}
+		return t.blocked(call, by, reason), false
+	}
+	if rt.hooks.Has(hook.PermissionRequest) {
+		out := t.runHook(&hook.PermissionRequestPayload{Common: t.common(), ToolCall: t.hookCall(call), Reason: verdict.Reason, Suggestion: verdict.Suggest})
+		switch out.Action {
+		case hook.Allow:
+			return resolve(true, string(policy.ScopeOnce), "hook:"+out.By, out.Reason)
+		case hook.Deny:
+			return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Denied by hook %s: %s", out.By, out.Reason))
+		}
+	}
+	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{SessionID: t.res.SessionID, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Verdict: verdict})
+	if err != nil {
+		return resolve(false, "", "approver", fmt.Sprintf("Not run: asking for approval of %s failed: %v", call.Name, err))
+	}
+	if !a.Allow {
+		reason := a.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("The user denied %s.", call.Name)
+		}
+		return resolve(false, "", "approver", reason)
+	}
+	if a.Scope == policy.ScopeSession || a.Scope == policy.ScopeAgent {
+		rt.grants.grant(t.res.SessionID, a.Scope, verdict.Suggestions)
+	}
+	return resolve(true, string(a.Scope), "approver", a.Reason)
+}

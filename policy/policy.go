@@ -1,0 +1,684 @@
+// Package policy decides whether a tool call may run: allow, deny, or ask
+// someone first.
+//
+// A Policy combines a permission Mode with Rules. Precedence is deny > ask >
+// allow, whoever says it: a deny rule applies in every mode, bypass
+// included; an ask rule beats every allow rule and mode; a mode only allows
+// what no rule denies or asks about. Below all of that, built-in protection
+// (see Protected) denies the agent's own tools any change to the files
+// through which extensions get their power, whatever rules and mode say.
+//
+// Bash commands are judged as parsed shell, one simple command at a time: a
+// command is allowed only if every simple command in it is allowed, denied
+// if any is denied. What the policy cannot see before the shell runs (eval,
+// sh -c, source, a command name in a variable, process substitution) is
+// never approved by a pattern rule.
+//
+// When the decision is ask, an Approver is consulted; Headless is the one
+// for runs without a person, and it refuses with a message that says how to
+// allow the call next time.
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/orca-agent/orca/workspace"
+)
+
+// Decision is what the policy says about a call.
+type Decision string
+
+// The decisions, in order of precedence: Deny beats Ask beats Allow.
+const (
+	Allow Decision = "allow"
+	Deny  Decision = "deny"
+	Ask   Decision = "ask"
+)
+
+// Mode is a permission mode: what happens to calls no rule decides.
+type Mode string
+
+const (
+	// ModeDefault allows read-only tools (Read, Glob, Grep, TodoWrite and
+	// tools that declare themselves read-only) and asks about the rest.
+	ModeDefault Mode = "default"
+	// ModeAcceptEdits also allows Write and Edit inside the workspace; Bash
+	// still asks.
+	ModeAcceptEdits Mode = "accept-edits"
+	// ModePlan allows only read-only tools and denies everything else.
+	ModePlan Mode = "plan"
+	// ModeBypass allows everything that no rule denies or asks about and
+	// built-in protection does not deny.
+	ModeBypass Mode = "bypass"
+)
+
+// ParseMode parses a mode name. Claude Code's names acceptEdits and
+// bypassPermissions are accepted too.
+func ParseMode(s string) (Mode, error) {
+	switch strings.TrimSpace(s) {
+	case "default":
+		return ModeDefault, nil
+	case "accept-edits", "acceptEdits":
+		return ModeAcceptEdits, nil
+	case "plan":
+		return ModePlan, nil
+	case "bypass", "bypassPermissions":
+		return ModeBypass, nil
+	}
+	return "", fmt.Errorf("unknown permission mode %q (want default, accept-edits, plan or bypass)", s)
+}
+
+// Policy decides tool calls. It is immutable once built and safe for
+// concurrent use; With and WithMode derive new policies.
+type Policy struct {
+	// Mode and Rules are what the policy was built from. Changing them has
+	// no effect: build another policy with New, With or WithMode.
+	Mode  Mode
+	Rules Rules
+
+	// mode and rules are private copies of Mode and Rules.
+	mode             Mode
+	rules            Rules
+	opts             []Option
+	allow, deny, ask []*compiled
+	shell            analyzer
+	config           configGuard
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	configDir, home *string
+}
+
+// WithUserConfigDir sets the folder that holds the user's configuration, as
+// os.UserConfigDir returns it (the default); Write and Edit of anything in
+// its orca subfolder, and Bash commands that name it, are denied. An empty
+// dir turns that check off.
+func WithUserConfigDir(dir string) Option {
+	return func(o *options) { o.configDir = &dir }
+}
+
+// WithHomeDir sets the home folder that ~ and $HOME stand for when Bash
+// commands are checked for protected paths (default os.UserHomeDir).
+func WithHomeDir(dir string) Option {
+	return func(o *options) { o.home = &dir }
+}
+
+// New builds a policy. The zero Mode is ModeDefault. Rules are compiled
+// once; an invalid one is an error naming it.
+func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
+	if mode == "" {
+		mode = ModeDefault
+	}
+	if _, err := ParseMode(string(mode)); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	configDir, home := "", ""
+	if o.configDir != nil {
+		configDir = *o.configDir
+	} else if d, err := os.UserConfigDir(); err == nil {
+		configDir = d
+	}
+	if o.home != nil {
+		home = *o.home
+	} else if d, err := os.UserHomeDir(); err == nil {
+		home = d
+	}
+	rules = Rules{Allow: slices.Clone(rules.Allow), Deny: slices.Clone(rules.Deny), Ask: slices.Clone(rules.Ask)}
+	p := &Policy{
+		Mode:   mode,
+		Rules:  Rules{Allow: slices.Clone(rules.Allow), Deny: slices.Clone(rules.Deny), Ask: slices.Clone(rules.Ask)},
+		mode:   mode,
+		rules:  rules,
+		opts:   slices.Clone(opts),
+		config: newConfigGuard(configDir),
+	}
+	p.shell = analyzer{home: home, configDir: configDir, mentions: func(pat string) bool {
+		return mentionsProtected(pat) || p.config.matches(pat)
+	}}
+	for _, l := range []struct {
+		in  []Rule
+		out *[]*compiled
+	}{{rules.Allow, &p.allow}, {rules.Deny, &p.deny}, {rules.Ask, &p.ask}} {
+		for _, r := range l.in {
+			c, err := compile(r)
+			if err != nil {
+				return nil, err
+			}
+			*l.out = append(*l.out, c)
+		}
+	}
+	return p, nil
+}
+
+// With returns a policy with extra rules added to p's, as when the user
+// approves a call "always" for this session or agent.
+func (p *Policy) With(extra Rules) (*Policy, error) {
+	return New(p.mode, Rules{
+		Allow: slices.Concat(p.rules.Allow, extra.Allow),
+		Deny:  slices.Concat(p.rules.Deny, extra.Deny),
+		Ask:   slices.Concat(p.rules.Ask, extra.Ask),
+	}, p.opts...)
+}
+
+// WithMode returns a policy with p's rules in another mode.
+func (p *Policy) WithMode(mode Mode) (*Policy, error) {
+	return New(mode, p.rules, p.opts...)
+}
+
+// Request is one tool call to decide.
+type Request struct {
+	ToolName string
+	// Input is the call's validated input.
+	Input json.RawMessage
+	// FS resolves file_path and path arguments to workspace-relative paths.
+	// When nil, paths are compared as given (cleaned; relative paths are
+	// taken to be inside the workspace).
+	FS workspace.FileSystem
+	// ReadOnly says the tool declares itself read-only. It counts for tools
+	// the policy does not know; the built-in tools are known by name.
+	ReadOnly bool
+}
+
+// Verdict is the policy's answer to a Request.
+type Verdict struct {
+	Decision Decision
+	// Reason is a sentence for the model (and the user): what was decided
+	// about which call, by which rule or mode, and what to do about it.
+	Reason string
+	// Rule is what decided: a rule as written, several joined by ", ", or
+	// "mode:NAME", "protected" or "config-dir".
+	Rule string
+	// Suggest is an allow rule that would allow the call, for an ask that
+	// no rule caused, such as `Bash(go test:*)` or `Edit(src/**)`; empty
+	// when no rule can help. It is Suggestions[0].
+	Suggest string
+	// Suggestions are all the rules needed, one per unapproved simple
+	// command of a compound Bash command.
+	Suggestions []string
+}
+
+type class uint8
+
+const (
+	classOther class = iota
+	classPath
+	classBash
+)
+
+// call is a Request decoded for deciding.
+type call struct {
+	tool     string
+	class    class
+	readOnly bool
+	edit     bool   // Write or Edit
+	given    string // classPath: the path as given
+	t        target
+	command  string
+	shell    *shellAnalysis
+	arg      string // classOther: the argument for exact rules (WebFetch: the URL)
+}
+
+// target is a path argument, resolved.
+type target struct {
+	rel    string // workspace-relative, slash-separated, when inside
+	inside bool
+	abs    string // absolute OS path, when known
+}
+
+func slash(p string) string { return filepath.ToSlash(p) }
+
+// Decide decides one call. It never fails: input it cannot read is decided
+// as if its arguments were empty, which no pattern rule allows.
+func (p *Policy) Decide(req Request) Verdict {
+	c := p.decode(req)
+	if v, ok := p.protect(&c, req.FS); ok {
+		return v
+	}
+	// A rule that may match only once the shell runs asks, unless the call
+	// would be asked about anyway with a more specific reason.
+	var maybeV *Verdict
+	for _, r := range p.deny {
+		if !applies(r.rule.Tool, c.tool) {
+			continue
+		}
+		switch m, part, why := p.match(r, &c); m {
+		case yes:
+			return Verdict{Decision: Deny, Rule: r.raw,
+				Reason: fmt.Sprintf("%s is denied by the permission rule %s; do not retry it, choose another way or ask the user.", describe(&c, part), r.raw)}
+		case maybe:
+			if maybeV == nil {
+				maybeV = &Verdict{Decision: Ask, Rule: r.raw,
+					Reason: fmt.Sprintf("%s needs the user's approval: %s, so the policy cannot rule out the deny rule %s.", describe(&c, nil), why, r.raw)}
+			}
+		}
+	}
+	if p.mode == ModePlan && !c.readOnly {
+		return Verdict{Decision: Deny, Rule: "mode:plan",
+			Reason: fmt.Sprintf("%s is denied: permission mode plan is read-only, so only tools that read and search run; finish the plan and present it instead of changing anything.", describe(&c, nil))}
+	}
+	for _, r := range p.ask {
+		if !applies(r.rule.Tool, c.tool) {
+			continue
+		}
+		switch m, part, why := p.match(r, &c); m {
+		case yes:
+			return Verdict{Decision: Ask, Rule: r.raw,
+				Reason: fmt.Sprintf("%s needs the user's approval: it matches the ask rule %s.", describe(&c, part), r.raw)}
+		case maybe:
+			if maybeV == nil {
+				maybeV = &Verdict{Decision: Ask, Rule: r.raw,
+					Reason: fmt.Sprintf("%s needs the user's approval: %s, so it may match the ask rule %s.", describe(&c, nil), why, r.raw)}
+			}
+		}
+	}
+	v := p.allowed(&c)
+	if maybeV != nil && (v.Decision == Allow || len(v.Suggestions) > 0) {
+		return *maybeV // a suggested allow rule would not help either
+	}
+	return v
+}
+
+// allowed decides a call that no rule denies or asks about.
+func (p *Policy) allowed(c *call) Verdict {
+	if c.class == classBash {
+		return p.allowBash(c)
+	}
+	for _, r := range p.allow {
+		if applies(r.rule.Tool, c.tool) {
+			if m, _, _ := p.match(r, c); m == yes {
+				return Verdict{Decision: Allow, Rule: r.raw, Reason: fmt.Sprintf("%s is allowed by the permission rule %s.", describe(c, nil), r.raw)}
+			}
+		}
+	}
+	switch {
+	case c.readOnly:
+		return p.modeAllow(c, "the tool only reads")
+	case p.mode == ModeBypass:
+		return p.modeAllow(c, "nothing denies it")
+	case p.mode == ModeAcceptEdits && c.edit && c.t.inside:
+		return p.modeAllow(c, "it edits a file inside the workspace")
+	}
+	v := Verdict{Decision: Ask, Rule: "mode:" + string(p.mode)}
+	if s := suggestFor(c); s != "" {
+		v.Suggest, v.Suggestions = s, []string{s}
+	}
+	v.Reason = fmt.Sprintf("%s needs the user's approval: no allow rule matches it and permission mode %s asks before %s.", describe(c, nil), p.mode, activity(c))
+	return v
+}
+
+func (p *Policy) modeAllow(c *call, why string) Verdict {
+	return Verdict{Decision: Allow, Rule: "mode:" + string(p.mode),
+		Reason: fmt.Sprintf("%s is allowed by permission mode %s: %s.", describe(c, nil), p.mode, why)}
+}
+
+// decode reads what the policy needs from the call's input.
+func (p *Policy) decode(req Request) call {
+	c := call{tool: req.ToolName}
+	switch req.ToolName {
+	case "Read", "Write", "Edit", "Glob", "Grep":
+		var in struct {
+			FilePath string `json:"file_path"`
+			Path     string `json:"path"`
+		}
+		_ = json.Unmarshal(req.Input, &in)
+		c.class = classPath
+		c.given = in.FilePath
+		switch req.ToolName {
+		case "Read":
+			c.readOnly = true
+		case "Write", "Edit":
+			c.edit = true
+		default:
+			c.readOnly = true
+			c.given = in.Path
+			if c.given == "" {
+				c.given = "."
+			}
+		}
+		c.t = resolve(req.FS, c.given)
+	case "Bash":
+		var in struct {
+			Command string `json:"command"`
+		}
+		_ = json.Unmarshal(req.Input, &in)
+		c.class = classBash
+		c.command = in.Command
+		c.shell = p.shell.analyze(in.Command)
+	case "TodoWrite":
+		c.readOnly = true
+	default:
+		c.readOnly = req.ReadOnly
+		var in map[string]json.RawMessage
+		if json.Unmarshal(req.Input, &in) == nil {
+			for _, k := range argumentFields {
+				var s string
+				if json.Unmarshal(in[k], &s) == nil && s != "" {
+					c.arg = s
+					break
+				}
+			}
+		}
+	}
+	return c
+}
+
+// resolve turns a path argument into a target.
+func resolve(fsys workspace.FileSystem, given string) target {
+	var t target
+	if fsys == nil {
+		p := path.Clean(slash(given))
+		switch {
+		case given == "":
+		case filepath.IsAbs(given):
+			t.abs = filepath.Clean(given)
+		case p == ".." || strings.HasPrefix(p, "../"):
+		default:
+			t.rel, t.inside = p, true
+		}
+		return t
+	}
+	root := fsys.Root()
+	if rel, err := fsys.Resolve(given); err == nil {
+		t.rel, t.inside = rel, true
+		if root != "" {
+			t.abs = filepath.Join(root, filepath.FromSlash(rel))
+		}
+	}
+	switch {
+	case given != "" && filepath.IsAbs(given):
+		t.abs = filepath.Clean(given)
+	case t.abs == "" && root != "" && given != "":
+		t.abs = filepath.Join(root, given)
+	}
+	return t
+}
+
+// protect applies built-in protection, which no rule or mode overrides.
+func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
+	const why = "extensions protect themselves, so the agent's tools may not change orca's hooks, the settings that grant permissions or trust decisions; ask the user to make this change"
+	switch {
+	case c.edit:
+		hit := ""
+		switch {
+		case c.t.inside && Protected(c.t.rel):
+			hit = c.t.rel
+		case c.t.inside && fsys != nil && fsys.Root() != "":
+			if real, ok := realRel(fsys.Root(), c.t.rel); ok && Protected(real) {
+				hit = real
+			}
+		case !c.t.inside && mentionsPath(escapeGlob(slash(c.given))):
+			hit = c.given
+		}
+		if hit != "" {
+			what := fmt.Sprintf("%s of %q", c.tool, c.given)
+			if hit != c.given {
+				what += fmt.Sprintf(" (%s)", hit)
+			}
+			return Verdict{Decision: Deny, Rule: "protected",
+				Reason: fmt.Sprintf("%s is denied: the path is protected — %s.", what, why)}, true
+		}
+		if p.config.contains(c.t.abs) {
+			return Verdict{Decision: Deny, Rule: "config-dir",
+				Reason: fmt.Sprintf("%s of %q is denied: it is inside the user's orca configuration folder %s, which the agent's tools may not change; ask the user to make this change.", c.tool, c.given, p.config.shown)}, true
+		}
+	case c.class == classBash && len(c.shell.protected) > 0:
+		return Verdict{Decision: Deny, Rule: "protected",
+			Reason: fmt.Sprintf("%s is denied: it names %q, a protected path (orca's hooks, settings, trust files or the user's orca configuration folder) — %s. To read such a file, use Read.", describe(c, nil), c.shell.protected[0], why)}, true
+	}
+	return Verdict{}, false
+}
+
+// realRel returns rel with the symlinks of its existing part resolved,
+// relative to root again.
+func realRel(root, rel string) (string, bool) {
+	real, err := evalExisting(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return "", false
+	}
+	r, ok := within(root, real)
+	if !ok {
+		realRoot, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			return "", false
+		}
+		if r, ok = within(realRoot, real); !ok {
+			return "", false
+		}
+	}
+	return slash(r), true
+}
+
+// match answers whether rule r covers the call. For Bash, part is the simple
+// command that matched, and why says why a maybe is only a maybe.
+func (p *Policy) match(r *compiled, c *call) (m match, part *simpleCmd, why string) {
+	if r.kind == kindAll {
+		return yes, nil, ""
+	}
+	switch c.class {
+	case classPath:
+		if r.kind == kindPath && r.matchPath(c.t) {
+			return yes, nil, ""
+		}
+		return no, nil, ""
+	case classBash:
+		if r.kind == kindVerbatim {
+			if normalize(c.command) == r.pattern {
+				return yes, nil, ""
+			}
+			return no, nil, ""
+		}
+		if c.shell.err != nil {
+			return maybe, nil, "it could not be parsed as shell (" + c.shell.err.Error() + ")"
+		}
+		for i := range c.shell.cmds {
+			cmd := &c.shell.cmds[i]
+			switch r.loose(cmd) {
+			case yes:
+				return yes, cmd, ""
+			case maybe:
+				if m == no {
+					m, part = maybe, cmd
+					why = fmt.Sprintf("the words of %q are only known when the shell runs", cmd.text)
+					if cmd.ask != "" {
+						why = fmt.Sprintf("%q cannot be checked (%s)", cmd.text, cmd.ask)
+					}
+				}
+			}
+		}
+		return m, part, why
+	}
+	switch r.kind {
+	case kindDomain:
+		if r.matchDomain(c.arg) {
+			return yes, nil, ""
+		}
+	case kindExact:
+		if c.arg != "" && c.arg == r.pattern {
+			return yes, nil, ""
+		}
+	}
+	return no, nil, ""
+}
+
+// allowBash allows a Bash command when every simple command in it is allowed.
+// Deny and ask rules have been applied already.
+func (p *Policy) allowBash(c *call) Verdict {
+	for _, r := range p.allow {
+		if r.rule.Tool == "Bash" && (r.kind == kindAll || r.kind == kindVerbatim && normalize(c.command) == r.pattern) {
+			return Verdict{Decision: Allow, Rule: r.raw, Reason: fmt.Sprintf("%s is allowed by the permission rule %s.", describe(c, nil), r.raw)}
+		}
+	}
+	if p.mode == ModeBypass {
+		return p.modeAllow(c, "nothing denies it")
+	}
+	a := c.shell
+	if a.err != nil {
+		return Verdict{Decision: Ask, Rule: "mode:" + string(p.mode),
+			Reason: fmt.Sprintf("%s needs the user's approval: it could not be parsed as shell (%v), so no rule can approve it.", describe(c, nil), a.err)}
+	}
+	if len(a.cmds) == 0 {
+		return Verdict{Decision: Ask, Rule: "mode:" + string(p.mode),
+			Reason: fmt.Sprintf("%s needs the user's approval: it runs no simple command a rule could approve, and permission mode %s asks before running shell commands.", describe(c, nil), p.mode)}
+	}
+	var used, unapproved, suggestions []string
+	var opaque []string
+cmds:
+	for i := range a.cmds {
+		cmd := &a.cmds[i]
+		if cmd.ask != "" {
+			opaque = append(opaque, fmt.Sprintf("%q (%s)", cmd.text, cmd.ask))
+			continue
+		}
+		for _, r := range p.allow {
+			if r.rule.Tool == "Bash" && r.strict(cmd) {
+				if !slices.Contains(used, r.raw) {
+					used = append(used, r.raw)
+				}
+				continue cmds
+			}
+		}
+		unapproved = append(unapproved, fmt.Sprintf("%q", cmd.text))
+		if s := suggestBash(cmd); s != "" && !slices.Contains(suggestions, s) {
+			suggestions = append(suggestions, s)
+		}
+	}
+	if len(unapproved) == 0 && len(opaque) == 0 {
+		rules := strings.Join(used, ", ")
+		return Verdict{Decision: Allow, Rule: rules, Reason: fmt.Sprintf("%s is allowed: every command in it matches an allow rule (%s).", describe(c, nil), rules)}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s needs the user's approval: ", describe(c, nil))
+	if len(opaque) > 0 {
+		fmt.Fprintf(&b, "no rule can approve %s", strings.Join(opaque, " and "))
+		if len(unapproved) > 0 {
+			b.WriteString(", and ")
+		}
+	}
+	if len(unapproved) > 0 {
+		fmt.Fprintf(&b, "no allow rule matches %s", strings.Join(unapproved, " and "))
+	}
+	fmt.Fprintf(&b, "; permission mode %s asks before running shell commands.", p.mode)
+	v := Verdict{Decision: Ask, Rule: "mode:" + string(p.mode), Reason: b.String()}
+	if len(opaque) == 0 && len(suggestions) > 0 {
+		v.Suggest, v.Suggestions = suggestions[0], suggestions
+	}
+	return v
+}
+
+// describe names the call (and the part of a compound command) in messages.
+func describe(c *call, part *simpleCmd) string {
+	switch c.class {
+	case classBash:
+		s := fmt.Sprintf("Bash command %q", clip(c.command))
+		if part != nil && strings.TrimSpace(part.text) != strings.TrimSpace(c.command) {
+			s = fmt.Sprintf("Bash command %q (in %q)", clip(part.text), clip(c.command))
+		}
+		return s
+	case classPath:
+		name := c.given
+		if c.t.inside && c.t.rel != name {
+			name = c.t.rel
+		}
+		return fmt.Sprintf("%s of %q", c.tool, name)
+	}
+	if c.arg != "" {
+		return fmt.Sprintf("%s call on %q", c.tool, clip(c.arg))
+	}
+	return c.tool + " call"
+}
+
+func clip(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
+// activity says what the mode asks before, for messages.
+func activity(c *call) string {
+	switch {
+	case c.edit:
+		return "changing files"
+	case c.class == classBash:
+		return "running shell commands"
+	case c.class == classPath:
+		return "reading files"
+	}
+	return "using tools that are not read-only"
+}
+
+// suggestFor returns an allow rule that would allow the call.
+func suggestFor(c *call) string {
+	switch c.class {
+	case classPath:
+		if !c.t.inside {
+			return ""
+		}
+		tool := "Read"
+		if c.edit {
+			tool = "Edit"
+		}
+		dir := path.Dir(c.t.rel)
+		if dir == "." {
+			return tool + "(" + escapeGlob(c.t.rel) + ")"
+		}
+		return tool + "(" + escapeGlob(dir) + "/**)"
+	case classBash:
+		return ""
+	}
+	if c.tool == "WebFetch" {
+		if host := hostOf(c.arg); host != "" {
+			return "WebFetch(domain:" + host + ")"
+		}
+	}
+	return c.tool
+}
+
+// suggestBash returns Bash(<first words>:*) for a simple command: its
+// assignments, its name and a second word that looks like a subcommand.
+func suggestBash(cmd *simpleCmd) string {
+	var ws []string
+	i := 0
+	for ; i < len(cmd.words) && cmd.words[i].assign; i++ {
+		if !cmd.words[i].static {
+			return ""
+		}
+		ws = append(ws, quoteWord(cmd.words[i]))
+	}
+	if i >= len(cmd.words) || !cmd.words[i].lit {
+		return ""
+	}
+	ws = append(ws, quoteWord(cmd.words[i]))
+	if i+1 < len(cmd.words) && subcommand(cmd.words[i+1]) {
+		ws = append(ws, cmd.words[i+1].val)
+	}
+	return "Bash(" + strings.Join(ws, " ") + ":*)"
+}
+
+// subcommand reports whether w looks like "status" in "git status" rather
+// than an option, a path or a file name.
+func subcommand(w word) bool {
+	if !w.lit || w.val == "" || w.val[0] == '-' {
+		return false
+	}
+	for _, r := range w.val {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,192 @@
+package policy
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// protectedPatterns are the workspace paths through which extensions get
+// their power: hook scripts, settings that grant permissions and trust
+// decisions. Matched case-insensitively, so that a case-insensitive file
+// system cannot be used to reach them under another spelling.
+var protectedPatterns = []string{
+	".orca/hooks/**",
+	".orca/settings*.json",
+	".orca/trust*",
+	".orca/trust*/**",
+}
+
+// protectedSamples stand for every protected path and the folders holding
+// them; a word that may take one of these values may touch a protected path.
+var protectedSamples = []string{
+	".orca",
+	".orca/hooks",
+	".orca/hooks/pre-tool-use",
+	".orca/settings.json",
+	".orca/settings.local.json",
+	".orca/trust",
+	".orca/trust.json",
+	".orca/trust/workspace",
+}
+
+// Protected reports whether the workspace-relative, slash-separated path rel
+// is one that the agent's own tools may never change: .orca/hooks/**,
+// .orca/settings*.json (settings.json and settings.local.json among them)
+// and .orca/trust*. Extensions protect themselves: a model that could edit
+// these could grant itself any permission or install a hook that runs
+// anywhere. The path is cleaned first and compared case-insensitively.
+func Protected(rel string) bool {
+	rel = strings.ToLower(path.Clean(filepath.ToSlash(rel)))
+	rel = strings.TrimPrefix(rel, "./")
+	if !strings.HasPrefix(rel, ".orca/") {
+		return false
+	}
+	for _, p := range protectedPatterns {
+		if ok, _ := doublestar.Match(p, rel); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// mentionsProtected reports whether a shell word, given as a pattern of the
+// values it may take, may name a protected path or a folder that holds one:
+// anywhere in the path (sub/../.orca/hooks, /abs/ws/.orca/trust), after an
+// option's "=" or a short option's letter, and including globs (.orca/*).
+func mentionsProtected(pat string) bool {
+	if !strings.Contains(pat, ".") {
+		return false
+	}
+	if mentionsPath(pat) {
+		return true
+	}
+	if i := strings.IndexByte(pat, '='); i >= 0 && mentionsPath(pat[i+1:]) {
+		return true
+	}
+	return len(pat) > 2 && pat[0] == '-' && pat[1] != '-' && mentionsPath(pat[2:])
+}
+
+func mentionsPath(pat string) bool {
+	pat = strings.ToLower(pat)
+	segs := strings.Split(pat, "/")
+	for i, seg := range segs {
+		// A glob matches a leading dot only when the dot is written out.
+		if !strings.HasPrefix(seg, ".") {
+			continue
+		}
+		if ok, _ := doublestar.Match(seg, ".orca"); !ok {
+			continue
+		}
+		rest := path.Clean(strings.Join(segs[i:], "/"))
+		if Protected(rest) {
+			return true
+		}
+		for _, s := range protectedSamples {
+			if ok, _ := doublestar.Match(rest, s); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// configGuard knows the user's orca configuration folder
+// (os.UserConfigDir()/orca), which the agent may not change either.
+type configGuard struct {
+	dirs  []string // the folder as configured and with symlinks resolved, cleaned, lower case
+	shown string   // the folder for messages
+}
+
+func newConfigGuard(configDir string) configGuard {
+	if configDir == "" {
+		return configGuard{}
+	}
+	d := filepath.Join(configDir, "orca")
+	g := configGuard{shown: d, dirs: []string{strings.ToLower(d)}}
+	if real, err := evalExisting(d); err == nil && real != d {
+		g.dirs = append(g.dirs, strings.ToLower(real))
+	}
+	return g
+}
+
+// contains reports whether the absolute OS path abs lies in the folder,
+// following symlinks of the part of abs that exists.
+func (g configGuard) contains(abs string) bool {
+	if len(g.dirs) == 0 || abs == "" {
+		return false
+	}
+	if g.lexical(abs) {
+		return true
+	}
+	real, err := evalExisting(abs)
+	return err == nil && g.lexical(real)
+}
+
+func (g configGuard) lexical(abs string) bool {
+	abs = strings.ToLower(filepath.Clean(abs))
+	for _, d := range g.dirs {
+		if _, ok := within(d, abs); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether a shell word pattern may name a path in the folder.
+func (g configGuard) matches(pat string) bool {
+	if len(g.dirs) == 0 || !strings.HasPrefix(pat, "/") && !strings.HasPrefix(pat, "*") {
+		return false
+	}
+	pat = strings.ToLower(pat)
+	for _, d := range g.dirs {
+		d = filepath.ToSlash(d)
+		for _, s := range []string{d, d + "/settings.json", d + "/hooks/x"} {
+			if ok, _ := doublestar.Match(pat, s); ok {
+				return true
+			}
+		}
+		if !strings.ContainsAny(pat, `*?[{\`) {
+			if _, ok := within(d, path.Clean(pat)); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// within returns p relative to root when p lies inside root (or is root).
+func within(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return rel, true
+}
+
+// evalExisting resolves the symlinks of the longest existing prefix of the
+// absolute path p and appends the rest unchanged, so that a file about to be
+// created is judged where it will really be written.
+func evalExisting(p string) (string, error) {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", os.ErrNotExist
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(real, rest), nil
+}
