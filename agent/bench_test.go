@@ -9,7 +9,9 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tool/builtin"
 	"github.com/orca-agent/orca/workspace"
@@ -71,6 +73,75 @@ func BenchmarkLoop(b *testing.B) {
 			for b.Loop() {
 				res, err := ex.Execute(ctx, rt, req)
 				if err != nil || res.ToolCalls != steps*k {
+					b.Fatalf("turn: %+v, %v", res, err)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			n := float64(b.N * steps)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/step")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/step")
+		})
+	}
+}
+
+// BenchmarkPipeline measures one iteration with one tool call through the
+// whole pipeline: with nothing registered, and with 5 hooks (PRE_TOOL_USE
+// ×3, POST_TOOL_USE ×2, all continuing) and 4 middleware (one per chain,
+// all passing through) on shared services.
+func BenchmarkPipeline(b *testing.B) {
+	const steps = 100
+	for _, loaded := range []bool{false, true} {
+		name := "bare"
+		if loaded {
+			name = "hooks=5,middleware=4"
+		}
+		b.Run(name, func(b *testing.B) {
+			calls := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c", "Noop", json.RawMessage(`{"n":1}`))}}
+			toolResp := &llm.Response{Message: calls, StopReason: llm.StopToolUse}
+			answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
+			client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+				if len(req.Messages) >= 2*steps+1 {
+					return answer, nil
+				}
+				return toolResp, nil
+			})
+			svc := agent.NewServices(nil)
+			defer svc.Close()
+			if loaded {
+				cont := hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return nil, nil })
+				for i, n := range []hook.Name{hook.PreToolUse, hook.PreToolUse, hook.PreToolUse, hook.PostToolUse, hook.PostToolUse} {
+					svc.Hooks.Register(n, cont, hook.As(fmt.Sprint("h", i)))
+				}
+				svc.Middleware.RegisterToolRequest("tr", func(ctx context.Context, c *tool.Call) (*tool.Call, error) { return c, nil })
+				svc.Middleware.RegisterToolExecution("te", func(ctx context.Context, c *tool.Call, next middleware.ToolNext) (tool.Result, error) {
+					return next(ctx, c)
+				})
+				svc.Middleware.RegisterLLMRequest("lr", func(ctx context.Context, r *llm.Request) (*llm.Request, error) { return r, nil })
+				svc.Middleware.RegisterLLMExecution("le", func(ctx context.Context, r *llm.Request, next middleware.LLMNext) (*llm.Response, error) {
+					return next(ctx, r)
+				})
+			}
+			fs, err := workspace.OpenLocal(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer fs.Close()
+			rt, err := agent.New(agent.Definition{Name: "bench", MaxIterations: steps + 1, ToolProviders: []tool.Provider{tool.Static("noop", noop{})}},
+				agent.Collaborators{Client: client, FS: fs, Services: svc})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close()
+			ex := agent.NewExecutor()
+			req := agent.Request{SessionID: "bench", Input: "go"}
+			ctx := context.Background()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if res, err := ex.Execute(ctx, rt, req); err != nil || res.ToolCalls != steps {
 					b.Fatalf("turn: %+v, %v", res, err)
 				}
 			}
