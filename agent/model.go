@@ -48,9 +48,6 @@ func (t *turn) callModel() (*llm.Response, error) {
 			t.emit(event.LLMDelta, &event.LLMDeltaData{Iteration: iter, Delta: d})
 		}
 	}
-	provider := func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
-		return t.rt.client.Generate(ctx, r, onDelta)
-	}
 	for attempt := 1; ; attempt++ {
 		if t.observed() {
 			t.emit(event.LLMCallStarted, &event.LLMCallData{Iteration: t.res.Iterations, Feature: llm.FeatureAgent, Attempt: attempt})
@@ -60,10 +57,12 @@ func (t *turn) callModel() (*llm.Response, error) {
 		var err error
 		if t.rt.mw.Has(middleware.LLMExecution) {
 			var failures []middleware.Failure
-			resp, failures, err = t.rt.mw.ExecuteLLM(t.ctx, req, provider)
+			resp, failures, err = t.rt.mw.ExecuteLLM(t.ctx, req, func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
+				return t.rt.client.Generate(ctx, r, onDelta)
+			})
 			t.middlewareFailed(failures)
 		} else {
-			resp, err = provider(t.ctx, req)
+			resp, err = t.rt.client.Generate(t.ctx, req, onDelta)
 		}
 		if err == nil && resp == nil {
 			err = errors.New("model client returned neither a response nor an error")

@@ -159,6 +159,9 @@ type readOnly interface{ ReadOnly() bool }
 // the call must not run.
 func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (tool.Result, bool) {
 	rt := t.rt
+	if rt.policy == nil && hookSays != hook.RequestPermission {
+		return tool.Result{}, true // no policy, no one asked: allowed
+	}
 	ro, _ := tl.(readOnly)
 	preq := policy.Request{ToolName: call.Name, Input: call.Input, FS: rt.fs, ReadOnly: ro != nil && ro.ReadOnly()}
 	verdict := policy.Verdict{Decision: policy.Allow, Reason: "no policy is set"}
