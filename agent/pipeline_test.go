@@ -478,6 +478,26 @@ func TestProtectedPathsInBypassMode(t *testing.T) {
 	}
 }
 
+// Protection holds without any policy at all.
+func TestProtectionWithoutPolicy(t *testing.T) {
+	b := newBench(t, nil, nil)
+	b.model.Script("s", write("1", ".orca/settings.local.json", `{}`),
+		script.Call("Bash", map[string]string{"command": "mkdir -p .orca/hooks/evil && echo x > .orca/hooks/evil/hook.yaml"}),
+		write("3", "ok.txt", "fine"), script.Text("ok"))
+	b.run("s", "go")
+	for i, id := range []string{"1", "call_2_1"} {
+		if o := b.observation("s", i+1, id); !o.IsError || !strings.Contains(strings.ToLower(o.Content), "protected") {
+			t.Errorf("call %s: %+v", id, o)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(b.root, ".orca")); err == nil {
+		t.Error(".orca was written")
+	}
+	if b.file("ok.txt") != "fine" {
+		t.Errorf("an ordinary write was refused: %q", b.file("ok.txt"))
+	}
+}
+
 // Every payload the runtime sends satisfies its hook's published schema.
 func TestSentPayloadsSatisfyTheirSchemas(t *testing.T) {
 	pol, _ := policy.New(policy.ModeDefault, policy.Rules{})

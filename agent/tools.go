@@ -149,6 +149,17 @@ func (t *turn) blocked(call *tool.Call, by, reason string) tool.Result {
 	return tool.Result{Content: reason, IsError: true}
 }
 
+// guard is the policy of runtimes that have none: bypass mode, so that it
+// denies only what built-in protection refuses (.orca/hooks, settings,
+// trust, the user's config).
+var guard = func() *policy.Policy {
+	p, err := policy.New(policy.ModeBypass, policy.Rules{})
+	if err != nil {
+		panic(err) // a constant policy: cannot fail
+	}
+	return p
+}()
+
 // readOnly is implemented by tools that change nothing; the policy lets
 // them run where it asks before others.
 type readOnly interface{ ReadOnly() bool }
@@ -159,14 +170,25 @@ type readOnly interface{ ReadOnly() bool }
 // the call must not run.
 func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (tool.Result, bool) {
 	rt := t.rt
-	if rt.policy == nil && hookSays != hook.RequestPermission {
-		return tool.Result{}, true // no policy, no one asked: allowed
+	pol := rt.policy
+	if pol == nil {
+		// Without a policy every call is allowed, except what built-in
+		// protection refuses: the tools that write files or run commands
+		// go through a bypass-mode policy, which denies only that.
+		switch call.Name {
+		case "Write", "Edit", "Bash":
+			pol = guard
+		default:
+			if hookSays != hook.RequestPermission {
+				return tool.Result{}, true
+			}
+		}
 	}
 	ro, _ := tl.(readOnly)
 	preq := policy.Request{ToolName: call.Name, Input: call.Input, FS: rt.fs, ReadOnly: ro != nil && ro.ReadOnly()}
 	verdict := policy.Verdict{Decision: policy.Allow, Reason: "no policy is set"}
-	if rt.policy != nil {
-		verdict = rt.policy.Decide(preq)
+	if pol != nil {
+		verdict = pol.Decide(preq)
 	}
 	if verdict.Decision == policy.Deny {
 		return t.blocked(call, "policy", verdict.Reason), false
