@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
@@ -28,7 +29,18 @@ const (
 	// StopBlocked: the run was refused before the model was asked (by an
 	// interceptor or a USER_PROMPT_SUBMIT hook); Result.Reason says why.
 	StopBlocked StopReason = "blocked"
+	// StopBudgetExhausted: the session reached a budget;
+	// Result.BudgetDimension names which.
+	StopBudgetExhausted StopReason = "budget_exhausted"
+	// StopInterrupted: the turn was interrupted (its context was cancelled
+	// with ErrInterrupted as the cause).
+	StopInterrupted StopReason = "interrupted"
 )
+
+// ErrInterrupted is the cause a turn's context is cancelled with to
+// interrupt it (context.WithCancelCause): the turn then ends as
+// StopInterrupted at the next safe point, the running tool cancelled.
+var ErrInterrupted = errors.New("turn interrupted")
 
 // Request asks for one turn of a session.
 type Request struct {
@@ -45,6 +57,26 @@ type Request struct {
 	// goroutine that runs the turn: the per-execution stream. (The runtime's
 	// bus, if any, receives them too.)
 	OnEvent func(event.Event)
+
+	// Record, if set, receives every message the turn adds to the
+	// conversation, in order, as soon as the message is final — before the
+	// model call that sends it, or as the model's answer arrives — so that
+	// a session writes its transcript as the turn goes. An error fails the
+	// turn.
+	Record func(llm.Message) error
+	// OnCompact, if set, receives the whole conversation each time it is
+	// compacted during the turn (a summary followed by the newest turns
+	// verbatim); it replaces everything recorded before. An error fails
+	// the turn.
+	OnCompact func(history []llm.Message) error
+	// Budget overrides the definition's budget for this turn's session
+	// (nil: the definition's).
+	Budget *budget.Limits
+	// Spent is what the session had spent before this turn.
+	Spent budget.Spent
+	// PromptTokens is the size of History in tokens if known (from the
+	// last call's usage), for deciding when to compact; 0 means estimate.
+	PromptTokens int64
 }
 
 // Result says what a turn did.
@@ -60,13 +92,27 @@ type Result struct {
 	Answer string
 	// Reason says why a blocked turn was blocked.
 	Reason string
+	// BudgetDimension names the budget a StopBudgetExhausted turn reached.
+	BudgetDimension budget.Dimension
+	// Spent is what this turn spent (add it to the session's totals).
+	Spent budget.Spent
 	// Messages are the messages this turn added to the conversation: the
 	// user's input, then each assistant message and the tool results that
 	// answer it. Every tool use has its result, whatever the ending.
-	Messages   []llm.Message
-	Usage      llm.Usage
-	Iterations int
-	ToolCalls  int
+	Messages []llm.Message
+	// Compacted says the conversation was compacted during the turn; then
+	// Messages start with the compacted history, and Transcript is the
+	// whole conversation to continue with.
+	Compacted bool
+	// Transcript is the conversation after the turn: History (or its
+	// compaction) followed by the turn's messages.
+	Transcript []llm.Message
+	// PromptTokens is the size of the last prompt sent, from the
+	// provider's usage (pass it as the next turn's Request.PromptTokens).
+	PromptTokens int64
+	Usage        llm.Usage
+	Iterations   int
+	ToolCalls    int
 	// Err is why the turn failed (StopFailed only).
 	Err error
 }

@@ -69,6 +69,15 @@ func (t *turn) callModel() (*llm.Response, error) {
 		}
 		if err == nil {
 			t.res.Usage = t.res.Usage.Add(resp.Usage)
+			model := resp.Model
+			if model == "" {
+				model = def.Model
+			}
+			t.cost += def.Prices.Cost(model, resp.Usage)
+			if u := resp.Usage; u.Total() > 0 {
+				t.promptTokens = u.Total()
+				t.sizedUpTo = len(t.msgs) + 1 // the answer is appended next
+			}
 			if t.observed() {
 				u := resp.Usage
 				t.emit(event.LLMCallCompleted, &event.LLMCallData{

@@ -79,6 +79,21 @@ func (b *bench) runtime(pol *policy.Policy, approver policy.Approver) *agent.Run
 	return rt
 }
 
+// runtimeWith builds another runtime on the bench's services and workspace.
+func (b *bench) runtimeWith(def agent.Definition) *agent.Runtime {
+	fs, err := workspace.OpenLocal(b.root)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { fs.Close() })
+	rt, err := agent.New(def, agent.Collaborators{Client: b.model, FS: fs, Services: b.svc})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
 func (b *bench) run(session, input string) *agent.Result {
 	b.t.Helper()
 	res, _ := agent.NewExecutor().Execute(b.t.Context(), b.rt, agent.Request{SessionID: session, Input: input})

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
@@ -33,6 +34,15 @@ const (
 	DefaultMaxIterations = 50
 	DefaultMaxTokens     = 8192
 	DefaultMaxRetries    = 2
+	// DefaultContextWindow is the context window assumed when the
+	// definition gives none, in tokens.
+	DefaultContextWindow = 200_000
+	// DefaultCompactAt is the share of the context window past which the
+	// transcript is compacted before the next model call.
+	DefaultCompactAt = 0.8
+	// DefaultKeepTurns is how many of the newest user turns compaction
+	// keeps verbatim.
+	DefaultKeepTurns = 2
 )
 
 // Definition says what an agent is.
@@ -55,6 +65,22 @@ type Definition struct {
 	// ToolProviders fill the runtime's registry. Nil means
 	// builtin.DefaultToolProviders(); an empty non-nil slice means no tools.
 	ToolProviders []tool.Provider
+	// Budget is every session's default budget (a session may override
+	// it); zero fields are unlimited.
+	Budget budget.Limits
+	// Prices price model usage for the cost budget and totals
+	// (budget.DefaultPrices if nil).
+	Prices budget.Prices
+	// ContextWindow is the model's context window in tokens
+	// (DefaultContextWindow if zero).
+	ContextWindow int64
+	// CompactAt is the share of the context window past which the
+	// transcript is compacted automatically (DefaultCompactAt if zero;
+	// negative turns automatic compaction off).
+	CompactAt float64
+	// KeepTurns is how many of the newest user turns compaction keeps
+	// verbatim (DefaultKeepTurns if zero).
+	KeepTurns int
 }
 
 // Collaborators are what a runtime works with but does not define.
@@ -128,6 +154,18 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		def.MaxRetries = DefaultMaxRetries
 	} else if def.MaxRetries < 0 {
 		def.MaxRetries = 0
+	}
+	if def.ContextWindow <= 0 {
+		def.ContextWindow = DefaultContextWindow
+	}
+	if def.CompactAt == 0 {
+		def.CompactAt = DefaultCompactAt
+	}
+	if def.KeepTurns <= 0 {
+		def.KeepTurns = DefaultKeepTurns
+	}
+	if def.Prices == nil {
+		def.Prices = budget.DefaultPrices
 	}
 	if def.ToolProviders == nil {
 		def.ToolProviders = builtin.DefaultToolProviders()

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/orca-agent/orca/event"
@@ -23,8 +25,16 @@ func (t *turn) runTools(content []llm.Block, uses int) llm.Message {
 		if b.Type != llm.BlockToolUse {
 			continue
 		}
-		if err := t.ctx.Err(); err != nil {
-			results = append(results, llm.ToolResultBlock(b.ID, "not run: the turn was cancelled ("+err.Error()+")", true))
+		if t.ctx.Err() != nil {
+			why := "the turn was cancelled (" + context.Cause(t.ctx).Error() + ")"
+			if errors.Is(context.Cause(t.ctx), ErrInterrupted) {
+				why = "the user interrupted the turn"
+			}
+			results = append(results, llm.ToolResultBlock(b.ID, "Not run: "+why+".", true))
+			continue
+		}
+		if d, ok := t.limits.Exhausted(t.spent()); ok {
+			results = append(results, llm.ToolResultBlock(b.ID, fmt.Sprintf("Not run: the session's %s budget is exhausted.", strings.ReplaceAll(string(d), "_", " ")), true))
 			continue
 		}
 		t.res.ToolCalls++

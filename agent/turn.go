@@ -2,9 +2,11 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
@@ -17,8 +19,19 @@ type turn struct {
 	ctx context.Context
 	req *Request
 	res *Result
-	// msgs is History followed by this turn's messages.
+	// msgs is History followed by this turn's messages (after a
+	// compaction: the compacted history followed by them).
 	msgs []llm.Message
+	// histLen is how many messages of msgs came before the turn (0 after a
+	// compaction); recorded is how many have been recorded.
+	histLen, recorded int
+	start             time.Time
+	limits            budget.Limits
+	cost              float64
+	// promptTokens is the size of the last prompt plus its answer, as the
+	// provider counted them, which covered msgs[:sizedUpTo].
+	promptTokens int64
+	sizedUpTo    int
 }
 
 // observed reports whether anyone receives this turn's events; when no one
@@ -75,14 +88,30 @@ func contextBlocks(hookName hook.Name, ctx []string) []llm.Block {
 
 func (t *turn) run() {
 	def := &t.rt.def
+	t.start = time.Now()
+	t.limits = def.Budget
+	if t.req.Budget != nil {
+		t.limits = *t.req.Budget
+	}
 	t.emit(event.TurnStarted, &event.TurnStartedData{Input: t.req.Input})
+	t.msgs = t.req.History
+	t.histLen = len(t.req.History)
+	t.recorded = len(t.req.History)
+	t.promptTokens = t.req.PromptTokens
+	if t.limits.WallTime > 0 {
+		// The wall-time budget is a deadline: a model or tool call still
+		// running when it passes is cancelled.
+		left := t.limits.WallTime - t.req.Spent.WallTime
+		var cancel context.CancelFunc
+		t.ctx, cancel = context.WithTimeoutCause(t.ctx, max(left, 0), errWallTime)
+		defer cancel()
+	}
 
 	input := []llm.Block{llm.TextBlock(t.req.Input)}
 	if t.rt.hooks.Has(hook.UserPromptSubmit) {
 		out := t.runHook(&hook.UserPromptSubmitPayload{Common: t.common(), Prompt: t.req.Input})
 		if out.Action == hook.Block {
 			t.res.Reason = fmt.Sprintf("blocked by hook %s: %s", out.By, out.Reason)
-			t.msgs = t.req.History
 			t.finish(StopBlocked)
 			return
 		}
@@ -94,27 +123,53 @@ func (t *turn) run() {
 		input = append(input, contextBlocks(hook.TurnStart, out.Context)...)
 	}
 
-	t.msgs = make([]llm.Message, len(t.req.History), len(t.req.History)+1+2*4)
-	copy(t.msgs, t.req.History)
-	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: input})
+	msgs := make([]llm.Message, len(t.req.History), len(t.req.History)+1+2*4)
+	copy(msgs, t.req.History)
+	t.msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: input})
 
+	recovered := false
 	for t.res.Iterations < def.MaxIterations {
-		if err := t.ctx.Err(); err != nil {
-			t.fail(fmt.Errorf("turn cancelled before iteration %d: %w", t.res.Iterations+1, err))
+		if t.stopped() {
+			return
+		}
+		if d, ok := t.limits.Exhausted(t.spent()); ok {
+			t.exhausted(d)
 			return
 		}
 		t.res.Iterations++
 		t.emit(event.IterationStarted, &event.IterationStartedData{Iteration: t.res.Iterations})
 		t.injectQueued()
+		if def.CompactAt > 0 && t.estimate() > int64(float64(def.ContextWindow)*def.CompactAt) {
+			if !t.compact(TriggerAuto, "") {
+				return
+			}
+		}
+		if !t.flush() {
+			return
+		}
 
 		resp, err := t.callModel()
+		if errors.Is(err, llm.ErrPromptTooLong) && !recovered && t.ctx.Err() == nil {
+			// Once per turn: compact and try again.
+			recovered = true
+			if !t.compact(TriggerRecovery, "") || !t.flush() {
+				return
+			}
+			resp, err = t.callModel()
+		}
 		if err != nil {
+			if t.stopped() {
+				return
+			}
 			t.fail(err)
 			return
 		}
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
 		t.msgs = append(t.msgs, msg)
+		if !t.flush() {
+			return
+		}
 
 		uses := 0
 		for _, b := range msg.Content {
@@ -124,8 +179,7 @@ func (t *turn) run() {
 		}
 		if uses > 0 {
 			t.msgs = append(t.msgs, t.runTools(msg.Content, uses))
-			if err := t.ctx.Err(); err != nil {
-				t.fail(fmt.Errorf("turn cancelled during tool calls: %w", err))
+			if t.stopped() {
 				return
 			}
 			continue
@@ -153,6 +207,81 @@ func (t *turn) run() {
 		return
 	}
 	t.finish(StopMaxIterations)
+}
+
+// errWallTime is the cause of the deadline the wall-time budget sets.
+var errWallTime = errors.New("wall-time budget exhausted")
+
+// stopped ends the turn if its context is done and reports whether it did:
+// as interrupted, as out of wall time, or as failed.
+func (t *turn) stopped() bool {
+	if t.ctx.Err() == nil {
+		return false
+	}
+	switch cause := context.Cause(t.ctx); {
+	case errors.Is(cause, ErrInterrupted):
+		t.finish(StopInterrupted)
+	case errors.Is(cause, errWallTime):
+		t.exhausted(budget.WallTime)
+	default:
+		t.fail(fmt.Errorf("turn cancelled after %d iterations: %w", t.res.Iterations, cause))
+	}
+	return true
+}
+
+// spent is what the session has spent, this turn included.
+func (t *turn) spent() budget.Spent {
+	return t.req.Spent.Add(t.turnSpent())
+}
+
+func (t *turn) turnSpent() budget.Spent {
+	return budget.Spent{
+		Tokens:    t.res.Usage.Total(),
+		CostUSD:   t.cost,
+		ToolCalls: int64(t.res.ToolCalls),
+		WallTime:  time.Since(t.start),
+	}
+}
+
+func (t *turn) exhausted(d budget.Dimension) {
+	t.res.BudgetDimension = d
+	t.finish(StopBudgetExhausted)
+}
+
+// flush records the messages not recorded yet; on failure it fails the
+// turn and returns false.
+func (t *turn) flush() bool {
+	if t.req.Record == nil {
+		t.recorded = len(t.msgs)
+		return true
+	}
+	for ; t.recorded < len(t.msgs); t.recorded++ {
+		if err := t.req.Record(t.msgs[t.recorded]); err != nil {
+			t.res.Err = fmt.Errorf("recording the transcript: %w", err)
+			t.finish(StopFailed)
+			return false
+		}
+	}
+	return true
+}
+
+// estimate is the size of the next prompt in tokens: the last call's
+// prompt and answer as the provider counted them, plus about a token per
+// four characters of what was added since; before any call, an estimate of
+// the whole conversation.
+func (t *turn) estimate() int64 {
+	n := t.promptTokens
+	from := t.sizedUpTo
+	if n == 0 {
+		from = 0
+	}
+	var chars int
+	for _, m := range t.msgs[min(from, len(t.msgs)):] {
+		for _, b := range m.Content {
+			chars += len(b.Text) + len(b.Content) + len(b.Input)
+		}
+	}
+	return n + int64(chars/4)
 }
 
 // injectQueued moves the messages queued for the session into the last
@@ -190,10 +319,16 @@ func (t *turn) fail(err error) {
 }
 
 func (t *turn) finish(reason StopReason) {
-	t.res.StopReason = reason
-	if len(t.msgs) > len(t.req.History) {
-		t.res.Messages = t.msgs[len(t.req.History):]
+	if reason != StopFailed && t.recorded < len(t.msgs) && !t.flush() {
+		return // flush finished the turn as failed
 	}
+	t.res.StopReason = reason
+	if len(t.msgs) > t.histLen {
+		t.res.Messages = t.msgs[t.histLen:]
+	}
+	t.res.Transcript = t.msgs
+	t.res.PromptTokens = t.promptTokens
+	t.res.Spent = t.turnSpent()
 	if t.observed() {
 		d := &event.TurnCompletedData{
 			StopReason: string(reason),
@@ -202,6 +337,7 @@ func (t *turn) finish(reason StopReason) {
 			Iterations: t.res.Iterations,
 			ToolCalls:  t.res.ToolCalls,
 			Usage:      t.res.Usage,
+			Budget:     string(t.res.BudgetDimension),
 		}
 		if t.res.Err != nil {
 			d.Error = t.res.Err.Error()

@@ -37,14 +37,19 @@ const (
 	// MiddlewareFailed: a middleware failed after the call it wraps had
 	// completed; the completed result was kept.
 	MiddlewareFailed Name = "middleware_failed"
-	TurnCompleted    Name = "turn_completed"
+	// CompactionStarted and CompactionCompleted frame a compaction of the
+	// transcript (automatic, manual or as recovery).
+	CompactionStarted   Name = "compaction_started"
+	CompactionCompleted Name = "compaction_completed"
+	TurnCompleted       Name = "turn_completed"
 )
 
 // Names lists every event name the runtime emits.
 var Names = []Name{
 	TurnStarted, IterationStarted, LLMCallStarted, LLMDelta, LLMCallCompleted, LLMCallFailed,
 	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, ToolBlocked,
-	ApprovalRequested, ApprovalResolved, HookFailed, MiddlewareFailed, TurnCompleted,
+	ApprovalRequested, ApprovalResolved, HookFailed, MiddlewareFailed, CompactionStarted, CompactionCompleted,
+	TurnCompleted,
 }
 
 // Event is one thing that happened in a run.
@@ -157,6 +162,20 @@ type ApprovalData struct {
 	By      string `json:"by,omitempty"`
 }
 
+// CompactionData is the data of CompactionStarted and CompactionCompleted.
+type CompactionData struct {
+	Trigger string `json:"trigger"`
+	// MessagesBefore is the conversation's length before; MessagesAfter
+	// (completed only) after.
+	MessagesBefore int       `json:"messages_before"`
+	MessagesAfter  int       `json:"messages_after,omitempty"`
+	Usage          llm.Usage `json:"usage"`
+	// Skipped says why nothing was compacted (blocked by a hook, nothing
+	// old enough to summarise).
+	Skipped string `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
 // HookFailedData is the data of HookFailed.
 type HookFailedData struct {
 	Hook       string `json:"hook"`
@@ -181,7 +200,9 @@ type TurnCompletedData struct {
 	Iterations int       `json:"iterations"`
 	ToolCalls  int       `json:"tool_calls"`
 	Usage      llm.Usage `json:"usage"`
-	Error      string    `json:"error,omitempty"`
+	// Budget names the dimension of a budget_exhausted turn.
+	Budget string `json:"budget_dimension,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // MarshalJSON encodes the data; an input that is not valid JSON (a model

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -161,7 +162,7 @@ func (n *Node) Run(ctx context.Context, sessionID, input string) *agent.Result {
 		n.t.Fatalf("orcatest: Execute returned no result for session %q", sessionID)
 	}
 	n.mu.Lock()
-	n.transcripts[sessionID] = append(history[:len(history):len(history)], res.Messages...)
+	n.transcripts[sessionID] = slices.Clone(res.Transcript)
 	n.mu.Unlock()
 	return res
 }

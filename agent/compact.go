@@ -1,0 +1,252 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/middleware"
+)
+
+// Compaction triggers, as PRE_COMPACT and the events name them.
+const (
+	TriggerAuto     = "auto"
+	TriggerManual   = "manual"
+	TriggerRecovery = "recovery"
+)
+
+// summaryPrompt is the summariser's system prompt.
+const summaryPrompt = `You summarise a conversation between a user and a coding agent so that the agent can continue the work from your summary alone.
+Keep: the user's goals and constraints, decisions taken and why, files read or changed (with paths), commands run and their outcome, errors met and how they were resolved, and what remains to do.
+Be specific and complete; leave out pleasantries. Write plain prose and short lists.`
+
+// compactor compacts a conversation: it is shared by automatic and
+// recovery compaction inside a turn and by manual compaction.
+type compactor struct {
+	ctx       context.Context
+	rt        *Runtime
+	sessionID string
+	common    hook.Common
+	emit      func(event.Name, any)
+	runHook   func(hook.Payload) hook.Outcome
+}
+
+// compaction is what one compaction did.
+type compaction struct {
+	msgs    []llm.Message // the new conversation (nil if skipped)
+	usage   llm.Usage
+	skipped string
+}
+
+// run summarises msgs except the newest KeepTurns user turns, which it
+// keeps verbatim. The cut is always made before a user message that starts
+// a turn (text, not tool results), so a tool call is never separated from
+// its result. The summary goes in front of the first kept message.
+func (c *compactor) run(msgs []llm.Message, trigger, instructions string) (compaction, error) {
+	def := &c.rt.def
+	c.emit(event.CompactionStarted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs)})
+	skip := func(why string) (compaction, error) {
+		c.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), Skipped: why})
+		return compaction{skipped: why}, nil
+	}
+	if c.rt.hooks.Has(hook.PreCompact) {
+		out := c.runHook(&hook.PreCompactPayload{Common: c.common, Trigger: trigger, Instructions: instructions})
+		if out.Action == hook.Block {
+			return skip(fmt.Sprintf("blocked by hook %s: %s", out.By, out.Reason))
+		}
+		instructions = out.Payload.(*hook.PreCompactPayload).Instructions
+	}
+	cut := cutPoint(msgs, def.KeepTurns)
+	if cut <= 0 {
+		return skip("nothing old enough to summarise")
+	}
+	var b strings.Builder
+	b.WriteString("Summarise this conversation so far; the newest turns follow your summary verbatim.\n")
+	if instructions != "" {
+		b.WriteString("\nInstructions for this summary:\n")
+		b.WriteString(instructions)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n<conversation>\n")
+	render(&b, msgs[:cut])
+	b.WriteString("</conversation>")
+	req := &llm.Request{
+		Model:     def.Model,
+		System:    summaryPrompt,
+		Messages:  []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(b.String())}}},
+		MaxTokens: def.MaxTokens,
+		Metadata:  llm.Metadata{TraceID: c.sessionID, Feature: llm.FeatureCompaction, Component: def.Name},
+	}
+	resp, err := c.call(req)
+	if err == nil && strings.TrimSpace(resp.Message.Text()) == "" {
+		err = errors.New("the summariser returned no text")
+	}
+	if err != nil {
+		c.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), Error: err.Error()})
+		return compaction{}, fmt.Errorf("compaction (%s): %w", trigger, err)
+	}
+	first := msgs[cut]
+	merged := llm.Message{Role: llm.RoleUser, Content: append([]llm.Block{
+		llm.TextBlock("<summary of the earlier conversation>\n" + resp.Message.Text() + "\n</summary of the earlier conversation>"),
+	}, first.Content...)}
+	out := make([]llm.Message, 0, len(msgs)-cut)
+	out = append(out, merged)
+	out = append(out, msgs[cut+1:]...)
+	c.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), MessagesAfter: len(out), Usage: resp.Usage})
+	return compaction{msgs: out, usage: resp.Usage}, nil
+}
+
+// call sends the summariser's request through both LLM middleware chains.
+func (c *compactor) call(req *llm.Request) (*llm.Response, error) {
+	mw := c.rt.mw
+	if mw.Has(middleware.LLMRequest) {
+		r, err := mw.ApplyLLMRequest(c.ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		req = r
+	}
+	var resp *llm.Response
+	var err error
+	if mw.Has(middleware.LLMExecution) {
+		var failures []middleware.Failure
+		resp, failures, err = mw.ExecuteLLM(c.ctx, req, func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
+			return c.rt.client.Generate(ctx, r, nil)
+		})
+		for _, f := range failures {
+			c.emit(event.MiddlewareFailed, &event.MiddlewareFailedData{Chain: f.Chain, Middleware: f.Middleware, Error: f.Err.Error()})
+		}
+	} else {
+		resp, err = c.rt.client.Generate(c.ctx, req, nil)
+	}
+	if err == nil && resp == nil {
+		err = errors.New("model client returned neither a response nor an error")
+	}
+	return resp, err
+}
+
+// cutPoint returns the index of the user message that starts the
+// keep-th newest turn, or -1 when there are not more turns than that.
+func cutPoint(msgs []llm.Message, keep int) int {
+	seen := 0
+	for i := len(msgs) - 1; i > 0; i-- {
+		if startsTurn(msgs[i]) {
+			seen++
+			if seen == keep {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// startsTurn reports whether m is a user message that is not a tool
+// result: a turn's input (a compaction summary included).
+func startsTurn(m llm.Message) bool {
+	if m.Role != llm.RoleUser || len(m.Content) == 0 {
+		return false
+	}
+	return m.Content[0].Type != llm.BlockToolResult
+}
+
+// render writes msgs as text for the summariser, cutting long contents.
+func render(b *strings.Builder, msgs []llm.Message) {
+	const max = 2000
+	clip := func(s string) string {
+		if len(s) <= max {
+			return s
+		}
+		return s[:max] + fmt.Sprintf(" […%d more characters]", len(s)-max)
+	}
+	for _, m := range msgs {
+		for _, bl := range m.Content {
+			switch bl.Type {
+			case llm.BlockText:
+				fmt.Fprintf(b, "%s: %s\n", m.Role, clip(bl.Text))
+			case llm.BlockToolUse:
+				fmt.Fprintf(b, "assistant called %s %s\n", bl.Name, clip(string(bl.Input)))
+			case llm.BlockToolResult:
+				status := "result"
+				if bl.IsError {
+					status = "error"
+				}
+				fmt.Fprintf(b, "tool %s: %s\n", status, clip(bl.Content))
+			}
+		}
+	}
+}
+
+// compact compacts the turn's conversation; false means the turn ended
+// (the summariser failed, or the new conversation could not be recorded).
+func (t *turn) compact(trigger, instructions string) bool {
+	c := compactor{ctx: t.ctx, rt: t.rt, sessionID: t.req.SessionID, common: t.common(), emit: t.emit, runHook: t.runHook}
+	out, err := c.run(t.msgs, trigger, instructions)
+	t.res.Usage = t.res.Usage.Add(out.usage)
+	t.cost += t.rt.def.Prices.Cost(t.rt.def.Model, out.usage)
+	if err != nil {
+		if t.stopped() {
+			return false
+		}
+		if trigger == TriggerAuto {
+			// Automatic compaction is an optimisation: the turn goes on
+			// with the whole conversation (the failure was reported).
+			return true
+		}
+		t.fail(err)
+		return false
+	}
+	if out.msgs == nil {
+		return true
+	}
+	if t.req.OnCompact != nil {
+		if err := t.req.OnCompact(out.msgs); err != nil {
+			t.res.Err = fmt.Errorf("recording the compacted transcript: %w", err)
+			t.finish(StopFailed)
+			return false
+		}
+	}
+	t.msgs = out.msgs
+	t.histLen, t.recorded = 0, len(out.msgs)
+	t.promptTokens, t.sizedUpTo = 0, 0
+	t.res.Compacted = true
+	return true
+}
+
+// CompactRequest asks for a manual compaction (the /compact command).
+type CompactRequest struct {
+	SessionID    string
+	History      []llm.Message
+	Instructions string
+	OnEvent      func(event.Event)
+}
+
+// CompactResult is what a manual compaction did.
+type CompactResult struct {
+	// Messages is the new conversation; nil when nothing was compacted
+	// (Skipped says why).
+	Messages []llm.Message
+	Skipped  string
+	Usage    llm.Usage
+}
+
+// Compact compacts a conversation on request: PRE_COMPACT runs with trigger
+// "manual" (it may rewrite the instructions but not block), then the
+// summariser. The summariser's call goes through both LLM middleware
+// chains with feature "compaction".
+func (e *Executor) Compact(ctx context.Context, rt *Runtime, req CompactRequest) (*CompactResult, error) {
+	if req.SessionID == "" {
+		return nil, errors.New("agent: compact request has no session id")
+	}
+	t := &turn{e: e, rt: rt, ctx: ctx, req: &Request{SessionID: req.SessionID, OnEvent: req.OnEvent},
+		res: &Result{RuntimeID: rt.id, SessionID: req.SessionID, ExecutionID: newID("exec")}}
+	c := compactor{ctx: ctx, rt: rt, sessionID: req.SessionID, common: t.common(), emit: t.emit, runHook: t.runHook}
+	out, err := c.run(req.History, TriggerManual, req.Instructions)
+	if err != nil {
+		return nil, err
+	}
+	return &CompactResult{Messages: out.msgs, Skipped: out.skipped, Usage: out.usage}, nil
+}

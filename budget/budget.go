@@ -1,0 +1,103 @@
+// Package budget says how much a session may spend and what it has spent,
+// in four dimensions: tokens, cost, tool calls and wall time.
+package budget
+
+import (
+	"strings"
+	"time"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+// Dimension names what a budget limits.
+type Dimension string
+
+// The four dimensions.
+const (
+	Tokens    Dimension = "tokens"
+	Cost      Dimension = "cost"
+	ToolCalls Dimension = "tool_calls"
+	WallTime  Dimension = "wall_time"
+)
+
+// Limits caps a session; a zero field is no limit in that dimension.
+type Limits struct {
+	Tokens    int64         `json:"tokens,omitempty"`
+	CostUSD   float64       `json:"cost_usd,omitempty"`
+	ToolCalls int64         `json:"tool_calls,omitempty"`
+	WallTime  time.Duration `json:"wall_time,omitempty"`
+}
+
+// IsZero reports whether l limits nothing.
+func (l Limits) IsZero() bool { return l == Limits{} }
+
+// Spent is what a session has used.
+type Spent struct {
+	Tokens    int64
+	CostUSD   float64
+	ToolCalls int64
+	WallTime  time.Duration
+}
+
+// Add returns s plus t.
+func (s Spent) Add(t Spent) Spent {
+	return Spent{Tokens: s.Tokens + t.Tokens, CostUSD: s.CostUSD + t.CostUSD, ToolCalls: s.ToolCalls + t.ToolCalls, WallTime: s.WallTime + t.WallTime}
+}
+
+// Exhausted returns the first dimension in which s has reached its limit
+// (tokens, cost, tool calls, wall time, in that order).
+func (l Limits) Exhausted(s Spent) (Dimension, bool) {
+	switch {
+	case l.Tokens > 0 && s.Tokens >= l.Tokens:
+		return Tokens, true
+	case l.CostUSD > 0 && s.CostUSD >= l.CostUSD:
+		return Cost, true
+	case l.ToolCalls > 0 && s.ToolCalls >= l.ToolCalls:
+		return ToolCalls, true
+	case l.WallTime > 0 && s.WallTime >= l.WallTime:
+		return WallTime, true
+	}
+	return "", false
+}
+
+// Price is what a model costs, in US dollars per million tokens.
+type Price struct {
+	Input, Output, CacheRead, CacheWrite float64
+}
+
+// Prices maps model names to prices. A model is priced by its exact name,
+// else by the longest name in the table that prefixes it (so dated model
+// versions find their family), else it costs nothing.
+type Prices map[string]Price
+
+// DefaultPrices are list prices of common models; override them with your
+// own table where they differ from what you pay.
+var DefaultPrices = Prices{
+	"claude-opus-4":     {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
+	"claude-sonnet-4":   {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+	"claude-haiku-4":    {Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
+	"claude-3-5-haiku":  {Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite: 1},
+	"claude-3-7-sonnet": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+	"gpt-4o-mini":       {Input: 0.15, Output: 0.6, CacheRead: 0.075},
+	"gpt-4o":            {Input: 2.5, Output: 10, CacheRead: 1.25},
+	"gpt-4.1-mini":      {Input: 0.4, Output: 1.6, CacheRead: 0.1},
+	"gpt-4.1":           {Input: 2, Output: 8, CacheRead: 0.5},
+}
+
+// Cost returns what usage u of model costs.
+func (p Prices) Cost(model string, u llm.Usage) float64 {
+	price, ok := p[model]
+	if !ok {
+		best := -1
+		for name, pr := range p {
+			if len(name) > best && strings.HasPrefix(model, name) {
+				best, price, ok = len(name), pr, true
+			}
+		}
+	}
+	if !ok {
+		return 0
+	}
+	return (float64(u.InputTokens)*price.Input + float64(u.OutputTokens)*price.Output +
+		float64(u.CacheReadTokens)*price.CacheRead + float64(u.CacheWriteTokens)*price.CacheWrite) / 1e6
+}
