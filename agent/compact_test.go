@@ -15,7 +15,9 @@ import (
 	"github.com/orca-agent/orca/middleware"
 )
 
-func user(s string) llm.Message { return llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(s)}} }
+func user(s string) llm.Message {
+	return llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(s)}}
+}
 func assistant(s string) llm.Message {
 	return llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(s)}}
 }
