@@ -35,6 +35,9 @@ const (
 	// StopInterrupted: the turn was interrupted (its context was cancelled
 	// with ErrInterrupted as the cause).
 	StopInterrupted StopReason = "interrupted"
+	// StopCompacted: the input was a /compact command; the conversation was
+	// compacted and the model was not asked anything else.
+	StopCompacted StopReason = "compacted"
 )
 
 // ErrInterrupted is the cause a turn's context is cancelled with to
@@ -51,6 +54,9 @@ type Request struct {
 	TurnID string
 	// Input is the user's message.
 	Input string
+	// Context is added to the input as context blocks (what SESSION_START
+	// hooks added, for the session's first turn).
+	Context []string
 	// History is the conversation before this turn. It is not modified.
 	History []llm.Message
 	// OnEvent, if set, receives this execution's events in order, on the

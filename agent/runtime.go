@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 
 	"github.com/orca-agent/orca/budget"
@@ -106,26 +107,33 @@ type Collaborators struct {
 	// policy.Headless (every ask is refused, with a reason that says how to
 	// allow it).
 	Approver policy.Approver
+	// Approvals keeps "always allow" approvals; nil means a MemoryApprovals
+	// of the runtime's own.
+	Approvals Approvals
+	// ConfigDir is the user's configuration folder that tools read (user
+	// skills in ConfigDir/orca/skills): os.UserConfigDir() if empty; "-"
+	// means none.
+	ConfigDir string
 }
 
 // Runtime is an assembled agent: definition, tool registry and
 // collaborators. It serves any number of sessions and concurrent turns; it
 // does not change after New returns.
 type Runtime struct {
-	id       string
-	def      Definition
-	client   llm.Client
-	fs       workspace.FileSystem
-	tools    *tool.Registry
-	logger   *slog.Logger
-	hooks    *hook.Registry
-	mw       *middleware.Registry
-	bus      *event.Bus
-	queues   *queue.Manager
-	policy   *policy.Policy
-	approver policy.Approver
-	grants   grants
-	closers  []io.Closer // what New created, closed in reverse order
+	id        string
+	def       Definition
+	client    llm.Client
+	fs        workspace.FileSystem
+	tools     *tool.Registry
+	logger    *slog.Logger
+	hooks     *hook.Registry
+	mw        *middleware.Registry
+	bus       *event.Bus
+	queues    *queue.Manager
+	policy    *policy.Policy
+	approver  policy.Approver
+	approvals Approvals
+	closers   []io.Closer // what New created, closed in reverse order
 
 	closeOnce sync.Once
 	closeErr  error
@@ -177,6 +185,10 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if rt.approver == nil {
 		rt.approver = policy.Headless{}
 	}
+	rt.approvals = c.Approvals
+	if rt.approvals == nil {
+		rt.approvals = &MemoryApprovals{}
+	}
 	if rt.logger == nil {
 		rt.logger = slog.Default()
 	}
@@ -203,7 +215,15 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	rt.id = runtimeID(def, rt.fs.Root())
 	rt.tools = tool.NewRegistry()
 	rt.closers = append(rt.closers, rt.tools)
-	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id)}
+	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id), ConfigDir: c.ConfigDir}
+	switch env.ConfigDir {
+	case "-":
+		env.ConfigDir = ""
+	case "":
+		if dir, err := os.UserConfigDir(); err == nil {
+			env.ConfigDir = dir
+		}
+	}
 	for _, p := range def.ToolProviders {
 		if p == nil {
 			return nil, fmt.Errorf("agent %q: nil tool provider", def.Name)

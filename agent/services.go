@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/orca-agent/orca/event"
@@ -41,21 +44,59 @@ func (s *Services) Close() error {
 	return s.Bus.Close()
 }
 
-// grants are "always allow" approvals: rules approved for one session, or
-// for every session of the runtime (never another runtime's). They live as
-// long as the runtime.
-type grants struct {
-	mu      sync.Mutex
-	agent   []string
-	session map[string][]string
+// Approvals keeps "always allow" approvals: permission rules a person
+// approved for one session, or for every session of the runtime — never
+// for another runtime. Implementations must be safe for concurrent use.
+type Approvals interface {
+	// Grant stores rules with scope policy.ScopeSession (for sessionID) or
+	// policy.ScopeAgent (for every session of runtimeID).
+	Grant(ctx context.Context, runtimeID, sessionID string, scope policy.Scope, rules []string) error
+	// Rules returns the rules that reach sessionID of runtimeID.
+	Rules(ctx context.Context, runtimeID, sessionID string) ([]string, error)
 }
 
-// allowed reports whether the approved rules allow req for sessionID.
-func (g *grants) allowed(base *policy.Policy, sessionID string, req policy.Request) bool {
-	g.mu.Lock()
-	rules := append(append([]string(nil), g.agent...), g.session[sessionID]...)
-	g.mu.Unlock()
-	if len(rules) == 0 {
+// MemoryApprovals is the in-memory Approvals, the default of a runtime
+// given none: its approvals last as long as the runtime.
+type MemoryApprovals struct {
+	mu      sync.Mutex
+	agent   map[string][]string    // runtime → rules
+	session map[[2]string][]string // (runtime, session) → rules
+}
+
+// Grant implements Approvals.
+func (m *MemoryApprovals) Grant(_ context.Context, runtimeID, sessionID string, scope policy.Scope, rules []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch scope {
+	case policy.ScopeAgent:
+		if m.agent == nil {
+			m.agent = make(map[string][]string)
+		}
+		m.agent[runtimeID] = append(m.agent[runtimeID], rules...)
+	case policy.ScopeSession:
+		if m.session == nil {
+			m.session = make(map[[2]string][]string)
+		}
+		k := [2]string{runtimeID, sessionID}
+		m.session[k] = append(m.session[k], rules...)
+	default:
+		return fmt.Errorf("agent: approvals: scope %q is not stored", scope)
+	}
+	return nil
+}
+
+// Rules implements Approvals.
+func (m *MemoryApprovals) Rules(_ context.Context, runtimeID, sessionID string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append(slices.Clone(m.agent[runtimeID]), m.session[[2]string{runtimeID, sessionID}]...), nil
+}
+
+// approved reports whether the approved rules allow req for the turn's
+// session.
+func (t *turn) approved(req policy.Request) bool {
+	rules, err := t.rt.approvals.Rules(t.ctx, t.res.RuntimeID, t.res.SessionID)
+	if err != nil || len(rules) == 0 {
 		return false
 	}
 	allow, err := policy.ParseRules(rules, nil, nil)
@@ -63,28 +104,10 @@ func (g *grants) allowed(base *policy.Policy, sessionID string, req policy.Reque
 		return false
 	}
 	var p *policy.Policy
-	if base != nil {
-		p, err = base.With(allow)
+	if t.rt.policy != nil {
+		p, err = t.rt.policy.With(allow)
 	} else {
 		p, err = policy.New(policy.ModeDefault, allow)
 	}
 	return err == nil && p.Decide(req).Decision == policy.Allow
-}
-
-// grant records rules approved with scope.
-func (g *grants) grant(sessionID string, scope policy.Scope, rules []string) {
-	if len(rules) == 0 {
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	switch scope {
-	case policy.ScopeAgent:
-		g.agent = append(g.agent, rules...)
-	case policy.ScopeSession:
-		if g.session == nil {
-			g.session = make(map[string][]string)
-		}
-		g.session[sessionID] = append(g.session[sessionID], rules...)
-	}
 }

@@ -209,7 +209,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 	if verdict.Decision != policy.Ask {
 		return tool.Result{}, true
 	}
-	if rt.grants.allowed(rt.policy, t.res.SessionID, preq) {
+	if t.approved(preq) {
 		return tool.Result{}, true
 	}
 
@@ -241,8 +241,10 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 		}
 		return resolve(false, "", "approver", reason)
 	}
-	if a.Scope == policy.ScopeSession || a.Scope == policy.ScopeAgent {
-		rt.grants.grant(t.res.SessionID, a.Scope, verdict.Suggestions)
+	if (a.Scope == policy.ScopeSession || a.Scope == policy.ScopeAgent) && len(verdict.Suggestions) > 0 {
+		if err := rt.approvals.Grant(t.ctx, t.res.RuntimeID, t.res.SessionID, a.Scope, verdict.Suggestions); err != nil {
+			rt.logger.Warn("could not store an approval", "session", t.res.SessionID, "rules", verdict.Suggestions, "err", err)
+		}
 	}
 	return resolve(true, string(a.Scope), "approver", a.Reason)
 }

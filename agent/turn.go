@@ -108,6 +108,7 @@ func (t *turn) run() {
 	}
 
 	input := []llm.Block{llm.TextBlock(t.req.Input)}
+	input = append(input, contextBlocks(hook.SessionStart, t.req.Context)...)
 	if t.rt.hooks.Has(hook.UserPromptSubmit) {
 		out := t.runHook(&hook.UserPromptSubmitPayload{Common: t.common(), Prompt: t.req.Input})
 		if out.Action == hook.Block {

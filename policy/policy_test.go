@@ -225,7 +225,8 @@ func TestProtected(t *testing.T) {
 		".orca//hooks/x":                true,
 		"src/../.orca/hooks/x":          true,
 		".ORCA/Settings.JSON":           true,
-		".orca/skills/pdf/SKILL.md":     false,
+		".orca/skills/pdf/SKILL.md":     true,
+		".orca/notes/todo.md":           false,
 		".orca/settings.yaml":           false,
 		".orca":                         false,
 		".orca/agents/x.md":             false,
@@ -271,7 +272,7 @@ func TestProtectionDeniesWriteAndEdit(t *testing.T) {
 	for _, c := range []tcall{
 		{tool: "Read", kv: []string{"file_path", ".orca/settings.json"}},
 		{tool: "Grep", kv: []string{"pattern", "x", "path", ".orca/hooks"}},
-		{tool: "Write", kv: []string{"file_path", ".orca/skills/x/SKILL.md"}},
+		{tool: "Write", kv: []string{"file_path", ".orca/notes/x.md"}},
 	} {
 		if v := p.Decide(Request{ToolName: c.tool, Input: input(t, c.kv...), FS: ws}); v.Decision != Allow {
 			t.Errorf("%s = %s, want allow (%s)", c, v.Decision, v.Reason)

@@ -15,6 +15,7 @@ import (
 // system cannot be used to reach them under another spelling.
 var protectedPatterns = []string{
 	".orca/hooks/**",
+	".orca/skills/**", // a skill's allowed-tools and safe flag act as permissions
 	".orca/settings*.json",
 	".orca/trust*",
 	".orca/trust*/**",
@@ -26,6 +27,8 @@ var protectedSamples = []string{
 	".orca",
 	".orca/hooks",
 	".orca/hooks/pre-tool-use",
+	".orca/skills",
+	".orca/skills/release/SKILL.md",
 	".orca/settings.json",
 	".orca/settings.local.json",
 	".orca/trust",
@@ -35,8 +38,8 @@ var protectedSamples = []string{
 
 // Protected reports whether the workspace-relative, slash-separated path rel
 // is one that the agent's own tools may never change: .orca/hooks/**,
-// .orca/settings*.json (settings.json and settings.local.json among them)
-// and .orca/trust*. Extensions protect themselves: a model that could edit
+// .orca/skills/**, .orca/settings*.json (settings.json and
+// settings.local.json among them) and .orca/trust*. Extensions protect themselves: a model that could edit
 // these could grant itself any permission or install a hook that runs
 // anywhere. The path is cleaned first and compared case-insensitively.
 func Protected(rel string) bool {

@@ -339,7 +339,7 @@ func TestBashProtectedPaths(t *testing.T) {
 		{name: "inside eval", mode: ModeBypass, cmd: `eval 'echo x > .orca/settings.json'`, want: Deny},
 		{name: "inside bash -c", mode: ModeBypass, cmd: `bash -c "rm .orca/hooks/x"`, want: Deny},
 		{name: "reading is denied too", cmd: "cat .orca/settings.json", want: Deny, reason: "use Read"},
-		{name: "other files in .orca are fine", cmd: "ls .orca/skills", want: Allow},
+		{name: "other files in .orca are fine", cmd: "ls .orca/notes", want: Allow},
 		{name: "a star does not match dot files", cmd: "ls *", want: Allow},
 		{name: "similar names are fine", mode: ModeBypass, cmd: "touch orca/settings.json .orcas/hooks/x", want: Allow},
 		{name: "input redirect from settings is reading", cmd: "cat < .orca/settings.json", want: Allow},

@@ -84,6 +84,9 @@ type Env struct {
 	FS workspace.FileSystem
 	// Logger is the runtime's logger; never nil.
 	Logger *slog.Logger
+	// ConfigDir is the user's configuration folder (the parent of its
+	// orca folder: user skills, settings, trust), or "" for none.
+	ConfigDir string
 }
 
 // Provider contributes tools to a runtime. Tools is called once per runtime,

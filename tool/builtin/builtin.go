@@ -1,5 +1,6 @@
 // Package builtin provides orca's default tools: Read, Write, Edit, Glob,
-// Grep, Bash and TodoWrite.
+// Grep, Bash and TodoWrite, and assembles them with Skill (package skill)
+// into the default tool set.
 //
 // Their names and input schemas are those of Claude Code's tools, because
 // models are trained on them. File tools work only through the runtime's
@@ -23,14 +24,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/orca-agent/orca/skill"
 	"github.com/orca-agent/orca/tool"
 )
 
 // DefaultToolProviders returns the providers of the default tools, which
 // contribute, in this order: Read, Write, Edit, Glob and Grep
-// (FilesProvider), Bash (ShellProvider) and TodoWrite (TodoProvider).
+// (FilesProvider), Bash (ShellProvider), TodoWrite (TodoProvider) and
+// Skill (skill.Provider, with the user's configuration folder and every
+// skill allowed).
 func DefaultToolProviders() []tool.Provider {
-	return []tool.Provider{FilesProvider(), ShellProvider(), TodoProvider()}
+	return []tool.Provider{FilesProvider(), ShellProvider(), TodoProvider(), skill.Provider()}
 }
 
 // FilesProvider returns the provider of the file tools Read, Write, Edit,

@@ -155,7 +155,7 @@ func lacks(t *testing.T, got string, unwanted ...string) {
 
 func TestDefaultToolProvidersOrder(t *testing.T) {
 	f := newFixture(t)
-	want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"}
+	want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "Skill"}
 	if got := f.reg.Names(); !slices.Equal(got, want) {
 		t.Fatalf("registry order = %v, want %v", got, want)
 	}

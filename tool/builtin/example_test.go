@@ -41,7 +41,7 @@ func ExampleDefaultToolProviders() {
 	})
 	fmt.Print(res.Content)
 	// Output:
-	// [Read Write Edit Glob Grep Bash TodoWrite]
+	// [Read Write Edit Glob Grep Bash TodoWrite Skill]
 	//      2	world
 	//
 	// [showing lines 2-2 of 2]

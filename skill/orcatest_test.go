@@ -1,0 +1,134 @@
+package skill_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/orcatest"
+	"github.com/orca-agent/orca/skill"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tool/builtin"
+)
+
+// isolateUserConfig points os.UserConfigDir at a fresh folder, so that the
+// default providers see this test's user skills and not the machine's, and
+// returns that folder.
+func isolateUserConfig(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("AppData", filepath.Join(home, "AppData"))
+	dir, err := os.UserConfigDir()
+	if err != nil || !strings.HasPrefix(dir, home) {
+		t.Skipf("cannot isolate the user configuration folder: %q, %v", dir, err)
+	}
+	return dir
+}
+
+// turn runs one turn of session in which the model calls Skill with input
+// and then answers, and returns the observation of the call as the model
+// received it in its next prompt, with the tools it was offered.
+func turn(t *testing.T, n *orcatest.Node, session, input string) (llm.Block, []llm.ToolDefinition) {
+	t.Helper()
+	n.Script(session, script.Response{ToolCalls: []script.ToolCall{{ID: "t1", Name: "Skill", Input: json.RawMessage(input)}}}, script.Text("done"))
+	res := n.Run(t.Context(), session, "please")
+	if res.StopReason != agent.StopAnswered || res.Answer != "done" {
+		t.Fatalf("turn ended %s (%v), want answered", res.StopReason, res.Err)
+	}
+	calls := n.LLM.CallsTo(session)
+	if len(calls) != 2 {
+		t.Fatalf("model calls = %d, want 2", len(calls))
+	}
+	obs := calls[1].Observations()
+	if len(obs) != 1 || obs[0].ToolUseID != "t1" {
+		t.Fatalf("next prompt carries %+v, want the observation of t1", obs)
+	}
+	return obs[0], calls[0].Tools
+}
+
+func TestNodeLoadsSkills(t *testing.T) {
+	config := isolateUserConfig(t)
+	root := t.TempDir()
+	write(t, root, ".orca/skills/release/SKILL.md", "---\nname: release\ndescription: Cuts a release. Use when asked to release.\nallowed-tools: [Bash, Read]\n---\nTag version $ARGUMENTS, then read checklist.md.\n")
+	write(t, root, ".orca/skills/release/checklist.md", "1. run the tests\n")
+	write(t, root, ".orca/skills/broken/SKILL.md", "no front matter\n")
+	write(t, config, "orca/skills/standup/SKILL.md", skillMD("standup", "Writes the standup note.", "List yesterday's commits."))
+	n := orcatest.NewNode(t, orcatest.WithRoot(root), orcatest.WithConfigDir(config))
+
+	obs, offered := turn(t, n, "s1", `{"skill": "release", "args": "v1.2.0"}`)
+	if obs.IsError {
+		t.Fatalf("observation is an error: %s", obs.Content)
+	}
+	for _, want := range []string{"Base directory for this skill: .orca/skills/release", "Allowed tools: Bash, Read", "Tag version v1.2.0, then read checklist.md."} {
+		if !strings.Contains(obs.Content, want) {
+			t.Errorf("observation lacks %q:\n%s", want, obs.Content)
+		}
+	}
+	var desc string
+	for _, d := range offered {
+		if d.Name == "Skill" {
+			desc = d.Description
+		}
+	}
+	for _, want := range []string{"<name>\nrelease\n</name>", "Cuts a release.", "<name>\nstandup\n</name>", "<location>\nuser\n</location>"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("the Skill tool offered to the model does not list %q:\n%s", want, desc)
+		}
+	}
+	if strings.Contains(desc, "broken") {
+		t.Errorf("a malformed skill is offered:\n%s", desc)
+	}
+
+	// The folder the observation names is one the file tools can read.
+	n.Script("s2", script.Response{ToolCalls: []script.ToolCall{{ID: "r1", Name: "Read", Input: json.RawMessage(`{"file_path": ".orca/skills/release/checklist.md"}`)}}}, script.Text("done"))
+	n.Run(t.Context(), "s2", "read it")
+	if o := n.Observation("s2", "r1"); o.IsError || !strings.Contains(o.Content, "run the tests") {
+		t.Errorf("reading the skill's resource: %+v", o)
+	}
+
+	obs, _ = turn(t, n, "s3", `{"skill": "deploy"}`)
+	if !obs.IsError || !strings.Contains(obs.Content, `Unknown skill "deploy"`) || !strings.Contains(obs.Content, "Available skills: release, standup.") {
+		t.Errorf("unknown skill observation: %+v", obs)
+	}
+}
+
+func TestNodeWithoutSkills(t *testing.T) {
+	isolateUserConfig(t)
+	n := orcatest.NewNode(t)
+	skillTool, ok := n.Runtime.Tools().Lookup("Skill")
+	if !ok {
+		t.Fatal("the default tool set has no Skill tool")
+	}
+	if !strings.Contains(skillTool.Description(), "No skills are available") {
+		t.Errorf("description:\n%s", skillTool.Description())
+	}
+	obs, _ := turn(t, n, "s1", `{"skill": "anything"}`)
+	if !obs.IsError || !strings.Contains(obs.Content, "No skills are available.") {
+		t.Errorf("observation: %+v", obs)
+	}
+}
+
+// A denial is an observation the model can act on, and the turn goes on.
+func TestNodeSkillDenied(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, ".orca/skills/deploy/SKILL.md", "---\ndescription: Deploys to production.\nsafe: true\n---\nRun make deploy.\n")
+	providers := []tool.Provider{
+		builtin.FilesProvider(),
+		skill.Provider(skill.WithConfigDir(""), skill.WithPolicy(skill.RuleBased{SafeByDefault: false, Default: skill.Deny})),
+	}
+	n := orcatest.NewNode(t, orcatest.WithRoot(root), orcatest.WithDefinition(agent.Definition{Name: "strict", ToolProviders: providers}))
+	obs, _ := turn(t, n, "s1", `{"skill": "deploy"}`)
+	if !obs.IsError || !strings.Contains(obs.Content, `Skill "deploy" was not loaded`) || !strings.Contains(obs.Content, "default is to deny") {
+		t.Errorf("denial observation: %+v", obs)
+	}
+	if strings.Contains(obs.Content, "make deploy") {
+		t.Errorf("the denied skill's instructions reached the model: %s", obs.Content)
+	}
+}

@@ -1,0 +1,452 @@
+// Package skill gives a runtime Claude Code–style skills: folders holding a
+// SKILL.md (YAML front matter naming and describing the skill, a Markdown
+// body of instructions) and any files those instructions mention.
+//
+// Skills are found in two places: the project's <workspace>/.orca/skills/
+// and the user's <config>/orca/skills/ (config is os.UserConfigDir() unless
+// WithConfigDir says otherwise). A project skill wins over a user skill of
+// the same name. Project files are read through the runtime's
+// workspace.FileSystem, so a symlink in .orca/skills cannot lead out of the
+// workspace; user files are the user's own and are read with package os.
+//
+// Provider contributes one tool, Skill, whose description lists the skills
+// found when the runtime was built and whose call loads one of them inline:
+// the model receives the instructions as the call's observation. An
+// InvocationPolicy decides whether a skill may be loaded; a denial is an
+// observation, never a failed turn.
+//
+// A malformed SKILL.md never breaks a runtime: Discover reports it, with
+// the file and the problem, and skips it.
+package skill
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/orca-agent/orca/workspace"
+)
+
+// FileName is the name of the file that makes a folder a skill.
+const FileName = "SKILL.md"
+
+// ProjectDir is the folder, relative to the workspace root, whose
+// subfolders are the project's skills.
+const ProjectDir = ".orca/skills"
+
+// Limits on a skill's front matter and file, as Claude Code sets them.
+const (
+	MaxNameLen        = 64
+	MaxDescriptionLen = 1024
+	// MaxFileSize bounds a SKILL.md: its body is sent to the model whole.
+	MaxFileSize = 1 << 20
+)
+
+// ErrMalformed is wrapped by every error that rejects a SKILL.md for its
+// contents: no front matter, bad YAML, a missing or overlong description, a
+// bad name. The skill is skipped.
+var ErrMalformed = errors.New("malformed " + FileName)
+
+// ErrShadowed is wrapped by the warning that a user skill is hidden by a
+// project skill of the same name.
+var ErrShadowed = errors.New("skill shadowed")
+
+// Error is a problem Discover met with one file or folder.
+type Error struct {
+	// Path is the file or folder concerned, written as Skill.Dir is.
+	Path string
+	// Err is the problem; it wraps ErrMalformed, ErrShadowed, or the
+	// error of the read that failed (workspace.ErrOutside for a symlink
+	// that leads out of the workspace).
+	Err error
+}
+
+func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns e.Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Source says where a skill was found.
+type Source uint8
+
+// The places skills are found, the first winning over the second.
+const (
+	Project Source = iota + 1 // <workspace>/.orca/skills
+	User                      // <config>/orca/skills
+)
+
+func (s Source) String() string {
+	switch s {
+	case Project:
+		return "project"
+	case User:
+		return "user"
+	}
+	return fmt.Sprintf("Source(%d)", uint8(s))
+}
+
+// Skill is one skill, as its SKILL.md describes it.
+type Skill struct {
+	// Name is the skill's name, which is also its folder's name.
+	Name string
+	// Description tells the model what the skill does and when to use it.
+	Description string
+	// AllowedTools are the tools (or tool patterns, "Bash(git:*)") the
+	// skill's front matter says it uses, in the order given.
+	AllowedTools []string
+	// Safe is the front matter's "safe: true": the author says loading the
+	// skill needs no approval. RuleBased policies may trust it.
+	Safe bool
+	// Instructions is the Markdown body after the front matter.
+	Instructions string
+	// Source says where the skill was found.
+	Source Source
+	// Dir is the skill's folder: a slash-separated path relative to the
+	// workspace root when the folder lies inside the workspace, else an
+	// absolute OS path. Files the instructions mention are relative to it.
+	Dir string
+}
+
+// clone returns s with a slice of its own.
+func (s Skill) clone() Skill {
+	s.AllowedTools = slices.Clone(s.AllowedTools)
+	return s
+}
+
+var validName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+
+// frontMatter is what orca reads of a SKILL.md's YAML; other keys are
+// ignored, as Claude Code ignores keys it does not know.
+type frontMatter struct {
+	Name         string    `yaml:"name"`
+	Description  string    `yaml:"description"`
+	AllowedTools yaml.Node `yaml:"allowed-tools"`
+	Safe         bool      `yaml:"safe"`
+}
+
+// Parse parses the contents of a SKILL.md found in the folder named folder
+// (its base name, which the skill's name must equal). The result has no
+// Source or Dir. Errors wrap ErrMalformed.
+func Parse(folder string, data []byte) (Skill, error) {
+	head, body, err := splitFrontMatter(data)
+	if err != nil {
+		return Skill{}, err
+	}
+	var fm frontMatter
+	if err := yaml.Unmarshal([]byte(head), &fm); err != nil {
+		return Skill{}, fmt.Errorf("%w: front matter is not valid YAML: %s", ErrMalformed, fileLines(err.Error()))
+	}
+	s := Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), Safe: fm.Safe}
+	switch {
+	case s.Name == "" && !validName.MatchString(folder):
+		return Skill{}, fmt.Errorf("%w: the folder name %q is not a valid skill name (lowercase letters, digits and hyphens, at most %d)", ErrMalformed, folder, MaxNameLen)
+	case s.Name == "":
+		s.Name = folder
+	case !validName.MatchString(s.Name):
+		return Skill{}, fmt.Errorf("%w: name %q is not valid (lowercase letters, digits and hyphens, at most %d)", ErrMalformed, s.Name, MaxNameLen)
+	case s.Name != folder:
+		return Skill{}, fmt.Errorf("%w: name %q differs from its folder's name %q", ErrMalformed, s.Name, folder)
+	}
+	if s.Description == "" {
+		return Skill{}, fmt.Errorf("%w: description is missing (it tells the model when to use the skill)", ErrMalformed)
+	}
+	if n := utf8.RuneCountInString(s.Description); n > MaxDescriptionLen {
+		return Skill{}, fmt.Errorf("%w: description is %d characters long, at most %d are allowed", ErrMalformed, n, MaxDescriptionLen)
+	}
+	if s.AllowedTools, err = toolList(&fm.AllowedTools); err != nil {
+		return Skill{}, err
+	}
+	s.Instructions = strings.TrimRight(strings.TrimLeft(body, "\n"), " \t\n")
+	return s, nil
+}
+
+// splitFrontMatter returns the YAML between the opening and closing ---
+// lines and the body after them. A byte order mark and CRLF line ends are
+// accepted; only the first closing line ends the front matter, so a ---
+// in the body is Markdown's rule.
+func splitFrontMatter(data []byte) (head, body string, err error) {
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	first, rest, _ := strings.Cut(text, "\n")
+	if !isFence(first) {
+		return "", "", fmt.Errorf("%w: it must begin with a --- line opening YAML front matter (name, description)", ErrMalformed)
+	}
+	for off := 0; ; {
+		line, _, found := strings.Cut(rest[off:], "\n")
+		if isFence(line) {
+			body = rest[off+len(line):]
+			return rest[:off], strings.TrimPrefix(body, "\n"), nil
+		}
+		if !found {
+			return "", "", fmt.Errorf("%w: the front matter opened on line 1 is never closed by a --- line", ErrMalformed)
+		}
+		off += len(line) + 1
+	}
+}
+
+var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// fileLines renumbers the lines a yaml error names, which count from the
+// line after the opening ---, as lines of the file.
+func fileLines(msg string) string {
+	return yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		if err != nil {
+			return m
+		}
+		return "line " + strconv.Itoa(n+1)
+	})
+}
+
+func isFence(line string) bool { return strings.TrimRight(line, " \t") == "---" }
+
+// toolList reads allowed-tools: a YAML list or one string. Entries are
+// split at commas and at blanks outside parentheses, so "Read, Grep",
+// "Read Grep" (the Agent Skills spelling) and "Bash(git add:*)" all work.
+func toolList(n *yaml.Node) ([]string, error) {
+	var out []string
+	switch {
+	case n.Kind == 0, n.Kind == yaml.ScalarNode && n.Tag == "!!null":
+		return nil, nil
+	case n.Kind == yaml.ScalarNode:
+		out = splitTools(out, n.Value)
+	case n.Kind == yaml.SequenceNode:
+		for _, item := range n.Content {
+			if item.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("%w: allowed-tools (line %d) must list tool names as strings", ErrMalformed, item.Line+1)
+			}
+			out = splitTools(out, item.Value)
+		}
+	default:
+		return nil, fmt.Errorf("%w: allowed-tools (line %d) must be a list or a comma-separated string", ErrMalformed, n.Line+1)
+	}
+	return out, nil
+}
+
+func splitTools(out []string, s string) []string {
+	depth, start := 0, 0
+	for i, r := range s + "," {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0 && (r == ',' || r == ' ' || r == '\t' || r == '\n'):
+			if t := strings.TrimSpace(s[start:i]); t != "" {
+				out = append(out, t)
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+// Discover finds the skills of the workspace fsys (in .orca/skills) and of
+// the user whose configuration folder is configDir (in orca/skills below
+// it), sorted by name. A nil fsys skips the project, an empty configDir the
+// user.
+//
+// The errors are *Error values, one per problem: a SKILL.md that is
+// malformed (ErrMalformed) or cannot be read, and is skipped; a user skill
+// hidden by a project skill (ErrShadowed), a warning. A folder without a
+// SKILL.md is not a skill and not a problem.
+func Discover(fsys workspace.FileSystem, configDir string) ([]Skill, []error) {
+	var problems []error
+	var root string
+	var project []Skill
+	if fsys != nil {
+		root = fsys.Root()
+		project = scan(projectLevel(fsys), &problems)
+	}
+	skills := project
+	if configDir != "" {
+		for _, s := range scan(userLevel(configDir, root), &problems) {
+			if i := slices.IndexFunc(project, func(p Skill) bool { return p.Name == s.Name }); i >= 0 {
+				problems = append(problems, &Error{Path: joinDir(s.Dir, FileName),
+					Err: fmt.Errorf("%w: the project skill %q at %s is used instead", ErrShadowed, s.Name, project[i].Dir)})
+				continue
+			}
+			skills = append(skills, s)
+		}
+	}
+	slices.SortFunc(skills, func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })
+	return skills, problems
+}
+
+// level is one place skills are found, with the file operations for it.
+type level struct {
+	source   Source
+	dir      string                      // the skills folder
+	join     func(elem ...string) string // path.Join or filepath.Join
+	show     func(dir string) string     // dir as Skill.Dir says it
+	readDir  func(string) ([]fs.DirEntry, error)
+	stat     func(string) (fs.FileInfo, error)
+	readFile func(string) ([]byte, error)
+}
+
+func projectLevel(fsys workspace.FileSystem) level {
+	return level{
+		source:   Project,
+		dir:      ProjectDir,
+		join:     path.Join,
+		show:     func(dir string) string { return dir },
+		readDir:  func(dir string) ([]fs.DirEntry, error) { return readDir(fsys, dir) },
+		stat:     fsys.Stat,
+		readFile: fsys.ReadFile,
+	}
+}
+
+func userLevel(configDir, root string) level {
+	return level{
+		source: User,
+		dir:    filepath.Join(configDir, "orca", "skills"),
+		join:   filepath.Join,
+		show: func(dir string) string {
+			if root != "" {
+				if rel, err := filepath.Rel(root, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+					return filepath.ToSlash(rel)
+				}
+			}
+			return dir
+		},
+		readDir:  os.ReadDir,
+		stat:     os.Stat,
+		readFile: os.ReadFile,
+	}
+}
+
+// joinDir joins a Skill.Dir and a file name in the style of the Dir.
+func joinDir(dir, name string) string {
+	if filepath.IsAbs(dir) {
+		return filepath.Join(dir, name)
+	}
+	return path.Join(dir, name)
+}
+
+// scan returns the skills of one level, adding its problems to problems.
+func scan(l level, problems *[]error) []Skill {
+	entries, err := l.readDir(l.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		*problems = append(*problems, &Error{Path: l.show(l.dir), Err: err})
+		return nil
+	}
+	var out []Skill
+	for _, e := range entries {
+		// A symlink may name a folder; stat decides, through the level's
+		// own confinement.
+		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		dir := l.join(l.dir, e.Name())
+		s, err := load(l, dir, e.Name())
+		if err != nil {
+			*problems = append(*problems, err)
+			continue
+		}
+		if s != nil {
+			out = append(out, *s)
+		}
+	}
+	return out
+}
+
+// load reads the skill in dir. It returns nil, nil when dir is not a skill
+// folder (no SKILL.md, or a symlink to something else).
+func load(l level, dir, folder string) (*Skill, error) {
+	shown := l.show(dir)
+	fi, err := l.stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // a dangling symlink
+	}
+	if err != nil {
+		return nil, &Error{Path: shown, Err: err}
+	}
+	if !fi.IsDir() {
+		return nil, nil
+	}
+	file := l.join(dir, FileName)
+	fileShown := joinDir(shown, FileName)
+	fi, err = l.stat(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &Error{Path: fileShown, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{Path: fileShown, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, &Error{Path: fileShown, Err: fmt.Errorf("%w: %d bytes, at most %d are allowed", ErrMalformed, fi.Size(), MaxFileSize)}
+	}
+	data, err := l.readFile(file)
+	if err != nil {
+		return nil, &Error{Path: fileShown, Err: err}
+	}
+	s, err := Parse(folder, data)
+	if err != nil {
+		return nil, &Error{Path: fileShown, Err: err}
+	}
+	s.Source, s.Dir = l.source, shown
+	return &s, nil
+}
+
+// readDir lists dir through fsys: with fs.ReadDirFile when its files offer
+// it (the local workspace's do), else with a walk that does not descend.
+func readDir(fsys workspace.FileSystem, dir string) ([]fs.DirEntry, error) {
+	f, err := fsys.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if d, ok := f.(fs.ReadDirFile); ok {
+		return d.ReadDir(-1)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder", dir)
+	}
+	return walkDir(fsys, dir)
+}
+
+func walkDir(fsys workspace.FileSystem, dir string) ([]fs.DirEntry, error) {
+	rel, err := fsys.Resolve(dir)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var out []fs.DirEntry
+	err = fsys.Walk(context.Background(), dir, func(p string, d fs.DirEntry) error {
+		if path.Dir(p) != rel {
+			return nil
+		}
+		mu.Lock()
+		out = append(out, d)
+		mu.Unlock()
+		if d.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return out, err
+}

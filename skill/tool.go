@@ -1,0 +1,237 @@
+package skill
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/orca-agent/orca/tool"
+)
+
+// Option configures Provider.
+type Option func(*config)
+
+type config struct {
+	configDir    string
+	configDirSet bool
+	policy       InvocationPolicy
+}
+
+// WithConfigDir makes dir the user's configuration folder, whose
+// orca/skills subfolder holds the user's skills, instead of
+// os.UserConfigDir(). An empty dir leaves user skills out.
+func WithConfigDir(dir string) Option {
+	return func(c *config) { c.configDir, c.configDirSet = dir, true }
+}
+
+// WithPolicy makes p decide which skills may be loaded, instead of
+// AlwaysAllow. A policy with a Validate() error method is validated when a
+// runtime is built, and an error fails the build.
+func WithPolicy(p InvocationPolicy) Option {
+	return func(c *config) { c.policy = p }
+}
+
+// Provider returns the provider of the Skill tool. Each runtime built with
+// it discovers its skills once, when it is built: the tool's description
+// lists them and later changes to the files are seen by the next runtime
+// only (so that a model cannot rewrite a skill it is about to load). Every
+// discovery problem is logged as a warning on the runtime's logger and the
+// tool is registered even when no skill is found, so that the tool set does
+// not depend on the files.
+func Provider(opts ...Option) tool.Provider {
+	cfg := config{policy: AlwaysAllow{}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return tool.NewProvider("skill", func(env tool.Env) ([]tool.Tool, error) {
+		if cfg.policy == nil {
+			return nil, fmt.Errorf("skill: nil invocation policy")
+		}
+		if v, ok := cfg.policy.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				return nil, err
+			}
+		}
+		dir := cfg.configDir
+		if !cfg.configDirSet {
+			dir = env.ConfigDir
+		}
+		skills, problems := Discover(env.FS, dir)
+		for _, p := range problems {
+			env.Logger.Warn("skill: "+p.Error(), "err", p)
+		}
+		return []tool.Tool{newTool(skills, cfg.policy)}, nil
+	})
+}
+
+// Skills returns the skills that the Skill tool t offers, sorted by name.
+// It reports false if t is not a Skill tool of this package.
+func Skills(t tool.Tool) ([]Skill, bool) {
+	st, ok := t.(*skillTool)
+	if !ok {
+		return nil, false
+	}
+	out := make([]Skill, len(st.skills))
+	for i, s := range st.skills {
+		out[i] = s.clone()
+	}
+	return out, true
+}
+
+type skillTool struct {
+	skills      []Skill // sorted by name; read only
+	policy      InvocationPolicy
+	description string
+}
+
+func newTool(skills []Skill, policy InvocationPolicy) *skillTool {
+	return &skillTool{skills: skills, policy: policy, description: describe(skills)}
+}
+
+func (*skillTool) Name() string { return "Skill" }
+
+func (t *skillTool) Description() string { return t.description }
+
+// listingBudget bounds the skill descriptions in the tool's description;
+// skills past it are listed by name only, so that every one stays
+// invocable.
+const listingBudget = 16 << 10
+
+func describe(skills []Skill) string {
+	var b strings.Builder
+	b.WriteString(`Loads a skill into the conversation: a folder of instructions, and files they mention, for a specialised task.
+
+When the user's request matches one of the available skills below, invoke it with this tool before doing anything else for that task, then follow the instructions it returns. When the user refers to a "slash command" or "/<something>" (e.g. "/commit", "/review-pr"), they mean the skill of that name.
+
+How to invoke:
+- Give the skill's name and, optionally, arguments as one string. Examples:
+  - skill: "pdf" loads the pdf skill
+  - skill: "commit", args: "-m 'Fix bug'" loads the commit skill with arguments
+  - skill: "review-pr", args: "123" loads the review-pr skill with arguments
+
+Important:
+- Only invoke skills listed in <available_skills> below.
+- Never merely mention a skill in your answer: call this tool to load it.
+- Do not invoke a skill that is already loaded in this conversation; follow the instructions you already have.
+- The result gives the skill's folder; paths in its instructions are relative to that folder.
+
+`)
+	if len(skills) == 0 {
+		b.WriteString("<available_skills>\n</available_skills>\n\nNo skills are available: there is none in " + ProjectDir + " of the workspace nor in the user's skills folder, so do not call this tool.")
+		return b.String()
+	}
+	b.WriteString("<available_skills>\n")
+	var rest []string
+	used := 0
+	for _, s := range skills {
+		entry := fmt.Sprintf("<skill>\n<name>\n%s\n</name>\n<description>\n%s\n</description>\n<location>\n%s\n</location>\n</skill>\n", s.Name, s.Description, s.Source)
+		if used+len(entry) > listingBudget {
+			rest = append(rest, s.Name)
+			continue
+		}
+		used += len(entry)
+		b.WriteString(entry)
+	}
+	b.WriteString("</available_skills>")
+	if len(rest) > 0 {
+		fmt.Fprintf(&b, "\n\nMore skills, listed by name only for want of space (load one to learn what it does): %s.", strings.Join(rest, ", "))
+	}
+	return b.String()
+}
+
+// The schema is Claude Code's.
+func (*skillTool) Schema() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "skill": {
+      "type": "string",
+      "description": "The skill name. E.g., \"commit\", \"review-pr\", or \"pdf\""
+    },
+    "args": {
+      "type": "string",
+      "description": "Optional arguments for the skill"
+    }
+  },
+  "required": ["skill"],
+  "additionalProperties": false
+}`)
+}
+
+type input struct {
+	Skill string `json:"skill"`
+	Args  string `json:"args"`
+}
+
+func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
+	var in input
+	raw := call.Input
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage(`{}`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return tool.Errorf("%v for Skill: %v", tool.ErrInvalidInput, err)
+	}
+	// Models sometimes send the slash-command spelling.
+	name := strings.TrimPrefix(strings.TrimSpace(in.Skill), "/")
+	if name == "" {
+		return tool.Errorf("Skill: give the name of the skill to load. %s", t.available())
+	}
+	i, found := slices.BinarySearchFunc(t.skills, name, func(s Skill, name string) int { return strings.Compare(s.Name, name) })
+	if !found {
+		return tool.Errorf("Unknown skill %q. %s", name, t.available())
+	}
+	s := t.skills[i]
+	decision, reason := t.policy.Decide(ctx, Request{SessionID: call.SessionID, Skill: s.clone(), Args: in.Args})
+	if decision != Allow {
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return tool.Errorf("Skill %q was not loaded: the skill invocation policy denied it (%s). Do without it, or ask the user.", s.Name, reason)
+	}
+	return tool.Text(render(s, in.Args))
+}
+
+func (t *skillTool) available() string {
+	if len(t.skills) == 0 {
+		return "No skills are available."
+	}
+	names := make([]string, len(t.skills))
+	for i, s := range t.skills {
+		names[i] = s.Name
+	}
+	return "Available skills: " + strings.Join(names, ", ") + "."
+}
+
+// render is the observation of a loaded skill: where it lives, what it
+// expects, then its instructions. As in Claude Code, $ARGUMENTS in the
+// instructions is replaced by the arguments.
+func render(s Skill, args string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Loaded the %s skill %q. Follow its instructions below.\n", s.Source, s.Name)
+	fmt.Fprintf(&b, "Base directory for this skill: %s\n", s.Dir)
+	if filepath.IsAbs(s.Dir) {
+		b.WriteString("(It lies outside the workspace, where the file tools cannot reach; read its files with Bash.)\n")
+	} else {
+		b.WriteString("(This path is relative to the workspace root; paths in the instructions are relative to this folder.)\n")
+	}
+	if len(s.AllowedTools) > 0 {
+		fmt.Fprintf(&b, "Allowed tools: %s\n", strings.Join(s.AllowedTools, ", "))
+	}
+	if args != "" {
+		fmt.Fprintf(&b, "Arguments: %s\n", args)
+	}
+	b.WriteString("\n")
+	body := strings.ReplaceAll(s.Instructions, "$ARGUMENTS", args)
+	if body == "" {
+		body = "(The skill has no instructions beyond its description.)"
+	}
+	b.WriteString(body)
+	return b.String()
+}
