@@ -22,6 +22,9 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -53,9 +56,39 @@ func (c *ScriptedClient) AllowFallback(resp script.Response) {
 type Option func(*nodeConfig)
 
 type nodeConfig struct {
-	def    agent.Definition
-	client *ScriptedClient
-	root   string
+	def       agent.Definition
+	client    *ScriptedClient
+	root      string
+	services  *agent.Services
+	store     store.Store
+	policy    *policy.Policy
+	approver  policy.Approver
+	configDir string
+}
+
+// WithConfigDir makes dir the user configuration folder the runtime reads
+// (user skills); by default a node has none, so that the machine's own
+// configuration never leaks into a test.
+func WithConfigDir(dir string) Option {
+	return func(c *nodeConfig) { c.configDir = dir }
+}
+
+// WithServices makes the node use shared services (hook and middleware
+// registries, bus, queues) instead of its own.
+func WithServices(s *agent.Services) Option {
+	return func(c *nodeConfig) { c.services = s }
+}
+
+// WithStore makes the node keep its sessions in st (its own in-memory store
+// otherwise). The node does not close a store it was given.
+func WithStore(st store.Store) Option {
+	return func(c *nodeConfig) { c.store = st }
+}
+
+// WithPolicy sets the runtime's permission policy and approver (nil
+// approver: policy.Headless).
+func WithPolicy(p *policy.Policy, a policy.Approver) Option {
+	return func(c *nodeConfig) { c.policy, c.approver = p, a }
 }
 
 // WithDefinition sets the agent definition (Name defaults to "orcatest";
@@ -87,6 +120,13 @@ type Node struct {
 	FS       *workspace.Local
 	// Root is the workspace folder.
 	Root string
+	// Services are the node's process-wide services (its own unless
+	// WithServices gave shared ones).
+	Services *agent.Services
+	// Store is the node's record store: the witness of session state.
+	Store store.Store
+	// Router opens the node's live sessions.
+	Router *session.Router
 
 	mu          sync.Mutex
 	transcripts map[string][]llm.Message
@@ -109,12 +149,29 @@ func NewNode(t testing.TB, opts ...Option) *Node {
 	if cfg.root == "" {
 		cfg.root = t.TempDir()
 	}
+	if cfg.configDir == "" {
+		cfg.configDir = "-"
+	}
 	fs, err := workspace.OpenLocal(cfg.root)
 	if err != nil {
 		t.Fatalf("orcatest: open workspace: %v", err)
 	}
 	t.Cleanup(func() { fs.Close() })
-	rt, err := agent.New(cfg.def, agent.Collaborators{Client: cfg.client, FS: fs})
+	if cfg.services == nil {
+		cfg.services = agent.NewServices(nil)
+		svc := cfg.services
+		t.Cleanup(func() { svc.Close() })
+	}
+	if cfg.store == nil {
+		cfg.store = store.NewMemory()
+		st := cfg.store
+		t.Cleanup(func() { st.Close() })
+	}
+	rt, err := agent.New(cfg.def, agent.Collaborators{
+		Client: cfg.client, FS: fs, Services: cfg.services,
+		Policy: cfg.policy, Approver: cfg.approver, Approvals: session.Approvals(cfg.store),
+		ConfigDir: cfg.configDir,
+	})
 	if err != nil {
 		t.Fatalf("orcatest: build runtime: %v", err)
 	}
@@ -125,15 +182,36 @@ func NewNode(t testing.TB, opts ...Option) *Node {
 			t.Errorf("orcatest: close runtime: %v", err)
 		}
 	})
+	exec := agent.NewExecutor()
 	return &Node{
 		t:           t,
 		Runtime:     rt,
-		Executor:    agent.NewExecutor(),
+		Executor:    exec,
 		LLM:         cfg.client,
 		FS:          fs,
 		Root:        fs.Root(),
+		Services:    cfg.services,
+		Store:       cfg.store,
+		Router:      session.NewRouter(rt, cfg.store, exec),
 		transcripts: make(map[string][]llm.Message),
 	}
+}
+
+// Open opens a live session on the node's runtime and store, recording its
+// events with the node's; the session is closed (firing SESSION_END)
+// before the runtime when the test ends.
+func (n *Node) Open(sessionID string) *session.LiveSession {
+	n.t.Helper()
+	s, err := n.Router.Open(context.Background(), sessionID, session.OpenOptions{OnEvent: func(e event.Event) {
+		n.mu.Lock()
+		n.events = append(n.events, e)
+		n.mu.Unlock()
+	}})
+	if err != nil {
+		n.t.Fatalf("orcatest: open session %q: %v", sessionID, err)
+	}
+	n.t.Cleanup(func() { s.Close(context.Background()) })
+	return s
 }
 
 // Script appends responses to the script of session sessionID.
@@ -206,6 +284,15 @@ func (n *Node) ReadFile(rel string) string {
 	b, err := os.ReadFile(n.Path(rel))
 	if err != nil {
 		n.t.Fatalf("orcatest: %v", err)
+	}
+	return string(b)
+}
+
+// ReadFileOr returns the contents of rel, or def if it cannot be read.
+func (n *Node) ReadFileOr(rel, def string) string {
+	b, err := os.ReadFile(n.Path(rel))
+	if err != nil {
+		return def
 	}
 	return string(b)
 }

@@ -1,0 +1,221 @@
+package orcatest_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/orcatest"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/tool"
+)
+
+// L2: session state across turns, handles and compactions, witnessed by
+// the record store.
+
+func records(t *testing.T, n *orcatest.Node, id string, all bool) []store.Record {
+	t.Helper()
+	recs, err := n.Store.Records(context.Background(), id, store.RecordFilter{IncludeCompacted: all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func TestL2_TranscriptAcrossTurnsIsRecordedAsItGoes(t *testing.T) {
+	var n *orcatest.Node
+	var seenMidTurn int
+	peek := tool.New("Peek", "Counts the session's records.", func(ctx context.Context, in struct{}) (string, error) {
+		recs, err := n.Store.Records(ctx, tool.CallFrom(ctx).SessionID, store.RecordFilter{})
+		seenMidTurn = len(recs)
+		return "ok", err
+	})
+	n = orcatest.NewNode(t, orcatest.WithDefinition(agent.Definition{Name: "l2", ToolProviders: []tool.Provider{tool.Static("p", peek)}}))
+	n.Script("s", script.Call("Peek", nil), script.Text("first answer"), script.Text("second answer"))
+	s := n.Open("s")
+	if res, err := s.Run(t.Context(), "first"); err != nil || res.Answer != "first answer" {
+		t.Fatalf("turn 1: %+v, %v", res, err)
+	}
+	// The input and the assistant's tool call were in the store while the
+	// tool ran: the transcript is written as the turn goes.
+	if seenMidTurn != 2 {
+		t.Errorf("records during the tool call = %d, want 2", seenMidTurn)
+	}
+	if _, err := s.Run(t.Context(), "second"); err != nil {
+		t.Fatal(err)
+	}
+	sent := n.LLM.CallsTo("s")[2].Messages
+	if len(sent) != 5 || sent[0].Text() != "first" || sent[3].Text() != "first answer" || sent[4].Text() != "second" {
+		t.Errorf("second turn's prompt = %+v", sent)
+	}
+	recs := records(t, n, "s", false)
+	if len(recs) != 6 || recs[5].Message.Text() != "second answer" || recs[0].Seq != 1 || recs[5].Seq != 6 {
+		t.Errorf("store has %d records: %+v", len(recs), recs)
+	}
+	info, _ := n.Store.Session(t.Context(), "s")
+	if info.Turns != 2 || info.LastPrompt != "second" || info.RuntimeID != n.Runtime.ID() {
+		t.Errorf("session info %+v", info)
+	}
+}
+
+// Totals and a budget override outlive the handle that wrote them; a
+// reopened session resumes with its whole transcript.
+func TestL2_TotalsAndBudgetOutliveTheHandle(t *testing.T) {
+	n := orcatest.NewNode(t)
+	u := llm.Usage{InputTokens: 100, OutputTokens: 20}
+	first := script.Text("hello")
+	first.Usage = &u
+	n.Script("s", first, script.Text("again"))
+	s := n.Open("s")
+	if err := s.SetBudget(t.Context(), &budget.Limits{Tokens: 10_000, ToolCalls: 7}); err != nil {
+		t.Fatal(err)
+	}
+	s.Run(t.Context(), "hi")
+	s.Close(t.Context())
+
+	// A new router over the same store: as a new process would.
+	again, err := session.NewRouter(n.Runtime, n.Store, nil).Open(t.Context(), "s", session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close(t.Context())
+	if again.Source() != "resumed" || len(again.Transcript()) != 2 {
+		t.Errorf("resumed %q with %d messages", again.Source(), len(again.Transcript()))
+	}
+	tot, _ := again.Totals(t.Context())
+	if tot.Usage != u || tot.Turns != 1 {
+		t.Errorf("totals %+v", tot)
+	}
+	if b, _ := again.Budget(t.Context()); b.Tokens != 10_000 || b.ToolCalls != 7 {
+		t.Errorf("budget %+v", b)
+	}
+	again.Run(t.Context(), "hi again")
+	if msgs := n.LLM.CallsTo("s")[1].Messages; len(msgs) != 3 || msgs[1].Text() != "hello" {
+		t.Errorf("resumed turn's prompt %+v", msgs)
+	}
+}
+
+// A session that stopped while a tool ran resumes without running the
+// tool again: the call gets a result saying so.
+func TestL2_ResumeNeverRerunsAToolCall(t *testing.T) {
+	n := orcatest.NewNode(t)
+	ctx := t.Context()
+	n.Store.Provision(ctx, store.Session{ID: "s", RuntimeID: n.Runtime.ID()})
+	n.Store.Append(ctx, "s",
+		store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("make marker")}}},
+		store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.ToolUseBlock("b1", "Bash", json.RawMessage(`{"command":"echo ran >> marker"}`)),
+		}}})
+	n.Script("s", script.Text("checked"))
+	s := n.Open("s")
+	s.Run(ctx, "did it work?")
+	sent := n.LLM.CallsTo("s")[0].Messages
+	obs := sent[2]
+	if obs.Role != llm.RoleUser || obs.Content[0].ToolUseID != "b1" || !strings.Contains(obs.Content[0].Content, "may or may not have taken effect") {
+		t.Errorf("resumed prompt %+v", sent)
+	}
+	if got := n.ReadFileOr("marker", ""); got != "" {
+		t.Errorf("the tool ran again: marker = %q", got)
+	}
+}
+
+// Compaction fires past the threshold, is counted on its route, keeps the
+// old records (marked), and the session goes on after it.
+func TestL2_CompactionAndTheSessionAfterIt(t *testing.T) {
+	n := orcatest.NewNode(t, orcatest.WithDefinition(agent.Definition{Name: "c", ContextWindow: 1000, CompactAt: 0.5, KeepTurns: 1}))
+	big := script.Text("long answer")
+	big.Usage = &llm.Usage{InputTokens: 700}
+	n.Script("s", big, script.Text("answer two"), script.Text("answer three"))
+	n.Script(script.CompactionRoute("s"), script.Text("SUMMARY: the user said one."))
+	s := n.Open("s")
+	s.Run(t.Context(), "one")
+	res, _ := s.Run(t.Context(), "two")
+	if !res.Compacted || len(n.LLM.CallsTo(script.CompactionRoute("s"))) != 1 {
+		t.Fatalf("compaction did not fire: %+v", res)
+	}
+	s.Run(t.Context(), "three")
+	sent := n.LLM.CallsTo("s")[2].Messages
+	if !strings.Contains(sent[0].Content[0].Text, "SUMMARY: the user said one.") || sent[len(sent)-1].Text() != "three" {
+		t.Errorf("turn after compaction sent %+v", sent)
+	}
+	all, live := records(t, n, "s", true), records(t, n, "s", false)
+	compacted := 0
+	for _, r := range all {
+		if r.Compacted {
+			compacted++
+		}
+	}
+	if compacted == 0 || len(live) >= len(all) || live[0].Kind != store.KindSummary {
+		t.Errorf("records: %d in all, %d live, %d compacted, first live %+v", len(all), len(live), compacted, live[0])
+	}
+	if n.LLM.Unrouted() != 0 {
+		t.Errorf("unrouted calls %d", n.LLM.Unrouted())
+	}
+}
+
+func TestL2_CompactCommand(t *testing.T) {
+	n := orcatest.NewNode(t, orcatest.WithDefinition(agent.Definition{Name: "c", KeepTurns: 1}))
+	n.Script("s", script.Text("a1"), script.Text("a2"), script.Text("a3"))
+	n.Script(script.CompactionRoute("s"), script.Text("short summary"))
+	s := n.Open("s")
+	s.Run(t.Context(), "q1")
+	s.Run(t.Context(), "q2")
+	res, err := s.Run(t.Context(), "/compact keep the file names")
+	if err != nil || res.StopReason != agent.StopCompacted || !res.Compacted {
+		t.Fatalf("/compact: %+v, %v", res, err)
+	}
+	if p := n.LLM.CallsTo(script.CompactionRoute("s"))[0].Messages[0].Text(); !strings.Contains(p, "keep the file names") {
+		t.Errorf("instructions not passed: %s", p)
+	}
+	s.Run(t.Context(), "q3")
+	if sent := n.LLM.CallsTo("s")[2].Messages; !strings.Contains(sent[0].Content[0].Text, "short summary") {
+		t.Errorf("after /compact: %+v", sent)
+	}
+}
+
+// "Always allow" approvals reach this session or every session of the
+// runtime, never another runtime; they are stored.
+func TestL2_ApprovalReach(t *testing.T) {
+	scope := policy.ScopeSession
+	var asked []string
+	approver := policy.ApproverFunc(func(ctx context.Context, r policy.ApprovalRequest) (policy.Approval, error) {
+		asked = append(asked, r.SessionID)
+		return policy.Approval{Allow: true, Scope: scope}, nil
+	})
+	pol, _ := policy.New(policy.ModeDefault, policy.Rules{})
+	shared := store.NewMemory()
+	defer shared.Close()
+	a := orcatest.NewNode(t, orcatest.WithPolicy(pol, approver), orcatest.WithStore(shared), orcatest.WithDefinition(agent.Definition{Name: "a"}))
+	b := orcatest.NewNode(t, orcatest.WithPolicy(pol, approver), orcatest.WithStore(shared), orcatest.WithDefinition(agent.Definition{Name: "b"}))
+	w := func(p string) script.Response {
+		return script.Call("Write", map[string]string{"file_path": "x/" + p, "content": p})
+	}
+	a.Script("a1", w("1"), script.Text("ok"))
+	a.Script("a2", w("2"), script.Text("ok"))
+	a.Open("a1").Run(t.Context(), "go")
+	a.Open("a2").Run(t.Context(), "go")
+	if strings.Join(asked, ",") != "a1,a2" {
+		t.Fatalf("session reach: asked %v", asked)
+	}
+	asked, scope = nil, policy.ScopeAgent
+	a.Script("a3", w("3"), script.Text("ok"))
+	a.Script("a4", w("4"), script.Text("ok"))
+	b.Script("b1", w("5"), script.Text("ok"))
+	a.Open("a3").Run(t.Context(), "go")
+	a.Open("a4").Run(t.Context(), "go")
+	b.Open("b1").Run(t.Context(), "go")
+	if strings.Join(asked, ",") != "a3,b1" {
+		t.Errorf("agent reach: asked %v (a4 must not ask; b1 is another runtime and must)", asked)
+	}
+	stored, _ := shared.Approvals(t.Context(), a.Runtime.ID(), "")
+	if len(stored) != 1 || stored[0].Rule == "" {
+		t.Errorf("stored agent approvals %+v", stored)
+	}
+}

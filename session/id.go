@@ -1,0 +1,15 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+)
+
+func randomID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// NewID returns a fresh session id.
+func NewID() string { return "session_" + randomID() }

@@ -1,0 +1,473 @@
+// Package session runs conversations: a LiveSession is one conversation on
+// a runtime, whose turns run one at a time and whose state — transcript,
+// totals, budget override, approvals — lives in a store.Store, the one
+// witness of session state. A Router opens sessions (provisioning them
+// before their first write) and resumes them by id, in this process or the
+// next.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/intercept"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/store"
+)
+
+// ErrQueued is returned by Run when a turn was already running: the input
+// was queued into it instead (it enters that turn at its next iteration
+// boundary, or starts the next turn).
+var ErrQueued = errors.New("session: a turn is running; the input was queued into it")
+
+// ErrClosed is returned by a closed session.
+var ErrClosed = errors.New("session: closed")
+
+// Executor runs turns: an *agent.Executor, possibly wrapped in
+// interceptors (intercept.Wrap).
+type Executor = intercept.Executor[*agent.Runtime, agent.Request, *agent.Result]
+
+// Router opens the sessions of one runtime over one store.
+type Router struct {
+	rt    *agent.Runtime
+	exec  Executor
+	store store.Store
+}
+
+// NewRouter returns a router for rt's sessions in st; exec runs their turns
+// (agent.NewExecutor() if nil).
+func NewRouter(rt *agent.Runtime, st store.Store, exec Executor) *Router {
+	if exec == nil {
+		exec = agent.NewExecutor()
+	}
+	return &Router{rt: rt, exec: exec, store: st}
+}
+
+// Approvals adapts a store to agent.Approvals, so that "always allow"
+// approvals persist with their reach.
+func Approvals(st store.Store) agent.Approvals { return storeApprovals{st} }
+
+type storeApprovals struct{ st store.Store }
+
+func (a storeApprovals) Grant(ctx context.Context, runtimeID, sessionID string, scope policy.Scope, rules []string) error {
+	if scope == policy.ScopeAgent {
+		sessionID = ""
+	} else if scope != policy.ScopeSession {
+		return fmt.Errorf("session: approvals: scope %q is not stored", scope)
+	}
+	for _, r := range rules {
+		if err := a.st.AddApproval(ctx, store.Approval{RuntimeID: runtimeID, SessionID: sessionID, Rule: r}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a storeApprovals) Rules(ctx context.Context, runtimeID, sessionID string) ([]string, error) {
+	as, err := a.st.Approvals(ctx, runtimeID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]string, len(as))
+	for i, x := range as {
+		rules[i] = x.Rule
+	}
+	return rules, nil
+}
+
+// OpenOptions configure Open.
+type OpenOptions struct {
+	// OnEvent receives the events of the session's turns (and of its
+	// manual compactions), as Request.OnEvent does.
+	OnEvent func(event.Event)
+}
+
+// Open opens session id: it provisions the session if it is new (its
+// source "new") or loads its transcript if it exists ("resumed"), then
+// fires SESSION_START. A transcript that ends with tool calls whose results
+// were never recorded (the process died while they ran) is completed with
+// results saying so: a resumed session never runs a tool call again.
+func (r *Router) Open(ctx context.Context, id string, opts OpenOptions) (*LiveSession, error) {
+	if id == "" {
+		return nil, errors.New("session: no session id")
+	}
+	source := "resumed"
+	if _, err := r.store.Session(ctx, id); errors.Is(err, store.ErrNotFound) {
+		source = "new"
+	} else if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	info, err := r.store.Provision(ctx, store.Session{ID: id, RuntimeID: r.rt.ID(), Workspace: r.rt.FS().Root(), Agent: r.rt.Definition().Name})
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	s := &LiveSession{r: r, id: id, info: info, onEvent: opts.OnEvent}
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	if hooks := r.rt.Hooks(); hooks.Has(hook.SessionStart) {
+		out := hooks.Run(ctx, &hook.SessionStartPayload{Common: s.common(), Source: source})
+		s.reportHookFailures(out)
+		s.pendingContext = out.Context
+	}
+	s.source = source
+	return s, nil
+}
+
+// LiveSession is one open conversation. Its methods are safe for
+// concurrent use; turns run one at a time. Close it before its runtime.
+type LiveSession struct {
+	r       *Router
+	id      string
+	info    store.Session
+	source  string
+	onEvent func(event.Event)
+
+	mu             sync.Mutex // guards the fields below
+	transcript     []llm.Message
+	lastSeq        int64
+	promptTokens   int64
+	pendingContext []string
+	running        bool
+	turnID         string
+	cancel         context.CancelCauseFunc
+	closed         bool
+
+	turnMu sync.Mutex // held while a turn (or a compaction) runs
+}
+
+// ID returns the session id.
+func (s *LiveSession) ID() string { return s.id }
+
+// Source says how the session was opened: "new" or "resumed".
+func (s *LiveSession) Source() string { return s.source }
+
+func (s *LiveSession) common() hook.Common {
+	return hook.Common{RuntimeID: s.r.rt.ID(), SessionID: s.id, Cwd: s.r.rt.FS().Root()}
+}
+
+func (s *LiveSession) reportHookFailures(out hook.Outcome) {
+	for _, f := range out.Failures {
+		e := event.Event{Name: event.HookFailed, Time: time.Now(), RuntimeID: s.r.rt.ID(), SessionID: s.id,
+			Data: &event.HookFailedData{Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed}}
+		if bus := s.r.rt.Bus(); bus != nil {
+			bus.Publish(e)
+		}
+		if s.onEvent != nil {
+			s.onEvent(e)
+		}
+	}
+}
+
+// load reads the transcript from the store and completes unanswered tool
+// calls.
+func (s *LiveSession) load(ctx context.Context) error {
+	recs, err := s.r.store.Records(ctx, s.id, store.RecordFilter{})
+	if err != nil {
+		return fmt.Errorf("session %s: load transcript: %w", s.id, err)
+	}
+	msgs := make([]llm.Message, 0, len(recs)+1)
+	for _, rec := range recs {
+		msgs = append(msgs, rec.Message)
+		s.lastSeq = rec.Seq
+	}
+	if fix, ok := unanswered(msgs); ok {
+		recs, err := s.r.store.Append(ctx, s.id, store.Record{Kind: store.KindMessage, Message: fix})
+		if err != nil {
+			return fmt.Errorf("session %s: complete unanswered tool calls: %w", s.id, err)
+		}
+		s.lastSeq = recs[len(recs)-1].Seq
+		msgs = append(msgs, fix)
+	}
+	s.transcript = msgs
+	return nil
+}
+
+// unanswered returns the tool results that answer the trailing tool calls
+// of msgs, if its last message is an assistant message with tool calls.
+func unanswered(msgs []llm.Message) (llm.Message, bool) {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != llm.RoleAssistant {
+		return llm.Message{}, false
+	}
+	uses := msgs[len(msgs)-1].ToolUses()
+	if len(uses) == 0 {
+		return llm.Message{}, false
+	}
+	out := llm.Message{Role: llm.RoleUser}
+	for _, u := range uses {
+		out.Content = append(out.Content, llm.ToolResultBlock(u.ID,
+			"No result was recorded for this call: the session stopped while it ran. It may or may not have taken effect; check before running it again.", true))
+	}
+	return out, true
+}
+
+// Transcript returns the conversation the model will see next (compacted
+// records excluded).
+func (s *LiveSession) Transcript() []llm.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]llm.Message(nil), s.transcript...)
+}
+
+// CurrentTurn returns the id of the running turn, or "".
+func (s *LiveSession) CurrentTurn() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		return ""
+	}
+	return s.turnID
+}
+
+// Interrupt interrupts turn turnID if it is the running turn: it ends as
+// interrupted at its next safe point, its running tool cancelled. An
+// interrupt for a finished or unknown turn changes nothing and returns
+// false.
+func (s *LiveSession) Interrupt(turnID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running || turnID == "" || s.turnID != turnID {
+		return false
+	}
+	s.cancel(agent.ErrInterrupted)
+	return true
+}
+
+// Totals returns the session's totals, from the store.
+func (s *LiveSession) Totals(ctx context.Context) (store.Totals, error) {
+	return s.r.store.Totals(ctx, s.id)
+}
+
+// SetBudget overrides the runtime's budget for this session (nil clears
+// the override). The override is stored: it outlives this handle.
+func (s *LiveSession) SetBudget(ctx context.Context, b *budget.Limits) error {
+	var sb *store.Budget
+	if b != nil {
+		sb = &store.Budget{Tokens: b.Tokens, CostUSD: b.CostUSD, ToolCalls: b.ToolCalls, WallTime: b.WallTime}
+	}
+	return s.r.store.SetBudget(ctx, s.id, sb)
+}
+
+// Budget returns the budget in force: the session's override, else the
+// runtime's.
+func (s *LiveSession) Budget(ctx context.Context) (budget.Limits, error) {
+	b, err := s.r.store.Budget(ctx, s.id)
+	if err != nil {
+		return budget.Limits{}, err
+	}
+	if b == nil {
+		return s.r.rt.Definition().Budget, nil
+	}
+	return budget.Limits{Tokens: b.Tokens, CostUSD: b.CostUSD, ToolCalls: b.ToolCalls, WallTime: b.WallTime}, nil
+}
+
+// Run runs one turn with input and waits for it. Input "/compact [instructions]"
+// compacts the conversation instead (StopCompacted). If a turn is already
+// running, input is queued into it and Run returns ErrQueued at once.
+// Messages still queued when a turn ends start the next turn before Run
+// returns (its result is the last turn's).
+func (s *LiveSession) Run(ctx context.Context, input string) (*agent.Result, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if s.running {
+		s.mu.Unlock()
+		if q := s.r.rt.Queues(); q != nil {
+			q.Enqueue(s.id, input)
+			return nil, ErrQueued
+		}
+		return nil, errors.New("session: a turn is running and the runtime has no message queue")
+	}
+	s.running = true
+	s.mu.Unlock()
+	s.turnMu.Lock()
+	defer func() {
+		s.mu.Lock()
+		s.running, s.turnID, s.cancel = false, "", nil
+		s.mu.Unlock()
+		s.turnMu.Unlock()
+	}()
+
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/compact"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\n') {
+		return s.compact(ctx, strings.TrimSpace(rest))
+	}
+	for {
+		res, err := s.turn(ctx, input)
+		if err != nil || res.StopReason != agent.StopAnswered {
+			return res, err
+		}
+		q := s.r.rt.Queues()
+		if q == nil {
+			return res, nil
+		}
+		queued := q.Drain(s.id)
+		if len(queued) == 0 {
+			return res, nil
+		}
+		input = strings.Join(queued, "\n\n")
+	}
+}
+
+// turn runs one turn: state from the store in, records and totals out.
+func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, error) {
+	totals, err := s.r.store.Totals(ctx, s.id)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.id, err)
+	}
+	limits, err := s.Budget(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.id, err)
+	}
+	turnCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	turnID := "turn_" + randomID()
+
+	s.mu.Lock()
+	s.turnID, s.cancel = turnID, cancel
+	history := s.transcript
+	pending := s.pendingContext
+	s.pendingContext = nil
+	promptTokens := s.promptTokens
+	s.mu.Unlock()
+
+	var recordErr error
+	res, err := s.r.exec.Execute(turnCtx, s.r.rt, agent.Request{
+		SessionID:    s.id,
+		TurnID:       turnID,
+		Input:        input,
+		Context:      pending,
+		History:      history,
+		OnEvent:      s.onEvent,
+		Budget:       &limits,
+		Spent:        budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
+		PromptTokens: promptTokens,
+		Record: func(m llm.Message) error {
+			recs, err := s.r.store.Append(ctx, s.id, store.Record{TurnID: turnID, Kind: store.KindMessage, Message: m})
+			if err != nil {
+				recordErr = err
+				return err
+			}
+			s.mu.Lock()
+			s.lastSeq = recs[len(recs)-1].Seq
+			s.mu.Unlock()
+			return nil
+		},
+		OnCompact: func(h []llm.Message) error { return s.replace(ctx, turnID, h) },
+	})
+	if res == nil {
+		return nil, err
+	}
+	delta := store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD, ToolCalls: int64(res.ToolCalls), WallTime: res.Spent.WallTime, Turns: 1}
+	if _, terr := s.r.store.AddTotals(ctx, s.id, delta); terr != nil && recordErr == nil {
+		return res, fmt.Errorf("session %s: totals: %w", s.id, terr)
+	}
+	if ferr := s.r.store.FinishTurn(ctx, s.id, input); ferr != nil && recordErr == nil {
+		return res, fmt.Errorf("session %s: finish turn: %w", s.id, ferr)
+	}
+	s.mu.Lock()
+	if res.Transcript != nil {
+		s.transcript = res.Transcript
+		s.promptTokens = res.PromptTokens
+	}
+	s.mu.Unlock()
+	return res, err
+}
+
+// replace records a compacted conversation: every earlier record is marked
+// compacted (kept, not lost) and the new conversation appended.
+func (s *LiveSession) replace(ctx context.Context, turnID string, h []llm.Message) error {
+	s.mu.Lock()
+	through := s.lastSeq
+	s.mu.Unlock()
+	recs := make([]store.Record, len(h))
+	for i, m := range h {
+		recs[i] = store.Record{TurnID: turnID, Kind: store.KindMessage, Message: m}
+	}
+	if len(recs) > 0 {
+		recs[0].Kind = store.KindSummary
+	}
+	stored, err := s.r.store.Append(ctx, s.id, recs...)
+	if err != nil {
+		return err
+	}
+	if err := s.r.store.MarkCompacted(ctx, s.id, through); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.lastSeq = stored[len(stored)-1].Seq
+	s.transcript = h
+	s.promptTokens = 0
+	s.mu.Unlock()
+	return nil
+}
+
+// compact runs a manual compaction.
+func (s *LiveSession) compact(ctx context.Context, instructions string) (*agent.Result, error) {
+	ex, ok := unwrap(s.r.exec)
+	if !ok {
+		return nil, errors.New("session: /compact needs an agent.Executor (directly or as an interceptor chain's delegate)")
+	}
+	history := s.Transcript()
+	out, err := ex.Compact(ctx, s.r.rt, agent.CompactRequest{SessionID: s.id, History: history, Instructions: instructions, OnEvent: s.onEvent})
+	res := &agent.Result{RuntimeID: s.r.rt.ID(), SessionID: s.id, StopReason: agent.StopCompacted, Transcript: history}
+	if err != nil {
+		res.StopReason, res.Err = agent.StopFailed, err
+		return res, err
+	}
+	res.Usage = out.Usage
+	res.Reason = out.Skipped
+	cost := s.r.rt.Definition().Prices.Cost(s.r.rt.Definition().Model, out.Usage)
+	if _, err := s.r.store.AddTotals(ctx, s.id, store.Totals{Usage: out.Usage, CostUSD: cost}); err != nil {
+		return res, err
+	}
+	if out.Messages != nil {
+		if err := s.replace(ctx, "", out.Messages); err != nil {
+			return res, fmt.Errorf("session %s: record compaction: %w", s.id, err)
+		}
+		res.Transcript, res.Compacted = out.Messages, true
+	}
+	return res, nil
+}
+
+// unwrap finds the agent executor under interceptor chains.
+func unwrap(e Executor) (*agent.Executor, bool) {
+	for {
+		switch x := e.(type) {
+		case *agent.Executor:
+			return x, true
+		case interface{ Delegate() Executor }:
+			e = x.Delegate()
+		default:
+			return nil, false
+		}
+	}
+}
+
+// Close ends the session: it waits for a running turn, fires SESSION_END,
+// and leaves the runtime open (close sessions before their runtime).
+func (s *LiveSession) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.turnMu.Lock()
+	defer s.turnMu.Unlock()
+	if hooks := s.r.rt.Hooks(); hooks.Has(hook.SessionEnd) {
+		s.reportHookFailures(hooks.Run(ctx, &hook.SessionEndPayload{Common: s.common(), Reason: "closed"}))
+	}
+	return nil
+}

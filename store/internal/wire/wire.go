@@ -1,0 +1,137 @@
+// Package wire is the stored form of an llm.Message: the JSON of
+// llm.Message, except that a tool use's input is kept byte for byte.
+//
+// encoding/json would compact a json.RawMessage (and refuse an invalid
+// one), but the model's input must come back exactly as it was given: it
+// may be malformed, and it is what the model will see again. So the input
+// is written verbatim under "input" when it is valid UTF-8 JSON with no
+// surrounding white space (decoding then returns the very same bytes), as a
+// JSON string under "input_text" when it is other UTF-8 text, and as base64
+// under "input_b64" otherwise. The result is always valid UTF-8 JSON, so
+// SQLite's json functions can query it.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+type block struct {
+	Type      llm.BlockType   `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	InputText *string         `json:"input_text,omitempty"`
+	InputB64  []byte          `json:"input_b64,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+type message struct {
+	Role    llm.Role `json:"role"`
+	Content []block  `json:"content"`
+}
+
+// Encode returns the stored form of m.
+func Encode(m llm.Message) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	buf.WriteString(`{"role":`)
+	if err := enc.Encode(m.Role); err != nil {
+		return nil, err
+	}
+	trimNewline(&buf)
+	buf.WriteString(`,"content":`)
+	if m.Content == nil {
+		buf.WriteString("null}")
+		return buf.Bytes(), nil
+	}
+	buf.WriteByte('[')
+	for i, b := range m.Content {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		w := block{
+			Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name,
+			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError,
+		}
+		verbatim := false
+		switch in := b.Input; {
+		case len(in) == 0:
+		case verbatimJSON(in):
+			verbatim = true
+		case utf8.Valid(in):
+			s := string(in)
+			w.InputText = &s
+		default:
+			w.InputB64 = in
+		}
+		if err := enc.Encode(w); err != nil {
+			return nil, fmt.Errorf("encode content[%d]: %w", i, err)
+		}
+		trimNewline(&buf)
+		if verbatim {
+			// w has at least "type", so the object is not empty: replace
+			// its closing brace with the input member.
+			buf.Truncate(buf.Len() - 1)
+			buf.WriteString(`,"input":`)
+			buf.Write(b.Input)
+			buf.WriteByte('}')
+		}
+	}
+	buf.WriteString("]}")
+	return buf.Bytes(), nil
+}
+
+func trimNewline(buf *bytes.Buffer) {
+	if n := buf.Len(); n > 0 && buf.Bytes()[n-1] == '\n' {
+		buf.Truncate(n - 1)
+	}
+}
+
+// verbatimJSON reports whether in can be written as a JSON value and read
+// back as the same bytes.
+func verbatimJSON(in []byte) bool {
+	if isSpace(in[0]) || isSpace(in[len(in)-1]) {
+		return false
+	}
+	return utf8.Valid(in) && json.Valid(in)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// Decode reads the stored form back into a message.
+func Decode(data []byte) (llm.Message, error) {
+	var w message
+	if err := json.Unmarshal(data, &w); err != nil {
+		return llm.Message{}, fmt.Errorf("decode stored message: %w", err)
+	}
+	m := llm.Message{Role: w.Role}
+	if w.Content == nil {
+		return m, nil
+	}
+	m.Content = make([]llm.Block, len(w.Content))
+	for i, b := range w.Content {
+		out := llm.Block{
+			Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name,
+			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError,
+		}
+		switch {
+		case b.Input != nil:
+			out.Input = b.Input
+		case b.InputText != nil:
+			out.Input = json.RawMessage(*b.InputText)
+		case b.InputB64 != nil:
+			out.Input = b.InputB64
+		}
+		m.Content[i] = out
+	}
+	return m, nil
+}

@@ -1,0 +1,102 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+func TestRoundTripInputBytes(t *testing.T) {
+	inputs := []string{
+		`{"path":"a.go"}`,
+		`{ "path" : "a.go",` + "\n\t" + `"n": 1 }`,
+		` {"lead":true}`,
+		`{"trail":true}` + "\n",
+		`{"path": "unterminated`,
+		`null`,
+		`"just a string"`,
+		`42`,
+		`{"html":"<a href=\"x\">&amp;</a>"}`,
+		`{"u":"\u00e9 é 한국어 🦀"}`,
+		"{\"bad\":\"\xff\xfe\"}",
+		"\xff not utf-8 at all",
+	}
+	for _, in := range inputs {
+		m := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.TextBlock("before"),
+			llm.ToolUseBlock("t1", "Read", json.RawMessage(in)),
+		}}
+		data, err := Encode(m)
+		if err != nil {
+			t.Fatalf("Encode(%q): %v", in, err)
+		}
+		if !utf8.Valid(data) || !json.Valid(data) {
+			t.Fatalf("Encode(%q) = %q: not valid UTF-8 JSON", in, data)
+		}
+		got, err := Decode(data)
+		if err != nil {
+			t.Fatalf("Decode(%q): %v", data, err)
+		}
+		if !bytes.Equal(got.Content[1].Input, []byte(in)) {
+			t.Errorf("input %q came back as %q (stored %s)", in, got.Content[1].Input, data)
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Errorf("round trip of %q:\n got %#v\nwant %#v", in, got, m)
+		}
+	}
+}
+
+func TestVerbatimInputIsQueryableJSON(t *testing.T) {
+	in := `{ "path" : "a.go" }`
+	data, err := Encode(llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("t1", "Read", json.RawMessage(in))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{ "path" : "a.go" }}]}`
+	if string(data) != want {
+		t.Errorf("Encode = %s\nwant     %s", data, want)
+	}
+}
+
+func TestRoundTripShapes(t *testing.T) {
+	msgs := []llm.Message{
+		{Role: llm.RoleUser},
+		{Role: llm.RoleUser, Content: []llm.Block{}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("t1", "boom <&>", true), llm.ToolResultBlock("t2", "", false)}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("a\x00b \u2028 🦀 e\u0301")}},
+	}
+	for _, m := range msgs {
+		data, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Errorf("round trip:\n got %#v\nwant %#v", got, m)
+		}
+	}
+}
+
+// The stored form mirrors llm.Message and llm.Block field by field; a field
+// added there must be added here, or it would be dropped silently.
+func TestMirrorsLLMTypes(t *testing.T) {
+	check := func(typ reflect.Type, want ...string) {
+		t.Helper()
+		var got []string
+		for f := range typ.Fields() {
+			got = append(got, f.Name)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v has fields %v; the stored form knows %v: update package wire", typ, got, want)
+		}
+	}
+	check(reflect.TypeFor[llm.Message](), "Role", "Content")
+	check(reflect.TypeFor[llm.Block](), "Type", "Text", "ID", "Name", "Input", "ToolUseID", "Content", "IsError")
+}

@@ -1,0 +1,376 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/store/internal/clock"
+	"github.com/orca-agent/orca/store/internal/wire"
+)
+
+// Memory is the in-memory Store: for tests, and for runs that keep
+// nothing. It is safe for concurrent use. Messages are kept in their stored
+// form, so Memory and a persistent store give back exactly the same values,
+// and nothing a caller does to a record after Append (or to one Records
+// returned) changes what is stored.
+type Memory struct {
+	mu        sync.RWMutex
+	closed    bool
+	sessions  map[string]*memSession
+	approvals []Approval
+	clock     clock.Clock
+}
+
+type memSession struct {
+	s      Session
+	recs   []memRecord
+	totals Totals
+	budget *Budget
+}
+
+type memRecord struct {
+	rec Record // Message unset: msg, its stored form, is the truth
+	msg []byte
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory {
+	return &Memory{sessions: make(map[string]*memSession)}
+}
+
+var _ Store = (*Memory)(nil)
+
+// begin checks ctx and the closed flag; callers hold m.mu.
+func (m *Memory) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if m.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// get returns the session for a read (ErrNotFound) or a write
+// (ErrNotProvisioned).
+func (m *Memory) get(ctx context.Context, id string, write bool) (*memSession, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	s, ok := m.sessions[id]
+	if !ok {
+		if write {
+			return nil, ErrNotProvisioned
+		}
+		return nil, ErrNotFound
+	}
+	return s, nil
+}
+
+// Provision implements Store.
+func (m *Memory) Provision(ctx context.Context, s Session) (Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.begin(ctx); err != nil {
+		return Session{}, opErr("provision", s.ID, err)
+	}
+	if err := s.Validate(); err != nil {
+		return Session{}, opErr("provision", s.ID, err)
+	}
+	if old, ok := m.sessions[s.ID]; ok {
+		if old.s.RuntimeID != s.RuntimeID {
+			return Session{}, opErr("provision", s.ID, fmt.Errorf("%w (%q, not %q)", ErrWrongRuntime, old.s.RuntimeID, s.RuntimeID))
+		}
+		return old.s, nil
+	}
+	if s.CreatedAt.IsZero() {
+		s.CreatedAt = m.clock.Now()
+	}
+	s.CreatedAt = s.CreatedAt.UTC()
+	m.clock.Observe(s.CreatedAt)
+	s.UpdatedAt, s.Turns, s.LastPrompt = s.CreatedAt, 0, ""
+	m.sessions[s.ID] = &memSession{s: s}
+	return s, nil
+}
+
+// Session implements Store.
+func (m *Memory) Session(ctx context.Context, id string) (Session, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s, err := m.get(ctx, id, false)
+	if err != nil {
+		return Session{}, opErr("read", id, err)
+	}
+	return s.s, nil
+}
+
+// Sessions implements Store.
+func (m *Memory) Sessions(ctx context.Context, f Filter) ([]Session, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.begin(ctx); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	if err := f.Validate(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []Session
+	for _, s := range m.sessions {
+		if (f.RuntimeID == "" || s.s.RuntimeID == f.RuntimeID) && (f.Workspace == "" || s.s.Workspace == f.Workspace) {
+			out = append(out, s.s)
+		}
+	}
+	slices.SortFunc(out, func(a, b Session) int {
+		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// Append implements Store.
+func (m *Memory) Append(ctx context.Context, sessionID string, recs ...Record) ([]Record, error) {
+	if err := ValidateAppend(sessionID, recs); err != nil {
+		return nil, opErr("append to", sessionID, err)
+	}
+	enc := make([][]byte, len(recs))
+	for i, r := range recs {
+		b, err := wire.Encode(r.Message)
+		if err != nil {
+			return nil, opErr("append to", sessionID, fmt.Errorf("recs[%d]: %w", i, err))
+		}
+		enc[i] = b
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.get(ctx, sessionID, true)
+	if err != nil {
+		return nil, opErr("append to", sessionID, err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	now := m.clock.Now()
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		// Return what is stored, not the caller's own slices.
+		msg, err := wire.Decode(enc[i])
+		if err != nil {
+			return nil, opErr("append to", sessionID, err)
+		}
+		r.Seq = int64(len(s.recs)+i) + 1
+		r.SessionID = sessionID
+		if r.Time.IsZero() {
+			r.Time = now
+		}
+		r.Time = r.Time.UTC()
+		r.Message = msg
+		out[i] = r
+	}
+	for i, r := range out {
+		r.Message = llm.Message{}
+		s.recs = append(s.recs, memRecord{rec: r, msg: enc[i]})
+	}
+	s.s.UpdatedAt = now
+	return out, nil
+}
+
+// Records implements Store.
+func (m *Memory) Records(ctx context.Context, sessionID string, f RecordFilter) ([]Record, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s, err := m.get(ctx, sessionID, false)
+	if err != nil {
+		return nil, opErr("read records of", sessionID, err)
+	}
+	var out []Record
+	for _, r := range s.recs[min(max(f.AfterSeq, 0), int64(len(s.recs))):] {
+		if r.rec.Compacted && !f.IncludeCompacted {
+			continue
+		}
+		rec := r.rec
+		if rec.Message, err = wire.Decode(r.msg); err != nil {
+			return nil, opErr("read records of", sessionID, fmt.Errorf("record %d: %w", rec.Seq, err))
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// MarkCompacted implements Store.
+func (m *Memory) MarkCompacted(ctx context.Context, sessionID string, throughSeq int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.get(ctx, sessionID, true)
+	if err != nil {
+		return opErr("mark compacted in", sessionID, err)
+	}
+	if err := ValidateMark(throughSeq, int64(len(s.recs))); err != nil {
+		return opErr("mark compacted in", sessionID, err)
+	}
+	for i := range s.recs[:throughSeq] {
+		s.recs[i].rec.Compacted = true
+	}
+	return nil
+}
+
+// AddTotals implements Store.
+func (m *Memory) AddTotals(ctx context.Context, sessionID string, delta Totals) (Totals, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.get(ctx, sessionID, true)
+	if err != nil {
+		return Totals{}, opErr("add totals to", sessionID, err)
+	}
+	s.totals = s.totals.Add(delta)
+	return s.totals, nil
+}
+
+// Totals implements Store.
+func (m *Memory) Totals(ctx context.Context, sessionID string) (Totals, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s, err := m.get(ctx, sessionID, false)
+	if err != nil {
+		return Totals{}, opErr("read totals of", sessionID, err)
+	}
+	return s.totals, nil
+}
+
+// SetBudget implements Store.
+func (m *Memory) SetBudget(ctx context.Context, sessionID string, b *Budget) error {
+	if b != nil {
+		if err := b.Validate(); err != nil {
+			return opErr("set budget of", sessionID, err)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.get(ctx, sessionID, true)
+	if err != nil {
+		return opErr("set budget of", sessionID, err)
+	}
+	if b == nil {
+		s.budget = nil
+		return nil
+	}
+	c := *b
+	s.budget = &c
+	return nil
+}
+
+// Budget implements Store.
+func (m *Memory) Budget(ctx context.Context, sessionID string) (*Budget, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	s, err := m.get(ctx, sessionID, false)
+	if err != nil {
+		return nil, opErr("read budget of", sessionID, err)
+	}
+	if s.budget == nil {
+		return nil, nil
+	}
+	c := *s.budget
+	return &c, nil
+}
+
+// FinishTurn implements Store.
+func (m *Memory) FinishTurn(ctx context.Context, sessionID, prompt string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.get(ctx, sessionID, true)
+	if err != nil {
+		return opErr("finish turn of", sessionID, err)
+	}
+	s.s.Turns++
+	s.s.LastPrompt = prompt
+	s.s.UpdatedAt = m.clock.Now()
+	return nil
+}
+
+// AddApproval implements Store.
+func (m *Memory) AddApproval(ctx context.Context, a Approval) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.begin(ctx); err != nil {
+		return approvalErr("add", a.RuntimeID, a.SessionID, err)
+	}
+	if err := a.Validate(); err != nil {
+		return approvalErr("add", a.RuntimeID, a.SessionID, err)
+	}
+	if a.SessionID != "" {
+		s, err := m.get(ctx, a.SessionID, true)
+		if err != nil {
+			return approvalErr("add", a.RuntimeID, a.SessionID, err)
+		}
+		if s.s.RuntimeID != a.RuntimeID {
+			return approvalErr("add", a.RuntimeID, a.SessionID, fmt.Errorf("%w (%q)", ErrWrongRuntime, s.s.RuntimeID))
+		}
+	}
+	for _, old := range m.approvals {
+		if old.RuntimeID == a.RuntimeID && old.SessionID == a.SessionID && old.Rule == a.Rule {
+			return nil
+		}
+	}
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = m.clock.Now()
+	}
+	a.CreatedAt = a.CreatedAt.UTC()
+	m.approvals = append(m.approvals, a)
+	return nil
+}
+
+// Approvals implements Store.
+func (m *Memory) Approvals(ctx context.Context, runtimeID, sessionID string) ([]Approval, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.begin(ctx); err != nil {
+		return nil, approvalErr("read", runtimeID, sessionID, err)
+	}
+	if runtimeID == "" {
+		return nil, approvalErr("read", runtimeID, sessionID, fmt.Errorf("%w: runtime ID is empty", ErrInvalid))
+	}
+	if sessionID != "" {
+		s, err := m.get(ctx, sessionID, false)
+		if err != nil {
+			return nil, approvalErr("read", runtimeID, sessionID, err)
+		}
+		if s.s.RuntimeID != runtimeID {
+			return nil, approvalErr("read", runtimeID, sessionID, fmt.Errorf("%w (%q)", ErrWrongRuntime, s.s.RuntimeID))
+		}
+	}
+	var out []Approval
+	for _, a := range m.approvals {
+		if a.RuntimeID == runtimeID && (a.SessionID == "" || a.SessionID == sessionID) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// Close implements Store. The data is gone once the Memory is garbage.
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	return nil
+}
+
+// approvalErr names the operation, the runtime and the session (if any) in
+// err.
+func approvalErr(op, runtimeID, sessionID string, err error) error {
+	if sessionID == "" {
+		return fmt.Errorf("%s approvals of runtime %q: %w", op, runtimeID, err)
+	}
+	return fmt.Errorf("%s approvals of runtime %q session %q: %w", op, runtimeID, sessionID, err)
+}
+
+// opErr names the operation and the session in err.
+func opErr(op, sessionID string, err error) error {
+	return fmt.Errorf("%s session %q: %w", op, sessionID, err)
+}

@@ -1,0 +1,227 @@
+// Package store defines the record store: the one witness of session state.
+//
+// A Store keeps, per session, the transcript records (messages and
+// compaction summaries, in append order), the running totals (tokens, cost,
+// tool calls, wall time, turns), an optional budget override, and the
+// "always allow" approvals a person granted. Totals, budgets and approvals
+// outlive the session handle that wrote them: a resumed session finds them
+// in the store.
+//
+// Writing to a session that was never provisioned is an error
+// (ErrNotProvisioned), never a silent drop: every session starts with
+// Provision.
+//
+// This package holds the contract and the in-memory implementation
+// (Memory). The SQLite implementation lives in store/sqlite, and
+// store/storetest is the conformance suite every implementation runs.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+// Errors callers branch on, compared with errors.Is. Implementations wrap
+// them with the operation and the session id.
+var (
+	// ErrNotFound: the session is unknown (reads).
+	ErrNotFound = errors.New("store: session not found")
+	// ErrNotProvisioned: a write named a session that was never
+	// provisioned. The write stored nothing.
+	ErrNotProvisioned = errors.New("store: session not provisioned")
+	// ErrWrongRuntime: the session belongs to another runtime than the one
+	// the call named. A runtime never reaches another runtime's sessions.
+	ErrWrongRuntime = errors.New("store: session belongs to another runtime")
+	// ErrInvalid: an argument breaks the contract (a missing id, an invalid
+	// record, a negative budget). Nothing was stored.
+	ErrInvalid = errors.New("store: invalid argument")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Record kinds.
+const (
+	// KindMessage is a transcript message.
+	KindMessage = "message"
+	// KindSummary is a compaction summary: a message that stands for the
+	// records it compacted.
+	KindSummary = "summary"
+)
+
+// Session describes one conversation.
+type Session struct {
+	// ID names the session; required.
+	ID string
+	// RuntimeID names the runtime the session belongs to; required. A
+	// session belongs to one runtime for its whole life.
+	RuntimeID string
+	// Workspace is the workspace root the session works in.
+	Workspace string
+	// Agent is the name of the agent definition.
+	Agent string
+	// CreatedAt is set by Provision (now, unless the caller gave one).
+	CreatedAt time.Time
+	// UpdatedAt moves forward with every Append and FinishTurn; a later
+	// write always gives a later UpdatedAt, so Sessions lists the most
+	// recently active session first.
+	UpdatedAt time.Time
+	// Turns counts finished turns (FinishTurn).
+	Turns int
+	// LastPrompt is the prompt of the last finished turn, for listings.
+	LastPrompt string
+}
+
+// Record is one entry of a session's transcript.
+type Record struct {
+	// Seq is assigned by the store: 1, 2, 3… per session, in append order,
+	// with no gaps. Any value given to Append is ignored.
+	Seq int64
+	// SessionID is filled in by Append; if given, it must match.
+	SessionID string
+	// TurnID names the turn that produced the record.
+	TurnID string
+	// Time is when the record was written; Append sets it when zero.
+	// Stores return it in UTC.
+	Time time.Time
+	// Kind is KindMessage or KindSummary.
+	Kind string
+	// Message is stored exactly: tool-use input bytes are kept byte for
+	// byte, even when they are not valid JSON. Strings are UTF-8 text.
+	Message llm.Message
+	// Compacted marks a record superseded by a later summary: it is kept,
+	// but not sent to the model again. Only MarkCompacted sets it; Append
+	// refuses a record that is already marked.
+	Compacted bool
+}
+
+// Totals are a session's running totals.
+type Totals struct {
+	Usage     llm.Usage
+	CostUSD   float64
+	ToolCalls int64
+	WallTime  time.Duration
+	Turns     int64
+}
+
+// Add returns the sum of t and d.
+func (t Totals) Add(d Totals) Totals {
+	return Totals{
+		Usage:     t.Usage.Add(d.Usage),
+		CostUSD:   t.CostUSD + d.CostUSD,
+		ToolCalls: t.ToolCalls + d.ToolCalls,
+		WallTime:  t.WallTime + d.WallTime,
+		Turns:     t.Turns + d.Turns,
+	}
+}
+
+// Budget is a per-session override of the runtime's budget. A zero field
+// means no limit in that dimension; a negative one is invalid. A Budget
+// with every field zero is an override that lifts every limit, which is
+// not the same as no override (nil).
+type Budget struct {
+	Tokens    int64
+	CostUSD   float64
+	ToolCalls int64
+	WallTime  time.Duration
+}
+
+// Approval is an "always allow" rule a person granted.
+type Approval struct {
+	// RuntimeID is the runtime the approval belongs to; required.
+	RuntimeID string
+	// SessionID limits the approval to one session of that runtime. Empty
+	// means agent reach: every session of the runtime, never another
+	// runtime's.
+	SessionID string
+	// Rule is the permission rule allowed, e.g. `Bash(go test:*)`; required.
+	Rule string
+	// CreatedAt is set by AddApproval when zero.
+	CreatedAt time.Time
+}
+
+// Filter selects sessions. Empty fields match every session.
+type Filter struct {
+	RuntimeID string
+	Workspace string
+	// Limit caps the number of sessions returned; 0 means no cap.
+	Limit int
+}
+
+// RecordFilter selects records of one session.
+type RecordFilter struct {
+	// IncludeCompacted returns compacted records too (for display and
+	// audit); without it, Records returns what the model should see.
+	IncludeCompacted bool
+	// AfterSeq returns only records with Seq > AfterSeq.
+	AfterSeq int64
+}
+
+// Store is the record store. Implementations are safe for concurrent use;
+// operations on different sessions do not wait for each other longer than
+// a write takes.
+//
+// Reads of an unknown session return ErrNotFound; writes to one return
+// ErrNotProvisioned and store nothing. Errors name the operation and the
+// session.
+type Store interface {
+	// Provision creates the session if it is absent and returns the stored
+	// one. It is idempotent: provisioning an existing session changes
+	// nothing (Workspace, Agent and CreatedAt of the first call win), but
+	// naming another RuntimeID than the stored one is ErrWrongRuntime. ID
+	// and RuntimeID are required. Turns, LastPrompt and UpdatedAt are the
+	// store's to keep and are ignored.
+	Provision(ctx context.Context, s Session) (Session, error)
+	// Session returns the session, or ErrNotFound.
+	Session(ctx context.Context, id string) (Session, error)
+	// Sessions lists sessions matching f, most recently updated first
+	// (ties by ID).
+	Sessions(ctx context.Context, f Filter) ([]Session, error)
+
+	// Append adds records to the end of the session's transcript and
+	// returns them as stored (Seq, SessionID and Time set). A batch is
+	// all-or-nothing: if any record is invalid (empty or unknown Kind, a
+	// message with an empty Role, a SessionID that does not match, a record
+	// already marked Compacted), nothing is stored and the error names the
+	// record. Append moves the session's UpdatedAt.
+	Append(ctx context.Context, sessionID string, recs ...Record) ([]Record, error)
+	// Records returns the session's records in Seq order.
+	Records(ctx context.Context, sessionID string, f RecordFilter) ([]Record, error)
+	// MarkCompacted marks every record with Seq <= throughSeq (messages and
+	// earlier summaries alike) compacted. It is idempotent; throughSeq 0
+	// marks nothing, and a throughSeq past the last record is ErrInvalid.
+	MarkCompacted(ctx context.Context, sessionID string, throughSeq int64) error
+
+	// AddTotals adds delta to the session's totals atomically and returns
+	// the new totals.
+	AddTotals(ctx context.Context, sessionID string, delta Totals) (Totals, error)
+	// Totals returns the session's totals (zero for a new session).
+	Totals(ctx context.Context, sessionID string) (Totals, error)
+
+	// SetBudget sets the session's budget override; nil clears it.
+	SetBudget(ctx context.Context, sessionID string, b *Budget) error
+	// Budget returns the session's budget override, or nil if none.
+	Budget(ctx context.Context, sessionID string) (*Budget, error)
+
+	// FinishTurn records a finished turn: Turns++, LastPrompt = prompt, and
+	// UpdatedAt moves.
+	FinishTurn(ctx context.Context, sessionID, prompt string) error
+
+	// AddApproval stores an approval. Adding the same (RuntimeID,
+	// SessionID, Rule) again changes nothing. A session-reach approval
+	// needs a provisioned session (ErrNotProvisioned) of the same runtime
+	// (ErrWrongRuntime).
+	AddApproval(ctx context.Context, a Approval) error
+	// Approvals returns the approvals that reach sessionID in runtimeID:
+	// the runtime's agent-reach approvals plus that session's own, in the
+	// order they were added; never another runtime's. An empty sessionID
+	// returns the agent-reach approvals only. A sessionID that is unknown
+	// is ErrNotFound; one of another runtime is ErrWrongRuntime.
+	Approvals(ctx context.Context, runtimeID, sessionID string) ([]Approval, error)
+
+	// Close releases the store. It is idempotent; other calls after it
+	// return ErrClosed.
+	Close() error
+}

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// The times a store can keep: stores may persist nanoseconds since 1970 in
+// an int64.
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC()
+	maxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+func checkTime(what string, t time.Time) error {
+	if t.Before(minTime) || t.After(maxTime) {
+		return fmt.Errorf("%s %v is outside the years 1678–2262 a store can keep", what, t)
+	}
+	return nil
+}
+
+// The Validate methods and ValidateAppend state the argument checks of the
+// Store contract, so that every implementation refuses the same things. The
+// errors wrap ErrInvalid.
+
+// Validate reports whether s can be provisioned: ID and RuntimeID are set,
+// and CreatedAt (if set) is a time a store can keep.
+func (s Session) Validate() error {
+	if s.ID == "" {
+		return fmt.Errorf("%w: session ID is empty", ErrInvalid)
+	}
+	if s.RuntimeID == "" {
+		return fmt.Errorf("%w: session %q has an empty RuntimeID", ErrInvalid, s.ID)
+	}
+	if err := checkTime("CreatedAt", s.CreatedAt); err != nil && !s.CreatedAt.IsZero() {
+		return fmt.Errorf("%w: session %q: %v", ErrInvalid, s.ID, err)
+	}
+	return nil
+}
+
+// Validate reports whether r can be appended (to any session): Kind is
+// KindMessage or KindSummary, the message has a Role, the record is not
+// marked Compacted, and Time (if set) is a time a store can keep.
+func (r Record) Validate() error {
+	if err := r.validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return nil
+}
+
+func (r Record) validate() error {
+	switch r.Kind {
+	case KindMessage, KindSummary:
+	case "":
+		return fmt.Errorf("Kind is empty (want %q or %q)", KindMessage, KindSummary)
+	default:
+		return fmt.Errorf("Kind %q is unknown (want %q or %q)", r.Kind, KindMessage, KindSummary)
+	}
+	if r.Message.Role == "" {
+		return fmt.Errorf("message Role is empty")
+	}
+	if r.Compacted {
+		return fmt.Errorf("record is marked Compacted (only MarkCompacted marks records)")
+	}
+	if !r.Time.IsZero() {
+		if err := checkTime("Time", r.Time); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateAppend reports whether recs can be appended to sessionID as one
+// batch: every record is valid and names sessionID or no session. The error
+// names the first bad record by its index in the batch.
+func ValidateAppend(sessionID string, recs []Record) error {
+	for i, r := range recs {
+		err := r.validate()
+		if err == nil && r.SessionID != "" && r.SessionID != sessionID {
+			err = fmt.Errorf("SessionID %q is not the session appended to", r.SessionID)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: recs[%d] of %d: %v", ErrInvalid, i, len(recs), err)
+		}
+	}
+	return nil
+}
+
+// Validate reports whether b can be set: no limit is negative (or NaN).
+func (b Budget) Validate() error {
+	if b.Tokens < 0 || b.CostUSD < 0 || math.IsNaN(b.CostUSD) || b.ToolCalls < 0 || b.WallTime < 0 {
+		return fmt.Errorf("%w: budget %+v has a negative limit", ErrInvalid, b)
+	}
+	return nil
+}
+
+// Validate reports whether a can be added: RuntimeID and Rule are set, and
+// CreatedAt (if set) is a time a store can keep.
+func (a Approval) Validate() error {
+	if a.RuntimeID == "" {
+		return fmt.Errorf("%w: approval has an empty RuntimeID", ErrInvalid)
+	}
+	if a.Rule == "" {
+		return fmt.Errorf("%w: approval has an empty Rule", ErrInvalid)
+	}
+	if err := checkTime("CreatedAt", a.CreatedAt); err != nil && !a.CreatedAt.IsZero() {
+		return fmt.Errorf("%w: approval: %v", ErrInvalid, err)
+	}
+	return nil
+}
+
+// Validate reports whether f is a valid filter: Limit is not negative.
+func (f Filter) Validate() error {
+	if f.Limit < 0 {
+		return fmt.Errorf("%w: Limit %d is negative", ErrInvalid, f.Limit)
+	}
+	return nil
+}
+
+// ValidateMark reports whether MarkCompacted(throughSeq) is valid in a
+// session whose last record has lastSeq.
+func ValidateMark(throughSeq, lastSeq int64) error {
+	if throughSeq < 0 {
+		return fmt.Errorf("%w: throughSeq %d is negative", ErrInvalid, throughSeq)
+	}
+	if throughSeq > lastSeq {
+		return fmt.Errorf("%w: throughSeq %d is past the last record (Seq %d)", ErrInvalid, throughSeq, lastSeq)
+	}
+	return nil
+}
