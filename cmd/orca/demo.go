@@ -9,6 +9,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/policy"
 )
 
 // The demo project: a Go package with no dependencies whose Sum skips the
@@ -109,8 +110,15 @@ func demoScript() []script.Response {
 	}
 }
 
-func newDemoCmd() *cobra.Command {
+// demoMode is the demo's permission mode: the scenario is scripted and its
+// workspace is a fresh temporary folder, so every call runs unasked, as
+// with --permission-mode bypass. The policy still applies: --deny and --ask
+// rules, built-in protection, and --permission-mode to see approvals.
+const demoMode = policy.ModeBypass
+
+func newDemoCmd(o options) *cobra.Command {
 	var asJSON bool
+	var perm permFlags
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Watch a scripted agent fix a bug in a tiny Go project",
@@ -118,18 +126,29 @@ func newDemoCmd() *cobra.Command {
 into a new temporary folder and runs one turn of the real runtime there. The
 model is scripted (no network, no API key), but every tool call it asks for
 (TodoWrite, Grep, Read, Edit, Bash 'go test ./...') really runs, and what you
-see are the real observations. The folder is kept so you can look at it.`,
+see are the real observations. The folder is kept so you can look at it.
+
+The demo runs in permission mode bypass, so that nothing asks; it reads no
+settings files. The permission flags still apply: try --permission-mode
+default to be asked about the Edit and the Bash call, or --deny "Bash" to see
+a refused call.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd, asJSON)
+			return runDemo(cmd, asJSON, &perm, o)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the events as JSON lines (like run --json); the workspace is named on stderr")
+	addPermFlags(cmd, &perm, string(demoMode))
 	return cmd
 }
 
-func runDemo(cmd *cobra.Command, asJSON bool) error {
+func runDemo(cmd *cobra.Command, asJSON bool, perm *permFlags, o options) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	configDir := o.userConfigDir()
+	pol, err := policyFor(cmd, perm, nil, demoMode, configDir)
+	if err != nil {
+		return err
+	}
 	dir, err := writeDemoProject()
 	if err != nil {
 		return &exitError{code: exitTurn, err: err}
@@ -146,6 +165,10 @@ func runDemo(cmd *cobra.Command, asJSON bool) error {
 		sessionID:     newSessionID(),
 		prompt:        demoPrompt,
 		json:          asJSON,
+		policy:        pol,
+		interactive:   isTerminal(cmd.InOrStdin()) && isTerminal(out),
+		stdin:         cmd.InOrStdin(),
+		configDir:     configDir,
 	})
 	if asJSON {
 		fmt.Fprintf(errOut, "orca demo: the workspace is %s\n", dir)

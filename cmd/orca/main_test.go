@@ -16,12 +16,19 @@ import (
 // No test may leave a goroutine behind: not the turn's, not a spinner's.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// orca runs the orca command line in-process and returns what it wrote
+// orca runs the orca command line in-process, with a configuration folder
+// of its own (no user settings, nothing trusted), and returns what it wrote
 // and its exit code.
 func orca(t *testing.T, ctx context.Context, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return orcaWith(t, ctx, options{configDir: t.TempDir()}, stdin, args...)
+}
+
+// orcaWith runs the orca command line in-process with o.
+func orcaWith(t *testing.T, ctx context.Context, o options, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	code = execute(ctx, args, strings.NewReader(stdin), &out, &errOut)
+	code = execute(ctx, args, strings.NewReader(stdin), &out, &errOut, o)
 	return out.String(), errOut.String(), code
 }
 
@@ -175,7 +182,7 @@ func TestRunJSON(t *testing.T) {
 		`{"tool_calls": [{"id": "t2", "name": "Read", "input": {"file_path": "notes/hello.txt"}}]}`,
 		`{"text": "Wrote notes/hello.txt."}`,
 	)
-	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "--workspace", ws, "--session", "s-1", "--json", "Write a note")
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "--workspace", ws, "--session", "s-1", "--json", "--permission-mode", "accept-edits", "Write a note")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -238,7 +245,7 @@ func TestRunText(t *testing.T) {
 		`{"text": "Writing.", "tool_calls": [{"name": "Write", "input": {"file_path": "a.txt", "content": "x\n"}}, {"name": "Read", "input": {"file_path": "missing.txt"}}]}`,
 		`{"text": "Done."}`,
 	)
-	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "write", "a", "file")
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--permission-mode", "accept-edits", "write", "a", "file")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -265,7 +272,8 @@ func TestRunTerminal(t *testing.T) {
 	// how long the tools take: the renderer's tests count them.)
 	out := &fakeTerminal{}
 	var errOut bytes.Buffer
-	code := execute(t.Context(), []string{"run", "--script", sc, "-w", ws, "write", "a", "file"}, strings.NewReader(""), out, &errOut)
+	o := options{configDir: t.TempDir()}
+	code := execute(t.Context(), []string{"run", "--script", sc, "-w", ws, "--permission-mode", "accept-edits", "write", "a", "file"}, strings.NewReader(""), out, &errOut, o)
 	stdout := out.String()
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%q\nstderr:\n%s", code, stdout, errOut.String())
@@ -287,7 +295,7 @@ func TestRunTerminal(t *testing.T) {
 
 	// --json on a terminal: still exactly one event per line.
 	out = &fakeTerminal{}
-	code = execute(t.Context(), []string{"run", "--script", sc, "-w", ws, "--json", "write", "a", "file"}, strings.NewReader(""), out, &errOut)
+	code = execute(t.Context(), []string{"run", "--script", sc, "-w", ws, "--permission-mode", "accept-edits", "--json", "write", "a", "file"}, strings.NewReader(""), out, &errOut, o)
 	if code != 0 {
 		t.Fatalf("--json: exit %d: %s", code, errOut.String())
 	}
@@ -473,7 +481,7 @@ func TestHelpAndVersion(t *testing.T) {
 	if code != 0 {
 		t.Errorf("--help exited %d", code)
 	}
-	for _, cmd := range []string{"demo", "run", "version"} {
+	for _, cmd := range []string{"demo", "run", "trust", "version"} {
 		if !strings.Contains(stdout, "\n  "+cmd+" ") {
 			t.Errorf("--help does not list %s:\n%s", cmd, stdout)
 		}

@@ -74,6 +74,7 @@ type textRenderer struct {
 	streamed bool // the current model call streamed text
 	start    time.Time
 
+	inTool   bool     // a tool call started and has not ended
 	spin     *spinner // animates the running tool call's line, or nil
 	spinLine string   // that line, without its bullet
 	header   string   // the running tool call's header, written when it ends
@@ -201,12 +202,25 @@ func (r *textRenderer) render(ev event.Event) {
 		case event.ToolExecStarted:
 			r.block()
 			r.startToolLine(toolHeader(d.ToolName, d.Input))
+			r.inTool = true
 		case event.ToolExecCompleted, event.ToolExecFailed:
+			r.inTool = false
 			if !d.IsError && d.ToolName == "TodoWrite" && todos(d.Input) != nil {
 				return // the list under the header says it all
 			}
 			r.write(observation(d.Output, d.IsError))
 		}
+	case *event.HookFailedData:
+		// A failed hook does not stop the run, but whoever wrote it wants
+		// to know: under the tool call it belongs to, or on its own.
+		mark := "  ! "
+		if r.inTool {
+			r.endLine()
+		} else {
+			r.block()
+			mark = "! "
+		}
+		r.write(mark + oneLine(fmt.Sprintf("hook %s failed: %s", d.Handler, d.Error), maxLineRunes) + "\n")
 	case *event.TurnCompletedData:
 		var took time.Duration
 		if !r.start.IsZero() {

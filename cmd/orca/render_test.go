@@ -307,3 +307,23 @@ func TestNoSpinnerOffTerminal(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// A failed hook is shown under the tool call it belongs to, or on its own.
+func TestHookFailedLine(t *testing.T) {
+	var out bytes.Buffer
+	r := newTextRenderer(t.Context(), &out, textOptions{})
+	r.render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "go"}))
+	r.render(newEvent(event.HookFailed, &event.HookFailedData{Hook: "USER_PROMPT_SUBMIT", Handler: "s.json#UserPromptSubmit[0].hooks[0]", Error: "command \"x\" exited with status 1: boom"}))
+	r.render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "a.go"}`, ""))
+	r.render(newEvent(event.HookFailed, &event.HookFailedData{Hook: "PRE_TOOL_USE", Handler: "s.json#PreToolUse[0].hooks[0]", Error: "timed out\nafter 1s"}))
+	r.render(toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "a.go"}`, "package a"))
+	r.close()
+	want := "❯ go\n\n" +
+		"! hook s.json#UserPromptSubmit[0].hooks[0] failed: command \"x\" exited with status 1: boom\n\n" +
+		"● Read a.go\n" +
+		"  ! hook s.json#PreToolUse[0].hooks[0] failed: timed out after 1s\n" +
+		"  ⎿  package a\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/orca-agent/orca/extension"
 )
 
 // Exit codes of the orca command.
@@ -57,9 +59,32 @@ func versionString() string {
 	return fmt.Sprintf("orca %s (%s %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
+// options are what a command line runs with besides its arguments and
+// streams.
+type options struct {
+	// configDir is the user's configuration folder, which holds
+	// orca/settings.json and orca/trust.json; extension.UserConfigDir() if
+	// empty. Tests give each run a folder of its own.
+	configDir string
+}
+
+// userConfigDir returns the configuration folder of o, or "" when there
+// is none (no home folder): then no user settings are read and nothing can
+// be trusted.
+func (o options) userConfigDir() string {
+	if o.configDir != "" {
+		return o.configDir
+	}
+	d, err := extension.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return d
+}
+
 // newRootCmd returns the orca command tree. Each call builds a fresh tree,
 // so that tests can run commands in-process without sharing flag state.
-func newRootCmd() *cobra.Command {
+func newRootCmd(o options) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "orca",
 		Short: "orca runs LLM agents: a ReAct loop of model calls and tool calls in a workspace",
@@ -68,11 +93,16 @@ workspace folder, with the default tools Read, Write, Edit, Glob, Grep, Bash
 and TodoWrite.
 
 Start with 'orca demo': a scripted model fixes a bug in a tiny Go project,
-and every tool call it asks for really runs.`,
+and every tool call it asks for really runs.
+
+Settings files ($XDG_CONFIG_HOME/orca/settings.json, .orca/settings.json and
+.orca/settings.local.json in the workspace) add permission rules, a default
+permission mode and command hooks, in Claude Code's format; a workspace's own
+hooks run only once 'orca trust' has trusted it.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newDemoCmd(), newRunCmd(), newVersionCmd())
+	root.AddCommand(newDemoCmd(o), newRunCmd(o), newTrustCmd(o), newVersionCmd())
 	return root
 }
 
@@ -91,8 +121,8 @@ func newVersionCmd() *cobra.Command {
 // execute runs the orca command line args with the given streams and
 // returns the exit code. Errors are printed on stderr, never on stdout, so
 // that stdout stays machine-readable in --json mode.
-func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCmd()
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, o options) int {
+	root := newRootCmd(o)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

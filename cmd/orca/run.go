@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 )
@@ -38,9 +40,11 @@ type runFlags struct {
 	json          bool
 	session       string
 	system        string
+	perm          permFlags
+	trust         bool
 }
 
-func newRunCmd() *cobra.Command {
+func newRunCmd(o options) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT",
@@ -56,13 +60,29 @@ included), the last one being turn_completed.
 PROMPT may be several arguments (joined with spaces), or - to read it from
 standard input.
 
+Every tool call goes through the permission policy: rules from the settings
+files and from --allow, --deny and --ask (deny beats ask beats allow), and a
+permission mode for calls no rule decides (--permission-mode; default: the
+settings' defaultMode, else default, which runs read-only tools and asks
+about the rest). When stdin and stdout are terminals, orca asks you about
+such calls; otherwise they are refused, and the model is told which flag
+would allow them.
+
+Settings files: $XDG_CONFIG_HOME/orca/settings.json (default
+~/.config/orca/settings.json), then .orca/settings.json and
+.orca/settings.local.json in the workspace, in Claude Code's format
+(permissions and command hooks). The workspace's own hooks, allow rules and
+permissive defaultMode apply only once you trust it: 'orca trust DIR', or
+--trust for one run.
+
 Exit codes: 0 the turn answered; 1 it failed or reached --max-iterations;
-2 usage errors (flags, provider, script file, workspace).`,
+2 usage errors (flags, provider, script file, workspace, settings files).`,
 		Example: `  orca run --script fix.json "Fix the failing test"
-  orca run --script fix.json --workspace ./project --json "Fix the failing test"`,
+  orca run --script fix.json --workspace ./project --json "Fix the failing test"
+  orca run --script fix.json --allow "Bash(go test:*)" --permission-mode accept-edits "Fix the failing test"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(cmd, args, &f)
+			return runRun(cmd, args, &f, o)
 		},
 	}
 	fl := cmd.Flags()
@@ -73,6 +93,8 @@ Exit codes: 0 the turn answered; 1 it failed or reached --max-iterations;
 	fl.BoolVar(&f.json, "json", false, "print the events as JSON lines instead of text")
 	fl.StringVar(&f.session, "session", "", "session `ID` of the turn (default: a generated id)")
 	fl.StringVar(&f.system, "system", "", "system `PROMPT` (default: orca's built-in coding-agent prompt; \"\" for none)")
+	addPermFlags(cmd, &f.perm, "the settings' defaultMode, else default")
+	fl.BoolVar(&f.trust, "trust", false, "trust the workspace for this run only: apply its own command hooks, allow rules and permission mode")
 	return cmd
 }
 
@@ -90,7 +112,7 @@ func providerNames(available bool) string {
 	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
-func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
+func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	client, err := newClient(f.provider, f.script)
 	if err != nil {
 		return err
@@ -101,6 +123,15 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	}
 	if f.maxIterations < 1 {
 		return usageErrorf("--max-iterations must be at least 1, not %d", f.maxIterations)
+	}
+	configDir := o.userConfigDir()
+	settings, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: configDir, TrustOverride: f.trust})
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	pol, err := policyFor(cmd, &f.perm, settings, settings.Mode(), configDir)
+	if err != nil {
+		return err
 	}
 	// Last: a prompt read from stdin waits for it, and a usage error
 	// should not.
@@ -116,7 +147,19 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 	if session == "" {
 		session = newSessionID()
 	}
-	return runTurn(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), turnConfig{
+	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	reportWarnings(stderr, warns, ws)
+
+	// The process's services: created here, closed here, after the
+	// runtime that uses them.
+	svc := agent.NewServices(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	defer svc.Close()
+	unregister, err := settings.RegisterHooks(svc.Hooks, ws)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	defer unregister()
+	return runTurn(cmd.Context(), stdout, stderr, turnConfig{
 		client:        client,
 		workspace:     ws,
 		system:        system,
@@ -124,6 +167,11 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags) error {
 		sessionID:     session,
 		prompt:        prompt,
 		json:          f.json,
+		policy:        pol,
+		services:      svc,
+		interactive:   isTerminal(stdin) && isTerminal(stdout),
+		stdin:         stdin,
+		configDir:     configDir,
 	})
 }
 

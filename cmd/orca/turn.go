@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/policy"
 )
 
 // agentName is the name of the agent the CLI runs (the Component of its
@@ -34,6 +36,19 @@ type turnConfig struct {
 	sessionID     string
 	prompt        string
 	json          bool
+	// policy decides which tool calls run (nil: all of them).
+	policy *policy.Policy
+	// services are the hook and middleware registries, bus and queues the
+	// runtime uses; nil: none. The caller closes them.
+	services *agent.Services
+	// interactive: the person at the terminal (stdin) answers the calls
+	// the policy asks about; otherwise policy.Headless refuses them, with
+	// an observation that says which flag would allow them.
+	interactive bool
+	stdin       io.Reader
+	// configDir is the user's configuration folder the tools read (user
+	// skills); "" means none.
+	configDir string
 }
 
 // runTurn builds a runtime with the default tools over the workspace, runs
@@ -41,6 +56,17 @@ type turnConfig struct {
 // It returns nil if the turn answered, an *exitError otherwise.
 func runTurn(ctx context.Context, stdout, stderr io.Writer, c turnConfig) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	gate := newApprovalGate()
+	var approver policy.Approver = policy.Headless{}
+	if c.interactive {
+		// The question goes where the turn is shown; with --json, stdout
+		// carries only events, so it goes to stderr.
+		out := stdout
+		if c.json {
+			out = stderr
+		}
+		approver = newPromptApprover(c.stdin, out, gate.wait)
+	}
 	rt, err := agent.New(agent.Definition{
 		Name:          agentName,
 		SystemPrompt:  c.system,
@@ -49,6 +75,10 @@ func runTurn(ctx context.Context, stdout, stderr io.Writer, c turnConfig) error 
 		Client:    c.client,
 		Workspace: c.workspace,
 		Logger:    logger,
+		Services:  c.services,
+		Policy:    c.policy,
+		Approver:  approver,
+		ConfigDir: cmp.Or(c.configDir, "-"),
 	})
 	if err != nil {
 		return &exitError{code: exitTurn, err: err}
@@ -69,6 +99,13 @@ func runTurn(ctx context.Context, stdout, stderr io.Writer, c turnConfig) error 
 	})
 	for ev := range s.Events() {
 		r.render(ev)
+		if d, ok := ev.Data.(*event.ApprovalData); ok {
+			if ev.Name == event.ApprovalRequested {
+				gate.rendered(d.ToolUseID)
+			} else {
+				gate.resolved(d.ToolUseID)
+			}
+		}
 	}
 	r.close()
 	res, err := s.Result()

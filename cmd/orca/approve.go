@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/term"
+
+	"github.com/orca-agent/orca/policy"
+)
+
+// isTerminal reports whether f (a stream of the command) is a terminal:
+// an *os.File on one, or a test's fake that says it is.
+func isTerminal(f any) bool {
+	switch f := f.(type) {
+	case terminalWriter:
+		_, ok := f.terminal()
+		return ok
+	case *os.File:
+		return term.IsTerminal(int(f.Fd()))
+	}
+	return false
+}
+
+// promptApprover asks the person at the terminal about each call the
+// policy asks about: y allows it once, a allows it and what the policy
+// suggests (such as Bash(go test:*)) for the rest of the session, n denies
+// it. It asks one question at a time.
+type promptApprover struct {
+	in  *bufio.Reader
+	out io.Writer
+	// ready, if set, waits until the screen is free for the question about
+	// a tool use (see approvalGate).
+	ready func(ctx context.Context, toolUseID string) error
+
+	mu sync.Mutex
+	// pending is a read that a cancelled question left running; the next
+	// question takes its line instead of starting a second reader.
+	pending chan line
+}
+
+type line struct {
+	s   string
+	err error
+}
+
+func newPromptApprover(in io.Reader, out io.Writer, ready func(context.Context, string) error) *promptApprover {
+	return &promptApprover{in: bufio.NewReader(in), out: out, ready: ready}
+}
+
+// Approve asks about req and waits for the answer, or for ctx to end.
+func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest) (policy.Approval, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ready != nil {
+		if err := a.ready(ctx, req.ToolUseID); err != nil {
+			return policy.Approval{}, err
+		}
+	}
+	call := strings.TrimSpace(req.ToolName + " " + oneLine(argSummary(req.ToolName, argsOf(req.Input), req.Input), maxSummaryRunes))
+	rules := req.Verdict.Suggestions
+	if len(rules) == 0 && req.Verdict.Suggest != "" {
+		rules = []string{req.Verdict.Suggest}
+	}
+	choices := "[y] yes, once"
+	if len(rules) > 0 {
+		choices += fmt.Sprintf("   [a] yes, and allow %s for this session", strings.Join(rules, ", "))
+	}
+	choices += "   [n] no › "
+	var b strings.Builder
+	fmt.Fprintf(&b, "  ? Allow %s?\n", call)
+	if reason := strings.TrimSpace(req.Verdict.Reason); reason != "" {
+		b.WriteString(indent("    ", "    ", oneLine(reason, 0)) + "\n")
+	}
+	b.WriteString("    " + choices)
+	if _, err := io.WriteString(a.out, b.String()); err != nil {
+		return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
+	}
+	for {
+		ans, err := a.readLine(ctx)
+		if err != nil && ans == "" {
+			if ctx.Err() != nil {
+				io.WriteString(a.out, "\n")
+				return policy.Approval{}, ctx.Err()
+			}
+			io.WriteString(a.out, "\n")
+			return policy.Approval{Allow: false, Scope: policy.ScopeOnce,
+				Reason: fmt.Sprintf("%s was not run: no answer came from the user (%v).", call, err)}, nil
+		}
+		switch strings.ToLower(strings.TrimSpace(ans)) {
+		case "y", "yes":
+			return policy.Approval{Allow: true, Scope: policy.ScopeOnce}, nil
+		case "a", "always":
+			if len(rules) > 0 {
+				return policy.Approval{Allow: true, Scope: policy.ScopeSession}, nil
+			}
+		case "n", "no":
+			return policy.Approval{Allow: false, Scope: policy.ScopeOnce,
+				Reason: fmt.Sprintf("The user denied %s. Do not retry it; ask the user what to do instead.", call)}, nil
+		}
+		if err != nil { // an unclear last line, then the end of the input
+			io.WriteString(a.out, "\n")
+			return policy.Approval{Allow: false, Scope: policy.ScopeOnce,
+				Reason: fmt.Sprintf("%s was not run: no answer came from the user (%v).", call, err)}, nil
+		}
+		keys := "y or n"
+		if len(rules) > 0 {
+			keys = "y, a or n"
+		}
+		if _, err := fmt.Fprintf(a.out, "    Please answer %s › ", keys); err != nil {
+			return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
+		}
+	}
+}
+
+// readLine reads the next answer, giving up when ctx ends. The read goes
+// on in the background then, and the next question takes its line.
+func (a *promptApprover) readLine(ctx context.Context) (string, error) {
+	if a.pending == nil {
+		ch := make(chan line, 1)
+		go func() {
+			s, err := a.in.ReadString('\n')
+			ch <- line{s, err}
+		}()
+		a.pending = ch
+	}
+	select {
+	case l := <-a.pending:
+		a.pending = nil
+		if errors.Is(l.err, io.EOF) {
+			l.err = errors.New("end of input")
+		}
+		return l.s, l.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// argsOf returns the arguments of a call as a map (nil if they are not a
+// JSON object).
+func argsOf(input json.RawMessage) map[string]any {
+	var m map[string]any
+	json.Unmarshal(input, &m)
+	return m
+}
+
+// approvalGate keeps an approver's question from interleaving with the
+// renderer's output. The runtime emits approval_requested before it asks
+// the approver and emits nothing more until the approver answers; the
+// renderer calls rendered once it has drawn that event (stopping a
+// spinner), and the approver waits for it: from then on the screen is the
+// approver's alone.
+type approvalGate struct {
+	mu   sync.Mutex
+	seen map[string]*gateEntry
+}
+
+type gateEntry struct {
+	ch     chan struct{}
+	closed bool
+}
+
+func newApprovalGate() *approvalGate { return &approvalGate{seen: make(map[string]*gateEntry)} }
+
+func (g *approvalGate) entry(id string) *gateEntry {
+	e, ok := g.seen[id]
+	if !ok {
+		e = &gateEntry{ch: make(chan struct{})}
+		g.seen[id] = e
+	}
+	return e
+}
+
+// rendered says the renderer has drawn the approval_requested event of
+// tool use id.
+func (g *approvalGate) rendered(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e := g.entry(id); !e.closed {
+		e.closed = true
+		close(e.ch)
+	}
+}
+
+// resolved forgets tool use id once its approval is resolved (by the
+// approver or by a PERMISSION_REQUEST hook), so that a later call with
+// the same id waits again.
+func (g *approvalGate) resolved(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.seen, id)
+}
+
+// wait waits until the approval_requested event of tool use id has been
+// drawn, or ctx ends.
+func (g *approvalGate) wait(ctx context.Context, id string) error {
+	g.mu.Lock()
+	ch := g.entry(id).ch
+	g.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/policy"
+)
+
+// permFlags are the permission flags of run and demo.
+type permFlags struct {
+	allow, deny, ask []string
+	mode             string
+}
+
+func addPermFlags(cmd *cobra.Command, p *permFlags, modeDefault string) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&p.allow, "allow", nil, "allow tool calls that match `RULE`, such as \"Bash(go test:*)\" or \"Edit(src/**)\" (repeatable)")
+	fl.StringArrayVar(&p.deny, "deny", nil, "deny tool calls that match `RULE`, in every mode (repeatable)")
+	fl.StringArrayVar(&p.ask, "ask", nil, "ask before tool calls that match `RULE`, whatever allows them (repeatable)")
+	fl.StringVar(&p.mode, "permission-mode", "", "permission `MODE` for calls no rule decides: default, accept-edits, plan or bypass (default: "+modeDefault+")")
+}
+
+// policyFor builds the policy of a run: the settings' rules, then the
+// flags' rules, in the mode of --permission-mode (or mode when the flag is
+// not given). Bad flags are usage errors.
+func policyFor(cmd *cobra.Command, p *permFlags, s *extension.Settings, mode policy.Mode, configDir string) (*policy.Policy, error) {
+	if cmd.Flags().Changed("permission-mode") {
+		m, err := policy.ParseMode(p.mode)
+		if err != nil {
+			return nil, usageErrorf("--permission-mode: %v", err)
+		}
+		mode = m
+	}
+	var rules policy.Rules
+	if s != nil {
+		r, err := s.Rules()
+		if err != nil {
+			return nil, usageErrorf("settings: %v", err)
+		}
+		rules = r
+	}
+	for _, l := range []struct {
+		flag string
+		in   []string
+		out  *[]policy.Rule
+	}{{"--allow", p.allow, &rules.Allow}, {"--deny", p.deny, &rules.Deny}, {"--ask", p.ask, &rules.Ask}} {
+		for _, s := range l.in {
+			r, err := policy.ParseRule(s)
+			if err != nil {
+				return nil, usageErrorf("%s: %v", l.flag, err)
+			}
+			*l.out = append(*l.out, r)
+		}
+	}
+	var opts []policy.Option
+	if configDir != "" {
+		opts = append(opts, policy.WithUserConfigDir(configDir))
+	}
+	pol, err := policy.New(mode, rules, opts...)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return pol, nil
+}
+
+// reportWarnings prints what loading the settings skipped on w: the
+// project settings an untrusted workspace may not use once, with how to
+// trust it, and every other warning as it is.
+func reportWarnings(w io.Writer, warns []extension.Warning, ws string) {
+	var untrusted []string
+	for _, wn := range warns {
+		if wn.Untrusted {
+			untrusted = append(untrusted, wn.String())
+			continue
+		}
+		fmt.Fprintf(w, "orca: warning: %s\n", wn)
+	}
+	if len(untrusted) == 0 {
+		return
+	}
+	dir := ws
+	if abs, err := extension.Canonical(ws); err == nil {
+		dir = abs
+	}
+	fmt.Fprintf(w, "orca: the workspace's own settings were only partly applied, because it is not trusted:\n  %s\n"+
+		"Its deny and ask rules apply. To run its command hooks and apply its allow rules and permission mode, "+
+		"run 'orca trust %s' (or pass --trust for this run only).\n",
+		strings.Join(untrusted, "\n  "), shellQuote(dir))
+}
+
+// shellQuote quotes s for a shell command line when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

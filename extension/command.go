@@ -1,0 +1,347 @@
+package extension
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/orca-agent/orca/hook"
+)
+
+// Limits of a command hook's run.
+const (
+	// maxOutput bounds what is kept of each of stdout and stderr.
+	maxOutput = 1 << 20
+	// waitDelay bounds how long a run waits for its output pipes to close
+	// once the shell has exited or been killed.
+	waitDelay = 2 * time.Second
+)
+
+// envPassed are the variables a command hook inherits from orca's
+// environment; everything else is left out, so that secrets in orca's
+// environment (API keys) do not reach hook scripts.
+var envPassed = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ",
+	"LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "COLORTERM", "NO_COLOR",
+}
+
+// Command is a command hook: a shell command that answers one hook the way
+// Claude Code's command hooks answer its events, so that their scripts work
+// unchanged.
+//
+// The command runs with sh -c in Dir (the workspace root), in a process
+// group of its own that is killed, with everything it started, when the run
+// times out or its context is cancelled. Its environment is scrubbed: PATH,
+// HOME, the locale and terminal variables, and CLAUDE_PROJECT_DIR and
+// ORCA_PROJECT_DIR, both set to Dir.
+//
+// Standard input is the payload as one JSON object with Claude Code's field
+// names — session_id, transcript_path (empty), cwd, hook_event_name,
+// tool_name, tool_input, tool_use_id, tool_response (PostToolUse: the
+// output), prompt, stop_hook_active (false), trigger and
+// custom_instructions (PreCompact), source (SessionStart: startup or
+// resume) — and orca's own fields under their own names where Claude Code
+// has none (hook, version, runtime_id, turn_id, reason, suggestion,
+// error, agent, answer, …).
+//
+// The exit status says what the command decided:
+//
+//   - 0: stdout, if it is a JSON object, is the decision (below). Plain
+//     stdout is context for UserPromptSubmit, SessionStart and TurnStart,
+//     and ignored otherwise.
+//   - 2: block, with stderr as the reason the model sees. For
+//     PermissionRequest it denies; for Stop, SubagentStop and PostVerify it
+//     sends the agent back to work with stderr as the instruction.
+//   - anything else: the hook failed; the run goes on (a hook_failed
+//     event reports it, with stderr).
+//
+// The JSON decision's fields, all optional:
+//
+//   - continue: false (with stopReason): block, or deny for
+//     PermissionRequest; for Stop and SubagentStop it lets the agent stop.
+//   - decision: "block" with reason: block (UserPromptSubmit, PreToolUse,
+//     PostToolUse, PreCompact, SubagentStart); for Stop, SubagentStop and
+//     PostVerify, keep working with reason as the instruction. "approve"
+//     allows (PreToolUse, PermissionRequest) or accepts (PostVerify).
+//   - hookSpecificOutput.permissionDecision "allow", "deny" or "ask", with
+//     permissionDecisionReason (PreToolUse): allow, block, or ask the user.
+//   - hookSpecificOutput.updatedInput (PreToolUse): the tool's new input,
+//     which replaces the model's and is validated again.
+//   - hookSpecificOutput.decision {behavior: "allow"|"deny", message}
+//     (PermissionRequest).
+//   - hookSpecificOutput.additionalContext or additionalContext: context
+//     for the model.
+//
+// A decision that the hook's contract (hook.ContractOf) does not allow is
+// an error describing the mismatch, reported as a hook failure.
+//
+// Create a Command with NewCommand; its fields say what it was created
+// with, and changing them afterwards has no effect on the matcher or the
+// hook it answers.
+type Command struct {
+	// Event is the settings event name, such as "PreToolUse".
+	Event string
+	// Matcher selects the payloads the command runs for: "" or "*" all of
+	// them, otherwise a regular expression that must match the whole
+	// subject ("Bash", "Write|Edit", "mcp__.*"). The subject is the tool
+	// name for tool hooks, the trigger for PreCompact, the source for
+	// SessionStart, the reason for SessionEnd and the agent for subagent
+	// hooks; other hooks ignore the matcher.
+	Matcher string
+	// Command is the shell command.
+	Command string
+	// Dir is the workspace root: the command's working directory.
+	Dir string
+	// Timeout bounds one run (hook.DefaultTimeout if zero).
+	Timeout time.Duration
+
+	hook  hook.Name
+	match matcher
+	shell string
+}
+
+// NewCommand returns the command hook for the settings event name event.
+func NewCommand(event, matcher, command, dir string, timeout time.Duration) (*Command, error) {
+	n, ok := HookOf(event)
+	if !ok {
+		return nil, fmt.Errorf("unknown hook event %q (the events are %s)", event, eventNames())
+	}
+	m, err := compileMatcher(matcher)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(command) == "" {
+		return nil, errors.New("the command is empty")
+	}
+	if timeout < 0 {
+		return nil, fmt.Errorf("timeout %v is negative", timeout)
+	}
+	shell := "/bin/sh"
+	if _, err := os.Stat(shell); err != nil {
+		if shell, err = exec.LookPath("sh"); err != nil {
+			return nil, fmt.Errorf("no sh to run command hooks with: %w", err)
+		}
+	}
+	return &Command{Event: event, Matcher: matcher, Command: command, Dir: dir, Timeout: timeout, hook: n, match: m, shell: shell}, nil
+}
+
+// Hook returns the hook the command answers.
+func (c *Command) Hook() hook.Name { return c.hook }
+
+func (c *Command) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return hook.DefaultTimeout
+}
+
+// Handle runs the command for p, if the matcher selects p, and returns
+// its decision.
+func (c *Command) Handle(ctx context.Context, p hook.Payload) (*hook.Decision, error) {
+	if p.Hook() != c.hook {
+		return nil, fmt.Errorf("a %s command hook got the payload of %s", c.Event, p.Hook())
+	}
+	if !c.match.matches(p) {
+		return nil, nil
+	}
+	in, err := Input(p)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.run(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	var d *hook.Decision
+	switch r.code {
+	case 0:
+		d, err = c.decideJSON(r.stdout)
+	case 2:
+		d, err = c.decideBlock(r.stderr)
+	default:
+		return nil, fmt.Errorf("command %q exited with status %d%s", clip(c.Command), r.code, detail(r.stderr))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("command %q: %w", clip(c.Command), err)
+	}
+	if err := c.check(d); err != nil {
+		return nil, fmt.Errorf("command %q: %w", clip(c.Command), err)
+	}
+	return d, nil
+}
+
+// result is what a run of the command left.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs the command with stdin as its input.
+func (c *Command) run(ctx context.Context, stdin []byte) (result, error) {
+	timeout := c.timeout()
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return result{}, fmt.Errorf("command %q not run: %w", clip(c.Command), err)
+	}
+	var stdout, stderr capped
+	cmd := exec.CommandContext(runCtx, c.shell, "-c", c.Command)
+	cmd.Dir = c.Dir
+	cmd.Env = c.env()
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A process group of its own, so that killing the group reaches
+	// everything the command started, not only the shell.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+	if err := cmd.Start(); err != nil {
+		return result{}, fmt.Errorf("command %q: cannot start %s: %w", clip(c.Command), c.shell, err)
+	}
+	waitErr := cmd.Wait()
+	// Whatever the command left running in its group goes with it.
+	_ = killGroup(cmd.Process.Pid)
+	switch {
+	case ctx.Err() != nil:
+		return result{}, fmt.Errorf("command %q was cancelled (%w) and killed, with the processes it started", clip(c.Command), ctx.Err())
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		return result{}, fmt.Errorf("command %q timed out after %v and was killed, with the processes it started", clip(c.Command), timeout)
+	case cmd.ProcessState == nil:
+		return result{}, fmt.Errorf("command %q failed: %w", clip(c.Command), waitErr)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return result{}, fmt.Errorf("command %q was killed by signal %v%s", clip(c.Command), ws.Signal(), detail(stderr.String()))
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}, nil
+}
+
+// env is the command's scrubbed environment.
+func (c *Command) env() []string {
+	var env []string
+	for _, k := range envPassed {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	if _, ok := os.LookupEnv("PATH"); !ok {
+		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
+	}
+	return append(env, "CLAUDE_PROJECT_DIR="+c.Dir, "ORCA_PROJECT_DIR="+c.Dir)
+}
+
+// killGroup kills the process group pgid with SIGKILL.
+func killGroup(pgid int) error {
+	err := syscall.Kill(-pgid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// capped keeps the first maxOutput bytes written to it.
+type capped struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	cut bool
+}
+
+func (w *capped) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := maxOutput - w.buf.Len(); room < len(p) {
+		w.buf.Write(p[:max(room, 0)])
+		w.cut = true
+		return len(p), nil
+	}
+	return w.buf.Write(p)
+}
+
+func (w *capped) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cut {
+		return w.buf.String() + "\n[output cut]"
+	}
+	return w.buf.String()
+}
+
+// Input returns what a command hook reads on stdin for p: p's JSON form
+// with Claude Code's field names and values where Claude Code has the
+// field (tool_input for arguments, tool_response for a PostToolUse's
+// output, custom_instructions for PreCompact's instructions, startup and
+// resume for SessionStart's source), plus hook_event_name, transcript_path
+// and, for Stop, stop_hook_active.
+func Input(p hook.Payload) ([]byte, error) {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the %s payload: %w", p.Hook(), err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("encoding the %s payload: %w", p.Hook(), err)
+	}
+	rename := func(from, to string) {
+		if v, ok := m[from]; ok {
+			delete(m, from)
+			m[to] = v
+		}
+	}
+	set := func(k string, v any) {
+		b, _ := json.Marshal(v)
+		m[k] = b
+	}
+	set("hook", p.Hook())
+	set("version", hook.Version)
+	set("hook_event_name", EventOf(p.Hook()))
+	set("transcript_path", "")
+	switch p := p.(type) {
+	case *hook.PreToolUsePayload, *hook.PermissionRequestPayload, *hook.PostToolUseFailurePayload:
+		rename("arguments", "tool_input")
+	case *hook.PostToolUsePayload:
+		rename("arguments", "tool_input")
+		rename("output", "tool_response")
+	case *hook.PreCompactPayload:
+		rename("instructions", "custom_instructions")
+	case *hook.StopPayload:
+		set("stop_hook_active", false)
+	case *hook.SessionStartPayload:
+		set("source", ccSource(p.Source))
+	case *hook.SubagentStartPayload:
+		set("agent_type", p.Agent)
+	case *hook.SubagentStopPayload:
+		set("agent_type", p.Agent)
+		set("stop_hook_active", false)
+	}
+	return json.Marshal(m)
+}
+
+// output is the JSON a command may print on stdout.
+type output struct {
+	Continue          *bool     `json:"continue"`
+	StopReason        string    `json:"stopReason"`
+	Decision          string    `json:"decision"`
+	Reason            string    `json:"reason"`
+	AdditionalContext string    `json:"additionalContext"`
+	Specific          *specific `json:"hookSpecificOutput"`
+}
+
+// specific is hookSpecificOutput.
+type specific struct {
+	HookEventName            string          `json:"hookEventName"`
+	PermissionDecision       string          `json:"permissionDecision"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason"`
+	UpdatedInput             json.RawMessage `json:"updatedInput"`
+	AdditionalContext        string          `json:"additionalContext"`
+	Decision                 *struct {
+		Behavior string `json:"behavior"`
+		Message  string `json:"message"`
+	} `json:"decision"`
+}

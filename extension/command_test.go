@@ -1,0 +1,369 @@
+package extension_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/hook"
+)
+
+func common() hook.Common {
+	return hook.Common{HookName: "x", RuntimeID: "rt-1", SessionID: "s-1", TurnID: "t-1", Cwd: "/ws"}
+}
+
+func preToolUse(tool, args string) *hook.PreToolUsePayload {
+	return &hook.PreToolUsePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: tool, ToolUseID: "u-1", Arguments: json.RawMessage(args)}}
+}
+
+func TestInputUsesClaudeCodesNames(t *testing.T) {
+	for _, tc := range []struct {
+		p    hook.Payload
+		want map[string]any
+	}{
+		{preToolUse("Bash", `{"command":"ls"}`), map[string]any{
+			"hook_event_name": "PreToolUse", "hook": "PRE_TOOL_USE", "version": 1.0, "transcript_path": "",
+			"session_id": "s-1", "runtime_id": "rt-1", "turn_id": "t-1", "cwd": "/ws",
+			"tool_name": "Bash", "tool_use_id": "u-1", "tool_input": map[string]any{"command": "ls"},
+		}},
+		{&hook.PostToolUsePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Read", ToolUseID: "u-2", Arguments: json.RawMessage(`{}`)}, Output: "text"}, map[string]any{
+			"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_use_id": "u-2", "tool_input": map[string]any{}, "tool_response": "text",
+		}},
+		{&hook.PostToolUseFailurePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{}`)}, Error: "exit code: 1"}, map[string]any{
+			"hook_event_name": "PostToolUseFailure", "tool_input": map[string]any{}, "error": "exit code: 1",
+		}},
+		{&hook.PermissionRequestPayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{"command":"x"}`)}, Reason: "why", Suggestion: "Bash(x:*)"}, map[string]any{
+			"hook_event_name": "PermissionRequest", "tool_input": map[string]any{"command": "x"}, "reason": "why", "suggestion": "Bash(x:*)",
+		}},
+		{&hook.UserPromptSubmitPayload{Common: common(), Prompt: "fix it"}, map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "fix it"}},
+		{&hook.StopPayload{Common: common(), Answer: "done", Iterations: 3}, map[string]any{"hook_event_name": "Stop", "stop_hook_active": false, "answer": "done", "iterations": 3.0}},
+		{&hook.PreCompactPayload{Common: common(), Trigger: "manual", Instructions: "keep the plan"}, map[string]any{"hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": "keep the plan"}},
+		{&hook.SessionStartPayload{Common: common(), Source: "resumed"}, map[string]any{"hook_event_name": "SessionStart", "source": "resume"}},
+		{&hook.SubagentStopPayload{Common: common(), Agent: "explorer", Answer: "found"}, map[string]any{"hook_event_name": "SubagentStop", "agent": "explorer", "agent_type": "explorer", "stop_hook_active": false}},
+		{&hook.PostVerifyPayload{Common: common(), Answer: "a", Verification: &hook.Verification{Command: "go test", Passed: true}}, map[string]any{"hook_event_name": "PostVerify", "verification": map[string]any{"command": "go test", "passed": true, "output": ""}}},
+	} {
+		raw, err := extension.Input(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range tc.want {
+			if !reflect.DeepEqual(got[k], v) {
+				t.Errorf("%s: %s = %#v, want %#v", tc.p.Hook(), k, got[k], v)
+			}
+		}
+		for _, k := range []string{"arguments", "output", "instructions"} {
+			if _, ok := got[k]; ok {
+				t.Errorf("%s: orca's field %q is still there under its own name: %s", tc.p.Hook(), k, raw)
+			}
+		}
+	}
+}
+
+// run runs command as a hook for event on p, in dir.
+func run(t *testing.T, dir, event, matcher, command string, p hook.Payload) (*hook.Decision, error) {
+	t.Helper()
+	c, err := extension.NewCommand(event, matcher, command, dir, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hook() != p.Hook() {
+		t.Fatalf("%s command for a %s payload", event, p.Hook())
+	}
+	return c.Handle(t.Context(), p)
+}
+
+func TestCommandDecisions(t *testing.T) {
+	dir := t.TempDir()
+	pre := preToolUse("Bash", `{"command":"rm -rf /"}`)
+	post := &hook.PostToolUsePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{}`)}, Output: "ok"}
+	perm := &hook.PermissionRequestPayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{}`)}}
+	prompt := &hook.UserPromptSubmitPayload{Common: common(), Prompt: "hi"}
+	stop := &hook.StopPayload{Common: common(), Answer: "done"}
+	start := &hook.SessionStartPayload{Common: common(), Source: "new"}
+	failure := &hook.PostToolUseFailurePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{}`)}}
+	verify := &hook.PostVerifyPayload{Common: common(), Answer: "a"}
+	compact := &hook.PreCompactPayload{Common: common(), Trigger: "auto"}
+
+	for _, tc := range []struct {
+		name    string
+		p       hook.Payload
+		command string
+		want    *hook.Decision
+		err     string
+	}{
+		// exit status 2
+		{"2 blocks a tool call", pre, `cat >/dev/null; echo "rm is not allowed" >&2; exit 2`, &hook.Decision{Action: hook.Block, Reason: "rm is not allowed"}, ""},
+		{"2 denies a permission request", perm, `echo no >&2; exit 2`, &hook.Decision{Action: hook.Deny, Reason: "no"}, ""},
+		{"2 revises a stop", stop, `echo "run the tests first" >&2; exit 2`, &hook.Decision{Action: hook.Revise, Reason: "run the tests first", Instruction: "run the tests first"}, ""},
+		{"2 revises a verification", verify, `echo again >&2; exit 2`, &hook.Decision{Action: hook.Revise, Reason: "again", Instruction: "again"}, ""},
+		{"2 blocks a prompt", prompt, `echo "no secrets" >&2; exit 2`, &hook.Decision{Action: hook.Block, Reason: "no secrets"}, ""},
+		{"2 without stderr", pre, `exit 2`, &hook.Decision{Action: hook.Block, Reason: `the PreToolUse hook "exit 2" exited with status 2`}, ""},
+		{"2 where nothing can block", start, `echo hm >&2; exit 2`, nil, "exit status 2 blocks, but SessionStart hooks cannot block: hm"},
+		{"2 ignores stdout", pre, `echo '{"decision": "approve"}'; echo stop >&2; exit 2`, &hook.Decision{Action: hook.Block, Reason: "stop"}, ""},
+		// other exit statuses fail
+		{"1 fails", pre, `echo broken >&2; exit 1`, nil, `command "echo broken >&2; exit 1" exited with status 1: broken`},
+		{"not found", pre, `./no-such-script.sh`, nil, "exited with status 127"},
+		// exit status 0, plain stdout
+		{"plain stdout is context for prompts", prompt, `echo "ticket ORC-7"`, &hook.Decision{Context: "ticket ORC-7"}, ""},
+		{"plain stdout is context for session start", start, `echo "branch main"`, &hook.Decision{Context: "branch main"}, ""},
+		{"plain stdout is only output elsewhere", pre, `echo "checked"`, nil, ""},
+		{"nothing", pre, `true`, nil, ""},
+		// exit status 0, JSON
+		{"permissionDecision deny", pre, `echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "not here"}}'`,
+			&hook.Decision{Action: hook.Block, Reason: "not here"}, ""},
+		{"permissionDecision ask", pre, `echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "risky"}}'`,
+			&hook.Decision{Action: hook.RequestPermission, Reason: "risky"}, ""},
+		{"permissionDecision allow with updatedInput", pre, `echo '{"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"command": "ls"}}}'`,
+			&hook.Decision{Action: hook.Allow, Updates: map[string]any{"arguments": json.RawMessage(`{"command": "ls"}`)}}, ""},
+		{"legacy decision approve", pre, `echo '{"decision": "approve", "reason": "fine"}'`, &hook.Decision{Action: hook.Allow, Reason: "fine"}, ""},
+		{"decision block on PostToolUse", post, `echo '{"decision": "block", "reason": "lint failed"}'`, &hook.Decision{Action: hook.Block, Reason: "lint failed"}, ""},
+		{"decision block on Stop revises", stop, `echo '{"decision": "block", "reason": "add a test"}'`, &hook.Decision{Action: hook.Revise, Reason: "add a test", Instruction: "add a test"}, ""},
+		{"decision block on Stop needs a reason", stop, `echo '{"decision": "block"}'`, nil, "needs a reason"},
+		{"continue false blocks", pre, `echo '{"continue": false, "stopReason": "halt", "decision": "approve"}'`, &hook.Decision{Action: hook.Block, Reason: "halt"}, ""},
+		{"continue false lets Stop stop", stop, `echo '{"continue": false, "decision": "block", "reason": "x"}'`, nil, ""},
+		{"continue false blocks only where allowed", start, `echo '{"continue": false}'`, nil, "SessionStart hooks cannot block"},
+		{"additionalContext", post, `echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "run gofmt"}}'`, &hook.Decision{Context: "run gofmt"}, ""},
+		{"top-level additionalContext", prompt, `echo '{"additionalContext": "a", "hookSpecificOutput": {"additionalContext": "b"}}'`, &hook.Decision{Context: "a\n\nb"}, ""},
+		{"PermissionRequest behavior", perm, `echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "message": "ok"}}}'`, &hook.Decision{Action: hook.Allow, Reason: "ok"}, ""},
+		{"PermissionRequest deny", perm, `echo '{"hookSpecificOutput": {"decision": {"behavior": "deny", "message": "never"}}}'`, &hook.Decision{Action: hook.Deny, Reason: "never"}, ""},
+		{"PostVerify approve accepts", verify, `echo '{"decision": "approve"}'`, &hook.Decision{Action: hook.Accept}, ""},
+		{"PreCompact block", compact, `echo '{"decision": "block", "reason": "not now"}'`, &hook.Decision{Action: hook.Block, Reason: "not now"}, ""},
+		{"unknown fields are ignored", pre, `echo '{"suppressOutput": true, "systemMessage": "hi"}'`, nil, ""},
+		// mismatches
+		{"context where the contract has none", pre, `echo '{"hookSpecificOutput": {"additionalContext": "x"}}'`, nil, "PreToolUse hooks cannot add context"},
+		{"block where the contract has none", failure, `echo '{"decision": "block", "reason": "x"}'`, nil, "PostToolUseFailure hooks cannot block"},
+		{"updatedInput outside PreToolUse", post, `echo '{"hookSpecificOutput": {"updatedInput": {}}}'`, nil, "updatedInput is for PreToolUse hooks, not PostToolUse"},
+		{"updatedInput not an object", pre, `echo '{"hookSpecificOutput": {"updatedInput": "ls"}}'`, nil, "updatedInput must be a JSON object, got a string"},
+		{"permissionDecision outside PreToolUse", post, `echo '{"hookSpecificOutput": {"permissionDecision": "deny"}}'`, nil, "permissionDecision is for PreToolUse hooks"},
+		{"wrong hookEventName", pre, `echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse"}}'`, nil, `hookEventName is "PostToolUse", but the hook is PreToolUse`},
+		{"unknown permissionDecision", pre, `echo '{"hookSpecificOutput": {"permissionDecision": "maybe"}}'`, nil, `permissionDecision "maybe" is not allow, deny or ask`},
+		{"unknown decision", post, `echo '{"decision": "veto"}'`, nil, `decision "veto" is not "block" or "approve"`},
+		{"broken JSON", pre, `echo '{"decision": '`, nil, "stdout starts with { but is not a JSON decision"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			event := extension.EventOf(tc.p.Hook())
+			d, err := run(t, dir, event, "", tc.command, tc.p)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := show(d), show(tc.want); got != want {
+				t.Errorf("decision:\n got %s\nwant %s", got, want)
+			}
+			// What the command decides, the registry accepts.
+			if d != nil {
+				reg := hook.NewRegistry()
+				reg.Register(tc.p.Hook(), hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return d, nil }), hook.As("c"))
+				if out := reg.Run(t.Context(), tc.p); len(out.Failures) > 0 {
+					t.Errorf("the registry refuses the decision: %v", out.Failures[0].Err)
+				}
+			}
+		})
+	}
+}
+
+// The command runs in the workspace root with a scrubbed environment and
+// the payload on stdin.
+func TestCommandEnvironment(t *testing.T) {
+	ws := t.TempDir()
+	t.Setenv("ORCA_TEST_SECRET", "sk-123")
+	t.Setenv("LANG", "C.UTF-8")
+	writeScript(t, ws, ".orca/hooks/env.sh", `cat > stdin.json; pwd > pwd.txt; env > env.txt`)
+	if _, err := run(t, ws, "PreToolUse", "", "./.orca/hooks/env.sh", preToolUse("Bash", `{"command":"ls"}`)); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(ws, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	realWS, _ := filepath.EvalSymlinks(ws)
+	if pwd := strings.TrimSpace(read("pwd.txt")); pwd != ws && pwd != realWS {
+		t.Errorf("pwd %s, want %s", pwd, ws)
+	}
+	env := read("env.txt")
+	for _, want := range []string{"CLAUDE_PROJECT_DIR=" + ws + "\n", "ORCA_PROJECT_DIR=" + ws + "\n", "LANG=C.UTF-8\n", "PATH="} {
+		if !strings.Contains(env, want) {
+			t.Errorf("env lacks %q:\n%s", want, env)
+		}
+	}
+	if strings.Contains(env, "sk-123") {
+		t.Errorf("orca's environment leaked into the hook:\n%s", env)
+	}
+	var in map[string]any
+	if err := json.Unmarshal([]byte(read("stdin.json")), &in); err != nil || in["tool_name"] != "Bash" || in["hook_event_name"] != "PreToolUse" {
+		t.Errorf("stdin: %v, %v", in, err)
+	}
+}
+
+func TestCommandMatchers(t *testing.T) {
+	ws := t.TempDir()
+	marker := filepath.Join(ws, "ran")
+	for _, tc := range []struct {
+		matcher string
+		p       hook.Payload
+		runs    bool
+	}{
+		{"", preToolUse("Read", `{}`), true},
+		{"*", preToolUse("Read", `{}`), true},
+		{"Bash", preToolUse("Bash", `{}`), true},
+		{"Bash", preToolUse("BashOutput", `{}`), false},
+		{"Write|Edit", preToolUse("Edit", `{}`), true},
+		{"Write|Edit", preToolUse("Read", `{}`), false},
+		{"mcp__github__.*", preToolUse("mcp__github__create_issue", `{}`), true},
+		{"manual", &hook.PreCompactPayload{Common: common(), Trigger: "auto"}, false},
+		{"auto", &hook.PreCompactPayload{Common: common(), Trigger: "auto"}, true},
+		{"startup", &hook.SessionStartPayload{Common: common(), Source: "new"}, true},
+		{"resume", &hook.SessionStartPayload{Common: common(), Source: "new"}, false},
+		{"Nothing", &hook.StopPayload{Common: common()}, true}, // Stop ignores matchers
+	} {
+		os.Remove(marker)
+		if _, err := run(t, ws, extension.EventOf(tc.p.Hook()), tc.matcher, "touch ran", tc.p); err != nil {
+			t.Fatal(err)
+		}
+		if exists(marker) != tc.runs {
+			t.Errorf("matcher %q on %s %v: ran = %v", tc.matcher, tc.p.Hook(), subject(tc.p), exists(marker))
+		}
+	}
+}
+
+// show writes a decision as comparable JSON.
+func show(d *hook.Decision) string {
+	b, _ := json.Marshal(d)
+	return string(b)
+}
+
+func subject(p hook.Payload) string {
+	if p, ok := p.(*hook.PreToolUsePayload); ok {
+		return p.ToolName
+	}
+	return ""
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !os.IsNotExist(err) // no /proc (macOS): trust kill
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
+
+// pids reads the process ids a script wrote.
+func pids(t *testing.T, dir string, names ...string) []int {
+	t.Helper()
+	var out []int
+	for _, n := range names {
+		var b []byte
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			b, _ = os.ReadFile(filepath.Join(dir, n))
+			if strings.HasSuffix(string(b), "\n") || time.Now().After(deadline) {
+				break
+			}
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("%s: %q", n, b)
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// assertGone waits for the processes to be gone.
+func assertGone(t *testing.T, ps []int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range ps {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Errorf("process %d is still running", pid)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// A command that outlives its timeout is killed with every process it
+// started.
+func TestCommandTimeoutKillsTheGroup(t *testing.T) {
+	ws := t.TempDir()
+	writeScript(t, ws, "slow.sh", `echo $$ > shell.pid; sleep 30 & echo $! > sleep.pid; wait`)
+	c, err := extension.NewCommand("PreToolUse", "", "./slow.sh", ws, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d, err := c.Handle(t.Context(), preToolUse("Bash", `{}`))
+	if d != nil || err == nil || !strings.Contains(err.Error(), "timed out after 300ms and was killed") {
+		t.Errorf("Handle = %v, %v", d, err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %v", took)
+	}
+	assertGone(t, pids(t, ws, "shell.pid", "sleep.pid"))
+}
+
+func TestCommandCancelKillsTheGroup(t *testing.T) {
+	ws := t.TempDir()
+	writeScript(t, ws, "slow.sh", `sleep 30 & echo $! > sleep.pid; wait`)
+	c, err := extension.NewCommand("Stop", "", "./slow.sh", ws, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Handle(ctx, &hook.StopPayload{Common: common()})
+		done <- err
+	}()
+	ps := pids(t, ws, "sleep.pid")
+	cancel()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "cancelled") {
+		t.Errorf("Handle = %v", err)
+	}
+	assertGone(t, ps)
+}
+
+func TestNewCommandRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		event, matcher, command string
+		timeout                 time.Duration
+		want                    string
+	}{
+		{"Notification", "", "x", 0, `unknown hook event "Notification"`},
+		{"PreToolUse", "(", "x", 0, "not a valid regular expression"},
+		{"PreToolUse", "", "  ", 0, "empty"},
+		{"PreToolUse", "", "x", -time.Second, "negative"},
+	} {
+		if _, err := extension.NewCommand(tc.event, tc.matcher, tc.command, "/", tc.timeout); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewCommand(%q, %q, %q, %v) = %v, want %q", tc.event, tc.matcher, tc.command, tc.timeout, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package extension
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/orca-agent/orca/hook"
+)
+
+// decideBlock turns exit status 2 into the hook's blocking decision, with
+// stderr as its reason.
+func (c *Command) decideBlock(stderr string) (*hook.Decision, error) {
+	reason := strings.TrimSpace(stderr)
+	if reason == "" {
+		reason = fmt.Sprintf("the %s hook %q exited with status 2", c.Event, clip(c.Command))
+	}
+	switch {
+	case c.hook == hook.PermissionRequest:
+		return &hook.Decision{Action: hook.Deny, Reason: reason}, nil
+	case revises(c.hook):
+		return &hook.Decision{Action: hook.Revise, Reason: reason, Instruction: reason}, nil
+	case allows(c.hook, hook.Block):
+		return &hook.Decision{Action: hook.Block, Reason: reason}, nil
+	}
+	return nil, fmt.Errorf("exit status 2 blocks, but %s hooks cannot block%s", c.Event, detail(stderr))
+}
+
+// revises reports whether a block of hook n means: keep working.
+func revises(n hook.Name) bool {
+	return n == hook.Stop || n == hook.SubagentStop || n == hook.PostVerify
+}
+
+func allows(n hook.Name, a hook.Action) bool {
+	c, _ := hook.ContractOf(n)
+	return slices.Contains(c.Actions, a)
+}
+
+// decideJSON reads the decision a command printed on stdout with exit
+// status 0.
+func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
+	text := strings.TrimSpace(stdout)
+	if text == "" {
+		return nil, nil
+	}
+	if text[0] != '{' {
+		// Plain text is context where Claude Code takes it as such (and
+		// for TurnStart, orca's own context hook); elsewhere it is only
+		// output.
+		switch c.hook {
+		case hook.UserPromptSubmit, hook.SessionStart, hook.TurnStart:
+			return &hook.Decision{Context: text}, nil
+		}
+		return nil, nil
+	}
+	var o output
+	if err := json.Unmarshal([]byte(text), &o); err != nil {
+		return nil, fmt.Errorf("stdout starts with { but is not a JSON decision: %v", err)
+	}
+	sp := o.Specific
+	if sp == nil {
+		sp = &specific{}
+	}
+	if sp.HookEventName != "" && sp.HookEventName != c.Event {
+		return nil, fmt.Errorf("hookSpecificOutput.hookEventName is %q, but the hook is %s", sp.HookEventName, c.Event)
+	}
+
+	if o.Continue != nil && !*o.Continue {
+		reason := firstOf(o.StopReason, o.Reason, fmt.Sprintf("the %s hook %q stopped it (continue: false)", c.Event, clip(c.Command)))
+		switch {
+		case allows(c.hook, hook.Block):
+			return &hook.Decision{Action: hook.Block, Reason: reason}, nil
+		case allows(c.hook, hook.Deny):
+			return &hook.Decision{Action: hook.Deny, Reason: reason}, nil
+		case c.hook == hook.Stop || c.hook == hook.SubagentStop:
+			return nil, nil // the agent stops, which is what it was about to do
+		}
+		return nil, fmt.Errorf("continue: false stops the run, but %s hooks cannot block", c.Event)
+	}
+
+	d := &hook.Decision{}
+	if sp.PermissionDecision != "" {
+		if c.hook != hook.PreToolUse {
+			return nil, fmt.Errorf("hookSpecificOutput.permissionDecision is for PreToolUse hooks, not %s", c.Event)
+		}
+		switch sp.PermissionDecision {
+		case "allow":
+			d.Action = hook.Allow
+		case "deny":
+			d.Action = hook.Block
+		case "ask":
+			d.Action = hook.RequestPermission
+		default:
+			return nil, fmt.Errorf("hookSpecificOutput.permissionDecision %q is not allow, deny or ask", sp.PermissionDecision)
+		}
+		d.Reason = sp.PermissionDecisionReason
+	}
+	if sp.Decision != nil {
+		if c.hook != hook.PermissionRequest {
+			return nil, fmt.Errorf("hookSpecificOutput.decision is for PermissionRequest hooks, not %s", c.Event)
+		}
+		switch sp.Decision.Behavior {
+		case "allow":
+			d.Action = hook.Allow
+		case "deny":
+			d.Action = hook.Deny
+		default:
+			return nil, fmt.Errorf("hookSpecificOutput.decision.behavior %q is not allow or deny", sp.Decision.Behavior)
+		}
+		d.Reason = sp.Decision.Message
+	}
+	if in := bytes.TrimSpace(sp.UpdatedInput); len(in) > 0 && string(in) != "null" {
+		if c.hook != hook.PreToolUse {
+			return nil, fmt.Errorf("hookSpecificOutput.updatedInput is for PreToolUse hooks, not %s", c.Event)
+		}
+		if in[0] != '{' {
+			return nil, fmt.Errorf("hookSpecificOutput.updatedInput must be a JSON object, got %s", kind(in))
+		}
+		d.Updates = map[string]any{"arguments": json.RawMessage(in)}
+	}
+	if d.Action == "" && o.Decision != "" {
+		d.Reason = o.Reason
+		switch o.Decision {
+		case "block":
+			switch {
+			case revises(c.hook):
+				if strings.TrimSpace(o.Reason) == "" {
+					return nil, fmt.Errorf(`decision "block" of a %s hook needs a reason: it is the instruction the agent keeps working on`, c.Event)
+				}
+				d.Action, d.Instruction = hook.Revise, o.Reason
+			case c.hook == hook.PermissionRequest:
+				d.Action = hook.Deny
+			default:
+				d.Action = hook.Block
+			}
+		case "approve":
+			switch c.hook {
+			case hook.PreToolUse, hook.PermissionRequest:
+				d.Action = hook.Allow
+			case hook.PostVerify:
+				d.Action = hook.Accept
+			default:
+				return nil, fmt.Errorf(`decision "approve" means nothing to %s hooks`, c.Event)
+			}
+		default:
+			return nil, fmt.Errorf(`decision %q is not "block" or "approve"`, o.Decision)
+		}
+	}
+	var ctx []string
+	for _, s := range []string{o.AdditionalContext, sp.AdditionalContext} {
+		if strings.TrimSpace(s) != "" {
+			ctx = append(ctx, s)
+		}
+	}
+	d.Context = strings.Join(ctx, "\n\n")
+	if (d.Action == hook.Block || d.Action == hook.Deny) && strings.TrimSpace(d.Reason) == "" {
+		d.Reason = fmt.Sprintf("the %s hook %q said %s", c.Event, clip(c.Command), d.Action)
+	}
+	if d.Action == "" && d.Updates == nil && d.Context == "" {
+		return nil, nil
+	}
+	return d, nil
+}
+
+// check refuses a decision that the hook's contract does not allow, so
+// that the mismatch is reported as what it is rather than as a violation
+// the registry cannot explain in the command's terms.
+func (c *Command) check(d *hook.Decision) error {
+	if d == nil {
+		return nil
+	}
+	ct, _ := hook.ContractOf(c.hook)
+	if d.Action != "" && d.Action != hook.Continue && !slices.Contains(ct.Actions, d.Action) {
+		return fmt.Errorf("%s hooks cannot %s", c.Event, strings.ReplaceAll(string(d.Action), "_", " "))
+	}
+	if d.Context != "" && !ct.AddContext {
+		return fmt.Errorf("%s hooks cannot add context (additionalContext)", c.Event)
+	}
+	for k := range d.Updates {
+		if !slices.Contains(ct.Rewritable, k) {
+			return fmt.Errorf("%s hooks cannot rewrite %s", c.Event, k)
+		}
+	}
+	return nil
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if strings.TrimSpace(v) != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// clip shortens a command for messages.
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	const max = 80
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max-1]) + "…"
+}
+
+// detail returns ": " and stderr, trimmed and shortened, or "" if empty.
+func detail(stderr string) string {
+	s := strings.TrimSpace(stderr)
+	if s == "" {
+		return ""
+	}
+	const max = 2000
+	if len(s) > max {
+		s = strings.ToValidUTF8(s[:max], "") + "…"
+	}
+	return ": " + s
+}

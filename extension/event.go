@@ -1,0 +1,137 @@
+package extension
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/orca-agent/orca/hook"
+)
+
+// events pairs the event names of settings files (Claude Code's, plus
+// TurnStart and PostVerify, which Claude Code does not have) with orca's
+// hooks, in the order a run meets them.
+var events = []struct {
+	name string
+	hook hook.Name
+}{
+	{"SessionStart", hook.SessionStart},
+	{"SessionEnd", hook.SessionEnd},
+	{"UserPromptSubmit", hook.UserPromptSubmit},
+	{"TurnStart", hook.TurnStart},
+	{"PreToolUse", hook.PreToolUse},
+	{"PermissionRequest", hook.PermissionRequest},
+	{"PostToolUse", hook.PostToolUse},
+	{"PostToolUseFailure", hook.PostToolUseFailure},
+	{"PreCompact", hook.PreCompact},
+	{"SubagentStart", hook.SubagentStart},
+	{"SubagentStop", hook.SubagentStop},
+	{"Stop", hook.Stop},
+	{"PostVerify", hook.PostVerify},
+}
+
+// HookOf returns the hook that the settings event name (such as
+// "PreToolUse") stands for.
+func HookOf(event string) (hook.Name, bool) {
+	for _, e := range events {
+		if e.name == event {
+			return e.hook, true
+		}
+	}
+	return "", false
+}
+
+// EventOf returns the settings event name of hook n ("PreToolUse" for
+// hook.PreToolUse): the hook_event_name command hooks receive.
+func EventOf(n hook.Name) string {
+	for _, e := range events {
+		if e.hook == n {
+			return e.name
+		}
+	}
+	return ""
+}
+
+func eventNames() string {
+	s := make([]string, len(events))
+	for i, e := range events {
+		s[i] = e.name
+	}
+	return strings.Join(s, ", ")
+}
+
+// matcher selects the payloads a command hook runs for. What it is matched
+// against depends on the hook, as in Claude Code: the tool name for tool
+// hooks, the trigger for PreCompact, the source for SessionStart, the
+// reason for SessionEnd, the agent for subagent hooks; the other hooks
+// ignore it.
+type matcher struct {
+	re *regexp.Regexp // nil: everything
+}
+
+// compileMatcher compiles a settings matcher: empty or "*" matches
+// everything; anything else is a regular expression that must match the
+// whole subject, so that "Bash" matches Bash and not BashOutput, and
+// "Write|Edit" matches either.
+func compileMatcher(s string) (matcher, error) {
+	if s == "" || s == "*" {
+		return matcher{}, nil
+	}
+	re, err := regexp.Compile(`^(?:` + s + `)$`)
+	if err != nil {
+		return matcher{}, fmt.Errorf("matcher %q is not a valid regular expression: %v", s, err)
+	}
+	return matcher{re: re}, nil
+}
+
+// matches reports whether the hook should run for p.
+func (m matcher) matches(p hook.Payload) bool {
+	if m.re == nil {
+		return true
+	}
+	subj := subjects(p)
+	for _, s := range subj {
+		if m.re.MatchString(s) {
+			return true
+		}
+	}
+	return len(subj) == 0
+}
+
+// subjects returns what a matcher is matched against for p; none means
+// the hook ignores matchers.
+func subjects(p hook.Payload) []string {
+	switch p := p.(type) {
+	case *hook.PreToolUsePayload:
+		return []string{p.ToolName}
+	case *hook.PostToolUsePayload:
+		return []string{p.ToolName}
+	case *hook.PostToolUseFailurePayload:
+		return []string{p.ToolName}
+	case *hook.PermissionRequestPayload:
+		return []string{p.ToolName}
+	case *hook.PreCompactPayload:
+		return []string{p.Trigger}
+	case *hook.SessionStartPayload:
+		// Claude Code's names first, so that its matchers work unchanged.
+		return []string{ccSource(p.Source), p.Source}
+	case *hook.SessionEndPayload:
+		return []string{p.Reason}
+	case *hook.SubagentStartPayload:
+		return []string{p.Agent}
+	case *hook.SubagentStopPayload:
+		return []string{p.Agent}
+	}
+	return nil
+}
+
+// ccSource is Claude Code's name for a session's source.
+func ccSource(s string) string {
+	switch s {
+	case "new":
+		return "startup"
+	case "resumed":
+		return "resume"
+	}
+	return s
+}

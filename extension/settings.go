@@ -1,0 +1,549 @@
+// Package extension reads the settings files that extend orca from outside
+// the program — permission rules, a default permission mode and command
+// hooks, in Claude Code's format — and keeps the trust decisions that say
+// whose command hooks may run.
+//
+// Settings files, read in this order (later ones extend earlier ones):
+//
+//	<config>/orca/settings.json          the user's, for every workspace
+//	<workspace>/.orca/settings.json       the project's, checked in
+//	<workspace>/.orca/settings.local.json the project's, kept out of version control
+//
+// where <config> is UserConfigDir(). Permission lists and hooks
+// concatenate; a later defaultMode replaces an earlier one.
+//
+// Project files come with the workspace, so a cloned repository could use
+// them to run commands or grant itself permissions. Their hooks therefore
+// run only in a workspace the user trusts (TrustStore, kept in the user's
+// configuration folder, outside any workspace); in an untrusted workspace,
+// their allow rules and a defaultMode that allows more than "default" are
+// skipped too, while their deny and ask rules, which only restrict, apply.
+// The user's own file is always applied in full.
+//
+// A command hook (Command) is a shell command that answers one of orca's
+// hooks the way Claude Code's command hooks answer its events: the event as
+// JSON on stdin, exit code 2 to block with stderr as the reason, or a JSON
+// decision on stdout. Scripts written for Claude Code work unchanged.
+package extension
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/policy"
+)
+
+// Settings are the merged settings files of a workspace.
+type Settings struct {
+	// Permissions are the files' permission rules, concatenated in file
+	// order, and the last defaultMode given.
+	Permissions Permissions
+	// Hooks are the command hooks that may run, in file order.
+	Hooks []CommandHook
+	// Sources are the files that were read, in order (files that do not
+	// exist are not listed).
+	Sources []string
+}
+
+// Permissions are the "permissions" of settings files.
+type Permissions struct {
+	// Allow, Deny and Ask are permission rules (see policy.Rule), as
+	// written.
+	Allow, Deny, Ask []string
+	// DefaultMode is the permission mode of runs that do not choose one;
+	// empty when no file sets it.
+	DefaultMode policy.Mode
+}
+
+// CommandHook is one command hook of a settings file.
+type CommandHook struct {
+	// Event is the settings event name, such as "PreToolUse"; Hook is the
+	// hook it stands for.
+	Event string
+	Hook  hook.Name
+	// Matcher selects the calls the hook runs for (see Command).
+	Matcher string
+	// Command is run with sh -c in the workspace root.
+	Command string
+	// Timeout bounds one run (hook.DefaultTimeout if zero).
+	Timeout time.Duration
+	// File is the settings file it comes from, and Key where in the file:
+	// "hooks.PreToolUse[0].hooks[1]".
+	File, Key string
+	// Project says it comes from a project file.
+	Project bool
+}
+
+// Name is the name the hook is registered under: the file, then the key
+// without "hooks." ("…/settings.json#PreToolUse[0].hooks[1]"), so that
+// failures name the entry to fix.
+func (h CommandHook) Name() string {
+	return h.File + "#" + strings.TrimPrefix(h.Key, "hooks.")
+}
+
+// Warning is something Load skipped without failing.
+type Warning struct {
+	// File is the settings file concerned.
+	File string
+	// Message says what was skipped and why.
+	Message string
+	// Untrusted says project settings were skipped because the workspace
+	// is not trusted (Trust, or LoadOptions.TrustOverride, enables them).
+	Untrusted bool
+}
+
+// String returns the warning as "file: message".
+func (w Warning) String() string { return w.File + ": " + w.Message }
+
+// LoadOptions say which settings Load reads.
+type LoadOptions struct {
+	// Workspace is the workspace folder whose .orca settings are read;
+	// empty: none.
+	Workspace string
+	// ConfigDir is the user's configuration folder (UserConfigDir() if
+	// empty): its orca/settings.json is read and its orca/trust.json says
+	// whether Workspace is trusted.
+	ConfigDir string
+	// TrustOverride trusts Workspace for this load only, without recording
+	// it.
+	TrustOverride bool
+}
+
+// ProjectFiles are the project settings files, relative to the workspace,
+// in the order they are read.
+var ProjectFiles = []string{".orca/settings.json", ".orca/settings.local.json"}
+
+// UserFile is the user's settings file, relative to the configuration
+// folder.
+const UserFile = "orca/settings.json"
+
+// Load reads and merges the user's and the workspace's settings files. A
+// file that does not exist is skipped; a file that cannot be read or is
+// invalid is an error naming the file and the key (see the package
+// documentation for what is checked). Project settings skipped because the
+// workspace is not trusted are reported as warnings with Untrusted set.
+func Load(opts LoadOptions) (*Settings, []Warning, error) {
+	s := &Settings{}
+	var warns []Warning
+	configDir := opts.ConfigDir
+	if configDir == "" {
+		d, err := UserConfigDir()
+		if err != nil {
+			warns = append(warns, Warning{File: UserFile, Message: fmt.Sprintf("not read: %v", err)})
+		}
+		configDir = d
+	}
+	if configDir != "" {
+		f, err := readFile(filepath.Join(configDir, filepath.FromSlash(UserFile)), false)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.merge(f)
+	}
+	if opts.Workspace == "" {
+		return s, warns, nil
+	}
+	var files []*file
+	for _, rel := range ProjectFiles {
+		f, err := readFile(filepath.Join(opts.Workspace, filepath.FromSlash(rel)), true)
+		if err != nil {
+			return nil, nil, err
+		}
+		if f != nil {
+			files = append(files, f)
+		}
+	}
+	trusted := opts.TrustOverride
+	if !trusted && slices.ContainsFunc(files, (*file).grants) {
+		trusted = configDir != "" && NewTrustStore(configDir).Trusted(opts.Workspace)
+	}
+	for _, f := range files {
+		if !trusted {
+			if w, ok := f.restrict(opts.Workspace); ok {
+				warns = append(warns, w)
+			}
+		}
+		s.merge(f)
+	}
+	return s, warns, nil
+}
+
+// Mode returns the default permission mode: the last defaultMode of the
+// files, or policy.ModeDefault.
+func (s *Settings) Mode() policy.Mode {
+	if s.Permissions.DefaultMode == "" {
+		return policy.ModeDefault
+	}
+	return s.Permissions.DefaultMode
+}
+
+// Rules returns the permission rules of the files, parsed.
+func (s *Settings) Rules() (policy.Rules, error) {
+	return policy.ParseRules(s.Permissions.Allow, s.Permissions.Deny, s.Permissions.Ask)
+}
+
+// RegisterHooks registers every command hook of s on reg, running in the
+// workspace folder: in file order (hook i has priority i), named by
+// CommandHook.Name. The command kills itself at its timeout; the registry's
+// timeout (hook.Timeout) is a little longer, so that a timed-out command
+// is reaped and reported in its own words before the registry gives up on
+// it. It returns the function that unregisters them, in reverse order. If
+// one cannot be registered, those registered before it are unregistered
+// and the error names it.
+func (s *Settings) RegisterHooks(reg *hook.Registry, workspace string) (unregister func(), err error) {
+	if reg == nil {
+		return nil, errors.New("extension: RegisterHooks on a nil hook registry")
+	}
+	dir, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("extension: workspace %s: %w", workspace, err)
+	}
+	var undo []func()
+	unregister = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+		undo = nil
+	}
+	for i, h := range s.Hooks {
+		c, err := NewCommand(h.Event, h.Matcher, h.Command, dir, h.Timeout)
+		if err == nil {
+			var u func()
+			u, err = reg.Register(c.hook, c, hook.As(h.Name()), hook.Priority(i), hook.Timeout(c.timeout()+waitDelay+time.Second))
+			undo = append(undo, u)
+		}
+		if err != nil {
+			unregister()
+			return nil, fmt.Errorf("%s: %s: %w", h.File, h.Key, err)
+		}
+	}
+	return unregister, nil
+}
+
+func (s *Settings) merge(f *file) {
+	if f == nil {
+		return
+	}
+	s.Sources = append(s.Sources, f.path)
+	p := &s.Permissions
+	p.Allow = append(p.Allow, f.perms.Allow...)
+	p.Deny = append(p.Deny, f.perms.Deny...)
+	p.Ask = append(p.Ask, f.perms.Ask...)
+	if f.perms.DefaultMode != "" {
+		p.DefaultMode = f.perms.DefaultMode
+	}
+	s.Hooks = append(s.Hooks, f.hooks...)
+}
+
+// file is one settings file, checked.
+type file struct {
+	path    string
+	project bool
+	perms   Permissions
+	hooks   []CommandHook
+}
+
+// grants reports whether f has something an untrusted workspace may not
+// use: hooks, allow rules or a mode that allows more than the default.
+func (f *file) grants() bool {
+	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode)
+}
+
+// granting reports whether mode allows calls that ModeDefault asks about.
+func granting(m policy.Mode) bool {
+	return m != "" && m != policy.ModeDefault && m != policy.ModePlan
+}
+
+// restrict drops from a project file what an untrusted workspace may not
+// use, and returns the warning that says so.
+func (f *file) restrict(workspace string) (Warning, bool) {
+	if !f.grants() {
+		return Warning{}, false
+	}
+	var what []string
+	if n := len(f.hooks); n > 0 {
+		what = append(what, plural(n, "command hook"))
+	}
+	if n := len(f.perms.Allow); n > 0 {
+		what = append(what, plural(n, "allow rule"))
+	}
+	if granting(f.perms.DefaultMode) {
+		what = append(what, fmt.Sprintf("defaultMode %q", f.perms.DefaultMode))
+		f.perms.DefaultMode = ""
+	}
+	f.hooks, f.perms.Allow = nil, nil
+	list := strings.Join(what, ", ")
+	if i := strings.LastIndex(list, ", "); i >= 0 {
+		list = list[:i] + " and " + list[i+2:]
+	}
+	if abs, err := canonical(workspace); err == nil {
+		workspace = abs
+	}
+	return Warning{File: f.path, Untrusted: true,
+		Message: fmt.Sprintf("%s not applied: the workspace %s is not trusted", list, workspace)}, true
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// readFile reads and checks one settings file; nil if it does not exist.
+func readFile(path string, project bool) (*file, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	f, err := parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	f.project = project
+	for i := range f.hooks {
+		f.hooks[i].Project = project
+	}
+	return f, nil
+}
+
+// ParseFile checks the settings file at path, given its contents, and
+// returns its settings alone. Errors name the file and the key:
+//
+//	.orca/settings.json: hooks.PreToolUse[0].hooks[1]: type "prompt" is not supported
+func ParseFile(path string, data []byte) (*Settings, error) {
+	f, err := parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	s := &Settings{}
+	s.merge(f)
+	return s, nil
+}
+
+func parse(path string, data []byte) (*file, error) {
+	fail := func(key string, format string, args ...any) error {
+		msg := fmt.Sprintf(format, args...)
+		if key != "" {
+			msg = key + ": " + msg
+		}
+		return fmt.Errorf("%s: %s", path, msg)
+	}
+	var top map[string]json.RawMessage
+	if err := strictJSON(data, &top); err != nil {
+		return nil, fail("", "%v", syntaxError(data, err))
+	}
+	if top == nil {
+		return nil, fail("", "want a JSON object")
+	}
+	f := &file{path: path}
+	if raw, ok := top["permissions"]; ok {
+		var perms map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &perms); err != nil || perms == nil {
+			return nil, fail("permissions", "want an object, got %s", kind(raw))
+		}
+		for _, l := range []struct {
+			key string
+			out *[]string
+		}{{"allow", &f.perms.Allow}, {"deny", &f.perms.Deny}, {"ask", &f.perms.Ask}} {
+			raw, ok := perms[l.key]
+			if !ok {
+				continue
+			}
+			var rules []json.RawMessage
+			if err := json.Unmarshal(raw, &rules); err != nil {
+				return nil, fail("permissions."+l.key, "want a list of permission rules, got %s", kind(raw))
+			}
+			for i, r := range rules {
+				key := fmt.Sprintf("permissions.%s[%d]", l.key, i)
+				var s string
+				if err := json.Unmarshal(r, &s); err != nil {
+					return nil, fail(key, "want a permission rule (a string), got %s", kind(r))
+				}
+				if _, err := policy.ParseRule(s); err != nil {
+					return nil, fail(key, "%v", err)
+				}
+				*l.out = append(*l.out, s)
+			}
+		}
+		if raw, ok := perms["defaultMode"]; ok {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, fail("permissions.defaultMode", "want a string, got %s", kind(raw))
+			}
+			m, err := policy.ParseMode(s)
+			if err != nil {
+				return nil, fail("permissions.defaultMode", "%v", err)
+			}
+			f.perms.DefaultMode = m
+		}
+	}
+	if raw, ok := top["hooks"]; ok {
+		var byEvent map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &byEvent); err != nil || byEvent == nil {
+			return nil, fail("hooks", "want an object of hook events, got %s", kind(raw))
+		}
+		for name := range byEvent {
+			if _, ok := HookOf(name); !ok {
+				return nil, fail("hooks."+name, "unknown hook event %q (the events are %s)", name, eventNames())
+			}
+		}
+		// Events in a fixed order, entries in file order.
+		for _, e := range events {
+			raw, ok := byEvent[e.name]
+			if !ok {
+				continue
+			}
+			hs, err := parseEvent(path, e.name, e.hook, raw)
+			if err != nil {
+				return nil, err
+			}
+			f.hooks = append(f.hooks, hs...)
+		}
+	}
+	return f, nil
+}
+
+// parseEvent checks the matcher groups of one event.
+func parseEvent(path, event string, n hook.Name, raw json.RawMessage) ([]CommandHook, error) {
+	fail := func(key string, format string, args ...any) error {
+		return fmt.Errorf("%s: %s: %s", path, key, fmt.Sprintf(format, args...))
+	}
+	var groups []json.RawMessage
+	if err := json.Unmarshal(raw, &groups); err != nil {
+		return nil, fail("hooks."+event, "want a list of {\"matcher\": …, \"hooks\": […]} objects, got %s", kind(raw))
+	}
+	var out []CommandHook
+	for i, g := range groups {
+		gkey := fmt.Sprintf("hooks.%s[%d]", event, i)
+		var group map[string]json.RawMessage
+		if err := json.Unmarshal(g, &group); err != nil || group == nil {
+			return nil, fail(gkey, "want an object with \"matcher\" and \"hooks\", got %s", kind(g))
+		}
+		var m string
+		if raw, ok := group["matcher"]; ok {
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return nil, fail(gkey+".matcher", "want a string, got %s", kind(raw))
+			}
+			if _, err := compileMatcher(m); err != nil {
+				return nil, fail(gkey+".matcher", "%v", err)
+			}
+		}
+		var entries []json.RawMessage
+		if raw, ok := group["hooks"]; !ok {
+			return nil, fail(gkey, "no \"hooks\" list")
+		} else if err := json.Unmarshal(raw, &entries); err != nil {
+			return nil, fail(gkey+".hooks", "want a list of {\"type\": \"command\", \"command\": …} objects, got %s", kind(raw))
+		}
+		for j, e := range entries {
+			key := fmt.Sprintf("%s.hooks[%d]", gkey, j)
+			var entry map[string]json.RawMessage
+			if err := json.Unmarshal(e, &entry); err != nil || entry == nil {
+				return nil, fail(key, "want an object with \"type\" and \"command\", got %s", kind(e))
+			}
+			var typ, command string
+			for _, fld := range []struct {
+				name string
+				out  *string
+			}{{"type", &typ}, {"command", &command}} {
+				raw, ok := entry[fld.name]
+				if !ok {
+					return nil, fail(key, "no %q", fld.name)
+				}
+				if err := json.Unmarshal(raw, fld.out); err != nil {
+					return nil, fail(key+"."+fld.name, "want a string, got %s", kind(raw))
+				}
+				if fld.name == "type" && typ != "command" {
+					return nil, fail(key, "type %q is not supported (only \"command\" hooks are)", typ)
+				}
+			}
+			if strings.TrimSpace(command) == "" {
+				return nil, fail(key+".command", "the command is empty")
+			}
+			h := CommandHook{Event: event, Hook: n, Matcher: m, Command: command, File: path, Key: key}
+			if raw, ok := entry["timeout"]; ok && string(raw) != "null" {
+				var secs float64
+				if err := json.Unmarshal(raw, &secs); err != nil {
+					return nil, fail(key+".timeout", "want a number of seconds, got %s", kind(raw))
+				}
+				if secs < 0 || math.IsInf(secs, 0) || secs > float64(math.MaxInt64/int64(time.Second)) {
+					return nil, fail(key+".timeout", "%v is not a valid number of seconds (want 0 for the default, %v, or more)", secs, hook.DefaultTimeout)
+				}
+				h.Timeout = time.Duration(secs * float64(time.Second))
+			}
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// strictJSON decodes exactly one JSON value.
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+// syntaxError says where in data a decoding error happened, in lines and
+// columns, which is what a person editing the file needs.
+func syntaxError(data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var off int64
+	switch {
+	case errors.Is(err, io.EOF):
+		return errors.New("empty file: want a JSON object")
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		return fmt.Errorf("want a JSON object, got %s", typ.Value)
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if off <= 0 || off > int64(len(data)) {
+		return errors.New(msg)
+	}
+	before := data[:off-1]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Errorf("line %d, column %d: %s", line, col, msg)
+}
+
+// kind names the JSON type of raw, for error messages.
+func kind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

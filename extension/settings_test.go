@@ -1,0 +1,215 @@
+package extension_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/policy"
+)
+
+// setup is a user configuration folder and a workspace, both empty.
+func setup(t *testing.T) (config, ws string) {
+	return t.TempDir(), t.TempDir()
+}
+
+func TestLoadMergesInOrder(t *testing.T) {
+	config, ws := setup(t)
+	writeFile(t, config, "orca/settings.json", `{
+		"model": "ignored: unknown top-level keys are Claude Code's business",
+		"permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"], "defaultMode": "acceptEdits", "additionalDirectories": ["/x"]},
+		"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "user.sh"}]}]}
+	}`)
+	writeFile(t, ws, ".orca/settings.json", `{
+		"permissions": {"allow": ["Bash(go test:*)"], "ask": ["Bash(git push:*)"]},
+		"hooks": {
+			"Stop": [{"hooks": [{"type": "command", "command": "stop.sh", "timeout": 5}]}],
+			"PreToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "a.sh"}, {"type": "command", "command": "b.sh", "timeout": 0.5}]}]
+		}
+	}`)
+	writeFile(t, ws, ".orca/settings.local.json", `{
+		"permissions": {"deny": ["WebFetch"], "defaultMode": "plan"},
+		"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "local.sh"}]}]}
+	}`)
+	extension.NewTrustStore(config).Trust(ws)
+
+	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 0 {
+		t.Errorf("warnings: %v", warns)
+	}
+	p := s.Permissions
+	if !slices.Equal(p.Allow, []string{"Read", "Bash(go test:*)"}) || !slices.Equal(p.Deny, []string{"Bash(rm:*)", "WebFetch"}) || !slices.Equal(p.Ask, []string{"Bash(git push:*)"}) {
+		t.Errorf("permissions: %+v", p)
+	}
+	if s.Mode() != policy.ModePlan {
+		t.Errorf("mode = %q, want the last file's plan", s.Mode())
+	}
+	var got []string
+	for _, h := range s.Hooks {
+		got = append(got, h.Event+" "+h.Matcher+" "+h.Command+" "+h.Timeout.String())
+	}
+	want := []string{
+		"PreToolUse Bash user.sh 0s",
+		"PreToolUse Write|Edit a.sh 0s",
+		"PreToolUse Write|Edit b.sh 500ms",
+		"Stop  stop.sh 5s",
+		"PreToolUse  local.sh 0s",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("hooks:\n got %q\nwant %q", got, want)
+	}
+	if h := s.Hooks[2]; h.Name() != filepath.Join(ws, ".orca/settings.json")+"#PreToolUse[0].hooks[1]" || !h.Project || h.Hook != hook.PreToolUse {
+		t.Errorf("hook 2: name %q, %+v", h.Name(), h)
+	}
+	if s.Hooks[0].Project {
+		t.Errorf("the user's hook is marked as a project hook")
+	}
+	if len(s.Sources) != 3 {
+		t.Errorf("sources: %v", s.Sources)
+	}
+	rules, err := s.Rules()
+	if err != nil || len(rules.Allow) != 2 || rules.Deny[1].Tool != "WebFetch" {
+		t.Errorf("rules: %+v, %v", rules, err)
+	}
+
+	// Registered in file order, under their names, with their timeouts.
+	reg := hook.NewRegistry()
+	unregister, err := s.RegisterHooks(reg, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := reg.Handlers(hook.PreToolUse)
+	if len(names) != 4 || !strings.HasSuffix(names[0], "orca/settings.json#PreToolUse[0].hooks[0]") || !strings.HasSuffix(names[3], "settings.local.json#PreToolUse[0].hooks[0]") {
+		t.Errorf("PRE_TOOL_USE handlers: %q", names)
+	}
+	unregister()
+	if reg.Has(hook.PreToolUse) || reg.Has(hook.Stop) {
+		t.Errorf("unregister left %q, %q", reg.Handlers(hook.PreToolUse), reg.Handlers(hook.Stop))
+	}
+}
+
+func TestLoadWithoutFiles(t *testing.T) {
+	config, ws := setup(t)
+	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("Load: %v, %v", err, warns)
+	}
+	if s.Mode() != policy.ModeDefault || len(s.Hooks) != 0 || len(s.Sources) != 0 {
+		t.Errorf("settings: %+v", s)
+	}
+}
+
+// A cloned repository cannot grant itself anything: its hooks, allow
+// rules and a permissive defaultMode wait for trust; its deny and ask
+// rules, which only restrict, apply at once. The user's own file always
+// applies.
+func TestLoadUntrustedWorkspace(t *testing.T) {
+	config, ws := setup(t)
+	writeFile(t, config, "orca/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "user.sh"}]}]}}`)
+	writeFile(t, ws, ".orca/settings.json", `{
+		"permissions": {"allow": ["Bash", "Write"], "deny": ["Bash(rm:*)"], "ask": ["Edit"], "defaultMode": "bypassPermissions"},
+		"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "touch marker"}]}]}
+	}`)
+	writeFile(t, ws, ".orca/settings.local.json", `{"permissions": {"deny": ["WebFetch"]}}`)
+
+	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 1 || !warns[0].Untrusted || !strings.Contains(warns[0].String(), "1 command hook, 2 allow rules and defaultMode \"bypass\" not applied") || !strings.Contains(warns[0].Message, "is not trusted") {
+		t.Errorf("warnings: %v", warns)
+	}
+	if len(s.Hooks) != 1 || s.Hooks[0].Command != "user.sh" {
+		t.Errorf("hooks: %+v", s.Hooks)
+	}
+	if len(s.Permissions.Allow) != 0 || !slices.Equal(s.Permissions.Deny, []string{"Bash(rm:*)", "WebFetch"}) || len(s.Permissions.Ask) != 1 || s.Mode() != policy.ModeDefault {
+		t.Errorf("permissions: %+v", s.Permissions)
+	}
+
+	// --trust for one run: everything applies, nothing is recorded.
+	s, warns, err = extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config, TrustOverride: true})
+	if err != nil || len(warns) != 0 || len(s.Hooks) != 2 || s.Mode() != policy.ModeBypass || len(s.Permissions.Allow) != 2 {
+		t.Errorf("override: %+v, %v, %v", s, warns, err)
+	}
+	if extension.NewTrustStore(config).Trusted(ws) {
+		t.Error("TrustOverride recorded trust")
+	}
+
+	// A restricting mode needs no trust.
+	writeFile(t, ws, ".orca/settings.json", `{"permissions": {"defaultMode": "plan"}}`)
+	s, warns, err = extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	if err != nil || len(warns) != 0 || s.Mode() != policy.ModePlan {
+		t.Errorf("plan: %v, %v, %v", s.Mode(), warns, err)
+	}
+}
+
+func TestLoadErrorsNameFileAndKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"syntax", "{\n  \"hooks\": {,\n}", "line 2, column 13: invalid character ','"},
+		{"not an object", `["hooks"]`, "want a JSON object"},
+		{"trailing", `{} {}`, "trailing data"},
+		{"empty", ``, "empty file"},
+		{"unknown event", `{"hooks": {"Notification": []}}`, `hooks.Notification: unknown hook event "Notification" (the events are SessionStart, `},
+		{"prompt type", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a"}, {"type": "prompt", "prompt": "x"}]}]}}`,
+			`hooks.PreToolUse[0].hooks[1]: type "prompt" is not supported`},
+		{"no type", `{"hooks": {"Stop": [{"hooks": [{"command": "a"}]}]}}`, `hooks.Stop[0].hooks[0]: no "type"`},
+		{"empty command", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": " "}]}]}}`, `hooks.Stop[0].hooks[0].command: the command is empty`},
+		{"negative timeout", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a", "timeout": -1}]}]}}`, `hooks.Stop[0].hooks[0].timeout: -1 is not a valid number of seconds`},
+		{"string timeout", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a", "timeout": "5"}]}]}}`, `hooks.Stop[0].hooks[0].timeout: want a number of seconds, got a string`},
+		{"bad matcher", `{"hooks": {"PreToolUse": [{"matcher": "Bash(", "hooks": []}]}}`, `hooks.PreToolUse[0].matcher: matcher "Bash(" is not a valid regular expression`},
+		{"no hooks list", `{"hooks": {"PreToolUse": [{"matcher": "Bash"}]}}`, `hooks.PreToolUse[0]: no "hooks" list`},
+		{"groups not a list", `{"hooks": {"PreToolUse": {"matcher": "Bash"}}}`, `hooks.PreToolUse: want a list`},
+		{"invalid rule", `{"permissions": {"allow": ["Read", "Bash(ls"]}}`, `permissions.allow[1]: invalid permission rule "Bash(ls"`},
+		{"rule not a string", `{"permissions": {"deny": [7]}}`, `permissions.deny[0]: want a permission rule (a string), got a number`},
+		{"rules not a list", `{"permissions": {"ask": "Bash"}}`, `permissions.ask: want a list of permission rules, got a string`},
+		{"bad mode", `{"permissions": {"defaultMode": "yolo"}}`, `permissions.defaultMode: unknown permission mode "yolo"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			config, ws := setup(t)
+			path := writeFile(t, ws, ".orca/settings.json", tc.body)
+			_, _, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+			if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v\nwant %s: …%s…", err, path, tc.want)
+			}
+		})
+	}
+	// The user's file too, and before anything else is read.
+	config, ws := setup(t)
+	path := writeFile(t, config, "orca/settings.json", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "http"}]}]}}`)
+	if _, _, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config}); err == nil || !strings.Contains(err.Error(), path+`: hooks.PreToolUse[0].hooks[0]: type "http" is not supported`) {
+		t.Errorf("user file: %v", err)
+	}
+}
+
+func TestParseFileAsInTheDocs(t *testing.T) {
+	_, err := extension.ParseFile(".orca/settings.json", []byte(`{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a"}, {"type": "prompt"}]}]}}`))
+	if want := `.orca/settings.json: hooks.PreToolUse[0].hooks[1]: type "prompt" is not supported (only "command" hooks are)`; err == nil || err.Error() != want {
+		t.Errorf("error = %v\nwant %s", err, want)
+	}
+	s, err := extension.ParseFile("s.json", []byte(`{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "x", "timeout": 2}]}]}}`))
+	if err != nil || len(s.Hooks) != 1 || s.Hooks[0].Timeout != 2*time.Second || s.Hooks[0].Hook != hook.SessionStart {
+		t.Errorf("ParseFile: %+v, %v", s, err)
+	}
+}
+
+func TestEventNames(t *testing.T) {
+	for _, n := range hook.Names {
+		ev := extension.EventOf(n)
+		back, ok := extension.HookOf(ev)
+		if ev == "" || !ok || back != n {
+			t.Errorf("%s ↔ %q ↔ %s", n, ev, back)
+		}
+	}
+	if _, ok := extension.HookOf("PRE_TOOL_USE"); ok {
+		t.Error("orca's hook names are not settings event names")
+	}
+}

@@ -1,0 +1,209 @@
+package extension
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+)
+
+// UserConfigDir returns the folder that holds the user's configuration:
+// $XDG_CONFIG_HOME when it is an absolute path, else ~/.config (on Windows,
+// os.UserConfigDir). orca's files are in its orca subfolder.
+func UserConfigDir() (string, error) {
+	if runtime.GOOS == "windows" {
+		return os.UserConfigDir()
+	}
+	if d := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no configuration folder: %w", err)
+	}
+	return filepath.Join(home, ".config"), nil
+}
+
+// TrustFile is the trust store's file, relative to the configuration
+// folder.
+const TrustFile = "orca/trust.json"
+
+// TrustStore records the workspaces whose project settings the user
+// trusts. It lives in the user's configuration folder, never in a
+// workspace, so that a cloned repository cannot trust itself; and orca's
+// policy denies the agent's own tools any change to that folder.
+//
+// The file is JSON, {"workspaces": ["/abs/path", …]}: absolute paths with
+// symlinks resolved, so that a workspace reached through a link is the
+// workspace that was trusted. Trust is per folder: a trusted folder's
+// subfolders are not trusted with it. Writes replace the file atomically
+// under a lock, so that concurrent orca processes do not lose each other's
+// changes.
+type TrustStore struct {
+	path string
+}
+
+// NewTrustStore returns the trust store of the configuration folder
+// configDir (see UserConfigDir).
+func NewTrustStore(configDir string) *TrustStore {
+	return &TrustStore{path: filepath.Join(configDir, filepath.FromSlash(TrustFile))}
+}
+
+// Path returns the store's file.
+func (s *TrustStore) Path() string { return s.path }
+
+type trustFile struct {
+	Workspaces []string `json:"workspaces"`
+}
+
+// Canonical returns dir as the trust store records it: absolute, cleaned,
+// with symlinks resolved. The folder must exist.
+func Canonical(dir string) (string, error) {
+	return canonical(dir)
+}
+
+func canonical(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a folder", dir)
+	}
+	return real, nil
+}
+
+// Trusted reports whether the folder dir is trusted. A store that cannot
+// be read trusts nothing.
+func (s *TrustStore) Trusted(dir string) bool {
+	real, err := canonical(dir)
+	if err != nil {
+		return false
+	}
+	f, err := s.read()
+	return err == nil && slices.Contains(f.Workspaces, real)
+}
+
+// List returns the trusted folders, sorted.
+func (s *TrustStore) List() ([]string, error) {
+	f, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	return f.Workspaces, nil
+}
+
+// Trust records that the folder dir is trusted and returns it as recorded.
+func (s *TrustStore) Trust(dir string) (string, error) {
+	real, err := canonical(dir)
+	if err != nil {
+		return "", fmt.Errorf("trust: %w", err)
+	}
+	err = s.update(func(f *trustFile) bool {
+		if slices.Contains(f.Workspaces, real) {
+			return false
+		}
+		f.Workspaces = append(f.Workspaces, real)
+		slices.Sort(f.Workspaces)
+		return true
+	})
+	return real, err
+}
+
+// Revoke removes the folder dir from the store and returns it as it was
+// recorded, with whether it was there. A folder that no longer exists can
+// be revoked by its recorded path.
+func (s *TrustStore) Revoke(dir string) (string, bool, error) {
+	real, err := canonical(dir)
+	if err != nil {
+		if real, err = filepath.Abs(dir); err != nil {
+			return "", false, fmt.Errorf("trust: %w", err)
+		}
+	}
+	removed := false
+	err = s.update(func(f *trustFile) bool {
+		n := len(f.Workspaces)
+		f.Workspaces = slices.DeleteFunc(f.Workspaces, func(w string) bool { return w == real })
+		removed = len(f.Workspaces) < n
+		return removed
+	})
+	return real, removed, err
+}
+
+// read reads the store; a store that does not exist is empty.
+func (s *TrustStore) read() (*trustFile, error) {
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &trustFile{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trust store: %w", err)
+	}
+	var f trustFile
+	if err := strictJSON(data, &f); err != nil {
+		return nil, fmt.Errorf("trust store %s: %v", s.path, syntaxError(data, err))
+	}
+	return &f, nil
+}
+
+// update applies change to the store under its lock and writes the result
+// if change reports a change.
+func (s *TrustStore) update(change func(*trustFile) bool) error {
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	lock, err := os.OpenFile(s.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("trust store: locking %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	f, err := s.read()
+	if err != nil {
+		return err
+	}
+	if !change(f) {
+		return nil
+	}
+	if f.Workspaces == nil {
+		f.Workspaces = []string{}
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".trust-*.json")
+	if err != nil {
+		return fmt.Errorf("trust store: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename, there is nothing left to remove
+	_, werr := tmp.Write(append(data, '\n'))
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), s.path)
+	}
+	if werr != nil {
+		return fmt.Errorf("trust store: writing %s: %w", s.path, werr)
+	}
+	return nil
+}
