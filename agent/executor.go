@@ -9,6 +9,7 @@ import (
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 )
@@ -38,6 +39,10 @@ const (
 	// StopCompacted: the input was a /compact command; the conversation was
 	// compacted and the model was not asked anything else.
 	StopCompacted StopReason = "compacted"
+	// StopEscalated: the turn finished but its verification failed and
+	// was accepted anyway (by a POST_VERIFY hook) or could not be fixed
+	// within the revision cap: a person should look.
+	StopEscalated StopReason = "escalated"
 )
 
 // ErrInterrupted is the cause a turn's context is cancelled with to
@@ -96,8 +101,12 @@ type Result struct {
 	// answered, and empty otherwise (text that came with tool calls is in
 	// Messages).
 	Answer string
-	// Reason says why a blocked turn was blocked.
+	// Reason says why a blocked turn was blocked, or why a turn was
+	// escalated.
 	Reason string
+	// Verification is the last built-in verification of the turn, if one
+	// ran.
+	Verification *hook.Verification
 	// BudgetDimension names the budget a StopBudgetExhausted turn reached.
 	BudgetDimension budget.Dimension
 	// Spent is what this turn spent (add it to the session's totals).

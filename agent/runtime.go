@@ -44,6 +44,9 @@ const (
 	// DefaultKeepTurns is how many of the newest user turns compaction
 	// keeps verbatim.
 	DefaultKeepTurns = 2
+	// DefaultMaxRevisions caps consecutive STOP continuations and
+	// POST_VERIFY revisions of one turn.
+	DefaultMaxRevisions = 2
 )
 
 // Definition says what an agent is.
@@ -82,6 +85,14 @@ type Definition struct {
 	// KeepTurns is how many of the newest user turns compaction keeps
 	// verbatim (DefaultKeepTurns if zero).
 	KeepTurns int
+	// Verify is a command (run like the Bash tool, in the workspace root)
+	// that checks a finished turn, e.g. "go test ./...". Empty means no
+	// built-in verification.
+	Verify string
+	// MaxRevisions caps how many consecutive times STOP hooks, and
+	// separately verification, may send a turn back to work
+	// (DefaultMaxRevisions if zero).
+	MaxRevisions int
 }
 
 // Collaborators are what a runtime works with but does not define.
@@ -169,6 +180,9 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.CompactAt == 0 {
 		def.CompactAt = DefaultCompactAt
 	}
+	if def.MaxRevisions <= 0 {
+		def.MaxRevisions = DefaultMaxRevisions
+	}
 	if def.KeepTurns <= 0 {
 		def.KeepTurns = DefaultKeepTurns
 	}
@@ -236,6 +250,11 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			if err := rt.tools.Add(t); err != nil {
 				return nil, fmt.Errorf("agent %q: tool provider %q: %w", def.Name, p.Name(), err)
 			}
+		}
+	}
+	if def.Verify != "" {
+		if _, ok := rt.tools.Lookup("Bash"); !ok {
+			return nil, fmt.Errorf("agent %q: verification command %q needs the Bash tool, which no provider registered", def.Name, def.Verify)
 		}
 	}
 	return rt, nil

@@ -32,6 +32,16 @@ type turn struct {
 	// provider counted them, which covered msgs[:sizedUpTo].
 	promptTokens int64
 	sizedUpTo    int
+	// stops and revisions count consecutive STOP continuations and
+	// verification revisions.
+	stops, revisions int
+}
+
+// instruct sends the agent back to work with an instruction.
+func (t *turn) instruct(from hook.Name, by, instruction string) {
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{
+		llm.TextBlock(fmt.Sprintf("<hook-instruction hook=%q by=%q>\n%s\n</hook-instruction>", from, by, instruction)),
+	}})
 }
 
 // observed reports whether anyone receives this turn's events; when no one
@@ -193,17 +203,22 @@ func (t *turn) run() {
 				t.emit(event.UserMessageInjected, &event.UserMessageData{Iteration: t.res.Iterations, Messages: queued})
 				continue
 			}
-			if t.rt.hooks.Has(hook.Stop) {
-				out := t.runHook(&hook.StopPayload{Common: t.common(), Answer: msg.Text(), Iterations: t.res.Iterations})
+			if t.rt.hooks.Has(hook.Stop) && t.stops < def.MaxRevisions {
+				out := t.runHook(&hook.StopPayload{Common: t.common(), Answer: msg.Text(), Iterations: t.res.Iterations, Continued: t.stops})
 				if out.Action == hook.Revise {
-					t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{
-						llm.TextBlock(fmt.Sprintf("<hook-instruction hook=%q by=%q>\n%s\n</hook-instruction>", hook.Stop, out.By, out.Instruction)),
-					}})
+					t.stops++
+					t.instruct(hook.Stop, out.By, out.Instruction)
 					continue
 				}
 			}
 		}
 		t.res.Answer = msg.Text()
+		if reason, more := t.verify(msg.Text()); more {
+			continue
+		} else if reason != StopAnswered {
+			t.finish(reason)
+			return
+		}
 		t.finish(StopAnswered)
 		return
 	}

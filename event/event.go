@@ -41,7 +41,10 @@ const (
 	// transcript (automatic, manual or as recovery).
 	CompactionStarted   Name = "compaction_started"
 	CompactionCompleted Name = "compaction_completed"
-	TurnCompleted       Name = "turn_completed"
+	// VerificationCompleted: the built-in verification command ran after
+	// a finished turn.
+	VerificationCompleted Name = "verification_completed"
+	TurnCompleted         Name = "turn_completed"
 )
 
 // Names lists every event name the runtime emits.
@@ -49,7 +52,15 @@ var Names = []Name{
 	TurnStarted, IterationStarted, LLMCallStarted, LLMDelta, LLMCallCompleted, LLMCallFailed,
 	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, ToolBlocked,
 	ApprovalRequested, ApprovalResolved, HookFailed, MiddlewareFailed, CompactionStarted, CompactionCompleted,
-	TurnCompleted,
+	VerificationCompleted, TurnCompleted,
+}
+
+// VerificationData is the data of VerificationCompleted.
+type VerificationData struct {
+	Command  string        `json:"command"`
+	Passed   bool          `json:"passed"`
+	Output   string        `json:"output"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // Event is one thing that happened in a run.

@@ -113,6 +113,10 @@ type StopPayload struct {
 	Common
 	Answer     string `json:"answer" jsonschema:"the answer the turn would end with"`
 	Iterations int    `json:"iterations" jsonschema:"model calls so far in the turn"`
+	// Continued counts how many times STOP hooks already sent this turn
+	// back to work; a handler should not insist forever (the runtime caps
+	// it anyway).
+	Continued int `json:"continued" jsonschema:"how many times STOP hooks already sent this turn back to work"`
 }
 
 // Verification is the result of the built-in verification of a turn.
@@ -128,6 +132,8 @@ type PostVerifyPayload struct {
 	Common
 	Answer       string        `json:"answer" jsonschema:"the turn's answer"`
 	Verification *Verification `json:"verification,omitempty" jsonschema:"the built-in verification, when one ran"`
+	// Revisions counts the consecutive revisions already asked for.
+	Revisions int `json:"revisions" jsonschema:"consecutive revisions already asked for after verification"`
 }
 
 // Hook implementations.
