@@ -74,5 +74,5 @@ func ExampleDiscover() {
 	}
 	// Output:
 	// lint (project, .orca/skills/lint): Runs the linters.
-	// skipped: .orca/skills/broken/SKILL.md: malformed SKILL.md: it must begin with a --- line opening YAML front matter (name, description)
+	// skipped: .orca/skills/broken/SKILL.md: malformed SKILL.md: it must begin with a --- line opening YAML front matter
 }

@@ -20,7 +20,6 @@
 package skill
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,13 +29,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/orca-agent/orca/frontmatter"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -141,13 +140,10 @@ type frontMatter struct {
 // (its base name, which the skill's name must equal). The result has no
 // Source or Dir. Errors wrap ErrMalformed.
 func Parse(folder string, data []byte) (Skill, error) {
-	head, body, err := splitFrontMatter(data)
-	if err != nil {
-		return Skill{}, err
-	}
 	var fm frontMatter
-	if err := yaml.Unmarshal([]byte(head), &fm); err != nil {
-		return Skill{}, fmt.Errorf("%w: front matter is not valid YAML: %s", ErrMalformed, fileLines(err.Error()))
+	body, err := frontmatter.Decode(data, &fm)
+	if err != nil {
+		return Skill{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	s := Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), Safe: fm.Safe}
 	switch {
@@ -166,92 +162,11 @@ func Parse(folder string, data []byte) (Skill, error) {
 	if n := utf8.RuneCountInString(s.Description); n > MaxDescriptionLen {
 		return Skill{}, fmt.Errorf("%w: description is %d characters long, at most %d are allowed", ErrMalformed, n, MaxDescriptionLen)
 	}
-	if s.AllowedTools, err = toolList(&fm.AllowedTools); err != nil {
-		return Skill{}, err
+	if s.AllowedTools, err = frontmatter.List(&fm.AllowedTools, "allowed-tools"); err != nil {
+		return Skill{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	s.Instructions = strings.TrimRight(strings.TrimLeft(body, "\n"), " \t\n")
 	return s, nil
-}
-
-// splitFrontMatter returns the YAML between the opening and closing ---
-// lines and the body after them. A byte order mark and CRLF line ends are
-// accepted; only the first closing line ends the front matter, so a ---
-// in the body is Markdown's rule.
-func splitFrontMatter(data []byte) (head, body string, err error) {
-	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	first, rest, _ := strings.Cut(text, "\n")
-	if !isFence(first) {
-		return "", "", fmt.Errorf("%w: it must begin with a --- line opening YAML front matter (name, description)", ErrMalformed)
-	}
-	for off := 0; ; {
-		line, _, found := strings.Cut(rest[off:], "\n")
-		if isFence(line) {
-			body = rest[off+len(line):]
-			return rest[:off], strings.TrimPrefix(body, "\n"), nil
-		}
-		if !found {
-			return "", "", fmt.Errorf("%w: the front matter opened on line 1 is never closed by a --- line", ErrMalformed)
-		}
-		off += len(line) + 1
-	}
-}
-
-var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
-
-// fileLines renumbers the lines a yaml error names, which count from the
-// line after the opening ---, as lines of the file.
-func fileLines(msg string) string {
-	return yamlLine.ReplaceAllStringFunc(msg, func(m string) string {
-		n, err := strconv.Atoi(strings.TrimPrefix(m, "line "))
-		if err != nil {
-			return m
-		}
-		return "line " + strconv.Itoa(n+1)
-	})
-}
-
-func isFence(line string) bool { return strings.TrimRight(line, " \t") == "---" }
-
-// toolList reads allowed-tools: a YAML list or one string. Entries are
-// split at commas and at blanks outside parentheses, so "Read, Grep",
-// "Read Grep" (the Agent Skills spelling) and "Bash(git add:*)" all work.
-func toolList(n *yaml.Node) ([]string, error) {
-	var out []string
-	switch {
-	case n.Kind == 0, n.Kind == yaml.ScalarNode && n.Tag == "!!null":
-		return nil, nil
-	case n.Kind == yaml.ScalarNode:
-		out = splitTools(out, n.Value)
-	case n.Kind == yaml.SequenceNode:
-		for _, item := range n.Content {
-			if item.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("%w: allowed-tools (line %d) must list tool names as strings", ErrMalformed, item.Line+1)
-			}
-			out = splitTools(out, item.Value)
-		}
-	default:
-		return nil, fmt.Errorf("%w: allowed-tools (line %d) must be a list or a comma-separated string", ErrMalformed, n.Line+1)
-	}
-	return out, nil
-}
-
-func splitTools(out []string, s string) []string {
-	depth, start := 0, 0
-	for i, r := range s + "," {
-		switch {
-		case r == '(':
-			depth++
-		case r == ')' && depth > 0:
-			depth--
-		case depth == 0 && (r == ',' || r == ' ' || r == '\t' || r == '\n'):
-			if t := strings.TrimSpace(s[start:i]); t != "" {
-				out = append(out, t)
-			}
-			start = i + 1
-		}
-	}
-	return out
 }
 
 // Discover finds the skills of the workspace fsys (in .orca/skills) and of
