@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -53,15 +54,15 @@ func (r Record) validate() error {
 	switch r.Kind {
 	case KindMessage, KindSummary:
 	case "":
-		return fmt.Errorf("Kind is empty (want %q or %q)", KindMessage, KindSummary)
+		return fmt.Errorf("empty Kind (want %q or %q)", KindMessage, KindSummary)
 	default:
-		return fmt.Errorf("Kind %q is unknown (want %q or %q)", r.Kind, KindMessage, KindSummary)
+		return fmt.Errorf("unknown Kind %q (want %q or %q)", r.Kind, KindMessage, KindSummary)
 	}
 	if r.Message.Role == "" {
-		return fmt.Errorf("message Role is empty")
+		return errors.New("empty message Role")
 	}
 	if r.Compacted {
-		return fmt.Errorf("record is marked Compacted (only MarkCompacted marks records)")
+		return errors.New("already marked Compacted (only MarkCompacted marks records)")
 	}
 	if !r.Time.IsZero() {
 		if err := checkTime("Time", r.Time); err != nil {

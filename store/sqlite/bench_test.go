@@ -1,0 +1,88 @@
+package sqlite_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/sqlite"
+)
+
+// benchMessage returns the i-th message of a plausible transcript: a user
+// prompt, an assistant tool call, a tool result, in turn.
+func benchMessage(i int) store.Record {
+	var m llm.Message
+	switch i % 3 {
+	case 0:
+		m = llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(fmt.Sprintf("Please look at internal/pkg%d/file.go and fix the failing test; keep the public API as it is.", i))}}
+	case 1:
+		m = llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.TextBlock("I'll read the file first."),
+			llm.ToolUseBlock(fmt.Sprint("toolu_", i), "Read", []byte(fmt.Sprintf(`{"file_path": "internal/pkg%d/file.go", "limit": 200}`, i))),
+		}}
+	default:
+		m = llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock(fmt.Sprint("toolu_", i-1), strings.Repeat("func F() error { return nil }\n", 16), false)}}
+	}
+	return store.Record{Kind: store.KindMessage, TurnID: fmt.Sprint("turn-", i/3), Message: m}
+}
+
+// BenchmarkAppend appends one record per transaction. sync=FULL is the
+// default durability; sync=NORMAL is WithDurability(Normal).
+func BenchmarkAppend(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		d    sqlite.Durability
+	}{{"FULL", sqlite.Full}, {"NORMAL", sqlite.Normal}} {
+		b.Run("sync="+bc.name, func(b *testing.B) {
+			s := open(b, filepath.Join(b.TempDir(), "orca.db"), sqlite.WithDurability(bc.d))
+			defer s.Close()
+			if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+				b.Fatal(err)
+			}
+			rec := benchMessage(1)
+			for b.Loop() {
+				if _, err := s.Append(ctx, "s1", rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+		})
+	}
+}
+
+// BenchmarkResume10k opens the file and loads a 10,000-message session:
+// what resuming a long session costs.
+func BenchmarkResume10k(b *testing.B) {
+	const n = 10_000
+	path := filepath.Join(b.TempDir(), "orca.db")
+	s := open(b, path, sqlite.WithDurability(sqlite.Normal))
+	if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < n; i += 500 {
+		batch := make([]store.Record, 500)
+		for j := range batch {
+			batch[j] = benchMessage(i + j)
+		}
+		if _, err := s.Append(ctx, "s1", batch...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		s := open(b, path)
+		recs, err := s.Records(ctx, "s1", store.RecordFilter{})
+		if err != nil || len(recs) != n {
+			b.Fatalf("Records = %d, %v; want %d", len(recs), err, n)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+}

@@ -1,0 +1,102 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations are the schema versions, in order: migrations[i] brings the
+// file from version i to i+1. Never edit one that has shipped; add the
+// next.
+var migrations = []string{
+	// 1: sessions, transcript records, totals, budget overrides, approvals.
+	`
+CREATE TABLE sessions (
+	id          TEXT PRIMARY KEY,
+	runtime_id  TEXT NOT NULL,
+	workspace   TEXT NOT NULL DEFAULT '',
+	agent       TEXT NOT NULL DEFAULT '',
+	created_at  INTEGER NOT NULL, -- Unix nanoseconds, UTC
+	updated_at  INTEGER NOT NULL, -- moved by every append and finished turn
+	turns       INTEGER NOT NULL DEFAULT 0,
+	last_prompt TEXT NOT NULL DEFAULT ''
+) STRICT;
+-- Listings: newest first, across the store or within a runtime or workspace.
+CREATE INDEX sessions_by_update ON sessions (updated_at DESC, id);
+CREATE INDEX sessions_by_runtime ON sessions (runtime_id, updated_at DESC, id);
+CREATE INDEX sessions_by_workspace ON sessions (workspace, updated_at DESC, id);
+
+CREATE TABLE records (
+	session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	seq        INTEGER NOT NULL, -- 1, 2, 3… per session
+	turn_id    TEXT NOT NULL DEFAULT '',
+	time       INTEGER NOT NULL,
+	kind       TEXT NOT NULL CHECK (kind IN ('message', 'summary')),
+	message    TEXT NOT NULL, -- llm.Message as JSON, tool-use input verbatim
+	compacted  INTEGER NOT NULL DEFAULT 0 CHECK (compacted IN (0, 1)),
+	PRIMARY KEY (session_id, seq) -- also serves transcript reads and MAX(seq)
+) STRICT;
+
+CREATE TABLE totals (
+	session_id         TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	cost_usd           REAL NOT NULL DEFAULT 0,
+	tool_calls         INTEGER NOT NULL DEFAULT 0,
+	wall_time_ns       INTEGER NOT NULL DEFAULT 0,
+	turns              INTEGER NOT NULL DEFAULT 0
+) STRICT;
+
+CREATE TABLE budgets (
+	session_id   TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+	tokens       INTEGER NOT NULL, -- 0: no limit
+	cost_usd     REAL NOT NULL,
+	tool_calls   INTEGER NOT NULL,
+	wall_time_ns INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE approvals (
+	id         INTEGER PRIMARY KEY, -- the order they were added
+	runtime_id TEXT NOT NULL,
+	session_id TEXT REFERENCES sessions (id) ON DELETE CASCADE, -- NULL: agent reach
+	rule       TEXT NOT NULL,
+	created_at INTEGER NOT NULL
+) STRICT;
+-- One approval per (runtime, reach, rule); also serves lookups by runtime.
+CREATE UNIQUE INDEX approvals_unique ON approvals (runtime_id, ifnull(session_id, ''), rule);
+CREATE INDEX approvals_by_session ON approvals (session_id);
+`,
+}
+
+// migrate brings the schema up to date in one transaction: a file is at one
+// version or the next, never half-way.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	applied_at INTEGER NOT NULL
+) STRICT`); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		var version int
+		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if version > len(migrations) {
+			return fmt.Errorf("schema version %d is newer than this program knows (%d): upgrade orca", version, len(migrations))
+		}
+		for v := version; v < len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migrate to version %d: %w", v+1, err)
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", v+1, time.Now().UnixNano()); err != nil {
+				return fmt.Errorf("migrate to version %d: %w", v+1, err)
+			}
+		}
+		return nil
+	})
+}

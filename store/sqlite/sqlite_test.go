@@ -1,0 +1,259 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/sqlite"
+	"github.com/orca-agent/orca/store/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var ctx = context.Background()
+
+func open(t testing.TB, path string, opts ...sqlite.Option) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(path, opts...)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return open(t, filepath.Join(t.TempDir(), "orca.db"))
+	})
+}
+
+func TestConformanceNormalDurability(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return open(t, filepath.Join(t.TempDir(), "orca.db"), sqlite.WithDurability(sqlite.Normal))
+	})
+}
+
+func TestDurable(t *testing.T) {
+	storetest.RunDurable(t, func(t *testing.T, path string) store.Store { return open(t, path) })
+}
+
+func TestDefaultPath(t *testing.T) {
+	ws := filepath.Join("home", "me", "proj")
+	if got, want := sqlite.DefaultPath(ws), filepath.Join(ws, ".orca", "orca.db"); got != want {
+		t.Errorf("DefaultPath(%q) = %q, want %q", ws, got, want)
+	}
+}
+
+// rawDB opens the store's file directly, to look at what is on disk.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestOpenCreatesOneFileWithTheSchema(t *testing.T) {
+	ws := t.TempDir()
+	path := sqlite.DefaultPath(ws)
+	s := open(t, path)
+	if s.Path() != path {
+		t.Errorf("Path() = %q, want %q", s.Path(), path)
+	}
+	if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(filepath.Join(ws, ".orca"))
+	if err != nil || !info.IsDir() || info.Mode().Perm() != 0o700 {
+		t.Fatalf(".orca: %v, %v; want a folder with mode 0700", info.Mode(), err)
+	}
+	db := rawDB(t, path)
+	var mode string
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal (it is a property of the file)", mode, err)
+	}
+	rows, err := db.Query("SELECT version FROM schema_migrations ORDER BY version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		versions = append(versions, v)
+	}
+	rows.Close()
+	if fmt.Sprint(versions) != "[1]" {
+		t.Errorf("schema_migrations = %v, want [1]", versions)
+	}
+	for _, table := range []string{"sessions", "records", "totals", "budgets", "approvals"} {
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table).Scan(&n); err != nil || n != 1 {
+			t.Errorf("table %s: %d, %v", table, n, err)
+		}
+	}
+	var id, runtimeID string
+	if err := db.QueryRow("SELECT id, runtime_id FROM sessions").Scan(&id, &runtimeID); err != nil || id != "s1" || runtimeID != "r1" {
+		t.Errorf("sessions row = %q %q, %v", id, runtimeID, err)
+	}
+}
+
+func TestConnectionSettings(t *testing.T) {
+	for _, tc := range []struct {
+		opts []sqlite.Option
+		sync int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{
+		{nil, 2},
+		{[]sqlite.Option{sqlite.WithDurability(sqlite.Normal)}, 1},
+		{[]sqlite.Option{sqlite.WithDurability(sqlite.Full)}, 2},
+	} {
+		s := open(t, filepath.Join(t.TempDir(), "orca.db"), tc.opts...)
+		db := sqlite.DB(s)
+		// Every pooled connection carries the settings: hold several at once.
+		var conns []*sql.Conn
+		for range 3 {
+			c, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+		}
+		for i, c := range conns {
+			var sync, fk, busy int
+			if err := c.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
+				t.Fatal(err)
+			}
+			if sync != tc.sync || fk != 1 || busy != 5000 {
+				t.Errorf("connection %d: synchronous=%d foreign_keys=%d busy_timeout=%d; want %d, 1, 5000", i, sync, fk, busy, tc.sync)
+			}
+			c.Close()
+		}
+		s.Close()
+	}
+	if _, err := sqlite.Open(filepath.Join(t.TempDir(), "x.db"), sqlite.WithDurability(7)); err == nil {
+		t.Error("Open with an unknown durability succeeded")
+	}
+}
+
+func TestOddPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "we?ird #dir %20 ü", "file name?.db")
+	s := open(t, path)
+	if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the database is not at the path given: %v", err)
+	}
+	s = open(t, path)
+	defer s.Close()
+	if _, err := s.Session(ctx, "s1"); err != nil {
+		t.Errorf("reopened: %v", err)
+	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orca.db")
+	open(t, path).Close()
+	db := rawDB(t, path)
+	if _, err := db.Exec("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err := sqlite.Open(path)
+	if err == nil || !strings.Contains(err.Error(), "99") || !strings.Contains(err.Error(), path) {
+		t.Errorf("Open of a file at schema version 99: err = %v, want one naming the version and the file", err)
+	}
+}
+
+func TestMigrationIsAllOrNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orca.db")
+	// A file where migration 1 cannot run to the end: a table of that name
+	// is in the way of its last statements.
+	db := rawDB(t, path)
+	if _, err := db.Exec("CREATE TABLE approvals (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := sqlite.Open(path); err == nil {
+		t.Fatal("Open succeeded over a conflicting table")
+	}
+	db = rawDB(t, path)
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE name IN ('sessions', 'records', 'schema_migrations')").Scan(&n); err != nil || n != 0 {
+		t.Errorf("a failed migration left %d of its tables behind (%v)", n, err)
+	}
+}
+
+func TestErrorsNameSessionAndOperation(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "orca.db"))
+	defer s.Close()
+	_, err := s.Append(ctx, "nope", store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser}})
+	if !errors.Is(err, store.ErrNotProvisioned) || !strings.Contains(err.Error(), `append to session "nope"`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// Two stores on one file stand for two processes (the CLI next to a
+// server): BEGIN IMMEDIATE and the busy timeout keep their appends whole
+// and in order.
+func TestTwoStoresOneFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orca.db")
+	a, b := open(t, path), open(t, path)
+	defer a.Close()
+	defer b.Close()
+	if _, err := a.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	const each = 40
+	var wg sync.WaitGroup
+	for _, s := range []*sqlite.Store{a, b} {
+		for range 2 {
+			wg.Go(func() {
+				for i := range each {
+					if _, err := s.Append(ctx, "s1", store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(fmt.Sprint(i))}}}); err != nil {
+						t.Errorf("Append: %v", err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	recs, err := b.Records(ctx, "s1", store.RecordFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4*each {
+		t.Fatalf("%d records, want %d", len(recs), 4*each)
+	}
+	for i, r := range recs {
+		if r.Seq != int64(i+1) {
+			t.Fatalf("record %d has Seq %d", i, r.Seq)
+		}
+	}
+}

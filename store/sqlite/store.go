@@ -1,0 +1,487 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/internal/wire"
+)
+
+var _ store.Store = (*Store)(nil)
+
+var errClosed = store.ErrClosed
+
+// fail names the operation and the session in err and, when the database
+// itself failed, the file.
+func (s *Store) fail(op, sessionID string, err error) error {
+	if !isContract(err) {
+		err = fmt.Errorf("sqlite %s: %w", s.path, err)
+	}
+	return fmt.Errorf("%s session %q: %w", op, sessionID, err)
+}
+
+// failApproval is fail for approvals, which may name no session.
+func (s *Store) failApproval(op, runtimeID, sessionID string, err error) error {
+	if !isContract(err) {
+		err = fmt.Errorf("sqlite %s: %w", s.path, err)
+	}
+	if sessionID == "" {
+		return fmt.Errorf("%s approvals of runtime %q: %w", op, runtimeID, err)
+	}
+	return fmt.Errorf("%s approvals of runtime %q session %q: %w", op, runtimeID, sessionID, err)
+}
+
+// isContract reports whether err is the contract's own (or the caller's
+// context), not the database's.
+func isContract(err error) bool {
+	for _, e := range []error{store.ErrNotFound, store.ErrNotProvisioned, store.ErrWrongRuntime, store.ErrInvalid, store.ErrClosed, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+const sessionColumns = "id, runtime_id, workspace, agent, created_at, updated_at, turns, last_prompt"
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(row scanner) (store.Session, error) {
+	var ss store.Session
+	var created, updated int64
+	if err := row.Scan(&ss.ID, &ss.RuntimeID, &ss.Workspace, &ss.Agent, &created, &updated, &ss.Turns, &ss.LastPrompt); err != nil {
+		return store.Session{}, err
+	}
+	ss.CreatedAt, ss.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return ss, nil
+}
+
+// Provision implements store.Store.
+func (s *Store) Provision(ctx context.Context, in store.Session) (store.Session, error) {
+	if err := in.Validate(); err != nil {
+		return store.Session{}, s.fail("provision", in.ID, err)
+	}
+	var out store.Session
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		old, err := scanSession(tx.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", in.ID))
+		switch {
+		case err == nil && old.RuntimeID != in.RuntimeID:
+			return fmt.Errorf("%w (%q, not %q)", store.ErrWrongRuntime, old.RuntimeID, in.RuntimeID)
+		case err == nil:
+			out = old
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		out = in
+		if out.CreatedAt.IsZero() {
+			out.CreatedAt = s.clock.Now()
+		}
+		out.CreatedAt = out.CreatedAt.UTC()
+		s.clock.Observe(out.CreatedAt)
+		out.UpdatedAt, out.Turns, out.LastPrompt = out.CreatedAt, 0, ""
+		if _, err := tx.ExecContext(ctx, "INSERT INTO sessions ("+sessionColumns+") VALUES (?, ?, ?, ?, ?, ?, 0, '')",
+			out.ID, out.RuntimeID, out.Workspace, out.Agent, toNanos(out.CreatedAt), toNanos(out.UpdatedAt)); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO totals (session_id) VALUES (?)", out.ID)
+		return err
+	})
+	if err != nil {
+		return store.Session{}, s.fail("provision", in.ID, err)
+	}
+	return out, nil
+}
+
+// Session implements store.Store.
+func (s *Store) Session(ctx context.Context, id string) (store.Session, error) {
+	if err := s.read(ctx); err != nil {
+		return store.Session{}, s.fail("read", id, err)
+	}
+	ss, err := scanSession(s.db.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Session{}, s.fail("read", id, err)
+	}
+	return ss, nil
+}
+
+// Sessions implements store.Store.
+func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, error) {
+	fail := func(err error) error {
+		if !isContract(err) {
+			err = fmt.Errorf("sqlite %s: %w", s.path, err)
+		}
+		return fmt.Errorf("list sessions: %w", err)
+	}
+	if err := s.read(ctx); err != nil {
+		return nil, fail(err)
+	}
+	if err := f.Validate(); err != nil {
+		return nil, fail(err)
+	}
+	var where []string
+	var args []any
+	if f.RuntimeID != "" {
+		where, args = append(where, "runtime_id = ?"), append(args, f.RuntimeID)
+	}
+	if f.Workspace != "" {
+		where, args = append(where, "workspace = ?"), append(args, f.Workspace)
+	}
+	q := "SELECT " + sessionColumns + " FROM sessions"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY updated_at DESC, id LIMIT ?"
+	limit := -1
+	if f.Limit > 0 {
+		limit = f.Limit
+	}
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer rows.Close()
+	var out []store.Session
+	for rows.Next() {
+		ss, err := scanSession(rows)
+		if err != nil {
+			return nil, fail(err)
+		}
+		out = append(out, ss)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fail(err)
+	}
+	return out, nil
+}
+
+// lastSeq returns the session's last Seq, or ErrNotProvisioned.
+func lastSeq(ctx context.Context, tx *sql.Tx, sessionID string) (int64, error) {
+	var last int64
+	err := tx.QueryRowContext(ctx, "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?", sessionID).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, store.ErrNotProvisioned
+	}
+	return last, err
+}
+
+// Append implements store.Store. The batch is one transaction.
+func (s *Store) Append(ctx context.Context, sessionID string, recs ...store.Record) ([]store.Record, error) {
+	if err := store.ValidateAppend(sessionID, recs); err != nil {
+		return nil, s.fail("append to", sessionID, err)
+	}
+	enc := make([][]byte, len(recs))
+	for i, r := range recs {
+		b, err := wire.Encode(r.Message)
+		if err != nil {
+			return nil, s.fail("append to", sessionID, fmt.Errorf("recs[%d]: %w", i, err))
+		}
+		enc[i] = b
+	}
+	out := make([]store.Record, len(recs))
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		last, err := lastSeq(ctx, tx, sessionID)
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		now := s.clock.Now()
+		stmt, err := tx.PrepareContext(ctx, "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)")
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, r := range recs {
+			r.Seq = last + int64(i) + 1
+			r.SessionID = sessionID
+			if r.Time.IsZero() {
+				r.Time = now
+			}
+			r.Time = r.Time.UTC()
+			if _, err := stmt.ExecContext(ctx, sessionID, r.Seq, r.TurnID, toNanos(r.Time), r.Kind, string(enc[i])); err != nil {
+				return fmt.Errorf("insert record %d: %w", r.Seq, err)
+			}
+			out[i] = r
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE sessions SET updated_at = ? WHERE id = ?", toNanos(now), sessionID)
+		return err
+	})
+	if err != nil {
+		return nil, s.fail("append to", sessionID, err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	// Return what is stored, not the caller's own slices.
+	for i := range out {
+		if out[i].Message, err = wire.Decode(enc[i]); err != nil {
+			return nil, s.fail("append to", sessionID, err)
+		}
+	}
+	return out, nil
+}
+
+// Records implements store.Store.
+func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFilter) ([]store.Record, error) {
+	if err := s.read(ctx); err != nil {
+		return nil, s.fail("read records of", sessionID, err)
+	}
+	q := "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ?"
+	if !f.IncludeCompacted {
+		q += " AND compacted = 0"
+	}
+	q += " ORDER BY seq"
+	out, err := s.records(ctx, sessionID, q, f.AfterSeq)
+	if err != nil {
+		return nil, s.fail("read records of", sessionID, err)
+	}
+	if len(out) == 0 {
+		// Tell an empty transcript from an unknown session.
+		if _, err := sessionRuntime(ctx, s.db, sessionID, store.ErrNotFound); err != nil {
+			return nil, s.fail("read records of", sessionID, err)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) records(ctx context.Context, sessionID, q string, afterSeq int64) ([]store.Record, error) {
+	rows, err := s.db.QueryContext(ctx, q, sessionID, afterSeq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Record
+	for rows.Next() {
+		r := store.Record{SessionID: sessionID}
+		var at int64
+		var msg sql.RawBytes // decoded (and so copied) before the next row
+		if err := rows.Scan(&r.Seq, &r.TurnID, &at, &r.Kind, &msg, &r.Compacted); err != nil {
+			return nil, err
+		}
+		r.Time = fromNanos(at)
+		if r.Message, err = wire.Decode(msg); err != nil {
+			return nil, fmt.Errorf("record %d: %w", r.Seq, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// MarkCompacted implements store.Store.
+func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq int64) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		last, err := lastSeq(ctx, tx, sessionID)
+		if err != nil {
+			return err
+		}
+		if err := store.ValidateMark(throughSeq, last); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE records SET compacted = 1 WHERE session_id = ? AND seq <= ? AND compacted = 0", sessionID, throughSeq)
+		return err
+	})
+	if err != nil {
+		return s.fail("mark compacted in", sessionID, err)
+	}
+	return nil
+}
+
+const totalsColumns = "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, tool_calls, wall_time_ns, turns"
+
+func scanTotals(row scanner) (store.Totals, error) {
+	var t store.Totals
+	err := row.Scan(&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheReadTokens, &t.Usage.CacheWriteTokens, &t.CostUSD, &t.ToolCalls, &t.WallTime, &t.Turns)
+	return t, err
+}
+
+// AddTotals implements store.Store: one UPDATE … RETURNING, so the add and
+// the read of the result are one step.
+func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals) (store.Totals, error) {
+	var out store.Totals
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = scanTotals(tx.QueryRowContext(ctx, `UPDATE totals SET
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
+WHERE session_id = ? RETURNING `+totalsColumns,
+			d.Usage.InputTokens, d.Usage.OutputTokens, d.Usage.CacheReadTokens, d.Usage.CacheWriteTokens,
+			d.CostUSD, d.ToolCalls, int64(d.WallTime), d.Turns, sessionID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotProvisioned
+		}
+		return err
+	})
+	if err != nil {
+		return store.Totals{}, s.fail("add totals to", sessionID, err)
+	}
+	return out, nil
+}
+
+// Totals implements store.Store.
+func (s *Store) Totals(ctx context.Context, sessionID string) (store.Totals, error) {
+	if err := s.read(ctx); err != nil {
+		return store.Totals{}, s.fail("read totals of", sessionID, err)
+	}
+	t, err := scanTotals(s.db.QueryRowContext(ctx, "SELECT "+totalsColumns+" FROM totals WHERE session_id = ?", sessionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Totals{}, s.fail("read totals of", sessionID, err)
+	}
+	return t, nil
+}
+
+// SetBudget implements store.Store.
+func (s *Store) SetBudget(ctx context.Context, sessionID string, b *store.Budget) error {
+	if b != nil {
+		if err := b.Validate(); err != nil {
+			return s.fail("set budget of", sessionID, err)
+		}
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := lastSeq(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		if b == nil {
+			_, err := tx.ExecContext(ctx, "DELETE FROM budgets WHERE session_id = ?", sessionID)
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO budgets (session_id, tokens, cost_usd, tool_calls, wall_time_ns) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET tokens = excluded.tokens, cost_usd = excluded.cost_usd, tool_calls = excluded.tool_calls, wall_time_ns = excluded.wall_time_ns`,
+			sessionID, b.Tokens, b.CostUSD, b.ToolCalls, int64(b.WallTime))
+		return err
+	})
+	if err != nil {
+		return s.fail("set budget of", sessionID, err)
+	}
+	return nil
+}
+
+// Budget implements store.Store.
+func (s *Store) Budget(ctx context.Context, sessionID string) (*store.Budget, error) {
+	if err := s.read(ctx); err != nil {
+		return nil, s.fail("read budget of", sessionID, err)
+	}
+	var has bool
+	var b store.Budget
+	err := s.db.QueryRowContext(ctx, `SELECT b.session_id IS NOT NULL, ifnull(b.tokens, 0), ifnull(b.cost_usd, 0.0), ifnull(b.tool_calls, 0), ifnull(b.wall_time_ns, 0)
+FROM sessions s LEFT JOIN budgets b ON b.session_id = s.id WHERE s.id = ?`, sessionID).Scan(&has, &b.Tokens, &b.CostUSD, &b.ToolCalls, &b.WallTime)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.fail("read budget of", sessionID, err)
+	}
+	if !has {
+		return nil, nil
+	}
+	return &b, nil
+}
+
+// FinishTurn implements store.Store.
+func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE sessions SET turns = turns + 1, last_prompt = ?, updated_at = ? WHERE id = ?", prompt, toNanos(s.clock.Now()), sessionID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return store.ErrNotProvisioned
+		}
+		return nil
+	})
+	if err != nil {
+		return s.fail("finish turn of", sessionID, err)
+	}
+	return nil
+}
+
+// sessionRuntime returns the runtime of a session, or notFound.
+func sessionRuntime(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, sessionID string, notFound error) (string, error) {
+	var runtimeID string
+	err := q.QueryRowContext(ctx, "SELECT runtime_id FROM sessions WHERE id = ?", sessionID).Scan(&runtimeID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", notFound
+	}
+	return runtimeID, err
+}
+
+// AddApproval implements store.Store.
+func (s *Store) AddApproval(ctx context.Context, a store.Approval) error {
+	if err := a.Validate(); err != nil {
+		return s.failApproval("add", a.RuntimeID, a.SessionID, err)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if a.SessionID != "" {
+			runtimeID, err := sessionRuntime(ctx, tx, a.SessionID, store.ErrNotProvisioned)
+			if err != nil {
+				return err
+			}
+			if runtimeID != a.RuntimeID {
+				return fmt.Errorf("%w (%q)", store.ErrWrongRuntime, runtimeID)
+			}
+		}
+		if a.CreatedAt.IsZero() {
+			a.CreatedAt = s.clock.Now()
+		}
+		_, err := tx.ExecContext(ctx, "INSERT INTO approvals (runtime_id, session_id, rule, created_at) VALUES (?, NULLIF(?, ''), ?, ?) ON CONFLICT DO NOTHING",
+			a.RuntimeID, a.SessionID, a.Rule, toNanos(a.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return s.failApproval("add", a.RuntimeID, a.SessionID, err)
+	}
+	return nil
+}
+
+// Approvals implements store.Store.
+func (s *Store) Approvals(ctx context.Context, runtimeID, sessionID string) ([]store.Approval, error) {
+	if err := s.read(ctx); err != nil {
+		return nil, s.failApproval("read", runtimeID, sessionID, err)
+	}
+	if runtimeID == "" {
+		return nil, s.failApproval("read", runtimeID, sessionID, fmt.Errorf("%w: runtime ID is empty", store.ErrInvalid))
+	}
+	if sessionID != "" {
+		owner, err := sessionRuntime(ctx, s.db, sessionID, store.ErrNotFound)
+		if err == nil && owner != runtimeID {
+			err = fmt.Errorf("%w (%q)", store.ErrWrongRuntime, owner)
+		}
+		if err != nil {
+			return nil, s.failApproval("read", runtimeID, sessionID, err)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT ifnull(session_id, ''), rule, created_at FROM approvals
+WHERE runtime_id = ? AND (session_id IS NULL OR session_id = ?) ORDER BY id`, runtimeID, sessionID)
+	if err != nil {
+		return nil, s.failApproval("read", runtimeID, sessionID, err)
+	}
+	defer rows.Close()
+	var out []store.Approval
+	for rows.Next() {
+		a := store.Approval{RuntimeID: runtimeID}
+		var at int64
+		if err := rows.Scan(&a.SessionID, &a.Rule, &at); err != nil {
+			return nil, s.failApproval("read", runtimeID, sessionID, err)
+		}
+		a.CreatedAt = fromNanos(at)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.failApproval("read", runtimeID, sessionID, err)
+	}
+	return out, nil
+}
