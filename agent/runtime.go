@@ -260,12 +260,13 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	return rt, nil
 }
 
-// runtimeID derives the id from what the runtime is: the same definition
-// over the same workspace gets the same id in every process, so that
-// records written by one process are found by the next.
+// runtimeID derives the id from the agent's name and its workspace: the
+// same agent over the same workspace gets the same id in every process, so
+// that its sessions and approvals are found by the next one — also after
+// its model or prompt changed.
 func runtimeID(def Definition, root string) string {
 	h := sha256.New()
-	for _, s := range []string{def.Name, def.Model, def.SystemPrompt, root} {
+	for _, s := range []string{def.Name, root} {
 		fmt.Fprintf(h, "%d:%s;", len(s), s)
 	}
 	return def.Name + "-" + hex.EncodeToString(h.Sum(nil))[:12]
