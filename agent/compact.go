@@ -183,7 +183,7 @@ func render(b *strings.Builder, msgs []llm.Message) {
 // compact compacts the turn's conversation; false means the turn ended
 // (the summariser failed, or the new conversation could not be recorded).
 func (t *turn) compact(trigger, instructions string) bool {
-	c := compactor{ctx: t.ctx, rt: t.rt, sessionID: t.req.SessionID, common: t.common(), emit: t.emit, runHook: t.runHook}
+	c := compactor{ctx: t.ctx, rt: t.rt, sessionID: t.invoking, common: t.common(), emit: t.emit, runHook: t.runHook}
 	out, err := c.run(t.msgs, trigger, instructions)
 	t.res.Usage = t.res.Usage.Add(out.usage)
 	t.cost += t.rt.def.Prices.Cost(t.rt.def.Model, out.usage)
@@ -242,7 +242,7 @@ func (e *Executor) Compact(ctx context.Context, rt *Runtime, req CompactRequest)
 		return nil, errors.New("agent: compact request has no session id")
 	}
 	t := &turn{e: e, rt: rt, ctx: ctx, req: &Request{SessionID: req.SessionID, OnEvent: req.OnEvent},
-		res: &Result{RuntimeID: rt.id, SessionID: req.SessionID, ExecutionID: newID("exec")}}
+		res: &Result{RuntimeID: rt.id, SessionID: req.SessionID, ExecutionID: newID("exec")}, invoking: req.SessionID, root: rt.id}
 	c := compactor{ctx: ctx, rt: rt, sessionID: req.SessionID, common: t.common(), emit: t.emit, runHook: t.runHook}
 	out, err := c.run(req.History, TriggerManual, req.Instructions)
 	if err != nil {

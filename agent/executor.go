@@ -88,6 +88,27 @@ type Request struct {
 	// PromptTokens is the size of History in tokens if known (from the
 	// last call's usage), for deciding when to compact; 0 means estimate.
 	PromptTokens int64
+	// Fork, set by the Task tool, makes this execution a subagent fork: it
+	// has no SessionID of its own and serves Fork.InvokingSessionID.
+	Fork *Fork
+	// Account, if set, receives what background forks started by this
+	// turn spent when they finish (after the turn itself may have ended),
+	// so that the invoking session's totals include them.
+	Account func(spent budget.Spent, usage llm.Usage)
+}
+
+// Fork is the identity of a subagent execution.
+type Fork struct {
+	// InvokingSessionID is the user's session: a fork of a fork inherits
+	// it from its parent, never the middle fork's identity.
+	InvokingSessionID string
+	// RootRuntimeID is the runtime serving the user's session; background
+	// tasks belong to (RootRuntimeID, InvokingSessionID).
+	RootRuntimeID string
+	// ParentExecutionID is the execution that started the fork.
+	ParentExecutionID string
+	// Depth is 1 for a fork of a user's turn, 2 for its fork, …
+	Depth int
 }
 
 // Result says what a turn did.
@@ -154,8 +175,13 @@ func (e *Executor) Execute(ctx context.Context, rt *Runtime, req Request) (*Resu
 	if rt == nil {
 		return nil, errors.New("agent: Execute on a nil runtime")
 	}
-	if req.SessionID == "" {
+	switch {
+	case req.Fork == nil && req.SessionID == "":
 		return nil, errors.New("agent: request has no session id")
+	case req.Fork != nil && req.SessionID != "":
+		return nil, errors.New("agent: a fork has no session id of its own (its user's session is Fork.InvokingSessionID)")
+	case req.Fork != nil && req.Fork.InvokingSessionID == "":
+		return nil, errors.New("agent: a fork needs its invoking session id")
 	}
 	t := &turn{
 		e:   e,
@@ -171,6 +197,10 @@ func (e *Executor) Execute(ctx context.Context, rt *Runtime, req Request) (*Resu
 	}
 	if t.res.TurnID == "" {
 		t.res.TurnID = newID("turn")
+	}
+	t.invoking, t.root = req.SessionID, rt.id
+	if f := req.Fork; f != nil {
+		t.invoking, t.root, t.depth = f.InvokingSessionID, f.RootRuntimeID, f.Depth
 	}
 	t.run()
 	return t.res, t.res.Err

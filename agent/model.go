@@ -25,7 +25,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 		Messages:  t.msgs,
 		Tools:     t.rt.tools.Definitions(),
 		MaxTokens: def.MaxTokens,
-		Metadata:  llm.Metadata{TraceID: t.req.SessionID, Feature: llm.FeatureAgent, Component: def.Name},
+		Metadata:  llm.Metadata{TraceID: t.invoking, Feature: t.feature(), Component: def.Name},
 	}
 	if t.rt.mw.Has(middleware.LLMRequest) {
 		// The middleware may edit the newest turn in place: give it copies,
@@ -50,7 +50,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		if t.observed() {
-			t.emit(event.LLMCallStarted, &event.LLMCallData{Iteration: t.res.Iterations, Feature: llm.FeatureAgent, Attempt: attempt})
+			t.emit(event.LLMCallStarted, &event.LLMCallData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt})
 		}
 		start := time.Now()
 		var resp *llm.Response
@@ -81,7 +81,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 			if t.observed() {
 				u := resp.Usage
 				t.emit(event.LLMCallCompleted, &event.LLMCallData{
-					Iteration: t.res.Iterations, Feature: llm.FeatureAgent, Attempt: attempt,
+					Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt,
 					StopReason: resp.StopReason, Usage: &u, Text: resp.Message.Text(), Duration: time.Since(start),
 				})
 			}
@@ -89,7 +89,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 		}
 		retry := attempt <= def.MaxRetries && llm.Retryable(err) && t.ctx.Err() == nil
 		t.emit(event.LLMCallFailed, &event.LLMCallData{
-			Iteration: t.res.Iterations, Feature: llm.FeatureAgent, Attempt: attempt,
+			Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt,
 			Error: err.Error(), Retrying: retry, Duration: time.Since(start),
 		})
 		if !retry {
@@ -103,6 +103,14 @@ func (t *turn) callModel() (*llm.Response, error) {
 		case <-timer.C:
 		}
 	}
+}
+
+// feature is what the turn's model calls are for.
+func (t *turn) feature() string {
+	if t.req.Fork != nil {
+		return llm.FeatureSubagent
+	}
+	return llm.FeatureAgent
 }
 
 // Backoff is the wait before retry number attempt (1 for the first retry)

@@ -25,8 +25,8 @@ import (
 	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
+	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
-	"github.com/orca-agent/orca/tool/builtin"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -67,7 +67,7 @@ type Definition struct {
 	// retryable error (DefaultMaxRetries if zero; negative means none).
 	MaxRetries int
 	// ToolProviders fill the runtime's registry. Nil means
-	// builtin.DefaultToolProviders(); an empty non-nil slice means no tools.
+	// DefaultToolProviders(); an empty non-nil slice means no tools.
 	ToolProviders []tool.Provider
 	// Budget is every session's default budget (a session may override
 	// it); zero fields are unlimited.
@@ -93,6 +93,12 @@ type Definition struct {
 	// separately verification, may send a turn back to work
 	// (DefaultMaxRevisions if zero).
 	MaxRevisions int
+	// MaxDepth caps how deep subagent forks nest (DefaultMaxDepth if zero).
+	MaxDepth int
+	// Subagents are the subagents Task offers; nil means the built-in
+	// general-purpose agent plus those found in .orca/agents and the
+	// user's config folder.
+	Subagents []subagent.Definition
 }
 
 // Collaborators are what a runtime works with but does not define.
@@ -144,6 +150,9 @@ type Runtime struct {
 	policy    *policy.Policy
 	approver  policy.Approver
 	approvals Approvals
+	tasks     *subagent.Manager
+	subagents []subagent.Definition
+	children  sync.Map    // subagent name → *Runtime
 	closers   []io.Closer // what New created, closed in reverse order
 
 	closeOnce sync.Once
@@ -180,6 +189,9 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.CompactAt == 0 {
 		def.CompactAt = DefaultCompactAt
 	}
+	if def.MaxDepth <= 0 {
+		def.MaxDepth = DefaultMaxDepth
+	}
 	if def.MaxRevisions <= 0 {
 		def.MaxRevisions = DefaultMaxRevisions
 	}
@@ -190,11 +202,11 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		def.Prices = budget.DefaultPrices
 	}
 	if def.ToolProviders == nil {
-		def.ToolProviders = builtin.DefaultToolProviders()
+		def.ToolProviders = DefaultToolProviders()
 	}
 	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, policy: c.Policy, approver: c.Approver}
 	if s := c.Services; s != nil {
-		rt.hooks, rt.mw, rt.bus, rt.queues = s.Hooks, s.Middleware, s.Bus, s.Queues
+		rt.hooks, rt.mw, rt.bus, rt.queues, rt.tasks = s.Hooks, s.Middleware, s.Bus, s.Queues, s.Tasks
 	}
 	if rt.approver == nil {
 		rt.approver = policy.Headless{}
@@ -238,9 +250,30 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			env.ConfigDir = dir
 		}
 	}
+	if rt.tasks == nil {
+		// No shared manager: the runtime has its own, and closes it.
+		rt.tasks = subagent.NewManager()
+		rt.closers = append(rt.closers, closerFunc(rt.tasks.Close))
+	}
+	rt.subagents = def.Subagents
+	if rt.subagents == nil {
+		var problems []error
+		rt.subagents, problems = subagent.Discover(rt.fs, env.ConfigDir)
+		for _, p := range problems {
+			rt.logger.Warn("subagent definition skipped", "err", p)
+		}
+	}
 	for _, p := range def.ToolProviders {
 		if p == nil {
 			return nil, fmt.Errorf("agent %q: nil tool provider", def.Name)
+		}
+		if rp, ok := p.(runtimeProvider); ok {
+			for _, t := range rp.build(rt) {
+				if err := rt.tools.Add(t); err != nil {
+					return nil, fmt.Errorf("agent %q: tool provider %q: %w", def.Name, p.Name(), err)
+				}
+			}
+			continue
 		}
 		ts, err := p.Tools(env)
 		if err != nil {
@@ -271,6 +304,10 @@ func runtimeID(def Definition, root string) string {
 	}
 	return def.Name + "-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // ID returns the runtime's deterministic id.
 func (r *Runtime) ID() string { return r.id }

@@ -12,6 +12,7 @@ import (
 	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
+	"github.com/orca-agent/orca/subagent"
 )
 
 // Services are the collaborators every runtime of a process shares: create
@@ -23,6 +24,9 @@ type Services struct {
 	Middleware *middleware.Registry
 	Bus        *event.Bus
 	Queues     *queue.Manager
+	// Tasks runs the background subagent tasks of every runtime: one
+	// store, so ownership checks are what keep sessions apart.
+	Tasks *subagent.Manager
 }
 
 // NewServices creates a process's services; logger receives the bus's
@@ -33,15 +37,23 @@ func NewServices(logger *slog.Logger) *Services {
 		Middleware: middleware.NewRegistry(),
 		Bus:        event.NewBus(logger),
 		Queues:     queue.NewManager(),
+		Tasks:      subagent.NewManager(),
 	}
 }
 
-// Close closes the event bus (after delivering what it holds).
+// Close stops the background tasks, then closes the event bus (after
+// delivering what it holds).
 func (s *Services) Close() error {
-	if s == nil || s.Bus == nil {
+	if s == nil {
 		return nil
 	}
-	return s.Bus.Close()
+	if s.Tasks != nil {
+		s.Tasks.Close()
+	}
+	if s.Bus != nil {
+		return s.Bus.Close()
+	}
+	return nil
 }
 
 // Approvals keeps "always allow" approvals: permission rules a person
@@ -95,7 +107,7 @@ func (m *MemoryApprovals) Rules(_ context.Context, runtimeID, sessionID string) 
 // approved reports whether the approved rules allow req for the turn's
 // session.
 func (t *turn) approved(req policy.Request) bool {
-	rules, err := t.rt.approvals.Rules(t.ctx, t.res.RuntimeID, t.res.SessionID)
+	rules, err := t.rt.approvals.Rules(t.ctx, t.root, t.invoking)
 	if err != nil || len(rules) == 0 {
 		return false
 	}

@@ -53,7 +53,8 @@ func (t *turn) runTools(content []llm.Block, uses int) llm.Message {
 //
 // and returns the observation. Nothing runs before it is allowed.
 func (t *turn) runTool(b *llm.Block) tool.Result {
-	call := &tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, RuntimeID: t.res.RuntimeID, SessionID: t.res.SessionID, TurnID: t.res.TurnID}
+	call := &tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, RuntimeID: t.res.RuntimeID, SessionID: t.res.SessionID, TurnID: t.res.TurnID,
+		ExecutionID: t.res.ExecutionID, InvokingSessionID: t.invoking, Depth: t.depth}
 	var start time.Time
 	if t.observed() {
 		start = time.Now()
@@ -110,15 +111,19 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 		return r
 	}
 
+	ctx := t.ctx
+	if _, ok := tl.(forkTool); ok {
+		ctx = context.WithValue(ctx, turnKey{}, t)
+	}
 	var res tool.Result
 	if rt.mw.Has(middleware.ToolExecution) {
 		var failures []middleware.Failure
-		res, failures = rt.mw.ExecuteTool(t.ctx, call, func(ctx context.Context, c *tool.Call) (tool.Result, error) {
+		res, failures = rt.mw.ExecuteTool(ctx, call, func(ctx context.Context, c *tool.Call) (tool.Result, error) {
 			return tool.Run(ctx, tl, c), nil
 		})
 		t.middlewareFailed(failures)
 	} else {
-		res = tool.Run(t.ctx, tl, call)
+		res = tool.Run(ctx, tl, call)
 	}
 
 	switch {
@@ -230,7 +235,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 			return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Denied by hook %s: %s", out.By, out.Reason))
 		}
 	}
-	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{SessionID: t.res.SessionID, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Verdict: verdict})
+	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{SessionID: t.invoking, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Verdict: verdict})
 	if err != nil {
 		return resolve(false, "", "approver", fmt.Sprintf("Not run: asking for approval of %s failed: %v", call.Name, err))
 	}
@@ -242,8 +247,8 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 		return resolve(false, "", "approver", reason)
 	}
 	if (a.Scope == policy.ScopeSession || a.Scope == policy.ScopeAgent) && len(verdict.Suggestions) > 0 {
-		if err := rt.approvals.Grant(t.ctx, t.res.RuntimeID, t.res.SessionID, a.Scope, verdict.Suggestions); err != nil {
-			rt.logger.Warn("could not store an approval", "session", t.res.SessionID, "rules", verdict.Suggestions, "err", err)
+		if err := rt.approvals.Grant(t.ctx, t.root, t.invoking, a.Scope, verdict.Suggestions); err != nil {
+			rt.logger.Warn("could not store an approval", "session", t.invoking, "rules", verdict.Suggestions, "err", err)
 		}
 	}
 	return resolve(true, string(a.Scope), "approver", a.Reason)

@@ -35,6 +35,14 @@ type turn struct {
 	// stops and revisions count consecutive STOP continuations and
 	// verification revisions.
 	stops, revisions int
+	// invoking is the user's session the execution serves (its own
+	// session in a turn); root the runtime serving that session; depth 0
+	// in a turn, ≥1 in a fork.
+	invoking, root string
+	depth          int
+	// forkCalls counts the tool calls of foreground forks, which the
+	// invoking session's tool-call budget includes.
+	forkCalls int
 }
 
 // instruct sends the agent back to work with an instruction.
@@ -60,9 +68,10 @@ func (t *turn) emit(name event.Name, data any) {
 		Name:        name,
 		Time:        now(),
 		RuntimeID:   t.res.RuntimeID,
-		SessionID:   t.res.SessionID,
+		SessionID:   t.invoking,
 		TurnID:      t.res.TurnID,
 		ExecutionID: t.res.ExecutionID,
+		Depth:       t.depth,
 		Data:        data,
 	}
 	if t.rt.bus != nil {
@@ -75,7 +84,7 @@ func (t *turn) emit(name event.Name, data any) {
 
 // common is the envelope of this turn's hook payloads.
 func (t *turn) common() hook.Common {
-	return hook.Common{RuntimeID: t.res.RuntimeID, SessionID: t.res.SessionID, TurnID: t.res.TurnID, Cwd: t.rt.fs.Root()}
+	return hook.Common{RuntimeID: t.res.RuntimeID, SessionID: t.invoking, TurnID: t.res.TurnID, Cwd: t.rt.fs.Root()}
 }
 
 // runHook runs a hook and reports its failures as hook_failed events.
@@ -203,11 +212,19 @@ func (t *turn) run() {
 				t.emit(event.UserMessageInjected, &event.UserMessageData{Iteration: t.res.Iterations, Messages: queued})
 				continue
 			}
-			if t.rt.hooks.Has(hook.Stop) && t.stops < def.MaxRevisions {
+			if t.req.Fork == nil && t.rt.hooks.Has(hook.Stop) && t.stops < def.MaxRevisions {
 				out := t.runHook(&hook.StopPayload{Common: t.common(), Answer: msg.Text(), Iterations: t.res.Iterations, Continued: t.stops})
 				if out.Action == hook.Revise {
 					t.stops++
 					t.instruct(hook.Stop, out.By, out.Instruction)
+					continue
+				}
+			}
+			if t.req.Fork != nil && t.rt.hooks.Has(hook.SubagentStop) && t.stops < def.MaxRevisions {
+				out := t.runHook(&hook.SubagentStopPayload{Common: t.common(), Agent: def.Name, Answer: msg.Text()})
+				if out.Action == hook.Revise {
+					t.stops++
+					t.instruct(hook.SubagentStop, out.By, out.Instruction)
 					continue
 				}
 			}
@@ -254,7 +271,7 @@ func (t *turn) turnSpent() budget.Spent {
 	return budget.Spent{
 		Tokens:    t.res.Usage.Total(),
 		CostUSD:   t.cost,
-		ToolCalls: int64(t.res.ToolCalls),
+		ToolCalls: int64(t.res.ToolCalls + t.forkCalls),
 		WallTime:  time.Since(t.start),
 	}
 }
@@ -317,6 +334,9 @@ func (t *turn) injectQueued() {
 func (t *turn) drainQueue() []string {
 	if t.rt.queues == nil {
 		return nil
+	}
+	if t.req.Fork != nil {
+		return nil // the user's messages are for the session's own turn
 	}
 	return t.rt.queues.Drain(t.req.SessionID)
 }

@@ -71,6 +71,9 @@ type Event struct {
 	SessionID   string    `json:"session_id"`
 	TurnID      string    `json:"turn_id"`
 	ExecutionID string    `json:"execution_id"`
+	// Depth is 0 for a user's turn and ≥1 for a subagent fork, whose
+	// events carry the fork's ExecutionID and the user's SessionID.
+	Depth int `json:"depth,omitempty"`
 	// Data is the name's typed payload (a *TurnStartedData for
 	// TurnStarted, …), or nil.
 	Data any `json:"-"`

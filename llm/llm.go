@@ -4,7 +4,7 @@
 // typed errors callers branch on.
 //
 // The package imports no provider SDK; providers live in sub-packages
-// (llm/script today) and plug in through Client.
+// (llm/script, llm/anthropic, llm/openai) and plug in through Client.
 package llm
 
 import (
@@ -30,6 +30,14 @@ const (
 	BlockText       BlockType = "text"
 	BlockToolUse    BlockType = "tool_use"
 	BlockToolResult BlockType = "tool_result"
+	// BlockThinking is the model's reasoning before it answered, as some
+	// providers return it; BlockRedactedThinking is reasoning the provider
+	// returned encrypted. Both belong to the assistant message that carried
+	// them and go back to the provider unchanged, in place, in later
+	// requests: a provider may refuse a conversation whose reasoning was
+	// altered or dropped. Providers that have no use for them skip them.
+	BlockThinking         BlockType = "thinking"
+	BlockRedactedThinking BlockType = "redacted_thinking"
 )
 
 // Block is one piece of a message. Which fields are meaningful depends on
@@ -39,6 +47,9 @@ const (
 //   - tool_use:    ID, Name, Input (the raw JSON the model produced, which may
 //     be malformed: orca never trusts it before validation)
 //   - tool_result: ToolUseID, Content, IsError
+//   - thinking:    Thinking (the reasoning, possibly summarised or empty) and
+//     Signature (the provider's signature over it, opaque)
+//   - redacted_thinking: Signature (the provider's encrypted reasoning, opaque)
 type Block struct {
 	Type BlockType `json:"type"`
 
@@ -51,6 +62,9 @@ type Block struct {
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Content   string `json:"content,omitempty"`
 	IsError   bool   `json:"is_error,omitempty"`
+
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
 }
 
 // TextBlock returns a text block.

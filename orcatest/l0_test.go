@@ -7,7 +7,6 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
-	"github.com/orca-agent/orca/tool/builtin"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -15,7 +14,7 @@ import (
 
 func TestL0_DefaultToolSet(t *testing.T) {
 	n := orcatest.NewNode(t)
-	want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "Skill"}
+	want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "Task", "Skill", "AgentOutput", "TaskStop"}
 	if got := n.Runtime.Tools().Names(); !reflect.DeepEqual(got, want) {
 		t.Errorf("default tools = %v, want %v", got, want)
 	}
@@ -29,8 +28,8 @@ func TestL0_ModelReceivesTheRegistryDefinitions(t *testing.T) {
 	if !reflect.DeepEqual(call.Tools, n.Runtime.Tools().Definitions()) {
 		t.Errorf("model received tools %+v, registry has %+v", call.Tools, n.Runtime.Tools().Definitions())
 	}
-	if len(call.Tools) != 8 {
-		t.Errorf("model received %d tools, want 8", len(call.Tools))
+	if len(call.Tools) != 11 {
+		t.Errorf("model received %d tools, want 11", len(call.Tools))
 	}
 	if call.System != "You fix bugs." || call.Model != "m-1" {
 		t.Errorf("model received system %q, model %q", call.System, call.Model)
@@ -109,7 +108,7 @@ func TestL0_CloseClosesOnlyWhatTheRuntimeCreated(t *testing.T) {
 }
 
 func TestL0_ProvidersAreTheDefaults(t *testing.T) {
-	if got := len(builtin.DefaultToolProviders()); got == 0 {
+	if got := len(agent.DefaultToolProviders()); got == 0 {
 		t.Fatal("no default providers")
 	}
 	// The registry is per runtime: two nodes do not share tool values.

@@ -364,6 +364,13 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 			return nil
 		},
 		OnCompact: func(h []llm.Message) error { return s.replace(ctx, turnID, h) },
+		// Background forks finish after the turn: their spending is added
+		// to the session's totals when they do.
+		Account: func(sp budget.Spent, u llm.Usage) {
+			if _, err := s.r.store.AddTotals(context.WithoutCancel(ctx), s.id, store.Totals{Usage: u, CostUSD: sp.CostUSD, ToolCalls: sp.ToolCalls}); err != nil {
+				s.r.rt.Logger().Warn("could not add a background task's spending to the session's totals", "session", s.id, "err", err)
+			}
+		},
 	})
 	if res == nil {
 		return nil, err

@@ -244,6 +244,8 @@ func conversation() []store.Record {
 	return []store.Record{
 		msg(llm.RoleUser, llm.TextBlock("héllo, 세계 🦀 e\u0301 \u2028 <b>&amp;</b> tab\tnul\x00 end")),
 		msg(llm.RoleAssistant,
+			llm.Block{Type: llm.BlockThinking, Thinking: "The user wants a.go read first.", Signature: "c2lnbmF0dXJl+/="},
+			llm.Block{Type: llm.BlockRedactedThinking, Signature: "ZW5jcnlwdGVk"},
 			llm.TextBlock("Let me look."),
 			llm.ToolUseBlock("toolu_01", "Read", json.RawMessage("{ \"path\" : \"a.go\",\n  \"limit\": 10 }")),
 			llm.ToolUseBlock("toolu_02", "Bash", json.RawMessage(`{"command": "echo \"<&>\"`)),

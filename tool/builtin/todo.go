@@ -127,7 +127,8 @@ func (t *todoTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	if err := decode("TodoWrite", call.Input, &in); err != nil {
 		return tool.Errorf("%v", err)
 	}
-	if call.SessionID == "" {
+	key := call.StateKey()
+	if key == "" {
 		return tool.Errorf("TodoWrite: the call has no session id; a todo list belongs to a session")
 	}
 	var done, active, pending int
@@ -148,7 +149,7 @@ func (t *todoTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	}
 	list := slices.Clone(in.Todos)
 	t.mu.Lock()
-	t.lists[call.SessionID] = list
+	t.lists[key] = list
 	t.mu.Unlock()
 
 	var b strings.Builder

@@ -31,6 +31,8 @@ type block struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	Thinking  string          `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
 }
 
 type message struct {
@@ -61,6 +63,7 @@ func Encode(m llm.Message) ([]byte, error) {
 		w := block{
 			Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name,
 			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError,
+			Thinking: b.Thinking, Signature: b.Signature,
 		}
 		verbatim := false
 		switch in := b.Input; {
@@ -122,6 +125,7 @@ func Decode(data []byte) (llm.Message, error) {
 		out := llm.Block{
 			Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name,
 			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError,
+			Thinking: b.Thinking, Signature: b.Signature,
 		}
 		switch {
 		case b.Input != nil:

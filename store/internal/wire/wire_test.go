@@ -98,5 +98,5 @@ func TestMirrorsLLMTypes(t *testing.T) {
 		}
 	}
 	check(reflect.TypeFor[llm.Message](), "Role", "Content")
-	check(reflect.TypeFor[llm.Block](), "Type", "Text", "ID", "Name", "Input", "ToolUseID", "Content", "IsError")
+	check(reflect.TypeFor[llm.Block](), "Type", "Text", "ID", "Name", "Input", "ToolUseID", "Content", "IsError", "Thinking", "Signature")
 }

@@ -1,0 +1,165 @@
+package subagent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Status is where a background task is in its life.
+type Status string
+
+// Task statuses.
+const (
+	Running   Status = "running"
+	Completed Status = "completed"
+	Failed    Status = "failed"
+	Stopped   Status = "stopped"
+)
+
+// TaskInfo is what a task's owner may learn of it.
+type TaskInfo struct {
+	ID, Agent, Description string
+	Status                 Status
+	// Output is the fork's answer once it completed; Error why it failed.
+	Output, Error     string
+	Started, Finished time.Time
+}
+
+type task struct {
+	info   TaskInfo
+	owner  string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Manager runs background tasks and keeps them for their owners. By
+// default every runtime of a process shares one Manager (as production
+// does), so the ownership check is what keeps one session out of
+// another's tasks: anyone but the owner is told there is no such task.
+// The runtime that created a Manager closes it.
+type Manager struct {
+	mu     sync.Mutex
+	tasks  map[string]*task
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// NewManager returns an empty manager.
+func NewManager() *Manager { return &Manager{tasks: make(map[string]*task)} }
+
+// ErrClosed is returned by Start on a closed manager.
+var ErrClosed = errors.New("subagent: the task manager is closed")
+
+// Start runs fn in the background for owner and returns the task's id at
+// once. fn's context is cancelled by Stop and by Close.
+func (m *Manager) Start(owner, agent, description string, fn func(ctx context.Context) (string, error)) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return "", ErrClosed
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	id := "task_" + hex.EncodeToString(b[:])
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &task{owner: owner, cancel: cancel, done: make(chan struct{}),
+		info: TaskInfo{ID: id, Agent: agent, Description: description, Status: Running, Started: time.Now()}}
+	m.tasks[id] = t
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer cancel()
+		out, err := fn(ctx)
+		m.mu.Lock()
+		t.info.Finished = time.Now()
+		switch {
+		case t.info.Status == Stopped:
+		case err != nil:
+			t.info.Status, t.info.Error = Failed, err.Error()
+		default:
+			t.info.Status, t.info.Output = Completed, out
+		}
+		m.mu.Unlock()
+		close(t.done)
+	}()
+	return id, nil
+}
+
+func (m *Manager) get(owner, id string) (*task, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.tasks[id]
+	if !ok || t.owner != owner {
+		return nil, false
+	}
+	return t, true
+}
+
+// Get returns task id if owner owns it; otherwise false, exactly as for a
+// task that does not exist.
+func (m *Manager) Get(owner, id string) (TaskInfo, bool) {
+	t, ok := m.get(owner, id)
+	if !ok {
+		return TaskInfo{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return t.info, true
+}
+
+// Wait waits until task id is over or ctx is done, then returns it (for
+// its owner only).
+func (m *Manager) Wait(ctx context.Context, owner, id string) (TaskInfo, bool) {
+	t, ok := m.get(owner, id)
+	if !ok {
+		return TaskInfo{}, false
+	}
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+	}
+	return m.Get(owner, id)
+}
+
+// Stop stops task id for its owner: its context is cancelled and its
+// goroutines released. It reports false for anyone else, and for a task
+// already over.
+func (m *Manager) Stop(owner, id string) bool {
+	t, ok := m.get(owner, id)
+	if !ok {
+		return false
+	}
+	m.mu.Lock()
+	if t.info.Status != Running {
+		m.mu.Unlock()
+		return false
+	}
+	t.info.Status = Stopped
+	m.mu.Unlock()
+	t.cancel()
+	<-t.done
+	return true
+}
+
+// Close stops every running task and waits for their goroutines.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	for _, t := range m.tasks {
+		if t.info.Status == Running {
+			t.info.Status = Stopped
+		}
+		t.cancel()
+	}
+	m.mu.Unlock()
+	m.wg.Wait()
+	return nil
+}
