@@ -1,0 +1,143 @@
+package subagent_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/orca-agent/orca/subagent"
+	"github.com/orca-agent/orca/workspace"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestParse(t *testing.T) {
+	d, err := subagent.Parse("reviewer", []byte("---\nname: reviewer\ndescription: Reviews diffs.\ntools: Read, Grep, Bash(git diff:*)\nmodel: inherit\n---\nYou review code.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "reviewer" || d.Description != "Reviews diffs." || d.Model != "" || d.Prompt != "You review code." ||
+		strings.Join(d.Tools, "|") != "Read|Grep|Bash(git diff:*)" {
+		t.Errorf("parsed %+v", d)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{"no front matter", "must begin with a ---"},
+		{"---\ndescription: x\n---\nbody", ""}, // name from the file
+		{"---\nname: Bad Name\ndescription: x\n---\nbody", "not valid"},
+		{"---\nname: ok\n---\nbody", "description is missing"},
+		{"---\nname: ok\ndescription: x\n---\n", "body"},
+		{"---\nname: ok\ndescription: x\ntools: {a: 1}\n---\nbody", "tools"},
+	} {
+		_, err := subagent.Parse("from-file", []byte(bad.in))
+		if bad.want == "" {
+			if err != nil {
+				t.Errorf("Parse(%q) = %v", bad.in, err)
+			}
+			continue
+		}
+		if !errors.Is(err, subagent.ErrMalformed) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Parse(%q) = %v, want %q", bad.in, err, bad.want)
+		}
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	root, config := t.TempDir(), t.TempDir()
+	write := func(dir, rel, s string) {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(s), 0o644)
+	}
+	write(config, "orca/agents/shared.md", "---\nname: shared\ndescription: user version\n---\nuser prompt")
+	write(config, "orca/agents/mine.md", "---\nname: mine\ndescription: only mine\n---\nmine")
+	write(root, ".orca/agents/shared.md", "---\nname: shared\ndescription: project version\n---\nproject prompt")
+	write(root, ".orca/agents/broken.md", "---\nname: broken\n---\nno description")
+	write(root, ".orca/agents/notes.txt", "ignored")
+	fs, err := workspace.OpenLocal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	defs, problems := subagent.Discover(fs, config)
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.Name+"/"+d.Source)
+		if d.Name == "shared" && d.Description != "project version" {
+			t.Errorf("project does not win: %+v", d)
+		}
+	}
+	if strings.Join(names, ",") != "general-purpose/builtin,mine/user,shared/project" {
+		t.Errorf("discovered %v", names)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "broken.md") {
+		t.Errorf("problems %v", problems)
+	}
+}
+
+func TestManagerOwnership(t *testing.T) {
+	m := subagent.NewManager()
+	defer m.Close()
+	release := make(chan struct{})
+	id, err := m.Start("alice", "explorer", "look", func(ctx context.Context) (string, error) {
+		select {
+		case <-release:
+			return "found it", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Get("mallory", id); ok {
+		t.Error("another owner sees the task")
+	}
+	if m.Stop("mallory", id) {
+		t.Error("another owner stopped the task")
+	}
+	if info, ok := m.Get("alice", id); !ok || info.Status != subagent.Running {
+		t.Errorf("owner: %+v %v", info, ok)
+	}
+	close(release)
+	info, ok := m.Wait(context.Background(), "alice", id)
+	if !ok || info.Status != subagent.Completed || info.Output != "found it" {
+		t.Errorf("after finish: %+v", info)
+	}
+	if m.Stop("alice", id) {
+		t.Error("stopping a finished task reported success")
+	}
+}
+
+func TestManagerStopAndClose(t *testing.T) {
+	m := subagent.NewManager()
+	var running atomic.Int32
+	start := func() string {
+		id, _ := m.Start("o", "w", "wait", func(ctx context.Context) (string, error) {
+			running.Add(1)
+			defer running.Add(-1)
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+		return id
+	}
+	a, b := start(), start()
+	if !m.Stop("o", a) {
+		t.Fatal("owner could not stop")
+	}
+	if info, _ := m.Get("o", a); info.Status != subagent.Stopped {
+		t.Errorf("status %s", info.Status)
+	}
+	m.Close()
+	if info, _ := m.Get("o", b); info.Status != subagent.Stopped || running.Load() != 0 {
+		t.Errorf("after Close: %s, %d running", info.Status, running.Load())
+	}
+	if _, err := m.Start("o", "w", "late", func(context.Context) (string, error) { return "", nil }); !errors.Is(err, subagent.ErrClosed) {
+		t.Errorf("Start after Close: %v", err)
+	}
+}
