@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -163,31 +164,9 @@ func (t *taskTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	if err := json.Unmarshal(call.Input, &in); err != nil {
 		return tool.Errorf("Task: %v", err)
 	}
-	var def *subagent.Definition
-	names := make([]string, len(t.rt.subagents))
-	for i := range t.rt.subagents {
-		names[i] = t.rt.subagents[i].Name
-		if t.rt.subagents[i].Name == in.SubagentType {
-			def = &t.rt.subagents[i]
-		}
-	}
-	if def == nil {
-		return tool.Errorf("Task: unknown subagent_type %q; available: %s", in.SubagentType, strings.Join(names, ", "))
-	}
-	if parent.depth+1 > t.rt.def.MaxDepth {
-		return tool.Errorf("Task: not started: forks may nest %d deep and this one would be %d deep; do the task yourself", t.rt.def.MaxDepth, parent.depth+1)
-	}
-	prompt, extra := in.Prompt, []string(nil)
-	if parent.rt.hooks.Has(hook.SubagentStart) {
-		out := parent.runHook(&hook.SubagentStartPayload{Common: parent.common(), Agent: def.Name, Prompt: prompt})
-		if out.Action == hook.Block {
-			return parent.blocked(call, "hook:"+out.By, fmt.Sprintf("Subagent %s was not started: blocked by hook %s: %s", def.Name, out.By, out.Reason))
-		}
-		prompt, extra = out.Payload.(*hook.SubagentStartPayload).Prompt, out.Context
-	}
-	child, err := t.rt.child(*def)
-	if err != nil {
-		return tool.Errorf("Task: %v", err)
+	def, child, prompt, extra, refused := parent.prepareFork(call, in.SubagentType, in.Prompt)
+	if refused != nil {
+		return *refused
 	}
 	if in.RunInBackground {
 		owner := ownerOf(parent)
@@ -204,18 +183,79 @@ func (t *taskTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		}
 		return tool.Text(fmt.Sprintf("Started background task %s (%s: %s). Read its output with AgentOutput {\"task_id\": %q}; stop it with TaskStop.", id, def.Name, in.Description, id))
 	}
-	res, err := parent.fork(ctx, child, prompt, extra, parent.limits, parent.spent(), parent.req.OnEvent)
-	if res != nil {
-		// The fork's spending is the invoking session's.
-		parent.res.Usage = parent.res.Usage.Add(res.Usage)
-		parent.cost += res.Spent.CostUSD
-		parent.forkCalls += res.ToolCalls
-	}
-	answer, ferr := forkAnswer(res, err)
-	if ferr != nil {
-		return tool.Errorf("Subagent %s did not finish: %v", def.Name, ferr)
+	answer, err := parent.foreground(ctx, child, prompt, extra)
+	if err != nil {
+		return tool.Errorf("Subagent %s did not finish: %v", def.Name, err)
 	}
 	return tool.Text(answer)
+}
+
+// prepareFork finds the subagent, checks the depth limit, runs
+// SUBAGENT_START (which may block, rewrite the prompt, add context) and
+// returns the child runtime to run it on; or the observation refusing it.
+func (t *turn) prepareFork(call *tool.Call, agentType, prompt string) (*subagent.Definition, *Runtime, string, []string, *tool.Result) {
+	refuse := func(r tool.Result) (*subagent.Definition, *Runtime, string, []string, *tool.Result) {
+		return nil, nil, "", nil, &r
+	}
+	if agentType == "" {
+		agentType = subagent.GeneralPurpose.Name
+	}
+	var def *subagent.Definition
+	names := make([]string, len(t.rt.subagents))
+	for i := range t.rt.subagents {
+		names[i] = t.rt.subagents[i].Name
+		if t.rt.subagents[i].Name == agentType {
+			def = &t.rt.subagents[i]
+		}
+	}
+	if def == nil {
+		return refuse(tool.Errorf("Task: unknown subagent_type %q; available: %s", agentType, strings.Join(names, ", ")))
+	}
+	if t.depth+1 > t.rt.def.MaxDepth {
+		return refuse(tool.Errorf("Task: not started: forks may nest %d deep and this one would be %d deep; do the task yourself", t.rt.def.MaxDepth, t.depth+1))
+	}
+	var extra []string
+	if t.rt.hooks.Has(hook.SubagentStart) {
+		out := t.runHook(&hook.SubagentStartPayload{Common: t.common(), Agent: def.Name, Prompt: prompt})
+		if out.Action == hook.Block {
+			return refuse(t.blocked(call, "hook:"+out.By, fmt.Sprintf("Subagent %s was not started: blocked by hook %s: %s", def.Name, out.By, out.Reason)))
+		}
+		prompt, extra = out.Payload.(*hook.SubagentStartPayload).Prompt, out.Context
+	}
+	child, err := t.rt.child(*def)
+	if err != nil {
+		return refuse(tool.Errorf("Task: %v", err))
+	}
+	return def, child, prompt, extra, nil
+}
+
+// foreground runs a fork and waits for its answer; its spending is the
+// invoking session's.
+func (t *turn) foreground(ctx context.Context, child *Runtime, prompt string, extra []string) (string, error) {
+	res, err := t.fork(ctx, child, prompt, extra, t.limits, t.spent(), t.req.OnEvent)
+	if res != nil {
+		t.res.Usage = t.res.Usage.Add(res.Usage)
+		t.cost += res.Spent.CostUSD
+		t.forkCalls += res.ToolCalls
+	}
+	return forkAnswer(res, err)
+}
+
+// turnForker lets tools that use forks (skills that run as forks) start
+// one from the calling turn.
+type turnForker struct{ t *turn }
+
+func (f turnForker) Fork(ctx context.Context, agentType, prompt string) (string, error) {
+	call := &tool.Call{Name: "Task", Input: json.RawMessage(`{}`)}
+	def, child, prompt, extra, refused := f.t.prepareFork(call, agentType, prompt)
+	if refused != nil {
+		return "", errors.New(refused.Content)
+	}
+	answer, err := f.t.foreground(ctx, child, prompt, extra)
+	if err != nil {
+		return "", fmt.Errorf("subagent %s did not finish: %w", def.Name, err)
+	}
+	return answer, nil
 }
 
 // forkAnswer turns a fork's result into its answer, or the reason it has

@@ -114,6 +114,8 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 	ctx := t.ctx
 	if _, ok := tl.(forkTool); ok {
 		ctx = context.WithValue(ctx, turnKey{}, t)
+	} else if _, ok := tl.(tool.ForkUser); ok {
+		ctx = tool.WithForker(ctx, turnForker{t})
 	}
 	var res tool.Result
 	if rt.mw.Has(middleware.ToolExecution) {

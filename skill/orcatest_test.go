@@ -132,3 +132,21 @@ func TestNodeSkillDenied(t *testing.T) {
 		t.Errorf("the denied skill's instructions reached the model: %s", obs.Content)
 	}
 }
+
+// A skill with "context: fork" runs as a subagent fork: the instructions
+// are the fork's task, its answer the tool's result.
+func TestSkillRunsAsFork(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, ".orca/skills/audit/SKILL.md", "---\nname: audit\ndescription: Audits the deps.\ncontext: fork\n---\nList the dependencies of $ARGUMENTS and report risky ones.\n")
+	n := orcatest.NewNode(t, orcatest.WithRoot(root))
+	n.Script("s", script.Response{ToolCalls: []script.ToolCall{{ID: "k", Name: "Skill", Input: json.RawMessage(`{"skill": "audit", "args": "go.mod"}`)}}}, script.Text("done"))
+	n.Script(script.ForkRoute("s", "general-purpose"), script.Text("no risky dependencies"))
+	n.Run(t.Context(), "s", "audit please")
+	forkCalls := n.LLM.CallsTo(script.ForkRoute("s", "general-purpose"))
+	if len(forkCalls) != 1 || !strings.Contains(forkCalls[0].Messages[0].Text(), "List the dependencies of go.mod") {
+		t.Fatalf("fork calls %+v", forkCalls)
+	}
+	if o := n.Observation("s", "k"); o.IsError || !strings.Contains(o.Content, "no risky dependencies") {
+		t.Errorf("observation %+v", o)
+	}
+}

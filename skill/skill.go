@@ -109,6 +109,11 @@ type Skill struct {
 	// Safe is the front matter's "safe: true": the author says loading the
 	// skill needs no approval. RuleBased policies may trust it.
 	Safe bool
+	// Fork is the front matter's "context: fork": the skill runs as a
+	// subagent fork (of Agent, general-purpose if empty) that gets the
+	// instructions as its task, and its answer is the tool's result.
+	Fork  bool
+	Agent string
 	// Instructions is the Markdown body after the front matter.
 	Instructions string
 	// Source says where the skill was found.
@@ -134,6 +139,8 @@ type frontMatter struct {
 	Description  string    `yaml:"description"`
 	AllowedTools yaml.Node `yaml:"allowed-tools"`
 	Safe         bool      `yaml:"safe"`
+	Context      string    `yaml:"context"`
+	Agent        string    `yaml:"agent"`
 }
 
 // Parse parses the contents of a SKILL.md found in the folder named folder
@@ -145,7 +152,14 @@ func Parse(folder string, data []byte) (Skill, error) {
 	if err != nil {
 		return Skill{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	s := Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), Safe: fm.Safe}
+	s := Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), Safe: fm.Safe, Agent: strings.TrimSpace(fm.Agent)}
+	switch strings.TrimSpace(fm.Context) {
+	case "", "inline":
+	case "fork":
+		s.Fork = true
+	default:
+		return Skill{}, fmt.Errorf("%w: context %q is not inline or fork", ErrMalformed, fm.Context)
+	}
 	switch {
 	case s.Name == "" && !validName.MatchString(folder):
 		return Skill{}, fmt.Errorf("%w: the folder name %q is not a valid skill name (lowercase letters, digits and hyphens, at most %d)", ErrMalformed, folder, MaxNameLen)

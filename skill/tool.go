@@ -195,8 +195,22 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		}
 		return tool.Errorf("Skill %q was not loaded: the skill invocation policy denied it (%s). Do without it, or ask the user.", s.Name, reason)
 	}
+	if s.Fork {
+		f := tool.ForkerFrom(ctx)
+		if f == nil {
+			return tool.Errorf("Skill %q runs as a fork, and this runtime cannot start forks here", s.Name)
+		}
+		answer, err := f.Fork(ctx, s.Agent, render(s, in.Args))
+		if err != nil {
+			return tool.Errorf("Skill %q (run as a fork) did not finish: %v", s.Name, err)
+		}
+		return tool.Text(fmt.Sprintf("The %s skill ran as a subagent fork. Its answer:\n\n%s", s.Name, answer))
+	}
 	return tool.Text(render(s, in.Args))
 }
+
+// UsesForks: a skill with "context: fork" runs as a subagent fork.
+func (t *skillTool) UsesForks() {}
 
 func (t *skillTool) available() string {
 	if len(t.skills) == 0 {

@@ -137,3 +137,27 @@ func (p providerFunc) Tools(env Env) ([]Tool, error) { return p.fn(env) }
 func Static(name string, tools ...Tool) Provider {
 	return NewProvider(name, func(Env) ([]Tool, error) { return tools, nil })
 }
+
+// Forker runs a subagent fork on behalf of a tool (a skill that runs as a
+// fork): the fork inherits the calling turn's identity, controls and
+// budget, and its answer is returned.
+type Forker interface {
+	Fork(ctx context.Context, subagent, prompt string) (answer string, err error)
+}
+
+// ForkUser is implemented by tools that may start forks; the runtime gives
+// them a Forker through their context (ForkerFrom).
+type ForkUser interface{ UsesForks() }
+
+type forkerKey struct{}
+
+// WithForker returns a context carrying f.
+func WithForker(ctx context.Context, f Forker) context.Context {
+	return context.WithValue(ctx, forkerKey{}, f)
+}
+
+// ForkerFrom returns the Forker the runtime gave the call, or nil.
+func ForkerFrom(ctx context.Context) Forker {
+	f, _ := ctx.Value(forkerKey{}).(Forker)
+	return f
+}
