@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,9 +94,35 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-// File is the JSON form of a script: {"responses": [...]}.
+// File is the JSON form of a script: {"responses": [...]} — served in
+// order to whichever model call comes next, main agent or subagent — and
+// optionally per-route lists, {"routes": {"main": [...], "subagent": [...],
+// "subagent:<name>": [...], "compaction": [...]}}, for calls that must not
+// take each other's responses (background forks running beside the main
+// agent).
 type File struct {
-	Responses []Response `json:"responses"`
+	Responses []Response            `json:"responses,omitempty"`
+	Routes    map[string][]Response `json:"routes,omitempty"`
+}
+
+// Install scripts f on c for session sessionID: "main" is the session's
+// own route, "compaction" its summariser's, "subagent:<name>" a fork of
+// that subagent, "subagent" any fork without a list of its own; the
+// responses list answers every call no route list covers.
+func (f *File) Install(c *Client, sessionID string) {
+	c.ScriptAny(f.Responses...)
+	for name, rs := range f.Routes {
+		switch {
+		case name == "main":
+			c.Script(sessionID, rs...)
+		case name == "compaction":
+			c.Script(CompactionRoute(sessionID), rs...)
+		case name == "subagent":
+			c.ScriptPrefix(ForkRoute(sessionID, ""), rs...)
+		default:
+			c.Script(ForkRoute(sessionID, strings.TrimPrefix(name, "subagent:")), rs...)
+		}
+	}
 }
 
 // Parse reads a script's JSON, refusing unknown fields and responses that
@@ -115,21 +142,36 @@ func Parse(r io.Reader) (*File, error) {
 	if dec.More() {
 		return nil, errors.New("trailing data after the JSON object")
 	}
-	for i, resp := range f.Responses {
+	for name, rs := range f.Routes {
+		if name != "main" && name != "compaction" && name != "subagent" && !strings.HasPrefix(name, "subagent:") {
+			return nil, fmt.Errorf("routes.%s: unknown route (use main, compaction, subagent or subagent:<name>)", name)
+		}
+		if err := checkResponses("routes."+name, rs); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkResponses("responses", f.Responses); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+func checkResponses(where0 string, responses []Response) error {
+	for i, resp := range responses {
 		for j, tc := range resp.ToolCalls {
-			where := fmt.Sprintf("responses[%d].tool_calls[%d]", i, j)
+			where := fmt.Sprintf("%s[%d].tool_calls[%d]", where0, i, j)
 			if tc.Name == "" {
-				return nil, fmt.Errorf("%s: no name", where)
+				return fmt.Errorf("%s: no name", where)
 			}
 			if tc.InputRaw != nil && len(tc.Input) > 0 {
-				return nil, fmt.Errorf("%s: give input or input_raw, not both", where)
+				return fmt.Errorf("%s: give input or input_raw, not both", where)
 			}
 		}
 		if resp.Error != nil && resp.Error.Kind == "" {
-			return nil, fmt.Errorf("responses[%d].error: no kind", i)
+			return fmt.Errorf("%s[%d].error: no kind", where0, i)
 		}
 	}
-	return &f, nil
+	return nil
 }
 
 // jsonError says where in data a decoding error happened, in lines and
@@ -235,6 +277,7 @@ type route struct {
 type Client struct {
 	mu       sync.Mutex
 	routes   map[string]*route
+	prefixes []prefixRoute
 	any      *route // answers every route without a script of its own
 	fallback *Response
 	unrouted int
@@ -255,6 +298,27 @@ func (c *Client) Script(name string, responses ...Response) *Client {
 		c.routes[name] = r
 	}
 	r.responses = append(r.responses, responses...)
+	return c
+}
+
+type prefixRoute struct {
+	prefix string
+	r      *route
+}
+
+// ScriptPrefix appends responses to the script of every route that starts
+// with prefix and has no script of its own (every fork of a session:
+// ForkRoute(session, "")).
+func (c *Client) ScriptPrefix(prefix string, responses ...Response) *Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.prefixes {
+		if p.prefix == prefix {
+			p.r.responses = append(p.r.responses, responses...)
+			return c
+		}
+	}
+	c.prefixes = append(c.prefixes, prefixRoute{prefix: prefix, r: &route{responses: slices.Clone(responses)}})
 	return c
 }
 
@@ -339,6 +403,14 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(ll
 	c.mu.Lock()
 	r := c.routes[name]
 	var missErr error
+	if r == nil {
+		for _, p := range c.prefixes {
+			if strings.HasPrefix(name, p.prefix) {
+				r = p.r
+				break
+			}
+		}
+	}
 	if r == nil {
 		if c.any != nil {
 			r = c.any

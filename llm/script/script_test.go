@@ -154,3 +154,37 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestRoutesInAFile(t *testing.T) {
+	f, err := script.Parse(strings.NewReader(`{"responses": [{"text": "any"}],
+		"routes": {"main": [{"text": "main 1"}], "subagent": [{"text": "some fork"}], "subagent:auditor": [{"text": "auditor"}], "compaction": [{"text": "summary"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := script.New()
+	f.Install(c, "s")
+	ask := func(md llm.Metadata) string {
+		r, err := c.Generate(context.Background(), &llm.Request{Metadata: md}, nil)
+		if err != nil {
+			return err.Error()
+		}
+		return r.Message.Text()
+	}
+	for _, tc := range []struct {
+		md   llm.Metadata
+		want string
+	}{
+		{llm.Metadata{TraceID: "s", Feature: llm.FeatureAgent}, "main 1"},
+		{llm.Metadata{TraceID: "s", Feature: llm.FeatureSubagent, Component: "auditor"}, "auditor"},
+		{llm.Metadata{TraceID: "s", Feature: llm.FeatureSubagent, Component: "explorer"}, "some fork"},
+		{llm.Metadata{TraceID: "s", Feature: llm.FeatureCompaction}, "summary"},
+		{llm.Metadata{TraceID: "s", Feature: llm.FeatureAgent}, "used up"},
+	} {
+		if got := ask(tc.md); !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: got %q, want %q", tc.md, got, tc.want)
+		}
+	}
+	if _, err := script.Parse(strings.NewReader(`{"routes": {"sideways": []}}`)); err == nil || !strings.Contains(err.Error(), "routes.sideways") {
+		t.Errorf("unknown route: %v", err)
+	}
+}
