@@ -23,6 +23,8 @@ type Memory struct {
 	sessions  map[string]*memSession
 	approvals []Approval
 	clock     clock.Clock
+	// observations are the observation rows (observation.go).
+	observations []Observation
 }
 
 type memSession struct {

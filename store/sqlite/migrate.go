@@ -70,6 +70,22 @@ CREATE TABLE approvals (
 CREATE UNIQUE INDEX approvals_unique ON approvals (runtime_id, ifnull(session_id, ''), rule);
 CREATE INDEX approvals_by_session ON approvals (session_id);
 `,
+	// 2: observation rows, one per runtime event (no session needed).
+	`
+CREATE TABLE observations (
+	seq          INTEGER PRIMARY KEY, -- write order across the store
+	time         INTEGER NOT NULL,
+	name         TEXT NOT NULL,
+	runtime_id   TEXT NOT NULL DEFAULT '',
+	session_id   TEXT NOT NULL DEFAULT '',
+	turn_id      TEXT NOT NULL DEFAULT '',
+	execution_id TEXT NOT NULL DEFAULT '',
+	depth        INTEGER NOT NULL DEFAULT 0,
+	data         TEXT NOT NULL -- the event's flat JSON
+) STRICT;
+CREATE INDEX observations_by_session ON observations (session_id, seq);
+CREATE INDEX observations_by_turn ON observations (turn_id, seq);
+`,
 }
 
 // migrate brings the schema up to date in one transaction: a file is at one

@@ -1,0 +1,211 @@
+// Package observe turns runtime events into records: observation rows in
+// the store (every event, whether or not anything else watches) and, when
+// enabled, a run's timeline as JSON lines in .orca/runs/<run-id>/events.jsonl.
+// Both subscribe to the process's event bus: they only watch, and their
+// failures never reach a run.
+package observe
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/store"
+)
+
+// Buffer is how many events a writer may hold before the bus drops
+// (counted) rather than stall a run.
+const Buffer = 1 << 16
+
+// Rows writes every event of a bus as an observation row, in batches, off
+// the runs' path.
+type Rows struct {
+	to      store.Observations
+	sub     event.Subscription
+	logger  *slog.Logger
+	mu      sync.Mutex // guards pending
+	wmu     sync.Mutex // serialises writes, so rows keep the events' order
+	pending []store.Observation
+	failed  atomic.Uint64
+	written atomic.Uint64
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// BatchSize and FlushEvery bound how long a row waits before it is written.
+const (
+	BatchSize  = 256
+	FlushEvery = 200 * time.Millisecond
+)
+
+// NewRows starts writing bus's events to to. Close it to write what is
+// pending: nothing is lost on a clean shutdown.
+func NewRows(bus *event.Bus, to store.Observations, logger *slog.Logger) (*Rows, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	r := &Rows{to: to, logger: logger, stop: make(chan struct{}), done: make(chan struct{})}
+	sub, err := bus.SubscribePrefix("observation-rows", "", r.add, event.Buffer(Buffer), event.Priority(-1000))
+	if err != nil {
+		return nil, err
+	}
+	r.sub = sub
+	go r.loop()
+	return r, nil
+}
+
+func (r *Rows) add(e event.Event) error {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("observation row for %s: %w", e.Name, err)
+	}
+	r.mu.Lock()
+	r.pending = append(r.pending, store.Observation{
+		Time: e.Time, Name: string(e.Name), RuntimeID: e.RuntimeID, SessionID: e.SessionID,
+		TurnID: e.TurnID, ExecutionID: e.ExecutionID, Depth: e.Depth, Data: data,
+	})
+	full := len(r.pending) >= BatchSize
+	r.mu.Unlock()
+	if full {
+		r.flush()
+	}
+	return nil
+}
+
+func (r *Rows) loop() {
+	defer close(r.done)
+	t := time.NewTicker(FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			r.flush()
+		case <-r.stop:
+			return
+		}
+	}
+}
+
+func (r *Rows) flush() {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	r.mu.Lock()
+	batch := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	if err := r.to.AppendObservations(context.Background(), batch); err != nil {
+		r.failed.Add(uint64(len(batch)))
+		r.logger.Warn("observation rows lost", "rows", len(batch), "err", err)
+		return
+	}
+	r.written.Add(uint64(len(batch)))
+}
+
+// Stats says what happened to the events: rows written, rows a write lost,
+// events the bus dropped because the writer fell behind.
+type Stats struct{ Written, Failed, Dropped uint64 }
+
+// Stats returns the writer's counts.
+func (r *Rows) Stats() Stats {
+	return Stats{Written: r.written.Load(), Failed: r.failed.Load(), Dropped: r.sub.Stats().Dropped}
+}
+
+// Flush writes every row of an event published before the call.
+func (r *Rows) Flush(ctx context.Context, bus *event.Bus) error {
+	if err := bus.Flush(ctx); err != nil {
+		return err
+	}
+	r.flush()
+	return nil
+}
+
+// Close stops watching, then writes what is pending.
+func (r *Rows) Close() error {
+	r.sub.Unsubscribe() // delivers what the bus holds for us
+	close(r.stop)
+	<-r.done
+	r.flush()
+	if n := r.failed.Load(); n > 0 {
+		return fmt.Errorf("observe: %d observation rows could not be written", n)
+	}
+	return nil
+}
+
+// RunsDir is where timelines live, below the workspace root.
+const RunsDir = ".orca/runs"
+
+// Timeline writes every event of a bus to <workspace>/.orca/runs/<run>/events.jsonl.
+type Timeline struct {
+	path string
+	f    *os.File
+	w    *bufio.Writer
+	sub  event.Subscription
+	mu   sync.Mutex
+	err  error
+}
+
+// NewTimeline starts a run's timeline.
+func NewTimeline(bus *event.Bus, workspace, run string) (*Timeline, error) {
+	if run == "" || filepath.Base(run) != run {
+		return nil, fmt.Errorf("observe: bad run id %q", run)
+	}
+	dir := filepath.Join(workspace, RunsDir, run)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("observe: timeline: %w", err)
+	}
+	path := filepath.Join(dir, "events.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("observe: timeline: %w", err)
+	}
+	t := &Timeline{path: path, f: f, w: bufio.NewWriter(f)}
+	t.sub, err = bus.SubscribePrefix("timeline:"+run, "", t.add, event.Buffer(Buffer))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Path returns the timeline file.
+func (t *Timeline) Path() string { return t.path }
+
+func (t *Timeline) add(e event.Event) error {
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		return t.err
+	}
+	if _, err := t.w.Write(append(line, '\n')); err != nil {
+		t.err = err
+	}
+	return t.err
+}
+
+// Close writes what is pending and closes the file.
+func (t *Timeline) Close() error {
+	t.sub.Unsubscribe()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	err := errors.Join(t.err, t.w.Flush(), t.f.Close())
+	if err != nil {
+		return fmt.Errorf("observe: timeline %s: %w", t.path, err)
+	}
+	return nil
+}

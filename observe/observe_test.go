@@ -1,0 +1,115 @@
+package observe_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/observe"
+	"github.com/orca-agent/orca/orcatest"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func run(t *testing.T, st store.Store, timeline bool) (*orcatest.Node, []string, string) {
+	t.Helper()
+	svc := agent.NewServices(nil)
+	defer svc.Close()
+	n := orcatest.NewNode(t, orcatest.WithServices(svc), orcatest.WithStore(st))
+	rows, err := observe.NewRows(svc.Bus, st.(store.Observations), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl *observe.Timeline
+	if timeline {
+		if tl, err = observe.NewTimeline(svc.Bus, n.Root, "run-1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.Script("s", script.Call("Write", map[string]string{"file_path": "a.txt", "content": "x"}), script.Text("done"))
+	n.Open("s").Run(t.Context(), "go")
+	svc.Bus.Flush(t.Context())
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := ""
+	if tl != nil {
+		path = tl.Path()
+		if err := tl.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	for _, e := range n.Events() {
+		names = append(names, string(e.Name))
+	}
+	return n, names, path
+}
+
+func rowNames(t *testing.T, st store.Store) ([]string, []json.RawMessage) {
+	obs, err := st.(store.Observations).Observations(t.Context(), store.ObservationFilter{SessionID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var data []json.RawMessage
+	for _, o := range obs {
+		names = append(names, o.Name)
+		data = append(data, o.Data)
+	}
+	return names, data
+}
+
+// Rows exist without any timeline, one per event, in order.
+func TestRowsWithoutTimeline(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "orca.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n, events, _ := run(t, st, false)
+	got, _ := rowNames(t, st)
+	if len(got) == 0 || !slices.Equal(got, events) {
+		t.Errorf("rows %v\nevents %v", got, events)
+	}
+	if _, err := os.Stat(filepath.Join(n.Root, observe.RunsDir)); !os.IsNotExist(err) {
+		t.Errorf("a timeline was written without being enabled: %v", err)
+	}
+}
+
+// With the timeline enabled, the jsonl holds the same events as the rows,
+// in the same order.
+func TestTimelineMatchesRows(t *testing.T) {
+	st := store.NewMemory()
+	defer st.Close()
+	_, _, path := run(t, st, true)
+	_, data := rowNames(t, st)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) != len(data) || len(lines) == 0 {
+		t.Fatalf("timeline has %d lines, store %d rows", len(lines), len(data))
+	}
+	for i := range lines {
+		if lines[i] != string(data[i]) {
+			t.Errorf("line %d differs:\n%s\n%s", i, lines[i], data[i])
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Observation is one runtime event as a row: DESIGN §3.12's observation
+// rows, written whatever else watches the events.
+type Observation struct {
+	// Seq is assigned by the store: 1, 2, 3… across the store, in write
+	// order.
+	Seq         int64
+	Time        time.Time
+	Name        string
+	RuntimeID   string
+	SessionID   string
+	TurnID      string
+	ExecutionID string
+	Depth       int
+	// Data is the event as flat JSON (event.Event's MarshalJSON).
+	Data json.RawMessage
+}
+
+// ObservationFilter selects observation rows; empty fields match all.
+type ObservationFilter struct {
+	SessionID string
+	TurnID    string
+	AfterSeq  int64
+	// Limit caps the rows returned; 0 means no cap.
+	Limit int
+}
+
+// Observations is implemented by stores that keep observation rows (both
+// of orca's do). Rows need no provisioned session: events of a run that
+// never opened one are observations too.
+type Observations interface {
+	// AppendObservations stores rows in one write, in order.
+	AppendObservations(ctx context.Context, rows []Observation) error
+	// Observations returns rows matching f in Seq order.
+	Observations(ctx context.Context, f ObservationFilter) ([]Observation, error)
+}
+
+func (f ObservationFilter) match(o Observation) bool {
+	return (f.SessionID == "" || o.SessionID == f.SessionID) && (f.TurnID == "" || o.TurnID == f.TurnID) && o.Seq > f.AfterSeq
+}
+
+// AppendObservations implements Observations.
+func (m *Memory) AppendObservations(ctx context.Context, rows []Observation) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range rows {
+		r.Seq = int64(len(m.observations)) + 1
+		r.Data = append(json.RawMessage(nil), r.Data...)
+		m.observations = append(m.observations, r)
+	}
+	return nil
+}
+
+// Observations implements Observations.
+func (m *Memory) Observations(ctx context.Context, f ObservationFilter) ([]Observation, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []Observation
+	for _, o := range m.observations {
+		if f.match(o) {
+			o.Data = append(json.RawMessage(nil), o.Data...)
+			out = append(out, o)
+			if f.Limit > 0 && len(out) == f.Limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}
