@@ -9,7 +9,6 @@ import (
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store/internal/clock"
-	"github.com/orca-agent/orca/store/internal/wire"
 )
 
 // Memory is the in-memory Store: for tests, and for runs that keep
@@ -35,8 +34,26 @@ type memSession struct {
 }
 
 type memRecord struct {
-	rec Record // Message unset: msg, its stored form, is the truth
-	msg []byte
+	rec Record // Message is the store's own deep copy
+}
+
+// copyMessage returns m with slices of its own: what the store keeps and
+// hands out can never be changed through a caller's slices. (A deep copy,
+// not an encoding: the memory store sits on every test's and benchmark's
+// hot path.)
+func copyMessage(m llm.Message) llm.Message {
+	if m.Content == nil {
+		return m
+	}
+	blocks := make([]llm.Block, len(m.Content))
+	copy(blocks, m.Content)
+	for i := range blocks {
+		if in := blocks[i].Input; in != nil {
+			blocks[i].Input = append(make([]byte, 0, len(in)), in...)
+		}
+	}
+	m.Content = blocks
+	return m
 }
 
 // NewMemory returns an empty in-memory store.
@@ -140,14 +157,6 @@ func (m *Memory) Append(ctx context.Context, sessionID string, recs ...Record) (
 	if err := ValidateAppend(sessionID, recs); err != nil {
 		return nil, opErr("append to", sessionID, err)
 	}
-	enc := make([][]byte, len(recs))
-	for i, r := range recs {
-		b, err := wire.Encode(r.Message)
-		if err != nil {
-			return nil, opErr("append to", sessionID, fmt.Errorf("recs[%d]: %w", i, err))
-		}
-		enc[i] = b
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, err := m.get(ctx, sessionID, true)
@@ -160,23 +169,17 @@ func (m *Memory) Append(ctx context.Context, sessionID string, recs ...Record) (
 	now := m.clock.Now()
 	out := make([]Record, len(recs))
 	for i, r := range recs {
-		// Return what is stored, not the caller's own slices.
-		msg, err := wire.Decode(enc[i])
-		if err != nil {
-			return nil, opErr("append to", sessionID, err)
-		}
 		r.Seq = int64(len(s.recs)+i) + 1
 		r.SessionID = sessionID
 		if r.Time.IsZero() {
 			r.Time = now
 		}
 		r.Time = r.Time.UTC()
-		r.Message = msg
-		out[i] = r
+		out[i] = r // the caller's message, as given: equal to what is stored
 	}
-	for i, r := range out {
-		r.Message = llm.Message{}
-		s.recs = append(s.recs, memRecord{rec: r, msg: enc[i]})
+	for _, r := range out {
+		r.Message = copyMessage(r.Message)
+		s.recs = append(s.recs, memRecord{rec: r})
 	}
 	s.s.UpdatedAt = now
 	return out, nil
@@ -196,9 +199,7 @@ func (m *Memory) Records(ctx context.Context, sessionID string, f RecordFilter) 
 			continue
 		}
 		rec := r.rec
-		if rec.Message, err = wire.Decode(r.msg); err != nil {
-			return nil, opErr("read records of", sessionID, fmt.Errorf("record %d: %w", rec.Seq, err))
-		}
+		rec.Message = copyMessage(rec.Message)
 		out = append(out, rec)
 	}
 	return out, nil
