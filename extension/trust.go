@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -34,15 +35,25 @@ func UserConfigDir() (string, error) {
 const TrustFile = "orca/trust.json"
 
 // TrustStore records the workspaces whose project settings the user
-// trusts. It lives in the user's configuration folder, never in a
-// workspace, so that a cloned repository cannot trust itself; and orca's
-// policy denies the agent's own tools any change to that folder.
+// trusts, and the grants that let a workspace's filesystem extensions
+// (.orca/hooks/<name>, see LoadExtensions) run. It lives in the user's
+// configuration folder, never in a workspace, so that a cloned repository
+// cannot trust itself; and orca's policy denies the agent's own tools any
+// change to that folder.
 //
-// The file is JSON, {"workspaces": ["/abs/path", …]}: absolute paths with
-// symlinks resolved, so that a workspace reached through a link is the
-// workspace that was trusted. Trust is per folder: a trusted folder's
-// subfolders are not trusted with it. Writes replace the file atomically
-// under a lock, so that concurrent orca processes do not lose each other's
+// The file is JSON:
+//
+//	{"workspaces": ["/abs/path", …],
+//	 "grants": {"/abs/path": ["hook:failure-metrics", "hook:failure-metrics:resource:METRICS_URL", …]}}
+//
+// with absolute paths, symlinks resolved, so that a workspace reached
+// through a link is the workspace that was trusted. Trust is per folder: a
+// trusted folder's subfolders are not trusted with it. Grants (see Grant)
+// are per workspace too, because an extension is known by a name that any
+// repository can claim: granting hook:lint in one repository must not run
+// another repository's hook:lint. Trusting a workspace does not grant its
+// extensions, nor the reverse. Writes replace the file atomically under a
+// lock, so that concurrent orca processes do not lose each other's
 // changes.
 type TrustStore struct {
 	path string
@@ -59,6 +70,8 @@ func (s *TrustStore) Path() string { return s.path }
 
 type trustFile struct {
 	Workspaces []string `json:"workspaces"`
+	// Grants are the extension grants by workspace, each list sorted.
+	Grants map[string][]string `json:"grants,omitempty"`
 }
 
 // Canonical returns dir as the trust store records it: absolute, cleaned,
@@ -139,6 +152,107 @@ func (s *TrustStore) Revoke(dir string) (string, bool, error) {
 		f.Workspaces = slices.DeleteFunc(f.Workspaces, func(w string) bool { return w == real })
 		removed = len(f.Workspaces) < n
 		return removed
+	})
+	return real, removed, err
+}
+
+// Grant records grant (written as Grant documents, such as
+// "hook:failure-metrics") for the workspace folder dir, and returns the
+// folder as recorded.
+func (s *TrustStore) Grant(dir, grant string) (string, error) {
+	g, err := ParseGrant(grant)
+	if err != nil {
+		return "", fmt.Errorf("trust: %w", err)
+	}
+	real, err := canonical(dir)
+	if err != nil {
+		return "", fmt.Errorf("trust: %w", err)
+	}
+	err = s.update(func(f *trustFile) bool {
+		list := f.Grants[real]
+		if slices.Contains(list, g.String()) {
+			return false
+		}
+		if f.Grants == nil {
+			f.Grants = map[string][]string{}
+		}
+		list = append(slices.Clone(list), g.String())
+		slices.Sort(list)
+		f.Grants[real] = list
+		return true
+	})
+	return real, err
+}
+
+// Granted reports whether grant is recorded for the workspace folder dir.
+// A store that cannot be read grants nothing.
+func (s *TrustStore) Granted(dir, grant string) bool {
+	list, err := s.Grants(dir)
+	return err == nil && slices.Contains(list, grant)
+}
+
+// Grants returns the grants recorded for the workspace folder dir,
+// sorted.
+func (s *TrustStore) Grants(dir string) ([]string, error) {
+	real, err := canonical(dir)
+	if err != nil {
+		return nil, fmt.Errorf("trust: %w", err)
+	}
+	f, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	return f.Grants[real], nil
+}
+
+// AllGrants returns the grants of every workspace, by recorded folder.
+func (s *TrustStore) AllGrants() (map[string][]string, error) {
+	f, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	if f.Grants == nil {
+		return map[string][]string{}, nil
+	}
+	return f.Grants, nil
+}
+
+// RevokeGrant removes grant from the workspace folder dir and returns the
+// folder as recorded with the grants removed (none if it was not there).
+// Revoking an extension's grant, hook:<name>, removes its port and
+// resource grants with it, so that the extension no longer runs at all; a
+// port or resource grant is removed alone. A folder that no longer exists
+// can be named by its recorded path.
+func (s *TrustStore) RevokeGrant(dir, grant string) (string, []string, error) {
+	g, err := ParseGrant(grant)
+	if err != nil {
+		return "", nil, fmt.Errorf("trust: %w", err)
+	}
+	real, err := canonical(dir)
+	if err != nil {
+		if real, err = filepath.Abs(dir); err != nil {
+			return "", nil, fmt.Errorf("trust: %w", err)
+		}
+	}
+	var removed []string
+	err = s.update(func(f *trustFile) bool {
+		removed = nil
+		keep := slices.DeleteFunc(slices.Clone(f.Grants[real]), func(x string) bool {
+			drop := x == g.String() || (g == ExtensionGrant(g.Extension) && strings.HasPrefix(x, g.String()+":"))
+			if drop {
+				removed = append(removed, x)
+			}
+			return drop
+		})
+		if len(removed) == 0 {
+			return false
+		}
+		if len(keep) == 0 {
+			delete(f.Grants, real)
+		} else {
+			f.Grants[real] = keep
+		}
+		return true
 	})
 	return real, removed, err
 }
