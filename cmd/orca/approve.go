@@ -34,16 +34,19 @@ func isTerminal(f any) bool {
 // suggests (such as Bash(go test:*)) for the rest of the session, n denies
 // it. It asks one question at a time.
 type promptApprover struct {
-	in  *bufio.Reader
-	out io.Writer
+	// read reads the next line the person types, giving up when ctx ends.
+	read func(ctx context.Context) (string, error)
+	// begin and end, if set, frame each question, from before it is
+	// shown until it is answered: orca chat, which reads the terminal
+	// itself, hands the lines typed meanwhile to read.
+	begin func(ctx context.Context) error
+	end   func()
+	out   io.Writer
 	// ready, if set, waits until the screen is free for the question about
 	// a tool use (see approvalGate).
 	ready func(ctx context.Context, toolUseID string) error
 
 	mu sync.Mutex
-	// pending is a read that a cancelled question left running; the next
-	// question takes its line instead of starting a second reader.
-	pending chan line
 }
 
 type line struct {
@@ -51,8 +54,47 @@ type line struct {
 	err error
 }
 
+// newPromptApprover returns an approver that reads its answers from in.
 func newPromptApprover(in io.Reader, out io.Writer, ready func(context.Context, string) error) *promptApprover {
-	return &promptApprover{in: bufio.NewReader(in), out: out, ready: ready}
+	return &promptApprover{read: (&lineReader{in: bufio.NewReader(in)}).readLine, out: out, ready: ready}
+}
+
+// lineReader reads lines from a stream that may block for ever (a
+// terminal), giving up when the caller's context ends.
+type lineReader struct {
+	in *bufio.Reader
+	// pending is a read that a cancelled call left running; the next call
+	// takes its line instead of starting a second reader.
+	pending chan line
+}
+
+// readLine reads the next line, giving up when ctx ends. The read goes on
+// in the background then, and the next call takes its line. Calls must not
+// overlap.
+func (r *lineReader) readLine(ctx context.Context) (string, error) {
+	if r.pending == nil {
+		ch := make(chan line, 1)
+		go func() {
+			s, err := r.in.ReadString('\n')
+			ch <- line{s, err}
+		}()
+		r.pending = ch
+	}
+	select {
+	case l := <-r.pending:
+		r.pending = nil
+		return l.s, endOfInput(l.err)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// endOfInput says io.EOF the way a person reads it.
+func endOfInput(err error) error {
+	if errors.Is(err, io.EOF) {
+		return errors.New("end of input")
+	}
+	return err
 }
 
 // Approve asks about req and waits for the answer, or for ctx to end.
@@ -63,6 +105,12 @@ func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest
 		if err := a.ready(ctx, req.ToolUseID); err != nil {
 			return policy.Approval{}, err
 		}
+	}
+	if a.begin != nil {
+		if err := a.begin(ctx); err != nil {
+			return policy.Approval{}, err
+		}
+		defer a.end()
 	}
 	call := strings.TrimSpace(req.ToolName + " " + oneLine(argSummary(req.ToolName, argsOf(req.Input), req.Input), maxSummaryRunes))
 	rules := req.Verdict.Suggestions
@@ -84,7 +132,7 @@ func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest
 		return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
 	}
 	for {
-		ans, err := a.readLine(ctx)
+		ans, err := a.read(ctx)
 		if err != nil && ans == "" {
 			if ctx.Err() != nil {
 				io.WriteString(a.out, "\n")
@@ -117,29 +165,6 @@ func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest
 		if _, err := fmt.Fprintf(a.out, "    Please answer %s › ", keys); err != nil {
 			return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
 		}
-	}
-}
-
-// readLine reads the next answer, giving up when ctx ends. The read goes
-// on in the background then, and the next question takes its line.
-func (a *promptApprover) readLine(ctx context.Context) (string, error) {
-	if a.pending == nil {
-		ch := make(chan line, 1)
-		go func() {
-			s, err := a.in.ReadString('\n')
-			ch <- line{s, err}
-		}()
-		a.pending = ch
-	}
-	select {
-	case l := <-a.pending:
-		a.pending = nil
-		if errors.Is(l.err, io.EOF) {
-			l.err = errors.New("end of input")
-		}
-		return l.s, l.err
-	case <-ctx.Done():
-		return "", ctx.Err()
 	}
 }
 

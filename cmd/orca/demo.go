@@ -10,6 +10,7 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
 )
 
 // The demo project: a Go package with no dependencies whose Sum skips the
@@ -162,7 +163,7 @@ func runDemo(cmd *cobra.Command, asJSON bool, perm *permFlags, o options) error 
 		workspace:     dir,
 		system:        defaultSystemPrompt,
 		maxIterations: agent.DefaultMaxIterations,
-		sessionID:     newSessionID(),
+		sessionID:     session.NewID(),
 		prompt:        demoPrompt,
 		json:          asJSON,
 		policy:        pol,

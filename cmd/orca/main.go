@@ -1,7 +1,9 @@
 // Command orca runs LLM agents from the command line: `orca demo` shows a
 // scripted agent fixing a bug in a throw-away Go project, `orca run` runs
-// one turn of an agent in a workspace folder, and `orca trust` records
-// which workspaces may run their own command hooks.
+// one turn of a session in a workspace folder, `orca chat` holds a
+// conversation in the terminal, `orca sessions` lists and shows the
+// sessions a workspace's store keeps, and `orca trust` records which
+// workspaces may run their own command hooks.
 //
 // The commands only parse flags and render events; everything they run is
 // the agent package's runtime and executor.
@@ -15,10 +17,11 @@ import (
 )
 
 func main() {
-	// Ctrl-C cancels the turn's context: the executor ends the turn as
-	// failed, the renderer prints how it ended, and orca exits.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, options{})
-	stop()
+	// Ctrl-C interrupts the running turn (run, chat) or cancels the
+	// command; execute routes the signals.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	code := execute(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, options{signals: sigs})
+	signal.Stop(sigs)
 	os.Exit(code)
 }

@@ -55,7 +55,8 @@ const (
 //	         2	…
 //	     … +9 lines
 //
-// Failed tool calls show ✗ in place of ⎿.
+// Failed tool calls show ✗ in place of ⎿; a compaction of the conversation
+// shows one line (⟳ compacted, ○ not compacted, ✗ failed).
 //
 // On a terminal, the bullet line of a running tool call is a spinner
 // instead, redrawn in place with the seconds elapsed (⠹ Read calc.go (2s));
@@ -87,8 +88,31 @@ func newTextRenderer(ctx context.Context, w io.Writer, opt textOptions) *textRen
 func (r *textRenderer) err() error { return r.first }
 
 // close ends the rendering: a spinner still running stops and leaves its
-// tool call's bullet line.
+// tool call's bullet line. Rendering may go on after it (a chat's next
+// turn).
 func (r *textRenderer) close() { r.endToolLine() }
+
+// note writes s, lines of the program's own (not the turn's), as a block
+// of its own. A running tool call's spinner stops and leaves its line.
+func (r *textRenderer) note(s string) {
+	r.endToolLine()
+	r.block()
+	r.write(strings.TrimRight(s, "\n") + "\n")
+}
+
+// prompt writes the prompt p of a line the person types: after a blank
+// line, unless cont (the prompt of a continued line). The person's Enter
+// ends the line.
+func (r *textRenderer) prompt(p string, cont bool) {
+	r.endToolLine()
+	if cont {
+		r.endLine()
+	} else {
+		r.block()
+	}
+	r.write(p)
+	r.midLine = false
+}
 
 func (r *textRenderer) write(s string) {
 	if r.first != nil || s == "" {
@@ -167,8 +191,31 @@ func (r *textRenderer) render(ev event.Event) {
 	switch d := ev.Data.(type) {
 	case *event.TurnStartedData:
 		r.start = ev.Time
+		if r.opt.hideInput {
+			return
+		}
 		r.block()
 		r.write(indent("❯ ", "  ", d.Input) + "\n")
+	case *event.UserMessageData:
+		// Lines typed while the turn ran (orca chat) enter it now.
+		r.block()
+		r.write(indent("↳ into the turn: ", "  ", strings.Join(d.Messages, "\n")) + "\n")
+	case *event.CompactionData:
+		if ev.Name != event.CompactionCompleted {
+			return
+		}
+		r.block()
+		switch {
+		case d.Error != "":
+			r.write(fmt.Sprintf("✗ compaction (%s) failed: %s\n", d.Trigger, oneLine(d.Error, 0)))
+		case d.Skipped != "":
+			r.write(fmt.Sprintf("○ not compacted (%s): %s\n", d.Trigger, oneLine(d.Skipped, 0)))
+		default:
+			parts := []string{fmt.Sprintf("⟳ compacted the conversation (%s): %s → %d, the oldest summarised", d.Trigger,
+				plural(d.MessagesBefore, "message"), d.MessagesAfter)}
+			parts = append(parts, tokens(d.Usage)...)
+			r.write(strings.Join(parts, " · ") + "\n")
+		}
 	case *event.LLMCallData:
 		switch ev.Name {
 		case event.LLMCallStarted:
@@ -364,8 +411,12 @@ func summary(d *event.TurnCompletedData, took time.Duration) string {
 	if d.StopReason != "answered" {
 		mark = "✗"
 	}
+	how := strings.ReplaceAll(d.StopReason, "_", " ")
+	if d.Budget != "" {
+		how += " (" + strings.ReplaceAll(d.Budget, "_", " ") + ")"
+	}
 	parts := []string{
-		mark + " " + strings.ReplaceAll(d.StopReason, "_", " "),
+		mark + " " + how,
 		plural(d.Iterations, "iteration"),
 		plural(d.ToolCalls, "tool call"),
 	}

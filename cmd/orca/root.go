@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -15,13 +17,17 @@ import (
 
 // Exit codes of the orca command.
 const (
-	// exitOK: the command did its job; for run and demo, the turn answered.
+	// exitOK: the command did its job; for run and demo, the turn answered
+	// (or, for run /compact, the conversation was compacted).
 	exitOK = 0
-	// exitTurn: the turn ran but did not answer (it failed, was interrupted
-	// or reached the iteration limit), or something broke while running it.
+	// exitTurn: the turn ran but did not answer (it failed, was interrupted,
+	// exhausted the session's budget or reached the iteration limit), or
+	// something broke while running it: the session store could not be
+	// opened or written, the runtime could not be built.
 	exitTurn = 1
 	// exitUsage: the command could not start: bad flags or arguments, an
-	// unknown provider, a script file or workspace that cannot be used.
+	// unknown provider, a script file or workspace that cannot be used, a
+	// session that does not exist or belongs to another runtime.
 	exitUsage = 2
 )
 
@@ -66,6 +72,52 @@ type options struct {
 	// orca/settings.json and orca/trust.json; extension.UserConfigDir() if
 	// empty. Tests give each run a folder of its own.
 	configDir string
+	// signals are the signals the user sends (os.Interrupt for Ctrl-C,
+	// SIGTERM); execute routes them (see interrupts). nil: none arrive.
+	signals <-chan os.Signal
+	// interrupts is set by execute: where commands install their handling
+	// of signals.
+	interrupts *interrupts
+}
+
+// interrupts routes the signals the user sends to the command running: to
+// the handler it installed while it can do something finer with them
+// (interrupt a turn, keep a chat going), else to cancelling the command's
+// context.
+type interrupts struct {
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	handler func(os.Signal)
+}
+
+// handle makes fn receive the signals until restore is called. fn is called
+// on the goroutine that receives them, one signal at a time: it must not
+// block.
+func (in *interrupts) handle(fn func(os.Signal)) (restore func()) {
+	if in == nil { // a command tree built without execute: no signals
+		return func() {}
+	}
+	in.mu.Lock()
+	prev := in.handler
+	in.handler = fn
+	in.mu.Unlock()
+	return func() {
+		in.mu.Lock()
+		in.handler = prev
+		in.mu.Unlock()
+	}
+}
+
+func (in *interrupts) deliver(sig os.Signal) {
+	in.mu.Lock()
+	h := in.handler
+	in.mu.Unlock()
+	if h == nil {
+		in.cancel()
+		return
+	}
+	h(sig)
 }
 
 // userConfigDir returns the configuration folder of o, or "" when there
@@ -95,6 +147,10 @@ and TodoWrite.
 Start with 'orca demo': a scripted model fixes a bug in a tiny Go project,
 and every tool call it asks for really runs.
 
+'orca run' runs one turn of a session, 'orca chat' holds a conversation in
+the terminal; both keep the workspace's sessions (transcripts, totals,
+budgets) in .orca/orca.db, which 'orca sessions' lists and shows.
+
 Settings files ($XDG_CONFIG_HOME/orca/settings.json, .orca/settings.json and
 .orca/settings.local.json in the workspace) add permission rules, a default
 permission mode and command hooks, in Claude Code's format; a workspace's own
@@ -102,7 +158,7 @@ hooks run only once 'orca trust' has trusted it.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newDemoCmd(o), newRunCmd(o), newTrustCmd(o), newVersionCmd())
+	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newTrustCmd(o), newVersionCmd())
 	return root
 }
 
@@ -121,7 +177,31 @@ func newVersionCmd() *cobra.Command {
 // execute runs the orca command line args with the given streams and
 // returns the exit code. Errors are printed on stderr, never on stdout, so
 // that stdout stays machine-readable in --json mode.
+//
+// The signals of o.signals cancel the command's context, unless the
+// command installed a handler of its own (o.interrupts.handle).
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, o options) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	o.interrupts = &interrupts{cancel: cancel}
+	if o.signals != nil {
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				select {
+				case sig := <-o.signals:
+					o.interrupts.deliver(sig)
+				case <-done:
+					return
+				}
+			}
+		})
+		defer func() {
+			close(done)
+			wg.Wait()
+		}()
+	}
 	root := newRootCmd(o)
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -1,20 +1,21 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/agent"
-	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/policy"
 )
 
 // provider is a model provider orca knows of.
@@ -33,25 +34,26 @@ var providers = []provider{
 
 // runFlags are the flags of orca run.
 type runFlags struct {
-	provider      string
-	script        string
-	workspace     string
-	maxIterations int
-	json          bool
-	session       string
-	system        string
-	perm          permFlags
-	trust         bool
+	agent agentFlags
+	json  bool
 }
 
 func newRunCmd(o options) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT",
-		Short: "Run one turn of an agent in a workspace",
+		Short: "Run one turn of a session of an agent in a workspace",
 		Long: `Run one turn of an agent: PROMPT goes to the model, every tool call the
 model asks for runs in the workspace (Read, Write, Edit, Glob, Grep, Bash,
 TodoWrite), and the observations go back to the model until it answers.
+
+The turn belongs to a session, kept in the workspace's store
+(.orca/orca.db): a new one by default, the workspace's most recently active
+one with --continue, or the one --session names (started if the store has
+none by that id). The model sees the session's earlier turns; 'orca
+sessions' lists the sessions, 'orca chat' continues one interactively.
+PROMPT "/compact [instructions]" compacts the session's conversation
+instead of running a turn.
 
 The events of the turn are shown as they happen; with --json, stdout carries
 exactly one JSON object per event and nothing else (llm_delta events
@@ -59,6 +61,11 @@ included), the last one being turn_completed.
 
 PROMPT may be several arguments (joined with spaces), or - to read it from
 standard input.
+
+Budgets cap the session as a whole, all its turns together: --budget-tokens,
+--budget-cost, --budget-tool-calls and --budget-time set the session's
+stored budget (it stays for the session's later turns; 0 lifts a cap).
+A turn that reaches one ends as budget_exhausted.
 
 Every tool call goes through the permission policy: rules from the settings
 files and from --allow, --deny and --ask (deny beats ask beats allow), and a
@@ -75,26 +82,26 @@ Settings files: $XDG_CONFIG_HOME/orca/settings.json (default
 permissive defaultMode apply only once you trust it: 'orca trust DIR', or
 --trust for one run.
 
-Exit codes: 0 the turn answered; 1 it failed or reached --max-iterations;
-2 usage errors (flags, provider, script file, workspace, settings files).`,
+Ctrl-C interrupts the turn (it ends as interrupted); a second Ctrl-C
+cancels it.
+
+Exit codes: 0 the turn answered; 1 it failed, was interrupted, exhausted
+the session's budget or reached --max-iterations, or the session store
+could not be opened; 2 usage errors (flags, provider, script file,
+workspace, settings files, a session of another runtime, nothing to
+--continue).`,
 		Example: `  orca run --script fix.json "Fix the failing test"
   orca run --script fix.json --workspace ./project --json "Fix the failing test"
+  orca run --script more.json --continue "Now add a test for it"
+  orca run --script fix.json --budget-tokens 200000 --budget-time 10m "Fix the failing test"
   orca run --script fix.json --allow "Bash(go test:*)" --permission-mode accept-edits "Fix the failing test"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, args, &f, o)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.provider, "provider", "script", "`NAME` of the model provider: "+providerNames(true)+" ("+providerNames(false)+" are not available yet)")
-	fl.StringVar(&f.script, "script", "", "JSON `FILE` of the scripted model's responses (for --provider script)")
-	fl.StringVarP(&f.workspace, "workspace", "w", ".", "workspace `DIR`: the folder the tools work in")
-	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "end the turn after `N` model calls (iterations)")
-	fl.BoolVar(&f.json, "json", false, "print the events as JSON lines instead of text")
-	fl.StringVar(&f.session, "session", "", "session `ID` of the turn (default: a generated id)")
-	fl.StringVar(&f.system, "system", "", "system `PROMPT` (default: orca's built-in coding-agent prompt; \"\" for none)")
-	addPermFlags(cmd, &f.perm, "the settings' defaultMode, else default")
-	fl.BoolVar(&f.trust, "trust", false, "trust the workspace for this run only: apply its own command hooks, allow rules and permission mode")
+	addAgentFlags(cmd, &f.agent)
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the events as JSON lines instead of text")
 	return cmd
 }
 
@@ -113,77 +120,117 @@ func providerNames(available bool) string {
 }
 
 func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
-	client, err := newClient(f.provider, f.script)
+	p, err := f.agent.check(cmd, o)
 	if err != nil {
 		return err
 	}
-	ws, err := checkWorkspace(f.workspace)
-	if err != nil {
-		return err
-	}
-	if f.maxIterations < 1 {
-		return usageErrorf("--max-iterations must be at least 1, not %d", f.maxIterations)
-	}
-	configDir := o.userConfigDir()
-	settings, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: configDir, TrustOverride: f.trust})
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	pol, err := policyFor(cmd, &f.perm, settings, settings.Mode(), configDir)
-	if err != nil {
-		return err
-	}
+	ctx := cmd.Context()
 	// Last: a prompt read from stdin waits for it, and a usage error
 	// should not.
-	prompt, err := readPrompt(cmd.InOrStdin(), args)
+	prompt, err := readPrompt(ctx, cmd.InOrStdin(), args)
 	if err != nil {
 		return err
 	}
-	system := f.system
-	if !cmd.Flags().Changed("system") {
-		system = defaultSystemPrompt
-	}
-	session := f.session
-	if session == "" {
-		session = newSessionID()
-	}
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	reportWarnings(stderr, warns, ws)
+	reportWarnings(stderr, p.warnings, p.workspace)
 
-	// The process's services: created here, closed here, after the
-	// runtime that uses them.
-	svc := agent.NewServices(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	defer svc.Close()
-	unregister, err := settings.RegisterHooks(svc.Hooks, ws)
-	if err != nil {
-		return usageErrorf("%v", err)
+	var r renderer
+	var text *textRenderer
+	if f.json {
+		r = newJSONRenderer(stdout)
+	} else {
+		text = newTextRenderer(ctx, stdout, textOptionsFor(stdout))
+		r = text
 	}
-	defer unregister()
-	return runTurn(cmd.Context(), stdout, stderr, turnConfig{
-		client:        client,
-		workspace:     ws,
-		system:        system,
-		maxIterations: f.maxIterations,
-		sessionID:     session,
-		prompt:        prompt,
-		json:          f.json,
-		policy:        pol,
-		services:      svc,
-		interactive:   isTerminal(stdin) && isTerminal(stdout),
-		stdin:         stdin,
-		configDir:     configDir,
+	gate := newApprovalGate()
+	var approver policy.Approver
+	if isTerminal(stdin) && isTerminal(stdout) {
+		// The question goes where the turn is shown; with --json, stdout
+		// carries only events, so it goes to stderr.
+		out := stdout
+		if f.json {
+			out = stderr
+		}
+		approver = newPromptApprover(stdin, out, gate.wait)
+	}
+	// The events are rendered as the turn emits them, on its goroutine.
+	l, err := p.open(ctx, stderr, approver, gated(r.render, gate))
+	if err != nil {
+		return err
+	}
+	defer l.close(ctx)
+
+	// The first Ctrl-C interrupts the turn, which ends as interrupted; a
+	// second one (or one before the turn started) cancels it.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var signalled atomic.Int32
+	restore := o.interrupts.handle(func(sig os.Signal) {
+		if signalled.Add(1) == 1 && sig == os.Interrupt {
+			if id := l.CurrentTurn(); id != "" && l.Interrupt(id) {
+				return
+			}
+		}
+		cancel()
 	})
+	res, err := l.Run(runCtx, prompt)
+	restore()
+	r.close()
+	if res == nil {
+		return &exitError{code: exitTurn, err: err}
+	}
+	if werr := r.err(); werr != nil {
+		return &exitError{code: exitTurn, err: fmt.Errorf("writing the events: %w", werr)}
+	}
+	if err != nil && res.Err == nil {
+		// The turn ended, but its totals could not be stored.
+		return &exitError{code: exitTurn, err: err}
+	}
+	if text != nil {
+		n := "a new session"
+		if t, err := l.Totals(ctx); err == nil {
+			n = plural(int(t.Turns), "turn")
+		}
+		text.note(fmt.Sprintf("session %s · %s · continue it with --continue or --session %s", l.ID(), n, l.ID()))
+	}
+	switch res.StopReason {
+	case agent.StopAnswered, agent.StopCompacted:
+		return nil
+	}
+	msg := fmt.Sprintf("the turn ended with %s", res.StopReason)
+	if res.BudgetDimension != "" {
+		msg += fmt.Sprintf(" (the session's %s budget)", strings.ReplaceAll(string(res.BudgetDimension), "_", " "))
+	}
+	msg += " after " + plural(res.Iterations, "iteration")
+	if res.Err != nil {
+		msg += ": " + res.Err.Error()
+	}
+	// In text mode the summary on stdout already says how the turn ended.
+	return &exitError{code: exitTurn, err: errors.New(msg), quiet: !f.json}
 }
 
 // readPrompt joins the arguments into the prompt; a single "-" reads it
-// from stdin.
-func readPrompt(stdin io.Reader, args []string) (string, error) {
+// from stdin, until its end or until ctx ends.
+func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, error) {
 	if len(args) == 1 && args[0] == "-" {
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return "", usageErrorf("reading the prompt from standard input: %v", err)
+		type read struct {
+			b   []byte
+			err error
 		}
-		args = []string{string(b)}
+		ch := make(chan read, 1)
+		go func() {
+			b, err := io.ReadAll(stdin)
+			ch <- read{b, err}
+		}()
+		select {
+		case r := <-ch:
+			if r.err != nil {
+				return "", usageErrorf("reading the prompt from standard input: %v", r.err)
+			}
+			args = []string{string(r.b)}
+		case <-ctx.Done():
+			return "", &exitError{code: exitTurn, err: fmt.Errorf("reading the prompt from standard input: %w", context.Cause(ctx))}
+		}
 	}
 	prompt := strings.TrimSpace(strings.Join(args, " "))
 	if prompt == "" {

@@ -17,6 +17,9 @@ type textOptions struct {
 	// width is the terminal's width in columns (0: unknown). Spinner lines
 	// are clipped to it: a line that wrapped could not be redrawn in place.
 	width int
+	// hideInput: the turn's input was typed on this terminal (orca chat),
+	// so turn_started does not show it again.
+	hideInput bool
 }
 
 // terminalWriter is a writer that says itself whether it is a terminal:

@@ -3,8 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,14 +18,15 @@ import (
 // model calls).
 const agentName = "orca"
 
-// defaultSystemPrompt is the system prompt of `orca run` without --system.
+// defaultSystemPrompt is the system prompt of `orca run` and `orca chat`
+// without --system.
 const defaultSystemPrompt = `You are orca, a coding agent working in the user's workspace folder.
 Use the tools to look before you change anything, make the smallest change that
 does the job, check it (run the tests when there are any), and finish with a short
 answer that says what you did.`
 
-// turnConfig is what one CLI turn needs; run and demo fill it in from
-// their flags.
+// turnConfig is what the demo's turn needs. (run and chat run turns of a
+// stored session instead: see plan.open.)
 type turnConfig struct {
 	client        llm.Client
 	workspace     string
@@ -97,15 +96,9 @@ func runTurn(ctx context.Context, stdout, stderr io.Writer, c turnConfig) error 
 		SessionID: c.sessionID,
 		Input:     c.prompt,
 	})
+	show := gated(r.render, gate)
 	for ev := range s.Events() {
-		r.render(ev)
-		if d, ok := ev.Data.(*event.ApprovalData); ok {
-			if ev.Name == event.ApprovalRequested {
-				gate.rendered(d.ToolUseID)
-			} else {
-				gate.resolved(d.ToolUseID)
-			}
-		}
+		show(ev)
 	}
 	r.close()
 	res, err := s.Result()
@@ -124,13 +117,6 @@ func runTurn(ctx context.Context, stdout, stderr io.Writer, c turnConfig) error 
 	}
 	// In text mode the summary on stdout already says how the turn ended.
 	return &exitError{code: exitTurn, err: errors.New(msg), quiet: !c.json}
-}
-
-// newSessionID returns a fresh session id.
-func newSessionID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return "session_" + hex.EncodeToString(b[:])
 }
 
 // renderer shows a turn's events. Its methods are called from one
