@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"runtime"
 	"testing"
 
@@ -41,7 +42,7 @@ func BenchmarkStep(b *testing.B) {
 		}
 		return call, nil
 	})
-	svc := agent.NewServices(nil)
+	svc := agent.NewServices(slog.New(slog.DiscardHandler))
 	defer svc.Close()
 	svc.Bus.SubscribePrefix("metrics", "tool_exec_", func(event.Event) error { return nil })
 	fs, err := workspace.OpenLocal(b.TempDir())
