@@ -49,3 +49,50 @@ func TestCost(t *testing.T) {
 		t.Errorf("override: %v", got)
 	}
 }
+
+// Dated and family names find the longest entry that prefixes them.
+func TestDefaultPricesLongestPrefix(t *testing.T) {
+	million := llm.Usage{InputTokens: 1_000_000}
+	for model, want := range map[string]float64{
+		"claude-sonnet-5-5":          2,
+		"claude-sonnet-5-5-20261001": 2,
+		"claude-sonnet-5":            2,
+		"claude-opus-5-5":            4,
+		"claude-opus-5":              5,
+		"claude-opus-4-5-20251101":   5,
+		"claude-opus-4-1-20250805":   15,
+		"claude-opus-4-20250514":     15,
+		"claude-haiku-4-5-20251001":  1,
+		"claude-haiku-5-5":           0.1,
+		"gpt-6.1-terra":              1,
+		"gpt-6.1-sol":                2,
+		"gpt-5.4-nano-2026-03-17":    0.2,
+		"gpt-5.4":                    2.5,
+		"gpt-5-mini-2025-08-07":      0.25,
+		"gpt-4o-2024-11-20":          2.5,
+		"llama3.2":                   0,
+	} {
+		if got := budget.DefaultPrices.Cost(model, million); math.Abs(got-want) > 1e-9 {
+			t.Errorf("a million input tokens of %s cost %v, want %v", model, got, want)
+		}
+	}
+	// Cache writes and reads are priced apart from input.
+	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000, CacheReadTokens: 1_000_000, CacheWriteTokens: 1_000_000}
+	if got, want := budget.DefaultPrices.Cost("claude-sonnet-5-5", u), 2+10+0.1+2.5; math.Abs(got-want) > 1e-9 {
+		t.Errorf("claude-sonnet-5-5: %v, want %v", got, want)
+	}
+}
+
+func TestPricesWith(t *testing.T) {
+	base := budget.Prices{"a": {Input: 1}, "b": {Input: 2}}
+	got := base.With(budget.Prices{"b": {Input: 20}, "c": {Input: 30}})
+	if len(got) != 3 || got["a"].Input != 1 || got["b"].Input != 20 || got["c"].Input != 30 {
+		t.Errorf("With = %v", got)
+	}
+	if base["b"].Input != 2 || len(base) != 2 {
+		t.Errorf("With modified its receiver: %v", base)
+	}
+	if got := budget.DefaultPrices.With(nil); len(got) != len(budget.DefaultPrices) {
+		t.Errorf("With(nil) has %d entries", len(got))
+	}
+}

@@ -12,13 +12,24 @@
 // where <config> is UserConfigDir(). Permission lists and hooks
 // concatenate; a later defaultMode replaces an earlier one.
 //
+// Beside Claude Code's keys, a file may choose the model — "provider",
+// "model", "base_url" — and price models for the cost budget, per model
+// name:
+//
+//	{"prices": {"my-model": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}}}
+//
+// in US dollars per million tokens (a price left out is 0); a later file's
+// entry for a model replaces an earlier one's.
+//
 // Project files come with the workspace, so a cloned repository could use
 // them to run commands or grant itself permissions. Their hooks therefore
 // run only in a workspace the user trusts (TrustStore, kept in the user's
 // configuration folder, outside any workspace); in an untrusted workspace,
 // their allow rules and a defaultMode that allows more than "default" are
-// skipped too, while their deny and ask rules, which only restrict, apply.
-// The user's own file is always applied in full.
+// skipped too, while their deny and ask rules, which only restrict, apply;
+// so are their base_url (which could send the user's API key elsewhere) and
+// prices (which could hide spending from the cost budget). The user's own
+// file is always applied in full.
 //
 // A command hook (Command) is a shell command that answers one of orca's
 // hooks the way Claude Code's command hooks answer its events: the event as
@@ -33,13 +44,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/policy"
 )
@@ -51,6 +65,14 @@ type Settings struct {
 	Permissions Permissions
 	// Hooks are the command hooks that may run, in file order.
 	Hooks []CommandHook
+	// UserModel is the model choice of the user's file, ProjectModel that
+	// of the project's files (settings.local.json over settings.json).
+	// They stay apart so that a program can weigh them against its flags
+	// and the environment (llm/provider.Resolve does).
+	UserModel, ProjectModel ModelSettings
+	// Prices price models for the cost budget, over the defaults (see
+	// budget.Prices.With); nil if no file has any.
+	Prices budget.Prices
 	// Sources are the files that were read, in order (files that do not
 	// exist are not listed).
 	Sources []string
@@ -90,6 +112,32 @@ type CommandHook struct {
 // failures name the entry to fix.
 func (h CommandHook) Name() string {
 	return h.File + "#" + strings.TrimPrefix(h.Key, "hooks.")
+}
+
+// ModelSettings are the "provider", "model" and "base_url" of settings
+// files; empty when not given.
+type ModelSettings struct {
+	Provider, Model, BaseURL string
+}
+
+// over returns m, with what it leaves empty taken from less — except a
+// model or base URL that less gives for another provider than the one
+// chosen: those belong to that provider.
+func (m ModelSettings) over(less ModelSettings) ModelSettings {
+	out := m
+	if out.Provider == "" {
+		out.Provider = less.Provider
+	}
+	if less.Provider != "" && less.Provider != out.Provider {
+		return out
+	}
+	if out.Model == "" {
+		out.Model = less.Model
+	}
+	if out.BaseURL == "" {
+		out.BaseURL = less.BaseURL
+	}
+	return out
 }
 
 // Warning is something Load skipped without failing.
@@ -244,6 +292,17 @@ func (s *Settings) merge(f *file) {
 		p.DefaultMode = f.perms.DefaultMode
 	}
 	s.Hooks = append(s.Hooks, f.hooks...)
+	if f.project {
+		s.ProjectModel = f.model.over(s.ProjectModel)
+	} else {
+		s.UserModel = f.model.over(s.UserModel)
+	}
+	for name, price := range f.prices {
+		if s.Prices == nil {
+			s.Prices = budget.Prices{}
+		}
+		s.Prices[name] = price
+	}
 }
 
 // file is one settings file, checked.
@@ -252,12 +311,17 @@ type file struct {
 	project bool
 	perms   Permissions
 	hooks   []CommandHook
+
+	model  ModelSettings
+	prices budget.Prices
 }
 
 // grants reports whether f has something an untrusted workspace may not
-// use: hooks, allow rules or a mode that allows more than the default.
+// use: hooks, allow rules, a mode that allows more than the default, a base
+// URL or prices.
 func (f *file) grants() bool {
-	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode)
+	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
+		f.model.BaseURL != "" || len(f.prices) > 0
 }
 
 // granting reports whether mode allows calls that ModeDefault asks about.
@@ -282,7 +346,13 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 		what = append(what, fmt.Sprintf("defaultMode %q", f.perms.DefaultMode))
 		f.perms.DefaultMode = ""
 	}
-	f.hooks, f.perms.Allow = nil, nil
+	if f.model.BaseURL != "" {
+		what = append(what, fmt.Sprintf("base_url %q", f.model.BaseURL))
+	}
+	if n := len(f.prices); n > 0 {
+		what = append(what, plural(n, "model price"))
+	}
+	f.hooks, f.perms.Allow, f.model.BaseURL, f.prices = nil, nil, "", nil
 	list := strings.Join(what, ", ")
 	if i := strings.LastIndex(list, ", "); i >= 0 {
 		list = list[:i] + " and " + list[i+2:]
@@ -392,6 +462,36 @@ func parse(path string, data []byte) (*file, error) {
 			f.perms.DefaultMode = m
 		}
 	}
+	for _, k := range []struct {
+		key  string
+		out  *string
+		what string
+	}{{"provider", &f.model.Provider, "a provider name"}, {"model", &f.model.Model, "a model name"}, {"base_url", &f.model.BaseURL, "a URL"}} {
+		raw, ok := top[k.key]
+		if !ok {
+			continue
+		}
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fail(k.key, "want %s (a string), got %s", k.what, kind(raw))
+		}
+		if strings.TrimSpace(v) == "" {
+			return nil, fail(k.key, "want %s, got an empty string", k.what)
+		}
+		if k.key == "base_url" {
+			if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, fail(k.key, "%q is not an http or https URL", v)
+			}
+		}
+		*k.out = v
+	}
+	if raw, ok := top["prices"]; ok {
+		prices, err := parsePrices(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		f.prices = prices
+	}
 	if raw, ok := top["hooks"]; ok {
 		var byEvent map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &byEvent); err != nil || byEvent == nil {
@@ -416,6 +516,50 @@ func parse(path string, data []byte) (*file, error) {
 		}
 	}
 	return f, nil
+}
+
+// parsePrices checks the "prices" of a file; errors name the key:
+// prices["gpt-6.1-terra"].input.
+func parsePrices(raw json.RawMessage) (budget.Prices, error) {
+	fail := func(key string, format string, args ...any) error {
+		return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
+	}
+	var models map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &models); err != nil || models == nil {
+		return nil, fail("prices", "want an object of model names, got %s", kind(raw))
+	}
+	out := make(budget.Prices, len(models))
+	// In order, so that of several mistakes the same is reported first.
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		raw := models[name]
+		key := fmt.Sprintf("prices[%q]", name)
+		if strings.TrimSpace(name) == "" {
+			return nil, fail(key, "the model name is empty")
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+			return nil, fail(key, "want an object of prices (input, output, cache_read, cache_write), got %s", kind(raw))
+		}
+		var p budget.Price
+		dest := map[string]*float64{"input": &p.Input, "output": &p.Output, "cache_read": &p.CacheRead, "cache_write": &p.CacheWrite}
+		for _, field := range slices.Sorted(maps.Keys(fields)) {
+			raw := fields[field]
+			to, ok := dest[field]
+			if !ok {
+				return nil, fail(key+"."+field, "unknown price (the prices are input, output, cache_read and cache_write)")
+			}
+			var v float64
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, fail(key+"."+field, "want a number of US dollars per million tokens, got %s", kind(raw))
+			}
+			if v < 0 {
+				return nil, fail(key+"."+field, "%v is negative", v)
+			}
+			*to = v
+		}
+		out[name] = p
+	}
+	return out, nil
 }
 
 // parseEvent checks the matcher groups of one event.

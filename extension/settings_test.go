@@ -1,14 +1,17 @@
 package extension_test
 
 import (
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
 )
 
@@ -20,7 +23,7 @@ func setup(t *testing.T) (config, ws string) {
 func TestLoadMergesInOrder(t *testing.T) {
 	config, ws := setup(t)
 	writeFile(t, config, "orca/settings.json", `{
-		"model": "ignored: unknown top-level keys are Claude Code's business",
+		"statusLine": {"type": "command", "command": "ignored: unknown top-level keys are Claude Code's business"},
 		"permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"], "defaultMode": "acceptEdits", "additionalDirectories": ["/x"]},
 		"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "user.sh"}]}]}
 	}`)
@@ -172,6 +175,14 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{"rule not a string", `{"permissions": {"deny": [7]}}`, `permissions.deny[0]: want a permission rule (a string), got a number`},
 		{"rules not a list", `{"permissions": {"ask": "Bash"}}`, `permissions.ask: want a list of permission rules, got a string`},
 		{"bad mode", `{"permissions": {"defaultMode": "yolo"}}`, `permissions.defaultMode: unknown permission mode "yolo"`},
+		{"provider not a string", `{"provider": 1}`, `provider: want a provider name (a string), got a number`},
+		{"empty model", `{"model": " "}`, `model: want a model name, got an empty string`},
+		{"bad base URL", `{"base_url": "localhost:11434"}`, `base_url: "localhost:11434" is not an http or https URL`},
+		{"prices not an object", `{"prices": [1]}`, `prices: want an object of model names, got a list`},
+		{"price not an object", `{"prices": {"gpt-6.1-terra": 3}}`, `prices["gpt-6.1-terra"]: want an object of prices (input, output, cache_read, cache_write), got a number`},
+		{"unknown price", `{"prices": {"gpt-6.1-terra": {"input": 1, "inptu": 2}}}`, `prices["gpt-6.1-terra"].inptu: unknown price (the prices are input, output, cache_read and cache_write)`},
+		{"price not a number", `{"prices": {"m": {"output": "15"}}}`, `prices["m"].output: want a number of US dollars per million tokens, got a string`},
+		{"negative price", `{"prices": {"m": {"cache_read": -0.3}}}`, `prices["m"].cache_read: -0.3 is negative`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config, ws := setup(t)
@@ -211,5 +222,70 @@ func TestEventNames(t *testing.T) {
 	}
 	if _, ok := extension.HookOf("PRE_TOOL_USE"); ok {
 		t.Error("orca's hook names are not settings event names")
+	}
+}
+
+// The model settings: the user's file's and the project's apart (the
+// local file over the shared one, except what it gives for another
+// provider); prices merge per model, later files winning. An untrusted
+// project's model choice applies, but not its base URL or prices.
+func TestLoadModelSettings(t *testing.T) {
+	config, ws := setup(t)
+	writeFile(t, config, "orca/settings.json", `{
+		"provider": "openai", "model": "gpt-6.1-terra", "base_url": "http://localhost:11434/v1",
+		"prices": {"gpt-6.1-terra": {"input": 1, "output": 5}, "llama3.2": {"input": 0.01}}
+	}`)
+	writeFile(t, ws, ".orca/settings.json", `{
+		"provider": "openai", "model": "gpt-6-luna", "base_url": "https://gateway.example.com/v1",
+		"prices": {"claude-opus-5-5": {"input": 3.5, "output": 17.5, "cache_read": 0.35, "cache_write": 4.375}}
+	}`)
+	writeFile(t, ws, ".orca/settings.local.json", `{"provider": "anthropic", "model": "claude-opus-5-5", "prices": {"llama3.2": {"input": 0.02}}}`)
+
+	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config, TrustOverride: true})
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("Load: %v, %v", warns, err)
+	}
+	if want := (extension.ModelSettings{Provider: "openai", Model: "gpt-6.1-terra", BaseURL: "http://localhost:11434/v1"}); s.UserModel != want {
+		t.Errorf("user's: %+v", s.UserModel)
+	}
+	// The shared file's gateway is for OpenAI, not the local file's
+	// Anthropic.
+	if want := (extension.ModelSettings{Provider: "anthropic", Model: "claude-opus-5-5"}); s.ProjectModel != want {
+		t.Errorf("project's: %+v", s.ProjectModel)
+	}
+	want := budget.Prices{
+		"gpt-6.1-terra":   {Input: 1, Output: 5},
+		"llama3.2":        {Input: 0.02},
+		"claude-opus-5-5": {Input: 3.5, Output: 17.5, CacheRead: 0.35, CacheWrite: 4.375},
+	}
+	if !maps.Equal(s.Prices, want) {
+		t.Errorf("prices: %v\nwant %v", s.Prices, want)
+	}
+	if got := budget.DefaultPrices.With(s.Prices).Cost("claude-opus-5-5", llm.Usage{InputTokens: 1_000_000}); got != 3.5 {
+		t.Errorf("the settings' price is not used: %v", got)
+	}
+
+	// Untrusted: the project's base URL could send the user's key
+	// elsewhere, and its prices could hide spending; both wait for trust.
+	writeFile(t, ws, ".orca/settings.local.json", `{"model": "gpt-6-sol", "prices": {"llama3.2": {"input": 0.02}}}`)
+	s, warns, err = extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 2 || !warns[0].Untrusted || !strings.Contains(warns[0].Message, `base_url "https://gateway.example.com/v1" and 1 model price not applied`) ||
+		!strings.Contains(warns[1].Message, "1 model price not applied") {
+		t.Errorf("warnings: %v", warns)
+	}
+	if want := (extension.ModelSettings{Provider: "openai", Model: "gpt-6-sol"}); s.ProjectModel != want {
+		t.Errorf("untrusted project's: %+v", s.ProjectModel)
+	}
+	if !maps.Equal(s.Prices, budget.Prices{"gpt-6.1-terra": {Input: 1, Output: 5}, "llama3.2": {Input: 0.01}}) {
+		t.Errorf("untrusted prices: %v", s.Prices)
+	}
+
+	// No file with model settings or prices: none.
+	s, _, err = extension.Load(extension.LoadOptions{ConfigDir: t.TempDir()})
+	if err != nil || s.Prices != nil || s.UserModel != (extension.ModelSettings{}) || s.ProjectModel != (extension.ModelSettings{}) {
+		t.Errorf("no files: %+v, %v", s, err)
 	}
 }

@@ -1,0 +1,154 @@
+// Package provider builds the model client that a configuration names —
+// Anthropic's Messages API or OpenAI's Chat Completions (and the servers
+// that speak it) — and resolves that configuration from its sources.
+//
+// Resolve combines, most important first: command-line flags, project
+// settings, user settings, and the environment (ORCA_PROVIDER,
+// ORCA_MODEL). API keys come from the providers' own variables
+// (ANTHROPIC_API_KEY, OPENAI_API_KEY) unless a Config carries one.
+//
+// The scripted model of tests and demos (llm/script) is not built here:
+// it needs a script, which is no provider setting.
+package provider
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/llm/openai"
+)
+
+// The providers New builds.
+const (
+	Anthropic = "anthropic"
+	OpenAI    = "openai"
+)
+
+// The environment variables Resolve reads.
+const (
+	ProviderEnv = "ORCA_PROVIDER"
+	ModelEnv    = "ORCA_MODEL"
+)
+
+// Names returns the providers New builds.
+func Names() []string { return []string{Anthropic, OpenAI} }
+
+// Config says which model to use and how to reach it. Empty fields take
+// the provider's defaults.
+type Config struct {
+	// Provider is Anthropic or OpenAI.
+	Provider string
+	// Model is the model of requests that name none (DefaultModel of the
+	// provider if empty).
+	Model string
+	// BaseURL is where the API is (the provider's variable, such as
+	// ANTHROPIC_BASE_URL, else the provider's own API, if empty). For
+	// OpenAI, a base URL makes the API key optional: local servers need
+	// none.
+	BaseURL string
+	// APIKey is the API key (the provider's variable, such as
+	// ANTHROPIC_API_KEY, if empty).
+	APIKey string
+	// MaxTokens caps the output of requests that set no cap.
+	MaxTokens int
+}
+
+// DefaultModel returns the model a provider uses when none is named, ""
+// for an unknown provider.
+func DefaultModel(provider string) string {
+	switch provider {
+	case Anthropic:
+		return anthropic.DefaultModel
+	case OpenAI:
+		return openai.DefaultModel
+	}
+	return ""
+}
+
+// New returns the client of cfg.Provider. An unknown or missing provider
+// is an error that lists the known ones; a missing API key, one that names
+// the variable to set.
+func New(cfg Config) (llm.Client, error) {
+	switch cfg.Provider {
+	case Anthropic:
+		var opts []anthropic.Option
+		if cfg.APIKey != "" {
+			opts = append(opts, anthropic.APIKey(cfg.APIKey))
+		}
+		if cfg.BaseURL != "" {
+			opts = append(opts, anthropic.BaseURL(cfg.BaseURL))
+		}
+		if cfg.Model != "" {
+			opts = append(opts, anthropic.Model(cfg.Model))
+		}
+		if cfg.MaxTokens > 0 {
+			opts = append(opts, anthropic.MaxTokens(cfg.MaxTokens))
+		}
+		return anthropic.New(opts...)
+	case OpenAI:
+		var opts []openai.Option
+		if cfg.APIKey != "" {
+			opts = append(opts, openai.APIKey(cfg.APIKey))
+		}
+		if cfg.BaseURL != "" {
+			opts = append(opts, openai.BaseURL(cfg.BaseURL))
+		}
+		if cfg.Model != "" {
+			opts = append(opts, openai.Model(cfg.Model))
+		}
+		if cfg.MaxTokens > 0 {
+			opts = append(opts, openai.MaxTokens(cfg.MaxTokens))
+		}
+		return openai.New(opts...)
+	case "":
+		return nil, fmt.Errorf("provider: none chosen (the providers are %s)", strings.Join(Names(), ", "))
+	}
+	return nil, fmt.Errorf("provider: unknown provider %q (the providers are %s)", cfg.Provider, strings.Join(Names(), ", "))
+}
+
+// Resolve returns the configuration to use: each field from the most
+// important source that sets it — flags, then project settings, then user
+// settings, then the environment (env(ProviderEnv), env(ModelEnv); env
+// may be nil) — and the provider's default model if no source names one.
+//
+// The provider is resolved first. A source that names another provider
+// than the resolved one gives nothing else either: its model, base URL and
+// key are for that provider. (User settings for OpenAI do not leak a model
+// name into a project that chose Anthropic.)
+func Resolve(flags, project, user Config, env func(string) string) Config {
+	var fromEnv Config
+	if env != nil {
+		fromEnv = Config{Provider: env(ProviderEnv), Model: env(ModelEnv)}
+	}
+	sources := []Config{flags, project, user, fromEnv}
+	var out Config
+	for _, s := range sources {
+		if s.Provider != "" {
+			out.Provider = s.Provider
+			break
+		}
+	}
+	for _, s := range sources {
+		if s.Provider != "" && s.Provider != out.Provider {
+			continue
+		}
+		if out.Model == "" {
+			out.Model = s.Model
+		}
+		if out.BaseURL == "" {
+			out.BaseURL = s.BaseURL
+		}
+		if out.APIKey == "" {
+			out.APIKey = s.APIKey
+		}
+		if out.MaxTokens <= 0 {
+			out.MaxTokens = s.MaxTokens
+		}
+	}
+	if out.Model == "" {
+		out.Model = DefaultModel(out.Provider)
+	}
+	return out
+}

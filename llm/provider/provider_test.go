@@ -1,0 +1,163 @@
+package provider_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/llm/openai"
+	"github.com/orca-agent/orca/llm/provider"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestResolve(t *testing.T) {
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	for _, tc := range []struct {
+		name                 string
+		flags, project, user provider.Config
+		env                  map[string]string
+		want                 provider.Config
+	}{
+		{
+			name: "Nothing",
+			want: provider.Config{},
+		},
+		{
+			name: "EnvironmentOnly",
+			env:  map[string]string{"ORCA_PROVIDER": "openai", "ORCA_MODEL": "gpt-6-luna"},
+			want: provider.Config{Provider: "openai", Model: "gpt-6-luna"},
+		},
+		{
+			name: "DefaultModel",
+			user: provider.Config{Provider: "anthropic"},
+			want: provider.Config{Provider: "anthropic", Model: anthropic.DefaultModel},
+		},
+		{
+			name:    "FlagsWin",
+			flags:   provider.Config{Model: "claude-opus-5-5"},
+			project: provider.Config{Provider: "anthropic", Model: "claude-haiku-5-5", BaseURL: "https://gateway.example.com"},
+			user:    provider.Config{Provider: "anthropic", Model: "claude-sonnet-5", MaxTokens: 4000},
+			env:     map[string]string{"ORCA_PROVIDER": "openai", "ORCA_MODEL": "gpt-6-sol"},
+			want:    provider.Config{Provider: "anthropic", Model: "claude-opus-5-5", BaseURL: "https://gateway.example.com", MaxTokens: 4000},
+		},
+		{
+			name:    "ProjectOverUser",
+			project: provider.Config{Model: "claude-haiku-5-5"},
+			user:    provider.Config{Provider: "anthropic", Model: "claude-sonnet-5"},
+			want:    provider.Config{Provider: "anthropic", Model: "claude-haiku-5-5"},
+		},
+		{
+			// The user's OpenAI model and local server are not the
+			// project's Anthropic's.
+			name:    "OtherProvidersSettingsIgnored",
+			project: provider.Config{Provider: "anthropic"},
+			user:    provider.Config{Provider: "openai", Model: "llama3.2", BaseURL: "http://localhost:11434/v1"},
+			env:     map[string]string{"ORCA_MODEL": "claude-opus-5-5"},
+			want:    provider.Config{Provider: "anthropic", Model: "claude-opus-5-5"},
+		},
+		{
+			name:  "FlagProviderOverridesSettings",
+			flags: provider.Config{Provider: "openai"},
+			user:  provider.Config{Provider: "anthropic", Model: "claude-opus-5-5"},
+			want:  provider.Config{Provider: "openai", Model: openai.DefaultModel},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := provider.Resolve(tc.flags, tc.project, tc.user, env(tc.env)); got != tc.want {
+				t.Errorf("Resolve = %+v\nwant     %+v", got, tc.want)
+			}
+		})
+	}
+	if got := provider.Resolve(provider.Config{Provider: "openai"}, provider.Config{}, provider.Config{}, nil); got.Model != openai.DefaultModel {
+		t.Errorf("nil env: %+v", got)
+	}
+}
+
+func TestDefaultModel(t *testing.T) {
+	for _, name := range provider.Names() {
+		if provider.DefaultModel(name) == "" {
+			t.Errorf("provider %s has no default model", name)
+		}
+	}
+	if provider.DefaultModel("script") != "" {
+		t.Error("a default model for an unknown provider")
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	t.Setenv(anthropic.APIKeyEnv, "")
+	t.Setenv(openai.APIKeyEnv, "")
+	t.Setenv(openai.BaseURLEnv, "")
+	for cfg, want := range map[provider.Config][]string{
+		{Provider: "gemini"}:    {`"gemini"`, "anthropic, openai"},
+		{}:                      {"anthropic, openai"},
+		{Provider: "anthropic"}: {"ANTHROPIC_API_KEY"},
+		{Provider: "openai"}:    {"OPENAI_API_KEY"},
+	} {
+		_, err := provider.New(cfg)
+		for _, w := range want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("New(%+v) = %v, want an error saying %s", cfg, err, w)
+			}
+		}
+	}
+}
+
+// New gives the client the configuration's key, base URL and model: the
+// request reaches the server at the base URL, for the model, with the key.
+func TestNewWiring(t *testing.T) {
+	for _, tc := range []struct {
+		provider, base, path, keyHeader string
+	}{
+		// Anthropic's base URL has no /v1 (the SDK adds it); OpenAI's has.
+		{provider.Anthropic, "", "/v1/messages", "Bearer sk-conf"},
+		{provider.OpenAI, "/v1", "/v1/chat/completions", "Bearer sk-conf"},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			var mu sync.Mutex
+			var path, auth, model string
+			var maxTokens int
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var body struct {
+					Model               string `json:"model"`
+					MaxTokens           int    `json:"max_tokens"`
+					MaxCompletionTokens int    `json:"max_completion_tokens"`
+				}
+				b, _ := io.ReadAll(r.Body)
+				json.Unmarshal(b, &body)
+				mu.Lock()
+				path, auth, model, maxTokens = r.URL.Path, r.Header.Get("Authorization"), body.Model, body.MaxTokens+body.MaxCompletionTokens
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				io.WriteString(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid key"}}`)
+			}))
+			defer srv.Close()
+			c, err := provider.New(provider.Config{Provider: tc.provider, Model: "m-1", BaseURL: srv.URL + tc.base, APIKey: "sk-conf", MaxTokens: 321})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Generate(t.Context(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("hi")}}}}, nil)
+			if !errors.Is(err, llm.ErrAuthentication) {
+				t.Errorf("error %v, want an authentication error", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if path != tc.path || auth != tc.keyHeader || model != "m-1" || maxTokens != 321 {
+				t.Errorf("request to %s, auth %q, model %q, max tokens %d", path, auth, model, maxTokens)
+			}
+		})
+	}
+}
