@@ -73,6 +73,11 @@ type Settings struct {
 	// Prices price models for the cost budget, over the defaults (see
 	// budget.Prices.With); nil if no file has any.
 	Prices budget.Prices
+	// Verify is the built-in verification command run after a finished
+	// turn (agent.Definition.Verify), from the "verify" key; the last file
+	// that sets it wins. A project's is skipped in an untrusted workspace:
+	// it is a command.
+	Verify string
 	// Sources are the files that were read, in order (files that do not
 	// exist are not listed).
 	Sources []string
@@ -297,6 +302,9 @@ func (s *Settings) merge(f *file) {
 	} else {
 		s.UserModel = f.model.over(s.UserModel)
 	}
+	if f.verify != "" {
+		s.Verify = f.verify
+	}
 	for name, price := range f.prices {
 		if s.Prices == nil {
 			s.Prices = budget.Prices{}
@@ -314,6 +322,7 @@ type file struct {
 
 	model  ModelSettings
 	prices budget.Prices
+	verify string
 }
 
 // grants reports whether f has something an untrusted workspace may not
@@ -321,7 +330,7 @@ type file struct {
 // URL or prices.
 func (f *file) grants() bool {
 	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
-		f.model.BaseURL != "" || len(f.prices) > 0
+		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != ""
 }
 
 // granting reports whether mode allows calls that ModeDefault asks about.
@@ -352,7 +361,10 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 	if n := len(f.prices); n > 0 {
 		what = append(what, plural(n, "model price"))
 	}
-	f.hooks, f.perms.Allow, f.model.BaseURL, f.prices = nil, nil, "", nil
+	if f.verify != "" {
+		what = append(what, fmt.Sprintf("verify command %q", f.verify))
+	}
+	f.hooks, f.perms.Allow, f.model.BaseURL, f.prices, f.verify = nil, nil, "", nil, ""
 	list := strings.Join(what, ", ")
 	if i := strings.LastIndex(list, ", "); i >= 0 {
 		list = list[:i] + " and " + list[i+2:]
@@ -484,6 +496,13 @@ func parse(path string, data []byte) (*file, error) {
 			}
 		}
 		*k.out = v
+	}
+	if raw, ok := top["verify"]; ok {
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil || strings.TrimSpace(v) == "" {
+			return nil, fail("verify", "want a command (a non-empty string), got %s", kind(raw))
+		}
+		f.verify = v
 	}
 	if raw, ok := top["prices"]; ok {
 		prices, err := parsePrices(raw)

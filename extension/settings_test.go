@@ -289,3 +289,23 @@ func TestLoadModelSettings(t *testing.T) {
 		t.Errorf("no files: %+v, %v", s, err)
 	}
 }
+
+// The verify command is a command: a project's applies only in a trusted
+// workspace; the user's always.
+func TestLoadVerify(t *testing.T) {
+	config, ws := setup(t)
+	writeFile(t, config, "orca/settings.json", `{"verify": "make check"}`)
+	writeFile(t, ws, ".orca/settings.json", `{"verify": "go test ./..."}`)
+	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	if err != nil || s.Verify != "make check" || len(warns) != 1 || !strings.Contains(warns[0].String(), `verify command "go test ./..."`) {
+		t.Errorf("untrusted: %q, %v, %v", s.Verify, warns, err)
+	}
+	s, _, err = extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config, TrustOverride: true})
+	if err != nil || s.Verify != "go test ./..." {
+		t.Errorf("trusted: %q, %v", s.Verify, err)
+	}
+	writeFile(t, ws, ".orca/settings.json", `{"verify": 3}`)
+	if _, _, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config}); err == nil || !strings.Contains(err.Error(), "verify") {
+		t.Errorf("bad verify: %v", err)
+	}
+}
