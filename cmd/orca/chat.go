@@ -73,6 +73,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	ctx := cmd.Context()
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	reportWarnings(stderr, p.warnings, p.workspace)
+	reportExtensions(stderr, p.exts, p.workspace)
 
 	tty := isTerminal(stdin)
 	opt := textOptionsFor(stdout)
@@ -96,7 +97,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	l, err := p.open(ctx, stderr, approver, func(ev event.Event) {
 		show(ev)
 		c.poke()
-	})
+	}, false)
 	if err != nil {
 		return err
 	}

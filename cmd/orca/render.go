@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -188,6 +189,10 @@ func (r *textRenderer) render(ev event.Event) {
 	// Whatever comes after a tool call's start (its end, normally) ends
 	// its spinner.
 	r.endToolLine()
+	if ev.Depth > 0 {
+		r.renderFork(ev)
+		return
+	}
 	switch d := ev.Data.(type) {
 	case *event.TurnStartedData:
 		r.start = ev.Time
@@ -278,6 +283,44 @@ func (r *textRenderer) render(ev event.Event) {
 	}
 }
 
+// renderFork shows an event of a subagent fork (depth ≥ 1) as a line under
+// the Task call that started it, one "│" deeper per level:
+//
+//	● Task Look for the bug (general-purpose)
+//	  │ ● Read calc.go
+//	  │ ✓ answered · 2 iterations · 1 tool call
+//	  ⎿  The bug is in Sum …
+//
+// Its text, prompt and successful observations are not shown: the fork's
+// answer is the Task call's observation.
+func (r *textRenderer) renderFork(ev event.Event) {
+	var s string
+	switch d := ev.Data.(type) {
+	case *event.ToolData:
+		switch {
+		case ev.Name == event.ToolExecStarted:
+			s, _, _ = strings.Cut(toolHeader(d.ToolName, d.Input), "\n")
+		case d.IsError:
+			first, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
+			s = "  ✗ " + oneLine(first, maxLineRunes)
+		}
+	case *event.LLMCallData:
+		if ev.Name == event.LLMCallFailed && d.Retrying {
+			s = fmt.Sprintf("✗ model call failed (attempt %d), retrying: %s", d.Attempt, oneLine(d.Error, maxLineRunes))
+		}
+	case *event.HookFailedData:
+		s = "! " + oneLine(fmt.Sprintf("hook %s failed: %s", d.Handler, d.Error), maxLineRunes)
+	case *event.TurnCompletedData:
+		s = strings.TrimRight(summary(d, 0), "\n")
+	}
+	if s == "" {
+		return
+	}
+	prefix := strings.Repeat("  │ ", ev.Depth)
+	r.endLine()
+	r.write(indent(prefix, prefix, s) + "\n")
+}
+
 // toolHeader returns the bullet line of a tool call: its name and the
 // arguments that say what it does; for TodoWrite, the list itself.
 func toolHeader(name string, input json.RawMessage) string {
@@ -349,6 +392,19 @@ func argSummary(name string, args map[string]any, input json.RawMessage) string 
 			s = s[:i] + " …"
 		}
 		return s
+	case "Task":
+		if str("description") == "" {
+			break
+		}
+		s := str("description") + " (" + cmp.Or(str("subagent_type"), "general-purpose")
+		if bg, _ := args["run_in_background"].(bool); bg {
+			s += ", in the background"
+		}
+		return s + ")"
+	case "AgentOutput", "TaskStop":
+		if id := str("task_id"); id != "" {
+			return id
+		}
 	}
 	var b bytes.Buffer
 	if json.Compact(&b, input) != nil || b.String() == "{}" {

@@ -327,3 +327,29 @@ func TestHookFailedLine(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+func TestForkLines(t *testing.T) {
+	var out bytes.Buffer
+	r := newTextRenderer(t.Context(), &out, textOptions{})
+	fork := func(depth int, ev event.Event) event.Event { ev.Depth = depth; return ev }
+	r.render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "go"}))
+	r.render(toolEvent(event.ToolExecStarted, "Task", `{"description": "Find it", "prompt": "…", "subagent_type": "explorer"}`, ""))
+	r.render(fork(1, newEvent(event.TurnStarted, &event.TurnStartedData{Input: "…"})))
+	r.render(fork(1, toolEvent(event.ToolExecStarted, "Read", `{"file_path": "a.go"}`, "")))
+	r.render(fork(1, toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "a.go"}`, "package a")))
+	r.render(fork(2, toolEvent(event.ToolExecStarted, "Grep", `{"pattern": "x"}`, "")))
+	r.render(fork(2, toolEvent(event.ToolExecFailed, "Grep", `{"pattern": "x"}`, "bad pattern\nmore")))
+	r.render(fork(1, newEvent(event.TurnCompleted, &event.TurnCompletedData{StopReason: "answered", Iterations: 2, ToolCalls: 1})))
+	r.render(toolEvent(event.ToolExecCompleted, "Task", `{}`, "found it"))
+	r.close()
+	want := "❯ go\n\n" +
+		"● Task Find it (explorer)\n" +
+		"  │ ● Read a.go\n" +
+		"  │   │ ● Grep \"x\"\n" +
+		"  │   │   ✗ bad pattern\n" +
+		"  │ ✓ answered · 2 iterations · 1 tool call\n" +
+		"  ⎿  found it\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}

@@ -149,16 +149,21 @@ and every tool call it asks for really runs.
 
 'orca run' runs one turn of a session, 'orca chat' holds a conversation in
 the terminal; both keep the workspace's sessions (transcripts, totals,
-budgets) in .orca/orca.db, which 'orca sessions' lists and shows.
+budgets) in .orca/orca.db, which 'orca sessions' lists and shows, with
+every event as an observation row ('orca timeline --session ID'); with
+--timeline a run's events also go to .orca/runs/<run>/events.jsonl
+('orca timeline').
 
 Settings files ($XDG_CONFIG_HOME/orca/settings.json, .orca/settings.json and
 .orca/settings.local.json in the workspace) add permission rules, a default
 permission mode and command hooks, in Claude Code's format; a workspace's own
-hooks run only once 'orca trust' has trusted it.`,
+hooks run only once 'orca trust' has trusted it. The workspace's extensions
+(.orca/hooks/<name>/hook.yaml and a handler) run only once 'orca trust
+hook:<name>' has granted them.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newTrustCmd(o), newVersionCmd())
+	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newTimelineCmd(), newTrustCmd(o), newVersionCmd())
 	return root
 }
 

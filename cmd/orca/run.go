@@ -56,8 +56,11 @@ PROMPT "/compact [instructions]" compacts the session's conversation
 instead of running a turn.
 
 The events of the turn are shown as they happen; with --json, stdout carries
-exactly one JSON object per event and nothing else (llm_delta events
-included), the last one being turn_completed.
+exactly one JSON object per event and nothing else (llm_delta events and
+the events of subagent forks, which carry "depth", included), the last one
+being turn_completed. Every event is also kept as an observation row in the
+store; with --timeline, in .orca/runs/<run>/events.jsonl too ('orca
+timeline' shows both).
 
 PROMPT may be several arguments (joined with spaces), or - to read it from
 standard input.
@@ -80,7 +83,8 @@ Settings files: $XDG_CONFIG_HOME/orca/settings.json (default
 .orca/settings.local.json in the workspace, in Claude Code's format
 (permissions and command hooks). The workspace's own hooks, allow rules and
 permissive defaultMode apply only once you trust it: 'orca trust DIR', or
---trust for one run.
+--trust for one run. The workspace's extensions (.orca/hooks/<name>, with a
+hook.yaml manifest) run only once granted: 'orca trust hook:<name> DIR'.
 
 Ctrl-C interrupts the turn (it ends as interrupted); a second Ctrl-C
 cancels it.
@@ -88,8 +92,8 @@ cancels it.
 Exit codes: 0 the turn answered; 1 it failed, was interrupted, exhausted
 the session's budget or reached --max-iterations, or the session store
 could not be opened; 2 usage errors (flags, provider, script file,
-workspace, settings files, a session of another runtime, nothing to
---continue).`,
+workspace, settings files, extension manifests, a session of another
+runtime, nothing to --continue).`,
 		Example: `  orca run --script fix.json "Fix the failing test"
   orca run --script fix.json --workspace ./project --json "Fix the failing test"
   orca run --script more.json --continue "Now add a test for it"
@@ -133,6 +137,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	}
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	reportWarnings(stderr, p.warnings, p.workspace)
+	reportExtensions(stderr, p.exts, p.workspace)
 
 	var r renderer
 	var text *textRenderer
@@ -154,7 +159,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		approver = newPromptApprover(stdin, out, gate.wait)
 	}
 	// The events are rendered as the turn emits them, on its goroutine.
-	l, err := p.open(ctx, stderr, approver, gated(r.render, gate))
+	l, err := p.open(ctx, stderr, approver, gated(r.render, gate), true)
 	if err != nil {
 		return err
 	}
@@ -175,6 +180,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	})
 	res, err := l.Run(runCtx, prompt)
 	restore()
+	l.forks.stop() // a background fork still running is not shown after the turn
 	r.close()
 	if res == nil {
 		return &exitError{code: exitTurn, err: err}
@@ -239,35 +245,43 @@ func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, er
 	return prompt, nil
 }
 
-// newClient returns the model client of the provider called name.
-func newClient(name, scriptFile string) (llm.Client, error) {
+// newClient returns the model client of the provider called name, and
+// what completes it once the session's id is known (nil: nothing).
+func newClient(name, scriptFile string) (llm.Client, func(sessionID string), error) {
 	i := slices.IndexFunc(providers, func(p provider) bool { return p.name == name })
 	if i < 0 || !providers[i].available {
 		what := fmt.Sprintf("unknown provider %q", name)
 		if i >= 0 {
 			what = fmt.Sprintf("provider %q is not available yet", name)
 		}
-		return nil, usageErrorf("%s: use --provider %s (the %s providers are not available yet)",
+		return nil, nil, usageErrorf("%s: use --provider %s (the %s providers are not available yet)",
 			what, providerNames(true), providerNames(false))
 	}
 	// The script provider is the only one available.
 	if scriptFile == "" {
-		return nil, usageErrorf("--provider script needs --script FILE, a JSON file of the model's responses")
+		return nil, nil, usageErrorf("--provider script needs --script FILE, a JSON file of the model's responses")
 	}
 	return loadScript(scriptFile)
 }
 
 // loadScript reads a script file into a client that answers the session's
-// model calls from it, in order.
-func loadScript(path string) (llm.Client, error) {
+// model calls from it: its routes once the session's id is known (fill),
+// the rest from its responses, in order.
+func loadScript(path string) (llm.Client, func(sessionID string), error) {
 	f, err := script.ParseFile(path)
 	if err != nil {
-		return nil, usageErrorf("%v", err)
+		return nil, nil, usageErrorf("%v", err)
 	}
-	if len(f.Responses) == 0 {
-		return nil, usageErrorf("script file %s has no responses: it needs {\"responses\": [...]} with one element per model response", path)
+	empty := len(f.Responses) == 0
+	for _, rs := range f.Routes {
+		empty = empty && len(rs) == 0
 	}
-	return script.New().ScriptAny(f.Responses...), nil
+	if empty {
+		return nil, nil, usageErrorf("script file %s has no responses: it needs {\"responses\": [...]} with one element per model response, "+
+			"or {\"routes\": {\"main\": [...], \"subagent\": [...]}}", path)
+	}
+	c := script.New()
+	return c, func(sessionID string) { f.Install(c, sessionID) }, nil
 }
 
 // checkWorkspace returns dir if it is a folder orca can work in, or a

@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
@@ -36,6 +39,8 @@ type agentFlags struct {
 	session       string
 	cont          bool
 	budget        budgetFlags
+	// timeline: also write the run's events to .orca/runs/<run>/events.jsonl.
+	timeline bool
 }
 
 // budgetFlags are the --budget-* flags: a session's budget override.
@@ -63,24 +68,30 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl.Float64Var(&f.budget.costUSD, "budget-cost", 0, "cap the session's cost at `USD` dollars; 0 lifts the cap")
 	fl.Int64Var(&f.budget.toolCalls, "budget-tool-calls", 0, "cap the session's tool calls at `N`; 0 lifts the cap")
 	fl.DurationVar(&f.budget.wallTime, "budget-time", 0, "cap the session's wall time at `DURATION` (such as 90s or 10m); 0 lifts the cap")
+	fl.BoolVar(&f.timeline, "timeline", false, "also write every event to .orca/runs/<run>/events.jsonl ('orca timeline' shows it)")
 }
 
 // plan is what the agent flags say, checked: everything a session needs
 // that can be known before anything is opened.
 type plan struct {
-	flags     *agentFlags
-	client    llm.Client
+	flags  *agentFlags
+	client llm.Client
+	// fill, if set, completes the client once the session's id is known
+	// (the script provider's routes are per session).
+	fill      func(sessionID string)
 	workspace string // as given
 	system    string
 	settings  *extension.Settings
 	warnings  []extension.Warning
 	policy    *policy.Policy
 	configDir string
+	// exts are the workspace's filesystem extensions, trusted or not.
+	exts []*extension.Extension
 }
 
 // check validates the agent flags. Every problem is a usage error.
 func (f *agentFlags) check(cmd *cobra.Command, o options) (*plan, error) {
-	client, err := newClient(f.provider, f.script)
+	client, fill, err := newClient(f.provider, f.script)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +128,16 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	exts, err := loadExtensions(ws, configDir, &warns)
+	if err != nil {
+		return nil, err
+	}
 	system := f.system
 	if !fl.Changed("system") {
 		system = defaultSystemPrompt
 	}
-	return &plan{flags: f, client: client, workspace: ws, system: system, settings: settings,
-		warnings: warns, policy: pol, configDir: configDir}, nil
+	return &plan{flags: f, client: client, fill: fill, workspace: ws, system: system, settings: settings,
+		warnings: warns, policy: pol, configDir: configDir, exts: exts}, nil
 }
 
 // openStore opens the session store of workspace ws,
@@ -147,12 +162,15 @@ func openStore(ws string) (*sqlite.Store, error) {
 // all, in order.
 type live struct {
 	*session.LiveSession
-	rt      *agent.Runtime
+	rt *agent.Runtime
+	// forks shows the events of the session's subagent forks.
+	forks   *forkFeed
 	closers []func()
 }
 
 // close closes the session (firing SESSION_END even after Ctrl-C), then
-// the runtime, the store and the services.
+// the runtime, the event writers, the store, the extensions and the
+// services.
 func (l *live) close(ctx context.Context) {
 	if l.LiveSession != nil {
 		l.LiveSession.Close(context.WithoutCancel(ctx))
@@ -165,9 +183,11 @@ func (l *live) close(ctx context.Context) {
 // open opens the session the flags name — --session, --continue or a new
 // one — on a runtime with the default tools over the workspace, its state
 // in the workspace's store; then it applies the --budget-* flags to the
-// session's stored budget. The session's events go to onEvent; the calls
-// the policy asks about go to approver (nil: refused).
-func (p *plan) open(ctx context.Context, stderr io.Writer, approver policy.Approver, onEvent func(event.Event)) (_ *live, err error) {
+// session's stored budget. The session's events, its subagent forks'
+// included, go to onEvent, one at a time; the calls the policy asks about
+// go to approver (nil: refused). oneTurn: the session runs one turn, and
+// nothing is shown after its turn_completed.
+func (p *plan) open(ctx context.Context, stderr io.Writer, approver policy.Approver, onEvent func(event.Event), oneTurn bool) (_ *live, err error) {
 	l := &live{}
 	defer func() {
 		if err != nil {
@@ -184,11 +204,31 @@ func (p *plan) open(ctx context.Context, stderr io.Writer, approver policy.Appro
 		return nil, usageErrorf("%v", err)
 	}
 	l.closers = append(l.closers, unregister)
+	// The trusted extensions: their handlers start on their first event or
+	// hook, and stop when loaded is closed, after the runtime.
+	loaded, err := extension.RegisterExtensions(svc, p.exts)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	l.closers = append(l.closers, func() { loaded.Close() })
 	st, err := openStore(p.workspace)
 	if err != nil {
 		return nil, err
 	}
 	l.closers = append(l.closers, func() { st.Close() })
+	// Every event becomes an observation row of the store: closed after
+	// the session and the runtime, so that their last events are written,
+	// and before the store.
+	rows, err := observe.NewRows(svc.Bus, st, logger)
+	if err != nil {
+		return nil, &exitError{code: exitTurn, err: fmt.Errorf("observation rows: %w", err)}
+	}
+	l.closers = append(l.closers, func() { rows.Close() }) // its failures were logged as they happened
+	if p.flags.timeline {
+		if err := p.startTimeline(l, svc.Bus, stderr); err != nil {
+			return nil, err
+		}
+	}
 	if approver == nil {
 		approver = policy.Headless{}
 	}
@@ -216,7 +256,16 @@ func (p *plan) open(ctx context.Context, stderr io.Writer, approver policy.Appro
 	if err != nil {
 		return nil, err
 	}
-	ls, err := session.NewRouter(rt, st, agent.NewExecutor()).Open(ctx, id, session.OpenOptions{OnEvent: onEvent})
+	if p.fill != nil {
+		p.fill(id)
+	}
+	// Stopped before the runtime closes: nothing is shown after it.
+	l.forks, err = newForkFeed(svc.Bus, id, onEvent, oneTurn)
+	if err != nil {
+		return nil, &exitError{code: exitTurn, err: err}
+	}
+	l.closers = append(l.closers, l.forks.stop)
+	ls, err := session.NewRouter(rt, st, agent.NewExecutor()).Open(ctx, id, session.OpenOptions{OnEvent: l.forks.fromTurn})
 	switch {
 	case errors.Is(err, store.ErrWrongRuntime):
 		// A runtime is an agent over a workspace folder: the session was
@@ -235,6 +284,36 @@ func (p *plan) open(ctx context.Context, stderr io.Writer, approver policy.Appro
 		return nil, &exitError{code: exitTurn, err: fmt.Errorf("session %s: setting the budget: %w", id, err)}
 	}
 	return l, nil
+}
+
+// startTimeline writes the events of the bus to a new run's timeline,
+// .orca/runs/<run>/events.jsonl, until l closes; then it says on stderr
+// where the timeline went.
+func (p *plan) startTimeline(l *live, bus *event.Bus, stderr io.Writer) error {
+	root, err := extension.Canonical(p.workspace)
+	if err != nil {
+		return &exitError{code: exitTurn, err: fmt.Errorf("workspace %s: %w", p.workspace, err)}
+	}
+	tl, err := observe.NewTimeline(bus, root, newRunID(time.Now()))
+	if err != nil {
+		return &exitError{code: exitTurn, err: err}
+	}
+	l.closers = append(l.closers, func() {
+		if err := tl.Close(); err != nil {
+			fmt.Fprintf(stderr, "orca: %v\n", err)
+			return
+		}
+		fmt.Fprintf(stderr, "orca: the run's timeline is in %s ('orca timeline %s' shows it)\n", tl.Path(), shellQuote(tl.Path()))
+	})
+	return nil
+}
+
+// newRunID returns a fresh run id, run_<yyyymmdd-hhmmss>_<random hex>:
+// ids sort in the order the runs started.
+func newRunID(now time.Time) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return "run_" + now.Format("20060102-150405") + "_" + hex.EncodeToString(b[:])
 }
 
 // sessionID returns the id of the session to open: --session's, the most

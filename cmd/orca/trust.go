@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,8 +14,8 @@ import (
 func newTrustCmd(o options) *cobra.Command {
 	var list, revoke bool
 	cmd := &cobra.Command{
-		Use:   "trust [DIR]",
-		Short: "Trust a workspace, so that its own command hooks and permissions apply",
+		Use:   "trust [DIR | hook:NAME [DIR]]",
+		Short: "Trust a workspace's settings, or grant one of its extensions",
 		Long: `Trust the workspace DIR (default: the current folder): from now on, orca
 applies its .orca/settings.json and .orca/settings.local.json in full,
 running their command hooks and applying their allow rules and defaultMode.
@@ -23,12 +26,23 @@ permissions on its own.
 Trust is recorded in $XDG_CONFIG_HOME/orca/trust.json (default
 ~/.config/orca/trust.json), outside every workspace, by the folder's real
 path; it does not extend to subfolders. 'orca run --trust' trusts a
-workspace for one run without recording it.`,
-		Example: `  orca trust                 trust the current folder
-  orca trust ~/src/project   trust another folder
-  orca trust --list          show the trusted folders
-  orca trust --revoke        stop trusting the current folder`,
-		Args: cobra.MaximumNArgs(1),
+workspace for one run without recording it.
+
+'orca trust hook:NAME [DIR]' grants the filesystem extension
+DIR/.orca/hooks/NAME (see its hook.yaml) instead: from then on its handler
+runs, with every port its manifest asks for. hook:NAME:events and
+hook:NAME:hooks grant one port; hook:NAME:resource:KEY adds the resource
+KEY (its value comes from the user's settings.json, "extensions":
+{"resources": {...}}). Grants are per workspace and independent of
+trusting the workspace. --revoke hook:NAME removes the grant (and its port
+and resource grants).`,
+		Example: `  orca trust                         trust the current folder
+  orca trust ~/src/project           trust another folder
+  orca trust hook:failure-metrics    run the current folder's extension failure-metrics
+  orca trust --revoke hook:failure-metrics
+  orca trust --list                  show the trusted folders and the grants
+  orca trust --revoke                stop trusting the current folder`,
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			configDir := o.userConfigDir()
 			if configDir == "" {
@@ -41,17 +55,20 @@ workspace for one run without recording it.`,
 				if len(args) > 0 || revoke {
 					return usageErrorf("--list takes no folder and no --revoke")
 				}
-				dirs, err := store.List()
-				if err != nil {
-					return &exitError{code: exitTurn, err: err}
+				return listTrust(out, cmd.ErrOrStderr(), store)
+			}
+			if len(args) > 0 && strings.HasPrefix(args[0], extension.GrantPrefix) {
+				dir := "."
+				if len(args) == 2 {
+					dir = args[1]
 				}
-				if len(dirs) == 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "orca: no workspace is trusted (%s)\n", store.Path())
+				if revoke {
+					return revokeGrant(out, store, args[0], dir)
 				}
-				for _, d := range dirs {
-					fmt.Fprintln(out, d)
-				}
-				return nil
+				return grant(out, cmd.ErrOrStderr(), store, args[0], dir)
+			}
+			if len(args) > 1 {
+				return usageErrorf("trust takes one folder, or a grant (hook:NAME) and a folder")
 			}
 			dir := "."
 			if len(args) == 1 {
@@ -102,7 +119,117 @@ workspace for one run without recording it.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&list, "list", false, "list the trusted folders")
-	cmd.Flags().BoolVar(&revoke, "revoke", false, "stop trusting DIR")
+	cmd.Flags().BoolVar(&list, "list", false, "list the trusted folders and the extension grants")
+	cmd.Flags().BoolVar(&revoke, "revoke", false, "stop trusting DIR, or remove the grant hook:NAME")
 	return cmd
+}
+
+// listTrust lists the trusted folders, and under each folder its
+// extension grants; a folder with grants that is not trusted says so.
+func listTrust(out, stderr io.Writer, store *extension.TrustStore) error {
+	dirs, err := store.List()
+	if err != nil {
+		return &exitError{code: exitTurn, err: err}
+	}
+	grants, err := store.AllGrants()
+	if err != nil {
+		return &exitError{code: exitTurn, err: err}
+	}
+	all := slices.Clone(dirs)
+	for d := range grants {
+		if !slices.Contains(all, d) {
+			all = append(all, d)
+		}
+	}
+	slices.Sort(all)
+	if len(all) == 0 {
+		fmt.Fprintf(stderr, "orca: no workspace is trusted and no extension is granted (%s)\n", store.Path())
+		return nil
+	}
+	var b strings.Builder
+	for _, d := range all {
+		b.WriteString(d)
+		if !slices.Contains(dirs, d) {
+			b.WriteString(" (not trusted: extension grants only)")
+		}
+		b.WriteString("\n")
+		for _, g := range grants[d] {
+			b.WriteString("  " + g + "\n")
+		}
+	}
+	_, err = io.WriteString(out, b.String())
+	return err
+}
+
+// grant records the grant g for the workspace dir and says what the
+// extension it names asks for and now gets; it warns when dir has no such
+// extension (the grant applies once it does).
+func grant(out, stderr io.Writer, store *extension.TrustStore, g, dir string) error {
+	parsed, err := extension.ParseGrant(g)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if _, err := checkWorkspace(dir); err != nil {
+		return err
+	}
+	real, err := store.Grant(dir, parsed.String())
+	if err != nil {
+		return &exitError{code: exitTurn, err: err}
+	}
+	fmt.Fprintf(out, "Granted %s in %s.\n", parsed, real)
+	exts, err := extension.LoadExtensions(extension.ExtensionOptions{Workspace: real, Trust: store})
+	if err != nil {
+		fmt.Fprintf(stderr, "orca: warning: the workspace's extensions cannot be loaded, so none of them runs:\n%v\n", err)
+		return nil
+	}
+	i := slices.IndexFunc(exts, func(x *extension.Extension) bool { return x.Manifest.Name == parsed.Extension })
+	if i < 0 {
+		fmt.Fprintf(stderr, "orca: warning: %s has no extension %s (%s/%s/%s): the grant applies once it does\n",
+			real, parsed.Extension, extension.ExtensionsDir, parsed.Extension, extension.ManifestFile)
+		return nil
+	}
+	x := exts[i]
+	var b strings.Builder
+	b.WriteString("It asks for:\n")
+	b.WriteString(indent("  ", "  ", describeExtension(x)) + "\n")
+	if x.Trusted {
+		ports := make([]string, len(x.Ports))
+		for i, p := range x.Ports {
+			ports[i] = string(p)
+		}
+		fmt.Fprintf(&b, "It runs with: %s", strings.Join(ports, ", "))
+		if len(x.Resources) > 0 {
+			fmt.Fprintf(&b, "; resources %s", strings.Join(x.Resources, ", "))
+		}
+		b.WriteString(".\n")
+	} else {
+		fmt.Fprintf(&b, "It does not run yet: %s.\n", x.Reason)
+	}
+	if len(x.Withheld) > 0 {
+		fmt.Fprintf(&b, "Not granted: %s.\n", strings.Join(x.Withheld, ", "))
+	}
+	for _, n := range x.Notes {
+		fmt.Fprintf(&b, "Note: %s.\n", n)
+	}
+	_, err = io.WriteString(out, b.String())
+	return err
+}
+
+// revokeGrant removes the grant g (with its port and resource grants, for
+// hook:NAME) from the workspace dir.
+func revokeGrant(out io.Writer, store *extension.TrustStore, g, dir string) error {
+	parsed, err := extension.ParseGrant(g)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	real, removed, err := store.RevokeGrant(dir, parsed.String())
+	if err != nil {
+		return &exitError{code: exitTurn, err: err}
+	}
+	if len(removed) == 0 {
+		_, err = fmt.Fprintf(out, "%s was not granted in %s.\n", parsed, real)
+		return err
+	}
+	_, err = fmt.Fprintf(out, "Revoked %s in %s.\n", strings.Join(removed, ", "), real)
+	return err
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/orca-agent/orca/extension"
+)
+
+// loadExtensions reads the filesystem extensions of workspace ws
+// (.orca/hooks/<name>) and what the user's trust policy grants each one,
+// without running anything. A manifest that cannot be used is a usage
+// error naming its file and field. Resource values that cannot be read
+// from the user's settings file are a warning (added to warns): the
+// extensions then get none.
+func loadExtensions(ws, configDir string, warns *[]extension.Warning) ([]*extension.Extension, error) {
+	opts := extension.ExtensionOptions{Workspace: ws}
+	if configDir != "" {
+		opts.Trust = extension.NewTrustStore(configDir)
+		res, err := extension.UserResources(configDir)
+		if err != nil {
+			file := filepath.Join(configDir, filepath.FromSlash(extension.UserFile))
+			*warns = append(*warns, extension.Warning{File: file,
+				Message: "extension resources not read: " + strings.TrimPrefix(err.Error(), file+": ")})
+		}
+		opts.Resources = res
+	}
+	exts, err := extension.LoadExtensions(opts)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return exts, nil
+}
+
+// reportExtensions says on w, once per run, which extensions of workspace
+// ws do not run and the command that would run them, and what trusted
+// ones were granted but do not get.
+func reportExtensions(w io.Writer, exts []*extension.Extension, ws string) {
+	dir := ""
+	if real, err := extension.Canonical(ws); err == nil {
+		if cwd, err := extension.Canonical("."); err != nil || cwd != real {
+			dir = " " + shellQuote(real)
+		}
+	}
+	for _, x := range exts {
+		if !x.Trusted {
+			fmt.Fprintf(w, "orca: extension %s (%s) %s; to run it: orca trust %s%s\n", x.Manifest.Name, x.File, x.Reason, x.Grant(), dir)
+			continue
+		}
+		for _, n := range x.Notes {
+			fmt.Fprintf(w, "orca: warning: extension %s: %s\n", x.Manifest.Name, n)
+		}
+	}
+}
+
+// describeExtension says what extension x asks for, for people: its
+// handler, the events and hooks it receives, its ports and resources.
+func describeExtension(x *extension.Extension) string {
+	m := &x.Manifest
+	var b strings.Builder
+	fmt.Fprintf(&b, "extension %s (%s)\n", m.Name, x.File)
+	fmt.Fprintf(&b, "  handler       %s\n", m.Handler)
+	if evs := m.RuntimeEvents(); len(evs) > 0 {
+		s := make([]string, len(evs))
+		for i, e := range evs {
+			s[i] = string(e)
+		}
+		fmt.Fprintf(&b, "  events        %s (observes them)\n", strings.Join(s, ", "))
+	}
+	if hs := m.Hooks(); len(hs) > 0 {
+		s := make([]string, len(hs))
+		for i, h := range hs {
+			s[i] = string(h)
+		}
+		fmt.Fprintf(&b, "  hooks         %s (answers them: it may block or change calls)\n", strings.Join(s, ", "))
+	}
+	caps := make([]string, len(m.Capabilities))
+	for i, c := range m.Capabilities {
+		caps[i] = string(c)
+	}
+	fmt.Fprintf(&b, "  capabilities  %s\n", strings.Join(caps, ", "))
+	if len(m.ResourceKeys) > 0 {
+		fmt.Fprintf(&b, "  resources     %s\n", strings.Join(m.ResourceKeys, ", "))
+	}
+	fmt.Fprintf(&b, "  timeout       %s per request\n", m.Timeout)
+	return b.String()
+}
