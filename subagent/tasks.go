@@ -2,9 +2,8 @@ package subagent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -44,6 +43,7 @@ type task struct {
 type Manager struct {
 	mu     sync.Mutex
 	tasks  map[string]*task
+	seq    int
 	wg     sync.WaitGroup
 	closed bool
 }
@@ -62,9 +62,10 @@ func (m *Manager) Start(owner, agent, description string, fn func(ctx context.Co
 	if m.closed {
 		return "", ErrClosed
 	}
-	var b [6]byte
-	rand.Read(b[:])
-	id := "task_" + hex.EncodeToString(b[:])
+	// Ids are sequential per manager: predictable, so a script can name
+	// them, and safe, because only the owner ever learns a task exists.
+	m.seq++
+	id := fmt.Sprintf("task_%d", m.seq)
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &task{owner: owner, cancel: cancel, done: make(chan struct{}),
 		info: TaskInfo{ID: id, Agent: agent, Description: description, Status: Running, Started: time.Now()}}
