@@ -13,7 +13,11 @@ type counter struct {
 	enq, deq []int
 }
 
-func (c *counter) Enqueued(_ string, depth int) { c.mu.Lock(); c.enq = append(c.enq, depth); c.mu.Unlock() }
+func (c *counter) Enqueued(_ string, depth int) {
+	c.mu.Lock()
+	c.enq = append(c.enq, depth)
+	c.mu.Unlock()
+}
 func (c *counter) Dequeued(_ string, n, depth int) {
 	c.mu.Lock()
 	c.deq = append(c.deq, n, depth)

@@ -18,9 +18,11 @@ import (
 
 type noop struct{}
 
-func (noop) Name() string            { return "Noop" }
-func (noop) Description() string     { return "Does nothing." }
-func (noop) Schema() json.RawMessage { return json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`) }
+func (noop) Name() string        { return "Noop" }
+func (noop) Description() string { return "Does nothing." }
+func (noop) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+}
 func (noop) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	return tool.Result{Content: "ok"}
 }
