@@ -47,12 +47,16 @@ When standard input is not a terminal (a pipe, a file), its lines are read
 as a script: one turn after another, each line waiting for the previous turn
 to end, and no prompt is shown.
 
-The flags are those of 'orca run' (without --json); the --budget-* flags set
-the session's stored budget before the first turn.
+The flags are those of 'orca run' (without --json): the model (--provider,
+--model, --base-url, or --script), --verify, the permissions; the --budget-*
+flags set the session's stored budget before the first turn. A turn that is
+escalated, or fails, does not end the chat.
 
 Exit codes: 0 when the chat ends (/exit, end of input, Ctrl-C); 1 if the
 session store cannot be opened; 2 usage errors, as for 'orca run'.`,
-		Example: `  orca chat --script replies.json
+		Example: `  orca chat --provider anthropic
+  orca chat --provider openai --base-url http://localhost:11434/v1 --model qwen3-coder
+  orca chat --script replies.json
   orca chat --script replies.json --continue
   orca chat --script replies.json --session session_0123456789abcdef --budget-cost 2.50
   printf 'Fix the test\n/cost\n' | orca chat --script replies.json`,

@@ -443,9 +443,8 @@ func TestRunUsageErrors(t *testing.T) {
 		args []string
 		want []string // in stderr
 	}{
-		{"unknown provider", []string{"--provider", "gemini", "--script", good}, []string{`"gemini"`, "script", "anthropic and openai providers are not available yet"}},
-		{"provider not yet available", []string{"--provider", "anthropic"}, []string{`"anthropic"`, "not available yet", "--provider script"}},
-		{"no script", nil, []string{"--script FILE"}},
+		{"unknown provider", []string{"--provider", "gemini", "--script", good}, []string{`"gemini"`, "anthropic, openai and script"}},
+		{"no script", []string{"--provider", "script"}, []string{"--script FILE"}},
 		{"missing script file", []string{"--script", missing}, []string{missing, "no such file"}},
 		{"bad JSON", []string{"--script", badJSON}, []string{badJSON, "line 3, column 1", "invalid character"}},
 		{"unknown field", []string{"--script", unknownField}, []string{unknownField, `unknown field "txt"`}},

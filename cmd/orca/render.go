@@ -262,6 +262,14 @@ func (r *textRenderer) render(ev event.Event) {
 			}
 			r.write(observation(d.Output, d.IsError))
 		}
+	case *event.VerificationData:
+		// The built-in verification, after the model answered.
+		r.block()
+		if d.Passed {
+			r.write("✓ verified: " + oneLine(d.Command, maxLineRunes) + "\n")
+			return
+		}
+		r.write("✗ verification failed: " + oneLine(d.Command, maxLineRunes) + "\n" + observation(d.Output, true))
 	case *event.HookFailedData:
 		// A failed hook does not stop the run, but whoever wrote it wants
 		// to know: under the tool call it belongs to, or on its own.
@@ -481,8 +489,11 @@ func summary(d *event.TurnCompletedData, took time.Duration) string {
 		parts = append(parts, took.String())
 	}
 	s := strings.Join(parts, " · ") + "\n"
-	if d.Error != "" {
+	switch {
+	case d.Error != "":
 		s += indent("  ", "  ", d.Error) + "\n"
+	case d.Reason != "" && d.StopReason != "answered":
+		s += indent("  ", "  ", d.Reason) + "\n"
 	}
 	return s
 }

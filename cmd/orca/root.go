@@ -78,6 +78,10 @@ type options struct {
 	// interrupts is set by execute: where commands install their handling
 	// of signals.
 	interrupts *interrupts
+	// getenv reads the environment variables that choose the model
+	// (ORCA_PROVIDER, ORCA_MODEL); os.Getenv if nil. The providers' own
+	// variables (ANTHROPIC_API_KEY, …) are read by their clients.
+	getenv func(string) string
 }
 
 // interrupts routes the signals the user sends to the command running: to
@@ -120,6 +124,14 @@ func (in *interrupts) deliver(sig os.Signal) {
 	h(sig)
 }
 
+// env returns the value of the environment variable key.
+func (o options) env(key string) string {
+	if o.getenv != nil {
+		return o.getenv(key)
+	}
+	return os.Getenv(key)
+}
+
 // userConfigDir returns the configuration folder of o, or "" when there
 // is none (no home folder): then no user settings are read and nothing can
 // be trusted.
@@ -147,6 +159,11 @@ and TodoWrite.
 Start with 'orca demo': a scripted model fixes a bug in a tiny Go project,
 and every tool call it asks for really runs.
 
+'orca run' and 'orca chat' use a real model with --provider anthropic
+(ANTHROPIC_API_KEY), --provider openai (OPENAI_API_KEY, or --base-url for a
+local OpenAI-compatible server such as Ollama's), or the scripted model of
+--script FILE.
+
 'orca run' runs one turn of a session, 'orca chat' holds a conversation in
 the terminal; both keep the workspace's sessions (transcripts, totals,
 budgets) in .orca/orca.db, which 'orca sessions' lists and shows, with
@@ -156,8 +173,10 @@ every event as an observation row ('orca timeline --session ID'); with
 
 Settings files ($XDG_CONFIG_HOME/orca/settings.json, .orca/settings.json and
 .orca/settings.local.json in the workspace) add permission rules, a default
-permission mode and command hooks, in Claude Code's format; a workspace's own
-hooks run only once 'orca trust' has trusted it. The workspace's extensions
+permission mode and command hooks, in Claude Code's format, and choose the
+model ("provider", "model", "base_url"), its prices and a verification
+command ("verify"); a workspace's own hooks run only once 'orca trust' has
+trusted it. The workspace's extensions
 (.orca/hooks/<name>/hook.yaml and a handler) run only once 'orca trust
 hook:<name>' has granted them.`,
 		SilenceErrors: true,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -17,20 +16,6 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
 )
-
-// provider is a model provider orca knows of.
-type provider struct {
-	name      string
-	available bool // this build has it
-}
-
-// providers are the providers orca knows of, available or not, so that
-// naming one that is not available yet says so.
-var providers = []provider{
-	{"script", true},
-	{"anthropic", false},
-	{"openai", false},
-}
 
 // runFlags are the flags of orca run.
 type runFlags struct {
@@ -46,6 +31,19 @@ func newRunCmd(o options) *cobra.Command {
 		Long: `Run one turn of an agent: PROMPT goes to the model, every tool call the
 model asks for runs in the workspace (Read, Write, Edit, Glob, Grep, Bash,
 TodoWrite), and the observations go back to the model until it answers.
+
+The model: --provider anthropic (ANTHROPIC_API_KEY), --provider openai
+(OPENAI_API_KEY; none needed with --base-url, for a local OpenAI-compatible
+server such as Ollama's), or the scripted model of --script FILE. --model
+and --base-url choose the model and where its API is. Each comes from the
+flags, else the project's settings ("provider", "model", "base_url"), else
+the user's, else the environment (ORCA_PROVIDER, ORCA_MODEL); the provider's
+default model if none names one.
+
+--verify COMMAND (or the settings' "verify") checks every finished turn with
+a shell command, such as 'go test ./...': if it fails, its output goes back
+to the model, which revises its work (twice at most); a turn whose check
+still fails ends as escalated.
 
 The turn belongs to a session, kept in the workspace's store
 (.orca/orca.db): a new one by default, the workspace's most recently active
@@ -81,20 +79,26 @@ would allow them.
 Settings files: $XDG_CONFIG_HOME/orca/settings.json (default
 ~/.config/orca/settings.json), then .orca/settings.json and
 .orca/settings.local.json in the workspace, in Claude Code's format
-(permissions and command hooks). The workspace's own hooks, allow rules and
-permissive defaultMode apply only once you trust it: 'orca trust DIR', or
---trust for one run. The workspace's extensions (.orca/hooks/<name>, with a
+(permissions and command hooks), plus orca's "provider", "model",
+"base_url", "prices" (per model, dollars per million tokens) and "verify".
+The workspace's own hooks, allow rules, permissive defaultMode, base_url,
+prices and verify apply only once you trust it: 'orca trust DIR', or --trust
+for one run. The workspace's extensions (.orca/hooks/<name>, with a
 hook.yaml manifest) run only once granted: 'orca trust hook:<name> DIR'.
 
 Ctrl-C interrupts the turn (it ends as interrupted); a second Ctrl-C
 cancels it.
 
-Exit codes: 0 the turn answered; 1 it failed, was interrupted, exhausted
-the session's budget or reached --max-iterations, or the session store
-could not be opened; 2 usage errors (flags, provider, script file,
-workspace, settings files, extension manifests, a session of another
-runtime, nothing to --continue).`,
-		Example: `  orca run --script fix.json "Fix the failing test"
+Exit codes: 0 the turn answered; 1 it failed, was interrupted, was
+escalated (its --verify check still failed), exhausted the session's budget
+or reached --max-iterations, or the session store could not be opened; 2
+usage errors (flags, no provider chosen or an unknown one, a missing API
+key, script file, workspace, settings files, extension manifests, a session
+of another runtime, nothing to --continue).`,
+		Example: `  orca run --provider anthropic "Fix the failing test"
+  orca run --provider openai --base-url http://localhost:11434/v1 --model qwen3-coder "Fix the failing test"
+  orca run --provider anthropic --verify 'go test ./...' "Fix the failing test"
+  orca run --script fix.json "Fix the failing test"
   orca run --script fix.json --workspace ./project --json "Fix the failing test"
   orca run --script more.json --continue "Now add a test for it"
   orca run --script fix.json --budget-tokens 200000 --budget-time 10m "Fix the failing test"
@@ -107,20 +111,6 @@ runtime, nothing to --continue).`,
 	addAgentFlags(cmd, &f.agent)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the events as JSON lines instead of text")
 	return cmd
-}
-
-// providerNames lists the providers that are (or are not) available.
-func providerNames(available bool) string {
-	var s []string
-	for _, p := range providers {
-		if p.available == available {
-			s = append(s, p.name)
-		}
-	}
-	if len(s) < 2 {
-		return strings.Join(s, "")
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
@@ -208,8 +198,11 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		msg += fmt.Sprintf(" (the session's %s budget)", strings.ReplaceAll(string(res.BudgetDimension), "_", " "))
 	}
 	msg += " after " + plural(res.Iterations, "iteration")
-	if res.Err != nil {
+	switch {
+	case res.Err != nil:
 		msg += ": " + res.Err.Error()
+	case res.Reason != "":
+		msg += ": " + res.Reason
 	}
 	// In text mode the summary on stdout already says how the turn ended.
 	return &exitError{code: exitTurn, err: errors.New(msg), quiet: !f.json}
@@ -243,25 +236,6 @@ func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, er
 		return "", usageErrorf("the prompt is empty")
 	}
 	return prompt, nil
-}
-
-// newClient returns the model client of the provider called name, and
-// what completes it once the session's id is known (nil: nothing).
-func newClient(name, scriptFile string) (llm.Client, func(sessionID string), error) {
-	i := slices.IndexFunc(providers, func(p provider) bool { return p.name == name })
-	if i < 0 || !providers[i].available {
-		what := fmt.Sprintf("unknown provider %q", name)
-		if i >= 0 {
-			what = fmt.Sprintf("provider %q is not available yet", name)
-		}
-		return nil, nil, usageErrorf("%s: use --provider %s (the %s providers are not available yet)",
-			what, providerNames(true), providerNames(false))
-	}
-	// The script provider is the only one available.
-	if scriptFile == "" {
-		return nil, nil, usageErrorf("--provider script needs --script FILE, a JSON file of the model's responses")
-	}
-	return loadScript(scriptFile)
 }
 
 // loadScript reads a script file into a client that answers the session's

@@ -18,7 +18,7 @@ import (
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/extension"
-	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
@@ -30,7 +30,10 @@ import (
 // of a workspace: run and chat.
 type agentFlags struct {
 	provider      string
+	model         string
+	baseURL       string
 	script        string
+	verify        string
 	workspace     string
 	maxIterations int
 	system        string
@@ -55,8 +58,14 @@ type budgetFlags struct {
 
 func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.provider, "provider", "script", "`NAME` of the model provider: "+providerNames(true)+" ("+providerNames(false)+" are not available yet)")
-	fl.StringVar(&f.script, "script", "", "JSON `FILE` of the scripted model's responses (for --provider script)")
+	fl.StringVar(&f.provider, "provider", "", "`NAME` of the model provider, one of "+strings.Join(append(provider.Names(), scriptProvider), ", ")+
+		" (default: the settings' \"provider\", else $"+provider.ProviderEnv+"; script when --script is given)")
+	fl.StringVar(&f.model, "model", "", "`NAME` of the model (default: the settings' \"model\", else $"+provider.ModelEnv+", else the provider's default)")
+	fl.StringVar(&f.baseURL, "base-url", "", "`URL` of the provider's API, such as http://localhost:11434/v1 for a local OpenAI-compatible server "+
+		"(default: the settings' \"base_url\", else $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the provider's own)")
+	fl.StringVar(&f.script, "script", "", "JSON `FILE` of the scripted model's responses (the script provider)")
+	fl.StringVar(&f.verify, "verify", "", "shell `COMMAND` that checks every finished turn, such as 'go test ./...': if it fails, the model is sent back "+
+		"to fix it, and a turn still failing ends as escalated (default: the settings' \"verify\"; \"\" for none)")
 	fl.StringVarP(&f.workspace, "workspace", "w", ".", "workspace `DIR`: the folder the tools work in, whose .orca/orca.db keeps the sessions")
 	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "end a turn after `N` model calls (iterations)")
 	fl.StringVar(&f.session, "session", "", "continue session `ID`, or start it if the workspace has none by that id (default: a new session)")
@@ -74,11 +83,14 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 // plan is what the agent flags say, checked: everything a session needs
 // that can be known before anything is opened.
 type plan struct {
-	flags  *agentFlags
-	client llm.Client
-	// fill, if set, completes the client once the session's id is known
-	// (the script provider's routes are per session).
-	fill      func(sessionID string)
+	flags *agentFlags
+	// model is the client and its configuration; its fill, if set,
+	// completes the client once the session's id is known (the script
+	// provider's routes are per session).
+	model *model
+	// verify is the verification command of every turn: --verify, else the
+	// settings' (empty: none).
+	verify    string
 	workspace string // as given
 	system    string
 	settings  *extension.Settings
@@ -91,10 +103,6 @@ type plan struct {
 
 // check validates the agent flags. Every problem is a usage error.
 func (f *agentFlags) check(cmd *cobra.Command, o options) (*plan, error) {
-	client, fill, err := newClient(f.provider, f.script)
-	if err != nil {
-		return nil, err
-	}
 	ws, err := checkWorkspace(f.workspace)
 	if err != nil {
 		return nil, err
@@ -124,6 +132,14 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (*plan, error) {
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
+	m, err := f.chooseModel(cmd, settings, o)
+	if err != nil {
+		return nil, err
+	}
+	verify := settings.Verify
+	if fl.Changed("verify") {
+		verify = f.verify
+	}
 	pol, err := policyFor(cmd, &f.perm, settings, settings.Mode(), configDir)
 	if err != nil {
 		return nil, err
@@ -136,7 +152,7 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (*plan, error) {
 	if !fl.Changed("system") {
 		system = defaultSystemPrompt
 	}
-	return &plan{flags: f, client: client, fill: fill, workspace: ws, system: system, settings: settings,
+	return &plan{flags: f, model: m, verify: verify, workspace: ws, system: system, settings: settings,
 		warnings: warns, policy: pol, configDir: configDir, exts: exts}, nil
 }
 
@@ -236,8 +252,11 @@ func (p *plan) open(ctx context.Context, stderr io.Writer, approver policy.Appro
 		Name:          agentName,
 		SystemPrompt:  p.system,
 		MaxIterations: p.flags.maxIterations,
+		Model:         p.model.cfg.Model,
+		Prices:        budget.DefaultPrices.With(p.settings.Prices),
+		Verify:        p.verify,
 	}, agent.Collaborators{
-		Client:    p.client,
+		Client:    p.model.client,
 		Workspace: p.workspace,
 		Logger:    logger,
 		Services:  svc,
@@ -256,8 +275,8 @@ func (p *plan) open(ctx context.Context, stderr io.Writer, approver policy.Appro
 	if err != nil {
 		return nil, err
 	}
-	if p.fill != nil {
-		p.fill(id)
+	if p.model.fill != nil {
+		p.model.fill(id)
 	}
 	// Stopped before the runtime closes: nothing is shown after it.
 	l.forks, err = newForkFeed(svc.Bus, id, onEvent, oneTurn)

@@ -1,0 +1,408 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/llm/openai"
+)
+
+// reply is one response of a fake model API: text, then, if tool is set,
+// one call of that tool with input (JSON).
+type reply struct {
+	text, tool, input string
+}
+
+// fakeModelAPI is an httptest server that speaks Anthropic's Messages API
+// (POST /v1/messages) or OpenAI's Chat Completions (POST
+// /v1/chat/completions) as a server-sent-event stream, in the wire format
+// of the APIs (the same as llm/anthropic's and llm/openai's test servers,
+// cut down): request n gets replies[n], starting over after the last one.
+// It keeps the requests it received.
+type fakeModelAPI struct {
+	*httptest.Server
+	anthropic bool
+	replies   []reply
+
+	mu       sync.Mutex
+	requests []fakeRequest
+}
+
+// fakeRequest is one request a fakeModelAPI received.
+type fakeRequest struct {
+	path   string
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func newFakeModelAPI(t *testing.T, anthropicAPI bool, replies ...reply) *fakeModelAPI {
+	t.Helper()
+	f := &fakeModelAPI{anthropic: anthropicAPI, replies: replies}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeModelAPI) serve(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	json.Unmarshal(raw, &body)
+	f.mu.Lock()
+	n := len(f.requests)
+	f.requests = append(f.requests, fakeRequest{path: r.URL.Path, header: r.Header.Clone(), body: body, raw: string(raw)})
+	rp := f.replies[n%len(f.replies)]
+	f.mu.Unlock()
+
+	want := "/v1/chat/completions"
+	if f.anthropic {
+		want = "/v1/messages"
+	}
+	if r.Method != http.MethodPost || r.URL.Path != want {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, `{"type":"error","error":{"type":"not_found_error","message":"no route %s %s"}}`, r.Method, r.URL.Path)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	model, _ := body["model"].(string)
+	if f.anthropic {
+		writeAnthropicStream(w, model, rp)
+	} else {
+		writeOpenAIStream(w, model, rp)
+	}
+}
+
+// seen returns the requests received so far.
+func (f *fakeModelAPI) seen() []fakeRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]fakeRequest(nil), f.requests...)
+}
+
+type obj = map[string]any
+
+// sse writes one server-sent event (no event line if typ is empty).
+func sse(w io.Writer, typ string, data any) {
+	b, _ := json.Marshal(data)
+	if typ != "" {
+		fmt.Fprintf(w, "event: %s\n", typ)
+	}
+	fmt.Fprintf(w, "data: %s\n\n", b)
+	w.(http.Flusher).Flush()
+}
+
+// pieces cuts s into pieces of at most n bytes, so that the client has
+// deltas to join.
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// writeAnthropicStream streams rp as the Messages API does: message_start,
+// a content block per text and tool call (start, deltas, stop),
+// message_delta with the stop reason and usage, message_stop.
+func writeAnthropicStream(w io.Writer, model string, rp reply) {
+	sse(w, "message_start", obj{"type": "message_start", "message": obj{
+		"id": "msg_01", "type": "message", "role": "assistant", "model": model,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+		"usage": obj{"input_tokens": 1000, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1},
+	}})
+	sse(w, "ping", obj{"type": "ping"})
+	i := 0
+	if rp.text != "" {
+		sse(w, "content_block_start", obj{"type": "content_block_start", "index": i, "content_block": obj{"type": "text", "text": ""}})
+		for _, p := range pieces(rp.text, 7) {
+			sse(w, "content_block_delta", obj{"type": "content_block_delta", "index": i, "delta": obj{"type": "text_delta", "text": p}})
+		}
+		sse(w, "content_block_stop", obj{"type": "content_block_stop", "index": i})
+		i++
+	}
+	stop := "end_turn"
+	if rp.tool != "" {
+		stop = "tool_use"
+		sse(w, "content_block_start", obj{"type": "content_block_start", "index": i,
+			"content_block": obj{"type": "tool_use", "id": fmt.Sprintf("toolu_%02d", i), "name": rp.tool, "input": obj{}}})
+		for _, p := range pieces(rp.input, 9) {
+			sse(w, "content_block_delta", obj{"type": "content_block_delta", "index": i, "delta": obj{"type": "input_json_delta", "partial_json": p}})
+		}
+		sse(w, "content_block_stop", obj{"type": "content_block_stop", "index": i})
+	}
+	sse(w, "message_delta", obj{"type": "message_delta", "delta": obj{"stop_reason": stop, "stop_sequence": nil}, "usage": obj{"output_tokens": 50}})
+	sse(w, "message_stop", obj{"type": "message_stop"})
+}
+
+// writeOpenAIStream streams rp as Chat Completions do: a chunk with the
+// role, content pieces, the tool call (id and name, then argument pieces),
+// a chunk with the finish reason, one with the usage, and [DONE].
+func writeOpenAIStream(w io.Writer, model string, rp reply) {
+	chunk := func(delta obj, finish any) obj {
+		return obj{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1764460800, "model": model, "usage": nil,
+			"choices": []obj{{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
+	}
+	sse(w, "", chunk(obj{"role": "assistant", "content": ""}, nil))
+	for _, p := range pieces(rp.text, 6) {
+		sse(w, "", chunk(obj{"content": p}, nil))
+	}
+	finish := "stop"
+	if rp.tool != "" {
+		finish = "tool_calls"
+		sse(w, "", chunk(obj{"tool_calls": []obj{{"index": 0, "id": "call_1", "type": "function", "function": obj{"name": rp.tool, "arguments": ""}}}}, nil))
+		for _, p := range pieces(rp.input, 8) {
+			sse(w, "", chunk(obj{"tool_calls": []obj{{"index": 0, "function": obj{"arguments": p}}}}, nil))
+		}
+	}
+	sse(w, "", chunk(obj{}, finish))
+	sse(w, "", obj{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1764460800, "model": model, "choices": []obj{},
+		"usage": obj{"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}})
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	w.(http.Flusher).Flush()
+}
+
+// noEnv is an environment without ORCA_PROVIDER and ORCA_MODEL, whatever
+// the test process's is.
+func noEnv(string) string { return "" }
+
+// writeReplies are a model's replies that write hello.txt, then answer.
+var writeReplies = []reply{
+	{text: "I'll write it.", tool: "Write", input: `{"file_path":"hello.txt","content":"hello from a real provider\n"}`},
+	{text: "Wrote hello.txt."},
+}
+
+// checkWrote checks a run whose model answered with writeReplies: the file
+// on disk, the Write call and the turn_completed line.
+func checkWrote(t *testing.T, ws, stdout string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws, "hello.txt"))
+	if err != nil || string(b) != "hello from a real provider\n" {
+		t.Errorf("hello.txt on disk: %q, %v", b, err)
+	}
+	evs := parseEvents(t, stdout)
+	tools := toolEvents(evs)
+	if len(tools) != 1 || tools[0].str("tool_name") != "Write" || tools[0]["is_error"] != false {
+		t.Errorf("tool events: %v", tools)
+	}
+	last := evs[len(evs)-1]
+	if last.str("name") != "turn_completed" || last.str("stop_reason") != "answered" || last.str("answer") != "Wrote hello.txt." ||
+		last["iterations"] != 2.0 || last["tool_calls"] != 1.0 {
+		t.Errorf("last event: %v", last)
+	}
+	if u, _ := last["usage"].(map[string]any); u["output_tokens"] != 100.0 {
+		t.Errorf("turn_completed usage: %v", last["usage"])
+	}
+}
+
+// orca run against Anthropic's API (a fake one): the runtime, its tools,
+// policy and store work with a real client as with the scripted one.
+func TestRunAnthropic(t *testing.T) {
+	t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+	t.Setenv(anthropic.BaseURLEnv, "")
+	api := newFakeModelAPI(t, true, writeReplies...)
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", api.URL,
+		"-w", ws, "--permission-mode", "accept-edits", "--timeline", "--json", "Write hello.txt")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	checkWrote(t, ws, stdout)
+	reqs := api.seen()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	first, second := reqs[0], reqs[1]
+	key := first.header.Get("X-Api-Key") + first.header.Get("Authorization")
+	if !strings.Contains(key, "sk-ant-test") || first.body["model"] != anthropic.DefaultModel || first.body["stream"] != true {
+		t.Errorf("first request: key %q, model %v, stream %v", key, first.body["model"], first.body["stream"])
+	}
+	for _, want := range []string{`"name":"Write"`, "Write hello.txt"} {
+		if !strings.Contains(first.raw, want) {
+			t.Errorf("the first request lacks %s", want)
+		}
+	}
+	if !strings.Contains(second.raw, `"tool_result"`) || !strings.Contains(second.raw, `"tool_use_id":"toolu_01"`) {
+		t.Errorf("the second request does not carry the Write's result: %s", second.raw)
+	}
+	if !strings.Contains(stderr, "events.jsonl") {
+		t.Errorf("stderr does not say where the timeline is: %s", stderr)
+	}
+}
+
+// orca run against an OpenAI-compatible server at --base-url, such as a
+// local model's: no API key needed.
+func TestRunOpenAI(t *testing.T) {
+	t.Setenv(openai.APIKeyEnv, "")
+	api := newFakeModelAPI(t, false, writeReplies...)
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "qwen3-coder",
+		"-w", ws, "--permission-mode", "accept-edits", "--json", "Write hello.txt")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	checkWrote(t, ws, stdout)
+	reqs := api.seen()
+	if len(reqs) != 2 || reqs[0].body["model"] != "qwen3-coder" || reqs[1].body["model"] != "qwen3-coder" {
+		t.Fatalf("requests: %v", reqs)
+	}
+	if !strings.Contains(reqs[1].raw, `"tool_call_id":"call_1"`) {
+		t.Errorf("the second request does not carry the Write's result: %s", reqs[1].raw)
+	}
+}
+
+// The settings choose the provider, the model, the base URL and the prices;
+// the environment's model loses to the settings', and a flag wins over
+// both.
+func TestRunProviderFromSettings(t *testing.T) {
+	t.Setenv(openai.APIKeyEnv, "")
+	api := newFakeModelAPI(t, false, writeReplies...)
+	configDir := t.TempDir()
+	os.MkdirAll(filepath.Join(configDir, "orca"), 0o755)
+	settings := fmt.Sprintf(`{"provider": "openai", "model": "local-coder", "base_url": %q,
+		"prices": {"local-coder": {"input": 1000, "output": 10000}, "flag-coder": {"input": 2000, "output": 20000}}}`, api.URL+"/v1")
+	if err := os.WriteFile(filepath.Join(configDir, "orca", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ORCA_PROVIDER": "anthropic", "ORCA_MODEL": "claude-from-env"}
+	o := options{configDir: configDir, getenv: func(k string) string { return env[k] }}
+	ws := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		args = append([]string{"run", "-w", ws, "--permission-mode", "accept-edits", "--json"}, args...)
+		stdout, stderr, code := orcaWith(t, t.Context(), o, "", append(args, "Write hello.txt")...)
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		checkWrote(t, ws, stdout)
+	}
+	run("--session", "s-settings")
+	run("--session", "s-flag", "--model", "flag-coder")
+	reqs := api.seen()
+	var models []string
+	for _, r := range reqs {
+		m, _ := r.body["model"].(string)
+		models = append(models, m)
+	}
+	if got := strings.Join(models, " "); got != "local-coder local-coder flag-coder flag-coder" {
+		t.Errorf("models asked: %s", got)
+	}
+
+	// The settings' prices cost the session: 2000 tokens in, 100 out.
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "sessions", "-w", ws, "--json")
+	if code != 0 {
+		t.Fatalf("sessions: exit %d: %s", code, stderr)
+	}
+	var list struct {
+		Sessions []struct {
+			ID     string `json:"id"`
+			Totals struct {
+				CostUSD float64 `json:"cost_usd"`
+			} `json:"totals"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+		t.Fatalf("sessions --json: %v\n%s", err, stdout)
+	}
+	want := map[string]float64{"s-settings": 2000*1000/1e6 + 100*10000/1e6, "s-flag": 2000*2000/1e6 + 100*20000/1e6}
+	for _, s := range list.Sessions {
+		if w, ok := want[s.ID]; !ok || fmt.Sprintf("%.4f", s.Totals.CostUSD) != fmt.Sprintf("%.4f", w) {
+			t.Errorf("session %s cost $%.4f, want $%.4f", s.ID, s.Totals.CostUSD, w)
+		}
+	}
+	if len(list.Sessions) != 2 {
+		t.Errorf("sessions: %s", stdout)
+	}
+}
+
+func TestRunProviderErrors(t *testing.T) {
+	t.Setenv(anthropic.APIKeyEnv, "")
+	t.Setenv(openai.APIKeyEnv, "")
+	t.Setenv(openai.BaseURLEnv, "")
+	sc := writeScript(t, `{"text": "hi"}`)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"none chosen", nil, nil, []string{"no model provider chosen", "--provider NAME", "ORCA_PROVIDER", `"provider" in a settings file`, "anthropic, openai and script", "--script FILE"}},
+		{"unknown flag provider", nil, []string{"--provider", "gemini"}, []string{`unknown provider "gemini" (chosen by --provider)`, "anthropic, openai and script"}},
+		{"unknown env provider", map[string]string{"ORCA_PROVIDER": "gemini"}, nil, []string{`unknown provider "gemini" (chosen by ORCA_PROVIDER)`}},
+		{"anthropic without a key", nil, []string{"--provider", "anthropic"}, []string{"ANTHROPIC_API_KEY"}},
+		{"anthropic from env without a key", map[string]string{"ORCA_PROVIDER": "anthropic"}, nil, []string{"ANTHROPIC_API_KEY", "chosen by ORCA_PROVIDER"}},
+		{"openai without a key", nil, []string{"--provider", "openai"}, []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}},
+		{"script without a script", nil, []string{"--provider", "script"}, []string{"--script FILE"}},
+		{"script from env without a script", map[string]string{"ORCA_PROVIDER": "script"}, nil, []string{"--script FILE", "chosen by ORCA_PROVIDER"}},
+		{"script and base URL", nil, []string{"--script", sc, "--base-url", "http://localhost:1"}, []string{"--base-url is for the anthropic and openai providers"}},
+		{"script with another provider", nil, []string{"--script", sc, "--provider", "openai", "--base-url", "http://localhost:1"}, []string{"--script is for the script provider", "openai"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options{configDir: t.TempDir(), getenv: func(k string) string { return tc.env[k] }}
+			stdout, stderr, code := orcaWith(t, t.Context(), o, "", append(append([]string{"run", "-w", t.TempDir()}, tc.args...), "--json", "hello")...)
+			if code != exitUsage || stdout != "" {
+				t.Errorf("exit %d, want %d; stdout %q", code, exitUsage, stdout)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q: %s", w, stderr)
+				}
+			}
+		})
+	}
+	// chat says it as run does.
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "chat", "-w", t.TempDir()); code != exitUsage || !strings.Contains(stderr, "no model provider chosen") {
+		t.Errorf("chat: exit %d: %s", code, stderr)
+	}
+	// --script wins over the environment's provider.
+	o.getenv = func(k string) string { return map[string]string{"ORCA_PROVIDER": "anthropic"}[k] }
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "run", "-w", t.TempDir(), "--script", sc, "--json", "hello"); code != 0 {
+		t.Errorf("--script with ORCA_PROVIDER=anthropic: exit %d: %s", code, stderr)
+	}
+}
+
+// orca chat with a local OpenAI-compatible server: each line a turn, the
+// --verify check after each, and the second turn sees the first.
+func TestChatOpenAI(t *testing.T) {
+	t.Setenv(openai.APIKeyEnv, "")
+	api := newFakeModelAPI(t, false, append(writeReplies, reply{text: "It says hello."})...)
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "Write hello.txt\nWhat does it say?\n", "chat", "--provider", "openai",
+		"--base-url", api.URL+"/v1", "-w", ws, "--permission-mode", "accept-edits", "--verify", "test -f hello.txt")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"● Write hello.txt", "Wrote hello.txt.", "✓ verified: test -f hello.txt", "❯ What does it say?\n\nIt says hello.", "✓ answered"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	reqs := api.seen()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	if reqs[0].body["model"] != openai.DefaultModel {
+		t.Errorf("model %v, want the default %s", reqs[0].body["model"], openai.DefaultModel)
+	}
+	if !strings.Contains(reqs[2].raw, "Wrote hello.txt.") || !strings.Contains(reqs[2].raw, "What does it say?") {
+		t.Errorf("the second turn's request lacks the conversation: %s", reqs[2].raw)
+	}
+}
