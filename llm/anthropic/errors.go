@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +46,7 @@ func apiError(e *sdk.Error) *llm.Error {
 	case status == http.StatusTooManyRequests, status < 400 && typ == sdk.ErrorTypeRateLimitError:
 		out.Kind = llm.KindRateLimited
 		if e.Response != nil {
-			out.RetryAfter = retryAfter(e.Response.Header, time.Now())
+			out.RetryAfter = llm.RetryAfter(e.Response.Header, time.Now())
 		}
 	case status == 529, status < 400 && typ == sdk.ErrorTypeOverloadedError:
 		out.Kind = llm.KindOverloaded
@@ -71,38 +69,4 @@ func apiError(e *sdk.Error) *llm.Error {
 func promptTooLong(msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "prompt is too long") || strings.Contains(m, "exceed context limit")
-}
-
-// maxRetryAfter bounds a retry hint, so that a bogus header cannot
-// overflow a duration.
-const maxRetryAfter = 24 * time.Hour
-
-// retryAfter reads the server's retry hint: retry-after-ms (milliseconds),
-// else retry-after (seconds or an HTTP date); zero if there is none.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	clamp := func(d float64) time.Duration {
-		if math.IsNaN(d) || d <= 0 {
-			return 0
-		}
-		if d >= float64(maxRetryAfter) {
-			return maxRetryAfter
-		}
-		return time.Duration(d)
-	}
-	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil {
-			return clamp(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		return clamp(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return clamp(float64(t.Sub(now)))
-	}
-	return 0
 }

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +32,7 @@ func classify(ctx context.Context, err error) error {
 		}
 		out.Kind = kindOf(apiErr.StatusCode, apiErr.Code, apiErr.Type, out.Message)
 		if out.Kind == llm.KindRateLimited && apiErr.Response != nil {
-			out.RetryAfter = retryAfter(apiErr.Response.Header, time.Now())
+			out.RetryAfter = llm.RetryAfter(apiErr.Response.Header, time.Now())
 		}
 		return out
 	}
@@ -123,38 +121,4 @@ func errorBodies(req *http.Request, next option.MiddlewareNext) (*http.Response,
 	res.Body = io.NopCloser(bytes.NewReader(body))
 	res.ContentLength = int64(len(body))
 	return res, nil
-}
-
-// maxRetryAfter bounds a retry hint, so that a bogus header cannot
-// overflow a duration.
-const maxRetryAfter = 24 * time.Hour
-
-// retryAfter reads the server's retry hint: retry-after-ms (milliseconds),
-// else retry-after (seconds or an HTTP date); zero if there is none.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	clamp := func(d float64) time.Duration {
-		if math.IsNaN(d) || d <= 0 {
-			return 0
-		}
-		if d >= float64(maxRetryAfter) {
-			return maxRetryAfter
-		}
-		return time.Duration(d)
-	}
-	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil {
-			return clamp(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		return clamp(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return clamp(float64(t.Sub(now)))
-	}
-	return 0
 }

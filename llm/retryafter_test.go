@@ -1,9 +1,11 @@
-package anthropic
+package llm_test
 
 import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/orca-agent/orca/llm"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -21,11 +23,11 @@ func TestRetryAfter(t *testing.T) {
 		{http.Header{"Retry-After": {now.Add(-time.Minute).Format(http.TimeFormat)}}, 0},
 		{http.Header{"Retry-After": {"-3"}}, 0},
 		{http.Header{"Retry-After": {"NaN"}}, 0},
-		{http.Header{"Retry-After": {"1e300"}}, maxRetryAfter},
+		{http.Header{"Retry-After": {"1e300"}}, llm.MaxRetryAfter},
 		{http.Header{"Retry-After": {"whenever"}}, 0},
 	} {
-		if got := retryAfter(tc.header, now); got != tc.want {
-			t.Errorf("retryAfter(%v) = %v, want %v", tc.header, got, tc.want)
+		if got := llm.RetryAfter(tc.header, now); got != tc.want {
+			t.Errorf("RetryAfter(%v) = %v, want %v", tc.header, got, tc.want)
 		}
 	}
 }
