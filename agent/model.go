@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/middleware"
@@ -73,7 +74,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 			if model == "" {
 				model = def.Model
 			}
-			t.cost += def.Prices.Cost(model, resp.Usage)
+			t.cost += t.price(model).Cost(resp.Usage)
 			if u := resp.Usage; u.Total() > 0 {
 				t.promptTokens = u.Total()
 				t.sizedUpTo = len(t.msgs) + 1 // the answer is appended next
@@ -103,6 +104,16 @@ func (t *turn) callModel() (*llm.Response, error) {
 		case <-timer.C:
 		}
 	}
+}
+
+// price returns model's price, looked up once per turn per model (the
+// table's prefix search scans it).
+func (t *turn) price(model string) budget.Price {
+	if model != t.pricedModel || !t.priced {
+		t.pricedModel, t.priced = model, true
+		t.modelPrice, _ = t.rt.def.Prices.Lookup(model)
+	}
+	return t.modelPrice
 }
 
 // feature is what the turn's model calls are for.

@@ -43,6 +43,10 @@ type turn struct {
 	// forkCalls counts the tool calls of foreground forks, which the
 	// invoking session's tool-call budget includes.
 	forkCalls int
+	// the last model priced, and its price
+	pricedModel string
+	priced      bool
+	modelPrice  budget.Price
 }
 
 // instruct sends the agent back to work with an instruction.

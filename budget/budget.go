@@ -136,20 +136,31 @@ func (p Prices) With(over Prices) Prices {
 	return out
 }
 
-// Cost returns what usage u of model costs.
-func (p Prices) Cost(model string, u llm.Usage) float64 {
-	price, ok := p[model]
-	if !ok {
-		best := -1
-		for name, pr := range p {
-			if len(name) > best && strings.HasPrefix(model, name) {
-				best, price, ok = len(name), pr, true
-			}
+// Lookup returns model's price: by its exact name, else by the longest
+// name in the table that prefixes it; false if neither.
+func (p Prices) Lookup(model string) (Price, bool) {
+	if price, ok := p[model]; ok {
+		return price, true
+	}
+	best, found := -1, false
+	var price Price
+	for name, pr := range p {
+		if len(name) > best && strings.HasPrefix(model, name) {
+			best, price, found = len(name), pr, true
 		}
 	}
-	if !ok {
-		return 0
-	}
-	return (float64(u.InputTokens)*price.Input + float64(u.OutputTokens)*price.Output +
-		float64(u.CacheReadTokens)*price.CacheRead + float64(u.CacheWriteTokens)*price.CacheWrite) / 1e6
+	return price, found
+}
+
+// Cost returns what usage u of model costs (nothing for a model the table
+// does not know).
+func (p Prices) Cost(model string, u llm.Usage) float64 {
+	price, _ := p.Lookup(model)
+	return price.Cost(u)
+}
+
+// Cost returns what usage u costs at price p.
+func (p Price) Cost(u llm.Usage) float64 {
+	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output +
+		float64(u.CacheReadTokens)*p.CacheRead + float64(u.CacheWriteTokens)*p.CacheWrite) / 1e6
 }
