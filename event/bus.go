@@ -83,7 +83,12 @@ type sub struct {
 	buffer   int
 	seq      int
 	fn       Listener
-	ch       chan Event
+	// q holds the events not yet delivered; the listener's goroutine swaps
+	// it for an empty slice and delivers the batch, so a burst of events
+	// wakes it once, not once per event.
+	qmu      sync.Mutex
+	q, spare []Event
+	wake     chan struct{} // capacity 1: "there is something in q"
 	quit     chan struct{}
 	done     chan struct{}
 	dropping atomic.Bool
@@ -156,7 +161,8 @@ func (b *Bus) add(s *sub, opts []SubscribeOption) (Subscription, error) {
 	b.names[s.name] = true
 	b.seq++
 	s.seq = b.seq
-	s.ch = make(chan Event, s.buffer)
+	s.q = make([]Event, 0, min(s.buffer, 64))
+	s.wake = make(chan struct{}, 1)
 	s.quit = make(chan struct{})
 	s.done = make(chan struct{})
 	b.subs = append(b.subs, s)
@@ -243,17 +249,49 @@ func (b *Bus) Publish(e Event) {
 }
 
 func (s *sub) offer(e Event) {
-	select {
-	case s.ch <- e:
-		if s.dropping.Load() && s.dropping.CompareAndSwap(true, false) {
-			s.bus.logger.Warn("event: listener caught up; events were dropped", "subscription", s.name, "dropped_total", s.dropped.Load())
-		}
-	default:
+	s.qmu.Lock()
+	if len(s.q) >= s.buffer {
+		s.qmu.Unlock()
 		s.dropped.Add(1)
 		if s.dropping.CompareAndSwap(false, true) {
 			s.bus.logger.Warn("event: listener is too slow; dropping events", "subscription", s.name, "buffer", s.buffer, "event", e.Name)
 		}
+		return
 	}
+	s.q = append(s.q, e)
+	s.qmu.Unlock()
+	s.signal()
+	if s.dropping.Load() && s.dropping.CompareAndSwap(true, false) {
+		s.bus.logger.Warn("event: listener caught up; events were dropped", "subscription", s.name, "dropped_total", s.dropped.Load())
+	}
+}
+
+// signal wakes the listener's goroutine unless a wake-up is already
+// pending.
+func (s *sub) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue adds e whatever the buffer holds (Flush's markers).
+func (s *sub) enqueue(e Event) {
+	s.qmu.Lock()
+	s.q = append(s.q, e)
+	s.qmu.Unlock()
+	s.signal()
+}
+
+// take returns the queued events and empties the queue; the previous
+// batch's slice is reused, so steady delivery allocates nothing.
+func (s *sub) take() []Event {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	batch := s.q
+	clear(s.spare) // drop references to delivered events
+	s.q, s.spare = s.spare[:0], batch
+	return batch
 }
 
 // loop delivers events to the listener until the subscription ends, then
@@ -262,15 +300,18 @@ func (s *sub) loop(logger *slog.Logger) {
 	defer close(s.done)
 	for {
 		select {
-		case e := <-s.ch:
-			s.deliver(logger, e)
+		case <-s.wake:
+			for _, e := range s.take() {
+				s.deliver(logger, e)
+			}
 		case <-s.quit:
 			for {
-				select {
-				case e := <-s.ch:
-					s.deliver(logger, e)
-				default:
+				batch := s.take()
+				if len(batch) == 0 {
 					return
+				}
+				for _, e := range batch {
+					s.deliver(logger, e)
 				}
 			}
 		}
@@ -326,13 +367,7 @@ func (b *Bus) Flush(ctx context.Context) error {
 		// A marker event through the same queue: once it comes out, all
 		// earlier events have been handled.
 		mark := make(chan struct{})
-		select {
-		case s.ch <- Event{Name: flushName, Data: mark}:
-		case <-s.done:
-			continue
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		s.enqueue(Event{Name: flushName, Data: mark})
 		select {
 		case <-mark:
 		case <-s.done:
