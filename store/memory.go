@@ -28,13 +28,36 @@ type Memory struct {
 
 type memSession struct {
 	s      Session
-	recs   []memRecord
+	recs   records
 	totals Totals
 	budget *Budget
 }
 
 type memRecord struct {
 	rec Record // Message is the store's own deep copy
+}
+
+// records is a session's transcript in chunks of a fixed size, so that a
+// growing transcript never copies its records (the memory store is on
+// every test's and benchmark's hot path).
+type records struct {
+	chunks [][]memRecord
+	n      int
+}
+
+const chunkSize = 128
+
+func (rs *records) len() int { return rs.n }
+
+func (rs *records) at(i int) *memRecord { return &rs.chunks[i/chunkSize][i%chunkSize] }
+
+func (rs *records) add(r memRecord) {
+	if rs.n%chunkSize == 0 {
+		rs.chunks = append(rs.chunks, make([]memRecord, 0, chunkSize))
+	}
+	last := len(rs.chunks) - 1
+	rs.chunks[last] = append(rs.chunks[last], r)
+	rs.n++
 }
 
 // copyMessage returns m with slices of its own: what the store keeps and
@@ -169,7 +192,7 @@ func (m *Memory) Append(ctx context.Context, sessionID string, recs ...Record) (
 	now := m.clock.Now()
 	out := make([]Record, len(recs))
 	for i, r := range recs {
-		r.Seq = int64(len(s.recs)+i) + 1
+		r.Seq = int64(s.recs.len()+i) + 1
 		r.SessionID = sessionID
 		if r.Time.IsZero() {
 			r.Time = now
@@ -179,7 +202,7 @@ func (m *Memory) Append(ctx context.Context, sessionID string, recs ...Record) (
 	}
 	for _, r := range out {
 		r.Message = copyMessage(r.Message)
-		s.recs = append(s.recs, memRecord{rec: r})
+		s.recs.add(memRecord{rec: r})
 	}
 	s.s.UpdatedAt = now
 	return out, nil
@@ -194,7 +217,8 @@ func (m *Memory) Records(ctx context.Context, sessionID string, f RecordFilter) 
 		return nil, opErr("read records of", sessionID, err)
 	}
 	var out []Record
-	for _, r := range s.recs[min(max(f.AfterSeq, 0), int64(len(s.recs))):] {
+	for i := int(min(max(f.AfterSeq, 0), int64(s.recs.len()))); i < s.recs.len(); i++ {
+		r := s.recs.at(i)
 		if r.rec.Compacted && !f.IncludeCompacted {
 			continue
 		}
@@ -213,11 +237,11 @@ func (m *Memory) MarkCompacted(ctx context.Context, sessionID string, throughSeq
 	if err != nil {
 		return opErr("mark compacted in", sessionID, err)
 	}
-	if err := ValidateMark(throughSeq, int64(len(s.recs))); err != nil {
+	if err := ValidateMark(throughSeq, int64(s.recs.len())); err != nil {
 		return opErr("mark compacted in", sessionID, err)
 	}
-	for i := range s.recs[:throughSeq] {
-		s.recs[i].rec.Compacted = true
+	for i := range int(throughSeq) {
+		s.recs.at(i).rec.Compacted = true
 	}
 	return nil
 }
