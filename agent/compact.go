@@ -9,7 +9,6 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
-	"github.com/orca-agent/orca/middleware"
 )
 
 // Compaction triggers, as PRE_COMPACT and the events name them.
@@ -24,17 +23,6 @@ const summaryPrompt = `You summarise a conversation between a user and a coding 
 Keep: the user's goals and constraints, decisions taken and why, files read or changed (with paths), commands run and their outcome, errors met and how they were resolved, and what remains to do.
 Be specific and complete; leave out pleasantries. Write plain prose and short lists.`
 
-// compactor compacts a conversation: it is shared by automatic and
-// recovery compaction inside a turn and by manual compaction.
-type compactor struct {
-	ctx       context.Context
-	rt        *Runtime
-	sessionID string
-	common    hook.Common
-	emit      func(event.Name, any)
-	runHook   func(hook.Payload) hook.Outcome
-}
-
 // compaction is what one compaction did.
 type compaction struct {
 	msgs    []llm.Message // the new conversation (nil if skipped)
@@ -42,19 +30,20 @@ type compaction struct {
 	skipped string
 }
 
-// run summarises msgs except the newest KeepTurns user turns, which it
-// keeps verbatim. The cut is always made before a user message that starts
+// summarise summarises msgs except the newest KeepTurns user turns, which
+// it keeps verbatim (automatic and recovery compaction inside a turn, and
+// manual compaction, all come here). The cut is always made before a user message that starts
 // a turn (text, not tool results), so a tool call is never separated from
 // its result. The summary goes in front of the first kept message.
-func (c *compactor) run(msgs []llm.Message, trigger, instructions string) (compaction, error) {
-	def := &c.rt.def
-	c.emit(event.CompactionStarted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs)})
+func (t *turn) summarise(msgs []llm.Message, trigger, instructions string) (compaction, error) {
+	def := &t.rt.def
+	t.emit(event.CompactionStarted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs)})
 	skip := func(why string) (compaction, error) {
-		c.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), Skipped: why})
+		t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), Skipped: why})
 		return compaction{skipped: why}, nil
 	}
-	if c.rt.hooks.Has(hook.PreCompact) {
-		out := c.runHook(&hook.PreCompactPayload{Common: c.common, Trigger: trigger, Instructions: instructions})
+	if t.rt.hooks.Has(hook.PreCompact) {
+		out := t.runHook(&hook.PreCompactPayload{Common: t.common(), Trigger: trigger, Instructions: instructions})
 		if out.Action == hook.Block {
 			return skip(fmt.Sprintf("blocked by hook %s: %s", out.By, out.Reason))
 		}
@@ -79,14 +68,18 @@ func (c *compactor) run(msgs []llm.Message, trigger, instructions string) (compa
 		System:    summaryPrompt,
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(b.String())}}},
 		MaxTokens: def.MaxTokens,
-		Metadata:  llm.Metadata{TraceID: c.sessionID, Feature: llm.FeatureCompaction, Component: def.Name},
+		Metadata:  llm.Metadata{TraceID: t.invoking, Feature: llm.FeatureCompaction, Component: def.Name},
 	}
-	resp, err := c.call(req)
+	req, err := t.prepare(req)
+	var resp *llm.Response
+	if err == nil {
+		resp, err = t.attempt(req, nil)
+	}
 	if err == nil && strings.TrimSpace(resp.Message.Text()) == "" {
 		err = errors.New("the summariser returned no text")
 	}
 	if err != nil {
-		c.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), Error: err.Error()})
+		t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), Error: err.Error()})
 		return compaction{}, fmt.Errorf("compaction (%s): %w", trigger, err)
 	}
 	first := msgs[cut]
@@ -96,37 +89,8 @@ func (c *compactor) run(msgs []llm.Message, trigger, instructions string) (compa
 	out := make([]llm.Message, 0, len(msgs)-cut)
 	out = append(out, merged)
 	out = append(out, msgs[cut+1:]...)
-	c.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), MessagesAfter: len(out), Usage: resp.Usage})
+	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), MessagesAfter: len(out), Usage: resp.Usage})
 	return compaction{msgs: out, usage: resp.Usage}, nil
-}
-
-// call sends the summariser's request through both LLM middleware chains.
-func (c *compactor) call(req *llm.Request) (*llm.Response, error) {
-	mw := c.rt.mw
-	if mw.Has(middleware.LLMRequest) {
-		r, err := mw.ApplyLLMRequest(c.ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		req = r
-	}
-	var resp *llm.Response
-	var err error
-	if mw.Has(middleware.LLMExecution) {
-		var failures []middleware.Failure
-		resp, failures, err = mw.ExecuteLLM(c.ctx, req, func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
-			return c.rt.client.Generate(ctx, r, nil)
-		})
-		for _, f := range failures {
-			c.emit(event.MiddlewareFailed, &event.MiddlewareFailedData{Chain: f.Chain, Middleware: f.Middleware, Error: f.Err.Error()})
-		}
-	} else {
-		resp, err = c.rt.client.Generate(c.ctx, req, nil)
-	}
-	if err == nil && resp == nil {
-		err = errors.New("model client returned neither a response nor an error")
-	}
-	return resp, err
 }
 
 // cutPoint returns the index of the user message that starts the
@@ -183,8 +147,7 @@ func render(b *strings.Builder, msgs []llm.Message) {
 // compact compacts the turn's conversation; false means the turn ended
 // (the summariser failed, or the new conversation could not be recorded).
 func (t *turn) compact(trigger, instructions string) bool {
-	c := compactor{ctx: t.ctx, rt: t.rt, sessionID: t.invoking, common: t.common(), emit: t.emit, runHook: t.runHook}
-	out, err := c.run(t.msgs, trigger, instructions)
+	out, err := t.summarise(t.msgs, trigger, instructions)
 	t.res.Usage = t.res.Usage.Add(out.usage)
 	t.cost += t.rt.def.Prices.Cost(t.rt.def.Model, out.usage)
 	if err != nil {
@@ -243,8 +206,7 @@ func (e *Executor) Compact(ctx context.Context, rt *Runtime, req CompactRequest)
 	}
 	t := &turn{e: e, rt: rt, ctx: ctx, req: &Request{SessionID: req.SessionID, OnEvent: req.OnEvent},
 		res: &Result{RuntimeID: rt.id, SessionID: req.SessionID, ExecutionID: newID("exec")}, invoking: req.SessionID, root: rt.id}
-	c := compactor{ctx: ctx, rt: rt, sessionID: req.SessionID, common: t.common(), emit: t.emit, runHook: t.runHook}
-	out, err := c.run(req.History, TriggerManual, req.Instructions)
+	out, err := t.summarise(req.History, TriggerManual, req.Instructions)
 	if err != nil {
 		return nil, err
 	}

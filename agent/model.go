@@ -28,19 +28,9 @@ func (t *turn) callModel() (*llm.Response, error) {
 		MaxTokens: def.MaxTokens,
 		Metadata:  llm.Metadata{TraceID: t.invoking, Feature: t.feature(), Component: def.Name},
 	}
-	if t.rt.mw.Has(middleware.LLMRequest) {
-		// The middleware may edit the newest turn in place: give it copies,
-		// so that the transcript keeps what the model was really sent only
-		// through the request it returns.
-		req.Messages = slices.Clone(req.Messages)
-		if n := len(req.Messages); n > 0 {
-			req.Messages[n-1].Content = slices.Clone(req.Messages[n-1].Content)
-		}
-		r, err := t.rt.mw.ApplyLLMRequest(t.ctx, req)
-		if err != nil {
-			return nil, fmt.Errorf("model call (iteration %d): %w", t.res.Iterations, err)
-		}
-		req = r
+	req, err := t.prepare(req)
+	if err != nil {
+		return nil, fmt.Errorf("model call (iteration %d): %w", t.res.Iterations, err)
 	}
 	var onDelta func(llm.Delta)
 	if t.observed() {
@@ -54,20 +44,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 			t.emit(event.LLMCallStarted, &event.LLMCallData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt})
 		}
 		start := time.Now()
-		var resp *llm.Response
-		var err error
-		if t.rt.mw.Has(middleware.LLMExecution) {
-			var failures []middleware.Failure
-			resp, failures, err = t.rt.mw.ExecuteLLM(t.ctx, req, func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
-				return t.rt.client.Generate(ctx, r, onDelta)
-			})
-			t.middlewareFailed(failures)
-		} else {
-			resp, err = t.rt.client.Generate(t.ctx, req, onDelta)
-		}
-		if err == nil && resp == nil {
-			err = errors.New("model client returned neither a response nor an error")
-		}
+		resp, err := t.attempt(req, onDelta)
 		if err == nil {
 			t.res.Usage = t.res.Usage.Add(resp.Usage)
 			model := resp.Model
@@ -104,6 +81,42 @@ func (t *turn) callModel() (*llm.Response, error) {
 		case <-timer.C:
 		}
 	}
+}
+
+// prepare runs the llm_request chain (with its cache guard) on a model
+// call's request, once whatever the retries. The middleware may edit the
+// newest turn in place: it gets copies, so that what the model was really
+// sent reaches the transcript only through the request it returns.
+func (t *turn) prepare(req *llm.Request) (*llm.Request, error) {
+	if !t.rt.mw.Has(middleware.LLMRequest) {
+		return req, nil
+	}
+	req.Messages = slices.Clone(req.Messages)
+	if n := len(req.Messages); n > 0 {
+		req.Messages[n-1].Content = slices.Clone(req.Messages[n-1].Content)
+	}
+	return t.rt.mw.ApplyLLMRequest(t.ctx, req)
+}
+
+// attempt sends req to the provider once, through the llm_execution chain
+// when there is one (so that it runs once per attempt, for agent turns,
+// forks and the summariser alike).
+func (t *turn) attempt(req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	var resp *llm.Response
+	var err error
+	if t.rt.mw.Has(middleware.LLMExecution) {
+		var failures []middleware.Failure
+		resp, failures, err = t.rt.mw.ExecuteLLM(t.ctx, req, func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
+			return t.rt.client.Generate(ctx, r, onDelta)
+		})
+		t.middlewareFailed(failures)
+	} else {
+		resp, err = t.rt.client.Generate(t.ctx, req, onDelta)
+	}
+	if err == nil && resp == nil {
+		err = errors.New("model client returned neither a response nor an error")
+	}
+	return resp, err
 }
 
 // price returns model's price, looked up once per turn per model (the
