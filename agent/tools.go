@@ -155,7 +155,7 @@ func (t *turn) hookCall(c *tool.Call) hook.ToolCall {
 func contextSuffix(n hook.Name, ctx []string) string {
 	var s string
 	for _, c := range ctx {
-		s += fmt.Sprintf("\n\n<hook-context hook=%q>\n%s\n</hook-context>", n, c)
+		s += "\n\n" + hookContext(n, c)
 	}
 	return s
 }

@@ -100,11 +100,16 @@ func (t *turn) runHook(p hook.Payload) hook.Outcome {
 	return out
 }
 
+// hookContext is how context a hook added is shown to the model.
+func hookContext(n hook.Name, c string) string {
+	return fmt.Sprintf("<hook-context hook=%q>\n%s\n</hook-context>", n, c)
+}
+
 // contextBlocks turns context added by hooks into text blocks.
 func contextBlocks(hookName hook.Name, ctx []string) []llm.Block {
 	out := make([]llm.Block, len(ctx))
 	for i, c := range ctx {
-		out[i] = llm.TextBlock(fmt.Sprintf("<hook-context hook=%q>\n%s\n</hook-context>", hookName, c))
+		out[i] = llm.TextBlock(hookContext(hookName, c))
 	}
 	return out
 }
