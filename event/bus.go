@@ -77,7 +77,8 @@ type routing struct {
 type sub struct {
 	bus      *Bus
 	name     string
-	event    Name // exact name, or
+	event    Name          // exact name, or
+	set      map[Name]bool // a set of exact names, or
 	prefix   string
 	priority int
 	buffer   int
@@ -130,6 +131,23 @@ func (b *Bus) Subscribe(name string, event Name, fn Listener, opts ...SubscribeO
 	return b.add(&sub{name: name, event: event, fn: fn}, opts)
 }
 
+// SubscribeNames registers fn for the events of every name in names, on
+// one queue: fn sees them in the order they were published (separate
+// subscriptions per name each have their own goroutine, and would not).
+func (b *Bus) SubscribeNames(name string, names []Name, fn Listener, opts ...SubscribeOption) (Subscription, error) {
+	if len(names) == 0 {
+		return Subscription{}, fmt.Errorf("event: subscription %q: no event names", name)
+	}
+	set := make(map[Name]bool, len(names))
+	for _, n := range names {
+		if n == "" {
+			return Subscription{}, fmt.Errorf("event: subscription %q: empty event name", name)
+		}
+		set[n] = true
+	}
+	return b.add(&sub{name: name, set: set, fn: fn}, opts)
+}
+
 // SubscribePrefix registers fn for every event whose name starts with
 // prefix ("tool_exec_" for all tool executions, "" for everything). Meant
 // for internal observers: public integrations name the events they need.
@@ -179,9 +197,14 @@ func (b *Bus) reindex() {
 	r := &routing{byName: map[Name][]*sub{}}
 	names := map[Name]bool{}
 	for _, s := range b.subs {
-		if s.prefix == "" && s.event != "" {
+		switch {
+		case s.event != "":
 			names[s.event] = true
-		} else {
+		case s.set != nil:
+			for n := range s.set {
+				names[n] = true
+			}
+		default:
 			r.prefix = append(r.prefix, s)
 		}
 	}
@@ -201,6 +224,9 @@ func (b *Bus) reindex() {
 func (s *sub) matches(n Name) bool {
 	if s.event != "" {
 		return s.event == n
+	}
+	if s.set != nil {
+		return s.set[n]
 	}
 	return strings.HasPrefix(string(n), s.prefix)
 }

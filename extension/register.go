@@ -39,17 +39,18 @@ type registered struct {
 	undo []func()
 }
 
-// SubscriptionName is the bus subscription of extension name for the
-// runtime event e: "ext:<name>:<event>".
-func SubscriptionName(name string, e event.Name) string { return "ext:" + name + ":" + string(e) }
+// SubscriptionName is the bus subscription of extension name: "ext:<name>".
+// One subscription covers all of its runtime events, so that its handler
+// receives them in the order they happened.
+func SubscriptionName(name string) string { return "ext:" + name }
 
 // HandlerName is the hook handler name of extension name: "ext:<name>".
 func HandlerName(name string) string { return "ext:" + name }
 
 // RegisterExtensions registers the trusted extensions of exts (from
 // LoadExtensions) on svc, in order, without starting any handler (each
-// starts on its first request): one bus subscription per runtime event,
-// named SubscriptionName, with the manifest's priority, if the extension
+// starts on its first request): one bus subscription for its runtime
+// events, named SubscriptionName, with the manifest's priority, if the extension
 // has the events port; one hook handler per public hook, named
 // HandlerName, with the manifest's priority and timeout, if it has the
 // hooks port. Untrusted extensions are skipped.
@@ -107,8 +108,8 @@ func RegisterExtensions(svc *agent.Services, exts []*Extension) (*Loaded, error)
 func (l *Loaded) register(svc *agent.Services, r *registered) error {
 	m := &r.x.Manifest
 	if r.x.Has(CapabilityEvents) {
-		for _, e := range m.RuntimeEvents() {
-			s, err := svc.Bus.Subscribe(SubscriptionName(m.Name, e), e, l.listener(r), event.Priority(m.Priority))
+		if events := m.RuntimeEvents(); len(events) > 0 {
+			s, err := svc.Bus.SubscribeNames(SubscriptionName(m.Name), events, l.listener(r), event.Priority(m.Priority))
 			if err != nil {
 				return &ManifestError{File: r.x.File, Field: "name", Msg: err.Error()}
 			}

@@ -412,7 +412,7 @@ sleep 30`)
 	}
 	// The subscription names are free again.
 	for _, x := range []string{"first", "second", "stubborn"} {
-		s, err := n.svc.Bus.Subscribe(extension.SubscriptionName(x, event.TurnCompleted), event.TurnCompleted, func(event.Event) error { return nil })
+		s, err := n.svc.Bus.Subscribe(extension.SubscriptionName(x), event.TurnCompleted, func(event.Event) error { return nil })
 		if err != nil {
 			t.Errorf("%s is still subscribed: %v", x, err)
 			continue
@@ -433,8 +433,8 @@ func TestRegistrationCollisions(t *testing.T) {
 		{"hook", `.orca/hooks/zeta/hook.yaml: name: ext:zeta is already registered on STOP`, func(svc *agent.Services) {
 			svc.Hooks.Register(hook.Stop, hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return nil, nil }), hook.As("ext:zeta"))
 		}},
-		{"bus", `.orca/hooks/zeta/hook.yaml: name: event: a subscription named "ext:zeta:turn_completed" already exists`, func(svc *agent.Services) {
-			svc.Bus.Subscribe("ext:zeta:turn_completed", event.TurnCompleted, func(event.Event) error { return nil })
+		{"bus", `.orca/hooks/zeta/hook.yaml: name: event: a subscription named "ext:zeta" already exists`, func(svc *agent.Services) {
+			svc.Bus.Subscribe("ext:zeta", event.TurnCompleted, func(event.Event) error { return nil })
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -462,7 +462,7 @@ func TestRegistrationCollisions(t *testing.T) {
 				}
 			}
 			// alpha's subscription was removed: its name is free.
-			s, err := n.svc.Bus.Subscribe("ext:alpha:turn_completed", event.TurnCompleted, func(event.Event) error { return nil })
+			s, err := n.svc.Bus.Subscribe(extension.SubscriptionName("alpha"), event.TurnCompleted, func(event.Event) error { return nil })
 			if err != nil {
 				t.Error(err)
 			} else {
