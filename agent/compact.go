@@ -9,6 +9,7 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/scope"
 )
 
 // Compaction triggers, as PRE_COMPACT and the events name them.
@@ -68,7 +69,7 @@ func (t *turn) summarise(msgs []llm.Message, trigger, instructions string) (comp
 		System:    summaryPrompt,
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(b.String())}}},
 		MaxTokens: def.MaxTokens,
-		Metadata:  llm.Metadata{TraceID: t.invoking, Feature: llm.FeatureCompaction, Component: def.Name},
+		Metadata:  llm.Metadata{TraceID: t.res.SessionID, Feature: llm.FeatureCompaction, Component: def.Name},
 	}
 	req, err := t.prepare(req)
 	var resp *llm.Response
@@ -205,7 +206,7 @@ func (e *Executor) Compact(ctx context.Context, rt *Runtime, req CompactRequest)
 		return nil, errors.New("agent: compact request has no session id")
 	}
 	t := &turn{e: e, rt: rt, ctx: ctx, req: &Request{SessionID: req.SessionID, OnEvent: req.OnEvent},
-		res: &Result{RuntimeID: rt.id, SessionID: req.SessionID, ExecutionID: newID("exec")}, invoking: req.SessionID, root: rt.id}
+		res: &Result{Scope: scope.Scope{RuntimeID: rt.id, SessionID: req.SessionID, ExecutionID: newID("exec")}}}
 	out, err := t.summarise(req.History, TriggerManual, req.Instructions)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/scope"
 )
 
 // Build a runtime over a folder, then run one turn. The scripted model asks
@@ -61,7 +62,7 @@ func Example_interceptors() {
 	allowed := map[string]bool{"alice-1": true}
 	authz := intercept.Named("authz", -50, func(ctx context.Context, rt *agent.Runtime, req agent.Request, next intercept.Next[*agent.Runtime, agent.Request, *agent.Result]) (*agent.Result, error) {
 		if !allowed[req.SessionID] {
-			return &agent.Result{RuntimeID: rt.ID(), SessionID: req.SessionID, StopReason: agent.StopBlocked}, nil
+			return &agent.Result{Scope: scope.Scope{RuntimeID: rt.ID(), SessionID: req.SessionID}, StopReason: agent.StopBlocked}, nil
 		}
 		return next.Proceed(ctx, rt, req)
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/scope"
 )
 
 // StopReason says how a turn ended.
@@ -88,36 +89,18 @@ type Request struct {
 	// PromptTokens is the size of History in tokens if known (from the
 	// last call's usage), for deciding when to compact; 0 means estimate.
 	PromptTokens int64
-	// Fork, set by the Task tool, makes this execution a subagent fork: it
-	// has no SessionID of its own and serves Fork.InvokingSessionID.
-	Fork *Fork
 	// Account, if set, receives what background forks started by this
 	// turn spent when they finish (after the turn itself may have ended),
 	// so that the invoking session's totals include them.
 	Account func(spent budget.Spent, usage llm.Usage)
 }
 
-// Fork is the identity of a subagent execution.
-type Fork struct {
-	// InvokingSessionID is the user's session: a fork of a fork inherits
-	// it from its parent, never the middle fork's identity.
-	InvokingSessionID string
-	// RootRuntimeID is the runtime serving the user's session; background
-	// tasks belong to (RootRuntimeID, InvokingSessionID).
-	RootRuntimeID string
-	// ParentExecutionID is the execution that started the fork.
-	ParentExecutionID string
-	// Depth is 1 for a fork of a user's turn, 2 for its fork, …
-	Depth int
-}
-
 // Result says what a turn did.
 type Result struct {
-	RuntimeID   string
-	SessionID   string
-	TurnID      string
-	ExecutionID string
-	StopReason  StopReason
+	// Scope is the execution's identity: its runtime, session, turn and
+	// execution (and, for a subagent fork, its depth and parent).
+	scope.Scope
+	StopReason StopReason
 	// Answer is the text of the model's final message when the turn was
 	// answered, and empty otherwise (text that came with tool calls is in
 	// Messages).
@@ -175,33 +158,21 @@ func (e *Executor) Execute(ctx context.Context, rt *Runtime, req Request) (*Resu
 	if rt == nil {
 		return nil, errors.New("agent: Execute on a nil runtime")
 	}
-	switch {
-	case req.Fork == nil && req.SessionID == "":
+	if req.SessionID == "" {
 		return nil, errors.New("agent: request has no session id")
-	case req.Fork != nil && req.SessionID != "":
-		return nil, errors.New("agent: a fork has no session id of its own (its user's session is Fork.InvokingSessionID)")
-	case req.Fork != nil && req.Fork.InvokingSessionID == "":
-		return nil, errors.New("agent: a fork needs its invoking session id")
 	}
-	t := &turn{
-		e:   e,
-		rt:  rt,
-		ctx: ctx,
-		req: &req,
-		res: &Result{
-			RuntimeID:   rt.id,
-			SessionID:   req.SessionID,
-			TurnID:      req.TurnID,
-			ExecutionID: newID("exec"),
-		},
+	sc := scope.Scope{RuntimeID: rt.id, SessionID: req.SessionID, TurnID: req.TurnID, ExecutionID: newID("exec")}
+	if sc.TurnID == "" {
+		sc.TurnID = newID("turn")
 	}
-	if t.res.TurnID == "" {
-		t.res.TurnID = newID("turn")
-	}
-	t.invoking, t.root = req.SessionID, rt.id
-	if f := req.Fork; f != nil {
-		t.invoking, t.root, t.depth = f.InvokingSessionID, f.RootRuntimeID, f.Depth
-	}
+	return e.execute(ctx, rt, req, sc)
+}
+
+// execute runs one execution with identity sc: a user's turn, or a fork
+// (the runtime's own forks only: no request field makes an execution a
+// fork).
+func (e *Executor) execute(ctx context.Context, rt *Runtime, req Request, sc scope.Scope) (*Result, error) {
+	t := &turn{e: e, rt: rt, ctx: ctx, req: &req, res: &Result{Scope: sc}}
 	t.run()
 	return t.res, t.res.Err
 }

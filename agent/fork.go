@@ -211,8 +211,8 @@ func (t *turn) prepareFork(call *tool.Call, agentType, prompt string) (*subagent
 	if def == nil {
 		return refuse(tool.Errorf("Task: unknown subagent_type %q; available: %s", agentType, strings.Join(names, ", ")))
 	}
-	if t.depth+1 > t.rt.def.MaxDepth {
-		return refuse(tool.Errorf("Task: not started: forks may nest %d deep and this one would be %d deep; do the task yourself", t.rt.def.MaxDepth, t.depth+1))
+	if t.res.Depth+1 > t.rt.def.MaxDepth {
+		return refuse(tool.Errorf("Task: not started: forks may nest %d deep and this one would be %d deep; do the task yourself", t.rt.def.MaxDepth, t.res.Depth+1))
 	}
 	var extra []string
 	if t.rt.hooks.Has(hook.SubagentStart) {
@@ -276,25 +276,21 @@ func forkAnswer(res *Result, err error) (string, error) {
 
 // ownerOf is who owns background tasks started in t: the user's session of
 // the runtime serving it.
-func ownerOf(t *turn) string { return t.root + "\x00" + t.invoking }
+func ownerOf(t *turn) string { return t.res.Root() + "\x00" + t.res.SessionID }
 
 // fork runs a subagent execution on child with the parent's identity
 // inherited: the user's session, the root runtime, one level deeper.
 func (t *turn) fork(ctx context.Context, child *Runtime, prompt string, extra []string, limits budget.Limits, spent budget.Spent, onEvent func(event.Event)) (*Result, error) {
-	return t.e.Execute(ctx, child, Request{
-		Input:   prompt,
-		Context: extra,
-		Budget:  &limits,
-		Spent:   spent,
-		OnEvent: onEvent,
-		Account: t.req.Account,
-		Fork: &Fork{
-			InvokingSessionID: t.invoking,
-			RootRuntimeID:     t.root,
-			ParentExecutionID: t.res.ExecutionID,
-			Depth:             t.depth + 1,
-		},
-	})
+	return t.e.execute(ctx, child, Request{
+		SessionID: t.res.SessionID,
+		TurnID:    t.res.TurnID,
+		Input:     prompt,
+		Context:   extra,
+		Budget:    &limits,
+		Spent:     spent,
+		OnEvent:   onEvent,
+		Account:   t.req.Account,
+	}, t.res.Child(child.id, newID("exec")))
 }
 
 // outputTool is AgentOutput: it reads a background task's output.

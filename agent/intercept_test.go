@@ -15,6 +15,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/queue"
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -79,7 +80,7 @@ func TestBlockedRunRunsNothing(t *testing.T) {
 	r.model.Script("s", script.Text("should not be asked"))
 	deny := intercept.Named("authz", -50, intercept.Func[*agent.Runtime, agent.Request, *agent.Result](
 		func(ctx context.Context, rt *agent.Runtime, req agent.Request, next intercept.Next[*agent.Runtime, agent.Request, *agent.Result]) (*agent.Result, error) {
-			return &agent.Result{RuntimeID: rt.ID(), SessionID: req.SessionID, StopReason: agent.StopBlocked}, nil
+			return &agent.Result{Scope: scope.Scope{RuntimeID: rt.ID(), SessionID: req.SessionID}, StopReason: agent.StopBlocked}, nil
 		}))
 	var streamed []event.Event
 	res, err := intercept.Wrap(r.exec, deny).Execute(t.Context(), r.rt, agent.Request{

@@ -26,7 +26,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 		Messages:  t.msgs,
 		Tools:     t.rt.tools.Definitions(),
 		MaxTokens: def.MaxTokens,
-		Metadata:  llm.Metadata{TraceID: t.invoking, Feature: t.feature(), Component: def.Name},
+		Metadata:  llm.Metadata{TraceID: t.res.SessionID, Feature: t.feature(), Component: def.Name},
 	}
 	req, err := t.prepare(req)
 	if err != nil {
@@ -131,7 +131,7 @@ func (t *turn) price(model string) budget.Price {
 
 // feature is what the turn's model calls are for.
 func (t *turn) feature() string {
-	if t.req.Fork != nil {
+	if t.res.Fork() {
 		return llm.FeatureSubagent
 	}
 	return llm.FeatureAgent

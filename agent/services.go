@@ -107,7 +107,7 @@ func (m *MemoryApprovals) Rules(_ context.Context, runtimeID, sessionID string) 
 // approved reports whether the approved rules allow req for the turn's
 // session.
 func (t *turn) approved(req policy.Request) bool {
-	rules, err := t.rt.approvals.Rules(t.ctx, t.root, t.invoking)
+	rules, err := t.rt.approvals.Rules(t.ctx, t.res.Root(), t.res.SessionID)
 	if err != nil || len(rules) == 0 {
 		return false
 	}

@@ -53,8 +53,7 @@ func (t *turn) runTools(content []llm.Block, uses int) llm.Message {
 //
 // and returns the observation. Nothing runs before it is allowed.
 func (t *turn) runTool(b *llm.Block) tool.Result {
-	call := &tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, RuntimeID: t.res.RuntimeID, SessionID: t.res.SessionID, TurnID: t.res.TurnID,
-		ExecutionID: t.res.ExecutionID, InvokingSessionID: t.invoking, Depth: t.depth}
+	call := &tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, Scope: t.res.Scope}
 	var start time.Time
 	if t.observed() {
 		start = time.Now()
@@ -237,7 +236,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 			return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Denied by hook %s: %s", out.By, out.Reason))
 		}
 	}
-	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{SessionID: t.invoking, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Verdict: verdict})
+	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{Scope: t.res.Scope, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Verdict: verdict})
 	if err != nil {
 		return resolve(false, "", "approver", fmt.Sprintf("Not run: asking for approval of %s failed: %v", call.Name, err))
 	}
@@ -249,8 +248,8 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 		return resolve(false, "", "approver", reason)
 	}
 	if (a.Scope == policy.ScopeSession || a.Scope == policy.ScopeAgent) && len(verdict.Suggestions) > 0 {
-		if err := rt.approvals.Grant(t.ctx, t.root, t.invoking, a.Scope, verdict.Suggestions); err != nil {
-			rt.logger.Warn("could not store an approval", "session", t.invoking, "rules", verdict.Suggestions, "err", err)
+		if err := rt.approvals.Grant(t.ctx, t.res.Root(), t.res.SessionID, a.Scope, verdict.Suggestions); err != nil {
+			rt.logger.Warn("could not store an approval", "session", t.res.SessionID, "rules", verdict.Suggestions, "err", err)
 		}
 	}
 	return resolve(true, string(a.Scope), "approver", a.Reason)

@@ -35,11 +35,6 @@ type turn struct {
 	// stops and revisions count consecutive STOP continuations and
 	// verification revisions.
 	stops, revisions int
-	// invoking is the user's session the execution serves (its own
-	// session in a turn); root the runtime serving that session; depth 0
-	// in a turn, ≥1 in a fork.
-	invoking, root string
-	depth          int
 	// forkCalls counts the tool calls of foreground forks, which the
 	// invoking session's tool-call budget includes.
 	forkCalls int
@@ -68,16 +63,7 @@ func (t *turn) emit(name event.Name, data any) {
 	if t.e.Now != nil {
 		now = t.e.Now
 	}
-	e := event.Event{
-		Name:        name,
-		Time:        now(),
-		RuntimeID:   t.res.RuntimeID,
-		SessionID:   t.invoking,
-		TurnID:      t.res.TurnID,
-		ExecutionID: t.res.ExecutionID,
-		Depth:       t.depth,
-		Data:        data,
-	}
+	e := event.Event{Name: name, Time: now(), Scope: t.res.Scope, Data: data}
 	if t.rt.bus != nil {
 		t.rt.bus.Publish(e)
 	}
@@ -88,7 +74,7 @@ func (t *turn) emit(name event.Name, data any) {
 
 // common is the envelope of this turn's hook payloads.
 func (t *turn) common() hook.Common {
-	return hook.Common{RuntimeID: t.res.RuntimeID, SessionID: t.invoking, TurnID: t.res.TurnID, Cwd: t.rt.fs.Root()}
+	return hook.Common{Scope: t.res.Scope, Cwd: t.rt.fs.Root()}
 }
 
 // runHook runs a hook and reports its failures as hook_failed events.
@@ -221,7 +207,7 @@ func (t *turn) run() {
 				t.emit(event.UserMessageInjected, &event.UserMessageData{Iteration: t.res.Iterations, Messages: queued})
 				continue
 			}
-			if t.req.Fork == nil && t.rt.hooks.Has(hook.Stop) && t.stops < def.MaxRevisions {
+			if !t.res.Fork() && t.rt.hooks.Has(hook.Stop) && t.stops < def.MaxRevisions {
 				out := t.runHook(&hook.StopPayload{Common: t.common(), Answer: msg.Text(), Iterations: t.res.Iterations, Continued: t.stops})
 				if out.Action == hook.Revise {
 					t.stops++
@@ -229,7 +215,7 @@ func (t *turn) run() {
 					continue
 				}
 			}
-			if t.req.Fork != nil && t.rt.hooks.Has(hook.SubagentStop) && t.stops < def.MaxRevisions {
+			if t.res.Fork() && t.rt.hooks.Has(hook.SubagentStop) && t.stops < def.MaxRevisions {
 				out := t.runHook(&hook.SubagentStopPayload{Common: t.common(), Agent: def.Name, Answer: msg.Text()})
 				if out.Action == hook.Revise {
 					t.stops++
@@ -344,7 +330,7 @@ func (t *turn) drainQueue() []string {
 	if t.rt.queues == nil {
 		return nil
 	}
-	if t.req.Fork != nil {
+	if t.res.Fork() {
 		return nil // the user's messages are for the session's own turn
 	}
 	return t.rt.queues.Drain(t.req.SessionID)

@@ -66,7 +66,7 @@ func (t *turn) runVerification() *hook.Verification {
 	bash, _ := t.rt.tools.Lookup("Bash") // New refused a Verify without Bash
 	input, _ := json.Marshal(map[string]any{"command": cmd, "description": "built-in verification"})
 	start := time.Now()
-	r := tool.Run(t.ctx, bash, &tool.Call{ID: "verify", Name: "Bash", Input: input, RuntimeID: t.res.RuntimeID, SessionID: t.res.SessionID, TurnID: t.res.TurnID})
+	r := tool.Run(t.ctx, bash, &tool.Call{ID: "verify", Name: "Bash", Input: input, Scope: t.res.Scope})
 	v := &hook.Verification{Command: cmd, Passed: !r.IsError, Output: r.Content}
 	t.emit(event.VerificationCompleted, &event.VerificationData{Command: cmd, Passed: v.Passed, Output: r.Content, Duration: time.Since(start)})
 	return v

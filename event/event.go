@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/scope"
 )
 
 // Name identifies an event kind.
@@ -65,15 +66,12 @@ type VerificationData struct {
 
 // Event is one thing that happened in a run.
 type Event struct {
-	Name        Name      `json:"name"`
-	Time        time.Time `json:"time"`
-	RuntimeID   string    `json:"runtime_id"`
-	SessionID   string    `json:"session_id"`
-	TurnID      string    `json:"turn_id"`
-	ExecutionID string    `json:"execution_id"`
-	// Depth is 0 for a user's turn and ≥1 for a subagent fork, whose
-	// events carry the fork's ExecutionID and the user's SessionID.
-	Depth int `json:"depth,omitempty"`
+	Name Name      `json:"name"`
+	Time time.Time `json:"time"`
+	// Scope is the run the event belongs to. A subagent fork's events
+	// carry the fork's ExecutionID and Depth ≥ 1, and the user's
+	// SessionID and TurnID.
+	scope.Scope
 	// Data is the name's typed payload (a *TurnStartedData for
 	// TurnStarted, …), or nil.
 	Data any `json:"-"`

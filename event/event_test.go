@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/scope"
 )
 
 func TestFlatJSON(t *testing.T) {
 	e := event.Event{
-		Name: event.ToolExecFailed, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		RuntimeID: "r", SessionID: "s", TurnID: "t", ExecutionID: "x",
+		Name: event.ToolExecFailed, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Scope: scope.Scope{RuntimeID: "r", SessionID: "s", TurnID: "t", ExecutionID: "x"},
 		Data: &event.ToolData{ToolUseID: "u", ToolName: "Read", Input: json.RawMessage(`{"file_path":`), Output: "bad", IsError: true},
 	}
 	b, err := json.Marshal(e)

@@ -16,10 +16,11 @@ import (
 
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/scope"
 )
 
 func common() hook.Common {
-	return hook.Common{HookName: "x", RuntimeID: "rt-1", SessionID: "s-1", TurnID: "t-1", Cwd: "/ws"}
+	return hook.Common{HookName: "x", Scope: scope.Scope{RuntimeID: "rt-1", SessionID: "s-1", TurnID: "t-1"}, Cwd: "/ws"}
 }
 
 func preToolUse(tool, args string) *hook.PreToolUsePayload {

@@ -21,6 +21,7 @@ import (
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/scope"
 )
 
 // answerLoop is the heart of a handler script: for each request line it
@@ -138,7 +139,7 @@ func (n *extNode) read(rel string) string {
 }
 
 func (n *extNode) publish(name event.Name) {
-	n.svc.Bus.Publish(event.Event{Name: name, Time: time.Now(), RuntimeID: "rt", SessionID: "s"})
+	n.svc.Bus.Publish(event.Event{Name: name, Time: time.Now(), Scope: scope.Scope{RuntimeID: "rt", SessionID: "s"}})
 }
 
 func (n *extNode) flush() {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/scope"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -33,7 +34,7 @@ func mustRegister(t *testing.T, r *hook.Registry, n hook.Name, h hook.Handler, o
 
 func toolPayload(args string) *hook.PreToolUsePayload {
 	return &hook.PreToolUsePayload{
-		Common:   hook.Common{RuntimeID: "rt", SessionID: "s", TurnID: "t", Cwd: "/w"},
+		Common:   hook.Common{Scope: scope.Scope{RuntimeID: "rt", SessionID: "s", TurnID: "t"}, Cwd: "/w"},
 		ToolCall: hook.ToolCall{ToolName: "Bash", ToolUseID: "u1", Arguments: json.RawMessage(args)},
 	}
 }

@@ -1,6 +1,10 @@
 package hook
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/orca-agent/orca/scope"
+)
 
 // Version is the version of every payload shape; it changes when a field
 // is removed or changes meaning (adding a field does not change it).
@@ -8,12 +12,12 @@ const Version = 1
 
 // Common is the part every payload has.
 type Common struct {
-	HookName  Name   `json:"hook" jsonschema:"the hook's name"`
-	Version   int    `json:"version" jsonschema:"the payload shape version"`
-	RuntimeID string `json:"runtime_id" jsonschema:"the runtime running the agent"`
-	SessionID string `json:"session_id" jsonschema:"the user's session"`
-	TurnID    string `json:"turn_id,omitempty" jsonschema:"the turn, when the hook fires inside one"`
-	Cwd       string `json:"cwd" jsonschema:"the workspace root folder"`
+	HookName Name `json:"hook" jsonschema:"the hook's name"`
+	Version  int  `json:"version" jsonschema:"the payload shape version"`
+	// Scope is the run the hook fires in (its turn and execution are
+	// empty for SESSION_START and SESSION_END).
+	scope.Scope
+	Cwd string `json:"cwd" jsonschema:"the workspace root folder"`
 }
 
 func (c *Common) common() *Common { return c }

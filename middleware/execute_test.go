@@ -13,6 +13,7 @@ import (
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/middleware"
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -67,7 +68,7 @@ func (f *fakeProvider) run(ctx context.Context, q *llm.Request) (*llm.Response, 
 }
 
 func newCall() *tool.Call {
-	return &tool.Call{ID: "tu1", Name: "Write", Input: json.RawMessage(`{"path":"a.txt"}`), RuntimeID: "rt", SessionID: "s1", TurnID: "t1"}
+	return &tool.Call{ID: "tu1", Name: "Write", Input: json.RawMessage(`{"path":"a.txt"}`), Scope: scope.Scope{RuntimeID: "rt", SessionID: "s1", TurnID: "t1"}}
 }
 
 func TestExecutionOnionOrder(t *testing.T) {

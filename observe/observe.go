@@ -70,8 +70,7 @@ func (r *Rows) add(e event.Event) error {
 	}
 	r.mu.Lock()
 	r.pending = append(r.pending, store.Observation{
-		Time: e.Time, Name: string(e.Name), RuntimeID: e.RuntimeID, SessionID: e.SessionID,
-		TurnID: e.TurnID, ExecutionID: e.ExecutionID, Depth: e.Depth, Data: data,
+		Time: e.Time, Name: string(e.Name), Scope: e.Scope, Data: data,
 	})
 	full := len(r.pending) >= BatchSize
 	r.mu.Unlock()

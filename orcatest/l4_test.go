@@ -46,7 +46,7 @@ func (w *whoami) tool() tool.Tool {
 		w.mu.Lock()
 		w.calls = append(w.calls, *c)
 		w.mu.Unlock()
-		return fmt.Sprintf("session=%q invoking=%q exec=%s depth=%d", c.SessionID, c.InvokingSessionID, c.ExecutionID, c.Depth), nil
+		return fmt.Sprintf("session=%q exec=%s parent=%s depth=%d", c.SessionID, c.ExecutionID, c.ParentExecutionID, c.Depth), nil
 	})
 }
 
@@ -58,7 +58,8 @@ func forkNode(t *testing.T, opts ...orcatest.Option) (*orcatest.Node, *whoami) {
 }
 
 // A fork of a fork inherits the user's session id, never the middle
-// fork's; each has its own execution id and no session id of its own.
+// fork's; each has its own execution id, names the execution that started
+// it, and keeps its own tool state (no session of its own).
 func TestL4_ForkIdentityTwoLevelsDeep(t *testing.T) {
 	n, w := forkNode(t)
 	n.Script("s", script.Call("WhoAmI", nil), task("explorer", "look", false), script.Text("parent done"))
@@ -78,12 +79,18 @@ func TestL4_ForkIdentityTwoLevelsDeep(t *testing.T) {
 		t.Errorf("top %+v", top)
 	}
 	for _, c := range []tool.Call{fork, grand} {
-		if c.SessionID != "" || c.InvokingSessionID != "s" {
-			t.Errorf("fork call carries session %q, invoking %q; want none and the user's", c.SessionID, c.InvokingSessionID)
+		if c.SessionID != "s" || c.TurnID != top.TurnID || c.Root() != top.RuntimeID || c.RuntimeID == top.RuntimeID {
+			t.Errorf("fork call %+v: want the user's session %q and turn %q, root runtime %q and a runtime of its own", c.Scope, "s", top.TurnID, top.RuntimeID)
+		}
+		if k := c.StateKey(); k == top.StateKey() || k != "exec:"+c.ExecutionID {
+			t.Errorf("fork call's state key %q, the parent's %q: a fork keeps its own state", k, top.StateKey())
 		}
 	}
 	if fork.Depth != 1 || grand.Depth != 2 || fork.ExecutionID == grand.ExecutionID || fork.ExecutionID == top.ExecutionID {
 		t.Errorf("depths %d/%d, exec ids %s %s %s", fork.Depth, grand.Depth, top.ExecutionID, fork.ExecutionID, grand.ExecutionID)
+	}
+	if fork.ParentExecutionID != top.ExecutionID || grand.ParentExecutionID != fork.ExecutionID || top.ParentExecutionID != "" {
+		t.Errorf("parents: top %q, fork %q (want %q), grand %q (want %q)", top.ParentExecutionID, fork.ParentExecutionID, top.ExecutionID, grand.ParentExecutionID, fork.ExecutionID)
 	}
 	// The forks' model calls are the user's session's, on fork routes.
 	for _, route := range []string{script.ForkRoute("s", "explorer"), script.ForkRoute("s", "worker")} {

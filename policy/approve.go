@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/orca-agent/orca/scope"
 )
 
 // Approver is asked about calls the policy decided to ask about. It is
@@ -25,8 +27,11 @@ func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (Approva
 
 // ApprovalRequest is one call waiting for approval.
 type ApprovalRequest struct {
-	SessionID, ToolName, ToolUseID string
-	Input                          json.RawMessage
+	// Scope is the run asking: the user's session, and for a call of a
+	// subagent fork, the fork's execution and depth.
+	scope.Scope
+	ToolName, ToolUseID string
+	Input               json.RawMessage
 	// Verdict is the policy's ask, with its reason and suggested rules.
 	Verdict Verdict
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/orca-agent/orca/scope"
 )
 
 func TestHeadlessRefusesAndSaysHowToAllow(t *testing.T) {
@@ -30,7 +32,7 @@ func TestHeadlessRefusesAndSaysHowToAllow(t *testing.T) {
 		if v.Decision != Ask {
 			t.Fatalf("%s %q = %s, want ask", c.tool, c.val, v.Decision)
 		}
-		a, err := Headless{}.Approve(ctx, ApprovalRequest{SessionID: "s", ToolName: c.tool, ToolUseID: "t1", Input: req.Input, Verdict: v})
+		a, err := Headless{}.Approve(ctx, ApprovalRequest{Scope: scope.Scope{SessionID: "s"}, ToolName: c.tool, ToolUseID: "t1", Input: req.Input, Verdict: v})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/store"
 )
 
@@ -152,12 +153,17 @@ func (s *LiveSession) ID() string { return s.id }
 func (s *LiveSession) Source() string { return s.source }
 
 func (s *LiveSession) common() hook.Common {
-	return hook.Common{RuntimeID: s.r.rt.ID(), SessionID: s.id, Cwd: s.r.rt.FS().Root()}
+	return hook.Common{Scope: s.scope(), Cwd: s.r.rt.FS().Root()}
+}
+
+// scope is the identity of what the session does outside a turn.
+func (s *LiveSession) scope() scope.Scope {
+	return scope.Scope{RuntimeID: s.r.rt.ID(), SessionID: s.id}
 }
 
 func (s *LiveSession) reportHookFailures(out hook.Outcome) {
 	for _, f := range out.Failures {
-		e := event.Event{Name: event.HookFailed, Time: time.Now(), RuntimeID: s.r.rt.ID(), SessionID: s.id,
+		e := event.Event{Name: event.HookFailed, Time: time.Now(), Scope: s.scope(),
 			Data: &event.HookFailedData{Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed}}
 		if bus := s.r.rt.Bus(); bus != nil {
 			bus.Publish(e)
@@ -427,7 +433,7 @@ func (s *LiveSession) compact(ctx context.Context, instructions string) (*agent.
 	}
 	history := s.Transcript()
 	out, err := ex.Compact(ctx, s.r.rt, agent.CompactRequest{SessionID: s.id, History: history, Instructions: instructions, OnEvent: s.onEvent})
-	res := &agent.Result{RuntimeID: s.r.rt.ID(), SessionID: s.id, StopReason: agent.StopCompacted, Transcript: history}
+	res := &agent.Result{Scope: s.scope(), StopReason: agent.StopCompacted, Transcript: history}
 	if err != nil {
 		res.StopReason, res.Err = agent.StopFailed, err
 		return res, err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/skill"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
@@ -40,9 +41,8 @@ Say "Hello, $ARGUMENTS!" and nothing else.
 	reg.Add(tools[0])
 
 	res := reg.Call(context.Background(), &tool.Call{
-		Name:      "Skill",
-		Input:     []byte(`{"skill": "greet", "args": "Ada"}`),
-		SessionID: "session-1",
+		Name:  "Skill",
+		Input: []byte(`{"skill": "greet", "args": "Ada"}`), Scope: scope.Scope{SessionID: "session-1"},
 	})
 	fmt.Println(res.Content)
 	// Output:

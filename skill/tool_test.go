@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/skill"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
@@ -60,7 +61,7 @@ func newFixture(t *testing.T, files map[string]string, opts ...skill.Option) *fi
 
 func (f *fixture) call(input string) tool.Result {
 	f.t.Helper()
-	return f.reg.Call(f.t.Context(), &tool.Call{ID: "c1", Name: "Skill", Input: json.RawMessage(input), SessionID: "s1"})
+	return f.reg.Call(f.t.Context(), &tool.Call{ID: "c1", Name: "Skill", Input: json.RawMessage(input), Scope: scope.Scope{SessionID: "s1"}})
 }
 
 func wantResult(t *testing.T, res tool.Result, isError bool, contains ...string) {

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/orca-agent/orca/scope"
+
 	"context"
 	"encoding/json"
 	"time"
@@ -11,14 +13,11 @@ import (
 type Observation struct {
 	// Seq is assigned by the store: 1, 2, 3… across the store, in write
 	// order.
-	Seq         int64
-	Time        time.Time
-	Name        string
-	RuntimeID   string
-	SessionID   string
-	TurnID      string
-	ExecutionID string
-	Depth       int
+	Seq  int64
+	Time time.Time
+	Name string
+	// Scope is the event's.
+	scope.Scope
 	// Data is the event as flat JSON (event.Event's MarshalJSON).
 	Data json.RawMessage
 }

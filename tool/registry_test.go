@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -157,7 +158,7 @@ func TestTypedToolSeesItsCall(t *testing.T) {
 		session = tool.CallFrom(ctx).SessionID
 		return tool.Result{Content: "custom", IsError: true}, nil
 	})
-	res := tool.Run(context.Background(), who, &tool.Call{Name: "Who", SessionID: "s-42"})
+	res := tool.Run(context.Background(), who, &tool.Call{Name: "Who", Scope: scope.Scope{SessionID: "s-42"}})
 	if session != "s-42" || res.Content != "custom" || !res.IsError {
 		t.Errorf("session %q, result %+v", session, res)
 	}

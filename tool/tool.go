@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -41,33 +42,11 @@ type Call struct {
 	Name string
 	// Input is the validated JSON input.
 	Input json.RawMessage
-	// RuntimeID, SessionID and TurnID say on whose behalf the call runs.
-	// SessionID is the key of per-session tool state (the todo list); a
-	// subagent fork has none of its own.
-	RuntimeID string
-	SessionID string
-	TurnID    string
-	// ExecutionID names the execution (a turn, or a fork) making the call:
-	// the key of a fork's own tool state.
-	ExecutionID string
-	// InvokingSessionID is the user's session the call ultimately serves:
-	// SessionID in a turn, the user's session in a fork (and in a fork of
-	// a fork).
-	InvokingSessionID string
-	// Depth is 0 in a user's turn, 1 in a fork, 2 in a fork's fork.
-	Depth int
-}
-
-// StateKey returns the key of per-execution tool state: the session in a
-// turn, "exec:<id>" in a fork; "" when the call has neither.
-func (c *Call) StateKey() string {
-	switch {
-	case c.SessionID != "":
-		return c.SessionID
-	case c.ExecutionID != "":
-		return "exec:" + c.ExecutionID
-	}
-	return ""
+	// Scope says on whose behalf the call runs: the runtime, the user's
+	// session (also in a subagent fork, which has no session of its own),
+	// the turn and the execution making the call. Per-execution tool state
+	// (a todo list) is keyed by Scope.StateKey.
+	scope.Scope
 }
 
 // Result is what the model observes of a call.

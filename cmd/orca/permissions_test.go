@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/scope"
 )
 
 // bashCall is a script response that runs command with Bash as tool use id.
@@ -288,7 +289,7 @@ func approvalRequest(tool, input string, suggest ...string) policy.ApprovalReque
 	if len(suggest) > 0 {
 		v.Suggest, v.Suggestions = suggest[0], suggest
 	}
-	return policy.ApprovalRequest{SessionID: "s", ToolName: tool, ToolUseID: "u", Input: json.RawMessage(input), Verdict: v}
+	return policy.ApprovalRequest{Scope: scope.Scope{SessionID: "s"}, ToolName: tool, ToolUseID: "u", Input: json.RawMessage(input), Verdict: v}
 }
 
 func TestPromptApproverAnswers(t *testing.T) {

@@ -86,6 +86,12 @@ CREATE TABLE observations (
 CREATE INDEX observations_by_session ON observations (session_id, seq);
 CREATE INDEX observations_by_turn ON observations (turn_id, seq);
 `,
+	// 3: the whole scope of an observation row (forks: the root runtime
+	// and the parent execution).
+	`
+ALTER TABLE observations ADD COLUMN root_runtime_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE observations ADD COLUMN parent_execution_id TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema up to date in one transaction: a file is at one

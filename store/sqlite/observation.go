@@ -18,7 +18,7 @@ func (s *Store) AppendObservations(ctx context.Context, rows []store.Observation
 		return nil
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO observations (time, name, runtime_id, session_id, turn_id, execution_id, depth, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO observations (time, name, runtime_id, root_runtime_id, session_id, turn_id, execution_id, parent_execution_id, depth, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -28,7 +28,7 @@ func (s *Store) AppendObservations(ctx context.Context, rows []store.Observation
 			if t.IsZero() {
 				t = time.Now()
 			}
-			if _, err := stmt.ExecContext(ctx, t.UnixNano(), r.Name, r.RuntimeID, r.SessionID, r.TurnID, r.ExecutionID, r.Depth, string(r.Data)); err != nil {
+			if _, err := stmt.ExecContext(ctx, t.UnixNano(), r.Name, r.RuntimeID, r.RootRuntimeID, r.SessionID, r.TurnID, r.ExecutionID, r.ParentExecutionID, r.Depth, string(r.Data)); err != nil {
 				return err
 			}
 		}
@@ -42,7 +42,7 @@ func (s *Store) AppendObservations(ctx context.Context, rows []store.Observation
 
 // Observations implements store.Observations.
 func (s *Store) Observations(ctx context.Context, f store.ObservationFilter) ([]store.Observation, error) {
-	q := `SELECT seq, time, name, runtime_id, session_id, turn_id, execution_id, depth, data FROM observations WHERE seq > ?`
+	q := `SELECT seq, time, name, runtime_id, root_runtime_id, session_id, turn_id, execution_id, parent_execution_id, depth, data FROM observations WHERE seq > ?`
 	args := []any{f.AfterSeq}
 	if f.SessionID != "" {
 		q += ` AND session_id = ?`
@@ -66,7 +66,7 @@ func (s *Store) Observations(ctx context.Context, f store.ObservationFilter) ([]
 		var o store.Observation
 		var t int64
 		var data string
-		if err := rows.Scan(&o.Seq, &t, &o.Name, &o.RuntimeID, &o.SessionID, &o.TurnID, &o.ExecutionID, &o.Depth, &data); err != nil {
+		if err := rows.Scan(&o.Seq, &t, &o.Name, &o.RuntimeID, &o.RootRuntimeID, &o.SessionID, &o.TurnID, &o.ExecutionID, &o.ParentExecutionID, &o.Depth, &data); err != nil {
 			return nil, fmt.Errorf("read observation rows: %w", err)
 		}
 		o.Time = time.Unix(0, t).UTC()

@@ -101,8 +101,8 @@ func TestOpenCreatesOneFileWithTheSchema(t *testing.T) {
 		versions = append(versions, v)
 	}
 	rows.Close()
-	if fmt.Sprint(versions) != "[1 2]" {
-		t.Errorf("schema_migrations = %v, want [1 2]", versions)
+	if fmt.Sprint(versions) != "[1 2 3]" {
+		t.Errorf("schema_migrations = %v, want [1 2 3]", versions)
 	}
 	for _, table := range []string{"sessions", "records", "totals", "budgets", "approvals", "observations"} {
 		var n int

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -78,7 +79,7 @@ func (f *fixture) callCtx(ctx context.Context, session, name string, input any) 
 		}
 		raw = b
 	}
-	return f.reg.Call(ctx, &tool.Call{ID: "call-1", Name: name, Input: raw, RuntimeID: "rt", SessionID: session, TurnID: "turn-1"})
+	return f.reg.Call(ctx, &tool.Call{ID: "call-1", Name: name, Input: raw, Scope: scope.Scope{RuntimeID: "rt", SessionID: session, TurnID: "turn-1"}})
 }
 
 // ok fails the test unless r succeeded, and returns its content.
@@ -222,7 +223,7 @@ func TestOddInputNeverPanics(t *testing.T) {
 	}
 	for _, tl := range f.reg.Tools() {
 		for _, in := range inputs {
-			r := tool.Run(context.Background(), tl, &tool.Call{Name: tl.Name(), Input: json.RawMessage(in), SessionID: "s1"})
+			r := tool.Run(context.Background(), tl, &tool.Call{Name: tl.Name(), Input: json.RawMessage(in), Scope: scope.Scope{SessionID: "s1"}})
 			if strings.Contains(r.Content, "panic") {
 				t.Errorf("%s(%s) panicked: %s", tl.Name(), in, r.Content)
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tool/builtin"
 	"github.com/orca-agent/orca/workspace"
@@ -35,9 +36,8 @@ func ExampleDefaultToolProviders() {
 	fmt.Println(reg.Names())
 
 	res := reg.Call(context.Background(), &tool.Call{
-		Name:      "Read",
-		Input:     []byte(`{"file_path": "hello.txt", "offset": 2}`),
-		SessionID: "session-1",
+		Name:  "Read",
+		Input: []byte(`{"file_path": "hello.txt", "offset": 2}`), Scope: scope.Scope{SessionID: "session-1"},
 	})
 	fmt.Print(res.Content)
 	// Output:
