@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,8 +114,30 @@ func (*taskTool) forkTool() {}
 
 // ReadOnly: starting a fork changes nothing by itself; the fork's own tool
 // calls go through the policy like the parent's.
-func (*taskTool) ReadOnly() bool { return true }
-func (*taskTool) Name() string   { return "Task" }
+func (*taskTool) Traits() tool.Traits { return tool.Traits{ReadOnly: true} }
+
+// Display shows the task's description, its agent and whether it runs in
+// the background.
+func (*taskTool) Display(input json.RawMessage) tool.Display {
+	var in taskInput
+	if json.Unmarshal(input, &in) != nil || in.Description == "" {
+		return tool.Display{}
+	}
+	s := in.Description + " (" + cmp.Or(in.SubagentType, subagent.GeneralPurpose.Name)
+	if in.RunInBackground {
+		s += ", in the background"
+	}
+	return tool.Display{Summary: s + ")"}
+}
+
+// taskIDDisplay shows the task a call of AgentOutput or TaskStop is about.
+func taskIDDisplay(input json.RawMessage) tool.Display {
+	if id := tool.Fields(input, "task_id"); len(id) > 0 {
+		return tool.Display{Summary: id[0]}
+	}
+	return tool.Display{}
+}
+func (*taskTool) Name() string { return "Task" }
 
 func (t *taskTool) Description() string {
 	var b strings.Builder
@@ -296,9 +319,10 @@ func (t *turn) fork(ctx context.Context, child *Runtime, prompt string, extra []
 // outputTool is AgentOutput: it reads a background task's output.
 type outputTool struct{ rt *Runtime }
 
-func (*outputTool) forkTool()      {}
-func (*outputTool) ReadOnly() bool { return true }
-func (*outputTool) Name() string   { return "AgentOutput" }
+func (*outputTool) forkTool()                               {}
+func (*outputTool) Traits() tool.Traits                     { return tool.Traits{ReadOnly: true} }
+func (*outputTool) Display(in json.RawMessage) tool.Display { return taskIDDisplay(in) }
+func (*outputTool) Name() string                            { return "AgentOutput" }
 func (*outputTool) Description() string {
 	return "Reads the status and output of a background task started with Task (run_in_background). With block (the default), waits for the task to finish, at most timeout milliseconds (default 30000)."
 }
@@ -359,8 +383,9 @@ type stopTool struct{ rt *Runtime }
 func (*stopTool) forkTool() {}
 
 // ReadOnly: stopping one's own background task changes no file.
-func (*stopTool) ReadOnly() bool { return true }
-func (*stopTool) Name() string   { return "TaskStop" }
+func (*stopTool) Traits() tool.Traits                     { return tool.Traits{ReadOnly: true} }
+func (*stopTool) Display(in json.RawMessage) tool.Display { return taskIDDisplay(in) }
+func (*stopTool) Name() string                            { return "TaskStop" }
 func (*stopTool) Description() string {
 	return "Stops a background task started with Task (run_in_background)."
 }

@@ -137,17 +137,21 @@ type Collaborators struct {
 // collaborators. It serves any number of sessions and concurrent turns; it
 // does not change after New returns.
 type Runtime struct {
-	id        string
-	def       Definition
-	client    llm.Client
-	fs        workspace.FileSystem
-	tools     *tool.Registry
-	logger    *slog.Logger
-	hooks     *hook.Registry
-	mw        *middleware.Registry
-	bus       *event.Bus
-	queues    *queue.Manager
-	policy    *policy.Policy
+	id     string
+	def    Definition
+	client llm.Client
+	fs     workspace.FileSystem
+	tools  *tool.Registry
+	logger *slog.Logger
+	hooks  *hook.Registry
+	mw     *middleware.Registry
+	bus    *event.Bus
+	queues *queue.Manager
+	policy *policy.Policy
+	// guard is the policy of calls that write or run commands when policy
+	// is nil: bypass mode, which denies only what built-in protection
+	// refuses.
+	guard     *policy.Policy
 	approver  policy.Approver
 	approvals Approvals
 	tasks     *subagent.Manager
@@ -204,7 +208,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.ToolProviders == nil {
 		def.ToolProviders = DefaultToolProviders()
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, policy: c.Policy, approver: c.Approver}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver}
 	if s := c.Services; s != nil {
 		rt.hooks, rt.mw, rt.bus, rt.queues, rt.tasks = s.Hooks, s.Middleware, s.Bus, s.Queues, s.Tasks
 	}
@@ -250,6 +254,17 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			env.ConfigDir = dir
 		}
 	}
+	// The policy guards the configuration folder the runtime reads, so
+	// that protection and the trust store mean the same folder.
+	guard := []policy.Option{policy.WithUserConfigDir(env.ConfigDir)}
+	if rt.guard, err = policy.New(policy.ModeBypass, policy.Rules{}, guard...); err != nil {
+		return nil, fmt.Errorf("agent %q: %w", def.Name, err)
+	}
+	if c.Policy != nil {
+		if rt.policy, err = c.Policy.WithOptions(guard...); err != nil {
+			return nil, fmt.Errorf("agent %q: policy: %w", def.Name, err)
+		}
+	}
 	if rt.tasks == nil {
 		// No shared manager: the runtime has its own, and closes it.
 		rt.tasks = subagent.NewManager()
@@ -286,8 +301,8 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		}
 	}
 	if def.Verify != "" {
-		if _, ok := rt.tools.Lookup("Bash"); !ok {
-			return nil, fmt.Errorf("agent %q: verification command %q needs the Bash tool, which no provider registered", def.Name, def.Verify)
+		if _, ok := rt.tools.CommandRunner(); !ok {
+			return nil, fmt.Errorf("agent %q: verification command %q needs a tool that runs commands (tool.CommandRunner, such as Bash), which no provider registered", def.Name, def.Verify)
 		}
 	}
 	return rt, nil

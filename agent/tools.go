@@ -57,7 +57,11 @@ func (t *turn) runTool(b *llm.Block) tool.Result {
 	var start time.Time
 	if t.observed() {
 		start = time.Now()
-		t.emit(event.ToolExecStarted, &event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input})
+		var d tool.Display
+		if tl, ok := t.rt.tools.Lookup(b.Name); ok {
+			d = tool.DisplayOf(tl, b.Input)
+		}
+		t.emit(event.ToolExecStarted, &event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail})
 	}
 	r := t.pipeline(call)
 	if t.observed() {
@@ -165,43 +169,24 @@ func (t *turn) blocked(call *tool.Call, by, reason string) tool.Result {
 	return tool.Result{Content: reason, IsError: true}
 }
 
-// guard is the policy of runtimes that have none: bypass mode, so that it
-// denies only what built-in protection refuses (.orca/hooks, settings,
-// trust, the user's config).
-var guard = func() *policy.Policy {
-	p, err := policy.New(policy.ModeBypass, policy.Rules{})
-	if err != nil {
-		panic(err) // a constant policy: cannot fail
-	}
-	return p
-}()
-
-// readOnly is implemented by tools that change nothing; the policy lets
-// them run where it asks before others.
-type readOnly interface{ ReadOnly() bool }
-
 // authorize applies the permission precedence deny > ask > allow to what
 // the PRE_TOOL_USE hooks and the policy said, and asks for approval when
 // the answer is ask. It returns false with the denial's observation when
 // the call must not run.
 func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (tool.Result, bool) {
 	rt := t.rt
+	preq := policy.RequestFor(tl, call.Input, rt.fs)
 	pol := rt.policy
 	if pol == nil {
 		// Without a policy every call is allowed, except what built-in
-		// protection refuses: the tools that write files or run commands
-		// go through a bypass-mode policy, which denies only that.
-		switch call.Name {
-		case "Write", "Edit", "Bash":
-			pol = guard
-		default:
-			if hookSays != hook.RequestPermission {
-				return tool.Result{}, true
-			}
+		// protection refuses: calls that write paths or run commands go
+		// through a bypass-mode policy, which denies only that.
+		if len(preq.Access.Writes) > 0 || preq.Access.Command != "" {
+			pol = rt.guard
+		} else if hookSays != hook.RequestPermission {
+			return tool.Result{}, true
 		}
 	}
-	ro, _ := tl.(readOnly)
-	preq := policy.Request{ToolName: call.Name, Input: call.Input, FS: rt.fs, ReadOnly: ro != nil && ro.ReadOnly()}
 	verdict := policy.Verdict{Decision: policy.Allow, Reason: "no policy is set"}
 	if pol != nil {
 		verdict = pol.Decide(preq)
@@ -236,7 +221,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 			return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Denied by hook %s: %s", out.By, out.Reason))
 		}
 	}
-	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{Scope: t.res.Scope, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Verdict: verdict})
+	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{Scope: t.res.Scope, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Access: preq.Access, Display: tool.DisplayOf(tl, call.Input), Verdict: verdict})
 	if err != nil {
 		return resolve(false, "", "approver", fmt.Sprintf("Not run: asking for approval of %s failed: %v", call.Name, err))
 	}

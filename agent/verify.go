@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -58,15 +57,14 @@ func (t *turn) verify(answer string) (StopReason, bool) {
 	return StopAnswered, false
 }
 
-// runVerification runs the verification command through the Bash tool, so
-// that it gets the same process handling (its own process group, output
-// cap, timeout) as the agent's commands.
+// runVerification runs the verification command through the registry's
+// command runner (the Bash tool), so that it gets the same process handling
+// (its own process group, output cap, timeout) as the agent's commands.
 func (t *turn) runVerification() *hook.Verification {
 	cmd := t.rt.def.Verify
-	bash, _ := t.rt.tools.Lookup("Bash") // New refused a Verify without Bash
-	input, _ := json.Marshal(map[string]any{"command": cmd, "description": "built-in verification"})
+	runner, _ := t.rt.tools.CommandRunner() // New refused a Verify without one
 	start := time.Now()
-	r := tool.Run(t.ctx, bash, &tool.Call{ID: "verify", Name: "Bash", Input: input, Scope: t.res.Scope})
+	r := tool.Run(t.ctx, runner, &tool.Call{ID: "verify", Name: runner.Name(), Input: runner.CommandInput(cmd, "built-in verification"), Scope: t.res.Scope})
 	v := &hook.Verification{Command: cmd, Passed: !r.IsError, Output: r.Content}
 	t.emit(event.VerificationCompleted, &event.VerificationData{Command: cmd, Passed: v.Passed, Output: r.Content, Duration: time.Since(start)})
 	return v

@@ -97,7 +97,7 @@ func TestPostVerifyWithoutCommand(t *testing.T) {
 	}
 }
 
-func TestVerifyNeedsBash(t *testing.T) {
+func TestVerifyNeedsACommandRunner(t *testing.T) {
 	b := newBench(t, nil, nil)
 	rt, err := agent.New(agent.Definition{Name: "x", Verify: "true", ToolProviders: nil}, agent.Collaborators{Client: b.model, FS: b.rt.FS()})
 	if err != nil {
@@ -105,7 +105,7 @@ func TestVerifyNeedsBash(t *testing.T) {
 	}
 	rt.Close()
 	_, err = agent.New(agent.Definition{Name: "x", Verify: "true", ToolProviders: []tool.Provider{}}, agent.Collaborators{Client: b.model, FS: b.rt.FS()})
-	if err == nil || !strings.Contains(err.Error(), "needs the Bash tool") {
+	if err == nil || !strings.Contains(err.Error(), "needs a tool that runs commands") {
 		t.Errorf("error = %v", err)
 	}
 }

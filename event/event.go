@@ -140,9 +140,14 @@ type ToolData struct {
 	ToolUseID string          `json:"tool_use_id"`
 	ToolName  string          `json:"tool_name"`
 	Input     json.RawMessage `json:"input"`
-	Output    string          `json:"output,omitempty"`
-	IsError   bool            `json:"is_error"`
-	Duration  time.Duration   `json:"duration_ns,omitempty"`
+	// Summary and Detail (ToolExecStarted only) are how the tool says the
+	// call is shown (tool.Display): a line after its name, and lines under
+	// it.
+	Summary  string        `json:"summary,omitempty"`
+	Detail   string        `json:"detail,omitempty"`
+	Output   string        `json:"output,omitempty"`
+	IsError  bool          `json:"is_error"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
 }
 
 // UserMessageData is the data of UserMessageInjected.

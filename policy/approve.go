@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/orca-agent/orca/scope"
+	"github.com/orca-agent/orca/tool"
 )
 
 // Approver is asked about calls the policy decided to ask about. It is
@@ -32,6 +33,10 @@ type ApprovalRequest struct {
 	scope.Scope
 	ToolName, ToolUseID string
 	Input               json.RawMessage
+	// Access is what the call touches, and Display how it is shown, as
+	// its tool declares them.
+	Access  tool.Access
+	Display tool.Display
 	// Verdict is the policy's ask, with its reason and suggested rules.
 	Verdict Verdict
 }
@@ -85,8 +90,8 @@ func HeadlessReason(req ApprovalRequest) string {
 		// Advice only where no rule asked: an ask rule wants a person.
 		switch {
 		case !strings.HasPrefix(v.Rule, "mode:"):
-		case req.ToolName == "Bash":
-			b.WriteString(` Rewrite it as plain commands that an allow rule (--allow "RULE" or the settings key permissions.allow) can match; what no pattern can check runs only with --allow "Bash" or --permission-mode bypass.`)
+		case req.Access.Command != "":
+			fmt.Fprintf(&b, ` Rewrite it as plain commands that an allow rule (--allow "RULE" or the settings key permissions.allow) can match; what no pattern can check runs only with --allow %q or --permission-mode bypass.`, req.ToolName)
 		default:
 			b.WriteString(` To allow such calls, rerun with --allow "RULE" naming a rule that covers it, or add the rule to the settings key permissions.allow.`)
 		}
@@ -99,7 +104,7 @@ func HeadlessReason(req ApprovalRequest) string {
 		quoted[i] = fmt.Sprintf("%q", r)
 	}
 	fmt.Fprintf(&b, " To allow it, rerun with %s or add %s to the settings key permissions.allow", strings.Join(flags, " "), strings.Join(quoted, ", "))
-	if req.ToolName == "Write" || req.ToolName == "Edit" {
+	if len(req.Access.Writes) > 0 && req.Access.Command == "" {
 		b.WriteString(", or run with --permission-mode accept-edits")
 	}
 	b.WriteString(".")

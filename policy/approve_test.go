@@ -27,12 +27,12 @@ func TestHeadlessRefusesAndSaysHowToAllow(t *testing.T) {
 		{tool: "Bash", key: "command", val: "git push",
 			want: []string{"ask rule Bash(git push:*)"}, not: []string{"--allow"}},
 	} {
-		req := Request{ToolName: c.tool, Input: input(t, c.key, c.val)}
+		req := declared(Request{ToolName: c.tool, Input: input(t, c.key, c.val)})
 		v := p.Decide(req)
 		if v.Decision != Ask {
 			t.Fatalf("%s %q = %s, want ask", c.tool, c.val, v.Decision)
 		}
-		a, err := Headless{}.Approve(ctx, ApprovalRequest{Scope: scope.Scope{SessionID: "s"}, ToolName: c.tool, ToolUseID: "t1", Input: req.Input, Verdict: v})
+		a, err := Headless{}.Approve(ctx, ApprovalRequest{Scope: scope.Scope{SessionID: "s"}, ToolName: c.tool, ToolUseID: "t1", Input: req.Input, Access: req.Access, Verdict: v})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,8 @@ func BenchmarkDecide(b *testing.B) {
 		req  Request
 		want Decision
 	}{
-		{"Read", Request{ToolName: "Read", Input: input(b, "file_path", "src/policy/policy.go")}, Allow},
-		{"Bash/compound", Request{ToolName: "Bash", Input: bashInput(b, `git status -s && go test ./... 2>&1 | grep -v "^ok" | wc -l; ls "$HOME"/src`)}, Allow},
+		{"Read", declared(Request{ToolName: "Read", Input: input(b, "file_path", "src/policy/policy.go")}), Allow},
+		{"Bash/compound", declared(Request{ToolName: "Bash", Input: bashInput(b, `git status -s && go test ./... 2>&1 | grep -v "^ok" | wc -l; ls "$HOME"/src`)}), Allow},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			if v := p.Decide(c.req); v.Decision != c.want {

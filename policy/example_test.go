@@ -1,10 +1,10 @@
 package policy_test
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/tool"
 )
 
 func ExamplePolicy_Decide() {
@@ -20,17 +20,19 @@ func ExamplePolicy_Decide() {
 	if err != nil {
 		panic(err)
 	}
+	// The requests carry what the tools declare about each call
+	// (policy.RequestFor reads it from the tool): the command a call runs,
+	// the paths it writes.
 	bash := func(cmd string) policy.Request {
-		in, _ := json.Marshal(map[string]string{"command": cmd})
-		return policy.Request{ToolName: "Bash", Input: in}
+		return policy.Request{ToolName: "Bash", Access: tool.Access{Command: cmd}}
 	}
 	for _, req := range []policy.Request{
 		bash("git status && go test ./..."),
 		bash("git status; rm -rf build"),
 		bash("go test ./... && go vet ./..."),
 		bash("echo 'a && rm -rf x'"),
-		{ToolName: "Edit", Input: json.RawMessage(`{"file_path": "src/main.go"}`)},
-		{ToolName: "Write", Input: json.RawMessage(`{"file_path": ".orca/settings.json"}`)},
+		{ToolName: "Edit", Access: tool.Access{Writes: []string{"src/main.go"}}},
+		{ToolName: "Write", Access: tool.Access{Writes: []string{".orca/settings.json"}}},
 	} {
 		v := p.Decide(req)
 		fmt.Printf("%-5s by %-20s suggest %q\n", v.Decision, v.Rule, v.Suggest)

@@ -22,12 +22,14 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -45,11 +47,11 @@ const (
 type Mode string
 
 const (
-	// ModeDefault allows read-only tools (Read, Glob, Grep, TodoWrite and
-	// tools that declare themselves read-only) and asks about the rest.
+	// ModeDefault allows read-only tools (those whose tool.Traits say so:
+	// Read, Glob, Grep, TodoWrite among them) and asks about the rest.
 	ModeDefault Mode = "default"
-	// ModeAcceptEdits also allows Write and Edit inside the workspace; Bash
-	// still asks.
+	// ModeAcceptEdits also allows calls that write files inside the
+	// workspace (Write, Edit); commands still ask.
 	ModeAcceptEdits Mode = "accept-edits"
 	// ModePlan allows only read-only tools and denies everything else.
 	ModePlan Mode = "plan"
@@ -98,10 +100,13 @@ type options struct {
 	configDir, home *string
 }
 
-// WithUserConfigDir sets the folder that holds the user's configuration, as
-// os.UserConfigDir returns it (the default); Write and Edit of anything in
-// its orca subfolder, and Bash commands that name it, are denied. An empty
-// dir turns that check off.
+// WithUserConfigDir sets the folder that holds the user's configuration
+// (orca's settings and trust store are in its orca subfolder): calls that
+// write anything in that subfolder, and commands that name it, are denied.
+// Without it (or with an empty dir) the policy guards no such folder; a
+// runtime derives the policy it is given to guard the configuration folder
+// it reads (agent.Collaborators.ConfigDir), so that both are always the
+// same folder.
 func WithUserConfigDir(dir string) Option {
 	return func(o *options) { o.configDir = &dir }
 }
@@ -128,8 +133,6 @@ func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
 	configDir, home := "", ""
 	if o.configDir != nil {
 		configDir = *o.configDir
-	} else if d, err := os.UserConfigDir(); err == nil {
-		configDir = d
 	}
 	if o.home != nil {
 		home = *o.home
@@ -173,6 +176,12 @@ func (p *Policy) With(extra Rules) (*Policy, error) {
 	}, p.opts...)
 }
 
+// WithOptions returns a policy with p's mode and rules and p's options
+// followed by opts (a later option wins).
+func (p *Policy) WithOptions(opts ...Option) (*Policy, error) {
+	return New(p.mode, p.rules, slices.Concat(p.opts, opts)...)
+}
+
 // WithMode returns a policy with p's rules in another mode.
 func (p *Policy) WithMode(mode Mode) (*Policy, error) {
 	return New(mode, p.rules, p.opts...)
@@ -183,13 +192,25 @@ type Request struct {
 	ToolName string
 	// Input is the call's validated input.
 	Input json.RawMessage
-	// FS resolves file_path and path arguments to workspace-relative paths.
-	// When nil, paths are compared as given (cleaned; relative paths are
-	// taken to be inside the workspace).
+	// FS resolves the call's paths to workspace-relative paths. When nil,
+	// paths are compared as given (cleaned; relative paths are taken to be
+	// inside the workspace).
 	FS workspace.FileSystem
-	// ReadOnly says the tool declares itself read-only. It counts for tools
-	// the policy does not know; the built-in tools are known by name.
-	ReadOnly bool
+	// Traits and Access are what the tool declares about itself and about
+	// this call (RequestFor fills them in): the policy decides from them,
+	// never from the tool's name. A call that writes paths goes through
+	// built-in protection, Edit rules and accept-edits mode; one that
+	// reads paths through Read rules; one that runs a command is judged as
+	// parsed shell; a read-only tool runs in the modes that ask before
+	// changes, unless it writes a path or runs a command all the same.
+	Traits tool.Traits
+	Access tool.Access
+}
+
+// RequestFor returns the request for a call of t with input, over the
+// workspace fsys (nil: paths as given).
+func RequestFor(t tool.Tool, input json.RawMessage, fsys workspace.FileSystem) Request {
+	return Request{ToolName: t.Name(), Input: input, FS: fsys, Traits: tool.TraitsOf(t), Access: tool.AccessOf(t, input)}
 }
 
 // Verdict is the policy's answer to a Request.
@@ -214,8 +235,8 @@ type class uint8
 
 const (
 	classOther class = iota
-	classPath
-	classBash
+	classPath        // it reads or writes paths
+	classBash        // it runs a command
 )
 
 // call is a Request decoded for deciding.
@@ -223,12 +244,18 @@ type call struct {
 	tool     string
 	class    class
 	readOnly bool
-	edit     bool   // Write or Edit
-	given    string // classPath: the path as given
-	t        target
+	edit     bool      // it writes a path
+	paths    []pathArg // what it reads and writes
 	command  string
 	shell    *shellAnalysis
 	arg      string // classOther: the argument for exact rules (WebFetch: the URL)
+}
+
+// pathArg is one path a call reads or writes.
+type pathArg struct {
+	given string // as the call gave it
+	t     target
+	write bool
 }
 
 // target is a path argument, resolved.
@@ -251,10 +278,11 @@ func (p *Policy) Decide(req Request) Verdict {
 	// would be asked about anyway with a more specific reason.
 	var maybeV *Verdict
 	for _, r := range p.deny {
-		if !applies(r.rule.Tool, c.tool) {
+		sel, ok := c.covers(r.rule.Tool)
+		if !ok {
 			continue
 		}
-		switch m, part, why := p.match(r, &c); m {
+		switch m, part, why := p.match(r, &c, sel); m {
 		case yes:
 			return Verdict{Decision: Deny, Rule: r.raw,
 				Reason: fmt.Sprintf("%s is denied by the permission rule %s; do not retry it, choose another way or ask the user.", describe(&c, part), r.raw)}
@@ -270,10 +298,11 @@ func (p *Policy) Decide(req Request) Verdict {
 			Reason: fmt.Sprintf("%s is denied: permission mode plan is read-only, so only tools that read and search run; finish the plan and present it instead of changing anything.", describe(&c, nil))}
 	}
 	for _, r := range p.ask {
-		if !applies(r.rule.Tool, c.tool) {
+		sel, ok := c.covers(r.rule.Tool)
+		if !ok {
 			continue
 		}
-		switch m, part, why := p.match(r, &c); m {
+		switch m, part, why := p.match(r, &c, sel); m {
 		case yes:
 			return Verdict{Decision: Ask, Rule: r.raw,
 				Reason: fmt.Sprintf("%s needs the user's approval: it matches the ask rule %s.", describe(&c, part), r.raw)}
@@ -296,10 +325,17 @@ func (p *Policy) allowed(c *call) Verdict {
 	if c.class == classBash {
 		return p.allowBash(c)
 	}
-	for _, r := range p.allow {
-		if applies(r.rule.Tool, c.tool) {
-			if m, _, _ := p.match(r, c); m == yes {
-				return Verdict{Decision: Allow, Rule: r.raw, Reason: fmt.Sprintf("%s is allowed by the permission rule %s.", describe(c, nil), r.raw)}
+	if c.class == classPath {
+		if used, ok := p.allowPaths(c); ok {
+			rules := strings.Join(used, ", ")
+			return Verdict{Decision: Allow, Rule: rules, Reason: fmt.Sprintf("%s is allowed by the permission rule %s.", describe(c, nil), rules)}
+		}
+	} else {
+		for _, r := range p.allow {
+			if sel, ok := c.covers(r.rule.Tool); ok {
+				if m, _, _ := p.match(r, c, sel); m == yes {
+					return Verdict{Decision: Allow, Rule: r.raw, Reason: fmt.Sprintf("%s is allowed by the permission rule %s.", describe(c, nil), r.raw)}
+				}
 			}
 		}
 	}
@@ -308,12 +344,12 @@ func (p *Policy) allowed(c *call) Verdict {
 		return p.modeAllow(c, "the tool only reads")
 	case p.mode == ModeBypass:
 		return p.modeAllow(c, "nothing denies it")
-	case p.mode == ModeAcceptEdits && c.edit && c.t.inside:
+	case p.mode == ModeAcceptEdits && c.edit && c.inside():
 		return p.modeAllow(c, "it edits a file inside the workspace")
 	}
 	v := Verdict{Decision: Ask, Rule: "mode:" + string(p.mode)}
-	if s := suggestFor(c); s != "" {
-		v.Suggest, v.Suggestions = s, []string{s}
+	if ss := suggestFor(c); len(ss) > 0 {
+		v.Suggest, v.Suggestions = ss[0], ss
 	}
 	v.Reason = fmt.Sprintf("%s needs the user's approval: no allow rule matches it and permission mode %s asks before %s.", describe(c, nil), p.mode, activity(c))
 	return v
@@ -324,43 +360,25 @@ func (p *Policy) modeAllow(c *call, why string) Verdict {
 		Reason: fmt.Sprintf("%s is allowed by permission mode %s: %s.", describe(c, nil), p.mode, why)}
 }
 
-// decode reads what the policy needs from the call's input.
+// decode reads what the policy needs from what the call's tool declares.
 func (p *Policy) decode(req Request) call {
-	c := call{tool: req.ToolName}
-	switch req.ToolName {
-	case "Read", "Write", "Edit", "Glob", "Grep":
-		var in struct {
-			FilePath string `json:"file_path"`
-			Path     string `json:"path"`
-		}
-		_ = json.Unmarshal(req.Input, &in)
-		c.class = classPath
-		c.given = in.FilePath
-		switch req.ToolName {
-		case "Read":
-			c.readOnly = true
-		case "Write", "Edit":
-			c.edit = true
-		default:
-			c.readOnly = true
-			c.given = in.Path
-			if c.given == "" {
-				c.given = "."
-			}
-		}
-		c.t = resolve(req.FS, c.given)
-	case "Bash":
-		var in struct {
-			Command string `json:"command"`
-		}
-		_ = json.Unmarshal(req.Input, &in)
+	a := req.Access
+	c := call{tool: req.ToolName, edit: len(a.Writes) > 0}
+	c.readOnly = req.Traits.ReadOnly && !c.edit && a.Command == ""
+	for _, w := range a.Writes {
+		c.paths = append(c.paths, pathArg{given: w, t: resolve(req.FS, w), write: true})
+	}
+	for _, r := range a.Reads {
+		c.paths = append(c.paths, pathArg{given: r, t: resolve(req.FS, r)})
+	}
+	switch {
+	case a.Command != "":
 		c.class = classBash
-		c.command = in.Command
-		c.shell = p.shell.analyze(in.Command)
-	case "TodoWrite":
-		c.readOnly = true
+		c.command = a.Command
+		c.shell = p.shell.analyze(a.Command)
+	case len(c.paths) > 0:
+		c.class = classPath
 	default:
-		c.readOnly = req.ReadOnly
 		var in map[string]json.RawMessage
 		if json.Unmarshal(req.Input, &in) == nil {
 			for _, k := range argumentFields {
@@ -373,6 +391,16 @@ func (p *Policy) decode(req Request) call {
 		}
 	}
 	return c
+}
+
+// inside reports whether every path of c is inside the workspace.
+func (c *call) inside() bool {
+	for _, pa := range c.paths {
+		if !pa.t.inside {
+			return false
+		}
+	}
+	return len(c.paths) > 0
 }
 
 // resolve turns a path argument into a target.
@@ -409,32 +437,35 @@ func resolve(fsys workspace.FileSystem, given string) target {
 // protect applies built-in protection, which no rule or mode overrides.
 func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
 	const why = "extensions protect themselves, so the agent's tools may not change orca's hooks, the settings that grant permissions or trust decisions; ask the user to make this change"
-	switch {
-	case c.edit:
+	for _, pa := range c.paths {
+		if !pa.write {
+			continue
+		}
 		hit := ""
 		switch {
-		case c.t.inside && Protected(c.t.rel):
-			hit = c.t.rel
-		case c.t.inside && fsys != nil && fsys.Root() != "":
-			if real, ok := realRel(fsys.Root(), c.t.rel); ok && Protected(real) {
+		case pa.t.inside && Protected(pa.t.rel):
+			hit = pa.t.rel
+		case pa.t.inside && fsys != nil && fsys.Root() != "":
+			if real, ok := realRel(fsys.Root(), pa.t.rel); ok && Protected(real) {
 				hit = real
 			}
-		case !c.t.inside && mentionsPath(escapeGlob(slash(c.given))):
-			hit = c.given
+		case !pa.t.inside && mentionsPath(escapeGlob(slash(pa.given))):
+			hit = pa.given
 		}
 		if hit != "" {
-			what := fmt.Sprintf("%s of %q", c.tool, c.given)
-			if hit != c.given {
+			what := fmt.Sprintf("%s of %q", c.tool, pa.given)
+			if hit != pa.given {
 				what += fmt.Sprintf(" (%s)", hit)
 			}
 			return Verdict{Decision: Deny, Rule: "protected",
 				Reason: fmt.Sprintf("%s is denied: the path is protected — %s.", what, why)}, true
 		}
-		if p.config.contains(c.t.abs) {
+		if p.config.contains(pa.t.abs) {
 			return Verdict{Decision: Deny, Rule: "config-dir",
-				Reason: fmt.Sprintf("%s of %q is denied: it is inside the user's orca configuration folder %s, which the agent's tools may not change; ask the user to make this change.", c.tool, c.given, p.config.shown)}, true
+				Reason: fmt.Sprintf("%s of %q is denied: it is inside the user's orca configuration folder %s, which the agent's tools may not change; ask the user to make this change.", c.tool, pa.given, p.config.shown)}, true
 		}
-	case c.class == classBash && len(c.shell.protected) > 0:
+	}
+	if c.class == classBash && len(c.shell.protected) > 0 {
 		return Verdict{Decision: Deny, Rule: "protected",
 			Reason: fmt.Sprintf("%s is denied: it names %q, a protected path (orca's hooks, settings, trust files or the user's orca configuration folder) — %s. To read such a file, use Read.", describe(c, nil), c.shell.protected[0], why)}, true
 	}
@@ -461,21 +492,28 @@ func realRel(root, rel string) (string, bool) {
 	return slash(r), true
 }
 
-// match answers whether rule r covers the call. For Bash, part is the simple
+// match answers whether rule r covers the call: for a call with paths,
+// whether it matches any of those sel selects (allow rules, which must
+// cover every path, use allowPaths). For a command, part is the simple
 // command that matched, and why says why a maybe is only a maybe.
-func (p *Policy) match(r *compiled, c *call) (m match, part *simpleCmd, why string) {
+func (p *Policy) match(r *compiled, c *call, sel pathSel) (m match, part *simpleCmd, why string) {
 	if r.kind == kindAll {
 		return yes, nil, ""
 	}
 	switch c.class {
 	case classPath:
-		if r.kind == kindPath && r.matchPath(c.t) {
-			return yes, nil, ""
+		if !r.globOK {
+			return maybe, nil, fmt.Sprintf("the pattern of %s is not a valid path glob", r.raw)
+		}
+		for i := range c.paths {
+			if pa := &c.paths[i]; pa.selected(sel) && r.matchPath(pa.t) {
+				return yes, nil, ""
+			}
 		}
 		return no, nil, ""
 	case classBash:
-		if r.kind == kindVerbatim {
-			if normalize(c.command) == r.pattern {
+		if r.cmd == kindVerbatim {
+			if normalize(c.command) == r.verbatim {
 				return yes, nil, ""
 			}
 			return no, nil, ""
@@ -500,24 +538,47 @@ func (p *Policy) match(r *compiled, c *call) (m match, part *simpleCmd, why stri
 		}
 		return m, part, why
 	}
-	switch r.kind {
-	case kindDomain:
+	switch {
+	case r.domain != "":
 		if r.matchDomain(c.arg) {
 			return yes, nil, ""
 		}
-	case kindExact:
-		if c.arg != "" && c.arg == r.pattern {
-			return yes, nil, ""
-		}
+	case c.arg != "" && c.arg == r.pattern:
+		return yes, nil, ""
 	}
 	return no, nil, ""
 }
 
-// allowBash allows a Bash command when every simple command in it is allowed.
+// allowPaths reports whether allow rules cover every path of c (a path is
+// covered by a rule that applies to it and matches it), and which rules
+// did.
+func (p *Policy) allowPaths(c *call) (used []string, ok bool) {
+	for i := range c.paths {
+		pa := &c.paths[i]
+		covered := false
+		for _, r := range p.allow {
+			sel, applies := c.covers(r.rule.Tool)
+			if !applies || !pa.selected(sel) || !(r.kind == kindAll || r.globOK && r.matchPath(pa.t)) {
+				continue
+			}
+			if !slices.Contains(used, r.raw) {
+				used = append(used, r.raw)
+			}
+			covered = true
+			break
+		}
+		if !covered {
+			return nil, false
+		}
+	}
+	return used, len(c.paths) > 0
+}
+
+// allowBash allows a command when every simple command in it is allowed.
 // Deny and ask rules have been applied already.
 func (p *Policy) allowBash(c *call) Verdict {
 	for _, r := range p.allow {
-		if r.rule.Tool == "Bash" && (r.kind == kindAll || r.kind == kindVerbatim && normalize(c.command) == r.pattern) {
+		if _, ok := c.covers(r.rule.Tool); ok && (r.kind == kindAll || r.cmd == kindVerbatim && normalize(c.command) == r.verbatim) {
 			return Verdict{Decision: Allow, Rule: r.raw, Reason: fmt.Sprintf("%s is allowed by the permission rule %s.", describe(c, nil), r.raw)}
 		}
 	}
@@ -543,7 +604,7 @@ cmds:
 			continue
 		}
 		for _, r := range p.allow {
-			if r.rule.Tool == "Bash" && r.strict(cmd) {
+			if _, ok := c.covers(r.rule.Tool); ok && r.strict(cmd) {
 				if !slices.Contains(used, r.raw) {
 					used = append(used, r.raw)
 				}
@@ -551,7 +612,7 @@ cmds:
 			}
 		}
 		unapproved = append(unapproved, fmt.Sprintf("%q", cmd.text))
-		if s := suggestBash(cmd); s != "" && !slices.Contains(suggestions, s) {
+		if s := suggestCommand(c.tool, cmd); s != "" && !slices.Contains(suggestions, s) {
 			suggestions = append(suggestions, s)
 		}
 	}
@@ -582,17 +643,21 @@ cmds:
 func describe(c *call, part *simpleCmd) string {
 	switch c.class {
 	case classBash:
-		s := fmt.Sprintf("Bash command %q", clip(c.command))
+		s := fmt.Sprintf("%s command %q", c.tool, clip(c.command))
 		if part != nil && strings.TrimSpace(part.text) != strings.TrimSpace(c.command) {
-			s = fmt.Sprintf("Bash command %q (in %q)", clip(part.text), clip(c.command))
+			s = fmt.Sprintf("%s command %q (in %q)", c.tool, clip(part.text), clip(c.command))
 		}
 		return s
 	case classPath:
-		name := c.given
-		if c.t.inside && c.t.rel != name {
-			name = c.t.rel
+		names := make([]string, len(c.paths))
+		for i, pa := range c.paths {
+			name := pa.given
+			if pa.t.inside && pa.t.rel != name {
+				name = pa.t.rel
+			}
+			names[i] = fmt.Sprintf("%q", name)
 		}
-		return fmt.Sprintf("%s of %q", c.tool, name)
+		return fmt.Sprintf("%s of %s", c.tool, strings.Join(names, " and "))
 	}
 	if c.arg != "" {
 		return fmt.Sprintf("%s call on %q", c.tool, clip(c.arg))
@@ -621,36 +686,44 @@ func activity(c *call) string {
 	return "using tools that are not read-only"
 }
 
-// suggestFor returns an allow rule that would allow the call.
-func suggestFor(c *call) string {
+// suggestFor returns the allow rules that would allow the call: for
+// paths, a Read or Edit rule per folder; for another call, its tool (a
+// URL argument: its domain). Commands have theirs from allowBash.
+func suggestFor(c *call) []string {
 	switch c.class {
 	case classPath:
-		if !c.t.inside {
-			return ""
+		var out []string
+		for _, pa := range c.paths {
+			if !pa.t.inside {
+				return nil // only an absolute pattern would do: leave that to the user
+			}
+			name := ReadRule
+			if pa.write {
+				name = EditRule
+			}
+			dir, s := path.Dir(pa.t.rel), ""
+			if dir == "." {
+				s = name + "(" + escapeGlob(pa.t.rel) + ")"
+			} else {
+				s = name + "(" + escapeGlob(dir) + "/**)"
+			}
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
-		tool := "Read"
-		if c.edit {
-			tool = "Edit"
-		}
-		dir := path.Dir(c.t.rel)
-		if dir == "." {
-			return tool + "(" + escapeGlob(c.t.rel) + ")"
-		}
-		return tool + "(" + escapeGlob(dir) + "/**)"
+		return out
 	case classBash:
-		return ""
+		return nil
 	}
-	if c.tool == "WebFetch" {
-		if host := hostOf(c.arg); host != "" {
-			return "WebFetch(domain:" + host + ")"
-		}
+	if u, err := url.Parse(c.arg); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" {
+		return []string{c.tool + "(domain:" + strings.ToLower(u.Hostname()) + ")"}
 	}
-	return c.tool
+	return []string{c.tool}
 }
 
-// suggestBash returns Bash(<first words>:*) for a simple command: its
+// suggestCommand returns tool(<first words>:*) for a simple command: its
 // assignments, its name and a second word that looks like a subcommand.
-func suggestBash(cmd *simpleCmd) string {
+func suggestCommand(tool string, cmd *simpleCmd) string {
 	var ws []string
 	i := 0
 	for ; i < len(cmd.words) && cmd.words[i].assign; i++ {
@@ -666,7 +739,7 @@ func suggestBash(cmd *simpleCmd) string {
 	if i+1 < len(cmd.words) && subcommand(cmd.words[i+1]) {
 		ws = append(ws, cmd.words[i+1].val)
 	}
-	return "Bash(" + strings.Join(ws, " ") + ":*)"
+	return tool + "(" + strings.Join(ws, " ") + ":*)"
 }
 
 // subcommand reports whether w looks like "status" in "git status" rather

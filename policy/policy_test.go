@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -82,7 +83,7 @@ func TestModes(t *testing.T) {
 	for mode, decisions := range want {
 		p := mustNew(t, mode, nil, nil, nil)
 		for i, c := range calls {
-			v := p.Decide(Request{ToolName: c.tool, Input: input(t, c.kv...), FS: ws, ReadOnly: c.readOnly})
+			v := p.Decide(declared(Request{ToolName: c.tool, Input: input(t, c.kv...), FS: ws, Traits: tool.Traits{ReadOnly: c.readOnly}}))
 			if v.Decision != decisions[i] {
 				t.Errorf("mode %s: %s = %s, want %s (%s)", mode, c, v.Decision, decisions[i], v.Reason)
 			}
@@ -98,17 +99,17 @@ func TestModes(t *testing.T) {
 
 func TestReadOnlyFlagOnlyCountsForUnknownTools(t *testing.T) {
 	p := mustNew(t, ModeDefault, nil, nil, nil)
-	if v := p.Decide(Request{ToolName: "Write", Input: input(t, "file_path", "a"), ReadOnly: true}); v.Decision != Ask {
+	if v := p.Decide(declared(Request{ToolName: "Write", Input: input(t, "file_path", "a"), Traits: tool.Traits{ReadOnly: true}})); v.Decision != Ask {
 		t.Errorf("Write declared read-only = %s, want ask", v.Decision)
 	}
-	if v := p.Decide(Request{ToolName: "Deploy", ReadOnly: false}); v.Decision != Ask || v.Suggest != "Deploy" {
+	if v := p.Decide(declared(Request{ToolName: "Deploy"})); v.Decision != Ask || v.Suggest != "Deploy" {
 		t.Errorf("Deploy = %s suggest %q, want ask suggesting Deploy", v.Decision, v.Suggest)
 	}
 }
 
 func TestPlanModeReason(t *testing.T) {
 	p := mustNew(t, ModePlan, []string{"Edit"}, nil, nil)
-	v := p.Decide(Request{ToolName: "Edit", Input: input(t, "file_path", "a.go")})
+	v := p.Decide(declared(Request{ToolName: "Edit", Input: input(t, "file_path", "a.go")}))
 	want := `Edit of "a.go" is denied: permission mode plan is read-only`
 	if v.Decision != Deny || !strings.Contains(v.Reason, want) || v.Rule != "mode:plan" {
 		t.Errorf("plan Edit = %+v, want deny with %q", v, want)
@@ -169,7 +170,7 @@ func TestFileRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := mustNew(t, c.mode, c.allow, c.deny, c.ask)
-			req := Request{ToolName: c.call.tool, Input: input(t, c.call.kv...), FS: ws}
+			req := declared(Request{ToolName: c.call.tool, Input: input(t, c.call.kv...), FS: ws})
 			if c.nilFS {
 				req.FS = nil
 			}
@@ -193,7 +194,7 @@ func TestFileSuggestionsAllow(t *testing.T) {
 	base := mustNew(t, ModeDefault, nil, nil, nil)
 	for _, f := range []string{"main.go", "src/a.go", "a/b/c/d.txt", "weird[1]/x*.go", "{x}.md"} {
 		for _, tool := range []string{"Edit", "Write"} {
-			req := Request{ToolName: tool, Input: input(t, "file_path", f), FS: ws}
+			req := declared(Request{ToolName: tool, Input: input(t, "file_path", f), FS: ws})
 			v := base.Decide(req)
 			r, err := ParseRule(v.Suggest)
 			if err != nil {
@@ -259,7 +260,7 @@ func TestProtectionDeniesWriteAndEdit(t *testing.T) {
 		".ORCA/SETTINGS.JSON",
 	} {
 		for _, tool := range []string{"Write", "Edit"} {
-			v := p.Decide(Request{ToolName: tool, Input: input(t, "file_path", f), FS: ws})
+			v := p.Decide(declared(Request{ToolName: tool, Input: input(t, "file_path", f), FS: ws}))
 			if v.Decision != Deny || v.Rule != "protected" {
 				t.Errorf("%s %s = %s by %q, want deny by protection", tool, f, v.Decision, v.Rule)
 			}
@@ -274,13 +275,13 @@ func TestProtectionDeniesWriteAndEdit(t *testing.T) {
 		{tool: "Grep", kv: []string{"pattern", "x", "path", ".orca/hooks"}},
 		{tool: "Write", kv: []string{"file_path", ".orca/notes/x.md"}},
 	} {
-		if v := p.Decide(Request{ToolName: c.tool, Input: input(t, c.kv...), FS: ws}); v.Decision != Allow {
+		if v := p.Decide(declared(Request{ToolName: c.tool, Input: input(t, c.kv...), FS: ws})); v.Decision != Allow {
 			t.Errorf("%s = %s, want allow (%s)", c, v.Decision, v.Reason)
 		}
 	}
 	// Without a workspace, the path is judged as given.
 	for _, f := range []string{".orca/settings.json", "/some/ws/.orca/hooks/x"} {
-		if v := p.Decide(Request{ToolName: "Write", Input: input(t, "file_path", f)}); v.Decision != Deny {
+		if v := p.Decide(declared(Request{ToolName: "Write", Input: input(t, "file_path", f)})); v.Decision != Deny {
 			t.Errorf("Write %s without FS = %s, want deny", f, v.Decision)
 		}
 	}
@@ -306,12 +307,12 @@ func TestProtectionFollowsSymlinks(t *testing.T) {
 	}
 	p := mustNew(t, ModeBypass, nil, nil, nil)
 	for _, f := range []string{"cfg/settings.json", "cfg/hooks/new.sh", "hooks/new.sh", "settings.json", "cfg/trust"} {
-		v := p.Decide(Request{ToolName: "Write", Input: input(t, "file_path", f), FS: ws})
+		v := p.Decide(declared(Request{ToolName: "Write", Input: input(t, "file_path", f), FS: ws}))
 		if v.Decision != Deny || v.Rule != "protected" {
 			t.Errorf("Write %s = %s (%s), want deny by protection", f, v.Decision, v.Reason)
 		}
 	}
-	if v := p.Decide(Request{ToolName: "Write", Input: input(t, "file_path", "cfg/notes.md"), FS: ws}); v.Decision != Allow {
+	if v := p.Decide(declared(Request{ToolName: "Write", Input: input(t, "file_path", "cfg/notes.md"), FS: ws})); v.Decision != Allow {
 		t.Errorf("Write cfg/notes.md = %s, want allow", v.Decision)
 	}
 }
@@ -328,7 +329,7 @@ func TestProtectionUserConfigDir(t *testing.T) {
 		filepath.Join(cfg, "orca"),
 		filepath.Join(cfg, "x", "..", "orca", "y"),
 	} {
-		v := p.Decide(Request{ToolName: "Edit", Input: input(t, "file_path", f)})
+		v := p.Decide(declared(Request{ToolName: "Edit", Input: input(t, "file_path", f)}))
 		if v.Decision != Deny || v.Rule != "config-dir" || !strings.Contains(v.Reason, filepath.Join(cfg, "orca")) {
 			t.Errorf("Edit %s = %s by %q (%s), want deny naming the folder", f, v.Decision, v.Rule, v.Reason)
 		}
@@ -336,18 +337,18 @@ func TestProtectionUserConfigDir(t *testing.T) {
 	// A symlink that leads into the folder.
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(filepath.Join(cfg, "orca"), link); err == nil {
-		if v := p.Decide(Request{ToolName: "Write", Input: input(t, "file_path", filepath.Join(link, "s.json"))}); v.Decision != Deny {
+		if v := p.Decide(declared(Request{ToolName: "Write", Input: input(t, "file_path", filepath.Join(link, "s.json"))})); v.Decision != Deny {
 			t.Errorf("Write through symlink = %s, want deny", v.Decision)
 		}
 	}
 	for _, f := range []string{filepath.Join(cfg, "orcax", "a"), filepath.Join(cfg, "other", "orca")} {
-		if v := p.Decide(Request{ToolName: "Edit", Input: input(t, "file_path", f)}); v.Decision != Allow {
+		if v := p.Decide(declared(Request{ToolName: "Edit", Input: input(t, "file_path", f)})); v.Decision != Allow {
 			t.Errorf("Edit %s = %s (%s), want allow", f, v.Decision, v.Reason)
 		}
 	}
 	// Turned off.
 	off := mustNew(t, ModeBypass, nil, nil, nil, WithUserConfigDir(""))
-	if v := off.Decide(Request{ToolName: "Edit", Input: input(t, "file_path", filepath.Join(cfg, "orca", "x"))}); v.Decision != Allow {
+	if v := off.Decide(declared(Request{ToolName: "Edit", Input: input(t, "file_path", filepath.Join(cfg, "orca", "x"))})); v.Decision != Allow {
 		t.Errorf("with the check off: %s, want allow", v.Decision)
 	}
 }
@@ -379,7 +380,7 @@ func TestOtherTools(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := mustNew(t, ModeDefault, c.allow, c.deny, c.ask)
-			v := p.Decide(Request{ToolName: c.call.tool, Input: input(t, c.call.kv...)})
+			v := p.Decide(declared(Request{ToolName: c.call.tool, Input: input(t, c.call.kv...)}))
 			if v.Decision != c.want {
 				t.Fatalf("%s = %s, want %s (%s)", c.call, v.Decision, c.want, v.Reason)
 			}
@@ -451,7 +452,7 @@ func TestNew(t *testing.T) {
 	if p.Mode != ModeDefault {
 		t.Errorf("zero mode = %q, want default", p.Mode)
 	}
-	if v := p.Decide(Request{ToolName: "Bash", Input: bashInput(t, "ls -la")}); v.Decision != Allow || v.Rule != "Bash(ls:*)" {
+	if v := p.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, "ls -la")})); v.Decision != Allow || v.Rule != "Bash(ls:*)" {
 		t.Errorf("rule without Raw: %+v", v)
 	}
 	for in, want := range map[string]Mode{"default": ModeDefault, "accept-edits": ModeAcceptEdits, "acceptEdits": ModeAcceptEdits,
@@ -474,27 +475,27 @@ func TestWithAndWithMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := q.Decide(Request{ToolName: "Bash", Input: bashInput(t, "ls && go test ./...")}); v.Decision != Allow {
+	if v := q.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, "ls && go test ./...")})); v.Decision != Allow {
 		t.Errorf("With: %s (%s)", v.Decision, v.Reason)
 	}
-	if v := p.Decide(Request{ToolName: "Bash", Input: bashInput(t, "ls && go test ./...")}); v.Decision != Ask {
+	if v := p.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, "ls && go test ./...")})); v.Decision != Ask {
 		t.Errorf("With changed the original: %s", v.Decision)
 	}
-	if v := q.Decide(Request{ToolName: "Bash", Input: bashInput(t, "rm x")}); v.Decision != Deny {
+	if v := q.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, "rm x")})); v.Decision != Deny {
 		t.Errorf("With lost a deny rule: %s", v.Decision)
 	}
 	r, err := q.WithMode(ModeAcceptEdits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := r.Decide(Request{ToolName: "Edit", Input: input(t, "file_path", "go.mod")}); v.Decision != Deny {
+	if v := r.Decide(declared(Request{ToolName: "Edit", Input: input(t, "file_path", "go.mod")})); v.Decision != Deny {
 		t.Errorf("WithMode lost a deny rule: %s", v.Decision)
 	}
-	if v := r.Decide(Request{ToolName: "Edit", Input: input(t, "file_path", "a.go")}); v.Decision != Allow {
+	if v := r.Decide(declared(Request{ToolName: "Edit", Input: input(t, "file_path", "a.go")})); v.Decision != Allow {
 		t.Errorf("WithMode accept-edits: %s", v.Decision)
 	}
 	// The options carry over: the injected config folder is still guarded.
-	if v := r.Decide(Request{ToolName: "Write", Input: input(t, "file_path", filepath.Join(cfg, "orca", "x"))}); v.Decision != Deny {
+	if v := r.Decide(declared(Request{ToolName: "Write", Input: input(t, "file_path", filepath.Join(cfg, "orca", "x"))})); v.Decision != Deny {
 		t.Errorf("WithMode lost the config folder: %s", v.Decision)
 	}
 	if _, err := p.WithMode("nope"); err == nil {
@@ -507,10 +508,10 @@ func TestChangingExportedFieldsHasNoEffect(t *testing.T) {
 	p.Mode = ModeBypass
 	p.Rules.Allow[0] = Rule{Tool: "Bash"}
 	p.Rules.Deny = append(p.Rules.Deny, Rule{Tool: "Read"})
-	if v := p.Decide(Request{ToolName: "Bash", Input: bashInput(t, "touch x")}); v.Decision != Ask {
+	if v := p.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, "touch x")})); v.Decision != Ask {
 		t.Errorf("touch x = %s, want ask", v.Decision)
 	}
-	if v := p.Decide(Request{ToolName: "Read", Input: input(t, "file_path", "a")}); v.Decision != Allow {
+	if v := p.Decide(declared(Request{ToolName: "Read", Input: input(t, "file_path", "a")})); v.Decision != Allow {
 		t.Errorf("Read = %s, want allow", v.Decision)
 	}
 	q, err := p.With(Rules{})
@@ -526,7 +527,7 @@ func TestInputItCannotRead(t *testing.T) {
 	p := mustNew(t, ModeDefault, []string{"Edit(**)", "Bash(ls:*)"}, nil, nil)
 	for _, tool := range []string{"Edit", "Bash", "Read", "Deploy"} {
 		for _, in := range []json.RawMessage{nil, json.RawMessage(`{`), json.RawMessage(`[]`)} {
-			v := p.Decide(Request{ToolName: tool, Input: in})
+			v := p.Decide(declared(Request{ToolName: tool, Input: in}))
 			if tool == "Read" {
 				continue // read-only whatever it reads
 			}
@@ -549,7 +550,7 @@ func TestDecideConcurrently(t *testing.T) {
 				if i%2 == 1 {
 					cmd, want = "ls; rm -rf x", Deny
 				}
-				if v := p.Decide(Request{ToolName: "Bash", Input: bashInput(t, cmd), FS: ws}); v.Decision != want {
+				if v := p.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, cmd), FS: ws})); v.Decision != want {
 					t.Errorf("%q = %s, want %s", cmd, v.Decision, want)
 					return
 				}
@@ -557,4 +558,29 @@ func TestDecideConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// A call with several paths is denied if a deny rule matches any of them,
+// and allowed by a rule only if it matches all of them; Read and Edit rules
+// apply to the paths any tool reads or writes.
+func TestSeveralPaths(t *testing.T) {
+	copyCall := func(from, to string) Request {
+		return Request{ToolName: "Copy", Access: tool.Access{Reads: []string{from}, Writes: []string{to}}}
+	}
+	p := mustNew(t, ModeDefault, []string{"Edit(src/**)", "Read(src/**)"}, []string{"Read(secret/**)"}, nil)
+	for _, tc := range []struct {
+		req  Request
+		want Decision
+	}{
+		{copyCall("src/a.go", "src/b.go"), Allow},
+		{copyCall("secret/key", "src/b.go"), Deny},
+		{copyCall("docs/a.md", "src/b.go"), Ask},
+		{copyCall("src/a.go", ".orca/settings.json"), Deny},
+		{Request{ToolName: "Grep2", Access: tool.Access{Reads: []string{"src", "secret"}}}, Deny},
+		{Request{ToolName: "Grep2", Access: tool.Access{Reads: []string{"src/x", "src/y"}}}, Allow},
+	} {
+		if v := p.Decide(tc.req); v.Decision != tc.want {
+			t.Errorf("%s %+v: %s (%s), want %s", tc.req.ToolName, tc.req.Access, v.Decision, v.Reason, tc.want)
+		}
+	}
 }

@@ -98,7 +98,7 @@ func mentionsPath(pat string) bool {
 }
 
 // configGuard knows the user's orca configuration folder
-// (os.UserConfigDir()/orca), which the agent may not change either.
+// (see WithUserConfigDir), which the agent may not change either.
 type configGuard struct {
 	dirs  []string // the folder as configured and with symlinks resolved, cleaned, lower case
 	shown string   // the folder for messages

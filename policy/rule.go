@@ -13,24 +13,31 @@ import (
 // Rule is one permission rule: a tool name and an optional pattern over the
 // call's argument, written as "Tool" or "Tool(pattern)".
 //
-// The pattern means, by tool:
+// A rule applies to the calls of the tool it names. Two names also stand
+// for a kind of access, whatever tool makes it (tool.Access): Read applies
+// to every path a call reads, lists or searches (the Read, Glob and Grep
+// tools', a custom tool's), Edit to every path a call writes (Write's and
+// Edit's among them). A name of the form mcp__server applies to every tool
+// of that MCP server.
 //
-//   - none or "*": every call of the tool.
-//   - Read, Write, Edit, Glob, Grep: a doublestar glob over the
+// What the pattern matches depends on what the call touches, as its tool
+// declares it:
+//
+//   - none or "*": every call the rule applies to.
+//   - a call that reads or writes paths: a doublestar glob over the
 //     workspace-relative path ("src/**", "docs/*.md"); a pattern starting
-//     with "/" is matched against the absolute path instead. Edit rules also
-//     apply to Write, and Read rules to Glob and Grep, so that one rule
-//     covers every tool that changes (or reads) files.
-//   - Bash: "prefix:*" matches a simple command whose first words are the
-//     prefix's words ("git status:*" matches "git status -s", not
-//     "git statusx"); anything else matches exactly that simple command.
-//     Both are parsed as shell words, so quoting and spacing do not matter.
-//   - WebFetch: "domain:example.com" matches URLs on that host;
-//     "domain:*.example.com" also its subdomains.
-//   - any other form or tool: the pattern must equal the call's argument
-//     (its command, file_path, path, url, skill, query or pattern field).
-//
-// A tool name of the form mcp__server matches every tool of that MCP server.
+//     with "/" is matched against the absolute path instead. A deny or ask
+//     rule matches if any of the call's paths does, an allow rule only if
+//     all of them do.
+//   - a call that runs a command (Bash): "prefix:*" matches a simple
+//     command whose first words are the prefix's words ("git status:*"
+//     matches "git status -s", not "git statusx"); anything else matches
+//     exactly that simple command. Both are parsed as shell words, so
+//     quoting and spacing do not matter.
+//   - any other call: "domain:example.com" matches a URL argument on that
+//     host ("domain:*.example.com" also its subdomains: WebFetch's url);
+//     any other pattern must equal the call's argument (its command,
+//     file_path, path, url, skill, query or pattern field).
 type Rule struct {
 	Tool    string
 	Pattern string
@@ -102,26 +109,45 @@ func ParseRules(allow, deny, ask []string) (Rules, error) {
 	return rs, errors.Join(errs...)
 }
 
+// The rule language's names for a kind of file access: a Read rule
+// applies to every path any call reads, an Edit rule to every path any call
+// writes. (They are the names of the built-in tools that do just that, as
+// in Claude Code's rules.)
+const (
+	ReadRule = "Read"
+	EditRule = "Edit"
+)
+
 type ruleKind uint8
 
 const (
-	kindAll      ruleKind = iota // every call of the tool
-	kindPath                     // a glob over the file path
-	kindPrefix                   // Bash prefix:*
-	kindCommand                  // Bash exact simple command
-	kindVerbatim                 // Bash pattern that is not one simple command: the normalised text
-	kindDomain                   // WebFetch domain:
-	kindExact                    // the argument, verbatim
+	kindAll      ruleKind = iota // every call the rule applies to
+	kindPattern                  // a pattern, read as a glob, a command or an argument
+	kindPrefix                   // command: prefix:*
+	kindCommand                  // command: one exact simple command
+	kindVerbatim                 // command: not one simple command; the normalised text
 )
 
-// compiled is a rule ready for matching.
+// compiled is a rule ready for matching: its pattern in each of the forms
+// a call may need (the call's access decides which one is used).
 type compiled struct {
 	rule    Rule
 	raw     string
-	kind    ruleKind
-	abs     bool   // kindPath: match the absolute path
-	pattern string // kindPath glob, kindDomain host, kindExact and kindVerbatim text
-	words   []word // kindPrefix, kindCommand
+	kind    ruleKind // kindAll or kindPattern
+	pattern string   // the argument, verbatim
+
+	// As a path glob.
+	abs    bool // match the absolute path
+	glob   string
+	globOK bool
+
+	// As a command.
+	cmd      ruleKind // kindPrefix, kindCommand or kindVerbatim
+	words    []word   // kindPrefix, kindCommand
+	verbatim string   // kindVerbatim
+
+	// As a domain ("domain:…"), lower case; empty if not one.
+	domain string
 }
 
 func compile(r Rule) (*compiled, error) {
@@ -130,76 +156,87 @@ func compile(r Rule) (*compiled, error) {
 	}
 	c := &compiled{rule: r, raw: r.String(), pattern: r.Pattern}
 	p := r.Pattern
-	if p == "" || p == "*" {
-		return c, nil
+	prefix, isPrefix := strings.CutSuffix(p, ":*")
+	if p == "" || p == "*" || isPrefix && strings.TrimSpace(prefix) == "" {
+		return c, nil // Tool, Tool(*), Bash(:*)
 	}
-	switch {
-	case pathTool(r.Tool):
-		c.kind = kindPath
-		c.abs = strings.HasPrefix(p, "/")
-		if !c.abs {
-			c.pattern = strings.TrimPrefix(p, "./")
-		}
-		if !doublestar.ValidatePattern(c.pattern) {
-			return nil, fmt.Errorf("%w %q: %q is not a valid glob", ErrRule, c.raw, p)
-		}
-	case r.Tool == "Bash":
-		prefix, isPrefix := strings.CutSuffix(p, ":*")
-		if isPrefix && strings.TrimSpace(prefix) == "" {
-			return c, nil // Bash(:*)
-		}
-		src := p
+	c.kind = kindPattern
+
+	c.abs = strings.HasPrefix(p, "/")
+	c.glob = p
+	if !c.abs {
+		c.glob = strings.TrimPrefix(p, "./")
+	}
+	c.globOK = doublestar.ValidatePattern(c.glob)
+	if !c.globOK && (r.Tool == ReadRule || r.Tool == EditRule) {
+		return nil, fmt.Errorf("%w %q: %q is not a valid glob", ErrRule, c.raw, p)
+	}
+
+	src := p
+	if isPrefix {
+		src = prefix
+	}
+	if ws, ok := shellWords(src); ok {
+		c.words = ws
+		c.cmd = kindCommand
 		if isPrefix {
-			src = prefix
+			c.cmd = kindPrefix
 		}
-		if ws, ok := shellWords(src); ok {
-			c.words = ws
-			c.kind = kindCommand
-			if isPrefix {
-				c.kind = kindPrefix
-			}
-		} else {
-			c.kind = kindVerbatim
-			c.pattern = normalize(p)
-		}
-	case r.Tool == "WebFetch" && strings.HasPrefix(p, "domain:"):
-		c.kind = kindDomain
-		c.pattern = strings.ToLower(strings.TrimPrefix(p, "domain:"))
-		if c.pattern == "" {
+	} else {
+		c.cmd = kindVerbatim
+		c.verbatim = normalize(p)
+	}
+
+	if d, ok := strings.CutPrefix(p, "domain:"); ok {
+		c.domain = strings.ToLower(d)
+		if c.domain == "" {
 			return nil, fmt.Errorf("%w %q: empty domain", ErrRule, c.raw)
 		}
-	default:
-		c.kind = kindExact
 	}
 	return c, nil
 }
 
 func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// pathTool reports whether the tool's argument is a file path.
-func pathTool(tool string) bool {
-	switch tool {
-	case "Read", "Write", "Edit", "Glob", "Grep":
-		return true
-	}
-	return false
-}
+// pathSel selects the paths of a call that a rule applies to.
+type pathSel uint8
 
-// applies reports whether a rule written for ruleTool covers a call of tool.
-func applies(ruleTool, tool string) bool {
-	if ruleTool == tool {
-		return true
-	}
-	switch ruleTool {
-	case "Edit":
-		return tool == "Write"
-	case "Read":
-		return tool == "Glob" || tool == "Grep"
+const (
+	allPaths pathSel = iota
+	readPaths
+	writePaths
+)
+
+// covers reports whether a rule naming ruleTool applies to c, and to which
+// of its paths: a rule naming the call's tool (or its MCP server) applies
+// to the whole call; Read and Edit apply to the paths any call reads or
+// writes.
+func (c *call) covers(ruleTool string) (pathSel, bool) {
+	if ruleTool == c.tool {
+		return allPaths, true
 	}
 	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && server != "" && !strings.Contains(server, "__") {
-		return strings.HasPrefix(tool, ruleTool+"__")
+		return allPaths, strings.HasPrefix(c.tool, ruleTool+"__")
 	}
-	return false
+	var sel pathSel
+	switch ruleTool {
+	case ReadRule:
+		sel = readPaths
+	case EditRule:
+		sel = writePaths
+	default:
+		return 0, false
+	}
+	for _, pa := range c.paths {
+		if pa.selected(sel) {
+			return sel, true
+		}
+	}
+	return 0, false
+}
+
+func (pa *pathArg) selected(sel pathSel) bool {
+	return sel == allPaths || (sel == writePaths) == pa.write
 }
 
 // match is the answer of a rule to a call.
@@ -217,13 +254,13 @@ func (c *compiled) matchPath(t target) bool {
 		if t.abs == "" {
 			return false
 		}
-		ok, _ := doublestar.Match(c.pattern, slash(t.abs))
+		ok, _ := doublestar.Match(c.glob, slash(t.abs))
 		return ok
 	}
 	if !t.inside {
 		return false
 	}
-	ok, _ := doublestar.Match(c.pattern, t.rel)
+	ok, _ := doublestar.Match(c.glob, t.rel)
 	return ok
 }
 
@@ -236,26 +273,26 @@ func hostOf(raw string) string {
 	return strings.ToLower(u.Hostname())
 }
 
-// matchDomain matches a WebFetch domain rule against a URL.
+// matchDomain matches a domain rule against a URL.
 func (c *compiled) matchDomain(raw string) bool {
 	host := hostOf(raw)
 	if host == "" {
 		return false
 	}
-	if sub, ok := strings.CutPrefix(c.pattern, "*."); ok {
+	if sub, ok := strings.CutPrefix(c.domain, "*."); ok {
 		return host == sub || strings.HasSuffix(host, "."+sub)
 	}
-	return host == c.pattern
+	return host == c.domain
 }
 
-// strict reports whether a Bash rule approves the simple command: its words,
+// strict reports whether a command rule approves the simple command: its words,
 // from the first, are the rule's words.
 func (c *compiled) strict(cmd *simpleCmd) bool {
 	if cmd.ask != "" {
 		return false
 	}
 	ws := cmd.words
-	switch c.kind {
+	switch c.cmd {
 	case kindPrefix:
 		if len(ws) < len(c.words) {
 			return false
@@ -275,10 +312,10 @@ func (c *compiled) strict(cmd *simpleCmd) bool {
 	return true
 }
 
-// loose reports whether a Bash deny or ask rule may catch the simple
+// loose reports whether a command deny or ask rule may catch the simple
 // command, wherever the command really begins.
 func (c *compiled) loose(cmd *simpleCmd) match {
-	if c.kind != kindPrefix && c.kind != kindCommand {
+	if c.cmd != kindPrefix && c.cmd != kindCommand {
 		return no
 	}
 	best := no
@@ -313,7 +350,7 @@ func (c *compiled) looseAt(ws []word) match {
 		}
 		j++
 	}
-	if c.kind == kindPrefix || j == len(ws) {
+	if c.cmd == kindPrefix || j == len(ws) {
 		return yes
 	}
 	for _, w := range ws[j:] {

@@ -58,7 +58,7 @@ func (c bashCase) run(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := p.Decide(Request{ToolName: "Bash", Input: bashInput(t, c.cmd)})
+	v := p.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, c.cmd)}))
 	if v.Decision != c.want {
 		t.Fatalf("Decide(%q) = %s, want %s\nreason: %s\nrule: %s", c.cmd, v.Decision, c.want, v.Reason, v.Rule)
 	}
@@ -363,13 +363,13 @@ func TestBashUserConfigDir(t *testing.T) {
 		"rm -rf " + cfg + "/orca",
 		"sed -i s/a/b/ " + home + "/.config/orca/*",
 	} {
-		v := p.Decide(Request{ToolName: "Bash", Input: bashInput(t, cmd)})
+		v := p.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, cmd)}))
 		if v.Decision != Deny || v.Rule != "protected" {
 			t.Errorf("Decide(%q) = %s (%s), want deny by protection", cmd, v.Decision, v.Reason)
 		}
 	}
 	for _, cmd := range []string{"ls ~/.config", "cat " + cfg + "/other/x", "echo ~/orca"} {
-		if v := p.Decide(Request{ToolName: "Bash", Input: bashInput(t, cmd)}); v.Decision != Allow {
+		if v := p.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, cmd)})); v.Decision != Allow {
 			t.Errorf("Decide(%q) = %s (%s), want allow", cmd, v.Decision, v.Reason)
 		}
 	}
@@ -395,7 +395,7 @@ func TestBashSuggestionsAllow(t *testing.T) {
 		"sudo apt-get install x",
 		"cat <<EOF\nhi\nEOF",
 	} {
-		v := base.Decide(Request{ToolName: "Bash", Input: bashInput(t, cmd)})
+		v := base.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, cmd)}))
 		if v.Decision != Ask || len(v.Suggestions) == 0 || v.Suggest != v.Suggestions[0] {
 			t.Errorf("Decide(%q) = %s, suggestions %q; want ask with suggestions", cmd, v.Decision, v.Suggestions)
 			continue
@@ -409,13 +409,13 @@ func TestBashSuggestionsAllow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v2 := p.Decide(Request{ToolName: "Bash", Input: bashInput(t, cmd)}); v2.Decision != Allow {
+		if v2 := p.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, cmd)})); v2.Decision != Allow {
 			t.Errorf("with %q, Decide(%q) = %s (%s), want allow", v.Suggestions, cmd, v2.Decision, v2.Reason)
 		}
 	}
 	// No suggestion where no pattern rule can help.
 	for _, cmd := range []string{"eval ls", "$X", "ls &&", "source x"} {
-		if v := base.Decide(Request{ToolName: "Bash", Input: bashInput(t, cmd)}); v.Suggest != "" || v.Suggestions != nil {
+		if v := base.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, cmd)})); v.Suggest != "" || v.Suggestions != nil {
 			t.Errorf("Decide(%q) suggests %q, want nothing", cmd, v.Suggestions)
 		}
 	}

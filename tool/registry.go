@@ -114,6 +114,19 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	return e.tool, true
 }
 
+// CommandRunner returns the first tool of the registry that runs shell
+// commands (see CommandRunner), if any.
+func (r *Registry) CommandRunner() (CommandRunner, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, e := range r.order {
+		if c, ok := e.tool.(CommandRunner); ok {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
 // Names returns the registered names in registration order.
 func (r *Registry) Names() []string {
 	r.mu.RLock()

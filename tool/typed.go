@@ -13,7 +13,11 @@ import (
 type Option func(*typedConfig)
 
 type typedConfig struct {
-	schema json.RawMessage
+	schema        json.RawMessage
+	traits        Traits
+	reads, writes []string
+	command       string
+	display       func(json.RawMessage) Display
 }
 
 // WithSchema replaces the schema derived from the input type with raw, for
@@ -21,6 +25,37 @@ type typedConfig struct {
 // input must still decode into the Go type.
 func WithSchema(raw json.RawMessage) Option {
 	return func(c *typedConfig) { c.schema = raw }
+}
+
+// ReadOnly declares the tool read-only (Traits.ReadOnly): it changes
+// nothing, so the permission modes that ask before changes let it run.
+func ReadOnly() Option { return func(c *typedConfig) { c.traits.ReadOnly = true } }
+
+// Idempotent declares that running a call twice has the effect of running
+// it once (Traits.Idempotent).
+func Idempotent() Option { return func(c *typedConfig) { c.traits.Idempotent = true } }
+
+// Reads names the input fields that hold paths the tool reads: the policy
+// matches Read(...) rules and the workspace's protection against them.
+func Reads(fields ...string) Option {
+	return func(c *typedConfig) { c.reads = append(c.reads, fields...) }
+}
+
+// Writes names the input fields that hold paths the tool writes: the
+// policy matches Edit(...) rules, accept-edits mode and protection
+// against them.
+func Writes(fields ...string) Option {
+	return func(c *typedConfig) { c.writes = append(c.writes, fields...) }
+}
+
+// RunsCommand names the input field that holds a shell command line the
+// tool runs: the policy judges it as parsed shell, as it does Bash's.
+func RunsCommand(field string) Option { return func(c *typedConfig) { c.command = field } }
+
+// WithDisplay says how a call is shown in UIs (see Display); without it,
+// a call is shown by its arguments.
+func WithDisplay(fn func(input json.RawMessage) Display) Option {
+	return func(c *typedConfig) { c.display = fn }
 }
 
 // New returns a tool whose input schema is derived from In (a struct: field
@@ -32,13 +67,17 @@ func WithSchema(raw json.RawMessage) Option {
 // other value as JSON. An error becomes an error observation carrying its
 // text. fn can learn the session it serves with CallFrom(ctx).
 //
+// Options declare the tool's traits (ReadOnly, Idempotent), the fields of
+// its input that name what a call touches (Reads, Writes, RunsCommand) and
+// how a call is shown (WithDisplay).
+//
 // If no schema can be derived from In, New still returns a tool, and adding
 // it to a Registry fails with the reason.
 func New[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...Option) Tool {
 	t := &typed[In, Out]{name: name, description: description, fn: fn}
-	var cfg typedConfig
+	cfg := &t.cfg
 	for _, o := range opts {
-		o(&cfg)
+		o(cfg)
 	}
 	if cfg.schema != nil {
 		t.schema = cfg.schema
@@ -66,7 +105,31 @@ type typed[In, Out any] struct {
 	name, description string
 	schema            json.RawMessage
 	fn                func(context.Context, In) (Out, error)
+	cfg               typedConfig
 	bad               error
+}
+
+func (t *typed[In, Out]) Traits() Traits { return t.cfg.traits }
+
+func (t *typed[In, Out]) Access(input json.RawMessage) Access {
+	c := &t.cfg
+	if c.reads == nil && c.writes == nil && c.command == "" {
+		return Access{}
+	}
+	a := Access{Reads: Fields(input, c.reads...), Writes: Fields(input, c.writes...)}
+	if c.command != "" {
+		if cmd := Fields(input, c.command); len(cmd) > 0 {
+			a.Command = cmd[0]
+		}
+	}
+	return a
+}
+
+func (t *typed[In, Out]) Display(input json.RawMessage) Display {
+	if t.cfg.display != nil {
+		return t.cfg.display(input)
+	}
+	return Display{}
 }
 
 func (t *typed[In, Out]) Name() string            { return t.name }

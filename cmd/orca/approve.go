@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -112,7 +111,7 @@ func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest
 		}
 		defer a.end()
 	}
-	call := strings.TrimSpace(req.ToolName + " " + oneLine(argSummary(req.ToolName, argsOf(req.Input), req.Input), maxSummaryRunes))
+	call, _, _ := strings.Cut(strings.TrimPrefix(toolHeader(req.ToolName, req.Input, req.Display), "● "), "\n")
 	rules := req.Verdict.Suggestions
 	if len(rules) == 0 && req.Verdict.Suggest != "" {
 		rules = []string{req.Verdict.Suggest}
@@ -166,14 +165,6 @@ func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest
 			return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
 		}
 	}
-}
-
-// argsOf returns the arguments of a call as a map (nil if they are not a
-// JSON object).
-func argsOf(input json.RawMessage) map[string]any {
-	var m map[string]any
-	json.Unmarshal(input, &m)
-	return m
 }
 
 // approvalGate keeps an approver's question from interleaving with the

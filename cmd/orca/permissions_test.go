@@ -289,7 +289,9 @@ func approvalRequest(tool, input string, suggest ...string) policy.ApprovalReque
 	if len(suggest) > 0 {
 		v.Suggest, v.Suggestions = suggest[0], suggest
 	}
-	return policy.ApprovalRequest{Scope: scope.Scope{SessionID: "s"}, ToolName: tool, ToolUseID: "u", Input: json.RawMessage(input), Verdict: v}
+	// As the runtime asks: with how the tool shows the call.
+	display := toolDisplays(os.TempDir())(tool, json.RawMessage(input))
+	return policy.ApprovalRequest{Scope: scope.Scope{SessionID: "s"}, ToolName: tool, ToolUseID: "u", Input: json.RawMessage(input), Display: display, Verdict: v}
 }
 
 func TestPromptApproverAnswers(t *testing.T) {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/tool"
 )
 
 // jsonRenderer writes every event as one JSON object per line, in the flat
@@ -77,6 +76,7 @@ type textRenderer struct {
 	start    time.Time
 
 	inTool   bool     // a tool call started and has not ended
+	detailed bool     // the tool call started showed a detail (its output is not shown)
 	spin     *spinner // animates the running tool call's line, or nil
 	spinLine string   // that line, without its bullet
 	header   string   // the running tool call's header, written when it ends
@@ -253,12 +253,12 @@ func (r *textRenderer) render(ev event.Event) {
 		switch ev.Name {
 		case event.ToolExecStarted:
 			r.block()
-			r.startToolLine(toolHeader(d.ToolName, d.Input))
-			r.inTool = true
+			r.startToolLine(toolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}))
+			r.inTool, r.detailed = true, d.Detail != ""
 		case event.ToolExecCompleted, event.ToolExecFailed:
 			r.inTool = false
-			if !d.IsError && d.ToolName == "TodoWrite" && todos(d.Input) != nil {
-				return // the list under the header says it all
+			if !d.IsError && r.detailed {
+				return // the detail under the header says it all
 			}
 			r.write(observation(d.Output, d.IsError))
 		}
@@ -307,7 +307,7 @@ func (r *textRenderer) renderFork(ev event.Event) {
 	case *event.ToolData:
 		switch {
 		case ev.Name == event.ToolExecStarted:
-			s, _, _ = strings.Cut(toolHeader(d.ToolName, d.Input), "\n")
+			s, _, _ = strings.Cut(toolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
 		case d.IsError:
 			first, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
 			s = "  ✗ " + oneLine(first, maxLineRunes)
@@ -329,112 +329,29 @@ func (r *textRenderer) renderFork(ev event.Event) {
 	r.write(indent(prefix, prefix, s) + "\n")
 }
 
-// toolHeader returns the bullet line of a tool call: its name and the
-// arguments that say what it does; for TodoWrite, the list itself.
-func toolHeader(name string, input json.RawMessage) string {
+// toolHeader returns the bullet line of a tool call — its name and what
+// the tool says the call does (its arguments if the tool says nothing) —
+// then the lines the tool shows under it (a plan's checklist).
+func toolHeader(name string, input json.RawMessage, d tool.Display) string {
 	head := "● " + name
 	if len(input) > 0 && !json.Valid(input) {
 		return head + " " + oneLine("(arguments are not valid JSON: "+strings.TrimSpace(string(input))+")", maxSummaryRunes) + "\n"
 	}
-	var args map[string]any
-	json.Unmarshal(input, &args) // a non-object leaves args nil: argSummary shows it raw
-	if name == "TodoWrite" {
-		if list := todos(input); list != nil {
-			var b strings.Builder
-			b.WriteString(head + "\n")
-			for _, t := range list {
-				mark := "☐"
-				switch t.Status {
-				case "in_progress":
-					mark = "◐"
-				case "completed":
-					mark = "☒"
-				}
-				b.WriteString("  " + mark + " " + oneLine(t.Content, maxLineRunes) + "\n")
-			}
-			return b.String()
-		}
+	s := d.Summary
+	if s == "" && d.Detail == "" {
+		s = tool.CompactArgs(input)
 	}
-	if s := argSummary(name, args, input); s != "" {
+	if s != "" {
 		head += " " + oneLine(s, maxSummaryRunes)
 	}
-	return head + "\n"
-}
-
-// argSummary says in a few words what a call with args does: the file of a
-// file tool, the pattern of a search, the command of Bash; for other tools
-// the arguments as compact JSON.
-func argSummary(name string, args map[string]any, input json.RawMessage) string {
-	str := func(k string) string { s, _ := args[k].(string); return s }
-	switch name {
-	case "Read":
-		s := str("file_path")
-		if off, ok := args["offset"].(float64); ok {
-			s += " from line " + strconv.Itoa(int(off))
+	var b strings.Builder
+	b.WriteString(head + "\n")
+	for _, l := range strings.Split(strings.TrimRight(d.Detail, "\n"), "\n") {
+		if l != "" {
+			b.WriteString("  " + oneLine(l, maxLineRunes) + "\n")
 		}
-		if lim, ok := args["limit"].(float64); ok {
-			s += fmt.Sprintf(" (%d lines)", int(lim))
-		}
-		return s
-	case "Write", "Edit":
-		s := str("file_path")
-		if all, _ := args["replace_all"].(bool); all {
-			s += " (all occurrences)"
-		}
-		return s
-	case "Glob", "Grep":
-		s := str("pattern")
-		if name == "Grep" {
-			s = `"` + s + `"` // as typed: regexps are hard enough to read without escapes
-		}
-		if p := str("path"); p != "" {
-			s += " in " + p
-		}
-		if g := str("glob"); g != "" {
-			s += " (" + g + ")"
-		}
-		return s
-	case "Bash":
-		s := strings.TrimSpace(str("command"))
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			s = s[:i] + " …"
-		}
-		return s
-	case "Task":
-		if str("description") == "" {
-			break
-		}
-		s := str("description") + " (" + cmp.Or(str("subagent_type"), "general-purpose")
-		if bg, _ := args["run_in_background"].(bool); bg {
-			s += ", in the background"
-		}
-		return s + ")"
-	case "AgentOutput", "TaskStop":
-		if id := str("task_id"); id != "" {
-			return id
-		}
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, input) != nil || b.String() == "{}" {
-		return ""
 	}
 	return b.String()
-}
-
-type todo struct {
-	Content string `json:"content"`
-	Status  string `json:"status"`
-}
-
-// todos returns the list a TodoWrite input carries, or nil.
-func todos(input json.RawMessage) []todo {
-	var in struct {
-		Todos []todo `json:"todos"`
-	}
-	if json.Unmarshal(input, &in) != nil || in.Todos == nil {
-		return nil
-	}
-	return in.Todos
 }
 
 // observation returns the first lines of a tool's output, indented under

@@ -15,6 +15,7 @@ import (
 
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/tool"
 )
 
 func TestObservation(t *testing.T) {
@@ -42,7 +43,10 @@ func TestObservation(t *testing.T) {
 	}
 }
 
+// The header of a call says what its tool declares it does (tool.Display),
+// and shows the arguments of a tool that declares nothing.
 func TestToolHeader(t *testing.T) {
+	display := toolDisplays(t.TempDir())
 	for _, tc := range []struct {
 		name, input, want string
 	}{
@@ -57,7 +61,7 @@ func TestToolHeader(t *testing.T) {
 		{"Other", `{}`, "● Other\n"},
 		{"Read", `{"file_path": `, "● Read (arguments are not valid JSON: {\"file_path\":)\n"},
 	} {
-		if got := toolHeader(tc.name, json.RawMessage(tc.input)); got != tc.want {
+		if got := toolHeader(tc.name, json.RawMessage(tc.input), display(tc.name, json.RawMessage(tc.input))); got != tc.want {
 			t.Errorf("%s %s: got %q, want %q", tc.name, tc.input, got, tc.want)
 		}
 	}
@@ -125,9 +129,19 @@ func newEvent(name event.Name, data any) event.Event {
 	return event.Event{Name: name, Time: time.Now(), Data: data}
 }
 
+// toolEvent returns a tool event as the runtime emits it: a start says how
+// the tool shows the call.
 func toolEvent(name event.Name, tool, input, output string) event.Event {
-	return newEvent(name, &event.ToolData{ToolName: tool, Input: json.RawMessage(input), Output: output, IsError: name == event.ToolExecFailed})
+	d := &event.ToolData{ToolName: tool, Input: json.RawMessage(input), Output: output, IsError: name == event.ToolExecFailed}
+	if name == event.ToolExecStarted {
+		display := testDisplays()(tool, d.Input)
+		d.Summary, d.Detail = display.Summary, display.Detail
+	}
+	return newEvent(name, d)
 }
+
+// testDisplays is how the default tools show their calls.
+var testDisplays = sync.OnceValue(func() func(string, json.RawMessage) tool.Display { return toolDisplays(os.TempDir()) })
 
 // spinFrame returns the line the spinner draws for tick i (0: the first
 // frame, drawn at once) of a tool call shown as line, at spinInterval per

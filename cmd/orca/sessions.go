@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -14,11 +15,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
+	"github.com/orca-agent/orca/tool"
 )
 
 // sessionsFlags are the flags of orca sessions and orca sessions show.
@@ -206,9 +209,10 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 		fmt.Fprintf(&b, ", %d compacted (summarised by a later summary record: kept, but no longer sent to the model)", compacted)
 	}
 	b.WriteString("\n")
+	display := toolDisplays(root)
 	for _, r := range recs {
 		b.WriteString("\n")
-		writeRecord(&b, r)
+		writeRecord(&b, r, display)
 	}
 	_, err = io.WriteString(out, b.String())
 	return err
@@ -319,8 +323,9 @@ func writeJSON(out io.Writer, v any) error {
 }
 
 // writeRecord writes one transcript record for people: a header line,
-// then the message's blocks, indented.
-func writeRecord(b *strings.Builder, r store.Record) {
+// then the message's blocks, indented; display says how tools show their
+// calls.
+func writeRecord(b *strings.Builder, r store.Record, display func(name string, input json.RawMessage) tool.Display) {
 	head := []string{fmt.Sprintf("#%d %s", r.Seq, r.Message.Role)}
 	if r.Kind == store.KindSummary {
 		head = append(head, "summary")
@@ -337,13 +342,40 @@ func writeRecord(b *strings.Builder, r store.Record) {
 		case llm.BlockText:
 			b.WriteString(indent("   ", "   ", printableText(bl.Text)) + "\n")
 		case llm.BlockToolUse:
-			b.WriteString("   → " + strings.TrimPrefix(toolHeader(bl.Name, bl.Input), "● "))
+			b.WriteString("   → " + strings.TrimPrefix(toolHeader(bl.Name, bl.Input, display(bl.Name, bl.Input)), "● "))
 		case llm.BlockToolResult:
 			// Under the tool use it answers, one column further in.
 			b.WriteString(indent(" ", " ", observation(bl.Content, bl.IsError)) + "\n")
 		default:
 			fmt.Fprintf(b, "   (%s block)\n", bl.Type)
 		}
+	}
+}
+
+// toolDisplays returns how the tools of the default tool set over the
+// workspace root show their calls (tool.Display), for a transcript read
+// from the store: a tool it does not know shows its arguments.
+func toolDisplays(root string) func(name string, input json.RawMessage) tool.Display {
+	none := func(string, json.RawMessage) tool.Display { return tool.Display{} }
+	rt, err := agent.New(agent.Definition{Name: agentName}, agent.Collaborators{
+		Client: llm.ClientFunc(func(context.Context, *llm.Request, func(llm.Delta)) (*llm.Response, error) {
+			return nil, errors.New("no model")
+		}),
+		Workspace: root, Logger: slog.New(slog.DiscardHandler), ConfigDir: "-",
+	})
+	if err != nil {
+		return none
+	}
+	defer rt.Close()
+	tools := map[string]tool.Tool{}
+	for _, t := range rt.Tools().Tools() {
+		tools[t.Name()] = t
+	}
+	return func(name string, input json.RawMessage) tool.Display {
+		if t, ok := tools[name]; ok {
+			return tool.DisplayOf(t, input)
+		}
+		return tool.Display{}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/tool"
 )
 
 // timelineFlags are the flags of orca timeline.
@@ -213,6 +214,9 @@ type timelineEvent struct {
 	StopReason string          `json:"stop_reason"`
 	Error      string          `json:"error"`
 	ToolName   string          `json:"tool_name"`
+	ToolUseID  string          `json:"tool_use_id"`
+	Summary    string          `json:"summary"`
+	Detail     string          `json:"detail"`
 	Output     string          `json:"output"`
 	IsError    bool            `json:"is_error"`
 	Reason     string          `json:"reason"`
@@ -244,9 +248,15 @@ func writeTimeline(out io.Writer, title string, lines []json.RawMessage) error {
 	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	var start time.Time
+	shown := map[string]timelineEvent{} // a call's start, by tool use id: how its end is shown
 	for _, ev := range evs {
 		if start.IsZero() {
 			start = ev.Time
+		}
+		if ev.Name == "tool_exec_started" {
+			shown[ev.ToolUseID] = ev
+		} else if st, ok := shown[ev.ToolUseID]; ok && strings.HasPrefix(ev.Name, "tool_exec_") {
+			ev.Summary, ev.Detail = st.Summary, st.Detail
 		}
 		name := strings.Repeat("│ ", ev.Depth) + ev.Name
 		fmt.Fprintf(tw, "  +%.3fs\t%s\t%s\n", ev.Time.Sub(start).Seconds(), name, eventSummary(ev))
@@ -279,7 +289,7 @@ func eventSummary(ev timelineEvent) string {
 		}
 		s = strings.Join(parts, " · ")
 	case strings.HasPrefix(ev.Name, "tool_exec_"):
-		first, _, _ := strings.Cut(toolHeader(ev.ToolName, ev.Input), "\n")
+		first, _, _ := strings.Cut(toolHeader(ev.ToolName, ev.Input, tool.Display{Summary: ev.Summary, Detail: ev.Detail}), "\n")
 		s = strings.TrimPrefix(first, "● ")
 		if ev.Name != "tool_exec_started" {
 			mark := "→ "
