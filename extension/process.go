@@ -202,7 +202,7 @@ func (p *proc) call(ctx context.Context, req request) (*answer, error) {
 			}
 			return nil, p.ctxErr(ctx, "(it did not read its input)")
 		}
-		return nil, p.died(in, "did not read the request")
+		return nil, p.died(in, "stopped without answering")
 	}
 	select {
 	case raw, ok := <-in.lines:
@@ -211,7 +211,7 @@ func (p *proc) call(ctx context.Context, req request) (*answer, error) {
 				p.discard(in)
 				return nil, fmt.Errorf("the handler's answer cannot be read, and the handler was killed: %v%s", in.readErr, in.stderr.detail())
 			}
-			return nil, p.died(in, "closed its output without answering")
+			return nil, p.died(in, "stopped without answering")
 		}
 		a, err := parseAnswer(raw, req.ID)
 		if err != nil {

@@ -306,7 +306,7 @@ while read -r line; do sleep 30 & echo $! >> pids; wait; done`)
 	}
 	// The bus's warnings say what went wrong, in the handler's words too.
 	for _, want := range []string{
-		`extension crash: tool_exec_failed: the handler closed its output without answering: it exited with status 3; stderr: crash: out of luck`,
+		`extension crash: tool_exec_failed: the handler stopped without answering: it exited with status 3; stderr: crash: out of luck`,
 		`extension garbage: tool_exec_failed: the handler answered garbage and was killed: \"hello there\" is not an answer`,
 		`extension silent: tool_exec_failed: no answer within 300ms; the handler was killed, with the processes it started`,
 	} {
