@@ -13,7 +13,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/tool"
-	"github.com/orca-agent/orca/tool/builtin"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -55,7 +55,7 @@ func BenchmarkLoop(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer fs.Close()
-			providers := append(builtin.DefaultToolProviders(), tool.Static("noop", noop{}))
+			providers := append(toolset.Default(), tool.Static("noop", noop{}))
 			rt, err := agent.New(agent.Definition{Name: "bench", MaxIterations: steps + 1, ToolProviders: providers}, agent.Collaborators{Client: client, FS: fs})
 			if err != nil {
 				b.Fatal(err)

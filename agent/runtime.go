@@ -27,6 +27,7 @@ import (
 	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -66,8 +67,8 @@ type Definition struct {
 	// MaxRetries caps the retries of a model call that failed with a
 	// retryable error (DefaultMaxRetries if zero; negative means none).
 	MaxRetries int
-	// ToolProviders fill the runtime's registry. Nil means
-	// DefaultToolProviders(); an empty non-nil slice means no tools.
+	// ToolProviders fill the runtime's registry. Nil means the default
+	// tool set (toolset.Default()); an empty non-nil slice means no tools.
 	ToolProviders []tool.Provider
 	// Budget is every session's default budget (a session may override
 	// it); zero fields are unlimited.
@@ -206,7 +207,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		def.Prices = budget.DefaultPrices
 	}
 	if def.ToolProviders == nil {
-		def.ToolProviders = DefaultToolProviders()
+		def.ToolProviders = toolset.Default()
 	}
 	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver}
 	if s := c.Services; s != nil {
@@ -278,17 +279,12 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			rt.logger.Warn("subagent definition skipped", "err", p)
 		}
 	}
+	for _, d := range rt.subagents {
+		env.Subagents = append(env.Subagents, tool.Subagent{Name: d.Name, Description: d.Description, Tools: d.Tools})
+	}
 	for _, p := range def.ToolProviders {
 		if p == nil {
 			return nil, fmt.Errorf("agent %q: nil tool provider", def.Name)
-		}
-		if rp, ok := p.(runtimeProvider); ok {
-			for _, t := range rp.build(rt) {
-				if err := rt.tools.Add(t); err != nil {
-					return nil, fmt.Errorf("agent %q: tool provider %q: %w", def.Name, p.Name(), err)
-				}
-			}
-			continue
 		}
 		ts, err := p.Tools(env)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -115,10 +116,8 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 	}
 
 	ctx := t.ctx
-	if _, ok := tl.(forkTool); ok {
-		ctx = context.WithValue(ctx, turnKey{}, t)
-	} else if _, ok := tl.(tool.ForkUser); ok {
-		ctx = tool.WithForker(ctx, turnForker{t})
+	if tool.TraitsOf(tl).Forks {
+		ctx = subagent.WithForker(ctx, &forker{t: t, call: call})
 	}
 	var res tool.Result
 	if rt.mw.Has(middleware.ToolExecution) {

@@ -7,6 +7,7 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -108,7 +109,7 @@ func TestL0_CloseClosesOnlyWhatTheRuntimeCreated(t *testing.T) {
 }
 
 func TestL0_ProvidersAreTheDefaults(t *testing.T) {
-	if got := len(agent.DefaultToolProviders()); got == 0 {
+	if got := len(toolset.Default()); got == 0 {
 		t.Fatal("no default providers")
 	}
 	// The registry is per runtime: two nodes do not share tool values.

@@ -20,6 +20,7 @@ import (
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tool/builtin"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // L4: no bleed between runtimes and sessions; forks inherit the user's
@@ -52,7 +53,7 @@ func (w *whoami) tool() tool.Tool {
 
 func forkNode(t *testing.T, opts ...orcatest.Option) (*orcatest.Node, *whoami) {
 	w := &whoami{}
-	providers := append(agent.DefaultToolProviders(), tool.Static("who", w.tool()))
+	providers := append(toolset.Default(), tool.Static("who", w.tool()))
 	opts = append([]orcatest.Option{orcatest.WithDefinition(agent.Definition{Name: "parent", Subagents: subagents, ToolProviders: providers})}, opts...)
 	return orcatest.NewNode(t, opts...), w
 }
@@ -228,7 +229,7 @@ func TestL4_TaskStopStopsABackgroundFork(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	})
-	providers := append(agent.DefaultToolProviders(), tool.Static("w", wait))
+	providers := append(toolset.Default(), tool.Static("w", wait))
 	n := orcatest.NewNode(t, orcatest.WithDefinition(agent.Definition{Name: "p", Subagents: subagents, ToolProviders: providers}))
 	n.Script("s", task("worker", "wait forever", true), script.Text("started"))
 	n.Script(script.ForkRoute("s", "worker"), script.Call("Wait", nil), script.Text("never"))
@@ -251,7 +252,7 @@ func TestL4_TaskStopStopsABackgroundFork(t *testing.T) {
 // Between runtimes: registries, files and approvals do not bleed.
 func TestL4_RuntimesDoNotBleed(t *testing.T) {
 	extra := tool.New("OnlyInA", "x", func(ctx context.Context, in struct{}) (string, error) { return "a", nil })
-	a := orcatest.NewNode(t, orcatest.WithDefinition(agent.Definition{Name: "a", ToolProviders: append(agent.DefaultToolProviders(), tool.Static("x", extra))}))
+	a := orcatest.NewNode(t, orcatest.WithDefinition(agent.Definition{Name: "a", ToolProviders: append(toolset.Default(), tool.Static("x", extra))}))
 	b := orcatest.NewNode(t)
 	if _, ok := b.Runtime.Tools().Lookup("OnlyInA"); ok {
 		t.Error("b's registry has a's tool")

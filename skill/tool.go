@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -196,11 +197,15 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return tool.Errorf("Skill %q was not loaded: the skill invocation policy denied it (%s). Do without it, or ask the user.", s.Name, reason)
 	}
 	if s.Fork {
-		f := tool.ForkerFrom(ctx)
+		f := subagent.ForkerFrom(ctx)
 		if f == nil {
 			return tool.Errorf("Skill %q runs as a fork, and this runtime cannot start forks here", s.Name)
 		}
-		answer, err := f.Fork(ctx, s.Agent, render(s, in.Args))
+		fork, err := f.Fork(ctx, s.Agent, render(s, in.Args), false)
+		if err != nil {
+			return tool.Errorf("Skill %q (run as a fork) was not started: %v", s.Name, err)
+		}
+		answer, err := fork.Run(ctx)
 		if err != nil {
 			return tool.Errorf("Skill %q (run as a fork) did not finish: %v", s.Name, err)
 		}
@@ -209,8 +214,8 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	return tool.Text(render(s, in.Args))
 }
 
-// UsesForks: a skill with "context: fork" runs as a subagent fork.
-func (t *skillTool) UsesForks() {}
+// Traits: a skill with "context: fork" runs as a subagent fork.
+func (t *skillTool) Traits() tool.Traits { return tool.Traits{Forks: true} }
 
 func (t *skillTool) available() string {
 	if len(t.skills) == 0 {

@@ -88,6 +88,16 @@ type Env struct {
 	// ConfigDir is the user's configuration folder (the parent of its
 	// orca folder: user skills, settings, trust), or "" for none.
 	ConfigDir string
+	// Subagents are the subagents the runtime's forks can run, for tools
+	// that offer them (Task lists them to the model).
+	Subagents []Subagent
+}
+
+// Subagent describes a subagent a fork can run.
+type Subagent struct {
+	Name, Description string
+	// Tools are the names of the tools it may use; nil means all.
+	Tools []string
 }
 
 // Provider contributes tools to a runtime. Tools is called once per runtime,
@@ -115,28 +125,4 @@ func (p providerFunc) Tools(env Env) ([]Tool, error) { return p.fn(env) }
 // runtime. The same tool values are shared by every runtime built with it.
 func Static(name string, tools ...Tool) Provider {
 	return NewProvider(name, func(Env) ([]Tool, error) { return tools, nil })
-}
-
-// Forker runs a subagent fork on behalf of a tool (a skill that runs as a
-// fork): the fork inherits the calling turn's identity, controls and
-// budget, and its answer is returned.
-type Forker interface {
-	Fork(ctx context.Context, subagent, prompt string) (answer string, err error)
-}
-
-// ForkUser is implemented by tools that may start forks; the runtime gives
-// them a Forker through their context (ForkerFrom).
-type ForkUser interface{ UsesForks() }
-
-type forkerKey struct{}
-
-// WithForker returns a context carrying f.
-func WithForker(ctx context.Context, f Forker) context.Context {
-	return context.WithValue(ctx, forkerKey{}, f)
-}
-
-// ForkerFrom returns the Forker the runtime gave the call, or nil.
-func ForkerFrom(ctx context.Context) Forker {
-	f, _ := ctx.Value(forkerKey{}).(Forker)
-	return f
 }

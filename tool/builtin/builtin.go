@@ -1,6 +1,6 @@
-// Package builtin provides orca's default tools: Read, Write, Edit, Glob,
-// Grep, Bash and TodoWrite, and assembles them with Skill (package skill)
-// into the default tool set.
+// Package builtin provides orca's file, shell and todo tools: Read, Write,
+// Edit, Glob, Grep, Bash and TodoWrite (package toolset assembles them with
+// the skill and subagent tools into the default tool set).
 //
 // Their names and input schemas are those of Claude Code's tools, because
 // models are trained on them. File tools work only through the runtime's
@@ -24,18 +24,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/orca-agent/orca/skill"
 	"github.com/orca-agent/orca/tool"
 )
-
-// DefaultToolProviders returns the providers of the default tools, which
-// contribute, in this order: Read, Write, Edit, Glob and Grep
-// (FilesProvider), Bash (ShellProvider), TodoWrite (TodoProvider) and
-// Skill (skill.Provider, with the user's configuration folder and every
-// skill allowed).
-func DefaultToolProviders() []tool.Provider {
-	return []tool.Provider{FilesProvider(), ShellProvider(), TodoProvider(), skill.Provider()}
-}
 
 // FilesProvider returns the provider of the file tools Read, Write, Edit,
 // Glob and Grep. Its Tools fails when the Env has no FileSystem.

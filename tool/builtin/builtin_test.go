@@ -44,7 +44,7 @@ func newRegistry(t *testing.T, fsys workspace.FileSystem) *tool.Registry {
 	t.Helper()
 	reg := tool.NewRegistry()
 	env := tool.Env{RuntimeID: "rt", FS: fsys, Logger: slog.New(slog.DiscardHandler)}
-	for _, p := range DefaultToolProviders() {
+	for _, p := range []tool.Provider{FilesProvider(), ShellProvider(), TodoProvider()} {
 		tools, err := p.Tools(env)
 		if err != nil {
 			t.Fatalf("provider %s: %v", p.Name(), err)
@@ -154,9 +154,9 @@ func lacks(t *testing.T, got string, unwanted ...string) {
 	}
 }
 
-func TestDefaultToolProvidersOrder(t *testing.T) {
+func TestToolsAndSchemas(t *testing.T) {
 	f := newFixture(t)
-	want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "Skill"}
+	want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite"}
 	if got := f.reg.Names(); !slices.Equal(got, want) {
 		t.Fatalf("registry order = %v, want %v", got, want)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/orca-agent/orca/workspace"
 )
 
-func ExampleDefaultToolProviders() {
+func ExampleFilesProvider() {
 	dir, _ := os.MkdirTemp("", "orca-example")
 	defer os.RemoveAll(dir)
 	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello\nworld\n"), 0o644)
@@ -23,7 +23,7 @@ func ExampleDefaultToolProviders() {
 	// One registry per runtime; the providers build that runtime's tools.
 	reg := tool.NewRegistry()
 	env := tool.Env{RuntimeID: "rt-1", FS: fsys, Logger: slog.Default()}
-	for _, p := range builtin.DefaultToolProviders() {
+	for _, p := range []tool.Provider{builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider()} {
 		tools, err := p.Tools(env)
 		if err != nil {
 			fmt.Println(err)
@@ -41,7 +41,7 @@ func ExampleDefaultToolProviders() {
 	})
 	fmt.Print(res.Content)
 	// Output:
-	// [Read Write Edit Glob Grep Bash TodoWrite Skill]
+	// [Read Write Edit Glob Grep Bash TodoWrite]
 	//      2	world
 	//
 	// [showing lines 2-2 of 2]

@@ -1,0 +1,23 @@
+// Package toolset is orca's default tool set, in one place: the file,
+// shell and todo tools of tool/builtin, the Skill tool of package skill,
+// and the subagent tools of package subagent.
+package toolset
+
+import (
+	"github.com/orca-agent/orca/skill"
+	"github.com/orca-agent/orca/subagent"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tool/builtin"
+)
+
+// Default returns the providers of the default tool set, which contribute,
+// in this order: Read, Write, Edit, Glob, Grep, Bash, TodoWrite, Task,
+// Skill, AgentOutput and TaskStop. A runtime built with no tool providers
+// gets these (agent.Definition.ToolProviders); append to them to add tools
+// of your own.
+func Default() []tool.Provider {
+	return []tool.Provider{
+		builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider(),
+		subagent.TaskProvider(), skill.Provider(), subagent.BackgroundProvider(),
+	}
+}
