@@ -15,10 +15,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 
 	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
@@ -128,9 +128,10 @@ type Collaborators struct {
 	// Approvals keeps "always allow" approvals; nil means a MemoryApprovals
 	// of the runtime's own.
 	Approvals Approvals
-	// ConfigDir is the user's configuration folder that tools read (user
-	// skills in ConfigDir/orca/skills): os.UserConfigDir() if empty; "-"
-	// means none.
+	// ConfigDir is the user's configuration folder that the runtime reads
+	// (user skills in ConfigDir/orca/skills, subagents in
+	// ConfigDir/orca/agents) and that its policy protects: config.Dir() if
+	// empty; "-" means none.
 	ConfigDir string
 }
 
@@ -251,7 +252,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	case "-":
 		env.ConfigDir = ""
 	case "":
-		if dir, err := os.UserConfigDir(); err == nil {
+		if dir, err := config.Dir(); err == nil {
 			env.ConfigDir = dir
 		}
 	}

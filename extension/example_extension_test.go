@@ -8,14 +8,15 @@ import (
 	"path/filepath"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/extension"
 )
 
 func ExampleLoadExtensions() {
-	config, _ := os.MkdirTemp("", "config")
+	cfgDir, _ := os.MkdirTemp("", "config")
 	ws, _ := os.MkdirTemp("", "workspace")
-	defer os.RemoveAll(config)
+	defer os.RemoveAll(cfgDir)
 	defer os.RemoveAll(ws)
 	dir := filepath.Join(ws, ".orca", "hooks", "failure-metrics")
 	os.MkdirAll(dir, 0o755)
@@ -36,7 +37,7 @@ done
 `), 0o755)
 
 	// Nothing is granted yet: the extension is read, not run.
-	trust := extension.NewTrustStore(config)
+	trust := config.NewTrustStore(cfgDir)
 	exts, err := extension.LoadExtensions(extension.ExtensionOptions{Workspace: ws, Trust: trust})
 	if err != nil {
 		panic(err)

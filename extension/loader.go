@@ -1,15 +1,22 @@
+// Package extension runs filesystem extensions: folders
+// .orca/hooks/<name> of a workspace, each with a hook.yaml manifest and a
+// handler executable that receives runtime events and answers public hooks
+// over JSON lines, with only the ports (config.Port) the manifest asks for
+// and the user's trust policy grants (config.TrustStore). LoadExtensions
+// reads and checks them without running anything; RegisterExtensions puts
+// the trusted ones on a runtime's services.
 package extension
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/orca-agent/orca/config"
 )
 
 // ExtensionOptions say which extensions LoadExtensions reads and what the
@@ -20,7 +27,7 @@ type ExtensionOptions struct {
 	Workspace string
 	// Trust holds the user's grants (nil: nothing is granted, and every
 	// extension is returned untrusted).
-	Trust *TrustStore
+	Trust *config.TrustStore
 	// Resources are the values of the named resources extensions may be
 	// granted, by key: the user's, never the workspace's (UserResources
 	// reads them from the user's settings file).
@@ -34,7 +41,7 @@ type ExtensionOptions struct {
 // # Trust
 //
 // The manifest is read without running anything. The handler runs only if
-// the manifest is valid and the trust policy (TrustStore, in the user's
+// the manifest is valid and the trust policy (config.TrustStore, in the user's
 // configuration folder, outside any workspace) grants it for this
 // workspace: hook:<name> grants every port the manifest asks for;
 // hook:<name>:events or hook:<name>:hooks grant one of them; the
@@ -125,8 +132,8 @@ func (x *Extension) value(key string) string {
 	return x.values.m[key]
 }
 
-// Grant returns the grant that lets x run: hook:<name>.
-func (x *Extension) Grant() Grant { return ExtensionGrant(x.Manifest.Name) }
+// config.Grant returns the grant that lets x run: hook:<name>.
+func (x *Extension) Grant() config.Grant { return config.ExtensionGrant(x.Manifest.Name) }
 
 // Has reports whether x's handler gets the port c.
 func (x *Extension) Has(c Capability) bool { return slices.Contains(x.Ports, c) }
@@ -149,7 +156,7 @@ func LoadExtensions(opts ExtensionOptions) ([]*Extension, error) {
 	if opts.Workspace == "" {
 		return nil, nil
 	}
-	ws, err := canonical(opts.Workspace)
+	ws, err := config.Canonical(opts.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("extensions: workspace %s: %w", opts.Workspace, err)
 	}
@@ -279,26 +286,26 @@ func checkHandler(dir, handler string) (string, error) {
 }
 
 // applyTrust sets what the policy grants x.
-func (x *Extension) applyTrust(store *TrustStore, grants []string, trustErr error, values map[string]string) {
+func (x *Extension) applyTrust(store *config.TrustStore, grants []string, trustErr error, values map[string]string) {
 	m := &x.Manifest
-	has := func(g Grant) bool { return slices.Contains(grants, g.String()) }
+	has := func(g config.Grant) bool { return slices.Contains(grants, g.String()) }
 	whole := has(x.Grant())
 	for _, c := range m.Capabilities {
-		if whole || has(Grant{Extension: m.Name, Port: c}) {
+		if whole || has(config.Grant{Extension: m.Name, Port: c}) {
 			x.Ports = append(x.Ports, c)
 		} else {
-			x.Withheld = append(x.Withheld, Grant{Extension: m.Name, Port: c}.String())
+			x.Withheld = append(x.Withheld, config.Grant{Extension: m.Name, Port: c}.String())
 		}
 	}
 	for _, k := range m.ResourceKeys {
-		g := Grant{Extension: m.Name, Resource: k}
+		g := config.Grant{Extension: m.Name, Resource: k}
 		if !has(g) {
 			x.Withheld = append(x.Withheld, g.String())
 			continue
 		}
 		v, ok := values[k]
 		if !ok {
-			x.Notes = append(x.Notes, fmt.Sprintf("the resource %s is granted but has no value (set extensions.resources.%s in the user's %s)", k, k, UserFile))
+			x.Notes = append(x.Notes, fmt.Sprintf("the resource %s is granted but has no value (set extensions.resources.%s in the user's %s)", k, k, config.UserFile))
 			continue
 		}
 		if x.values == nil {
@@ -335,84 +342,4 @@ func (x *Extension) asks() string {
 		return strings.Join(what[:len(what)-1], ", ") + " and " + what[len(what)-1]
 	}
 	return strings.Join(what, "")
-}
-
-// UserResources reads the values of extension resources from the user's
-// settings file, <configDir>/orca/settings.json (UserFile), never from a
-// workspace's:
-//
-//	{"extensions": {"resources": {
-//	    "METRICS_URL": "https://metrics.example.com",
-//	    "METRICS_TOKEN": {"env": "MY_METRICS_TOKEN"}
-//	}}}
-//
-// A value is a string, or {"env": "NAME"}: the value of orca's environment
-// variable NAME, so that secrets need not be written in the file (a
-// variable that is not set gives no value). A missing file gives none.
-// Errors name the file and the key.
-func UserResources(configDir string) (map[string]string, error) {
-	path := filepath.Join(configDir, filepath.FromSlash(UserFile))
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("settings: %w", err)
-	}
-	fail := func(key, format string, args ...any) error {
-		return fmt.Errorf("%s: %s: %s", path, key, fmt.Sprintf(format, args...))
-	}
-	var top map[string]json.RawMessage
-	if err := strictJSON(data, &top); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, syntaxError(data, err))
-	}
-	out := map[string]string{}
-	raw, ok := top["extensions"]
-	if !ok {
-		return out, nil
-	}
-	var ext map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &ext); err != nil || ext == nil {
-		return nil, fail("extensions", "want an object with \"resources\", got %s", kind(raw))
-	}
-	for k := range ext {
-		if k != "resources" {
-			return nil, fail("extensions."+k, "unknown key (extensions has \"resources\")")
-		}
-	}
-	raw, ok = ext["resources"]
-	if !ok {
-		return out, nil
-	}
-	var res map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &res); err != nil || res == nil {
-		return nil, fail("extensions.resources", "want an object of resource values by key, got %s", kind(raw))
-	}
-	for _, k := range slices.Sorted(maps.Keys(res)) {
-		raw := res[k]
-		key := "extensions.resources." + k
-		if !resourceRE.MatchString(k) {
-			return nil, fail(key, "%q is not a valid resource key", k)
-		}
-		var s string
-		if err := json.Unmarshal(raw, &s); err == nil {
-			if strings.ContainsRune(s, 0) {
-				return nil, fail(key, "the value contains a NUL byte")
-			}
-			out[k] = s
-			continue
-		}
-		var ref map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &ref); err != nil || len(ref) != 1 || ref["env"] == nil {
-			return nil, fail(key, "want a string or {\"env\": \"NAME\"}, got %s", kind(raw))
-		}
-		var name string
-		if err := json.Unmarshal(ref["env"], &name); err != nil || name == "" || strings.ContainsAny(name, "=\x00") {
-			return nil, fail(key+".env", "want the name of an environment variable, got %s", ref["env"])
-		}
-		if v, ok := os.LookupEnv(name); ok && !strings.ContainsRune(v, 0) {
-			out[k] = v
-		}
-	}
-	return out, nil
 }

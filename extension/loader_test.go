@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/extension"
 )
 
@@ -29,8 +30,8 @@ func addExtension(t *testing.T, ws, name, yaml, handler string) string {
 }
 
 func TestLoadExtensions(t *testing.T) {
-	ws, config := t.TempDir(), t.TempDir()
-	trust := extension.NewTrustStore(config)
+	ws, cfgDir := t.TempDir(), t.TempDir()
+	trust := config.NewTrustStore(cfgDir)
 	addExtension(t, ws, "metrics", manifest("metrics", "tool_exec_failed", "events", "resource_keys: [URL, TOKEN]"), "cat")
 	addExtension(t, ws, "guard", manifest("guard", "PRE_TOOL_USE, turn_completed", "hooks, events"), "cat")
 	addExtension(t, ws, "idle", manifest("idle", "STOP", "hooks"), "cat")
@@ -141,7 +142,7 @@ func TestLoadExtensionsErrors(t *testing.T) {
 			// either: loading is all or nothing.
 			addExtension(t, ws, "aaa", manifest("aaa", "tool_exec_failed", "events"), "touch ran")
 			tc.setup(ws)
-			exts, err := extension.LoadExtensions(extension.ExtensionOptions{Workspace: ws, Trust: extension.NewTrustStore(t.TempDir())})
+			exts, err := extension.LoadExtensions(extension.ExtensionOptions{Workspace: ws, Trust: config.NewTrustStore(t.TempDir())})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || exts != nil {
 				t.Errorf("got %v, %v\nwant %s", exts, err, tc.want)
 			}
@@ -159,36 +160,5 @@ func TestLoadExtensionsErrors(t *testing.T) {
 	_, err := extension.LoadExtensions(extension.ExtensionOptions{Workspace: ws})
 	if err == nil || !strings.Contains(err.Error(), ".orca/hooks/a/hook.yaml: events[0]") || !strings.Contains(err.Error(), ".orca/hooks/b/hook.yaml: x: unknown field") {
 		t.Errorf("two faulty folders: %v", err)
-	}
-}
-
-func TestUserResources(t *testing.T) {
-	config := t.TempDir()
-	if r, err := extension.UserResources(config); err != nil || len(r) != 0 {
-		t.Errorf("no file: %v %v", r, err)
-	}
-	t.Setenv("ORCA_TEST_METRICS_TOKEN", "s3cret")
-	writeFile(t, config, "orca/settings.json", `{"permissions": {"allow": []}, "extensions": {"resources": {
-		"URL": "https://m.example",
-		"TOKEN": {"env": "ORCA_TEST_METRICS_TOKEN"},
-		"UNSET": {"env": "ORCA_TEST_NOT_SET_ANYWHERE"}
-	}}}`)
-	r, err := extension.UserResources(config)
-	if err != nil || len(r) != 2 || r["URL"] != "https://m.example" || r["TOKEN"] != "s3cret" {
-		t.Errorf("resources: %v, %v", r, err)
-	}
-	for body, want := range map[string]string{
-		`{"extensions": {"resources": {"9x": "v"}}}`:                `extensions.resources.9x: "9x" is not a valid resource key`,
-		`{"extensions": {"resources": {"K": 3}}}`:                   `extensions.resources.K: want a string or {"env": "NAME"}, got a number`,
-		`{"extensions": {"resources": {"K": {"env": ""}}}}`:         `extensions.resources.K.env: want the name of an environment variable`,
-		`{"extensions": {"resources": {"K": {"file": "/etc"}}}}`:    `extensions.resources.K: want a string or {"env": "NAME"}`,
-		`{"extensions": {"resource": {}}}`:                          `extensions.resource: unknown key`,
-		`{"extensions": []}`:                                        `extensions: want an object`,
-		`{"extensions": {"resources": {"K": "a` + `\u0000` + `"}}}`: `extensions.resources.K: the value contains a NUL byte`,
-	} {
-		writeFile(t, config, "orca/settings.json", body)
-		if _, err := extension.UserResources(config); err == nil || !strings.Contains(err.Error(), filepath.Join("orca", "settings.json")+": "+want) {
-			t.Errorf("%s:\n got %v\nwant …%s", body, err, want)
-		}
 	}
 }

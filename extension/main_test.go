@@ -1,11 +1,14 @@
 package extension_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/orca-agent/orca/llm/script"
 )
 
 // No command hook may leave a goroutine behind, timed out or not.
@@ -38,4 +41,19 @@ func writeScript(t *testing.T, dir, rel, body string) string {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+func realPath(t *testing.T, dir string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// call is a scripted model response asking for one tool call.
+func call(id, tool string, input any) script.Response {
+	b, _ := json.Marshal(input)
+	return script.Response{ToolCalls: []script.ToolCall{{ID: id, Name: tool, Input: b}}}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 )
@@ -39,26 +39,21 @@ const (
 )
 
 // Capability is a port an extension asks for in its manifest and that the
-// trust policy may grant.
-type Capability string
+// trust policy may grant (config.Port).
+type Capability = config.Port
 
 // The ports. Resources are asked for separately (Manifest.ResourceKeys).
 const (
 	// CapabilityEvents delivers the runtime events the manifest names
 	// (event.Names) to the handler: it observes, it cannot change a run.
-	CapabilityEvents Capability = "events"
+	CapabilityEvents = config.PortEvents
 	// CapabilityHooks lets the handler answer the public hooks the
 	// manifest names (hook.Names) with decisions.
-	CapabilityHooks Capability = "hooks"
+	CapabilityHooks = config.PortHooks
 )
 
 // Capabilities lists the ports in the order they are documented.
-var Capabilities = []Capability{CapabilityEvents, CapabilityHooks}
-
-var (
-	nameRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
-	resourceRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
-)
+var Capabilities = config.Ports
 
 // Manifest is an extension's hook.yaml, checked:
 //
@@ -192,7 +187,7 @@ func ParseManifest(file string, data []byte) (m *Manifest, err error) {
 		errs = fail("name", nil, "missing")
 	} else if s, err := str(v); err != nil {
 		errs = fail("name", v, "%v", err)
-	} else if !nameRE.MatchString(s) {
+	} else if !config.ValidExtensionName(s) {
 		errs = fail("name", v, "%q is not a valid name: lower-case letters, digits and dashes, starting with a letter or digit, at most 64", short(s))
 	} else {
 		m.Name = s
@@ -305,7 +300,7 @@ func ParseManifest(file string, data []byte) (m *Manifest, err error) {
 			if err != nil {
 				return nil, fail(key, it, "%v", err)
 			}
-			if !resourceRE.MatchString(s) {
+			if !config.ValidResourceKey(s) {
 				return nil, fail(key, it, "%q is not a valid resource key: letters, digits, _ . and -, not starting with a digit, . or -", short(s))
 			}
 			if slices.Contains(m.ResourceKeys, s) {

@@ -533,3 +533,13 @@ func (t *tail) detail() string {
 	}
 	return "; stderr: " + s
 }
+
+// killGroup kills the process group pgid; one that is gone already is no
+// error.
+func killGroup(pgid int) error {
+	err := syscall.Kill(-pgid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}

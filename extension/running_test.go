@@ -16,9 +16,11 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/scope"
@@ -41,7 +43,7 @@ done`
 type extNode struct {
 	t      *testing.T
 	ws     string
-	trust  *extension.TrustStore
+	trust  *config.TrustStore
 	svc    *agent.Services
 	model  *script.Client
 	rt     *agent.Runtime
@@ -70,7 +72,7 @@ func (b *syncBuffer) String() string {
 }
 
 func newExtNode(t *testing.T) *extNode {
-	n := &extNode{t: t, ws: t.TempDir(), trust: extension.NewTrustStore(t.TempDir()), model: script.New()}
+	n := &extNode{t: t, ws: t.TempDir(), trust: config.NewTrustStore(t.TempDir()), model: script.New()}
 	n.svc = agent.NewServices(slog.New(slog.NewTextHandler(&n.log, nil)))
 	t.Cleanup(func() { n.svc.Close() })
 	return n
@@ -326,7 +328,7 @@ while read -r line; do sleep 30 & echo $! >> pids; wait; done`)
 		}
 		ps = append(ps, p)
 	}
-	assertGone(t, ps)
+	proctest.RequireGone(t, ps...)
 }
 
 // observation returns what the model saw of tool use id in call i.
@@ -394,9 +396,9 @@ sleep 30`)
 	n.flush()
 	var ps []int
 	for _, x := range []string{"first", "second", "stubborn"} {
-		ps = append(ps, pids(t, filepath.Join(n.ws, ".orca/hooks", x), "pid")...)
+		ps = append(ps, proctest.PIDs(t, filepath.Join(n.ws, ".orca/hooks", x), "pid")...)
 	}
-	ps = append(ps, pids(t, filepath.Join(n.ws, ".orca/hooks/first"), "child.pid")...)
+	ps = append(ps, proctest.PIDs(t, filepath.Join(n.ws, ".orca/hooks/first"), "child.pid")...)
 	if err := n.loaded.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +406,7 @@ sleep 30`)
 		t.Errorf("stops.log = %q, want second then first", got)
 	}
 	for _, p := range ps {
-		if alive(p) {
+		if proctest.Alive(p) {
 			t.Errorf("process %d outlived Close", p)
 		}
 	}
@@ -563,5 +565,5 @@ while read -r line; do sleep 30; done`)
 	if n.read("a.txt") != "x" {
 		t.Error("the call did not go on")
 	}
-	assertGone(t, pids(t, filepath.Join(n.ws, ".orca/hooks/slow"), "pid"))
+	proctest.RequireGone(t, proctest.PIDs(t, filepath.Join(n.ws, ".orca/hooks/slow"), "pid")...)
 }

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
@@ -166,7 +166,7 @@ func TestL1_BashCancelKillsTheProcessGroup(t *testing.T) {
 	if res.StopReason != agent.StopFailed {
 		t.Errorf("turn ended %s, want failed", res.StopReason)
 	}
-	waitGone(t, pid)
+	proctest.RequireGone(t, pid)
 }
 
 // waitForPID polls for a file the command writes; it synchronises with the
@@ -183,25 +183,6 @@ func waitForPID(t *testing.T, path string) int {
 	}
 	t.Fatalf("%s never appeared", path)
 	return 0
-}
-
-// waitGone waits until pid is dead (gone, or a zombie waiting for init).
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if syscall.Kill(pid, 0) != nil {
-			return
-		}
-		if stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat")); err == nil {
-			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
-				return
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	syscall.Kill(pid, syscall.SIGKILL)
-	t.Fatalf("process %d survived the cancelled turn", pid)
 }
 
 func TestL1_TodoWrite(t *testing.T) {

@@ -3,8 +3,9 @@
 // body of instructions) and any files those instructions mention.
 //
 // Skills are found in two places: the project's <workspace>/.orca/skills/
-// and the user's <config>/orca/skills/ (config is os.UserConfigDir() unless
-// WithConfigDir says otherwise). A project skill wins over a user skill of
+// and the user's <config>/orca/skills/ (config is the runtime's
+// configuration folder, tool.Env.ConfigDir, unless WithConfigDir says
+// otherwise). A project skill wins over a user skill of
 // the same name. Project files are read through the runtime's
 // workspace.FileSystem, so a symlink in .orca/skills cannot lead out of the
 // workspace; user files are the user's own and are read with package os.

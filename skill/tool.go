@@ -23,8 +23,8 @@ type config struct {
 }
 
 // WithConfigDir makes dir the user's configuration folder, whose
-// orca/skills subfolder holds the user's skills, instead of
-// os.UserConfigDir(). An empty dir leaves user skills out.
+// orca/skills subfolder holds the user's skills, instead of the runtime's
+// (tool.Env.ConfigDir). An empty dir leaves user skills out.
 func WithConfigDir(dir string) Option {
 	return func(c *config) { c.configDir, c.configDirSet = dir, true }
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/extension"
 )
 
@@ -15,14 +16,14 @@ import (
 // error naming its file and field. Resource values that cannot be read
 // from the user's settings file are a warning (added to warns): the
 // extensions then get none.
-func loadExtensions(ws, configDir string, warns *[]extension.Warning) ([]*extension.Extension, error) {
+func loadExtensions(ws, configDir string, warns *[]config.Warning) ([]*extension.Extension, error) {
 	opts := extension.ExtensionOptions{Workspace: ws}
 	if configDir != "" {
-		opts.Trust = extension.NewTrustStore(configDir)
-		res, err := extension.UserResources(configDir)
+		opts.Trust = config.NewTrustStore(configDir)
+		res, err := config.UserResources(configDir)
 		if err != nil {
-			file := filepath.Join(configDir, filepath.FromSlash(extension.UserFile))
-			*warns = append(*warns, extension.Warning{File: file,
+			file := filepath.Join(configDir, filepath.FromSlash(config.UserFile))
+			*warns = append(*warns, config.Warning{File: file,
 				Message: "extension resources not read: " + strings.TrimPrefix(err.Error(), file+": ")})
 		}
 		opts.Resources = res
@@ -39,8 +40,8 @@ func loadExtensions(ws, configDir string, warns *[]extension.Warning) ([]*extens
 // ones were granted but do not get.
 func reportExtensions(w io.Writer, exts []*extension.Extension, ws string) {
 	dir := ""
-	if real, err := extension.Canonical(ws); err == nil {
-		if cwd, err := extension.Canonical("."); err != nil || cwd != real {
+	if real, err := config.Canonical(ws); err == nil {
+		if cwd, err := config.Canonical("."); err != nil || cwd != real {
 			dir = " " + shellQuote(real)
 		}
 	}

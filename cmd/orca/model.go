@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
 )
@@ -36,7 +36,7 @@ type model struct {
 // (ORCA_PROVIDER, ORCA_MODEL) — and builds the client. --script without
 // --provider chooses the script provider. Every problem is a usage error
 // that says how to fix it.
-func (f *agentFlags) chooseModel(cmd *cobra.Command, s *extension.Settings, o options) (*model, error) {
+func (f *agentFlags) chooseModel(cmd *cobra.Command, s *config.Settings, o options) (*model, error) {
 	fl := cmd.Flags()
 	flags := provider.Config{Provider: f.provider, Model: f.model, BaseURL: f.baseURL}
 	if flags.Provider == "" && f.script != "" {

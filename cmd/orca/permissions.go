@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/policy"
 )
 
@@ -28,7 +28,7 @@ func addPermFlags(cmd *cobra.Command, p *permFlags, modeDefault string) {
 // policyFor builds the policy of a run: the settings' rules, then the
 // flags' rules, in the mode of --permission-mode (or mode when the flag is
 // not given). Bad flags are usage errors.
-func policyFor(cmd *cobra.Command, p *permFlags, s *extension.Settings, mode policy.Mode, configDir string) (*policy.Policy, error) {
+func policyFor(cmd *cobra.Command, p *permFlags, s *config.Settings, mode policy.Mode, configDir string) (*policy.Policy, error) {
 	if cmd.Flags().Changed("permission-mode") {
 		m, err := policy.ParseMode(p.mode)
 		if err != nil {
@@ -71,7 +71,7 @@ func policyFor(cmd *cobra.Command, p *permFlags, s *extension.Settings, mode pol
 // reportWarnings prints what loading the settings skipped on w: the
 // project settings an untrusted workspace may not use once, with how to
 // trust it, and every other warning as it is.
-func reportWarnings(w io.Writer, warns []extension.Warning, ws string) {
+func reportWarnings(w io.Writer, warns []config.Warning, ws string) {
 	var untrusted []string
 	for _, wn := range warns {
 		if wn.Untrusted {
@@ -84,7 +84,7 @@ func reportWarnings(w io.Writer, warns []extension.Warning, ws string) {
 		return
 	}
 	dir := ws
-	if abs, err := extension.Canonical(ws); err == nil {
+	if abs, err := config.Canonical(ws); err == nil {
 		dir = abs
 	}
 	fmt.Fprintf(w, "orca: the workspace's own settings were only partly applied, because it is not trusted:\n  %s\n"+

@@ -124,10 +124,10 @@ func TestRunPlanModeRefusesWrite(t *testing.T) {
 // The settings' permissions and mode apply; flags come after them.
 func TestRunSettingsPermissions(t *testing.T) {
 	t.Parallel()
-	config, ws := t.TempDir(), t.TempDir()
-	writeFileAt(t, config, "orca/settings.json", `{"permissions": {"allow": ["Bash(touch:*)"], "defaultMode": "plan"}}`)
+	cfgDir, ws := t.TempDir(), t.TempDir()
+	writeFileAt(t, cfgDir, "orca/settings.json", `{"permissions": {"allow": ["Bash(touch:*)"], "defaultMode": "plan"}}`)
 	sc := writeScript(t, bashCall("b", "touch ran.txt"), `{"text": "ok"}`)
-	o := options{configDir: config}
+	o := options{configDir: cfgDir}
 
 	// plan from the settings: no Bash.
 	stdout, _, _ := orcaWith(t, t.Context(), o, "", "run", "--script", sc, "-w", ws, "--json", "go")
@@ -172,8 +172,8 @@ func hookWorkspace(t *testing.T) (ws, sc string) {
 func TestRunProjectHookRunsOnlyWithTrust(t *testing.T) {
 	t.Parallel()
 	ws, sc := hookWorkspace(t)
-	config := t.TempDir()
-	o := options{configDir: config}
+	cfgDir := t.TempDir()
+	o := options{configDir: cfgDir}
 
 	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--script", sc, "-w", ws, "--json", "--permission-mode", "bypass", "go")
 	if code != 0 {
@@ -205,7 +205,7 @@ func TestRunProjectHookRunsOnlyWithTrust(t *testing.T) {
 		t.Errorf("--trust: stderr %s", stderr)
 	}
 	// --trust was for one run.
-	if _, err := os.Stat(filepath.Join(config, "orca", "trust.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(cfgDir, "orca", "trust.json")); err == nil {
 		t.Error("--trust recorded trust")
 	}
 }

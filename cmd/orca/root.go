@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/config"
 )
 
 // Exit codes of the orca command.
@@ -69,7 +69,7 @@ func versionString() string {
 // streams.
 type options struct {
 	// configDir is the user's configuration folder, which holds
-	// orca/settings.json and orca/trust.json; extension.UserConfigDir() if
+	// orca/settings.json and orca/trust.json; config.Dir() if
 	// empty. Tests give each run a folder of its own.
 	configDir string
 	// signals are the signals the user sends (os.Interrupt for Ctrl-C,
@@ -139,7 +139,7 @@ func (o options) userConfigDir() string {
 	if o.configDir != "" {
 		return o.configDir
 	}
-	d, err := extension.UserConfigDir()
+	d, err := config.Dir()
 	if err != nil {
 		return ""
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/budget"
-	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
@@ -99,7 +99,7 @@ func existingStore(ws string) (st *sqlite.Store, root string, err error) {
 	if _, err := checkWorkspace(ws); err != nil {
 		return nil, "", err
 	}
-	root, err = extension.Canonical(ws)
+	root, err = config.Canonical(ws)
 	if err != nil {
 		return nil, "", usageErrorf("workspace %s: %v", ws, err)
 	}

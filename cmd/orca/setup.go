@@ -16,6 +16,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/llm/provider"
@@ -93,8 +94,8 @@ type plan struct {
 	verify    string
 	workspace string // as given
 	system    string
-	settings  *extension.Settings
-	warnings  []extension.Warning
+	settings  *config.Settings
+	warnings  []config.Warning
 	policy    *policy.Policy
 	configDir string
 	// exts are the workspace's filesystem extensions, trusted or not.
@@ -128,7 +129,7 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (*plan, error) {
 		return nil, usageErrorf("--budget-time must not be negative, not %s", b.wallTime)
 	}
 	configDir := o.userConfigDir()
-	settings, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: configDir, TrustOverride: f.trust})
+	settings, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: configDir, TrustOverride: f.trust})
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
@@ -160,7 +161,7 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (*plan, error) {
 // <ws>/.orca/orca.db, creating it if needed. Its errors name the file and
 // end orca with exitTurn.
 func openStore(ws string) (*sqlite.Store, error) {
-	root, err := extension.Canonical(ws)
+	root, err := config.Canonical(ws)
 	if err != nil {
 		return nil, &exitError{code: exitTurn, err: fmt.Errorf("workspace %s: %w", ws, err)}
 	}
@@ -309,7 +310,7 @@ func (p *plan) open(ctx context.Context, stderr io.Writer, approver policy.Appro
 // .orca/runs/<run>/events.jsonl, until l closes; then it says on stderr
 // where the timeline went.
 func (p *plan) startTimeline(l *live, bus *event.Bus, stderr io.Writer) error {
-	root, err := extension.Canonical(p.workspace)
+	root, err := config.Canonical(p.workspace)
 	if err != nil {
 		return &exitError{code: exitTurn, err: fmt.Errorf("workspace %s: %w", p.workspace, err)}
 	}

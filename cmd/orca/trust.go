@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/hook/command"
 )
 
 func newTrustCmd(o options) *cobra.Command {
@@ -46,10 +48,10 @@ and resource grants).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			configDir := o.userConfigDir()
 			if configDir == "" {
-				_, err := extension.UserConfigDir()
+				_, err := config.Dir()
 				return &exitError{code: exitTurn, err: fmt.Errorf("trust: %v", err)}
 			}
-			store := extension.NewTrustStore(configDir)
+			store := config.NewTrustStore(configDir)
 			out := cmd.OutOrStdout()
 			if list {
 				if len(args) > 0 || revoke {
@@ -57,7 +59,7 @@ and resource grants).`,
 				}
 				return listTrust(out, cmd.ErrOrStderr(), store)
 			}
-			if len(args) > 0 && strings.HasPrefix(args[0], extension.GrantPrefix) {
+			if len(args) > 0 && strings.HasPrefix(args[0], config.GrantPrefix) {
 				dir := "."
 				if len(args) == 2 {
 					dir = args[1]
@@ -95,12 +97,12 @@ and resource grants).`,
 			}
 			fmt.Fprintf(out, "%s is trusted: orca applies its .orca/settings.json and .orca/settings.local.json in full.\n", real)
 			// Show what that means, now that it runs.
-			s, _, err := extension.Load(extension.LoadOptions{Workspace: real, ConfigDir: configDir})
+			s, _, err := config.Load(config.LoadOptions{Workspace: real, ConfigDir: configDir})
 			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "orca: warning: %v\n", err)
 				return nil
 			}
-			var project []extension.CommandHook
+			var project []command.Spec
 			for _, h := range s.Hooks {
 				if h.Project {
 					project = append(project, h)
@@ -126,7 +128,7 @@ and resource grants).`,
 
 // listTrust lists the trusted folders, and under each folder its
 // extension grants; a folder with grants that is not trusted says so.
-func listTrust(out, stderr io.Writer, store *extension.TrustStore) error {
+func listTrust(out, stderr io.Writer, store *config.TrustStore) error {
 	dirs, err := store.List()
 	if err != nil {
 		return &exitError{code: exitTurn, err: err}
@@ -164,8 +166,8 @@ func listTrust(out, stderr io.Writer, store *extension.TrustStore) error {
 // grant records the grant g for the workspace dir and says what the
 // extension it names asks for and now gets; it warns when dir has no such
 // extension (the grant applies once it does).
-func grant(out, stderr io.Writer, store *extension.TrustStore, g, dir string) error {
-	parsed, err := extension.ParseGrant(g)
+func grant(out, stderr io.Writer, store *config.TrustStore, g, dir string) error {
+	parsed, err := config.ParseGrant(g)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -217,8 +219,8 @@ func grant(out, stderr io.Writer, store *extension.TrustStore, g, dir string) er
 
 // revokeGrant removes the grant g (with its port and resource grants, for
 // hook:NAME) from the workspace dir.
-func revokeGrant(out io.Writer, store *extension.TrustStore, g, dir string) error {
-	parsed, err := extension.ParseGrant(g)
+func revokeGrant(out io.Writer, store *config.TrustStore, g, dir string) error {
+	parsed, err := config.ParseGrant(g)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}

@@ -1,9 +1,7 @@
 package builtin
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -73,32 +72,6 @@ func TestCaptureKeepsHeadAndTail(t *testing.T) {
 	}
 }
 
-// alive reports whether pid is a process that has not yet exited (a zombie
-// waiting for its parent counts as exited).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	rest := b[bytes.LastIndexByte(b, ')')+1:]
-	fields := strings.Fields(string(rest))
-	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
-}
-
-// requireGone fails the test if pid is still running. SIGKILL is delivered
-// asynchronously, so the check allows the kernel a moment to finish the exit.
-func requireGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d survived the call", pid)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func readPid(t *testing.T, path string) int {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -120,7 +93,7 @@ func TestBashTimeoutKillsTheProcessGroup(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("the call took %v", d)
 	}
-	requireGone(t, readPid(t, filepath.Join(f.dir, "bg.pid")))
+	proctest.RequireGone(t, readPid(t, filepath.Join(f.dir, "bg.pid")))
 }
 
 func TestBashCancellationKillsTheProcessGroup(t *testing.T) {
@@ -139,7 +112,7 @@ func TestBashCancellationKillsTheProcessGroup(t *testing.T) {
 	cancel()
 	r := <-done
 	f.fails(r, "cancelled")
-	requireGone(t, pid)
+	proctest.RequireGone(t, pid)
 }
 
 func TestBashBackgroundJobsDoNotOutliveTheCall(t *testing.T) {
@@ -147,7 +120,7 @@ func TestBashBackgroundJobsDoNotOutliveTheCall(t *testing.T) {
 	// The background sleep does not hold the output open, so the command
 	// returns at once; its job is killed with it.
 	f.ok(f.call("Bash", map[string]any{"command": "sleep 1000 >/dev/null 2>&1 & echo $! > bg.pid"}))
-	requireGone(t, readPid(t, filepath.Join(f.dir, "bg.pid")))
+	proctest.RequireGone(t, readPid(t, filepath.Join(f.dir, "bg.pid")))
 }
 
 func TestBashDoesNotHangOnEscapedProcess(t *testing.T) {
@@ -160,7 +133,7 @@ func TestBashDoesNotHangOnEscapedProcess(t *testing.T) {
 	pid := readPid(t, filepath.Join(f.dir, "esc.pid"))
 	defer func() {
 		syscall.Kill(pid, syscall.SIGKILL)
-		requireGone(t, pid)
+		proctest.RequireGone(t, pid)
 	}()
 	got := f.ok(r)
 	contains(t, got, "started\n", "kept its output open")

@@ -1,4 +1,4 @@
-package extension
+package command
 
 import (
 	"fmt"
@@ -8,13 +8,16 @@ import (
 	"github.com/orca-agent/orca/hook"
 )
 
-// events pairs the event names of settings files (Claude Code's, plus
+// Event pairs an event name of settings files with the hook it stands for.
+type Event struct {
+	Name string
+	Hook hook.Name
+}
+
+// Events are the event names of settings files (Claude Code's, plus
 // TurnStart and PostVerify, which Claude Code does not have) with orca's
 // hooks, in the order a run meets them.
-var events = []struct {
-	name string
-	hook hook.Name
-}{
+var Events = []Event{
 	{"SessionStart", hook.SessionStart},
 	{"SessionEnd", hook.SessionEnd},
 	{"UserPromptSubmit", hook.UserPromptSubmit},
@@ -33,9 +36,9 @@ var events = []struct {
 // HookOf returns the hook that the settings event name (such as
 // "PreToolUse") stands for.
 func HookOf(event string) (hook.Name, bool) {
-	for _, e := range events {
-		if e.name == event {
-			return e.hook, true
+	for _, e := range Events {
+		if e.Name == event {
+			return e.Hook, true
 		}
 	}
 	return "", false
@@ -44,20 +47,27 @@ func HookOf(event string) (hook.Name, bool) {
 // EventOf returns the settings event name of hook n ("PreToolUse" for
 // hook.PreToolUse): the hook_event_name command hooks receive.
 func EventOf(n hook.Name) string {
-	for _, e := range events {
-		if e.hook == n {
-			return e.name
+	for _, e := range Events {
+		if e.Hook == n {
+			return e.Name
 		}
 	}
 	return ""
 }
 
-func eventNames() string {
-	s := make([]string, len(events))
-	for i, e := range events {
-		s[i] = e.name
+// EventNames lists the settings event names, comma-separated.
+func EventNames() string {
+	s := make([]string, len(Events))
+	for i, e := range Events {
+		s[i] = e.Name
 	}
 	return strings.Join(s, ", ")
+}
+
+// CheckMatcher reports what is wrong with the matcher m, if anything.
+func CheckMatcher(m string) error {
+	_, err := compileMatcher(m)
+	return err
 }
 
 // matcher selects the payloads a command hook runs for. What it is matched

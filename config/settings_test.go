@@ -1,4 +1,4 @@
-package extension_test
+package config_test
 
 import (
 	"maps"
@@ -9,20 +9,21 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/budget"
-	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/hook/command"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
 )
 
 // setup is a user configuration folder and a workspace, both empty.
-func setup(t *testing.T) (config, ws string) {
+func setup(t *testing.T) (cfgDir, ws string) {
 	return t.TempDir(), t.TempDir()
 }
 
 func TestLoadMergesInOrder(t *testing.T) {
-	config, ws := setup(t)
-	writeFile(t, config, "orca/settings.json", `{
+	cfgDir, ws := setup(t)
+	writeFile(t, cfgDir, "orca/settings.json", `{
 		"statusLine": {"type": "command", "command": "ignored: unknown top-level keys are Claude Code's business"},
 		"permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"], "defaultMode": "acceptEdits", "additionalDirectories": ["/x"]},
 		"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "user.sh"}]}]}
@@ -38,9 +39,9 @@ func TestLoadMergesInOrder(t *testing.T) {
 		"permissions": {"deny": ["WebFetch"], "defaultMode": "plan"},
 		"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "local.sh"}]}]}
 	}`)
-	extension.NewTrustStore(config).Trust(ws)
+	config.NewTrustStore(cfgDir).Trust(ws)
 
-	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +100,8 @@ func TestLoadMergesInOrder(t *testing.T) {
 }
 
 func TestLoadWithoutFiles(t *testing.T) {
-	config, ws := setup(t)
-	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	cfgDir, ws := setup(t)
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("Load: %v, %v", err, warns)
 	}
@@ -114,15 +115,15 @@ func TestLoadWithoutFiles(t *testing.T) {
 // rules, which only restrict, apply at once. The user's own file always
 // applies.
 func TestLoadUntrustedWorkspace(t *testing.T) {
-	config, ws := setup(t)
-	writeFile(t, config, "orca/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "user.sh"}]}]}}`)
+	cfgDir, ws := setup(t)
+	writeFile(t, cfgDir, "orca/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "user.sh"}]}]}}`)
 	writeFile(t, ws, ".orca/settings.json", `{
 		"permissions": {"allow": ["Bash", "Write"], "deny": ["Bash(rm:*)"], "ask": ["Edit"], "defaultMode": "bypassPermissions"},
 		"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "touch marker"}]}]}
 	}`)
 	writeFile(t, ws, ".orca/settings.local.json", `{"permissions": {"deny": ["WebFetch"]}}`)
 
-	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,17 +138,17 @@ func TestLoadUntrustedWorkspace(t *testing.T) {
 	}
 
 	// --trust for one run: everything applies, nothing is recorded.
-	s, warns, err = extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config, TrustOverride: true})
+	s, warns, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, TrustOverride: true})
 	if err != nil || len(warns) != 0 || len(s.Hooks) != 2 || s.Mode() != policy.ModeBypass || len(s.Permissions.Allow) != 2 {
 		t.Errorf("override: %+v, %v, %v", s, warns, err)
 	}
-	if extension.NewTrustStore(config).Trusted(ws) {
+	if config.NewTrustStore(cfgDir).Trusted(ws) {
 		t.Error("TrustOverride recorded trust")
 	}
 
 	// A restricting mode needs no trust.
 	writeFile(t, ws, ".orca/settings.json", `{"permissions": {"defaultMode": "plan"}}`)
-	s, warns, err = extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	s, warns, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	if err != nil || len(warns) != 0 || s.Mode() != policy.ModePlan {
 		t.Errorf("plan: %v, %v, %v", s.Mode(), warns, err)
 	}
@@ -185,28 +186,28 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{"negative price", `{"prices": {"m": {"cache_read": -0.3}}}`, `prices["m"].cache_read: -0.3 is negative`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			config, ws := setup(t)
+			cfgDir, ws := setup(t)
 			path := writeFile(t, ws, ".orca/settings.json", tc.body)
-			_, _, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+			_, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 			if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v\nwant %s: …%s…", err, path, tc.want)
 			}
 		})
 	}
 	// The user's file too, and before anything else is read.
-	config, ws := setup(t)
-	path := writeFile(t, config, "orca/settings.json", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "http"}]}]}}`)
-	if _, _, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config}); err == nil || !strings.Contains(err.Error(), path+`: hooks.PreToolUse[0].hooks[0]: type "http" is not supported`) {
+	cfgDir, ws := setup(t)
+	path := writeFile(t, cfgDir, "orca/settings.json", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "http"}]}]}}`)
+	if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), path+`: hooks.PreToolUse[0].hooks[0]: type "http" is not supported`) {
 		t.Errorf("user file: %v", err)
 	}
 }
 
 func TestParseFileAsInTheDocs(t *testing.T) {
-	_, err := extension.ParseFile(".orca/settings.json", []byte(`{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a"}, {"type": "prompt"}]}]}}`))
+	_, err := config.ParseFile(".orca/settings.json", []byte(`{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a"}, {"type": "prompt"}]}]}}`))
 	if want := `.orca/settings.json: hooks.PreToolUse[0].hooks[1]: type "prompt" is not supported (only "command" hooks are)`; err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant %s", err, want)
 	}
-	s, err := extension.ParseFile("s.json", []byte(`{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "x", "timeout": 2}]}]}}`))
+	s, err := config.ParseFile("s.json", []byte(`{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "x", "timeout": 2}]}]}}`))
 	if err != nil || len(s.Hooks) != 1 || s.Hooks[0].Timeout != 2*time.Second || s.Hooks[0].Hook != hook.SessionStart {
 		t.Errorf("ParseFile: %+v, %v", s, err)
 	}
@@ -214,13 +215,13 @@ func TestParseFileAsInTheDocs(t *testing.T) {
 
 func TestEventNames(t *testing.T) {
 	for _, n := range hook.Names {
-		ev := extension.EventOf(n)
-		back, ok := extension.HookOf(ev)
+		ev := command.EventOf(n)
+		back, ok := command.HookOf(ev)
 		if ev == "" || !ok || back != n {
 			t.Errorf("%s ↔ %q ↔ %s", n, ev, back)
 		}
 	}
-	if _, ok := extension.HookOf("PRE_TOOL_USE"); ok {
+	if _, ok := command.HookOf("PRE_TOOL_USE"); ok {
 		t.Error("orca's hook names are not settings event names")
 	}
 }
@@ -230,8 +231,8 @@ func TestEventNames(t *testing.T) {
 // provider); prices merge per model, later files winning. An untrusted
 // project's model choice applies, but not its base URL or prices.
 func TestLoadModelSettings(t *testing.T) {
-	config, ws := setup(t)
-	writeFile(t, config, "orca/settings.json", `{
+	cfgDir, ws := setup(t)
+	writeFile(t, cfgDir, "orca/settings.json", `{
 		"provider": "openai", "model": "gpt-6.1-terra", "base_url": "http://localhost:11434/v1",
 		"prices": {"gpt-6.1-terra": {"input": 1, "output": 5}, "llama3.2": {"input": 0.01}}
 	}`)
@@ -241,16 +242,16 @@ func TestLoadModelSettings(t *testing.T) {
 	}`)
 	writeFile(t, ws, ".orca/settings.local.json", `{"provider": "anthropic", "model": "claude-opus-5-5", "prices": {"llama3.2": {"input": 0.02}}}`)
 
-	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config, TrustOverride: true})
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, TrustOverride: true})
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("Load: %v, %v", warns, err)
 	}
-	if want := (extension.ModelSettings{Provider: "openai", Model: "gpt-6.1-terra", BaseURL: "http://localhost:11434/v1"}); s.UserModel != want {
+	if want := (config.ModelSettings{Provider: "openai", Model: "gpt-6.1-terra", BaseURL: "http://localhost:11434/v1"}); s.UserModel != want {
 		t.Errorf("user's: %+v", s.UserModel)
 	}
 	// The shared file's gateway is for OpenAI, not the local file's
 	// Anthropic.
-	if want := (extension.ModelSettings{Provider: "anthropic", Model: "claude-opus-5-5"}); s.ProjectModel != want {
+	if want := (config.ModelSettings{Provider: "anthropic", Model: "claude-opus-5-5"}); s.ProjectModel != want {
 		t.Errorf("project's: %+v", s.ProjectModel)
 	}
 	want := budget.Prices{
@@ -268,7 +269,7 @@ func TestLoadModelSettings(t *testing.T) {
 	// Untrusted: the project's base URL could send the user's key
 	// elsewhere, and its prices could hide spending; both wait for trust.
 	writeFile(t, ws, ".orca/settings.local.json", `{"model": "gpt-6-sol", "prices": {"llama3.2": {"input": 0.02}}}`)
-	s, warns, err = extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	s, warns, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestLoadModelSettings(t *testing.T) {
 		!strings.Contains(warns[1].Message, "1 model price not applied") {
 		t.Errorf("warnings: %v", warns)
 	}
-	if want := (extension.ModelSettings{Provider: "openai", Model: "gpt-6-sol"}); s.ProjectModel != want {
+	if want := (config.ModelSettings{Provider: "openai", Model: "gpt-6-sol"}); s.ProjectModel != want {
 		t.Errorf("untrusted project's: %+v", s.ProjectModel)
 	}
 	if !maps.Equal(s.Prices, budget.Prices{"gpt-6.1-terra": {Input: 1, Output: 5}, "llama3.2": {Input: 0.01}}) {
@@ -284,8 +285,8 @@ func TestLoadModelSettings(t *testing.T) {
 	}
 
 	// No file with model settings or prices: none.
-	s, _, err = extension.Load(extension.LoadOptions{ConfigDir: t.TempDir()})
-	if err != nil || s.Prices != nil || s.UserModel != (extension.ModelSettings{}) || s.ProjectModel != (extension.ModelSettings{}) {
+	s, _, err = config.Load(config.LoadOptions{ConfigDir: t.TempDir()})
+	if err != nil || s.Prices != nil || s.UserModel != (config.ModelSettings{}) || s.ProjectModel != (config.ModelSettings{}) {
 		t.Errorf("no files: %+v, %v", s, err)
 	}
 }
@@ -293,19 +294,50 @@ func TestLoadModelSettings(t *testing.T) {
 // The verify command is a command: a project's applies only in a trusted
 // workspace; the user's always.
 func TestLoadVerify(t *testing.T) {
-	config, ws := setup(t)
-	writeFile(t, config, "orca/settings.json", `{"verify": "make check"}`)
+	cfgDir, ws := setup(t)
+	writeFile(t, cfgDir, "orca/settings.json", `{"verify": "make check"}`)
 	writeFile(t, ws, ".orca/settings.json", `{"verify": "go test ./..."}`)
-	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	if err != nil || s.Verify != "make check" || len(warns) != 1 || !strings.Contains(warns[0].String(), `verify command "go test ./..."`) {
 		t.Errorf("untrusted: %q, %v, %v", s.Verify, warns, err)
 	}
-	s, _, err = extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config, TrustOverride: true})
+	s, _, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, TrustOverride: true})
 	if err != nil || s.Verify != "go test ./..." {
 		t.Errorf("trusted: %q, %v", s.Verify, err)
 	}
 	writeFile(t, ws, ".orca/settings.json", `{"verify": 3}`)
-	if _, _, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config}); err == nil || !strings.Contains(err.Error(), "verify") {
+	if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), "verify") {
 		t.Errorf("bad verify: %v", err)
+	}
+}
+
+func TestUserResources(t *testing.T) {
+	dir := t.TempDir()
+	if r, err := config.UserResources(dir); err != nil || len(r) != 0 {
+		t.Errorf("no file: %v %v", r, err)
+	}
+	t.Setenv("ORCA_TEST_METRICS_TOKEN", "s3cret")
+	writeFile(t, dir, "orca/settings.json", `{"permissions": {"allow": []}, "extensions": {"resources": {
+		"URL": "https://m.example",
+		"TOKEN": {"env": "ORCA_TEST_METRICS_TOKEN"},
+		"UNSET": {"env": "ORCA_TEST_NOT_SET_ANYWHERE"}
+	}}}`)
+	r, err := config.UserResources(dir)
+	if err != nil || len(r) != 2 || r["URL"] != "https://m.example" || r["TOKEN"] != "s3cret" {
+		t.Errorf("resources: %v, %v", r, err)
+	}
+	for body, want := range map[string]string{
+		`{"extensions": {"resources": {"9x": "v"}}}`:                `extensions.resources.9x: "9x" is not a valid resource key`,
+		`{"extensions": {"resources": {"K": 3}}}`:                   `extensions.resources.K: want a string or {"env": "NAME"}, got a number`,
+		`{"extensions": {"resources": {"K": {"env": ""}}}}`:         `extensions.resources.K.env: want the name of an environment variable`,
+		`{"extensions": {"resources": {"K": {"file": "/etc"}}}}`:    `extensions.resources.K: want a string or {"env": "NAME"}`,
+		`{"extensions": {"resource": {}}}`:                          `extensions.resource: unknown key`,
+		`{"extensions": []}`:                                        `extensions: want an object`,
+		`{"extensions": {"resources": {"K": "a` + `\u0000` + `"}}}`: `extensions.resources.K: the value contains a NUL byte`,
+	} {
+		writeFile(t, dir, "orca/settings.json", body)
+		if _, err := config.UserResources(dir); err == nil || !strings.Contains(err.Error(), filepath.Join("orca", "settings.json")+": "+want) {
+			t.Errorf("%s:\n got %v\nwant …%s", body, err, want)
+		}
 	}
 }

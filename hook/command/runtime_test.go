@@ -1,4 +1,4 @@
-package extension_test
+package command_test
 
 import (
 	"encoding/json"
@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/event"
-	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 )
@@ -22,7 +23,7 @@ import (
 type node struct {
 	t      *testing.T
 	ws     string
-	config string
+	cfgDir string
 	svc    *agent.Services
 	model  *script.Client
 	rt     *agent.Runtime
@@ -33,9 +34,9 @@ type node struct {
 // newNode returns a node over a new workspace; files are written into it
 // (paths relative to the workspace; a path under hooks/ becomes an
 // executable script) before the settings are loaded.
-func newNode(t *testing.T, opts extension.LoadOptions, files map[string]string) (*node, []extension.Warning) {
+func newNode(t *testing.T, opts config.LoadOptions, files map[string]string) (*node, []config.Warning) {
 	t.Helper()
-	n := &node{t: t, ws: t.TempDir(), config: t.TempDir(), svc: agent.NewServices(nil), model: script.New()}
+	n := &node{t: t, ws: t.TempDir(), cfgDir: t.TempDir(), svc: agent.NewServices(nil), model: script.New()}
 	t.Cleanup(func() { n.svc.Close() })
 	for rel, body := range files {
 		if strings.HasPrefix(rel, ".orca/hooks/") {
@@ -46,9 +47,9 @@ func newNode(t *testing.T, opts extension.LoadOptions, files map[string]string) 
 	}
 	opts.Workspace = n.ws
 	if opts.ConfigDir == "" {
-		opts.ConfigDir = n.config
+		opts.ConfigDir = n.cfgDir
 	}
-	s, warns, err := extension.Load(opts)
+	s, warns, err := config.Load(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,18 +122,18 @@ func settings(hooks ...string) string {
 	return `{"hooks": {` + strings.Join(hooks, ",\n") + `}}`
 }
 
-func hookOf(event, matcher, command string, timeout float64) string {
+func hookOf(event, matcher, cmdline string, timeout float64) string {
 	t := ""
 	if timeout > 0 {
 		b, _ := json.Marshal(timeout)
 		t = `, "timeout": ` + string(b)
 	}
-	return `"` + event + `": [{"matcher": "` + matcher + `", "hooks": [{"type": "command", "command": "` + command + `"` + t + `}]}]`
+	return `"` + event + `": [{"matcher": "` + matcher + `", "hooks": [{"type": "command", "command": "` + cmdline + `"` + t + `}]}]`
 }
 
 // Exit code 2 blocks the call; stderr is what the model sees.
 func TestExitTwoBlocksAndTheModelSeesStderr(t *testing.T) {
-	n, _ := newNode(t, extension.LoadOptions{TrustOverride: true}, map[string]string{
+	n, _ := newNode(t, config.LoadOptions{TrustOverride: true}, map[string]string{
 		".orca/settings.json": settings(hookOf("PreToolUse", "Bash", "./.orca/hooks/guard.sh", 0)),
 		".orca/hooks/guard.sh": `input=$(cat)
 case "$input" in
@@ -166,7 +167,7 @@ exit 0`,
 
 // updatedInput rewrites the call: the file on disk is the rewritten one.
 func TestUpdatedInputRewritesTheCall(t *testing.T) {
-	n, _ := newNode(t, extension.LoadOptions{TrustOverride: true}, map[string]string{
+	n, _ := newNode(t, config.LoadOptions{TrustOverride: true}, map[string]string{
 		".orca/settings.json": settings(hookOf("PreToolUse", "Write|Edit", "./.orca/hooks/redirect.sh", 0)),
 		".orca/hooks/redirect.sh": `cat > /dev/null
 cat <<'EOF'
@@ -189,7 +190,7 @@ EOF`,
 
 // Context from hooks reaches the model's next prompt.
 func TestContextReachesTheNextPrompt(t *testing.T) {
-	n, _ := newNode(t, extension.LoadOptions{TrustOverride: true}, map[string]string{
+	n, _ := newNode(t, config.LoadOptions{TrustOverride: true}, map[string]string{
 		".orca/settings.json": settings(
 			hookOf("UserPromptSubmit", "", "./.orca/hooks/ticket.sh", 0),
 			hookOf("PostToolUse", "Write", "./.orca/hooks/lint.sh", 0),
@@ -211,7 +212,7 @@ func TestContextReachesTheNextPrompt(t *testing.T) {
 // A Stop hook's exit code 2 sends the agent back to work with stderr as
 // the instruction.
 func TestStopExitTwoRevises(t *testing.T) {
-	n, _ := newNode(t, extension.LoadOptions{TrustOverride: true}, map[string]string{
+	n, _ := newNode(t, config.LoadOptions{TrustOverride: true}, map[string]string{
 		".orca/settings.json": settings(hookOf("Stop", "", "./.orca/hooks/once.sh", 0)),
 		".orca/hooks/once.sh": `cat > /dev/null
 [ -f .stopped ] && exit 0
@@ -233,7 +234,7 @@ exit 2`,
 // A hook that times out is killed, reported as hook_failed, and the call
 // goes on.
 func TestTimeoutIsAFailureAndTheProcessIsGone(t *testing.T) {
-	n, _ := newNode(t, extension.LoadOptions{TrustOverride: true}, map[string]string{
+	n, _ := newNode(t, config.LoadOptions{TrustOverride: true}, map[string]string{
 		".orca/settings.json": settings(hookOf("PreToolUse", "", "./.orca/hooks/slow.sh", 0.3)),
 		".orca/hooks/slow.sh": `sleep 30 & echo $! > sleep.pid; wait`,
 	})
@@ -246,19 +247,19 @@ func TestTimeoutIsAFailureAndTheProcessIsGone(t *testing.T) {
 	if n.file("a.txt") != "x" {
 		t.Errorf("the call did not go on: a.txt = %q", n.file("a.txt"))
 	}
-	assertGone(t, pids(t, n.ws, "sleep.pid"))
+	proctest.RequireGone(t, proctest.PIDs(t, n.ws, "sleep.pid")...)
 }
 
 // An untrusted workspace's hooks never run; the user's always do.
 func TestUntrustedHooksNeverRun(t *testing.T) {
-	config := t.TempDir()
-	writeFile(t, config, "orca/settings.json", settings(hookOf("PreToolUse", "", "touch user-hook-ran", 0)))
+	cfgDir := t.TempDir()
+	writeFile(t, cfgDir, "orca/settings.json", settings(hookOf("PreToolUse", "", "touch user-hook-ran", 0)))
 	files := map[string]string{
 		".orca/settings.json":       settings(hookOf("PreToolUse", "", "./.orca/hooks/mark.sh", 0), hookOf("UserPromptSubmit", "", "touch prompt-hook-ran", 0)),
 		".orca/settings.local.json": settings(hookOf("Stop", "", "touch stop-hook-ran", 0)),
 		".orca/hooks/mark.sh":       `touch project-hook-ran`,
 	}
-	n, warns := newNode(t, extension.LoadOptions{ConfigDir: config}, files)
+	n, warns := newNode(t, config.LoadOptions{ConfigDir: cfgDir}, files)
 	n.model.Script("s", call("w", "Write", map[string]string{"file_path": "a.txt", "content": "x"}), script.Text("ok"))
 	n.run("s", "go")
 	for _, m := range []string{"project-hook-ran", "prompt-hook-ran", "stop-hook-ran"} {
@@ -274,10 +275,10 @@ func TestUntrustedHooksNeverRun(t *testing.T) {
 	}
 
 	// Once trusted, they run.
-	if _, err := extension.NewTrustStore(config).Trust(n.ws); err != nil {
+	if _, err := config.NewTrustStore(cfgDir).Trust(n.ws); err != nil {
 		t.Fatal(err)
 	}
-	s, warns, err := extension.Load(extension.LoadOptions{Workspace: n.ws, ConfigDir: config})
+	s, warns, err := config.Load(config.LoadOptions{Workspace: n.ws, ConfigDir: cfgDir})
 	if err != nil || len(warns) != 0 || len(s.Hooks) != 4 {
 		t.Fatalf("trusted: %d hooks, %v, %v", len(s.Hooks), warns, err)
 	}

@@ -1,9 +1,39 @@
-package extension
+package config
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
+
+// Port is a port of a filesystem extension: what its handler may do, as
+// its manifest asks for it and the trust policy grants it.
+type Port string
+
+// The ports. Resources are asked for separately.
+const (
+	// PortEvents delivers the runtime events the manifest names
+	// (event.Names) to the handler: it observes, it cannot change a run.
+	PortEvents Port = "events"
+	// PortHooks lets the handler answer the public hooks the manifest
+	// names (hook.Names) with decisions.
+	PortHooks Port = "hooks"
+)
+
+// Ports lists the ports in the order they are documented.
+var Ports = []Port{PortEvents, PortHooks}
+
+var (
+	nameRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	resourceRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+)
+
+// ValidExtensionName reports whether s can name an extension: lower-case
+// letters, digits and dashes, at most 64.
+func ValidExtensionName(s string) bool { return nameRE.MatchString(s) }
+
+// ValidResourceKey reports whether s can be a resource key.
+func ValidResourceKey(s string) bool { return resourceRE.MatchString(s) }
 
 // GrantPrefix begins every grant of the extension trust policy.
 const GrantPrefix = "hook:"
@@ -22,7 +52,7 @@ type Grant struct {
 	// Extension is the extension's name.
 	Extension string
 	// Port is the port of a port grant; empty otherwise.
-	Port Capability
+	Port Port
 	// Resource is the key of a resource grant; empty otherwise.
 	Resource string
 }
@@ -63,8 +93,8 @@ func ParseGrant(s string) (Grant, error) {
 		g.Resource = key
 		return g, nil
 	}
-	switch c := Capability(port); c {
-	case CapabilityEvents, CapabilityHooks:
+	switch c := Port(port); c {
+	case PortEvents, PortHooks:
 		g.Port = c
 		return g, nil
 	}

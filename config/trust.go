@@ -1,4 +1,4 @@
-package extension
+package config
 
 import (
 	"encoding/json"
@@ -13,10 +13,14 @@ import (
 	"syscall"
 )
 
-// UserConfigDir returns the folder that holds the user's configuration:
+// Dir returns the folder that holds the user's configuration:
 // $XDG_CONFIG_HOME when it is an absolute path, else ~/.config (on Windows,
-// os.UserConfigDir). orca's files are in its orca subfolder.
-func UserConfigDir() (string, error) {
+// os.UserConfigDir), on every platform — macOS included, where
+// os.UserConfigDir would say ~/Library/Application Support. It is the one
+// definition of that folder: settings, the trust store, user skills and
+// subagents are read from it, and protection guards it. orca's files are
+// in its orca subfolder.
+func Dir() (string, error) {
 	if runtime.GOOS == "windows" {
 		return os.UserConfigDir()
 	}
@@ -60,7 +64,7 @@ type TrustStore struct {
 }
 
 // NewTrustStore returns the trust store of the configuration folder
-// configDir (see UserConfigDir).
+// configDir (see Dir).
 func NewTrustStore(configDir string) *TrustStore {
 	return &TrustStore{path: filepath.Join(configDir, filepath.FromSlash(TrustFile))}
 }

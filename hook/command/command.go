@@ -1,4 +1,11 @@
-package extension
+// Package command runs Claude Code–style command hooks: a shell command
+// that answers one of orca's hooks the way Claude Code's command hooks
+// answer its events — the event as JSON on stdin, exit code 2 to block with
+// stderr as the reason, or a JSON decision on stdout — so that scripts
+// written for Claude Code work unchanged (see Command). Settings files
+// declare them (package config reads them into Specs); Register puts them
+// on a hook registry.
+package command
 
 import (
 	"bytes"
@@ -83,7 +90,7 @@ var envPassed = []string{
 // A decision that the hook's contract (hook.ContractOf) does not allow is
 // an error describing the mismatch, reported as a hook failure.
 //
-// Create a Command with NewCommand; its fields say what it was created
+// Create a Command with New; its fields say what it was created
 // with, and changing them afterwards has no effect on the matcher or the
 // hook it answers.
 type Command struct {
@@ -108,11 +115,11 @@ type Command struct {
 	shell string
 }
 
-// NewCommand returns the command hook for the settings event name event.
-func NewCommand(event, matcher, command, dir string, timeout time.Duration) (*Command, error) {
+// New returns the command hook for the settings event name event.
+func New(event, matcher, command, dir string, timeout time.Duration) (*Command, error) {
 	n, ok := HookOf(event)
 	if !ok {
-		return nil, fmt.Errorf("unknown hook event %q (the events are %s)", event, eventNames())
+		return nil, fmt.Errorf("unknown hook event %q (the events are %s)", event, EventNames())
 	}
 	m, err := compileMatcher(matcher)
 	if err != nil {

@@ -1,4 +1,4 @@
-package extension_test
+package config_test
 
 import (
 	"encoding/json"
@@ -9,11 +9,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/config"
 )
 
 func TestTrustStore(t *testing.T) {
-	config := t.TempDir()
+	cfgDir := t.TempDir()
 	base := t.TempDir()
 	ws := filepath.Join(base, "repo")
 	other := filepath.Join(base, "other")
@@ -23,8 +23,8 @@ func TestTrustStore(t *testing.T) {
 	if err := os.Symlink(ws, link); err != nil {
 		t.Fatal(err)
 	}
-	s := extension.NewTrustStore(config)
-	if s.Path() != filepath.Join(config, "orca", "trust.json") {
+	s := config.NewTrustStore(cfgDir)
+	if s.Path() != filepath.Join(cfgDir, "orca", "trust.json") {
 		t.Errorf("path %s", s.Path())
 	}
 	if s.Trusted(ws) {
@@ -92,9 +92,9 @@ func TestTrustStore(t *testing.T) {
 }
 
 func TestTrustStoreCorrupt(t *testing.T) {
-	config, ws := t.TempDir(), t.TempDir()
-	s := extension.NewTrustStore(config)
-	writeFile(t, config, "orca/trust.json", `{"workspaces": [`+"\n"+`"`+ws+`",]}`)
+	cfgDir, ws := t.TempDir(), t.TempDir()
+	s := config.NewTrustStore(cfgDir)
+	writeFile(t, cfgDir, "orca/trust.json", `{"workspaces": [`+"\n"+`"`+ws+`",]}`)
 	if s.Trusted(ws) {
 		t.Error("a corrupt store trusts")
 	}
@@ -108,7 +108,7 @@ func TestTrustStoreCorrupt(t *testing.T) {
 
 // Concurrent writers do not lose each other's entries.
 func TestTrustStoreConcurrent(t *testing.T) {
-	config := t.TempDir()
+	cfgDir := t.TempDir()
 	var dirs []string
 	for range 8 {
 		dirs = append(dirs, t.TempDir())
@@ -116,13 +116,13 @@ func TestTrustStoreConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, d := range dirs {
 		wg.Go(func() {
-			if _, err := extension.NewTrustStore(config).Trust(d); err != nil {
+			if _, err := config.NewTrustStore(cfgDir).Trust(d); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	list, err := extension.NewTrustStore(config).List()
+	list, err := config.NewTrustStore(cfgDir).List()
 	if err != nil || len(list) != len(dirs) {
 		t.Errorf("List = %q, %v", list, err)
 	}
@@ -130,12 +130,12 @@ func TestTrustStoreConcurrent(t *testing.T) {
 
 func TestUserConfigDir(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "/xdg")
-	if d, err := extension.UserConfigDir(); err != nil || d != "/xdg" {
+	if d, err := config.Dir(); err != nil || d != "/xdg" {
 		t.Errorf("with XDG_CONFIG_HOME: %s, %v", d, err)
 	}
 	t.Setenv("XDG_CONFIG_HOME", "relative") // ignored, as the spec says
 	t.Setenv("HOME", "/home/u")
-	if d, err := extension.UserConfigDir(); err != nil || d != "/home/u/.config" {
+	if d, err := config.Dir(); err != nil || d != "/home/u/.config" {
 		t.Errorf("without: %s, %v", d, err)
 	}
 }

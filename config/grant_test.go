@@ -1,4 +1,4 @@
-package extension_test
+package config_test
 
 import (
 	"encoding/json"
@@ -8,26 +8,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/extension"
 )
 
 func TestParseGrant(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want extension.Grant
+		want config.Grant
 	}{
-		{"hook:failure-metrics", extension.Grant{Extension: "failure-metrics"}},
-		{"hook:x:events", extension.Grant{Extension: "x", Port: extension.CapabilityEvents}},
-		{"hook:x:hooks", extension.Grant{Extension: "x", Port: extension.CapabilityHooks}},
-		{"hook:x:resource:API.token-2", extension.Grant{Extension: "x", Resource: "API.token-2"}},
+		{"hook:failure-metrics", config.Grant{Extension: "failure-metrics"}},
+		{"hook:x:events", config.Grant{Extension: "x", Port: extension.CapabilityEvents}},
+		{"hook:x:hooks", config.Grant{Extension: "x", Port: extension.CapabilityHooks}},
+		{"hook:x:resource:API.token-2", config.Grant{Extension: "x", Resource: "API.token-2"}},
 	} {
-		g, err := extension.ParseGrant(tc.in)
+		g, err := config.ParseGrant(tc.in)
 		if err != nil || g != tc.want || g.String() != tc.in {
 			t.Errorf("%s: %+v (%s), %v", tc.in, g, g, err)
 		}
 	}
 	for _, bad := range []string{"", "hook:", "x", "hooks:x", "hook:X", "hook:x:network", "hook:x:resource:", "hook:x:resource:9", "hook:x:events:more", "/abs/path"} {
-		if g, err := extension.ParseGrant(bad); err == nil {
+		if g, err := config.ParseGrant(bad); err == nil {
 			t.Errorf("%q accepted: %+v", bad, g)
 		}
 	}
@@ -36,12 +37,12 @@ func TestParseGrant(t *testing.T) {
 // Grants are per workspace, kept beside the trusted workspaces, and
 // revoking an extension's grant revokes its port and resource grants.
 func TestTrustStoreGrants(t *testing.T) {
-	config := t.TempDir()
+	cfgDir := t.TempDir()
 	base := t.TempDir()
 	ws, other := filepath.Join(base, "repo"), filepath.Join(base, "other")
 	os.MkdirAll(ws, 0o755)
 	os.MkdirAll(other, 0o755)
-	s := extension.NewTrustStore(config)
+	s := config.NewTrustStore(cfgDir)
 	if s.Granted(ws, "hook:lint") {
 		t.Fatal("granted before Grant")
 	}

@@ -1,18 +1,18 @@
-package extension_test
+package config_test
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/hook"
 )
 
 func ExampleLoad() {
-	config, _ := os.MkdirTemp("", "config")
+	cfgDir, _ := os.MkdirTemp("", "config")
 	ws, _ := os.MkdirTemp("", "workspace")
-	defer os.RemoveAll(config)
+	defer os.RemoveAll(cfgDir)
 	defer os.RemoveAll(ws)
 	os.MkdirAll(filepath.Join(ws, ".orca"), 0o755)
 	os.WriteFile(filepath.Join(ws, ".orca", "settings.json"), []byte(`{
@@ -21,17 +21,17 @@ func ExampleLoad() {
 	}`), 0o644)
 
 	// A workspace nobody trusted: its hook and allow rule wait.
-	s, warns, err := extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(len(s.Hooks), s.Permissions.Allow, s.Permissions.Deny, warns[0].Untrusted)
 
 	// Trusted (as `orca trust` does), they apply.
-	if _, err := extension.NewTrustStore(config).Trust(ws); err != nil {
+	if _, err := config.NewTrustStore(cfgDir).Trust(ws); err != nil {
 		panic(err)
 	}
-	s, _, _ = extension.Load(extension.LoadOptions{Workspace: ws, ConfigDir: config})
+	s, _, _ = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	reg := hook.NewRegistry()
 	unregister, err := s.RegisterHooks(reg, ws)
 	if err != nil {

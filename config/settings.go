@@ -1,7 +1,9 @@
-// Package extension reads the settings files that extend orca from outside
-// the program — permission rules, a default permission mode and command
-// hooks, in Claude Code's format — and keeps the trust decisions that say
-// whose command hooks may run.
+// Package config is the configuration orca reads from outside a program:
+// the settings files — permission rules, a default permission mode and
+// command hooks in Claude Code's format, plus orca's model, prices and
+// verification — the trust store that says which workspaces' own settings
+// and which filesystem extensions may take effect, and the one definition
+// of the user's configuration folder (Dir) in which both live.
 //
 // Settings files, read in this order (later ones extend earlier ones):
 //
@@ -9,8 +11,8 @@
 //	<workspace>/.orca/settings.json       the project's, checked in
 //	<workspace>/.orca/settings.local.json the project's, kept out of version control
 //
-// where <config> is UserConfigDir(). Permission lists and hooks
-// concatenate; a later defaultMode replaces an earlier one.
+// where <config> is Dir(). Permission lists and hooks concatenate; a later
+// defaultMode replaces an earlier one.
 //
 // Beside Claude Code's keys, a file may choose the model — "provider",
 // "model", "base_url" — and price models for the cost budget, per model
@@ -31,11 +33,9 @@
 // prices (which could hide spending from the cost budget). The user's own
 // file is always applied in full.
 //
-// A command hook (Command) is a shell command that answers one of orca's
-// hooks the way Claude Code's command hooks answer its events: the event as
-// JSON on stdin, exit code 2 to block with stderr as the reason, or a JSON
-// decision on stdout. Scripts written for Claude Code work unchanged.
-package extension
+// The command hooks themselves — how they run and answer — are package
+// hook/command's.
+package config
 
 import (
 	"bytes"
@@ -55,6 +55,7 @@ import (
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/hook/command"
 	"github.com/orca-agent/orca/policy"
 )
 
@@ -64,7 +65,7 @@ type Settings struct {
 	// order, and the last defaultMode given.
 	Permissions Permissions
 	// Hooks are the command hooks that may run, in file order.
-	Hooks []CommandHook
+	Hooks []command.Spec
 	// UserModel is the model choice of the user's file, ProjectModel that
 	// of the project's files (settings.local.json over settings.json).
 	// They stay apart so that a program can weigh them against its flags
@@ -91,32 +92,6 @@ type Permissions struct {
 	// DefaultMode is the permission mode of runs that do not choose one;
 	// empty when no file sets it.
 	DefaultMode policy.Mode
-}
-
-// CommandHook is one command hook of a settings file.
-type CommandHook struct {
-	// Event is the settings event name, such as "PreToolUse"; Hook is the
-	// hook it stands for.
-	Event string
-	Hook  hook.Name
-	// Matcher selects the calls the hook runs for (see Command).
-	Matcher string
-	// Command is run with sh -c in the workspace root.
-	Command string
-	// Timeout bounds one run (hook.DefaultTimeout if zero).
-	Timeout time.Duration
-	// File is the settings file it comes from, and Key where in the file:
-	// "hooks.PreToolUse[0].hooks[1]".
-	File, Key string
-	// Project says it comes from a project file.
-	Project bool
-}
-
-// Name is the name the hook is registered under: the file, then the key
-// without "hooks." ("…/settings.json#PreToolUse[0].hooks[1]"), so that
-// failures name the entry to fix.
-func (h CommandHook) Name() string {
-	return h.File + "#" + strings.TrimPrefix(h.Key, "hooks.")
 }
 
 // ModelSettings are the "provider", "model" and "base_url" of settings
@@ -164,7 +139,7 @@ type LoadOptions struct {
 	// Workspace is the workspace folder whose .orca settings are read;
 	// empty: none.
 	Workspace string
-	// ConfigDir is the user's configuration folder (UserConfigDir() if
+	// ConfigDir is the user's configuration folder (Dir() if
 	// empty): its orca/settings.json is read and its orca/trust.json says
 	// whether Workspace is trusted.
 	ConfigDir string
@@ -191,7 +166,7 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 	var warns []Warning
 	configDir := opts.ConfigDir
 	if configDir == "" {
-		d, err := UserConfigDir()
+		d, err := Dir()
 		if err != nil {
 			warns = append(warns, Warning{File: UserFile, Message: fmt.Sprintf("not read: %v", err)})
 		}
@@ -246,42 +221,11 @@ func (s *Settings) Rules() (policy.Rules, error) {
 	return policy.ParseRules(s.Permissions.Allow, s.Permissions.Deny, s.Permissions.Ask)
 }
 
-// RegisterHooks registers every command hook of s on reg, running in the
-// workspace folder: in file order (hook i has priority i), named by
-// CommandHook.Name. The command kills itself at its timeout; the registry's
-// timeout (hook.Timeout) is a little longer, so that a timed-out command
-// is reaped and reported in its own words before the registry gives up on
-// it. It returns the function that unregisters them, in reverse order. If
-// one cannot be registered, those registered before it are unregistered
-// and the error names it.
+// RegisterHooks registers the command hooks of s on reg, running in the
+// workspace folder (see command.Register), and returns the function that
+// unregisters them.
 func (s *Settings) RegisterHooks(reg *hook.Registry, workspace string) (unregister func(), err error) {
-	if reg == nil {
-		return nil, errors.New("extension: RegisterHooks on a nil hook registry")
-	}
-	dir, err := filepath.Abs(workspace)
-	if err != nil {
-		return nil, fmt.Errorf("extension: workspace %s: %w", workspace, err)
-	}
-	var undo []func()
-	unregister = func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-		undo = nil
-	}
-	for i, h := range s.Hooks {
-		c, err := NewCommand(h.Event, h.Matcher, h.Command, dir, h.Timeout)
-		if err == nil {
-			var u func()
-			u, err = reg.Register(c.hook, c, hook.As(h.Name()), hook.Priority(i), hook.Timeout(c.timeout()+waitDelay+time.Second))
-			undo = append(undo, u)
-		}
-		if err != nil {
-			unregister()
-			return nil, fmt.Errorf("%s: %s: %w", h.File, h.Key, err)
-		}
-	}
-	return unregister, nil
+	return command.Register(reg, s.Hooks, workspace)
 }
 
 func (s *Settings) merge(f *file) {
@@ -318,7 +262,7 @@ type file struct {
 	path    string
 	project bool
 	perms   Permissions
-	hooks   []CommandHook
+	hooks   []command.Spec
 
 	model  ModelSettings
 	prices budget.Prices
@@ -517,17 +461,17 @@ func parse(path string, data []byte) (*file, error) {
 			return nil, fail("hooks", "want an object of hook events, got %s", kind(raw))
 		}
 		for name := range byEvent {
-			if _, ok := HookOf(name); !ok {
-				return nil, fail("hooks."+name, "unknown hook event %q (the events are %s)", name, eventNames())
+			if _, ok := command.HookOf(name); !ok {
+				return nil, fail("hooks."+name, "unknown hook event %q (the events are %s)", name, command.EventNames())
 			}
 		}
 		// Events in a fixed order, entries in file order.
-		for _, e := range events {
-			raw, ok := byEvent[e.name]
+		for _, e := range command.Events {
+			raw, ok := byEvent[e.Name]
 			if !ok {
 				continue
 			}
-			hs, err := parseEvent(path, e.name, e.hook, raw)
+			hs, err := parseEvent(path, e.Name, e.Hook, raw)
 			if err != nil {
 				return nil, err
 			}
@@ -582,7 +526,7 @@ func parsePrices(raw json.RawMessage) (budget.Prices, error) {
 }
 
 // parseEvent checks the matcher groups of one event.
-func parseEvent(path, event string, n hook.Name, raw json.RawMessage) ([]CommandHook, error) {
+func parseEvent(path, event string, n hook.Name, raw json.RawMessage) ([]command.Spec, error) {
 	fail := func(key string, format string, args ...any) error {
 		return fmt.Errorf("%s: %s: %s", path, key, fmt.Sprintf(format, args...))
 	}
@@ -590,7 +534,7 @@ func parseEvent(path, event string, n hook.Name, raw json.RawMessage) ([]Command
 	if err := json.Unmarshal(raw, &groups); err != nil {
 		return nil, fail("hooks."+event, "want a list of {\"matcher\": …, \"hooks\": […]} objects, got %s", kind(raw))
 	}
-	var out []CommandHook
+	var out []command.Spec
 	for i, g := range groups {
 		gkey := fmt.Sprintf("hooks.%s[%d]", event, i)
 		var group map[string]json.RawMessage
@@ -602,7 +546,7 @@ func parseEvent(path, event string, n hook.Name, raw json.RawMessage) ([]Command
 			if err := json.Unmarshal(raw, &m); err != nil {
 				return nil, fail(gkey+".matcher", "want a string, got %s", kind(raw))
 			}
-			if _, err := compileMatcher(m); err != nil {
+			if err := command.CheckMatcher(m); err != nil {
 				return nil, fail(gkey+".matcher", "%v", err)
 			}
 		}
@@ -618,11 +562,11 @@ func parseEvent(path, event string, n hook.Name, raw json.RawMessage) ([]Command
 			if err := json.Unmarshal(e, &entry); err != nil || entry == nil {
 				return nil, fail(key, "want an object with \"type\" and \"command\", got %s", kind(e))
 			}
-			var typ, command string
+			var typ, cmdline string
 			for _, fld := range []struct {
 				name string
 				out  *string
-			}{{"type", &typ}, {"command", &command}} {
+			}{{"type", &typ}, {"command", &cmdline}} {
 				raw, ok := entry[fld.name]
 				if !ok {
 					return nil, fail(key, "no %q", fld.name)
@@ -634,10 +578,10 @@ func parseEvent(path, event string, n hook.Name, raw json.RawMessage) ([]Command
 					return nil, fail(key, "type %q is not supported (only \"command\" hooks are)", typ)
 				}
 			}
-			if strings.TrimSpace(command) == "" {
+			if strings.TrimSpace(cmdline) == "" {
 				return nil, fail(key+".command", "the command is empty")
 			}
-			h := CommandHook{Event: event, Hook: n, Matcher: m, Command: command, File: path, Key: key}
+			h := command.Spec{Event: event, Hook: n, Matcher: m, Command: cmdline, File: path, Key: key}
 			if raw, ok := entry["timeout"]; ok && string(raw) != "null" {
 				var secs float64
 				if err := json.Unmarshal(raw, &secs); err != nil {
@@ -709,4 +653,84 @@ func kind(raw json.RawMessage) string {
 		return "null"
 	}
 	return "a number"
+}
+
+// UserResources reads the values of extension resources from the user's
+// settings file, <configDir>/orca/settings.json (UserFile), never from a
+// workspace's:
+//
+//	{"extensions": {"resources": {
+//	    "METRICS_URL": "https://metrics.example.com",
+//	    "METRICS_TOKEN": {"env": "MY_METRICS_TOKEN"}
+//	}}}
+//
+// A value is a string, or {"env": "NAME"}: the value of orca's environment
+// variable NAME, so that secrets need not be written in the file (a
+// variable that is not set gives no value). A missing file gives none.
+// Errors name the file and the key.
+func UserResources(configDir string) (map[string]string, error) {
+	path := filepath.Join(configDir, filepath.FromSlash(UserFile))
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	fail := func(key, format string, args ...any) error {
+		return fmt.Errorf("%s: %s: %s", path, key, fmt.Sprintf(format, args...))
+	}
+	var top map[string]json.RawMessage
+	if err := strictJSON(data, &top); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, syntaxError(data, err))
+	}
+	out := map[string]string{}
+	raw, ok := top["extensions"]
+	if !ok {
+		return out, nil
+	}
+	var ext map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &ext); err != nil || ext == nil {
+		return nil, fail("extensions", "want an object with \"resources\", got %s", kind(raw))
+	}
+	for k := range ext {
+		if k != "resources" {
+			return nil, fail("extensions."+k, "unknown key (extensions has \"resources\")")
+		}
+	}
+	raw, ok = ext["resources"]
+	if !ok {
+		return out, nil
+	}
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &res); err != nil || res == nil {
+		return nil, fail("extensions.resources", "want an object of resource values by key, got %s", kind(raw))
+	}
+	for _, k := range slices.Sorted(maps.Keys(res)) {
+		raw := res[k]
+		key := "extensions.resources." + k
+		if !ValidResourceKey(k) {
+			return nil, fail(key, "%q is not a valid resource key", k)
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			if strings.ContainsRune(s, 0) {
+				return nil, fail(key, "the value contains a NUL byte")
+			}
+			out[k] = s
+			continue
+		}
+		var ref map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &ref); err != nil || len(ref) != 1 || ref["env"] == nil {
+			return nil, fail(key, "want a string or {\"env\": \"NAME\"}, got %s", kind(raw))
+		}
+		var name string
+		if err := json.Unmarshal(ref["env"], &name); err != nil || name == "" || strings.ContainsAny(name, "=\x00") {
+			return nil, fail(key+".env", "want the name of an environment variable, got %s", ref["env"])
+		}
+		if v, ok := os.LookupEnv(name); ok && !strings.ContainsRune(v, 0) {
+			out[k] = v
+		}
+	}
+	return out, nil
 }

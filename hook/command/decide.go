@@ -1,4 +1,4 @@
-package extension
+package command
 
 import (
 	"bytes"
@@ -117,7 +117,7 @@ func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
 			return nil, fmt.Errorf("hookSpecificOutput.updatedInput is for PreToolUse hooks, not %s", c.Event)
 		}
 		if in[0] != '{' {
-			return nil, fmt.Errorf("hookSpecificOutput.updatedInput must be a JSON object, got %s", kind(in))
+			return nil, fmt.Errorf("hookSpecificOutput.updatedInput must be a JSON object, not %s", clip(string(in)))
 		}
 		d.Updates = map[string]any{"arguments": json.RawMessage(in)}
 	}

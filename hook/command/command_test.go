@@ -1,21 +1,18 @@
-package extension_test
+package command_test
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/hook/command"
+	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/scope"
 )
 
@@ -53,7 +50,7 @@ func TestInputUsesClaudeCodesNames(t *testing.T) {
 		{&hook.SubagentStopPayload{Common: common(), Agent: "explorer", Answer: "found"}, map[string]any{"hook_event_name": "SubagentStop", "agent": "explorer", "agent_type": "explorer", "stop_hook_active": false}},
 		{&hook.PostVerifyPayload{Common: common(), Answer: "a", Verification: &hook.Verification{Command: "go test", Passed: true}}, map[string]any{"hook_event_name": "PostVerify", "verification": map[string]any{"command": "go test", "passed": true, "output": ""}}},
 	} {
-		raw, err := extension.Input(tc.p)
+		raw, err := command.Input(tc.p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,9 +72,9 @@ func TestInputUsesClaudeCodesNames(t *testing.T) {
 }
 
 // run runs command as a hook for event on p, in dir.
-func run(t *testing.T, dir, event, matcher, command string, p hook.Payload) (*hook.Decision, error) {
+func run(t *testing.T, dir, event, matcher, cmdline string, p hook.Payload) (*hook.Decision, error) {
 	t.Helper()
-	c, err := extension.NewCommand(event, matcher, command, dir, 10*time.Second)
+	c, err := command.New(event, matcher, cmdline, dir, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +145,7 @@ func TestCommandDecisions(t *testing.T) {
 		{"context where the contract has none", pre, `echo '{"hookSpecificOutput": {"additionalContext": "x"}}'`, nil, "PreToolUse hooks cannot add context"},
 		{"block where the contract has none", failure, `echo '{"decision": "block", "reason": "x"}'`, nil, "PostToolUseFailure hooks cannot block"},
 		{"updatedInput outside PreToolUse", post, `echo '{"hookSpecificOutput": {"updatedInput": {}}}'`, nil, "updatedInput is for PreToolUse hooks, not PostToolUse"},
-		{"updatedInput not an object", pre, `echo '{"hookSpecificOutput": {"updatedInput": "ls"}}'`, nil, "updatedInput must be a JSON object, got a string"},
+		{"updatedInput not an object", pre, `echo '{"hookSpecificOutput": {"updatedInput": "ls"}}'`, nil, `updatedInput must be a JSON object, not "ls"`},
 		{"permissionDecision outside PreToolUse", post, `echo '{"hookSpecificOutput": {"permissionDecision": "deny"}}'`, nil, "permissionDecision is for PreToolUse hooks"},
 		{"wrong hookEventName", pre, `echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse"}}'`, nil, `hookEventName is "PostToolUse", but the hook is PreToolUse`},
 		{"unknown permissionDecision", pre, `echo '{"hookSpecificOutput": {"permissionDecision": "maybe"}}'`, nil, `permissionDecision "maybe" is not allow, deny or ask`},
@@ -156,7 +153,7 @@ func TestCommandDecisions(t *testing.T) {
 		{"broken JSON", pre, `echo '{"decision": '`, nil, "stdout starts with { but is not a JSON decision"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			event := extension.EventOf(tc.p.Hook())
+			event := command.EventOf(tc.p.Hook())
 			d, err := run(t, dir, event, "", tc.command, tc.p)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -240,7 +237,7 @@ func TestCommandMatchers(t *testing.T) {
 		{"Nothing", &hook.StopPayload{Common: common()}, true}, // Stop ignores matchers
 	} {
 		os.Remove(marker)
-		if _, err := run(t, ws, extension.EventOf(tc.p.Hook()), tc.matcher, "touch ran", tc.p); err != nil {
+		if _, err := run(t, ws, command.EventOf(tc.p.Hook()), tc.matcher, "touch ran", tc.p); err != nil {
 			t.Fatal(err)
 		}
 		if exists(marker) != tc.runs {
@@ -262,61 +259,12 @@ func subject(p hook.Payload) string {
 	return ""
 }
 
-// alive reports whether process pid exists and is not a zombie.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return !os.IsNotExist(err) // no /proc (macOS): trust kill
-	}
-	_, rest, _ := strings.Cut(string(stat), ") ")
-	return !strings.HasPrefix(rest, "Z")
-}
-
-// pids reads the process ids a script wrote.
-func pids(t *testing.T, dir string, names ...string) []int {
-	t.Helper()
-	var out []int
-	for _, n := range names {
-		var b []byte
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			b, _ = os.ReadFile(filepath.Join(dir, n))
-			if strings.HasSuffix(string(b), "\n") || time.Now().After(deadline) {
-				break
-			}
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil {
-			t.Fatalf("%s: %q", n, b)
-		}
-		out = append(out, pid)
-	}
-	return out
-}
-
-// assertGone waits for the processes to be gone.
-func assertGone(t *testing.T, ps []int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for _, pid := range ps {
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				t.Errorf("process %d is still running", pid)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
 // A command that outlives its timeout is killed with every process it
 // started.
 func TestCommandTimeoutKillsTheGroup(t *testing.T) {
 	ws := t.TempDir()
 	writeScript(t, ws, "slow.sh", `echo $$ > shell.pid; sleep 30 & echo $! > sleep.pid; wait`)
-	c, err := extension.NewCommand("PreToolUse", "", "./slow.sh", ws, 300*time.Millisecond)
+	c, err := command.New("PreToolUse", "", "./slow.sh", ws, 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,13 +276,13 @@ func TestCommandTimeoutKillsTheGroup(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %v", took)
 	}
-	assertGone(t, pids(t, ws, "shell.pid", "sleep.pid"))
+	proctest.RequireGone(t, proctest.PIDs(t, ws, "shell.pid", "sleep.pid")...)
 }
 
 func TestCommandCancelKillsTheGroup(t *testing.T) {
 	ws := t.TempDir()
 	writeScript(t, ws, "slow.sh", `sleep 30 & echo $! > sleep.pid; wait`)
-	c, err := extension.NewCommand("Stop", "", "./slow.sh", ws, 0)
+	c, err := command.New("Stop", "", "./slow.sh", ws, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,12 +292,12 @@ func TestCommandCancelKillsTheGroup(t *testing.T) {
 		_, err := c.Handle(ctx, &hook.StopPayload{Common: common()})
 		done <- err
 	}()
-	ps := pids(t, ws, "sleep.pid")
+	ps := proctest.PIDs(t, ws, "sleep.pid")
 	cancel()
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "cancelled") {
 		t.Errorf("Handle = %v", err)
 	}
-	assertGone(t, ps)
+	proctest.RequireGone(t, ps...)
 }
 
 func TestNewCommandRefuses(t *testing.T) {
@@ -363,7 +311,7 @@ func TestNewCommandRefuses(t *testing.T) {
 		{"PreToolUse", "", "  ", 0, "empty"},
 		{"PreToolUse", "", "x", -time.Second, "negative"},
 	} {
-		if _, err := extension.NewCommand(tc.event, tc.matcher, tc.command, "/", tc.timeout); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := command.New(tc.event, tc.matcher, tc.command, "/", tc.timeout); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewCommand(%q, %q, %q, %v) = %v, want %q", tc.event, tc.matcher, tc.command, tc.timeout, err, tc.want)
 		}
 	}

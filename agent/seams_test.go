@@ -1,0 +1,43 @@
+package agent_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/policy"
+)
+
+// Protection guards the configuration folder the runtime reads — the one
+// its trust store and user skills are in — whatever folder the policy it
+// was given would have guarded on its own (on macOS os.UserConfigDir and
+// orca's folder differ).
+func TestProtectionGuardsTheRuntimesConfigFolder(t *testing.T) {
+	bypass, err := policy.New(policy.ModeBypass, policy.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pol := range []*policy.Policy{nil, bypass} {
+		// The folder is inside the workspace, where the file tools reach:
+		// only protection stands between the model and the trust store.
+		ws := t.TempDir()
+		cfg := filepath.Join(ws, "config")
+		trust := filepath.Join(cfg, "orca", "trust.json")
+		model := script.New().Script("s", script.Call("Write", map[string]string{"file_path": trust, "content": `{"workspaces": ["/"]}`}), script.Text("done"))
+		rt, err := agent.New(agent.Definition{Name: "guard"}, agent.Collaborators{Client: model, Workspace: ws, Policy: pol, ConfigDir: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go"}); err != nil {
+			t.Fatal(err)
+		}
+		rt.Close()
+		obs := model.CallsTo("s")[1].Observations()
+		if _, err := os.Stat(trust); err == nil || len(obs) != 1 || !strings.Contains(obs[0].Content, "configuration folder") {
+			t.Errorf("policy %v: the trust store was written (%v), or the refusal %+v does not say why", pol != nil, err, obs)
+		}
+	}
+}
