@@ -3,6 +3,8 @@
 package budget
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -30,6 +32,14 @@ type Limits struct {
 
 // IsZero reports whether l limits nothing.
 func (l Limits) IsZero() bool { return l == Limits{} }
+
+// Validate reports whether l can be used: no limit is negative (or NaN).
+func (l Limits) Validate() error {
+	if l.Tokens < 0 || l.CostUSD < 0 || math.IsNaN(l.CostUSD) || l.ToolCalls < 0 || l.WallTime < 0 {
+		return fmt.Errorf("budget %+v has a negative limit", l)
+	}
+	return nil
+}
 
 // Spent is what a session has used.
 type Spent struct {

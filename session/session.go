@@ -256,11 +256,7 @@ func (s *LiveSession) Totals(ctx context.Context) (store.Totals, error) {
 // SetBudget overrides the runtime's budget for this session (nil clears
 // the override). The override is stored: it outlives this handle.
 func (s *LiveSession) SetBudget(ctx context.Context, b *budget.Limits) error {
-	var sb *store.Budget
-	if b != nil {
-		sb = &store.Budget{Tokens: b.Tokens, CostUSD: b.CostUSD, ToolCalls: b.ToolCalls, WallTime: b.WallTime}
-	}
-	return s.r.store.SetBudget(ctx, s.id, sb)
+	return s.r.store.SetBudget(ctx, s.id, b)
 }
 
 // Budget returns the budget in force: the session's override, else the
@@ -273,7 +269,7 @@ func (s *LiveSession) Budget(ctx context.Context) (budget.Limits, error) {
 	if b == nil {
 		return s.r.rt.Definition().Budget, nil
 	}
-	return budget.Limits{Tokens: b.Tokens, CostUSD: b.CostUSD, ToolCalls: b.ToolCalls, WallTime: b.WallTime}, nil
+	return *b, nil
 }
 
 // Run runs one turn with input and waits for it. Input "/compact [instructions]"

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store/internal/clock"
 )
@@ -30,7 +31,7 @@ type memSession struct {
 	s      Session
 	recs   records
 	totals Totals
-	budget *Budget
+	limits *budget.Limits
 }
 
 type memRecord struct {
@@ -270,9 +271,9 @@ func (m *Memory) Totals(ctx context.Context, sessionID string) (Totals, error) {
 }
 
 // SetBudget implements Store.
-func (m *Memory) SetBudget(ctx context.Context, sessionID string, b *Budget) error {
+func (m *Memory) SetBudget(ctx context.Context, sessionID string, b *budget.Limits) error {
 	if b != nil {
-		if err := b.Validate(); err != nil {
+		if err := ValidateBudget(*b); err != nil {
 			return opErr("set budget of", sessionID, err)
 		}
 	}
@@ -283,26 +284,26 @@ func (m *Memory) SetBudget(ctx context.Context, sessionID string, b *Budget) err
 		return opErr("set budget of", sessionID, err)
 	}
 	if b == nil {
-		s.budget = nil
+		s.limits = nil
 		return nil
 	}
 	c := *b
-	s.budget = &c
+	s.limits = &c
 	return nil
 }
 
 // Budget implements Store.
-func (m *Memory) Budget(ctx context.Context, sessionID string) (*Budget, error) {
+func (m *Memory) Budget(ctx context.Context, sessionID string) (*budget.Limits, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	s, err := m.get(ctx, sessionID, false)
 	if err != nil {
 		return nil, opErr("read budget of", sessionID, err)
 	}
-	if s.budget == nil {
+	if s.limits == nil {
 		return nil, nil
 	}
-	c := *s.budget
+	c := *s.limits
 	return &c, nil
 }
 

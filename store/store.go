@@ -21,6 +21,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
 )
 
@@ -117,17 +118,6 @@ func (t Totals) Add(d Totals) Totals {
 	}
 }
 
-// Budget is a per-session override of the runtime's budget. A zero field
-// means no limit in that dimension; a negative one is invalid. A Budget
-// with every field zero is an override that lifts every limit, which is
-// not the same as no override (nil).
-type Budget struct {
-	Tokens    int64
-	CostUSD   float64
-	ToolCalls int64
-	WallTime  time.Duration
-}
-
 // Approval is an "always allow" rule a person granted.
 type Approval struct {
 	// RuntimeID is the runtime the approval belongs to; required.
@@ -200,10 +190,13 @@ type Store interface {
 	// Totals returns the session's totals (zero for a new session).
 	Totals(ctx context.Context, sessionID string) (Totals, error)
 
-	// SetBudget sets the session's budget override; nil clears it.
-	SetBudget(ctx context.Context, sessionID string, b *Budget) error
+	// SetBudget sets the session's budget override; nil clears it. A zero
+	// field means no limit in that dimension; a negative one is
+	// ErrInvalid. Limits with every field zero are an override that lifts
+	// every limit, which is not the same as no override (nil).
+	SetBudget(ctx context.Context, sessionID string, b *budget.Limits) error
 	// Budget returns the session's budget override, or nil if none.
-	Budget(ctx context.Context, sessionID string) (*Budget, error)
+	Budget(ctx context.Context, sessionID string) (*budget.Limits, error)
 
 	// FinishTurn records a finished turn: Turns++, LastPrompt = prompt, and
 	// UpdatedAt moves.

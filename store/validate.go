@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/orca-agent/orca/budget"
 )
 
 // The times a store can keep: stores may persist nanoseconds since 1970 in
@@ -88,10 +90,11 @@ func ValidateAppend(sessionID string, recs []Record) error {
 	return nil
 }
 
-// Validate reports whether b can be set: no limit is negative (or NaN).
-func (b Budget) Validate() error {
-	if b.Tokens < 0 || b.CostUSD < 0 || math.IsNaN(b.CostUSD) || b.ToolCalls < 0 || b.WallTime < 0 {
-		return fmt.Errorf("%w: budget %+v has a negative limit", ErrInvalid, b)
+// ValidateBudget reports whether b can be set as a session's budget
+// override (budget.Limits.Validate), wrapping ErrInvalid.
+func ValidateBudget(b budget.Limits) error {
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
 }

@@ -196,8 +196,11 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 	tw.Flush()
 	b.WriteString("\n")
 	totals, _ := st.Totals(ctx, id) // describe read them already
-	bud, _ := st.Budget(ctx, id)
-	writeSpending(&b, totals, budgetOf(bud))
+	var limits budget.Limits
+	if bud, _ := st.Budget(ctx, id); bud != nil {
+		limits = *bud
+	}
+	writeSpending(&b, totals, limits)
 	compacted := 0
 	for _, r := range recs {
 		if r.Compacted {

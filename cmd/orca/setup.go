@@ -381,14 +381,6 @@ func (b *budgetFlags) apply(ctx context.Context, ls *session.LiveSession) error 
 	return ls.SetBudget(ctx, &l)
 }
 
-// budgetOf returns a stored budget override as limits.
-func budgetOf(b *store.Budget) budget.Limits {
-	if b == nil {
-		return budget.Limits{}
-	}
-	return budget.Limits{Tokens: b.Tokens, CostUSD: b.CostUSD, ToolCalls: b.ToolCalls, WallTime: b.WallTime}
-}
-
 // gated returns the OnEvent of a turn whose events render shows: after
 // drawing an approval_requested event it tells gate, so that the
 // approver's question comes under it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
@@ -28,7 +29,7 @@ func ExampleOpen() {
 	if _, err := s.Append(ctx, "s1", store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("hello")}}}); err != nil {
 		panic(err)
 	}
-	if err := s.SetBudget(ctx, "s1", &store.Budget{CostUSD: 0.50}); err != nil {
+	if err := s.SetBudget(ctx, "s1", &budget.Limits{CostUSD: 0.50}); err != nil {
 		panic(err)
 	}
 	s.Close()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/internal/wire"
 )
@@ -341,9 +342,9 @@ func (s *Store) Totals(ctx context.Context, sessionID string) (store.Totals, err
 }
 
 // SetBudget implements store.Store.
-func (s *Store) SetBudget(ctx context.Context, sessionID string, b *store.Budget) error {
+func (s *Store) SetBudget(ctx context.Context, sessionID string, b *budget.Limits) error {
 	if b != nil {
-		if err := b.Validate(); err != nil {
+		if err := store.ValidateBudget(*b); err != nil {
 			return s.fail("set budget of", sessionID, err)
 		}
 	}
@@ -367,12 +368,12 @@ ON CONFLICT (session_id) DO UPDATE SET tokens = excluded.tokens, cost_usd = excl
 }
 
 // Budget implements store.Store.
-func (s *Store) Budget(ctx context.Context, sessionID string) (*store.Budget, error) {
+func (s *Store) Budget(ctx context.Context, sessionID string) (*budget.Limits, error) {
 	if err := s.read(ctx); err != nil {
 		return nil, s.fail("read budget of", sessionID, err)
 	}
 	var has bool
-	var b store.Budget
+	var b budget.Limits
 	err := s.db.QueryRowContext(ctx, `SELECT b.session_id IS NOT NULL, ifnull(b.tokens, 0), ifnull(b.cost_usd, 0.0), ifnull(b.tool_calls, 0), ifnull(b.wall_time_ns, 0)
 FROM sessions s LEFT JOIN budgets b ON b.session_id = s.id WHERE s.id = ?`, sessionID).Scan(&has, &b.Tokens, &b.CostUSD, &b.ToolCalls, &b.WallTime)
 	if errors.Is(err, sql.ErrNoRows) {

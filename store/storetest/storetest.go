@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store"
 )
@@ -346,7 +347,7 @@ func testNotProvisioned(t *testing.T, s store.Store) {
 	wantErr(t, "Append of no records", err, store.ErrNotProvisioned, ghost)
 	_, err = s.AddTotals(ctx, ghost, store.Totals{ToolCalls: 1})
 	wantErr(t, "AddTotals", err, store.ErrNotProvisioned, ghost)
-	err = s.SetBudget(ctx, ghost, &store.Budget{Tokens: 1})
+	err = s.SetBudget(ctx, ghost, &budget.Limits{Tokens: 1})
 	wantErr(t, "SetBudget", err, store.ErrNotProvisioned, ghost)
 	err = s.SetBudget(ctx, ghost, nil)
 	wantErr(t, "SetBudget(nil)", err, store.ErrNotProvisioned, ghost)
@@ -513,7 +514,7 @@ func testIsolation(t *testing.T, s store.Store) {
 		t.Errorf("stored record changed through the caller's slices: %s (Kind %q)", d, read[0].Kind)
 	}
 
-	b := &store.Budget{Tokens: 10}
+	b := &budget.Limits{Tokens: 10}
 	if err := s.SetBudget(ctx, "s1", b); err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +674,7 @@ func testConcurrentTotals(t *testing.T, s store.Store) {
 func testBudget(t *testing.T, s store.Store) {
 	provision(t, s, "s1", "r1")
 	provision(t, s, "s2", "r1")
-	get := func() *store.Budget {
+	get := func() *budget.Limits {
 		t.Helper()
 		b, err := s.Budget(ctx, "s1")
 		if err != nil {
@@ -684,7 +685,7 @@ func testBudget(t *testing.T, s store.Store) {
 	if b := get(); b != nil {
 		t.Fatalf("Budget of a new session = %+v, want nil", b)
 	}
-	for _, b := range []store.Budget{
+	for _, b := range []budget.Limits{
 		{Tokens: 100_000, CostUSD: 2.5, ToolCalls: 30, WallTime: 90 * time.Second},
 		{CostUSD: 0.01},
 		{}, // an override that lifts every limit: not the same as none
@@ -696,9 +697,9 @@ func testBudget(t *testing.T, s store.Store) {
 			t.Errorf("Budget after SetBudget(%+v) = %+v", b, got)
 		}
 	}
-	err := s.SetBudget(ctx, "s1", &store.Budget{Tokens: -1})
+	err := s.SetBudget(ctx, "s1", &budget.Limits{Tokens: -1})
 	wantErr(t, "SetBudget with a negative limit", err, store.ErrInvalid, `"s1"`)
-	if got := get(); got == nil || *got != (store.Budget{}) {
+	if got := get(); got == nil || *got != (budget.Limits{}) {
 		t.Errorf("Budget after a refused SetBudget = %+v, want the previous one", got)
 	}
 	if err := s.SetBudget(ctx, "s1", nil); err != nil {
@@ -986,7 +987,7 @@ type snapshot struct {
 	sessions  []store.Session
 	records   map[string][]store.Record
 	totals    map[string]store.Totals
-	budgets   map[string]*store.Budget
+	budgets   map[string]*budget.Limits
 	approvals map[string][]store.Approval
 }
 
@@ -996,7 +997,7 @@ func take(t *testing.T, s store.Store, runtimeID string) snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := snapshot{sessions: all, records: map[string][]store.Record{}, totals: map[string]store.Totals{}, budgets: map[string]*store.Budget{}, approvals: map[string][]store.Approval{}}
+	snap := snapshot{sessions: all, records: map[string][]store.Record{}, totals: map[string]store.Totals{}, budgets: map[string]*budget.Limits{}, approvals: map[string][]store.Approval{}}
 	for _, ss := range all {
 		snap.records[ss.ID] = records(t, s, ss.ID, store.RecordFilter{IncludeCompacted: true})
 		if snap.totals[ss.ID], err = s.Totals(ctx, ss.ID); err != nil {
@@ -1073,10 +1074,10 @@ func testReopen(t *testing.T, open func(t *testing.T, path string) store.Store) 
 	if _, err := s.AddTotals(ctx, "s1", store.Totals{Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}, CostUSD: 0.001, ToolCalls: 5, WallTime: 3 * time.Second, Turns: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetBudget(ctx, "s1", &store.Budget{Tokens: 5000, CostUSD: 1.25, ToolCalls: 40, WallTime: time.Minute}); err != nil {
+	if err := s.SetBudget(ctx, "s1", &budget.Limits{Tokens: 5000, CostUSD: 1.25, ToolCalls: 40, WallTime: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetBudget(ctx, "t1", &store.Budget{}); err != nil {
+	if err := s.SetBudget(ctx, "t1", &budget.Limits{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.FinishTurn(ctx, "s1", "read a.go"); err != nil {
