@@ -113,7 +113,9 @@ type Result struct {
 	Verification *hook.Verification
 	// BudgetDimension names the budget a StopBudgetExhausted turn reached.
 	BudgetDimension budget.Dimension
-	// Spent is what this turn spent (add it to the session's totals).
+	// Spent is what this turn spent, its foreground forks included (add
+	// it to the session's totals; ToolCalls below counts the turn's own
+	// calls only).
 	Spent budget.Spent
 	// Messages are the messages this turn added to the conversation: the
 	// user's input, then each assistant message and the tool results that

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
@@ -342,5 +343,33 @@ func TestL4_ConcurrentSessions(t *testing.T) {
 	}
 	if client.Unrouted() != 0 {
 		t.Errorf("unrouted %d", client.Unrouted())
+	}
+}
+
+// A foreground fork's tool calls are the invoking session's: they are in
+// the session's stored totals, so the session's tool-call budget counts
+// them in the next turn too.
+func TestL4_ForkToolCallsCountTowardTheSessionsBudget(t *testing.T) {
+	n, _ := forkNode(t)
+	n.Script("s", task("worker", "look twice", false), script.Text("done"), script.Text("should not be asked"))
+	n.Script(script.ForkRoute("s", "worker"), script.Call("WhoAmI", nil), script.Call("WhoAmI", nil), script.Text("looked"))
+	s := n.Open("s")
+	res, err := s.Run(t.Context(), "go")
+	if err != nil || res.StopReason != agent.StopAnswered {
+		t.Fatalf("turn 1: %+v, %v", res, err)
+	}
+	tot, err := s.Totals(t.Context())
+	if err != nil || tot.ToolCalls != 3 {
+		t.Fatalf("stored tool calls %d, want 3 (Task and the fork's two): %v", tot.ToolCalls, err)
+	}
+	if err := s.SetBudget(t.Context(), &budget.Limits{ToolCalls: 3}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.Run(t.Context(), "again")
+	if err != nil || res.StopReason != agent.StopBudgetExhausted || res.BudgetDimension != budget.ToolCalls {
+		t.Errorf("turn 2: %s (%s), %v; want the tool-call budget exhausted", res.StopReason, res.BudgetDimension, err)
+	}
+	if got := len(n.LLM.CallsTo("s")); got != 2 {
+		t.Errorf("the model was asked %d times, want 2 (turn 2 never reached it)", got)
 	}
 }

@@ -377,7 +377,9 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 	if res == nil {
 		return nil, err
 	}
-	delta := store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD, ToolCalls: int64(res.ToolCalls), WallTime: res.Spent.WallTime, Turns: 1}
+	// Spent, not the turn's own ToolCalls: its foreground forks' calls are
+	// the session's too.
+	delta := store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD, ToolCalls: res.Spent.ToolCalls, WallTime: res.Spent.WallTime, Turns: 1}
 	if _, terr := s.r.store.AddTotals(ctx, s.id, delta); terr != nil && recordErr == nil {
 		return res, fmt.Errorf("session %s: totals: %w", s.id, terr)
 	}
