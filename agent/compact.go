@@ -1,15 +1,14 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
-	"github.com/orca-agent/orca/scope"
 )
 
 // Compaction triggers, as PRE_COMPACT and the events name them.
@@ -180,36 +179,24 @@ func (t *turn) compact(trigger, instructions string) bool {
 	return true
 }
 
-// CompactRequest asks for a manual compaction (the /compact command).
-type CompactRequest struct {
-	SessionID    string
-	History      []llm.Message
-	Instructions string
-	OnEvent      func(event.Event)
-}
-
-// CompactResult is what a manual compaction did.
-type CompactResult struct {
-	// Messages is the new conversation; nil when nothing was compacted
-	// (Skipped says why).
-	Messages []llm.Message
-	Skipped  string
-	Usage    llm.Usage
-}
-
-// Compact compacts a conversation on request: PRE_COMPACT runs with trigger
-// "manual" (it may rewrite the instructions but not block), then the
-// summariser. The summariser's call goes through both LLM middleware
-// chains with feature "compaction".
-func (e *Executor) Compact(ctx context.Context, rt *Runtime, req CompactRequest) (*CompactResult, error) {
-	if req.SessionID == "" {
-		return nil, errors.New("agent: compact request has no session id")
-	}
-	t := &turn{e: e, rt: rt, ctx: ctx, req: &Request{SessionID: req.SessionID, OnEvent: req.OnEvent},
-		res: &Result{Scope: scope.Scope{RuntimeID: rt.id, SessionID: req.SessionID, ExecutionID: newID("exec")}}}
-	out, err := t.summarise(req.History, TriggerManual, req.Instructions)
+// compactOnly runs a manual compaction (Request.Compact): PRE_COMPACT with
+// trigger "manual" (it may rewrite the instructions but not block), then
+// the summariser, whose call goes through both LLM middleware chains with
+// feature "compaction". The result is StopCompacted; Transcript is the new
+// conversation, or History when nothing was compacted (Reason says why).
+func (t *turn) compactOnly() {
+	t.msgs = t.req.History
+	out, err := t.summarise(t.req.History, TriggerManual, t.req.Input)
+	t.res.Usage = out.usage
+	t.cost += t.rt.def.Prices.Cost(t.rt.def.Model, out.usage)
+	t.res.Spent = budget.Spent{Tokens: out.usage.Total(), CostUSD: t.cost}
+	t.res.Transcript = t.req.History
 	if err != nil {
-		return nil, err
+		t.res.StopReason, t.res.Err = StopFailed, err
+		return
 	}
-	return &CompactResult{Messages: out.msgs, Skipped: out.skipped, Usage: out.usage}, nil
+	t.res.StopReason, t.res.Reason = StopCompacted, out.skipped
+	if out.msgs != nil {
+		t.res.Transcript, t.res.Compacted = out.msgs, true
+	}
 }

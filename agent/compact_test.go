@@ -77,11 +77,11 @@ func TestCompactionKeepsToolPairsTogether(t *testing.T) {
 	h := history()
 	// Keep 2 turns: the cut lands on "turn two", whose tool call and
 	// result stay together after it.
-	out, err := agent.NewExecutor().Compact(t.Context(), rt, agent.CompactRequest{SessionID: "s", History: h})
-	if err != nil {
-		t.Fatal(err)
+	out, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Compact: true, History: h})
+	if err != nil || out.StopReason != agent.StopCompacted || !out.Compacted {
+		t.Fatalf("%+v, %v", out, err)
 	}
-	got := out.Messages
+	got := out.Transcript
 	if len(got) != 6 || got[0].Content[1].Text != "turn two" || got[1].Content[0].Type != llm.BlockToolUse || got[2].Content[0].Type != llm.BlockToolResult {
 		t.Errorf("compacted: %+v", got)
 	}
@@ -126,8 +126,8 @@ func TestPreCompactHook(t *testing.T) {
 		t.Errorf("blocked auto compaction ran: %+v", res)
 	}
 	b.model.Script(script.CompactionRoute("s"), script.Text("summary"))
-	out, err := agent.NewExecutor().Compact(t.Context(), rt, agent.CompactRequest{SessionID: "s", History: history(), Instructions: "Focus on Echo."})
-	if err != nil || out.Messages == nil {
+	out, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Compact: true, History: history(), Input: "Focus on Echo."})
+	if err != nil || !out.Compacted {
 		t.Fatalf("manual compaction: %+v, %v", out, err)
 	}
 	if prompt := b.model.CallsTo(script.CompactionRoute("s"))[0].Messages[0].Text(); !strings.Contains(prompt, "Focus on Echo. Keep every file path.") {
@@ -150,7 +150,7 @@ func TestSummariserGoesThroughMiddleware(t *testing.T) {
 	})
 	b.model.Script(script.CompactionRoute("s"), script.Text("summary"))
 	var names []string
-	if _, err := agent.NewExecutor().Compact(t.Context(), rt, agent.CompactRequest{SessionID: "s", History: history(), OnEvent: func(e event.Event) { names = append(names, string(e.Name)) }}); err != nil {
+	if _, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Compact: true, History: history(), OnEvent: func(e event.Event) { names = append(names, string(e.Name)) }}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(features, []string{"request:compaction", "execution:compaction"}) {

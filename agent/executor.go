@@ -37,8 +37,8 @@ const (
 	// StopInterrupted: the turn was interrupted (its context was cancelled
 	// with ErrInterrupted as the cause).
 	StopInterrupted StopReason = "interrupted"
-	// StopCompacted: the input was a /compact command; the conversation was
-	// compacted and the model was not asked anything else.
+	// StopCompacted: the request was a manual compaction (Request.Compact);
+	// the model was asked for nothing but the summary.
 	StopCompacted StopReason = "compacted"
 	// StopEscalated: the turn finished but its verification failed and
 	// was accepted anyway (by a POST_VERIFY hook) or could not be fixed
@@ -93,6 +93,15 @@ type Request struct {
 	// turn spent when they finish (after the turn itself may have ended),
 	// so that the invoking session's totals include them.
 	Account func(spent budget.Spent, usage llm.Usage)
+	// Compact makes this a manual compaction (the /compact command)
+	// instead of a turn: History is summarised, with Input as the
+	// instructions for the summary; the model is asked nothing else. It
+	// goes through the interceptors like a turn, and emits only the
+	// compaction's events. The result is StopCompacted (StopFailed if the
+	// summariser failed) with the new conversation in Transcript
+	// (Compacted set), or History and the reason nothing was compacted in
+	// Reason.
+	Compact bool
 }
 
 // Result says what a turn did.
@@ -146,7 +155,20 @@ type Executor struct {
 }
 
 // Executor is the delegate of intercept chains.
-var _ intercept.Executor[*Runtime, Request, *Result] = (*Executor)(nil)
+var _ Runner = (*Executor)(nil)
+
+// The interceptors of runs, named for agents, so that one is a function:
+//
+//	authz := agent.InterceptorFunc(func(ctx context.Context, rt *agent.Runtime, req agent.Request, next agent.Next) (*agent.Result, error) {
+//		…
+//		return next.Proceed(ctx, rt, req)
+//	})
+//	exec := intercept.Wrap(agent.NewExecutor(), authz)
+type (
+	Interceptor     = intercept.Interceptor[*Runtime, Request, *Result]
+	InterceptorFunc = intercept.Func[*Runtime, Request, *Result]
+	Next            = intercept.Next[*Runtime, Request, *Result]
+)
 
 // NewExecutor returns an executor.
 func NewExecutor() *Executor { return &Executor{} }
@@ -175,7 +197,11 @@ func (e *Executor) Execute(ctx context.Context, rt *Runtime, req Request) (*Resu
 // fork).
 func (e *Executor) execute(ctx context.Context, rt *Runtime, req Request, sc scope.Scope) (*Result, error) {
 	t := &turn{e: e, rt: rt, ctx: ctx, req: &req, res: &Result{Scope: sc}}
-	t.run()
+	if req.Compact {
+		t.compactOnly()
+	} else {
+		t.run()
+	}
 	return t.res, t.res.Err
 }
 

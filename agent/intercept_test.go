@@ -111,7 +111,7 @@ func TestInterceptorErrorReachesTheCaller(t *testing.T) {
 func TestBusAndStreamSeeEveryEvent(t *testing.T) {
 	r := newRig(t, echoTool())
 	r.model.Script("s", script.Call("Echo", map[string]string{"text": "x"}), script.Text("done"))
-	stream := r.exec.Stream(t.Context(), r.rt, agent.Request{SessionID: "s", Input: "go"})
+	stream := agent.Start(t.Context(), r.exec, r.rt, agent.Request{SessionID: "s", Input: "go"})
 	var names []string
 	for e := range stream.Events() {
 		names = append(names, string(e.Name))

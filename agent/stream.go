@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/intercept"
 )
 
 // Stream is a turn running on its own goroutine, seen as the sequence of its
@@ -22,12 +23,16 @@ type Stream struct {
 	err      error
 }
 
-// Stream starts one turn of req.SessionID on rt and returns at once. A
-// req.OnEvent, if set, is still called, before the event is streamed.
-//
-// The intercepting wrapper (package intercept) does not offer streams: keep
-// the unwrapped executor for them.
-func (e *Executor) Stream(ctx context.Context, rt *Runtime, req Request) *Stream {
+// Runner runs executions: an *Executor, or one wrapped in interceptors
+// (intercept.Wrap).
+type Runner = intercept.Executor[*Runtime, Request, *Result]
+
+// Start starts one execution of req on rt through exec — an *Executor or
+// an interceptor chain, whose interceptors see it as they see any run — on
+// a goroutine of its own, and returns its stream at once. A req.OnEvent, if
+// set, is still called, before the event is streamed. A run an interceptor
+// blocks streams no event.
+func Start(ctx context.Context, exec Runner, rt *Runtime, req Request) *Stream {
 	s := &Stream{wake: make(chan struct{}), finished: make(chan struct{})}
 	inner := req.OnEvent
 	req.OnEvent = func(ev event.Event) {
@@ -41,7 +46,7 @@ func (e *Executor) Stream(ctx context.Context, rt *Runtime, req Request) *Stream
 		s.mu.Unlock()
 	}
 	go func() {
-		res, err := e.Execute(ctx, rt, req)
+		res, err := exec.Execute(ctx, rt, req)
 		s.mu.Lock()
 		s.res, s.err, s.done = res, err, true
 		close(s.wake)

@@ -2,6 +2,7 @@ package orcatest_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -11,11 +12,14 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -177,5 +181,42 @@ func TestL3_HookFiringPoints(t *testing.T) {
 	defer mu.Unlock()
 	if !slices.Equal(fired, want) {
 		t.Errorf("fired:\n %s\nwant\n %s", strings.Join(fired, " "), strings.Join(want, " "))
+	}
+}
+
+// The interceptors see every execution of a session: a manual compaction
+// too, and a streamed turn. One that blocks runs blocks them: no model
+// call, no event, nothing recorded.
+func TestL3_InterceptorsSeeCompactionsAndStreams(t *testing.T) {
+	n := orcatest.NewNode(t)
+	n.LLM.AllowFallback(script.Text("should not be asked"))
+	var seen []string
+	deny := agent.InterceptorFunc(func(ctx context.Context, rt *agent.Runtime, req agent.Request, next agent.Next) (*agent.Result, error) {
+		seen = append(seen, fmt.Sprintf("compact=%v input=%q", req.Compact, req.Input))
+		return &agent.Result{StopReason: agent.StopBlocked, Reason: "the quota is used up"}, nil
+	})
+	exec := intercept.Wrap(n.Executor, deny)
+	var events []event.Event
+	s, err := session.NewRouter(n.Runtime, n.Store, exec).Open(t.Context(), "s", session.OpenOptions{OnEvent: func(e event.Event) { events = append(events, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(t.Context())
+	res, err := s.Run(t.Context(), "/compact keep the paths")
+	if err != nil || res.StopReason != agent.StopBlocked {
+		t.Errorf("/compact: %+v, %v; want blocked", res, err)
+	}
+	stream := agent.Start(t.Context(), exec, n.Runtime, agent.Request{SessionID: "s2", Input: "go"})
+	for e := range stream.Events() {
+		events = append(events, e)
+	}
+	if res, err := stream.Result(); err != nil || res.StopReason != agent.StopBlocked {
+		t.Errorf("stream: %+v, %v; want blocked", res, err)
+	}
+	if want := []string{`compact=true input="keep the paths"`, `compact=false input="go"`}; !slices.Equal(seen, want) {
+		t.Errorf("the interceptor saw %q, want %q", seen, want)
+	}
+	if calls := n.LLM.Calls(); len(calls) != 0 || len(events) != 0 {
+		t.Errorf("a blocked run reached the model (%d calls) or emitted %d events", len(calls), len(events))
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
-	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/scope"
@@ -33,20 +32,16 @@ var ErrQueued = errors.New("session: a turn is running; the input was queued int
 // ErrClosed is returned by a closed session.
 var ErrClosed = errors.New("session: closed")
 
-// Executor runs turns: an *agent.Executor, possibly wrapped in
-// interceptors (intercept.Wrap).
-type Executor = intercept.Executor[*agent.Runtime, agent.Request, *agent.Result]
-
 // Router opens the sessions of one runtime over one store.
 type Router struct {
 	rt    *agent.Runtime
-	exec  Executor
+	exec  agent.Runner
 	store store.Store
 }
 
 // NewRouter returns a router for rt's sessions in st; exec runs their turns
 // (agent.NewExecutor() if nil).
-func NewRouter(rt *agent.Runtime, st store.Store, exec Executor) *Router {
+func NewRouter(rt *agent.Runtime, st store.Store, exec agent.Runner) *Router {
 	if exec == nil {
 		exec = agent.NewExecutor()
 	}
@@ -423,46 +418,22 @@ func (s *LiveSession) replace(ctx context.Context, turnID string, h []llm.Messag
 	return nil
 }
 
-// compact runs a manual compaction.
+// compact runs a manual compaction, as an execution of the session's
+// executor: its interceptors see it like a turn.
 func (s *LiveSession) compact(ctx context.Context, instructions string) (*agent.Result, error) {
-	ex, ok := unwrap(s.r.exec)
-	if !ok {
-		return nil, errors.New("session: /compact needs an agent.Executor (directly or as an interceptor chain's delegate)")
+	res, err := s.r.exec.Execute(ctx, s.r.rt, agent.Request{SessionID: s.id, Compact: true, Input: instructions, History: s.Transcript(), OnEvent: s.onEvent})
+	if res == nil || res.StopReason != agent.StopCompacted {
+		return res, err // failed, or an interceptor blocked it
 	}
-	history := s.Transcript()
-	out, err := ex.Compact(ctx, s.r.rt, agent.CompactRequest{SessionID: s.id, History: history, Instructions: instructions, OnEvent: s.onEvent})
-	res := &agent.Result{Scope: s.scope(), StopReason: agent.StopCompacted, Transcript: history}
-	if err != nil {
-		res.StopReason, res.Err = agent.StopFailed, err
+	if _, err := s.r.store.AddTotals(ctx, s.id, store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD}); err != nil {
 		return res, err
 	}
-	res.Usage = out.Usage
-	res.Reason = out.Skipped
-	cost := s.r.rt.Definition().Prices.Cost(s.r.rt.Definition().Model, out.Usage)
-	if _, err := s.r.store.AddTotals(ctx, s.id, store.Totals{Usage: out.Usage, CostUSD: cost}); err != nil {
-		return res, err
-	}
-	if out.Messages != nil {
-		if err := s.replace(ctx, "", out.Messages); err != nil {
+	if res.Compacted {
+		if err := s.replace(ctx, "", res.Transcript); err != nil {
 			return res, fmt.Errorf("session %s: record compaction: %w", s.id, err)
 		}
-		res.Transcript, res.Compacted = out.Messages, true
 	}
-	return res, nil
-}
-
-// unwrap finds the agent executor under interceptor chains.
-func unwrap(e Executor) (*agent.Executor, bool) {
-	for {
-		switch x := e.(type) {
-		case *agent.Executor:
-			return x, true
-		case interface{ Delegate() Executor }:
-			e = x.Delegate()
-		default:
-			return nil, false
-		}
-	}
+	return res, err
 }
 
 // Close ends the session: it waits for a running turn, fires SESSION_END,

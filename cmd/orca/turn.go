@@ -92,7 +92,7 @@ func runTurn(ctx context.Context, stdout, stderr io.Writer, c turnConfig) error 
 	}
 	// The turn runs on the stream's goroutine; this one renders its events
 	// as they come, until the last.
-	s := agent.NewExecutor().Stream(ctx, rt, agent.Request{
+	s := agent.Start(ctx, agent.NewExecutor(), rt, agent.Request{
 		SessionID: c.sessionID,
 		Input:     c.prompt,
 	})
