@@ -38,8 +38,10 @@
 // compile. Retries do not belong here: a second pass would show the outer
 // interceptors the same run twice and skew their logs, metrics and audit.
 //
-// A Chain implements Execute and nothing else. Callers who want the events
-// of a run keep the unwrapped executor and subscribe there.
+// A Chain implements Execute and nothing else: whatever the request
+// carries to the delegate (an agent.Request's OnEvent, which agent.Start
+// streams) passes through it, so a streamed run is intercepted like any
+// other.
 package intercept
 
 import (
