@@ -111,7 +111,7 @@ func BenchmarkPipeline(b *testing.B) {
 			if loaded {
 				cont := hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return nil, nil })
 				for i, n := range []hook.Name{hook.PreToolUse, hook.PreToolUse, hook.PreToolUse, hook.PostToolUse, hook.PostToolUse} {
-					svc.Hooks.Register(n, cont, hook.As(fmt.Sprint("h", i)))
+					svc.Hooks.Register(n, fmt.Sprint("h", i), cont)
 				}
 				svc.Middleware.RegisterToolRequest("tr", func(ctx context.Context, c *tool.Call) (*tool.Call, error) { return c, nil })
 				svc.Middleware.RegisterToolExecution("te", func(ctx context.Context, c *tool.Call, next middleware.ToolNext) (tool.Result, error) {

@@ -103,7 +103,7 @@ func (b *bench) run(session, input string) *agent.Result {
 
 func (b *bench) hook(n hook.Name, name string, h hook.Handler, opts ...hook.Option) {
 	b.t.Helper()
-	if _, err := b.svc.Hooks.Register(n, h, append([]hook.Option{hook.As(name)}, opts...)...); err != nil {
+	if _, err := b.svc.Hooks.Register(n, name, h, opts...); err != nil {
 		b.t.Fatal(err)
 	}
 }

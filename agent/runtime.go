@@ -115,8 +115,9 @@ type Collaborators struct {
 	// Logger receives the runtime's logs; slog.Default() if nil.
 	Logger *slog.Logger
 	// Services are the process-wide hook and middleware registries, event
-	// bus and message queues (nil: none of them). The runtime never closes
-	// them.
+	// bus, message queues and background tasks, shared by every runtime
+	// of the process. The runtime never closes services it was given; nil
+	// means services of its own (Runtime.Services), which it closes.
 	Services *Services
 	// Policy decides which tool calls run, ask or are denied; nil allows
 	// every call.
@@ -156,6 +157,7 @@ type Runtime struct {
 	guard     *policy.Policy
 	approver  policy.Approver
 	approvals Approvals
+	svc       *Services
 	tasks     *subagent.Manager
 	subagents []subagent.Definition
 	children  sync.Map    // subagent name → *Runtime
@@ -210,10 +212,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.ToolProviders == nil {
 		def.ToolProviders = toolset.Default()
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver}
-	if s := c.Services; s != nil {
-		rt.hooks, rt.mw, rt.bus, rt.queues, rt.tasks = s.Hooks, s.Middleware, s.Bus, s.Queues, s.Tasks
-	}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, svc: c.Services}
 	if rt.approver == nil {
 		rt.approver = policy.Headless{}
 	}
@@ -224,6 +223,14 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if rt.logger == nil {
 		rt.logger = slog.Default()
 	}
+	if rt.svc == nil {
+		// Hooks registered on the runtime's own services fire: leaving
+		// Services out must not turn every hook off.
+		rt.svc = NewServices(rt.logger)
+		rt.closers = append(rt.closers, rt.svc)
+	}
+	s := rt.svc
+	rt.hooks, rt.mw, rt.bus, rt.queues, rt.tasks = s.Hooks, s.Middleware, s.Bus, s.Queues, s.Tasks
 	defer func() {
 		if err != nil {
 			rt.Close()
@@ -268,7 +275,8 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		}
 	}
 	if rt.tasks == nil {
-		// No shared manager: the runtime has its own, and closes it.
+		// Services without a task manager: the runtime has its own, and
+		// closes it.
 		rt.tasks = subagent.NewManager()
 		rt.closers = append(rt.closers, closerFunc(rt.tasks.Close))
 	}
@@ -339,24 +347,30 @@ func (r *Runtime) Tools() *tool.Registry { return r.tools }
 // Logger returns the runtime's logger.
 func (r *Runtime) Logger() *slog.Logger { return r.logger }
 
-// Hooks returns the hook registry the runtime runs, or nil.
+// Services returns the services the runtime uses: those it was given, or
+// its own.
+func (r *Runtime) Services() *Services { return r.svc }
+
+// Hooks returns the hook registry the runtime runs (its services').
 func (r *Runtime) Hooks() *hook.Registry { return r.hooks }
 
-// Middleware returns the middleware registry the runtime runs, or nil.
+// Middleware returns the middleware registry the runtime runs (its
+// services').
 func (r *Runtime) Middleware() *middleware.Registry { return r.mw }
 
 // Policy returns the runtime's permission policy, or nil (allow all).
 func (r *Runtime) Policy() *policy.Policy { return r.policy }
 
-// Bus returns the event bus the runtime publishes to, or nil.
+// Bus returns the event bus the runtime publishes to (its services').
 func (r *Runtime) Bus() *event.Bus { return r.bus }
 
-// Queues returns the message queues the executor drains, or nil.
+// Queues returns the message queues the executor drains (its services').
 func (r *Runtime) Queues() *queue.Manager { return r.queues }
 
-// Close releases what New created — the tools' resources and a workspace
-// opened from a folder — in reverse order, and nothing else: the client and
-// an injected file system stay open. Close is idempotent.
+// Close releases what New created — the tools' resources, a workspace
+// opened from a folder, services of its own — in reverse order, and
+// nothing else: the client, an injected file system and injected services
+// stay open. Close is idempotent.
 func (r *Runtime) Close() error {
 	r.closeOnce.Do(func() {
 		var errs []error

@@ -1,12 +1,15 @@
 package agent_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
 )
@@ -39,5 +42,38 @@ func TestProtectionGuardsTheRuntimesConfigFolder(t *testing.T) {
 		if _, err := os.Stat(trust); err == nil || len(obs) != 1 || !strings.Contains(obs[0].Content, "configuration folder") {
 			t.Errorf("policy %v: the trust store was written (%v), or the refusal %+v does not say why", pol != nil, err, obs)
 		}
+	}
+}
+
+// A runtime given no services has its own: hooks registered on it fire,
+// and it closes them with itself.
+func TestRuntimeWithoutServicesHasItsOwn(t *testing.T) {
+	model := script.New().Script("s", script.Call("Bash", map[string]string{"command": "touch ran"}), script.Text("done"))
+	ws := t.TempDir()
+	rt, err := agent.New(agent.Definition{Name: "own"}, agent.Collaborators{Client: model, Workspace: ws, ConfigDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.Services() == nil || rt.Hooks() == nil || rt.Bus() == nil {
+		t.Fatalf("no services of its own: %+v", rt.Services())
+	}
+	if _, err := hook.Handle(rt.Hooks(), "no-shell", func(ctx context.Context, p *hook.PreToolUsePayload) (*hook.Decision, error) {
+		return &hook.Decision{Action: hook.Block, Reason: "no shell"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got []event.Event
+	if _, err := rt.Bus().Subscribe("test", event.ToolBlocked, func(e event.Event) error { got = append(got, e); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Error("the hook did not fire: the command ran")
+	}
+	rt.Close()
+	if len(got) != 1 || got[0].Name != event.ToolBlocked {
+		t.Errorf("the bus delivered %v, want one tool_blocked (and was closed, flushed, with the runtime)", got)
 	}
 }

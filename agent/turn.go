@@ -53,7 +53,7 @@ func (t *turn) instruct(from hook.Name, by, instruction string) {
 
 // observed reports whether anyone receives this turn's events; when no one
 // does, the executor does not build them.
-func (t *turn) observed() bool { return t.req.OnEvent != nil || t.rt.bus != nil }
+func (t *turn) observed() bool { return t.req.OnEvent != nil || t.rt.bus.Watched() }
 
 func (t *turn) emit(name event.Name, data any) {
 	if !t.observed() {
@@ -64,7 +64,7 @@ func (t *turn) emit(name event.Name, data any) {
 		now = t.e.Now
 	}
 	e := event.Event{Name: name, Time: now(), Scope: t.res.Scope, Data: data}
-	if t.rt.bus != nil {
+	if t.rt.bus.Watched() {
 		t.rt.bus.Publish(e)
 	}
 	if t.req.OnEvent != nil {

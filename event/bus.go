@@ -72,6 +72,7 @@ type Bus struct {
 type routing struct {
 	byName map[Name][]*sub // exact subscriptions merged with matching prefix ones
 	prefix []*sub          // prefix subscriptions, for names not in byName
+	any    bool            // there is a subscription
 }
 
 type sub struct {
@@ -194,7 +195,7 @@ func (b *Bus) add(s *sub, opts []SubscribeOption) (Subscription, error) {
 
 // reindex rebuilds the routing view; b.mu is held.
 func (b *Bus) reindex() {
-	r := &routing{byName: map[Name][]*sub{}}
+	r := &routing{byName: map[Name][]*sub{}, any: len(b.subs) > 0}
 	names := map[Name]bool{}
 	for _, s := range b.subs {
 		switch {
@@ -252,6 +253,13 @@ func (b *Bus) remove(s *sub) {
 	b.retired.Panicked += st.Panicked
 	b.retired.Dropped += st.Dropped
 	b.mu.Unlock()
+}
+
+// Watched reports whether the bus has any subscription, so that a
+// publisher can skip building events no one would receive. A nil bus has
+// none.
+func (b *Bus) Watched() bool {
+	return b != nil && b.index.Load().any
 }
 
 // Publish offers e to every matching subscription without blocking: a

@@ -434,7 +434,7 @@ func TestRegistrationCollisions(t *testing.T) {
 		take       func(svc *agent.Services)
 	}{
 		{"hook", `.orca/hooks/zeta/hook.yaml: name: ext:zeta is already registered on STOP`, func(svc *agent.Services) {
-			svc.Hooks.Register(hook.Stop, hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return nil, nil }), hook.As("ext:zeta"))
+			svc.Hooks.Register(hook.Stop, "ext:zeta", hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return nil, nil }))
 		}},
 		{"bus", `.orca/hooks/zeta/hook.yaml: name: event: a subscription named "ext:zeta" already exists`, func(svc *agent.Services) {
 			svc.Bus.Subscribe("ext:zeta", event.TurnCompleted, func(event.Event) error { return nil })

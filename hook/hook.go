@@ -142,6 +142,17 @@ func On[P Payload](fn func(ctx context.Context, p P) (*Decision, error)) Handler
 	return typed[P]{fn: fn}
 }
 
+// Handle registers fn, a handler of one payload type, under name on the
+// hook that payload belongs to — the common case in one line:
+//
+//	hook.Handle(svc.Hooks, "require-operator", func(ctx context.Context, p *hook.PreToolUsePayload) (*hook.Decision, error) {
+//		…
+//	}, hook.Priority(50))
+func Handle[P Payload](r *Registry, name string, fn func(ctx context.Context, p P) (*Decision, error), opts ...Option) (unregister func(), err error) {
+	t := typed[P]{fn: fn}
+	return r.Register(t.hook(), name, t, opts...)
+}
+
 type typed[P Payload] struct {
 	fn func(context.Context, P) (*Decision, error)
 }
@@ -168,9 +179,6 @@ const DefaultTimeout = 60 * time.Second
 
 // Option configures a registration.
 type Option func(*entry)
-
-// As names the handler; names are unique per hook. Required.
-func As(name string) Option { return func(e *entry) { e.name = name } }
 
 // Priority orders handlers: lower runs first.
 func Priority(n int) Option { return func(e *entry) { e.priority = n } }
@@ -209,8 +217,9 @@ func NewRegistry() *Registry {
 	return r
 }
 
-// Register adds h to hook n and returns the function that removes it.
-func (r *Registry) Register(n Name, h Handler, opts ...Option) (unregister func(), err error) {
+// Register adds h to hook n under name (unique per hook: failures and
+// events name the handler by it) and returns the function that removes it.
+func (r *Registry) Register(n Name, name string, h Handler, opts ...Option) (unregister func(), err error) {
 	c, ok := contracts[n]
 	if !ok {
 		return nil, fmt.Errorf("hook: unknown hook %q (the hooks are %s)", n, joinNames())
@@ -218,12 +227,12 @@ func (r *Registry) Register(n Name, h Handler, opts ...Option) (unregister func(
 	if h == nil {
 		return nil, fmt.Errorf("hook %s: nil handler", n)
 	}
-	e := &entry{hook: n, h: h, timeout: DefaultTimeout}
+	e := &entry{hook: n, name: name, h: h, timeout: DefaultTimeout}
 	for _, o := range opts {
 		o(e)
 	}
 	if e.name == "" {
-		return nil, fmt.Errorf("hook %s: the handler needs a name (hook.As)", n)
+		return nil, fmt.Errorf("hook %s: the handler needs a name", n)
 	}
 	if t, ok := h.(interface{ hook() Name }); ok && t.hook() != n {
 		return nil, fmt.Errorf("hook %s: handler %q takes the payload of %s", n, e.name, t.hook())

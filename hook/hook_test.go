@@ -25,9 +25,9 @@ func decide(d *hook.Decision) hook.Handler {
 	return hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return d, nil })
 }
 
-func mustRegister(t *testing.T, r *hook.Registry, n hook.Name, h hook.Handler, opts ...hook.Option) {
+func mustRegister(t *testing.T, r *hook.Registry, n hook.Name, name string, h hook.Handler, opts ...hook.Option) {
 	t.Helper()
-	if _, err := r.Register(n, h, opts...); err != nil {
+	if _, err := r.Register(n, name, h, opts...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -41,27 +41,28 @@ func toolPayload(args string) *hook.PreToolUsePayload {
 
 func TestRegisterRefusesWhatTheContractForbids(t *testing.T) {
 	r := hook.NewRegistry()
-	mustRegister(t, r, hook.Stop, decide(nil), hook.As("a"))
+	mustRegister(t, r, hook.Stop, "a", decide(nil))
 	for _, tc := range []struct {
 		n    hook.Name
+		name string
 		h    hook.Handler
 		opts []hook.Option
 		want string
 	}{
-		{"ON_TUESDAY", decide(nil), []hook.Option{hook.As("x")}, `unknown hook "ON_TUESDAY"`},
-		{hook.Stop, decide(nil), []hook.Option{hook.As("a")}, `"a" is already registered`},
-		{hook.Stop, decide(nil), nil, "needs a name"},
-		{hook.Stop, nil, []hook.Option{hook.As("n")}, "nil handler"},
-		{hook.Stop, hook.On(func(context.Context, *hook.PreToolUsePayload) (*hook.Decision, error) { return nil, nil }), []hook.Option{hook.As("typed")}, "takes the payload of PRE_TOOL_USE"},
-		{hook.SessionEnd, decide(nil), []hook.Option{hook.As("fc"), hook.FailClosed()}, "cannot be fail-closed"},
-		{hook.Stop, decide(nil), []hook.Option{hook.As("t"), hook.Timeout(-1)}, "timeout must be positive"},
+		{"ON_TUESDAY", "x", decide(nil), nil, `unknown hook "ON_TUESDAY"`},
+		{hook.Stop, "a", decide(nil), nil, `"a" is already registered`},
+		{hook.Stop, "", decide(nil), nil, "needs a name"},
+		{hook.Stop, "n", nil, nil, "nil handler"},
+		{hook.Stop, "typed", hook.On(func(context.Context, *hook.PreToolUsePayload) (*hook.Decision, error) { return nil, nil }), nil, "takes the payload of PRE_TOOL_USE"},
+		{hook.SessionEnd, "fc", decide(nil), []hook.Option{hook.FailClosed()}, "cannot be fail-closed"},
+		{hook.Stop, "t", decide(nil), []hook.Option{hook.Timeout(-1)}, "timeout must be positive"},
 	} {
-		if _, err := r.Register(tc.n, tc.h, tc.opts...); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := r.Register(tc.n, tc.name, tc.h, tc.opts...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Register(%s) = %v, want %q", tc.n, err, tc.want)
 		}
 	}
 	// The same name on another hook is fine.
-	mustRegister(t, r, hook.PostVerify, decide(nil), hook.As("a"))
+	mustRegister(t, r, hook.PostVerify, "a", decide(nil))
 }
 
 func TestPriorityOrderAndChainedRewrites(t *testing.T) {
@@ -73,10 +74,10 @@ func TestPriorityOrderAndChainedRewrites(t *testing.T) {
 			return &hook.Decision{Updates: map[string]any{"prompt": p.Prompt + add}}, nil
 		})
 	}
-	mustRegister(t, r, hook.UserPromptSubmit, rewriter("late", "+late"), hook.As("late"), hook.Priority(10))
-	mustRegister(t, r, hook.UserPromptSubmit, rewriter("tie1", "+tie1"), hook.As("tie1"))
-	mustRegister(t, r, hook.UserPromptSubmit, rewriter("early", "+early"), hook.As("early"), hook.Priority(-10))
-	mustRegister(t, r, hook.UserPromptSubmit, rewriter("tie2", "+tie2"), hook.As("tie2"))
+	mustRegister(t, r, hook.UserPromptSubmit, "late", rewriter("late", "+late"), hook.Priority(10))
+	mustRegister(t, r, hook.UserPromptSubmit, "tie1", rewriter("tie1", "+tie1"))
+	mustRegister(t, r, hook.UserPromptSubmit, "early", rewriter("early", "+early"), hook.Priority(-10))
+	mustRegister(t, r, hook.UserPromptSubmit, "tie2", rewriter("tie2", "+tie2"))
 	p := &hook.UserPromptSubmitPayload{Prompt: "hi"}
 	out := r.Run(context.Background(), p)
 	want := []string{"early:hi", "tie1:hi+early", "tie2:hi+early+tie1", "late:hi+early+tie1+tie2"}
@@ -100,14 +101,14 @@ func TestBlockShortCircuitsAndPermissionBeatsAllow(t *testing.T) {
 	track := func(name string, d *hook.Decision) hook.Handler {
 		return hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { ran[name] = true; return d, nil })
 	}
-	mustRegister(t, r, hook.PreToolUse, track("allow", &hook.Decision{Action: hook.Allow, Reason: "trusted"}), hook.As("allow"), hook.Priority(1))
-	mustRegister(t, r, hook.PreToolUse, track("ask", &hook.Decision{Action: hook.RequestPermission, Reason: "needs a ticket"}), hook.As("ask"), hook.Priority(2))
-	mustRegister(t, r, hook.PreToolUse, track("allow2", &hook.Decision{Action: hook.Allow}), hook.As("allow2"), hook.Priority(3))
+	mustRegister(t, r, hook.PreToolUse, "allow", track("allow", &hook.Decision{Action: hook.Allow, Reason: "trusted"}), hook.Priority(1))
+	mustRegister(t, r, hook.PreToolUse, "ask", track("ask", &hook.Decision{Action: hook.RequestPermission, Reason: "needs a ticket"}), hook.Priority(2))
+	mustRegister(t, r, hook.PreToolUse, "allow2", track("allow2", &hook.Decision{Action: hook.Allow}), hook.Priority(3))
 	out := r.Run(context.Background(), toolPayload(`{}`))
 	if out.Action != hook.RequestPermission || out.By != "ask" || out.Reason != "needs a ticket" {
 		t.Errorf("outcome = %+v, want request_permission by ask", out)
 	}
-	mustRegister(t, r, hook.PreToolUse, track("block", &hook.Decision{Action: hook.Block, Reason: "no"}), hook.As("block"), hook.Priority(0))
+	mustRegister(t, r, hook.PreToolUse, "block", track("block", &hook.Decision{Action: hook.Block, Reason: "no"}), hook.Priority(0))
 	clear(ran)
 	out = r.Run(context.Background(), toolPayload(`{}`))
 	if out.Action != hook.Block || out.By != "block" || len(ran) != 1 {
@@ -134,7 +135,7 @@ func TestViolationsAreIgnoredWhole(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := hook.NewRegistry()
-			mustRegister(t, r, tc.hook, decide(tc.d), hook.As("bad"))
+			mustRegister(t, r, tc.hook, "bad", decide(tc.d))
 			before, _ := json.Marshal(tc.p)
 			out := r.Run(context.Background(), tc.p)
 			if out.Action != hook.Continue || out.Rewritten || len(out.Context) != 0 {
@@ -154,17 +155,17 @@ func TestViolationsAreIgnoredWhole(t *testing.T) {
 func TestFailuresAreIsolatedUnlessFailClosed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := hook.NewRegistry()
-		mustRegister(t, r, hook.PreToolUse, hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+		mustRegister(t, r, hook.PreToolUse, "erring", hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
 			return nil, errors.New("database down")
-		}), hook.As("erring"))
-		mustRegister(t, r, hook.PreToolUse, hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+		}))
+		mustRegister(t, r, hook.PreToolUse, "panicking", hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
 			panic("nil map")
-		}), hook.As("panicking"))
-		mustRegister(t, r, hook.PreToolUse, hook.HandlerFunc(func(ctx context.Context, _ hook.Payload) (*hook.Decision, error) {
+		}))
+		mustRegister(t, r, hook.PreToolUse, "slow", hook.HandlerFunc(func(ctx context.Context, _ hook.Payload) (*hook.Decision, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
-		}), hook.As("slow"), hook.Timeout(5*time.Second))
-		mustRegister(t, r, hook.PreToolUse, decide(&hook.Decision{Action: hook.Allow}), hook.As("ok"))
+		}), hook.Timeout(5*time.Second))
+		mustRegister(t, r, hook.PreToolUse, "ok", decide(&hook.Decision{Action: hook.Allow}))
 		start := time.Now()
 		out := r.Run(context.Background(), toolPayload(`{}`))
 		if out.Action != hook.Allow || len(out.Failures) != 3 {
@@ -180,10 +181,10 @@ func TestFailuresAreIsolatedUnlessFailClosed(t *testing.T) {
 		}
 
 		fc := hook.NewRegistry()
-		mustRegister(t, fc, hook.PermissionRequest, hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+		mustRegister(t, fc, hook.PermissionRequest, "guard", hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
 			return nil, errors.New("policy service unreachable")
-		}), hook.As("guard"), hook.FailClosed())
-		mustRegister(t, fc, hook.PermissionRequest, decide(&hook.Decision{Action: hook.Allow}), hook.As("later"), hook.Priority(5))
+		}), hook.FailClosed())
+		mustRegister(t, fc, hook.PermissionRequest, "later", decide(&hook.Decision{Action: hook.Allow}), hook.Priority(5))
 		out = fc.Run(context.Background(), &hook.PermissionRequestPayload{})
 		if out.Action != hook.Deny || out.By != "guard" || !strings.Contains(out.Reason, "policy service unreachable") || !out.Failures[0].FailClosed {
 			t.Errorf("fail-closed outcome = %+v", out)
@@ -193,9 +194,9 @@ func TestFailuresAreIsolatedUnlessFailClosed(t *testing.T) {
 
 func TestReviseCollectsInstructionsAndBeatsAccept(t *testing.T) {
 	r := hook.NewRegistry()
-	mustRegister(t, r, hook.PostVerify, decide(&hook.Decision{Action: hook.Accept}), hook.As("a"))
-	mustRegister(t, r, hook.PostVerify, decide(&hook.Decision{Action: hook.Revise, Instruction: "add a test"}), hook.As("b"))
-	mustRegister(t, r, hook.PostVerify, decide(&hook.Decision{Action: hook.Revise, Instruction: "update the docs"}), hook.As("c"))
+	mustRegister(t, r, hook.PostVerify, "a", decide(&hook.Decision{Action: hook.Accept}))
+	mustRegister(t, r, hook.PostVerify, "b", decide(&hook.Decision{Action: hook.Revise, Instruction: "add a test"}))
+	mustRegister(t, r, hook.PostVerify, "c", decide(&hook.Decision{Action: hook.Revise, Instruction: "update the docs"}))
 	out := r.Run(context.Background(), &hook.PostVerifyPayload{})
 	if out.Action != hook.Revise || out.Instruction != "add a test\n\nupdate the docs" || out.By != "b" {
 		t.Errorf("outcome = %+v", out)
@@ -204,8 +205,8 @@ func TestReviseCollectsInstructionsAndBeatsAccept(t *testing.T) {
 
 func TestContextIsCollected(t *testing.T) {
 	r := hook.NewRegistry()
-	mustRegister(t, r, hook.TurnStart, decide(&hook.Decision{Context: "branch: main"}), hook.As("git"))
-	mustRegister(t, r, hook.TurnStart, decide(&hook.Decision{Context: "ticket: ORC-7"}), hook.As("jira"))
+	mustRegister(t, r, hook.TurnStart, "git", decide(&hook.Decision{Context: "branch: main"}))
+	mustRegister(t, r, hook.TurnStart, "jira", decide(&hook.Decision{Context: "ticket: ORC-7"}))
 	if out := r.Run(context.Background(), &hook.TurnStartPayload{}); !slices.Equal(out.Context, []string{"branch: main", "ticket: ORC-7"}) {
 		t.Errorf("context = %v", out.Context)
 	}
@@ -216,7 +217,7 @@ func TestUnregisterAndConcurrentUse(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
-			un, err := r.Register(hook.Stop, decide(nil), hook.As(string(rune('a'+i))))
+			un, err := r.Register(hook.Stop, string(rune('a'+i)), decide(nil))
 			if err != nil {
 				t.Error(err)
 				return
@@ -272,5 +273,29 @@ func CheckPayload(t *testing.T, p hook.Payload) {
 	v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err := sch.Validate(v); err != nil {
 		t.Errorf("%s payload %s does not satisfy its schema: %v", p.Hook(), raw, err)
+	}
+}
+
+// Handle registers a handler of one payload type on that payload's hook.
+func TestHandleRegistersOnThePayloadsHook(t *testing.T) {
+	r := hook.NewRegistry()
+	un, err := hook.Handle(r, "guard", func(ctx context.Context, p *hook.PreToolUsePayload) (*hook.Decision, error) {
+		return &hook.Decision{Action: hook.Block, Reason: "no " + p.ToolName}, nil
+	}, hook.Priority(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Handlers(hook.PreToolUse); !slices.Equal(got, []string{"guard"}) {
+		t.Errorf("PRE_TOOL_USE handlers %v", got)
+	}
+	if out := r.Run(context.Background(), toolPayload(`{}`)); out.Action != hook.Block || out.Reason != "no Bash" {
+		t.Errorf("outcome %+v", out)
+	}
+	un()
+	if r.Has(hook.PreToolUse) {
+		t.Error("still registered")
+	}
+	if _, err := hook.Handle(r, "", func(context.Context, *hook.StopPayload) (*hook.Decision, error) { return nil, nil }); err == nil {
+		t.Error("a handler without a name was registered")
 	}
 }

@@ -152,7 +152,7 @@ func TestL3_HookFiringPoints(t *testing.T) {
 	var fired []string
 	for _, name := range []hook.Name{hook.SessionStart, hook.SessionEnd, hook.UserPromptSubmit, hook.TurnStart, hook.PreToolUse,
 		hook.PermissionRequest, hook.PostToolUse, hook.PostToolUseFailure, hook.PreCompact, hook.Stop} {
-		svc.Hooks.Register(name, hook.HandlerFunc(func(ctx context.Context, p hook.Payload) (*hook.Decision, error) {
+		svc.Hooks.Register(name, "witness", hook.HandlerFunc(func(ctx context.Context, p hook.Payload) (*hook.Decision, error) {
 			mu.Lock()
 			fired = append(fired, string(p.Hook()))
 			mu.Unlock()
@@ -160,7 +160,7 @@ func TestL3_HookFiringPoints(t *testing.T) {
 				return &hook.Decision{Action: hook.Allow}, nil
 			}
 			return nil, nil
-		}), hook.As("witness"))
+		}))
 	}
 	pol, _ := policy.New(policy.ModeDefault, policy.Rules{})
 	n := orcatest.NewNode(t, orcatest.WithServices(svc), orcatest.WithPolicy(pol, nil), orcatest.WithDefinition(agent.Definition{Name: "h", KeepTurns: 1}))

@@ -127,21 +127,21 @@ func TestL4_ForksGoThroughTheParentsControls(t *testing.T) {
 	svc := agent.NewServices(nil)
 	defer svc.Close()
 	var started, stopped, blocked []string
-	svc.Hooks.Register(hook.SubagentStart, hook.On(func(ctx context.Context, p *hook.SubagentStartPayload) (*hook.Decision, error) {
+	svc.Hooks.Register(hook.SubagentStart, "start", hook.On(func(ctx context.Context, p *hook.SubagentStartPayload) (*hook.Decision, error) {
 		started = append(started, p.Agent+":"+p.SessionID)
 		return nil, nil
-	}), hook.As("start"))
-	svc.Hooks.Register(hook.SubagentStop, hook.On(func(ctx context.Context, p *hook.SubagentStopPayload) (*hook.Decision, error) {
+	}))
+	svc.Hooks.Register(hook.SubagentStop, "stop", hook.On(func(ctx context.Context, p *hook.SubagentStopPayload) (*hook.Decision, error) {
 		stopped = append(stopped, p.Agent+":"+p.Answer)
 		return nil, nil
-	}), hook.As("stop"))
-	svc.Hooks.Register(hook.PreToolUse, hook.On(func(ctx context.Context, p *hook.PreToolUsePayload) (*hook.Decision, error) {
+	}))
+	svc.Hooks.Register(hook.PreToolUse, "no-bash", hook.On(func(ctx context.Context, p *hook.PreToolUsePayload) (*hook.Decision, error) {
 		if p.ToolName == "Bash" {
 			blocked = append(blocked, p.SessionID)
 			return &hook.Decision{Action: hook.Block, Reason: "no shell today"}, nil
 		}
 		return nil, nil
-	}), hook.As("no-bash"))
+	}))
 	asked := 0
 	approver := policy.ApproverFunc(func(ctx context.Context, r policy.ApprovalRequest) (policy.Approval, error) {
 		asked++

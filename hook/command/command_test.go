@@ -170,7 +170,7 @@ func TestCommandDecisions(t *testing.T) {
 			// What the command decides, the registry accepts.
 			if d != nil {
 				reg := hook.NewRegistry()
-				reg.Register(tc.p.Hook(), hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return d, nil }), hook.As("c"))
+				reg.Register(tc.p.Hook(), "c", hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) { return d, nil }))
 				if out := reg.Run(t.Context(), tc.p); len(out.Failures) > 0 {
 					t.Errorf("the registry refuses the decision: %v", out.Failures[0].Err)
 				}

@@ -63,7 +63,7 @@ func Register(reg *hook.Registry, specs []Spec, workspace string) (unregister fu
 		c, err := New(s.Event, s.Matcher, s.Command, dir, s.Timeout)
 		if err == nil {
 			var u func()
-			u, err = reg.Register(c.hook, c, hook.As(s.Name()), hook.Priority(i), hook.Timeout(c.timeout()+waitDelay+time.Second))
+			u, err = reg.Register(c.hook, s.Name(), c, hook.Priority(i), hook.Timeout(c.timeout()+waitDelay+time.Second))
 			undo = append(undo, u)
 		}
 		if err != nil {
