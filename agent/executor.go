@@ -65,10 +65,16 @@ type Request struct {
 	Context []string
 	// History is the conversation before this turn. It is not modified.
 	History []llm.Message
-	// OnEvent, if set, receives this execution's events in order, on the
-	// goroutine that runs the turn: the per-execution stream. (The runtime's
-	// bus, if any, receives them too.)
+	// OnEvent, if set, receives this execution's events in order, those of
+	// its foreground subagent forks among them, on the goroutine that runs
+	// the turn: the per-execution stream. (The runtime's bus receives them
+	// too.)
 	OnEvent func(event.Event)
+	// OnBackgroundEvent, if set, receives the events of the background
+	// forks the execution starts (Task with run_in_background), on their
+	// own goroutines, as they happen — also after the turn has ended. A
+	// live session sends both to its one event feed, serialised.
+	OnBackgroundEvent func(event.Event)
 
 	// Record, if set, receives every message the turn adds to the
 	// conversation, in order, as soon as the message is final — before the
@@ -93,6 +99,10 @@ type Request struct {
 	// turn spent when they finish (after the turn itself may have ended),
 	// so that the invoking session's totals include them.
 	Account func(spent budget.Spent, usage llm.Usage)
+	// fork is set by the runtime for its own forks: no caller can make an
+	// execution a fork.
+	fork *forkInfo
+
 	// Compact makes this a manual compaction (the /compact command)
 	// instead of a turn: History is summarised, with Input as the
 	// instructions for the summary; the model is asked nothing else. It
@@ -197,9 +207,12 @@ func (e *Executor) Execute(ctx context.Context, rt *Runtime, req Request) (*Resu
 // fork).
 func (e *Executor) execute(ctx context.Context, rt *Runtime, req Request, sc scope.Scope) (*Result, error) {
 	t := &turn{e: e, rt: rt, ctx: ctx, req: &req, res: &Result{Scope: sc}}
-	if req.Compact {
+	switch {
+	case req.Compact:
 		t.compactOnly()
-	} else {
+	case req.fork != nil:
+		t.runFork(req.fork)
+	default:
 		t.run()
 	}
 	return t.res, t.res.Err

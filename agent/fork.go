@@ -99,9 +99,10 @@ func (f *forker) Fork(_ context.Context, agentType, prompt string, background bo
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", f.call.Name, err)
 	}
+	info := &forkInfo{agent: def.Name, toolUseID: f.call.ID, background: background}
 	if !background {
 		return &subagent.Fork{Agent: def.Name, Run: func(ctx context.Context) (string, error) {
-			return t.foreground(ctx, child, prompt, extra)
+			return t.foreground(ctx, info, child, prompt, extra)
 		}}, nil
 	}
 	// A background fork outlives the call, and maybe the turn: it takes
@@ -109,7 +110,7 @@ func (f *forker) Fork(_ context.Context, agentType, prompt string, background bo
 	// through Account when it ends.
 	account, limits, spent := t.req.Account, t.limits, t.spent()
 	return &subagent.Fork{Agent: def.Name, Run: func(ctx context.Context) (string, error) {
-		res, err := t.fork(ctx, child, prompt, extra, limits, spent, nil)
+		res, err := t.fork(ctx, info, child, prompt, extra, limits, spent)
 		if res != nil && account != nil {
 			account(res.Spent, res.Usage)
 		}
@@ -119,8 +120,8 @@ func (f *forker) Fork(_ context.Context, agentType, prompt string, background bo
 
 // foreground runs a fork and waits for its answer; its spending is the
 // invoking session's.
-func (t *turn) foreground(ctx context.Context, child *Runtime, prompt string, extra []string) (string, error) {
-	res, err := t.fork(ctx, child, prompt, extra, t.limits, t.spent(), t.req.OnEvent)
+func (t *turn) foreground(ctx context.Context, f *forkInfo, child *Runtime, prompt string, extra []string) (string, error) {
+	res, err := t.fork(ctx, f, child, prompt, extra, t.limits, t.spent())
 	if res != nil {
 		t.res.Usage = t.res.Usage.Add(res.Usage)
 		t.cost += res.Spent.CostUSD
@@ -145,17 +146,49 @@ func forkAnswer(res *Result, err error) (string, error) {
 	return "", fmt.Errorf("it ended %s", res.StopReason)
 }
 
-// fork runs a subagent execution on child with the parent's identity
-// inherited: the user's session, the root runtime, one level deeper.
-func (t *turn) fork(ctx context.Context, child *Runtime, prompt string, extra []string, limits budget.Limits, spent budget.Spent, onEvent func(event.Event)) (*Result, error) {
+// fork runs a subagent execution of f on child with the parent's identity
+// inherited: the user's session and turn, the root runtime, one level
+// deeper. A foreground fork's events go where the turn's go; a background
+// fork's to Request.OnBackgroundEvent (and the bus).
+func (t *turn) fork(ctx context.Context, f *forkInfo, child *Runtime, prompt string, extra []string, limits budget.Limits, spent budget.Spent) (*Result, error) {
+	onEvent := t.req.OnEvent
+	if f.background {
+		onEvent = t.req.OnBackgroundEvent
+	}
 	return t.e.execute(ctx, child, Request{
-		SessionID: t.res.SessionID,
-		TurnID:    t.res.TurnID,
-		Input:     prompt,
-		Context:   extra,
-		Budget:    &limits,
-		Spent:     spent,
-		OnEvent:   onEvent,
-		Account:   t.req.Account,
+		SessionID:         t.res.SessionID,
+		TurnID:            t.res.TurnID,
+		Input:             prompt,
+		Context:           extra,
+		Budget:            &limits,
+		Spent:             spent,
+		OnEvent:           onEvent,
+		OnBackgroundEvent: t.req.OnBackgroundEvent,
+		Account:           t.req.Account,
+		fork:              f,
 	}, t.res.Child(child.id, newID("exec")))
+}
+
+// runFork runs a fork's execution between its subagent_started and
+// subagent_completed events.
+func (t *turn) runFork(f *forkInfo) {
+	t.emit(event.SubagentStarted, &event.SubagentData{Agent: f.agent, ToolUseID: f.toolUseID, Background: f.background, TaskID: subagent.TaskIDFrom(t.ctx)})
+	t.run()
+	if !t.observed() {
+		return
+	}
+	res := t.res
+	d := &event.SubagentData{Agent: f.agent, ToolUseID: f.toolUseID, Background: f.background, TaskID: subagent.TaskIDFrom(t.ctx),
+		StopReason: string(res.StopReason), Answer: res.Answer, Iterations: res.Iterations, ToolCalls: res.ToolCalls, Usage: &res.Usage}
+	if res.Err != nil {
+		d.Error = res.Err.Error()
+	}
+	t.emit(event.SubagentCompleted, d)
+}
+
+// forkInfo says what started a fork, for its subagent_started and
+// subagent_completed events.
+type forkInfo struct {
+	agent, toolUseID string
+	background       bool
 }

@@ -5,6 +5,9 @@ package event
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/orca-agent/orca/llm"
@@ -16,6 +19,11 @@ type Name string
 
 // Event names.
 const (
+	// SessionStarted: a live session opened (new or resumed), after its
+	// SESSION_START hooks.
+	SessionStarted Name = "session_started"
+	// SessionEnded: a live session closed, after its SESSION_END hooks.
+	SessionEnded      Name = "session_ended"
 	TurnStarted       Name = "turn_started"
 	IterationStarted  Name = "iteration_started"
 	LLMCallStarted    Name = "llm_call_started"
@@ -45,15 +53,47 @@ const (
 	// VerificationCompleted: the built-in verification command ran after
 	// a finished turn.
 	VerificationCompleted Name = "verification_completed"
-	TurnCompleted         Name = "turn_completed"
+	// SubagentStarted and SubagentCompleted frame a subagent fork: they
+	// carry the fork's scope (its execution, depth and parent execution)
+	// and say which call started it.
+	SubagentStarted   Name = "subagent_started"
+	SubagentCompleted Name = "subagent_completed"
+	TurnCompleted     Name = "turn_completed"
 )
 
 // Names lists every event name the runtime emits.
 var Names = []Name{
-	TurnStarted, IterationStarted, LLMCallStarted, LLMDelta, LLMCallCompleted, LLMCallFailed,
+	SessionStarted, TurnStarted, IterationStarted, LLMCallStarted, LLMDelta, LLMCallCompleted, LLMCallFailed,
 	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, ToolBlocked,
 	ApprovalRequested, ApprovalResolved, HookFailed, MiddlewareFailed, CompactionStarted, CompactionCompleted,
-	VerificationCompleted, TurnCompleted,
+	VerificationCompleted, SubagentStarted, SubagentCompleted, TurnCompleted, SessionEnded,
+}
+
+// newData returns a new value of the data type of each event name.
+var newData = map[Name]func() any{
+	SessionStarted:        func() any { return new(SessionData) },
+	SessionEnded:          func() any { return new(SessionData) },
+	TurnStarted:           func() any { return new(TurnStartedData) },
+	IterationStarted:      func() any { return new(IterationStartedData) },
+	LLMCallStarted:        func() any { return new(LLMCallData) },
+	LLMCallCompleted:      func() any { return new(LLMCallData) },
+	LLMCallFailed:         func() any { return new(LLMCallData) },
+	LLMDelta:              func() any { return new(LLMDeltaData) },
+	ToolExecStarted:       func() any { return new(ToolData) },
+	ToolExecCompleted:     func() any { return new(ToolData) },
+	ToolExecFailed:        func() any { return new(ToolData) },
+	UserMessageInjected:   func() any { return new(UserMessageData) },
+	ToolBlocked:           func() any { return new(ToolBlockedData) },
+	ApprovalRequested:     func() any { return new(ApprovalData) },
+	ApprovalResolved:      func() any { return new(ApprovalData) },
+	HookFailed:            func() any { return new(HookFailedData) },
+	MiddlewareFailed:      func() any { return new(MiddlewareFailedData) },
+	CompactionStarted:     func() any { return new(CompactionData) },
+	CompactionCompleted:   func() any { return new(CompactionData) },
+	VerificationCompleted: func() any { return new(VerificationData) },
+	SubagentStarted:       func() any { return new(SubagentData) },
+	SubagentCompleted:     func() any { return new(SubagentData) },
+	TurnCompleted:         func() any { return new(TurnCompletedData) },
 }
 
 // VerificationData is the data of VerificationCompleted.
@@ -100,6 +140,61 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	out = append(out, ',')
 	out = append(out, data[1:]...)
 	return out, nil
+}
+
+// Decode decodes an event from its flat JSON form (MarshalJSON's, as
+// --json, the run timeline and observation rows keep it): the envelope,
+// and the data as the name's type (a *TurnStartedData for TurnStarted, …).
+// An event of a name this package does not know keeps its whole object as
+// Data, a json.RawMessage, so that a reader of newer records skips it
+// rather than failing. Input that is not a JSON object is an error.
+func Decode(b []byte) (Event, error) {
+	var e Event
+	type envelope Event
+	if err := json.Unmarshal(b, (*envelope)(&e)); err != nil {
+		return Event{}, fmt.Errorf("event: decode: %w", err)
+	}
+	if e.Name == "" {
+		return Event{}, errors.New("event: decode: no event name")
+	}
+	mk, ok := newData[e.Name]
+	if !ok {
+		e.Data = json.RawMessage(slices.Clone(b))
+		return e, nil
+	}
+	d := mk()
+	if err := json.Unmarshal(b, d); err != nil {
+		return Event{}, fmt.Errorf("event: decode %s: %w", e.Name, err)
+	}
+	e.Data = d
+	return e, nil
+}
+
+// SessionData is the data of SessionStarted and SessionEnded.
+type SessionData struct {
+	// Source says how the session opened: "new" or "resumed" (started).
+	Source string `json:"source,omitempty"`
+	// Reason says why it ended (ended).
+	Reason string `json:"reason,omitempty"`
+}
+
+// SubagentData is the data of SubagentStarted and SubagentCompleted; the
+// event's scope is the fork's.
+type SubagentData struct {
+	Agent string `json:"agent"`
+	// ToolUseID is the call that started the fork (a Task or Skill call of
+	// the parent execution, ParentExecutionID).
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	// Background says the fork runs as a background task, TaskID.
+	Background bool   `json:"background,omitempty"`
+	TaskID     string `json:"task_id,omitempty"`
+	// Completed only: how the fork ended, as its turn_completed says.
+	StopReason string     `json:"stop_reason,omitempty"`
+	Answer     string     `json:"answer,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Iterations int        `json:"iterations,omitempty"`
+	ToolCalls  int        `json:"tool_calls,omitempty"`
+	Usage      *llm.Usage `json:"usage,omitempty"`
 }
 
 // TurnStartedData is the data of TurnStarted.

@@ -2,10 +2,13 @@ package event_test
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/scope"
 )
 
@@ -40,5 +43,68 @@ func TestFlatJSON(t *testing.T) {
 	b, _ = json.Marshal(event.Event{Name: event.TurnStarted})
 	if err := json.Unmarshal(b, &m); err != nil || m["name"] != "turn_started" {
 		t.Errorf("event without data: %s", b)
+	}
+}
+
+// Every event decodes back from its flat JSON form into the same event,
+// its data typed per name.
+func TestDecodeRoundTrip(t *testing.T) {
+	at := time.Date(2026, 5, 1, 10, 0, 0, 123000000, time.UTC)
+	sc := scope.Scope{RuntimeID: "r/explorer", RootRuntimeID: "r", SessionID: "s", TurnID: "t", ExecutionID: "x2", ParentExecutionID: "x1", Depth: 1}
+	u := llm.Usage{InputTokens: 10, OutputTokens: 2}
+	samples := map[event.Name]any{
+		event.SessionStarted:        &event.SessionData{Source: "resumed"},
+		event.SessionEnded:          &event.SessionData{Reason: "closed"},
+		event.TurnStarted:           &event.TurnStartedData{Input: "go"},
+		event.IterationStarted:      &event.IterationStartedData{Iteration: 2},
+		event.LLMCallStarted:        &event.LLMCallData{Iteration: 1, Feature: "agent", Attempt: 1},
+		event.LLMDelta:              &event.LLMDeltaData{Iteration: 1, Delta: llm.Delta{Type: llm.DeltaText, Text: "hi"}},
+		event.LLMCallCompleted:      &event.LLMCallData{Iteration: 1, Feature: "agent", Attempt: 1, StopReason: llm.StopEndTurn, Usage: &u, Text: "hi", Duration: time.Millisecond},
+		event.LLMCallFailed:         &event.LLMCallData{Iteration: 1, Feature: "agent", Attempt: 2, Error: "overloaded", Retrying: true},
+		event.ToolExecStarted:       &event.ToolData{Iteration: 1, ToolUseID: "u", ToolName: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`), Summary: "a.go"},
+		event.ToolExecCompleted:     &event.ToolData{Iteration: 1, ToolUseID: "u", ToolName: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`), Output: "x", Duration: time.Second},
+		event.ToolExecFailed:        &event.ToolData{Iteration: 1, ToolUseID: "u", ToolName: "Read", Input: json.RawMessage(`{}`), Output: "no", IsError: true},
+		event.UserMessageInjected:   &event.UserMessageData{Iteration: 3, Messages: []string{"also this"}},
+		event.ToolBlocked:           &event.ToolBlockedData{Iteration: 1, ToolUseID: "u", ToolName: "Bash", Input: json.RawMessage(`{}`), By: "policy", Reason: "denied"},
+		event.ApprovalRequested:     &event.ApprovalData{ToolUseID: "u", ToolName: "Bash", Input: json.RawMessage(`{}`), Reason: "asks"},
+		event.ApprovalResolved:      &event.ApprovalData{ToolUseID: "u", ToolName: "Bash", Input: json.RawMessage(`{}`), Allowed: true, Scope: "once", By: "approver"},
+		event.HookFailed:            &event.HookFailedData{Hook: "PRE_TOOL_USE", Handler: "h", Error: "boom", FailClosed: true},
+		event.MiddlewareFailed:      &event.MiddlewareFailedData{Chain: "tool_execution", Middleware: "m", Error: "late"},
+		event.CompactionStarted:     &event.CompactionData{Trigger: "auto", MessagesBefore: 40},
+		event.CompactionCompleted:   &event.CompactionData{Trigger: "auto", MessagesBefore: 40, MessagesAfter: 6, Usage: u},
+		event.VerificationCompleted: &event.VerificationData{Command: "go test ./...", Passed: true, Output: "ok", Duration: time.Second},
+		event.SubagentStarted:       &event.SubagentData{Agent: "explorer", ToolUseID: "u", Background: true, TaskID: "task_1"},
+		event.SubagentCompleted:     &event.SubagentData{Agent: "explorer", ToolUseID: "u", StopReason: "answered", Answer: "found", Iterations: 2, ToolCalls: 1, Usage: &u},
+		event.TurnCompleted:         &event.TurnCompletedData{StopReason: "answered", Answer: "done", Iterations: 3, ToolCalls: 2, Usage: u},
+	}
+	for _, n := range event.Names {
+		d, ok := samples[n]
+		if !ok {
+			t.Errorf("no sample for %s", n)
+			continue
+		}
+		e := event.Event{Name: n, Time: at, Scope: sc, Data: d}
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := event.Decode(b)
+		if err != nil {
+			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, e) {
+			t.Errorf("%s: decoded\n%#v\nwant\n%#v", n, got, e)
+		}
+	}
+	// A name from a newer orca keeps its object; what is not an event is an error.
+	e, err := event.Decode([]byte(`{"name":"tool_exec_paused","time":"2026-05-01T10:00:00Z","session_id":"s","why":"later"}`))
+	if raw, ok := e.Data.(json.RawMessage); err != nil || !ok || e.SessionID != "s" || !strings.Contains(string(raw), `"why":"later"`) {
+		t.Errorf("unknown name: %+v, %v", e, err)
+	}
+	for _, bad := range []string{``, `[]`, `{"time":"2026-05-01T10:00:00Z"}`, `{"name":"turn_started","input":3}`} {
+		if _, err := event.Decode([]byte(bad)); err == nil {
+			t.Errorf("Decode(%q) succeeded", bad)
+		}
 	}
 }

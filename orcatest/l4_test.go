@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tool/builtin"
@@ -371,5 +373,74 @@ func TestL4_ForkToolCallsCountTowardTheSessionsBudget(t *testing.T) {
 	}
 	if got := len(n.LLM.CallsTo("s")); got != 2 {
 		t.Errorf("the model was asked %d times, want 2 (turn 2 never reached it)", got)
+	}
+}
+
+// The session's feed is one ordered stream of everything the session does:
+// its own start and end, its turns, its foreground forks within their turn
+// and its background forks as they run, also between turns — one call at
+// a time (the race detector watches the unlocked slice).
+func TestL4_SessionFeedIncludesForks(t *testing.T) {
+	n, _ := forkNode(t)
+	n.Script("s", task("worker", "look", false), task("explorer", "look later", true), script.Text("started it"),
+		script.Call("AgentOutput", map[string]any{"task_id": "task_1", "block": true}), script.Text("read it"))
+	n.Script(script.ForkRoute("s", "worker"), script.Call("WhoAmI", nil), script.Text("worker done"))
+	n.Script(script.ForkRoute("s", "explorer"), script.Call("WhoAmI", nil), script.Text("explorer done"))
+	var feed []event.Event
+	s, err := n.Router.Open(t.Context(), "s", session.OpenOptions{OnEvent: func(e event.Event) { feed = append(feed, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Run(t.Context(), "read the task"); err != nil || res.Answer != "read it" {
+		t.Fatalf("turn 2: %+v, %v", res, err)
+	}
+	s.Close(t.Context())
+	var names []string
+	index := func(pred func(e event.Event) bool) int { return slices.IndexFunc(feed, pred) }
+	for _, e := range feed {
+		names = append(names, fmt.Sprintf("%d:%s", e.Depth, e.Name))
+	}
+	if len(feed) == 0 || feed[0].Name != event.SessionStarted || feed[len(feed)-1].Name != event.SessionEnded {
+		t.Fatalf("the feed does not begin with session_started and end with session_ended: %v", names)
+	}
+	started := func(agent string) func(event.Event) bool {
+		return func(e event.Event) bool {
+			d, ok := e.Data.(*event.SubagentData)
+			return ok && e.Name == event.SubagentStarted && d.Agent == agent
+		}
+	}
+	completed := func(agent string) func(event.Event) bool {
+		return func(e event.Event) bool {
+			d, ok := e.Data.(*event.SubagentData)
+			return ok && e.Name == event.SubagentCompleted && d.Agent == agent && d.StopReason == "answered"
+		}
+	}
+	turnEnd := func(k int) int { // the index of the k-th turn_completed of depth 0
+		for i, e := range feed {
+			if e.Depth == 0 && e.Name == event.TurnCompleted {
+				if k--; k == 0 {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	worker, workerDone := index(started("worker")), index(completed("worker"))
+	bg, bgDone := index(started("explorer")), index(completed("explorer"))
+	agentOutput := index(func(e event.Event) bool {
+		d, ok := e.Data.(*event.ToolData)
+		return ok && e.Name == event.ToolExecCompleted && d.ToolName == "AgentOutput"
+	})
+	switch {
+	case worker < 0 || workerDone < worker || workerDone > turnEnd(1):
+		t.Errorf("the foreground fork is not inside turn 1: %v", names)
+	case bg < 0 || bgDone < bg || agentOutput < 0 || bgDone > agentOutput:
+		t.Errorf("the background fork's events are not in the feed before AgentOutput read its answer: %v", names)
+	}
+	if d := feed[bg].Data.(*event.SubagentData); !d.Background || d.TaskID != "task_1" || d.ToolUseID == "" || feed[bg].ParentExecutionID == "" || feed[bg].Depth != 1 {
+		t.Errorf("subagent_started of the background fork: %+v in %+v", d, feed[bg].Scope)
 	}
 }

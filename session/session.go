@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/orca-agent/orca/agent"
@@ -82,8 +83,13 @@ func (a storeApprovals) Rules(ctx context.Context, runtimeID, sessionID string) 
 
 // OpenOptions configure Open.
 type OpenOptions struct {
-	// OnEvent receives the events of the session's turns (and of its
-	// manual compactions), as Request.OnEvent does.
+	// OnEvent is the session's event feed: it receives every event of the
+	// session, one call at a time, in the order they happen —
+	// session_started; each turn's and manual compaction's events, their
+	// subagent forks' among them (a foreground fork's within its turn, a
+	// background fork's as they come, also between turns); session_ended
+	// last. Nothing is delivered after Close returns. It must not call
+	// the session back.
 	OnEvent func(event.Event)
 }
 
@@ -107,6 +113,7 @@ func (r *Router) Open(ctx context.Context, id string, opts OpenOptions) (*LiveSe
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	s := &LiveSession{r: r, id: id, info: info, onEvent: opts.OnEvent}
+	s.feedOpen.Store(opts.OnEvent != nil)
 	if err := s.load(ctx); err != nil {
 		return nil, err
 	}
@@ -116,6 +123,7 @@ func (r *Router) Open(ctx context.Context, id string, opts OpenOptions) (*LiveSe
 		s.pendingContext = out.Context
 	}
 	s.source = source
+	s.publish(event.SessionStarted, &event.SessionData{Source: source})
 	return s, nil
 }
 
@@ -127,6 +135,11 @@ type LiveSession struct {
 	info    store.Session
 	source  string
 	onEvent func(event.Event)
+	// feedMu serialises the feed (turns and background forks deliver from
+	// their own goroutines); feedOpen is false once Close has delivered
+	// session_ended.
+	feedMu   sync.Mutex
+	feedOpen atomic.Bool
 
 	mu             sync.Mutex // guards the fields below
 	transcript     []llm.Message
@@ -158,15 +171,38 @@ func (s *LiveSession) scope() scope.Scope {
 
 func (s *LiveSession) reportHookFailures(out hook.Outcome) {
 	for _, f := range out.Failures {
-		e := event.Event{Name: event.HookFailed, Time: time.Now(), Scope: s.scope(),
-			Data: &event.HookFailedData{Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed}}
-		if bus := s.r.rt.Bus(); bus != nil {
-			bus.Publish(e)
-		}
-		if s.onEvent != nil {
-			s.onEvent(e)
-		}
+		s.publish(event.HookFailed, &event.HookFailedData{Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed})
 	}
+}
+
+// publish emits an event of the session itself (outside any turn) to the
+// runtime's bus and the feed.
+func (s *LiveSession) publish(name event.Name, data any) {
+	e := event.Event{Name: name, Time: time.Now(), Scope: s.scope(), Data: data}
+	if bus := s.r.rt.Bus(); bus.Watched() {
+		bus.Publish(e)
+	}
+	s.feed(e)
+}
+
+// feed hands e to the session's feed, one event at a time.
+func (s *LiveSession) feed(e event.Event) {
+	if !s.feedOpen.Load() {
+		return
+	}
+	s.feedMu.Lock()
+	defer s.feedMu.Unlock()
+	if s.feedOpen.Load() {
+		s.onEvent(e)
+	}
+}
+
+// feedFunc is the OnEvent of the session's executions: nil without a feed.
+func (s *LiveSession) feedFunc() func(event.Event) {
+	if s.onEvent == nil {
+		return nil
+	}
+	return s.feed
 }
 
 // load reads the transcript from the store and completes unanswered tool
@@ -340,15 +376,18 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 
 	var recordErr error
 	res, err := s.r.exec.Execute(turnCtx, s.r.rt, agent.Request{
-		SessionID:    s.id,
-		TurnID:       turnID,
-		Input:        input,
-		Context:      pending,
-		History:      history,
-		OnEvent:      s.onEvent,
-		Budget:       &limits,
-		Spent:        budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
-		PromptTokens: promptTokens,
+		SessionID: s.id,
+		TurnID:    turnID,
+		Input:     input,
+		Context:   pending,
+		History:   history,
+		OnEvent:   s.feedFunc(),
+		// A background fork outlives the turn: its events reach the
+		// session's feed while the session is open.
+		OnBackgroundEvent: s.feedFunc(),
+		Budget:            &limits,
+		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
+		PromptTokens:      promptTokens,
 		Record: func(m llm.Message) error {
 			recs, err := s.r.store.Append(ctx, s.id, store.Record{TurnID: turnID, Kind: store.KindMessage, Message: m})
 			if err != nil {
@@ -421,7 +460,7 @@ func (s *LiveSession) replace(ctx context.Context, turnID string, h []llm.Messag
 // compact runs a manual compaction, as an execution of the session's
 // executor: its interceptors see it like a turn.
 func (s *LiveSession) compact(ctx context.Context, instructions string) (*agent.Result, error) {
-	res, err := s.r.exec.Execute(ctx, s.r.rt, agent.Request{SessionID: s.id, Compact: true, Input: instructions, History: s.Transcript(), OnEvent: s.onEvent})
+	res, err := s.r.exec.Execute(ctx, s.r.rt, agent.Request{SessionID: s.id, Compact: true, Input: instructions, History: s.Transcript(), OnEvent: s.feedFunc(), OnBackgroundEvent: s.feedFunc()})
 	if res == nil || res.StopReason != agent.StopCompacted {
 		return res, err // failed, or an interceptor blocked it
 	}
@@ -451,5 +490,9 @@ func (s *LiveSession) Close(ctx context.Context) error {
 	if hooks := s.r.rt.Hooks(); hooks.Has(hook.SessionEnd) {
 		s.reportHookFailures(hooks.Run(ctx, &hook.SessionEndPayload{Common: s.common(), Reason: "closed"}))
 	}
+	s.publish(event.SessionEnded, &event.SessionData{Reason: "closed"})
+	s.feedMu.Lock()
+	s.feedOpen.Store(false)
+	s.feedMu.Unlock()
 	return nil
 }

@@ -66,7 +66,7 @@ func (m *Manager) Start(owner, agent, description string, fn func(ctx context.Co
 	// them, and safe, because only the owner ever learns a task exists.
 	m.seq++
 	id := fmt.Sprintf("task_%d", m.seq)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), taskKey{}, id))
 	t := &task{owner: owner, cancel: cancel, done: make(chan struct{}),
 		info: TaskInfo{ID: id, Agent: agent, Description: description, Status: Running, Started: time.Now()}}
 	m.tasks[id] = t
@@ -88,6 +88,15 @@ func (m *Manager) Start(owner, agent, description string, fn func(ctx context.Co
 		close(t.done)
 	}()
 	return id, nil
+}
+
+type taskKey struct{}
+
+// TaskIDFrom returns the id of the background task whose function runs
+// with ctx, or "".
+func TaskIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(taskKey{}).(string)
+	return id
 }
 
 func (m *Manager) get(owner, id string) (*task, bool) {

@@ -170,7 +170,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	})
 	res, err := l.Run(runCtx, prompt)
 	restore()
-	l.forks.stop() // a background fork still running is not shown after the turn
+	l.view.stop() // a background fork still running is not shown after the turn
 	r.close()
 	if res == nil {
 		return &exitError{code: exitTurn, err: err}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -180,8 +181,8 @@ func openStore(ws string) (*sqlite.Store, error) {
 type live struct {
 	*session.LiveSession
 	rt *agent.Runtime
-	// forks shows the events of the session's subagent forks.
-	forks   *forkFeed
+	// view says which events of the session's feed are shown.
+	view    *view
 	closers []func()
 }
 
@@ -279,13 +280,8 @@ func (p *plan) open(ctx context.Context, stderr io.Writer, approver policy.Appro
 	if p.model.fill != nil {
 		p.model.fill(id)
 	}
-	// Stopped before the runtime closes: nothing is shown after it.
-	l.forks, err = newForkFeed(svc.Bus, id, onEvent, oneTurn)
-	if err != nil {
-		return nil, &exitError{code: exitTurn, err: err}
-	}
-	l.closers = append(l.closers, l.forks.stop)
-	ls, err := session.NewRouter(rt, st, agent.NewExecutor()).Open(ctx, id, session.OpenOptions{OnEvent: l.forks.fromTurn})
+	l.view = &view{show: onEvent, oneTurn: oneTurn}
+	ls, err := session.NewRouter(rt, st, agent.NewExecutor()).Open(ctx, id, session.OpenOptions{OnEvent: l.view.feed})
 	switch {
 	case errors.Is(err, store.ErrWrongRuntime):
 		// A runtime is an agent over a workspace folder: the session was
@@ -395,4 +391,38 @@ func gated(render func(event.Event), gate *approvalGate) func(event.Event) {
 			}
 		}
 	}
+}
+
+// view picks the events of a session's feed that are shown. orca run shows
+// one turn: from its turn_started to its turn_completed, its forks'
+// events among them, and nothing after (a background fork still running
+// is not shown); orca chat shows the turns and the forks' events between
+// them. Neither shows session_started or session_ended.
+type view struct {
+	show    func(event.Event)
+	oneTurn bool
+	mu      sync.Mutex
+	done    bool
+}
+
+func (v *view) feed(ev event.Event) {
+	if v.show == nil || ev.Name == event.SessionStarted || ev.Name == event.SessionEnded {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.done {
+		return
+	}
+	v.show(ev)
+	if v.oneTurn && ev.Depth == 0 && ev.Name == event.TurnCompleted {
+		v.done = true
+	}
+}
+
+// stop ends what is shown.
+func (v *view) stop() {
+	v.mu.Lock()
+	v.done = true
+	v.mu.Unlock()
 }

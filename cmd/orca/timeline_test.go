@@ -11,11 +11,16 @@ import (
 )
 
 // eventNames returns the names of --json output's events, in order.
+// eventNames returns the names of the events of stdout, the session's
+// own (session_started, session_ended: orca run shows only its turn)
+// left out.
 func eventNames(t *testing.T, stdout string) []string {
 	t.Helper()
 	var names []string
 	for _, ev := range parseEvents(t, stdout) {
-		names = append(names, ev.str("name"))
+		if n := ev.str("name"); n != "session_started" && n != "session_ended" {
+			names = append(names, n)
+		}
 	}
 	return names
 }
@@ -78,7 +83,7 @@ func TestObservationRowsAndTimeline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("timeline table: exit %d\n%s", code, stderr)
 	}
-	for _, want := range []string{"Run " + entries[0].Name(), "+0.000s  turn_started", "❯ read it", "tool_exec_completed", "Read a.txt → ", "answered · 2 iterations · 1 tool call"} {
+	for _, want := range []string{"Run " + entries[0].Name(), "+0.000s  session_started", "turn_started", "❯ read it", "session_ended", "tool_exec_completed", "Read a.txt → ", "answered · 2 iterations · 1 tool call"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table lacks %q:\n%s", want, table)
 		}
