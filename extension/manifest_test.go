@@ -75,7 +75,7 @@ func TestParseManifestErrors(t *testing.T) {
 		{strings.Replace(ok, "name: x", "name: &a x\nhandler2: *a", 1), file + `: handler2: unknown field`},
 		{strings.Replace(ok, "handler: handler", "handler: *a", 1), file + `: unknown anchor 'a' referenced`},
 		{strings.Replace(ok, "name: x\nevents: [tool_exec_failed]\nhandler: handler", "name: &n x\nevents: [tool_exec_failed]\nhandler: *n", 1), file + `: handler: want a string, got an alias (*n); aliases are not supported`},
-		{strings.Replace(ok, "events: [tool_exec_failed]", "events: [tool_exec_failed, tool_exploded]", 1), file + `: events[1]: unknown event "tool_exploded" (the runtime events are turn_started,`},
+		{strings.Replace(ok, "events: [tool_exec_failed]", "events: [tool_exec_failed, tool_exploded]", 1), file + `: events[1]: unknown event "tool_exploded" (the runtime events are session_started, turn_started,`},
 		{strings.Replace(ok, "events: [tool_exec_failed]", "events: tool_exec_failed", 1), file + `: events: want a list, got the string "tool_exec_failed" (write [tool_exec_failed])`},
 		{strings.Replace(ok, "events: [tool_exec_failed]", "events: []", 1), file + `: events: empty`},
 		{strings.Replace(ok, "events: [tool_exec_failed]", "events: [tool_exec_failed, tool_exec_failed]", 1), file + `: events[1]: tool_exec_failed is listed twice`},
