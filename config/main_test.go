@@ -24,18 +24,3 @@ func writeFile(t *testing.T, dir, rel, content string) string {
 	}
 	return p
 }
-
-// writeScript writes an executable shell script to dir/rel.
-func writeScript(t *testing.T, dir, rel, body string) string {
-	t.Helper()
-	p := writeFile(t, dir, rel, "#!/bin/sh\n"+body+"\n")
-	if err := os.Chmod(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}

@@ -139,9 +139,9 @@ type LoadOptions struct {
 	// Workspace is the workspace folder whose .orca settings are read;
 	// empty: none.
 	Workspace string
-	// ConfigDir is the user's configuration folder (Dir() if
-	// empty): its orca/settings.json is read and its orca/trust.json says
-	// whether Workspace is trusted.
+	// ConfigDir is the user's configuration folder (Dir() if empty; "-"
+	// means none): its orca/settings.json is read and its orca/trust.json
+	// says whether Workspace is trusted.
 	ConfigDir string
 	// TrustOverride trusts Workspace for this load only, without recording
 	// it.
@@ -165,7 +165,9 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 	s := &Settings{}
 	var warns []Warning
 	configDir := opts.ConfigDir
-	if configDir == "" {
+	if configDir == "-" {
+		configDir = ""
+	} else if configDir == "" {
 		d, err := Dir()
 		if err != nil {
 			warns = append(warns, Warning{File: UserFile, Message: fmt.Sprintf("not read: %v", err)})

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -111,5 +113,45 @@ func TestTimelineMatchesRows(t *testing.T) {
 		if lines[i] != string(data[i]) {
 			t.Errorf("line %d differs:\n%s\n%s", i, lines[i], data[i])
 		}
+	}
+}
+
+// observe.FindRun finds a run's timeline by id, folder or file, and the newest
+// without one; observe.ReadTimeline reads its events and names a line that is not
+// one.
+func TestFindAndReadRuns(t *testing.T) {
+	ws := t.TempDir()
+	if _, err := observe.FindRun(ws, ""); err == nil || !strings.Contains(err.Error(), "no runs yet") {
+		t.Errorf("no runs: %v", err)
+	}
+	write := func(run, body string) string {
+		p := filepath.Join(ws, observe.RunsDir, run, observe.TimelineFile)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	old := write("run_20260101-000000_aaaa", `{"name":"turn_started"}`+"\n")
+	os.Chtimes(old, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+	newest := write("run_20260102-000000_bbbb", `{"name":"turn_started"}`+"\n\n"+`{"name":"turn_completed"}`+"\n")
+	for _, tc := range []struct{ run, want string }{
+		{"", newest},
+		{"run_20260101-000000_aaaa", old},
+		{filepath.Dir(old), old},
+		{newest, newest},
+	} {
+		if got, err := observe.FindRun(ws, tc.run); err != nil || got != tc.want {
+			t.Errorf("observe.FindRun(%q) = %q, %v; want %q", tc.run, got, err, tc.want)
+		}
+	}
+	if _, err := observe.FindRun(ws, "run_nope"); err == nil || !strings.Contains(err.Error(), "has no run run_nope") {
+		t.Errorf("unknown run: %v", err)
+	}
+	lines, err := observe.ReadTimeline(newest)
+	if err != nil || len(lines) != 2 {
+		t.Errorf("observe.ReadTimeline: %d lines, %v", len(lines), err)
+	}
+	bad := write("run_bad", `{"name":"turn_started"}`+"\nnot json\n")
+	if _, err := observe.ReadTimeline(bad); err == nil || !strings.Contains(err.Error(), bad+":2: not a JSON event") {
+		t.Errorf("bad line: %v", err)
 	}
 }

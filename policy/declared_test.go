@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"encoding/json"
 	"sync"
 
 	"github.com/orca-agent/orca/tool"
@@ -40,9 +39,4 @@ func declared(req Request) Request {
 	d := RequestFor(t, req.Input, req.FS)
 	d.Traits.ReadOnly = d.Traits.ReadOnly || req.Traits.ReadOnly
 	return d
-}
-
-// builtinCall returns the request for a call of the built-in tool name.
-func builtinCall(name string, input json.RawMessage, fs workspace.FileSystem) Request {
-	return declared(Request{ToolName: name, Input: input, FS: fs})
 }

@@ -70,14 +70,12 @@ session store cannot be opened; 2 usage errors, as for 'orca run'.`,
 }
 
 func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
-	p, err := f.check(cmd, o)
+	cfg, err := f.check(cmd, o)
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	reportWarnings(stderr, p.warnings, p.workspace)
-	reportExtensions(stderr, p.exts, p.workspace)
 
 	tty := isTerminal(stdin)
 	opt := textOptionsFor(stdout)
@@ -98,7 +96,12 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 		approver = &promptApprover{read: q.read, begin: q.begin, end: q.end, out: c.con, ready: gate.wait}
 	}
 	show := gated(c.con.render, gate)
-	l, err := p.open(ctx, stderr, approver, func(ev event.Event) {
+	cfg.Approver = approver
+	a, err := openApp(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	l, err := f.openSession(ctx, a, stderr, func(ev event.Event) {
 		show(ev)
 		c.poke()
 	}, false)
@@ -106,7 +109,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 		return err
 	}
 	defer l.close(ctx)
-	c.ls, c.queues = l.LiveSession, l.rt.Queues()
+	c.ls, c.queues = l.LiveSession, l.app.Runtime().Queues()
 
 	sigs := make(chan os.Signal, 4)
 	restore := o.interrupts.handle(func(sig os.Signal) {

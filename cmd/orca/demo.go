@@ -1,16 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
-	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
 )
 
 // The demo project: a Go package with no dependencies whose Sum skips the
@@ -145,32 +146,30 @@ a refused call.`,
 
 func runDemo(cmd *cobra.Command, asJSON bool, perm *permFlags, o options) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	configDir := o.userConfigDir()
-	pol, err := policyFor(cmd, perm, nil, demoMode, configDir)
-	if err != nil {
+	cfg := app.Config{
+		ConfigDir:    o.configDir,
+		NoSettings:   true,
+		Client:       script.New().ScriptAny(demoScript()...),
+		SystemPrompt: app.DefaultSystemPrompt,
+		Mode:         demoMode,
+		// The demo's session is its own: nothing is kept but the folder.
+		Store: store.NewMemory(),
+	}
+	defer cfg.Store.Close()
+	if err := perm.apply(cmd, &cfg); err != nil {
 		return err
 	}
 	dir, err := writeDemoProject()
 	if err != nil {
 		return &exitError{code: exitTurn, err: err}
 	}
+	cfg.Workspace = dir
 	if !asJSON {
 		fmt.Fprintf(out, "orca demo: a scripted model fixes a bug in a tiny Go project in\n  %s\n"+
 			"Only the model's responses are scripted: every tool call below really runs.\n\n", dir)
 	}
-	err = runTurn(cmd.Context(), out, errOut, turnConfig{
-		client:        script.New().ScriptAny(demoScript()...),
-		workspace:     dir,
-		system:        defaultSystemPrompt,
-		maxIterations: agent.DefaultMaxIterations,
-		sessionID:     session.NewID(),
-		prompt:        demoPrompt,
-		json:          asJSON,
-		policy:        pol,
-		interactive:   isTerminal(cmd.InOrStdin()) && isTerminal(out),
-		stdin:         cmd.InOrStdin(),
-		configDir:     configDir,
-	})
+	prompt := func(context.Context) (string, error) { return demoPrompt, nil }
+	err = runTurn(cmd, o, cfg, &agentFlags{}, asJSON, prompt, nil)
 	if asJSON {
 		fmt.Fprintf(errOut, "orca demo: the workspace is %s\n", dir)
 	} else {

@@ -3,37 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/extension"
 )
-
-// loadExtensions reads the filesystem extensions of workspace ws
-// (.orca/hooks/<name>) and what the user's trust policy grants each one,
-// without running anything. A manifest that cannot be used is a usage
-// error naming its file and field. Resource values that cannot be read
-// from the user's settings file are a warning (added to warns): the
-// extensions then get none.
-func loadExtensions(ws, configDir string, warns *[]config.Warning) ([]*extension.Extension, error) {
-	opts := extension.ExtensionOptions{Workspace: ws}
-	if configDir != "" {
-		opts.Trust = config.NewTrustStore(configDir)
-		res, err := config.UserResources(configDir)
-		if err != nil {
-			file := filepath.Join(configDir, filepath.FromSlash(config.UserFile))
-			*warns = append(*warns, config.Warning{File: file,
-				Message: "extension resources not read: " + strings.TrimPrefix(err.Error(), file+": ")})
-		}
-		opts.Resources = res
-	}
-	exts, err := extension.LoadExtensions(opts)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	return exts, nil
-}
 
 // reportExtensions says on w, once per run, which extensions of workspace
 // ws do not run and the command that would run them, and what trusted

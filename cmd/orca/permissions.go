@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/policy"
 )
@@ -25,47 +26,30 @@ func addPermFlags(cmd *cobra.Command, p *permFlags, modeDefault string) {
 	fl.StringVar(&p.mode, "permission-mode", "", "permission `MODE` for calls no rule decides: default, accept-edits, plan or bypass (default: "+modeDefault+")")
 }
 
-// policyFor builds the policy of a run: the settings' rules, then the
-// flags' rules, in the mode of --permission-mode (or mode when the flag is
-// not given). Bad flags are usage errors.
-func policyFor(cmd *cobra.Command, p *permFlags, s *config.Settings, mode policy.Mode, configDir string) (*policy.Policy, error) {
+// apply puts the permission flags into cfg: their rules after the
+// settings', and --permission-mode (when given) over the settings'
+// defaultMode. A rule or mode that is not one is a usage error naming the
+// flag.
+func (p *permFlags) apply(cmd *cobra.Command, cfg *app.Config) error {
+	for _, l := range []struct {
+		flag  string
+		rules []string
+	}{{"--allow", p.allow}, {"--deny", p.deny}, {"--ask", p.ask}} {
+		for _, r := range l.rules {
+			if _, err := policy.ParseRule(r); err != nil {
+				return usageErrorf("%s: %v", l.flag, err)
+			}
+		}
+	}
+	cfg.Allow, cfg.Deny, cfg.Ask = p.allow, p.deny, p.ask
 	if cmd.Flags().Changed("permission-mode") {
 		m, err := policy.ParseMode(p.mode)
 		if err != nil {
-			return nil, usageErrorf("--permission-mode: %v", err)
+			return usageErrorf("--permission-mode: %v", err)
 		}
-		mode = m
+		cfg.Mode = m
 	}
-	var rules policy.Rules
-	if s != nil {
-		r, err := s.Rules()
-		if err != nil {
-			return nil, usageErrorf("settings: %v", err)
-		}
-		rules = r
-	}
-	for _, l := range []struct {
-		flag string
-		in   []string
-		out  *[]policy.Rule
-	}{{"--allow", p.allow, &rules.Allow}, {"--deny", p.deny, &rules.Deny}, {"--ask", p.ask, &rules.Ask}} {
-		for _, s := range l.in {
-			r, err := policy.ParseRule(s)
-			if err != nil {
-				return nil, usageErrorf("%s: %v", l.flag, err)
-			}
-			*l.out = append(*l.out, r)
-		}
-	}
-	var opts []policy.Option
-	if configDir != "" {
-		opts = append(opts, policy.WithUserConfigDir(configDir))
-	}
-	pol, err := policy.New(mode, rules, opts...)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	return pol, nil
+	return nil
 }
 
 // reportWarnings prints what loading the settings skipped on w: the

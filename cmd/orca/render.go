@@ -16,6 +16,18 @@ import (
 	"github.com/orca-agent/orca/tool"
 )
 
+// renderer shows a turn's events. Its methods are called from one
+// goroutine, the one that ranges over the turn's stream.
+type renderer interface {
+	// render shows one event of the stream.
+	render(ev event.Event)
+	// close ends the rendering, after the last event (or when the stream
+	// ended early): nothing is drawn after it.
+	close()
+	// err returns the first write error, if any; call it after close.
+	err() error
+}
+
 // jsonRenderer writes every event as one JSON object per line, in the flat
 // encoding of event.Event.MarshalJSON. It writes nothing else.
 type jsonRenderer struct {

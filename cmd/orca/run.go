@@ -12,9 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/agent"
-	"github.com/orca-agent/orca/llm"
-	"github.com/orca-agent/orca/llm/script"
-	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/app"
 )
 
 // runFlags are the flags of orca run.
@@ -114,42 +112,58 @@ of another runtime, nothing to --continue).`,
 }
 
 func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
-	p, err := f.agent.check(cmd, o)
+	cfg, err := f.agent.check(cmd, o)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	// Last: a prompt read from stdin waits for it, and a usage error
-	// should not.
-	prompt, err := readPrompt(ctx, cmd.InOrStdin(), args)
-	if err != nil {
-		return err
-	}
-	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	reportWarnings(stderr, p.warnings, p.workspace)
-	reportExtensions(stderr, p.exts, p.workspace)
+	prompt := func(ctx context.Context) (string, error) { return readPrompt(ctx, cmd.InOrStdin(), args) }
+	return runTurn(cmd, o, cfg, &f.agent, f.json, prompt, func(l *live, text *textRenderer) {
+		n := "a new session"
+		if t, err := l.Totals(cmd.Context()); err == nil {
+			n = plural(int(t.Turns), "turn")
+		}
+		text.note(fmt.Sprintf("session %s · %s · continue it with --continue or --session %s", l.ID(), n, l.ID()))
+	})
+}
 
+// runTurn runs one turn of a session of the App cfg describes (the session
+// f names) and shows it on stdout, as text or, asJSON, as JSON lines; a
+// person at the terminal answers the calls the policy asks about. prompt
+// gives the turn's input once the App is open (a usage error should not
+// wait for standard input); after the turn, done may add a note to the
+// text. It returns nil if the turn answered (or compacted).
+func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSON bool, prompt func(context.Context) (string, error), done func(*live, *textRenderer)) error {
+	ctx := cmd.Context()
+	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var r renderer
 	var text *textRenderer
-	if f.json {
+	if asJSON {
 		r = newJSONRenderer(stdout)
 	} else {
 		text = newTextRenderer(ctx, stdout, textOptionsFor(stdout))
 		r = text
 	}
 	gate := newApprovalGate()
-	var approver policy.Approver
 	if isTerminal(stdin) && isTerminal(stdout) {
 		// The question goes where the turn is shown; with --json, stdout
 		// carries only events, so it goes to stderr.
 		out := stdout
-		if f.json {
+		if asJSON {
 			out = stderr
 		}
-		approver = newPromptApprover(stdin, out, gate.wait)
+		cfg.Approver = newPromptApprover(stdin, out, gate.wait)
+	}
+	a, err := openApp(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	input, err := prompt(ctx)
+	if err != nil {
+		a.Close()
+		return err
 	}
 	// The events are rendered as the turn emits them, on its goroutine.
-	l, err := p.open(ctx, stderr, approver, gated(r.render, gate), true)
+	l, err := f.openSession(ctx, a, stderr, gated(r.render, gate), true)
 	if err != nil {
 		return err
 	}
@@ -168,7 +182,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		}
 		cancel()
 	})
-	res, err := l.Run(runCtx, prompt)
+	res, err := l.Run(runCtx, input)
 	restore()
 	l.view.stop() // a background fork still running is not shown after the turn
 	r.close()
@@ -182,12 +196,8 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		// The turn ended, but its totals could not be stored.
 		return &exitError{code: exitTurn, err: err}
 	}
-	if text != nil {
-		n := "a new session"
-		if t, err := l.Totals(ctx); err == nil {
-			n = plural(int(t.Turns), "turn")
-		}
-		text.note(fmt.Sprintf("session %s · %s · continue it with --continue or --session %s", l.ID(), n, l.ID()))
+	if text != nil && done != nil {
+		done(l, text)
 	}
 	switch res.StopReason {
 	case agent.StopAnswered, agent.StopCompacted:
@@ -205,7 +215,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		msg += ": " + res.Reason
 	}
 	// In text mode the summary on stdout already says how the turn ended.
-	return &exitError{code: exitTurn, err: errors.New(msg), quiet: !f.json}
+	return &exitError{code: exitTurn, err: errors.New(msg), quiet: !asJSON}
 }
 
 // readPrompt joins the arguments into the prompt; a single "-" reads it
@@ -236,42 +246,4 @@ func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, er
 		return "", usageErrorf("the prompt is empty")
 	}
 	return prompt, nil
-}
-
-// loadScript reads a script file into a client that answers the session's
-// model calls from it: its routes once the session's id is known (fill),
-// the rest from its responses, in order.
-func loadScript(path string) (llm.Client, func(sessionID string), error) {
-	f, err := script.ParseFile(path)
-	if err != nil {
-		return nil, nil, usageErrorf("%v", err)
-	}
-	empty := len(f.Responses) == 0
-	for _, rs := range f.Routes {
-		empty = empty && len(rs) == 0
-	}
-	if empty {
-		return nil, nil, usageErrorf("script file %s has no responses: it needs {\"responses\": [...]} with one element per model response, "+
-			"or {\"routes\": {\"main\": [...], \"subagent\": [...]}}", path)
-	}
-	c := script.New()
-	return c, func(sessionID string) { f.Install(c, sessionID) }, nil
-}
-
-// checkWorkspace returns dir if it is a folder orca can work in, or a
-// usage error naming it.
-func checkWorkspace(dir string) (string, error) {
-	if dir == "" {
-		return "", usageErrorf("--workspace is empty")
-	}
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", usageErrorf("workspace %s does not exist", dir)
-	case err != nil:
-		return "", usageErrorf("workspace %s: %v", dir, err)
-	case !fi.IsDir():
-		return "", usageErrorf("workspace %s is not a folder", dir)
-	}
-	return dir, nil
 }

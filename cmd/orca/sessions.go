@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/llm"
@@ -360,7 +361,7 @@ func writeRecord(b *strings.Builder, r store.Record, display func(name string, i
 // from the store: a tool it does not know shows its arguments.
 func toolDisplays(root string) func(name string, input json.RawMessage) tool.Display {
 	none := func(string, json.RawMessage) tool.Display { return tool.Display{} }
-	rt, err := agent.New(agent.Definition{Name: agentName}, agent.Collaborators{
+	rt, err := agent.New(agent.Definition{Name: app.DefaultName}, agent.Collaborators{
 		Client: llm.ClientFunc(func(context.Context, *llm.Request, func(llm.Delta)) (*llm.Response, error) {
 			return nil, errors.New("no model")
 		}),

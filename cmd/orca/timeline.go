@@ -2,19 +2,17 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tool"
@@ -78,12 +76,22 @@ func runTimeline(cmd *cobra.Command, f *timelineFlags, args []string) error {
 		}
 		title = fmt.Sprintf("Session %s (observation rows of %s)", f.session, root)
 	} else {
-		path, err := timelineFile(f.workspace, args)
-		if err != nil {
+		if _, err := checkWorkspace(f.workspace); err != nil && len(args) == 0 {
 			return err
 		}
-		if lines, err = readTimeline(path); err != nil {
-			return err
+		run := ""
+		if len(args) > 0 {
+			run = args[0]
+		}
+		path, err := observe.FindRun(f.workspace, run)
+		if err != nil {
+			if run == "" {
+				return usageErrorf("%v: 'orca run --timeline' and 'orca chat --timeline' write them", err)
+			}
+			return usageErrorf("%v ('orca timeline' without RUN shows the newest)", err)
+		}
+		if lines, err = observe.ReadTimeline(path); err != nil {
+			return usageErrorf("%v", err)
 		}
 		title = fmt.Sprintf("Run %s (%s)", filepath.Base(filepath.Dir(path)), path)
 	}
@@ -119,123 +127,18 @@ func sessionRows(cmd *cobra.Command, f *timelineFlags) ([]store.Observation, str
 	return rows, root, nil
 }
 
-// timelineFile returns the events.jsonl that args name: a file, a run's
-// folder, a run id of the workspace ws, or (no args) its newest run.
-func timelineFile(ws string, args []string) (string, error) {
-	if len(args) == 1 {
-		arg := args[0]
-		if fi, err := os.Stat(arg); err == nil {
-			if fi.IsDir() {
-				return filepath.Join(arg, "events.jsonl"), nil
-			}
-			return arg, nil
-		}
-		if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, ".jsonl") {
-			return "", usageErrorf("%s does not exist", arg)
-		}
-	}
-	if _, err := checkWorkspace(ws); err != nil {
-		return "", err
-	}
-	runs := filepath.Join(ws, filepath.FromSlash(observe.RunsDir))
-	if len(args) == 1 {
-		path := filepath.Join(runs, args[0], "events.jsonl")
-		if _, err := os.Stat(path); err != nil {
-			return "", usageErrorf("workspace %s has no run %s ('orca timeline' without RUN shows the newest)", ws, args[0])
-		}
-		return path, nil
-	}
-	entries, err := os.ReadDir(runs)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", &exitError{code: exitTurn, err: err}
-	}
-	type run struct {
-		name string
-		mod  time.Time
-	}
-	var found []run
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		fi, err := os.Stat(filepath.Join(runs, e.Name(), "events.jsonl"))
-		if err != nil {
-			continue
-		}
-		found = append(found, run{e.Name(), fi.ModTime()})
-	}
-	if len(found) == 0 {
-		return "", usageErrorf("workspace %s has no runs yet: 'orca run --timeline' and 'orca chat --timeline' write them", ws)
-	}
-	newest := slices.MaxFunc(found, func(a, b run) int {
-		if c := a.mod.Compare(b.mod); c != 0 {
-			return c
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	return filepath.Join(runs, newest.name, "events.jsonl"), nil
-}
-
-// readTimeline reads the events of a timeline file, one JSON object a
-// line.
-func readTimeline(path string) ([]json.RawMessage, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	defer f.Close()
-	var lines []json.RawMessage
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		l := sc.Bytes()
-		if len(strings.TrimSpace(string(l))) == 0 {
-			continue
-		}
-		if !json.Valid(l) {
-			return nil, usageErrorf("%s:%d: not a JSON event", path, n)
-		}
-		lines = append(lines, json.RawMessage(slices.Clone(l)))
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &exitError{code: exitTurn, err: fmt.Errorf("%s: %w", path, err)}
-	}
-	return lines, nil
-}
-
-// timelineEvent is the part of an event's flat JSON the table shows.
-type timelineEvent struct {
-	Name       string          `json:"name"`
-	Time       time.Time       `json:"time"`
-	Depth      int             `json:"depth"`
-	Input      json.RawMessage `json:"input"`
-	Iteration  int             `json:"iteration"`
-	Attempt    int             `json:"attempt"`
-	StopReason string          `json:"stop_reason"`
-	Error      string          `json:"error"`
-	ToolName   string          `json:"tool_name"`
-	ToolUseID  string          `json:"tool_use_id"`
-	Summary    string          `json:"summary"`
-	Detail     string          `json:"detail"`
-	Output     string          `json:"output"`
-	IsError    bool            `json:"is_error"`
-	Reason     string          `json:"reason"`
-	Handler    string          `json:"handler"`
-	Trigger    string          `json:"trigger"`
-	Iterations int             `json:"iterations"`
-	ToolCalls  int             `json:"tool_calls"`
-}
-
 // writeTimeline writes the events as a table: offset from the first
-// event, name, summary.
+// event, name (a fork's indented under a │), what it is about.
 func writeTimeline(out io.Writer, title string, lines []json.RawMessage) error {
 	var b strings.Builder
-	evs := make([]timelineEvent, 0, len(lines))
+	evs := make([]event.Event, 0, len(lines))
 	deltas := 0
 	for _, l := range lines {
-		var ev timelineEvent
-		json.Unmarshal(l, &ev) // a field of another type is left empty
-		if ev.Name == "llm_delta" {
+		ev, err := event.Decode(l)
+		if err != nil {
+			continue // not an event: --json shows the line as it is
+		}
+		if ev.Name == event.LLMDelta {
 			deltas++
 			continue
 		}
@@ -247,71 +150,78 @@ func writeTimeline(out io.Writer, title string, lines []json.RawMessage) error {
 	}
 	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	var start time.Time
-	shown := map[string]timelineEvent{} // a call's start, by tool use id: how its end is shown
+	starts := map[string]*event.ToolData{} // a call's start, by tool use id: how its end is shown
 	for _, ev := range evs {
-		if start.IsZero() {
-			start = ev.Time
+		if d, ok := ev.Data.(*event.ToolData); ok && ev.Name == event.ToolExecStarted {
+			starts[d.ToolUseID] = d
 		}
-		if ev.Name == "tool_exec_started" {
-			shown[ev.ToolUseID] = ev
-		} else if st, ok := shown[ev.ToolUseID]; ok && strings.HasPrefix(ev.Name, "tool_exec_") {
-			ev.Summary, ev.Detail = st.Summary, st.Detail
-		}
-		name := strings.Repeat("│ ", ev.Depth) + ev.Name
-		fmt.Fprintf(tw, "  +%.3fs\t%s\t%s\n", ev.Time.Sub(start).Seconds(), name, eventSummary(ev))
+		name := strings.Repeat("│ ", ev.Depth) + string(ev.Name)
+		fmt.Fprintf(tw, "  +%.3fs\t%s\t%s\n", ev.Time.Sub(evs[0].Time).Seconds(), name, eventSummary(ev, starts))
 	}
 	tw.Flush()
 	_, err := io.WriteString(out, b.String())
 	return err
 }
 
-// eventSummary says in a line what a timeline event is about.
-func eventSummary(ev timelineEvent) string {
+// eventSummary says in a line what a timeline event is about; starts are
+// the tool calls started so far, whose display their ends share.
+func eventSummary(ev event.Event, starts map[string]*event.ToolData) string {
 	var s string
-	switch {
-	case ev.Name == "turn_started":
-		var in string
-		json.Unmarshal(ev.Input, &in)
-		s = "❯ " + in
-	case ev.Name == "iteration_started":
-		s = fmt.Sprintf("iteration %d", ev.Iteration)
-	case strings.HasPrefix(ev.Name, "llm_call_"):
-		parts := []string{fmt.Sprintf("iteration %d", ev.Iteration)}
-		if ev.Attempt > 1 {
-			parts = append(parts, fmt.Sprintf("attempt %d", ev.Attempt))
+	switch d := ev.Data.(type) {
+	case *event.SessionData:
+		s = cmp.Or(d.Source, d.Reason)
+	case *event.TurnStartedData:
+		s = "❯ " + d.Input
+	case *event.IterationStartedData:
+		s = fmt.Sprintf("iteration %d", d.Iteration)
+	case *event.LLMCallData:
+		parts := []string{fmt.Sprintf("iteration %d", d.Iteration)}
+		if d.Attempt > 1 {
+			parts = append(parts, fmt.Sprintf("attempt %d", d.Attempt))
 		}
-		if ev.StopReason != "" {
-			parts = append(parts, ev.StopReason)
+		if d.StopReason != "" {
+			parts = append(parts, string(d.StopReason))
 		}
-		if ev.Error != "" {
-			parts = append(parts, "✗ "+ev.Error)
+		if d.Error != "" {
+			parts = append(parts, "✗ "+d.Error)
 		}
 		s = strings.Join(parts, " · ")
-	case strings.HasPrefix(ev.Name, "tool_exec_"):
-		first, _, _ := strings.Cut(toolHeader(ev.ToolName, ev.Input, tool.Display{Summary: ev.Summary, Detail: ev.Detail}), "\n")
+	case *event.ToolData:
+		shown := tool.Display{Summary: d.Summary, Detail: d.Detail}
+		if st, ok := starts[d.ToolUseID]; ok {
+			shown = tool.Display{Summary: st.Summary, Detail: st.Detail}
+		}
+		first, _, _ := strings.Cut(toolHeader(d.ToolName, d.Input, shown), "\n")
 		s = strings.TrimPrefix(first, "● ")
-		if ev.Name != "tool_exec_started" {
+		if ev.Name != event.ToolExecStarted {
 			mark := "→ "
-			if ev.IsError {
+			if d.IsError {
 				mark = "✗ "
 			}
-			out, _, _ := strings.Cut(strings.TrimSpace(ev.Output), "\n")
+			out, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
 			s += " " + mark + out
 		}
-	case ev.Name == "tool_blocked":
-		s = ev.ToolName + ": " + ev.Reason
-	case ev.Name == "hook_failed":
-		s = ev.Handler + ": " + ev.Error
-	case strings.HasPrefix(ev.Name, "compaction_"):
-		s = ev.Trigger
-		if ev.Error != "" {
-			s += " ✗ " + ev.Error
+	case *event.ToolBlockedData:
+		s = d.ToolName + ": " + d.Reason
+	case *event.HookFailedData:
+		s = d.Handler + ": " + d.Error
+	case *event.CompactionData:
+		s = d.Trigger
+		if d.Error != "" {
+			s += " ✗ " + d.Error
 		}
-	case ev.Name == "turn_completed":
-		s = fmt.Sprintf("%s · %s · %s", ev.StopReason, plural(ev.Iterations, "iteration"), plural(ev.ToolCalls, "tool call"))
-		if ev.Error != "" {
-			s += " · " + ev.Error
+	case *event.SubagentData:
+		s = d.Agent
+		if d.StopReason != "" {
+			s += " · " + d.StopReason
+		}
+		if d.TaskID != "" {
+			s += " · " + d.TaskID
+		}
+	case *event.TurnCompletedData:
+		s = fmt.Sprintf("%s · %s · %s", d.StopReason, plural(d.Iterations, "iteration"), plural(d.ToolCalls, "tool call"))
+		if d.Error != "" {
+			s += " · " + d.Error
 		}
 	}
 	return oneLine(s, maxSummaryRunes)

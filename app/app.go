@@ -1,0 +1,487 @@
+// Package app is orca's composition root: Open builds, from one Config,
+// everything a program needs to run an agent in a workspace the way
+// `orca run` and `orca chat` do — the process's services, the settings
+// files and trust store, their command hooks, the workspace's trusted
+// filesystem extensions, the model, the permission policy, the session
+// store with an observation row per event, an optional run timeline, the
+// runtime and the session router — and Close releases it all in reverse.
+//
+//	a, err := app.Open(ctx, app.Config{Workspace: dir, Model: app.ModelConfig{Provider: "anthropic"}})
+//	if err != nil { … }
+//	defer a.Close()
+//	s, err := a.Session(ctx, app.SessionOptions{})
+//	res, err := s.Run(ctx, "Fix the failing test")
+//
+// The CLI, a server or a worker each keep only what is theirs (flags,
+// rendering, transport) and call Open.
+package app
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/intercept"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/provider"
+	"github.com/orca-agent/orca/observe"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/sqlite"
+	"github.com/orca-agent/orca/tool"
+)
+
+// DefaultName is the agent's name unless Config.Name says otherwise: the
+// CLI's, so that a program opening the same workspace finds the sessions
+// `orca run` started (a runtime's id is its agent's name and workspace).
+const DefaultName = "orca"
+
+// DefaultSystemPrompt is the CLI's system prompt: a coding agent in the
+// user's workspace.
+const DefaultSystemPrompt = `You are orca, a coding agent working in the user's workspace folder.
+Use the tools to look before you change anything, make the smallest change that
+does the job, check it (run the tests when there are any), and finish with a short
+answer that says what you did.`
+
+// Config says what Open builds. Only Workspace and a model (Client or
+// Model) are required.
+type Config struct {
+	// Workspace is the folder the agent works in. Required.
+	Workspace string
+	// ConfigDir is the user's configuration folder: its orca/settings.json
+	// is read, its orca/trust.json says what is trusted, user skills and
+	// subagents come from it, and protection guards it. config.Dir() if
+	// empty; "-" means none.
+	ConfigDir string
+	// NoSettings reads no settings files (the user's and the
+	// workspace's): only this Config counts.
+	NoSettings bool
+	// Trust trusts the workspace for this App only, without recording it:
+	// its own command hooks, allow rules, permission mode and model
+	// settings apply.
+	Trust bool
+
+	// Client is the model; if nil, Model chooses one.
+	Client llm.Client
+	// Model chooses the model when Client is nil (see ModelConfig).
+	Model ModelConfig
+	// Labels name Model's fields in error messages.
+	Labels Labels
+	// Getenv reads the environment variables that choose the model
+	// (ORCA_PROVIDER, ORCA_MODEL); os.Getenv if nil.
+	Getenv func(string) string
+
+	// Name is the agent's name (DefaultName if empty).
+	Name string
+	// SystemPrompt is the system prompt of every turn (none if empty;
+	// DefaultSystemPrompt is the CLI's).
+	SystemPrompt string
+	// MaxIterations caps the model calls of a turn
+	// (agent.DefaultMaxIterations if zero).
+	MaxIterations int
+	// Verify is the command that checks every finished turn (see
+	// agent.Definition.Verify): nil means the settings' "verify", "" none.
+	Verify *string
+	// ToolProviders are the runtime's tools (nil: the default tool set).
+	ToolProviders []tool.Provider
+
+	// Allow, Deny and Ask are permission rules on top of the settings'.
+	Allow, Deny, Ask []string
+	// Mode is the permission mode ("": the settings' defaultMode, else
+	// default).
+	Mode policy.Mode
+	// Approver answers the calls the policy asks about (nil:
+	// policy.Headless refuses them, saying how to allow them).
+	Approver policy.Approver
+	// Interceptors wrap every execution of the App's sessions: turns and
+	// manual compactions.
+	Interceptors []agent.Interceptor
+
+	// Store keeps the sessions (Open does not close one it is given); nil
+	// means the workspace's SQLite store, <workspace>/.orca/orca.db.
+	Store store.Store
+	// Timeline also writes every event to a new run timeline,
+	// .orca/runs/<run>/events.jsonl (App.TimelinePath).
+	Timeline bool
+	// Logger receives warnings (slog.Default() if nil).
+	Logger *slog.Logger
+}
+
+// App is an opened Config: everything a program needs to run sessions of
+// one agent in one workspace. Its methods are safe for concurrent use.
+type App struct {
+	cfg       Config
+	root      string
+	configDir string
+	settings  *config.Settings
+	warnings  []config.Warning
+	exts      []*extension.Extension
+	model     *model
+	svc       *agent.Services
+	store     store.Store
+	rt        *agent.Runtime
+	router    *session.Router
+	timeline  *observe.Timeline
+	closers   []func() error
+
+	mu       sync.Mutex
+	sessions []*session.LiveSession
+	closed   bool
+	closeErr error
+}
+
+// Open builds everything cfg says, in order: settings and trust, the
+// model, the policy, the workspace's extensions (read, not started), the
+// services with the settings' command hooks and the trusted extensions on
+// them, the store and its observation rows, the timeline, the runtime and
+// the router. A Config that cannot be used is a *ConfigError, and nothing
+// is left open; other errors (a store that cannot be opened) are returned
+// as they are.
+func Open(ctx context.Context, cfg Config) (_ *App, err error) {
+	a := &App{cfg: cfg}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	logger := cmp.Or(cfg.Logger, slog.Default())
+	if a.root, err = CheckWorkspace(cfg.Workspace); err != nil {
+		return nil, err
+	}
+	switch cfg.ConfigDir {
+	case "-":
+	case "":
+		a.configDir, _ = config.Dir() // no home folder: nothing is read or trusted
+	default:
+		a.configDir = cfg.ConfigDir
+	}
+	a.settings = &config.Settings{}
+	if !cfg.NoSettings {
+		if a.settings, a.warnings, err = config.Load(config.LoadOptions{Workspace: a.root, ConfigDir: cmp.Or(a.configDir, "-"), TrustOverride: cfg.Trust}); err != nil {
+			return nil, &ConfigError{Err: err}
+		}
+	}
+	if cfg.Client != nil {
+		a.model = &model{client: cfg.Client, cfg: provider.Config{Model: cfg.Model.Model}}
+	} else {
+		getenv := cfg.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		if a.model, err = chooseModel(&a.cfg, a.settings, getenv); err != nil {
+			return nil, err
+		}
+	}
+	verify := a.settings.Verify
+	if cfg.Verify != nil {
+		verify = *cfg.Verify
+	}
+	pol, err := a.policy()
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.NoSettings {
+		if a.exts, err = a.loadExtensions(); err != nil {
+			return nil, err
+		}
+	}
+
+	a.svc = agent.NewServices(logger)
+	a.closers = append(a.closers, a.svc.Close)
+	unregister, err := a.settings.RegisterHooks(a.svc.Hooks, a.root)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	a.closers = append(a.closers, func() error { unregister(); return nil })
+	loaded, err := extension.RegisterExtensions(a.svc, a.exts)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	a.closers = append(a.closers, loaded.Close)
+
+	a.store = cfg.Store
+	if a.store == nil {
+		st, err := OpenStore(a.root)
+		if err != nil {
+			return nil, err
+		}
+		a.store = st
+		a.closers = append(a.closers, st.Close)
+	}
+	if o, ok := a.store.(store.Observations); ok {
+		// Every event becomes a row: closed after the sessions and the
+		// runtime, so that their last events are written.
+		rows, err := observe.NewRows(a.svc.Bus, o, logger)
+		if err != nil {
+			return nil, fmt.Errorf("observation rows: %w", err)
+		}
+		a.closers = append(a.closers, rows.Close)
+	}
+	if cfg.Timeline {
+		if a.timeline, err = observe.NewTimeline(a.svc.Bus, a.root, newRunID(time.Now())); err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, a.timeline.Close)
+	}
+
+	a.rt, err = agent.New(agent.Definition{
+		Name:          cmp.Or(cfg.Name, DefaultName),
+		SystemPrompt:  cfg.SystemPrompt,
+		MaxIterations: cfg.MaxIterations,
+		Model:         a.model.cfg.Model,
+		Prices:        budget.DefaultPrices.With(a.settings.Prices),
+		Verify:        verify,
+		ToolProviders: cfg.ToolProviders,
+	}, agent.Collaborators{
+		Client:    a.model.client,
+		Workspace: a.root,
+		Logger:    logger,
+		Services:  a.svc,
+		Policy:    pol,
+		Approver:  cfg.Approver,
+		Approvals: session.Approvals(a.store),
+		ConfigDir: cmp.Or(a.configDir, "-"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, a.rt.Close)
+	a.router = session.NewRouter(a.rt, a.store, intercept.Wrap(agent.NewExecutor(), cfg.Interceptors...))
+	return a, nil
+}
+
+// CheckWorkspace returns dir, absolute and with its links resolved, if it
+// is a folder orca can work in; else a *ConfigError naming it.
+func CheckWorkspace(dir string) (string, error) {
+	if dir == "" {
+		return "", configErrorf("no workspace folder")
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", configErrorf("workspace %s does not exist", dir)
+	case err != nil:
+		return "", configErrorf("workspace %s: %v", dir, err)
+	case !fi.IsDir():
+		return "", configErrorf("workspace %s is not a folder", dir)
+	}
+	root, err := config.Canonical(dir)
+	if err != nil {
+		return "", configErrorf("workspace %s: %v", dir, err)
+	}
+	return root, nil
+}
+
+// policy builds the permission policy: the settings' rules, then the
+// Config's, in the Config's mode (else the settings').
+func (a *App) policy() (*policy.Policy, error) {
+	rules, err := a.settings.Rules()
+	if err != nil {
+		return nil, configErrorf("settings: %v", err)
+	}
+	extra, err := policy.ParseRules(a.cfg.Allow, a.cfg.Deny, a.cfg.Ask)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	rules.Allow = append(rules.Allow, extra.Allow...)
+	rules.Deny = append(rules.Deny, extra.Deny...)
+	rules.Ask = append(rules.Ask, extra.Ask...)
+	mode := a.cfg.Mode
+	if mode == "" {
+		mode = a.settings.Mode()
+	}
+	// The runtime derives the policy to guard its configuration folder.
+	p, err := policy.New(mode, rules)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	return p, nil
+}
+
+// loadExtensions reads the workspace's filesystem extensions and what the
+// trust policy grants each, without running anything. Resource values
+// that cannot be read from the user's settings are a warning: the
+// extensions then get none.
+func (a *App) loadExtensions() ([]*extension.Extension, error) {
+	opts := extension.ExtensionOptions{Workspace: a.root}
+	if a.configDir != "" {
+		opts.Trust = config.NewTrustStore(a.configDir)
+		res, err := config.UserResources(a.configDir)
+		if err != nil {
+			file := filepath.Join(a.configDir, filepath.FromSlash(config.UserFile))
+			a.warnings = append(a.warnings, config.Warning{File: file,
+				Message: "extension resources not read: " + strings.TrimPrefix(err.Error(), file+": ")})
+		}
+		opts.Resources = res
+	}
+	exts, err := extension.LoadExtensions(opts)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	return exts, nil
+}
+
+// OpenStore opens the session store of workspace ws,
+// <ws>/.orca/orca.db, creating it if needed. Its errors name the file.
+func OpenStore(ws string) (*sqlite.Store, error) {
+	root, err := config.Canonical(ws)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", ws, err)
+	}
+	path := sqlite.DefaultPath(root)
+	st, err := sqlite.Open(path)
+	if err != nil {
+		// Say the path once.
+		msg := strings.TrimPrefix(err.Error(), "sqlite store: open "+path+": ")
+		return nil, fmt.Errorf("cannot open the session store %s: %s", path, msg)
+	}
+	return st, nil
+}
+
+// newRunID returns a fresh run id, run_<yyyymmdd-hhmmss>_<random hex>: ids
+// sort in the order the runs started.
+func newRunID(now time.Time) string {
+	return "run_" + now.Format("20060102-150405") + "_" + randomHex()
+}
+
+func randomHex() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Root returns the workspace folder, absolute with links resolved.
+func (a *App) Root() string { return a.root }
+
+// ConfigDir returns the user's configuration folder the App reads, or "".
+func (a *App) ConfigDir() string { return a.configDir }
+
+// Runtime returns the agent runtime.
+func (a *App) Runtime() *agent.Runtime { return a.rt }
+
+// Services returns the process's services: hook and middleware
+// registries, bus, queues, background tasks.
+func (a *App) Services() *agent.Services { return a.svc }
+
+// Store returns the session store.
+func (a *App) Store() store.Store { return a.store }
+
+// Settings returns the settings files as they were applied.
+func (a *App) Settings() *config.Settings { return a.settings }
+
+// Warnings returns what reading the settings skipped (a workspace's own
+// settings an untrusted workspace may not use, marked Untrusted).
+func (a *App) Warnings() []config.Warning { return a.warnings }
+
+// Extensions returns the workspace's filesystem extensions, trusted or
+// not (an untrusted one never runs: its Reason says why).
+func (a *App) Extensions() []*extension.Extension { return a.exts }
+
+// Model returns the model's configuration, as resolved (empty Provider
+// for a Client the Config gave).
+func (a *App) Model() provider.Config { return a.model.cfg }
+
+// TimelinePath returns the file of the run's timeline, or "" without one.
+func (a *App) TimelinePath() string {
+	if a.timeline == nil {
+		return ""
+	}
+	return a.timeline.Path()
+}
+
+// SessionOptions say which session App.Session opens.
+type SessionOptions struct {
+	// ID names the session: continued if the store has it, started if not.
+	// Empty: a new session (or, with Continue, the latest).
+	ID string
+	// Continue opens the most recently active session of the App's
+	// runtime (its agent in its workspace).
+	Continue bool
+	// OnEvent is the session's event feed (session.OpenOptions.OnEvent).
+	OnEvent func(event.Event)
+}
+
+// Session opens a live session: the one ID names, the workspace's latest
+// with Continue, or a new one. A session of another runtime (the
+// workspace was moved, or another agent started it) and Continue without
+// a session are *ConfigErrors. The App closes the sessions it opened that
+// are still open when it closes.
+func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSession, error) {
+	id := opts.ID
+	switch {
+	case opts.Continue && id != "":
+		return nil, configErrorf("continue and session %s name two sessions: give one of them", id)
+	case opts.Continue:
+		ss, err := a.store.Sessions(ctx, store.Filter{RuntimeID: a.rt.ID(), Limit: 1})
+		if err != nil {
+			return nil, fmt.Errorf("listing the sessions of %s: %w", a.root, err)
+		}
+		if len(ss) == 0 {
+			return nil, configErrorf("workspace %s has no session to continue yet", a.root)
+		}
+		id = ss[0].ID
+	case id == "":
+		id = session.NewID()
+	}
+	if a.model.fill != nil {
+		a.model.fill(id)
+	}
+	ls, err := a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent})
+	switch {
+	case errors.Is(err, store.ErrWrongRuntime):
+		// A runtime is an agent over a workspace folder: the session was
+		// started in the folder at another path (it was moved or copied),
+		// or by another agent.
+		where := ""
+		if s, err := a.store.Session(ctx, id); err == nil {
+			where = fmt.Sprintf(" (agent %s in %s)", s.Agent, s.Workspace)
+		}
+		return nil, configErrorf("session %s belongs to another runtime%s: this one is agent %s in %s, "+
+			"and a session stays with the runtime that started it", id, where, a.rt.Definition().Name, a.root)
+	case err != nil:
+		return nil, fmt.Errorf("cannot open session %s: %w", id, err)
+	}
+	a.mu.Lock()
+	a.sessions = append(a.sessions, ls)
+	a.mu.Unlock()
+	return ls, nil
+}
+
+// Close closes what Open built, in reverse: the sessions still open
+// (firing SESSION_END), the runtime, the timeline, the observation rows
+// (writing what they hold), the store, the extensions, the command hooks,
+// the services. It is idempotent.
+func (a *App) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return a.closeErr
+	}
+	a.closed = true
+	sessions := a.sessions
+	a.mu.Unlock()
+	var errs []error
+	for i := len(sessions) - 1; i >= 0; i-- {
+		errs = append(errs, sessions[i].Close(context.Background()))
+	}
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closeErr = errors.Join(errs...)
+	return a.closeErr
+}

@@ -1,0 +1,159 @@
+package app
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/provider"
+	"github.com/orca-agent/orca/llm/script"
+)
+
+// ScriptProvider is the provider of the scripted model (llm/script), which
+// answers from a script file (ModelConfig.Script). llm/provider does not
+// build it: it needs a script, which is no provider setting.
+const ScriptProvider = "script"
+
+// ModelConfig chooses the model. Each field left empty comes from the
+// project's settings ("provider", "model", "base_url"), else the user's,
+// else the environment (ORCA_PROVIDER, ORCA_MODEL), else the provider's
+// default. A Script without a Provider chooses the script provider.
+type ModelConfig struct {
+	Provider, Model, BaseURL string
+	// Script is a script file of the scripted model's responses
+	// (script.ParseFile), for the script provider.
+	Script string
+}
+
+// Labels name the model configuration's fields in error messages: how the
+// program lets its user set them (the CLI: "--provider NAME", "--script
+// FILE", "--base-url"). By default, the Config fields' names.
+type Labels struct {
+	Provider, Script, BaseURL string
+}
+
+func (l Labels) withDefaults() Labels {
+	if l.Provider == "" {
+		l.Provider = "Config.Model.Provider"
+	}
+	if l.Script == "" {
+		l.Script = "Config.Model.Script"
+	}
+	if l.BaseURL == "" {
+		l.BaseURL = "Config.Model.BaseURL"
+	}
+	return l
+}
+
+// flagName is a label without its argument: "--provider" of "--provider NAME".
+func flagName(label string) string {
+	name, _, _ := strings.Cut(label, " ")
+	return name
+}
+
+// ProviderList names every provider Open can use: "anthropic, openai and
+// script".
+func ProviderList() string {
+	names := append(provider.Names(), ScriptProvider)
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// model is the resolved model: the client, what completes it once a
+// session's id is known (nil: nothing; the script provider's routes are
+// per session), and its configuration.
+type model struct {
+	client llm.Client
+	fill   func(sessionID string)
+	cfg    provider.Config
+}
+
+// chooseModel resolves the model of cfg over the settings and the
+// environment and builds its client. Every problem says how to fix it.
+func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*model, error) {
+	l := cfg.Labels.withDefaults()
+	given := provider.Config{Provider: cfg.Model.Provider, Model: cfg.Model.Model, BaseURL: cfg.Model.BaseURL}
+	if given.Provider == "" && cfg.Model.Script != "" {
+		given.Provider = ScriptProvider
+	}
+	project := provider.Config{Provider: s.ProjectModel.Provider, Model: s.ProjectModel.Model, BaseURL: s.ProjectModel.BaseURL}
+	user := provider.Config{Provider: s.UserModel.Provider, Model: s.UserModel.Model, BaseURL: s.UserModel.BaseURL}
+	rc := provider.Resolve(given, project, user, getenv)
+
+	// from says where the provider was chosen, for the errors.
+	var from string
+	switch rc.Provider {
+	case cfg.Model.Provider:
+		from = flagName(l.Provider)
+	case given.Provider:
+		from = flagName(l.Script)
+	case project.Provider:
+		from = `"provider" of the project's settings`
+	case user.Provider:
+		from = `"provider" of your settings`
+	default:
+		from = provider.ProviderEnv
+	}
+	switch {
+	case rc.Provider == "":
+		return nil, configErrorf("no model provider chosen: name one with %s, the %s environment variable, "+
+			"or \"provider\" in a settings file (the providers are %s; script, the scripted model, needs %s, a JSON file of the model's responses)",
+			l.Provider, provider.ProviderEnv, ProviderList(), l.Script)
+	case rc.Provider == ScriptProvider:
+		if cfg.Model.Script == "" {
+			return nil, configErrorf("the script provider (chosen by %s) needs %s, a JSON file of the model's responses", from, l.Script)
+		}
+		if cfg.Model.BaseURL != "" {
+			return nil, configErrorf("%s is for the %s providers, not script", flagName(l.BaseURL), strings.Join(provider.Names(), " and "))
+		}
+		client, fill, err := loadScript(cfg.Model.Script)
+		if err != nil {
+			return nil, err
+		}
+		return &model{client: client, fill: fill, cfg: rc}, nil
+	case !slices.Contains(provider.Names(), rc.Provider):
+		return nil, configErrorf("unknown provider %q (chosen by %s): the providers are %s", rc.Provider, from, ProviderList())
+	case cfg.Model.Script != "":
+		return nil, configErrorf("%s is for the script provider, but the provider is %s (chosen by %s): drop %s or choose the script provider",
+			flagName(l.Script), rc.Provider, from, flagName(l.Script))
+	}
+	client, err := provider.New(rc)
+	if err != nil {
+		return nil, configErrorf("%v (the provider %s was chosen by %s)", err, rc.Provider, from)
+	}
+	return &model{client: client, cfg: rc}, nil
+}
+
+// loadScript reads a script file into a client that answers a session's
+// model calls from it: its routes once the session's id is known (fill),
+// the rest from its responses, in order.
+func loadScript(path string) (llm.Client, func(sessionID string), error) {
+	f, err := script.ParseFile(path)
+	if err != nil {
+		return nil, nil, &ConfigError{Err: err}
+	}
+	empty := len(f.Responses) == 0
+	for _, rs := range f.Routes {
+		empty = empty && len(rs) == 0
+	}
+	if empty {
+		return nil, nil, configErrorf("script file %s has no responses: it needs {\"responses\": [...]} with one element per model response, "+
+			"or {\"routes\": {\"main\": [...], \"subagent\": [...]}}", path)
+	}
+	c := script.New()
+	return c, func(sessionID string) { f.Install(c, sessionID) }, nil
+}
+
+// ConfigError is a configuration Open cannot use — a workspace that is no
+// folder, a settings file, a rule, a model choice, an extension manifest,
+// a session of another runtime — said so that its user can fix it. Nothing
+// was left open.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configErrorf(format string, args ...any) error {
+	return &ConfigError{Err: fmt.Errorf(format, args...)}
+}
