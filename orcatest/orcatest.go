@@ -6,7 +6,7 @@
 // assert the round trip to its end: the file on disk, the observation in
 // the next prompt (ScriptedClient records every call), the events.
 //
-// TestClient is the conformance suite for llm.Client implementations.
+// The conformance suite of llm.Client implementations is llm/llmtest.
 package orcatest
 
 import (

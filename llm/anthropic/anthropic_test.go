@@ -14,7 +14,7 @@ import (
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/anthropic"
-	"github.com/orca-agent/orca/orcatest"
+	"github.com/orca-agent/orca/llm/llmtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,7 +38,7 @@ func newClient(t *testing.T, baseURL string, opts ...anthropic.Option) *anthropi
 }
 
 func TestConformance(t *testing.T) {
-	orcatest.TestClient(t, func(t *testing.T, c orcatest.ClientCase) (llm.Client, func() []*llm.Request) {
+	llmtest.TestClient(t, func(t *testing.T, c llmtest.ClientCase) (llm.Client, func() []*llm.Request) {
 		api := newFakeAPI(t, answer{resp: c.Response, err: c.Err})
 		return newClient(t, api.URL), api.seen
 	})

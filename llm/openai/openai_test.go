@@ -13,8 +13,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/llmtest"
 	"github.com/orca-agent/orca/llm/openai"
-	"github.com/orca-agent/orca/orcatest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,7 +38,7 @@ func newClient(t *testing.T, baseURL string, opts ...openai.Option) *openai.Clie
 }
 
 func TestConformance(t *testing.T) {
-	orcatest.TestClient(t, func(t *testing.T, c orcatest.ClientCase) (llm.Client, func() []*llm.Request) {
+	llmtest.TestClient(t, func(t *testing.T, c llmtest.ClientCase) (llm.Client, func() []*llm.Request) {
 		api := newFakeAPI(t, answer{resp: c.Response, err: c.Err})
 		return newClient(t, api.v1()), api.seen
 	})

@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/llmtest"
 	"github.com/orca-agent/orca/llm/script"
-	"github.com/orca-agent/orca/orcatest"
 )
 
 // The scripted client passes the conformance suite every client must pass.
 func TestConformance(t *testing.T) {
-	orcatest.TestClient(t, func(t *testing.T, c orcatest.ClientCase) (llm.Client, func() []*llm.Request) {
+	llmtest.TestClient(t, func(t *testing.T, c llmtest.ClientCase) (llm.Client, func() []*llm.Request) {
 		sc := script.New()
 		var resp script.Response
 		if c.Err != nil {

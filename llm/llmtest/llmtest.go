@@ -1,4 +1,8 @@
-package orcatest
+// Package llmtest is the conformance kit of llm.Client, beside its contract
+// (as testing/slogtest is slog's): a provider's tests run TestClient against
+// a harness that serves each case — from a local HTTP server, say — without
+// linking the rest of the runtime.
+package llmtest
 
 import (
 	"bytes"
