@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/workspace"
+	"github.com/orca-agent/orca/workspace/workspacetest"
 )
 
 func open(t *testing.T) (*workspace.Local, string) {
@@ -184,4 +185,15 @@ func TestClose(t *testing.T) {
 	if _, err := l.ReadFile("x"); err == nil {
 		t.Error("read after close succeeded")
 	}
+}
+
+// Local passes the FileSystem conformance kit.
+func TestLocalConformance(t *testing.T) {
+	workspacetest.TestFileSystem(t, func(t *testing.T) workspace.FileSystem {
+		l, err := workspace.OpenLocal(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	})
 }

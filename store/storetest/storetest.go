@@ -27,10 +27,12 @@ import (
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/store"
 )
 
-// Run runs the conformance suite. open must return a new, empty store each
+// Run runs the conformance suite (observation rows too, for a store that
+// keeps them: store.Observations). open must return a new, empty store each
 // time it is called; Run closes every store it opens. Each property is a
 // subtest, so `go test -run 'Conformance/Approvals'` runs one of them.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
@@ -56,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Sessions", testSessions},
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"Context", testContext},
+		{"Observations", testObservations},
 		{"Close", testClose},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +81,7 @@ func RunDurable(t *testing.T, open func(t *testing.T, path string) store.Store) 
 	t.Helper()
 	t.Run("Reopen", func(t *testing.T) { testReopen(t, open) })
 	t.Run("ReopenManyTimes", func(t *testing.T) { testReopenManyTimes(t, open) })
+	t.Run("ReopenObservations", func(t *testing.T) { testReopenObservations(t, open) })
 }
 
 var ctx = context.Background()
@@ -1145,4 +1149,111 @@ func testReopenManyTimes(t *testing.T, open func(t *testing.T, path string) stor
 	if tot, err := s.Totals(ctx, "s1"); err != nil || tot.ToolCalls != 5 {
 		t.Errorf("Totals = %+v, %v; want ToolCalls 5", tot, err)
 	}
+}
+
+// observationRows are rows of two sessions (and one of no session), their
+// scopes whole, their data as events encode it.
+func observationRows() []store.Observation {
+	at := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	top := scope.Scope{RuntimeID: "r1", SessionID: "s1", TurnID: "t1", ExecutionID: "e1"}
+	fork := top.Child("r1/explorer", "e2")
+	row := func(i int, name string, sc scope.Scope, data string) store.Observation {
+		return store.Observation{Time: at.Add(time.Duration(i) * time.Millisecond), Name: name, Scope: sc, Data: json.RawMessage(data)}
+	}
+	return []store.Observation{
+		row(0, "session_started", scope.Scope{RuntimeID: "r1", SessionID: "s1"}, `{"name":"session_started","source":"new"}`),
+		row(1, "turn_started", top, `{"name":"turn_started","input":"ünïcödé <&>"}`),
+		row(2, "subagent_started", fork, `{"name":"subagent_started","agent":"explorer"}`),
+		row(3, "turn_started", scope.Scope{RuntimeID: "r1", SessionID: "s2", TurnID: "t9", ExecutionID: "e9"}, `{"name":"turn_started","input":"other"}`),
+		row(4, "hook_failed", scope.Scope{RuntimeID: "r1"}, `{"name":"hook_failed", "spacing" :  "kept"}`),
+		row(5, "turn_completed", top, `{"name":"turn_completed","stop_reason":"answered"}`),
+	}
+}
+
+func testObservations(t *testing.T, s store.Store) {
+	o, ok := s.(store.Observations)
+	if !ok {
+		t.Skip("the store keeps no observation rows")
+	}
+	ctx := context.Background()
+	want := observationRows()
+	// Rows need no provisioned session; two writes keep one order.
+	if err := o.AppendObservations(ctx, want[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.AppendObservations(ctx, want[2:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.AppendObservations(ctx, nil); err != nil {
+		t.Errorf("an empty write: %v", err)
+	}
+	got, err := o.Observations(ctx, store.ObservationFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "all rows", got, want)
+	for i, r := range got {
+		if r.Seq != int64(i+1) {
+			t.Errorf("row %d has Seq %d, want %d", i, r.Seq, i+1)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		f    store.ObservationFilter
+		want []store.Observation
+	}{
+		{"session s1", store.ObservationFilter{SessionID: "s1"}, []store.Observation{want[0], want[1], want[2], want[5]}},
+		{"turn t1", store.ObservationFilter{TurnID: "t1"}, []store.Observation{want[1], want[2], want[5]}},
+		{"after seq 3", store.ObservationFilter{AfterSeq: 3}, want[3:]},
+		{"session s1, after 2, limit 1", store.ObservationFilter{SessionID: "s1", AfterSeq: 2, Limit: 1}, []store.Observation{want[2]}},
+		{"unknown session", store.ObservationFilter{SessionID: "nope"}, nil},
+	} {
+		got, err := o.Observations(ctx, tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRows(t, tc.name, got, tc.want)
+	}
+	// What a caller does with the rows it got does not reach the store.
+	got[1].Data[2] = 'X'
+	again, _ := o.Observations(ctx, store.ObservationFilter{SessionID: "s1"})
+	wantRows(t, "after changing a returned row", again, []store.Observation{want[0], want[1], want[2], want[5]})
+}
+
+// wantRows compares rows by everything but Seq: time, name, the whole
+// scope, the data byte for byte.
+func wantRows(t *testing.T, what string, got, want []store.Observation) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d rows, want %d: %+v", what, len(got), len(want), got)
+		return
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if !g.Time.Equal(w.Time) || g.Name != w.Name || g.Scope != w.Scope || !bytes.Equal(g.Data, w.Data) {
+			t.Errorf("%s: row %d is\n%+v %s\nwant\n%+v %s", what, i, g, g.Data, w, w.Data)
+		}
+	}
+}
+
+func testReopenObservations(t *testing.T, open func(t *testing.T, path string) store.Store) {
+	path := filepath.Join(t.TempDir(), "rows", "orca.db")
+	s := reopen(t, open, path)
+	o, ok := s.(store.Observations)
+	if !ok {
+		t.Skip("the store keeps no observation rows")
+	}
+	want := observationRows()
+	if err := o.AppendObservations(context.Background(), want); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, open, path)
+	got, err := s.(store.Observations).Observations(context.Background(), store.ObservationFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, "after reopening", got, want)
 }
