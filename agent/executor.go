@@ -158,7 +158,25 @@ type Result struct {
 }
 
 // Executor runs turns. The zero value is ready to use; an Executor is safe
-// for concurrent use, on one runtime or many.
+// for concurrent use, on one runtime or many. One turn, end to end (the
+// interceptors of an intercept chain come before all of it):
+//
+//	USER_PROMPT_SUBMIT, TURN_START hooks
+//	loop, until an answer, the iteration limit, a budget, an interrupt or an error:
+//	  compaction past the threshold (PRE_COMPACT, the summariser's model call)
+//	  model call: llm_request middleware → llm_execution middleware → the client
+//	              (llm_execution again on every retry)
+//	  each tool call of the response, in order:
+//	    tool_request middleware → registry lookup → schema validation →
+//	    PRE_TOOL_USE (a rewrite is validated again) → policy and approval
+//	    (from the tool's traits; PERMISSION_REQUEST, the approver) →
+//	    tool_execution middleware → the tool (a Forker for tools that fork) →
+//	    POST_TOOL_USE or POST_TOOL_USE_FAILURE
+//	  the observations go back into the next prompt
+//	STOP (may send the agent back to work), then verification and POST_VERIFY
+//
+// Events are emitted at every step, to Request.OnEvent and the runtime's
+// bus; none of them can change the run.
 type Executor struct {
 	// Now returns the time stamped on events; time.Now if nil.
 	Now func() time.Time

@@ -45,13 +45,7 @@ func (t *turn) runTools(content []llm.Block, uses int) llm.Message {
 	return llm.Message{Role: llm.RoleUser, Content: results}
 }
 
-// runTool takes one tool call through the pipeline of DESIGN §2:
-//
-//	tool_request middleware → registry lookup → schema validation →
-//	PRE_TOOL_USE hooks (a rewrite is validated again) → policy and approval
-//	(PERMISSION_REQUEST hooks, the approver) → tool_execution middleware →
-//	the tool → POST_TOOL_USE / POST_TOOL_USE_FAILURE hooks
-//
+// runTool takes one tool call through the pipeline Executor's doc draws
 // and returns the observation. Nothing runs before it is allowed.
 func (t *turn) runTool(b *llm.Block) tool.Result {
 	call := &tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, Scope: t.res.Scope}

@@ -153,8 +153,8 @@ func newRootCmd(o options) *cobra.Command {
 		Use:   "orca",
 		Short: "orca runs LLM agents: a ReAct loop of model calls and tool calls in a workspace",
 		Long: `orca runs LLM agents: a ReAct loop of model calls and tool calls inside a
-workspace folder, with the default tools Read, Write, Edit, Glob, Grep, Bash
-and TodoWrite.
+workspace folder, with the default tools Read, Write, Edit, Glob, Grep, Bash,
+TodoWrite, Task, Skill, AgentOutput and TaskStop.
 
 Start with 'orca demo': a scripted model fixes a bug in a tiny Go project,
 and every tool call it asks for really runs.

@@ -28,7 +28,8 @@ func newRunCmd(o options) *cobra.Command {
 		Short: "Run one turn of a session of an agent in a workspace",
 		Long: `Run one turn of an agent: PROMPT goes to the model, every tool call the
 model asks for runs in the workspace (Read, Write, Edit, Glob, Grep, Bash,
-TodoWrite), and the observations go back to the model until it answers.
+TodoWrite, Task, Skill, AgentOutput, TaskStop), and the observations go
+back to the model until it answers.
 
 The model: --provider anthropic (ANTHROPIC_API_KEY), --provider openai
 (OPENAI_API_KEY; none needed with --base-url, for a local OpenAI-compatible

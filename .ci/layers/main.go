@@ -1,0 +1,93 @@
+// Command layers checks the package map of ARCHITECTURE.md against the
+// code: every import of an orca package points down the layers (to a
+// lower one), and the core — everything but the adapters and the roots —
+// links no provider SDK and no database driver. CI runs it:
+//
+//	go run ./.ci/layers
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+const module = "github.com/orca-agent/orca"
+
+// layers lists the packages from the bottom up; a package may import the
+// packages of lower layers only. Keep it as ARCHITECTURE.md draws it.
+var layers = [][]string{
+	{"intercept", "llm", "scope", "frontmatter", "workspace", "internal/proctest"},
+	{"event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
+	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider"},
+	{"config", "skill", "store/sqlite", "store/storetest"},
+	{"toolset"},
+	{"agent"},
+	{"session", "observe"},
+	{"extension"},
+	{"app"},
+	{"orcatest", "cmd/orca"},
+}
+
+// adapters and roots may link the heavy dependencies; the core may not.
+var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "app": true, "cmd/orca": true}
+
+var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite"}
+
+func main() {
+	rank := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l {
+			rank[p] = i
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \",\"}} {{join .Deps \",\"}}", module+"/...").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "layers: go list:", err)
+		os.Exit(2)
+	}
+	var problems []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		for len(f) < 3 {
+			f = append(f, "")
+		}
+		pkg := strings.TrimPrefix(strings.TrimPrefix(f[0], module), "/")
+		r, ok := rank[pkg]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s is in no layer: add it to .ci/layers and ARCHITECTURE.md", pkg))
+			continue
+		}
+		for _, imp := range strings.Split(f[1], ",") {
+			dep, ok := strings.CutPrefix(imp, module+"/")
+			if !ok {
+				continue
+			}
+			if rank[dep] >= r {
+				problems = append(problems, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports point down the layers", pkg, r, dep, rank[dep]))
+			}
+		}
+		if heavyOK[pkg] {
+			continue
+		}
+		for _, dep := range strings.Split(f[2], ",") {
+			for _, h := range heavy {
+				if strings.HasPrefix(dep, h) {
+					problems = append(problems, fmt.Sprintf("%s links %s: the core imports no provider SDK or driver", pkg, dep))
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, "layers:", p)
+		}
+		os.Exit(1)
+	}
+	fmt.Printf("layers: %d layers hold, and the core links no SDK or driver\n", len(layers))
+}
