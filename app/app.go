@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -484,4 +485,32 @@ func (a *App) Close() error {
 	}
 	a.closeErr = errors.Join(errs...)
 	return a.closeErr
+}
+
+// ToolDisplays returns how the tools of the default tool set over the
+// workspace root show their calls (tool.Display), for a program that shows
+// a transcript read from the store, where no runtime ran them; a tool it
+// does not know has the zero Display (show its arguments).
+func ToolDisplays(root string) func(name string, input json.RawMessage) tool.Display {
+	none := func(string, json.RawMessage) tool.Display { return tool.Display{} }
+	rt, err := agent.New(agent.Definition{Name: DefaultName}, agent.Collaborators{
+		Client: llm.ClientFunc(func(context.Context, *llm.Request, func(llm.Delta)) (*llm.Response, error) {
+			return nil, errors.New("no model")
+		}),
+		Workspace: root, Logger: slog.New(slog.DiscardHandler), ConfigDir: "-",
+	})
+	if err != nil {
+		return none
+	}
+	defer rt.Close()
+	tools := map[string]tool.Tool{}
+	for _, t := range rt.Tools().Tools() {
+		tools[t.Name()] = t
+	}
+	return func(name string, input json.RawMessage) tool.Display {
+		if t, ok := tools[name]; ok {
+			return tool.DisplayOf(t, input)
+		}
+		return tool.Display{}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/scope"
 )
@@ -290,7 +291,7 @@ func approvalRequest(tool, input string, suggest ...string) policy.ApprovalReque
 		v.Suggest, v.Suggestions = suggest[0], suggest
 	}
 	// As the runtime asks: with how the tool shows the call.
-	display := toolDisplays(os.TempDir())(tool, json.RawMessage(input))
+	display := app.ToolDisplays(os.TempDir())(tool, json.RawMessage(input))
 	return policy.ApprovalRequest{Scope: scope.Scope{SessionID: "s"}, ToolName: tool, ToolUseID: "u", Input: json.RawMessage(input), Display: display, Verdict: v}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
@@ -46,7 +47,7 @@ func TestObservation(t *testing.T) {
 // The header of a call says what its tool declares it does (tool.Display),
 // and shows the arguments of a tool that declares nothing.
 func TestToolHeader(t *testing.T) {
-	display := toolDisplays(t.TempDir())
+	display := app.ToolDisplays(t.TempDir())
 	for _, tc := range []struct {
 		name, input, want string
 	}{
@@ -141,7 +142,7 @@ func toolEvent(name event.Name, tool, input, output string) event.Event {
 }
 
 // testDisplays is how the default tools show their calls.
-var testDisplays = sync.OnceValue(func() func(string, json.RawMessage) tool.Display { return toolDisplays(os.TempDir()) })
+var testDisplays = sync.OnceValue(func() func(string, json.RawMessage) tool.Display { return app.ToolDisplays(os.TempDir()) })
 
 // spinFrame returns the line the spinner draws for tick i (0: the first
 // frame, drawn at once) of a tool call shown as line, at spinInterval per

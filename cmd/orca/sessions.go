@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/config"
@@ -213,7 +211,7 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 		fmt.Fprintf(&b, ", %d compacted (summarised by a later summary record: kept, but no longer sent to the model)", compacted)
 	}
 	b.WriteString("\n")
-	display := toolDisplays(root)
+	display := app.ToolDisplays(root)
 	for _, r := range recs {
 		b.WriteString("\n")
 		writeRecord(&b, r, display)
@@ -353,33 +351,6 @@ func writeRecord(b *strings.Builder, r store.Record, display func(name string, i
 		default:
 			fmt.Fprintf(b, "   (%s block)\n", bl.Type)
 		}
-	}
-}
-
-// toolDisplays returns how the tools of the default tool set over the
-// workspace root show their calls (tool.Display), for a transcript read
-// from the store: a tool it does not know shows its arguments.
-func toolDisplays(root string) func(name string, input json.RawMessage) tool.Display {
-	none := func(string, json.RawMessage) tool.Display { return tool.Display{} }
-	rt, err := agent.New(agent.Definition{Name: app.DefaultName}, agent.Collaborators{
-		Client: llm.ClientFunc(func(context.Context, *llm.Request, func(llm.Delta)) (*llm.Response, error) {
-			return nil, errors.New("no model")
-		}),
-		Workspace: root, Logger: slog.New(slog.DiscardHandler), ConfigDir: "-",
-	})
-	if err != nil {
-		return none
-	}
-	defer rt.Close()
-	tools := map[string]tool.Tool{}
-	for _, t := range rt.Tools().Tools() {
-		tools[t.Name()] = t
-	}
-	return func(name string, input json.RawMessage) tool.Display {
-		if t, ok := tools[name]; ok {
-			return tool.DisplayOf(t, input)
-		}
-		return tool.Display{}
 	}
 }
 
