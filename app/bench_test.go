@@ -1,0 +1,82 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"testing"
+
+	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
+)
+
+type noop struct{}
+
+func (noop) Name() string        { return "Noop" }
+func (noop) Description() string { return "Does nothing." }
+func (noop) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+}
+func (noop) Execute(ctx context.Context, call *tool.Call) tool.Result {
+	return tool.Result{Content: "ok"}
+}
+
+// BenchmarkCLIStep is one loop step (a model call and a no-op tool call)
+// wired the way `orca run` wires a turn, through app.Open: services and
+// bus, every event written as an observation row, a policy (default mode,
+// an allow rule for the tool), approvals in the store, the session's feed
+// to an OnEvent, the full default tool set. Only the model is a function
+// that answers at once. ns/step and allocs/step are per iteration.
+func BenchmarkCLIStep(b *testing.B) {
+	const steps = 100
+	call := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c", "Noop", json.RawMessage(`{"n":1}`))}}, StopReason: llm.StopToolUse}
+	answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
+	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+		if len(req.Messages) >= 2*steps+1 {
+			return answer, nil
+		}
+		return call, nil
+	})
+	st := store.NewMemory()
+	defer st.Close()
+	a, err := app.Open(context.Background(), app.Config{
+		Workspace: b.TempDir(), ConfigDir: "-", Client: client, Store: st, MaxIterations: steps + 1,
+		ToolProviders: append(toolset.Default(), tool.Static("noop", noop{})), Allow: []string{"Noop"},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	var events int
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		s, err := a.Session(context.Background(), app.SessionOptions{OnEvent: func(event.Event) { events++ }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := s.Run(context.Background(), "go")
+		if err != nil || res.ToolCalls != steps {
+			b.Fatalf("turn: %+v, %v", res, err)
+		}
+		b.StopTimer()
+		s.Close(context.Background())
+		b.StartTimer()
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	n := float64(b.N * steps)
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/step")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/step")
+	if events == 0 {
+		b.Fatal("no events reached the feed")
+	}
+}
