@@ -25,6 +25,7 @@ import (
 	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
+	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/toolset"
@@ -129,6 +130,12 @@ type Collaborators struct {
 	// Approvals keeps "always allow" approvals; nil means a MemoryApprovals
 	// of the runtime's own.
 	Approvals Approvals
+	// Sandbox runs the commands of the runtime's tools (Bash, the
+	// verification command) in the OS sandbox: the runtime adds its
+	// workspace and the temp folders as writable, and its own state
+	// (sandbox.WorkspacePolicy) as read-only, to the Policy given. Nil
+	// means that alone. Sandbox.Disabled is the explicit opt-out.
+	Sandbox *sandbox.Runner
 	// ConfigDir is the user's configuration folder that the runtime reads
 	// (user skills in ConfigDir/orca/skills, subagents in
 	// ConfigDir/orca/agents) and that its policy protects: config.Dir() if
@@ -290,6 +297,14 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	}
 	for _, d := range rt.subagents {
 		env.Subagents = append(env.Subagents, tool.Subagent{Name: d.Name, Description: d.Description, Tools: d.Tools})
+	}
+	if root := rt.fs.Root(); root != "" {
+		runner := sandbox.Runner{}
+		if c.Sandbox != nil {
+			runner = *c.Sandbox
+		}
+		runner.Policy = sandbox.WorkspacePolicy(root, env.ConfigDir).Merge(runner.Policy)
+		env.Sandbox = &runner
 	}
 	for _, p := range def.ToolProviders {
 		if p == nil {

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/internal/proctest"
@@ -153,36 +151,21 @@ func TestL1_BashExitCode(t *testing.T) {
 	wantError(t, roundTrip(t, n, "Bash", map[string]any{"command": "echo oops >&2; exit 3"}), "3", "oops")
 }
 
-// Cancelling the turn kills the whole process group of a running command.
+// Cancelling the turn kills every process of a running command.
 func TestL1_BashCancelKillsTheProcessGroup(t *testing.T) {
 	n := orcatest.NewNode(t)
-	n.Script("s", script.Call("Bash", map[string]any{"command": "sleep 1000 & echo $! > child.pid; wait"}))
+	hold := proctest.NewHolder(t, n.Root, "hold.fifo")
+	n.Script("s", script.Call("Bash", map[string]any{"command": "sleep 1000 3>hold.fifo & wait"}))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan *agent.Result)
 	go func() { done <- n.Run(ctx, "s", "go") }()
-	pid := waitForPID(t, n.Path("child.pid"))
+	hold.Opened()
 	cancel()
 	res := <-done
 	if res.StopReason != agent.StopFailed {
 		t.Errorf("turn ended %s, want failed", res.StopReason)
 	}
-	proctest.RequireGone(t, pid)
-}
-
-// waitForPID polls for a file the command writes; it synchronises with the
-// child process, it does not measure time.
-func waitForPID(t *testing.T, path string) int {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(path)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
-			return pid
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s never appeared", path)
-	return 0
+	hold.RequireGone()
 }
 
 func TestL1_TodoWrite(t *testing.T) {

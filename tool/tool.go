@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -91,6 +92,10 @@ type Env struct {
 	// Subagents are the subagents the runtime's forks can run, for tools
 	// that offer them (Task lists them to the model).
 	Subagents []Subagent
+	// Sandbox runs the commands tools start on the model's behalf (Bash):
+	// the runtime's, with its workspace writable and orca's own state
+	// read-only. Nil means a runner of the tool's own making.
+	Sandbox *sandbox.Runner
 }
 
 // Subagent describes a subagent a fork can run.

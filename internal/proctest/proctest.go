@@ -70,3 +70,79 @@ func PIDs(t testing.TB, dir string, names ...string) []int {
 	}
 	return out
 }
+
+// Holder is a FIFO a test gives a command, so that the processes the
+// command starts can prove they are gone: a process that opens it for
+// writing (`sleep 1000 3>hold.fifo &`) holds it until it dies, and no PID
+// is needed — the PIDs a sandboxed command sees are its namespace's.
+type Holder struct {
+	t      testing.TB
+	path   string
+	opened chan struct{} // closed once a process holds it
+	closed chan struct{} // closed once no process holds it any more
+}
+
+// NewHolder makes the FIFO name in dir and starts waiting for holders.
+func NewHolder(t testing.TB, dir, name string) *Holder {
+	t.Helper()
+	h := &Holder{t: t, path: filepath.Join(dir, name), opened: make(chan struct{}), closed: make(chan struct{})}
+	if err := syscall.Mkfifo(h.path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(h.closed)
+		f, err := os.OpenFile(h.path, os.O_RDONLY, 0) // until a writer opens it
+		close(h.opened)
+		if err != nil {
+			return
+		}
+		os.WriteFile(h.path+".opened", nil, 0o644) // for Await
+		defer f.Close()
+		buf := make([]byte, 64)
+		for {
+			if _, err := f.Read(buf); err != nil {
+				return // EOF: every writer closed it
+			}
+		}
+	}()
+	return h
+}
+
+// Await is a shell command that waits until a process holds the FIFO, for
+// a command that must not end before its background process has opened
+// it (a process killed first would prove nothing).
+func (h *Holder) Await() string {
+	return fmt.Sprintf("until [ -e %s.opened ]; do sleep 0.01; done", filepath.Base(h.path))
+}
+
+// Opened waits until a process holds the FIFO (the command is running),
+// failing the test after a few seconds.
+func (h *Holder) Opened() {
+	h.t.Helper()
+	select {
+	case <-h.opened:
+	case <-time.After(10 * time.Second):
+		h.release()
+		h.t.Fatalf("no process opened %s", h.path)
+	}
+}
+
+// RequireGone fails the test unless every process that held the FIFO is
+// gone within a few seconds.
+func (h *Holder) RequireGone() {
+	h.t.Helper()
+	select {
+	case <-h.closed:
+	case <-time.After(10 * time.Second):
+		h.release()
+		h.t.Errorf("a process the command started still holds %s", h.path)
+	}
+}
+
+// release unblocks the waiting reader (a writer that opens and closes).
+func (h *Holder) release() {
+	if f, err := os.OpenFile(h.path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		f.Close()
+	}
+	<-h.closed
+}

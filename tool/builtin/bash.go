@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
 
+	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -25,6 +29,13 @@ const (
 // ShellProvider returns the provider of the Bash tool. Its Tools fails when
 // the Env has no FileSystem, when the FileSystem is not a local folder (its
 // Root is "") or when neither bash nor sh can be found.
+//
+// Bash runs its commands through the Env's sandbox.Runner (without one: the
+// OS sandbox of sandbox.WorkspacePolicy over the workspace), in a
+// scrubbed environment: a command cannot write outside the workspace and
+// the temp folders, nor change orca's state, whatever its spelling. A
+// command whose every simple command is one of the runner's Excluded runs
+// without the sandbox (it still needs the policy's approval).
 func ShellProvider() tool.Provider {
 	return tool.NewProvider("shell", func(env tool.Env) ([]tool.Tool, error) {
 		if env.FS == nil {
@@ -40,7 +51,13 @@ func ShellProvider() tool.Provider {
 				return nil, fmt.Errorf("builtin shell: neither bash nor sh is on the PATH: %w", err)
 			}
 		}
-		return []tool.Tool{&bashTool{shell: shell, dir: root, waitDelay: bashWaitDelay}}, nil
+		runner := env.Sandbox
+		if runner == nil {
+			runner = &sandbox.Runner{Policy: sandbox.WorkspacePolicy(root, env.ConfigDir)}
+		}
+		r := *runner
+		r.Env = commandEnv(runner)
+		return []tool.Tool{&bashTool{shell: shell, dir: root, waitDelay: bashWaitDelay, runner: &r}}, nil
 	})
 }
 
@@ -51,6 +68,45 @@ type bashTool struct {
 	// once the shell has exited or been killed (a process that left the
 	// process group may hold it open).
 	waitDelay time.Duration
+	// runner starts the commands: in the OS sandbox, unless disabled.
+	runner *sandbox.Runner
+}
+
+// commandEnv is the environment of r's commands: r's (or the scrubbed
+// default), with Go's build cache in the temp folder when the user's is
+// not writable in the sandbox (go build and go test need to write it;
+// the user's own cache stays out of reach, where nothing can poison it).
+func commandEnv(r *sandbox.Runner) []string {
+	env := r.Env
+	if env == nil {
+		env = sandbox.DefaultEnv()
+	}
+	if r.Disabled {
+		return env
+	}
+	cache := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOCACHE="); ok {
+			cache = v
+		}
+	}
+	if cache == "" {
+		if dir, err := os.UserCacheDir(); err == nil {
+			cache = filepath.Join(dir, "go-build")
+		}
+	}
+	for _, w := range r.Policy.Writable {
+		if cache != "" && within(w, cache) {
+			return env
+		}
+	}
+	return append(slices.Clone(env), "GOCACHE="+filepath.Join(os.TempDir(), fmt.Sprintf("orca-go-build-%d", os.Getuid())))
+}
+
+// within reports whether path is dir or below it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func (*bashTool) Name() string { return "Bash" }
@@ -128,12 +184,19 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out := &capture{max: bashMaxOutput}
-	cmd := exec.CommandContext(runCtx, t.shell, "-c", in.Command)
-	cmd.Dir = t.dir
+	runner := t.runner
+	if !runner.Disabled && excluded(runner.Excluded, in.Command) {
+		unsandboxed := *runner
+		unsandboxed.Disabled = true
+		runner = &unsandboxed
+	}
+	// Its own process group (and, sandboxed, its own PID namespace), so
+	// that killing the group reaches everything the command started.
+	cmd, err := runner.Command(runCtx, t.dir, t.shell, "-c", in.Command)
+	if err != nil {
+		return tool.Errorf("Bash: not run: %v. To run commands without orca's OS sandbox, the user can set \"sandbox\": {\"enabled\": false} in a settings file", err)
+	}
 	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the order of writes is kept
-	// Its own process group, so that killing the group reaches everything
-	// the command started, not only the shell.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = t.waitDelay
 	if err := cmd.Start(); err != nil {
@@ -146,7 +209,7 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 
 	var b strings.Builder
 	b.WriteString(out.String())
-	status := cmd.ProcessState
+	code, sig := cmd.Status()
 	switch {
 	case ctx.Err() != nil:
 		note(&b, fmt.Sprintf("Command was cancelled (%v) and killed, with the processes it started.", ctx.Err()))
@@ -154,16 +217,20 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		note(&b, fmt.Sprintf("Command timed out after %v and was killed, with the processes it started.", timeout))
 		return tool.Result{Content: b.String(), IsError: true}
-	case status == nil:
+	case cmd.ProcessState == nil:
 		note(&b, fmt.Sprintf("Command failed: %v", waitErr))
 		return tool.Result{Content: b.String(), IsError: true}
-	}
-	if ws, ok := status.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		note(&b, fmt.Sprintf("Command was killed by signal %d (%v).", int(ws.Signal()), ws.Signal()))
+	case sig != 0:
+		note(&b, fmt.Sprintf("Command was killed by signal %d (%v).", int(sig), sig))
 		return tool.Result{Content: b.String(), IsError: true}
 	}
-	if code := status.ExitCode(); code != 0 {
+	if code != 0 {
 		note(&b, fmt.Sprintf("exit code: %d", code))
+		if !runner.Disabled {
+			if s := refusals(out.String()); s != "" {
+				note(&b, s)
+			}
+		}
 		return tool.Result{Content: b.String(), IsError: true}
 	}
 	if errors.Is(waitErr, exec.ErrWaitDelay) {

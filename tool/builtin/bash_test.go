@@ -2,11 +2,7 @@ package builtin
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -72,71 +68,59 @@ func TestCaptureKeepsHeadAndTail(t *testing.T) {
 	}
 }
 
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("the command did not record its background process: %v", err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatalf("pid file holds %q", b)
-	}
-	return pid
-}
-
 func TestBashTimeoutKillsTheProcessGroup(t *testing.T) {
 	f := newFixture(t)
 	start := time.Now()
-	r := f.call("Bash", map[string]any{"command": "sleep 1000 & echo $! > bg.pid; sleep 1000", "timeout": 300})
-	f.fails(r, "timed out after 300ms", "killed")
+	hold := proctest.NewHolder(t, f.dir, "hold.fifo")
+	r := f.call("Bash", map[string]any{"command": "sleep 1000 3>hold.fifo & " + hold.Await() + "; sleep 1000", "timeout": 2000})
+	f.fails(r, "timed out after 2s", "killed")
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("the call took %v", d)
 	}
-	proctest.RequireGone(t, readPid(t, filepath.Join(f.dir, "bg.pid")))
+	hold.RequireGone()
 }
 
 func TestBashCancellationKillsTheProcessGroup(t *testing.T) {
 	f := newFixture(t)
-	fifo := filepath.Join(f.dir, "pid.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	hold := proctest.NewHolder(t, f.dir, "hold.fifo")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan tool.Result)
 	go func() {
-		done <- f.callCtx(ctx, "s1", "Bash", map[string]any{"command": "sleep 1000 & echo $! > pid.fifo; sleep 1000 & wait"})
+		done <- f.callCtx(ctx, "s1", "Bash", map[string]any{"command": "sleep 1000 3>hold.fifo & sleep 1000 & wait"})
 	}()
-	pid := readPid(t, fifo) // returns once the command is running
+	hold.Opened() // the command is running
 	cancel()
 	r := <-done
 	f.fails(r, "cancelled")
-	proctest.RequireGone(t, pid)
+	hold.RequireGone()
 }
 
 func TestBashBackgroundJobsDoNotOutliveTheCall(t *testing.T) {
 	f := newFixture(t)
 	// The background sleep does not hold the output open, so the command
 	// returns at once; its job is killed with it.
-	f.ok(f.call("Bash", map[string]any{"command": "sleep 1000 >/dev/null 2>&1 & echo $! > bg.pid"}))
-	proctest.RequireGone(t, readPid(t, filepath.Join(f.dir, "bg.pid")))
+	hold := proctest.NewHolder(t, f.dir, "hold.fifo")
+	f.ok(f.call("Bash", map[string]any{"command": "sleep 1000 3>hold.fifo >/dev/null 2>&1 & " + hold.Await()}))
+	hold.RequireGone()
 }
 
-func TestBashDoesNotHangOnEscapedProcess(t *testing.T) {
+// A process that leaves the command's process group (setsid, a double
+// fork, nohup) still dies with the call: it is in the call's PID
+// namespace, which ends with the command. So it cannot hold the output
+// open either.
+func TestBashEscapedProcessDiesWithTheCall(t *testing.T) {
 	f := newFixture(t)
 	bt, _ := f.reg.Lookup("Bash")
-	bt.(*bashTool).waitDelay = 100 * time.Millisecond
-	// setsid takes the sleep out of the process group; it keeps the output
-	// pipe open, and WaitDelay stops Execute from waiting for it.
-	r := f.call("Bash", map[string]any{"command": "setsid sleep 1000 & echo $! > esc.pid; echo started"})
-	pid := readPid(t, filepath.Join(f.dir, "esc.pid"))
-	defer func() {
-		syscall.Kill(pid, syscall.SIGKILL)
-		proctest.RequireGone(t, pid)
-	}()
+	bt.(*bashTool).waitDelay = 5 * time.Second
+	hold := proctest.NewHolder(t, f.dir, "hold.fifo")
+	start := time.Now()
+	r := f.call("Bash", map[string]any{"command": "setsid sleep 1000 3>hold.fifo & (nohup sleep 1000 &) ; " + hold.Await() + "; echo started"})
 	got := f.ok(r)
-	contains(t, got, "started\n", "kept its output open")
+	hold.RequireGone()
+	if strings.Contains(got, "kept its output open") || time.Since(start) > 4*time.Second {
+		t.Errorf("the escaped process held the output open (%v): %s", time.Since(start), got)
+	}
 }
 
 func TestBashTimeoutIsCapped(t *testing.T) {

@@ -1,0 +1,282 @@
+// Package sandbox runs the commands orca starts on the model's behalf so
+// that a rule the policy got wrong is harmless: the operating system, not a
+// guess at what a shell line touches, decides what the command can reach.
+//
+// A Runner starts every command in a process group of its own, with a
+// scrubbed environment, and — unless the sandbox was turned off explicitly
+// (Runner.Disabled) — inside the OS sandbox of its Policy. On Linux that is:
+//
+//   - a user namespace with a PID namespace: the command's whole process
+//     tree (daemons, setsid, double forks included) dies with the command,
+//     when it is cancelled and when orca dies;
+//   - Landlock: the command reads everywhere, but writes only below the
+//     Policy's Writable folders (the workspace, the temp folders);
+//   - a mount namespace: the Policy's ReadOnly paths below those folders
+//     (.orca, .git/config, .git/hooks, the user's configuration folder) are
+//     bound read-only, and its Hidden paths are covered, so that no
+//     spelling — a variable, a glob, a link, python — reaches them;
+//   - a network namespace with only loopback, unless Policy.Network.
+//
+// The sandbox needs Landlock and unprivileged user namespaces. Where it
+// cannot be set up, Command fails closed with the reason (Available says
+// it beforehand); nothing runs unsandboxed unless Disabled says so.
+//
+// The sandboxed child is orca's own executable run again (os.Executable),
+// whose start this package intercepts in an init function, before main:
+// any program that links this package can sandbox its commands.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// ErrUnavailable is wrapped by the error of a command the sandbox could
+// not be set up for.
+var ErrUnavailable = errors.New("the OS sandbox is not available")
+
+// Policy is what a sandboxed command may touch.
+type Policy struct {
+	// Writable are the folders below which the command may create, change
+	// and delete files (the workspace, the temp folders).
+	Writable []string
+	// ReadOnly are paths below Writable folders that stay read-only
+	// (.git/config). A path that does not exist is left out.
+	ReadOnly []string
+	// Reserved are folders that stay read-only and that a command may
+	// not create either (.orca, .git/hooks, the user's configuration
+	// folder): one that is missing is made, empty, first — if its parent
+	// folder exists.
+	Reserved []string
+	// Hidden are paths the command may not read: a folder is covered by
+	// an empty one, a file by an empty file.
+	Hidden []string
+	// Network lets the command use the network; without it, it has only
+	// its own loopback.
+	Network bool
+}
+
+// WorkspacePolicy is the policy of the commands run in the workspace
+// root: the workspace and the temp folders are writable; orca's own state
+// (root/.orca: settings, hooks, skills, the session store), git's
+// configuration and hooks, and orca's folder of the user's configuration
+// (configDir/orca: settings, trust) are not. configDir may be "".
+func WorkspacePolicy(root, configDir string) Policy {
+	p := Policy{
+		Writable: append([]string{root}, TempDirs()...),
+		ReadOnly: []string{filepath.Join(root, ".git", "config")},
+		Reserved: []string{filepath.Join(root, ".orca"), filepath.Join(root, ".git", "hooks")},
+	}
+	if configDir != "" {
+		p.Reserved = append(p.Reserved, filepath.Join(configDir, "orca"))
+	}
+	return p
+}
+
+// TempDirs are the temp folders commands may write: os.TempDir(), /tmp
+// and /var/tmp.
+func TempDirs() []string {
+	return clean([]string{os.TempDir(), "/tmp", "/var/tmp"})
+}
+
+// Merge returns p with o's paths added (and o's network, if it allows it).
+func (p Policy) Merge(o Policy) Policy {
+	return Policy{
+		Writable: clean(slices.Concat(p.Writable, o.Writable)),
+		ReadOnly: clean(slices.Concat(p.ReadOnly, o.ReadOnly)),
+		Reserved: clean(slices.Concat(p.Reserved, o.Reserved)),
+		Hidden:   clean(slices.Concat(p.Hidden, o.Hidden)),
+		Network:  p.Network || o.Network,
+	}
+}
+
+// Runner starts commands. The zero value runs them in the OS sandbox of
+// an empty Policy (nothing writable), with DefaultEnv.
+type Runner struct {
+	// Policy is what the commands may touch.
+	Policy Policy
+	// Disabled runs the commands without the OS sandbox: the explicit
+	// opt-out (settings: "sandbox": {"enabled": false}). They still get
+	// their process group and environment, and a PID namespace where one
+	// can be made, so that what they start ends with them.
+	Disabled bool
+	// Env is the commands' environment (DefaultEnv() if nil).
+	Env []string
+	// Excluded are command names a shell tool runs without the sandbox
+	// when every simple command of a line is one of them (settings:
+	// sandbox.excludedCommands, such as "docker"). The policy still
+	// decides whether they run.
+	Excluded []string
+}
+
+// envAllowed are the variables DefaultEnv passes on; everything else —
+// API keys, tokens, orca's own settings — stays out. Names ending in *
+// are prefixes.
+var envAllowed = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "TERM", "COLORTERM", "NO_COLOR",
+	"LANG", "LANGUAGE", "LC_*", "EDITOR", "VISUAL", "PAGER",
+	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "GOPRIVATE", "GONOSUMDB", "GONOPROXY", "GOTOOLCHAIN", "GOOS", "GOARCH", "CGO_ENABLED",
+	"CC", "CXX", "PKG_CONFIG_PATH",
+	"NODE_PATH", "VIRTUAL_ENV", "PYTHONPATH", "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME",
+}
+
+// EnvAllowed returns the names (and prefixes, ending in *) DefaultEnv
+// passes on.
+func EnvAllowed() []string { return slices.Clone(envAllowed) }
+
+// DefaultEnv returns orca's environment scrubbed to EnvAllowed and the
+// names in more (which may end in * too).
+func DefaultEnv(more ...string) []string {
+	allowed := append(EnvAllowed(), more...)
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if envMatch(allowed, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func envMatch(allowed []string, name string) bool {
+	for _, a := range allowed {
+		if p, ok := strings.CutSuffix(a, "*"); ok && strings.HasPrefix(name, p) || a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Cmd is a command a Runner made. Set its standard streams (and Cancel,
+// WaitDelay) as on an exec.Cmd, then Start and Wait it through Cmd, whose
+// Status says how the command itself ended.
+type Cmd struct {
+	*exec.Cmd
+	// status is the read end of the pipe on which a sandboxed child says
+	// how the command ended (nil for a plain command); statusW the end
+	// the child gets.
+	status, statusW *os.File
+	code            int
+	signal          syscall.Signal
+}
+
+// Start starts the command.
+func (c *Cmd) Start() error {
+	err := c.Cmd.Start()
+	if c.statusW != nil {
+		c.statusW.Close() // the child has its own
+		if err != nil {
+			c.status.Close()
+			c.status = nil
+		}
+	}
+	return err
+}
+
+// Run starts the command and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// Wait waits for the command to end; its error is exec.Cmd.Wait's.
+func (c *Cmd) Wait() error {
+	err := c.Cmd.Wait()
+	c.code, c.signal = -1, 0
+	if ps := c.ProcessState; ps != nil {
+		c.code = ps.ExitCode()
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			c.code, c.signal = -1, ws.Signal()
+		}
+	}
+	if c.status != nil {
+		// The sandboxed child's word is the command's own end; without
+		// one (the child was killed first) the child's end stands.
+		var what string
+		var n int
+		if _, serr := fmt.Fscanf(c.status, "%s %d", &what, &n); serr == nil {
+			switch what {
+			case "exit":
+				c.code, c.signal = n, 0
+			case "signal":
+				c.code, c.signal = -1, syscall.Signal(n)
+			}
+		}
+		c.status.Close()
+	}
+	return err
+}
+
+// Status returns how the command ended, after Wait: its exit code, or -1
+// and the signal that killed it.
+func (c *Cmd) Status() (code int, sig syscall.Signal) { return c.code, c.signal }
+
+// Command returns the command that runs argv (argv[0] an absolute path)
+// in dir, under r. The caller sets its standard streams and starts it; it
+// is the leader of a process group of its own (kill -pid reaches all of
+// it). ctx kills it when done, as exec.CommandContext does.
+func (r *Runner) Command(ctx context.Context, dir string, argv ...string) (*Cmd, error) {
+	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
+		return nil, fmt.Errorf("sandbox: the command %q is not an absolute path", argv)
+	}
+	env := r.Env
+	if env == nil {
+		env = DefaultEnv()
+	}
+	if r.Disabled {
+		if treeErr() == nil {
+			// Without the sandbox's walls, still in a PID namespace: what
+			// the command starts dies with it.
+			return helperCommand(ctx, spec{Argv: argv, Dir: dir, Env: env, Open: true, Network: true})
+		}
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		cmd.SysProcAttr = plainAttr()
+		return &Cmd{Cmd: cmd}, nil
+	}
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	p := r.Policy.Merge(Policy{})
+	return helperCommand(ctx, spec{Argv: argv, Dir: dir, Env: env,
+		Writable: p.Writable, ReadOnly: p.ReadOnly, Reserved: p.Reserved, Hidden: p.Hidden, Network: p.Network})
+}
+
+func clean(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// spec is what the sandboxed child sets up before it runs the command.
+type spec struct {
+	Argv     []string `json:"argv"`
+	Dir      string   `json:"dir"`
+	Env      []string `json:"env"`
+	Writable []string `json:"writable,omitempty"`
+	ReadOnly []string `json:"read_only,omitempty"`
+	Reserved []string `json:"reserved,omitempty"`
+	Hidden   []string `json:"hidden,omitempty"`
+	Network  bool     `json:"network,omitempty"`
+	// Open: no walls, only the PID namespace (the sandbox is disabled).
+	Open bool `json:"open,omitempty"`
+}

@@ -1,0 +1,257 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/orca-agent/orca/internal/proctest"
+	"github.com/orca-agent/orca/sandbox"
+)
+
+// run runs script with sh -c in dir under r and returns its output and
+// exit code.
+func run(t *testing.T, r *sandbox.Runner, dir, script string) (string, int) {
+	t.Helper()
+	cmd, err := r.Command(context.Background(), dir, "/bin/sh", "-c", script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	code := 0
+	if err != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	return out.String(), code
+}
+
+// The walls, attacked the ways a model's shell would: every spelling of a
+// write to protected state fails, and the files on disk are unchanged.
+func TestSandboxWalls(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	ws, outside, cfg := t.TempDir(), t.TempDir(), t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(ws, ".orca", "settings.json"), "{}")
+	write(filepath.Join(ws, ".git", "config"), "[core]\n")
+	write(filepath.Join(cfg, "orca", "trust.json"), "{}")
+	write(filepath.Join(outside, "victim"), "safe")
+	write(filepath.Join(ws, "secret.txt"), "hunter2")
+	p := sandbox.WorkspacePolicy(ws, cfg)
+	p.Hidden = []string{filepath.Join(ws, "secret.txt")}
+	p.Writable = []string{ws} // the test's other folders are in the temp folder
+	r := &sandbox.Runner{Policy: p}
+
+	out, code := run(t, r, ws, `echo in > inside.txt && mkdir -p src/a && mv src/a src/b && cat inside.txt`)
+	if code != 0 || out != "in\n" {
+		t.Errorf("a write in the workspace: exit %d, %q", code, out)
+	}
+
+	for _, attack := range []string{
+		`echo x > ` + filepath.Join(outside, "victim"),
+		`cd ` + outside + ` && echo x >> victim`,
+		`python3 -c "open('.orca/settings.local.json','w').write('x')"`,
+		`echo x > .orca/settings.json`,
+		`X=.orca; echo '{"allow":["Bash(*)"]}' > ${X}/settings.local.json`,
+		`for f in .orca/*; do echo x > "$f"; done`,
+		`ln -s .orca/settings.local.json notes.json; echo x > notes.json`,
+		`ln -s .orca docs; mkdir -p docs/hooks; echo x > docs/hooks/h`,
+		`ln .orca/settings.json hard; echo x > hard`,
+		`mv .orca .orca-old; mkdir .orca; echo x > .orca/settings.json`,
+		`rm -rf .orca`,
+		`mv .git .git-old; mkdir -p .git; printf '[core]\n\tfsmonitor = touch pwned\n' > .git/config`,
+		`git config core.fsmonitor 'touch pwned'`,
+		`mkdir -p .git/hooks && echo 'touch pwned' > .git/hooks/pre-commit`,
+		`cd ` + cfg + ` && echo '{"workspaces":["/"]}' > orca/trust.json`,
+		`cd .. && mv ` + filepath.Base(ws) + ` moved`,
+		`find . -name settings.json -exec sh -c 'echo x > "$1"' _ {} \;`,
+	} {
+		out, _ := run(t, r, ws, attack)
+		t.Logf("%s: %s", attack, out)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(outside, "victim"):           "safe",
+		filepath.Join(ws, ".orca", "settings.json"): "{}",
+		filepath.Join(ws, ".git", "config"):         "[core]\n",
+		filepath.Join(cfg, "orca", "trust.json"):    "{}",
+	} {
+		if b, err := os.ReadFile(path); string(b) != want {
+			t.Errorf("%s is %q (%v), want %q", path, b, err, want)
+		}
+	}
+	for _, path := range []string{".orca/settings.local.json", ".orca/hooks", ".git/hooks/pre-commit", "pwned"} {
+		if _, err := os.Lstat(filepath.Join(ws, path)); err == nil {
+			t.Errorf("%s was made", path)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(ws, ".git", "hooks")); err != nil || !fi.IsDir() {
+		t.Errorf(".git/hooks, reserved, should be an (empty) folder: %v", err)
+	}
+
+	if out, _ := run(t, r, ws, `cat secret.txt`); strings.Contains(out, "hunter2") {
+		t.Errorf("a hidden file was read: %q", out)
+	}
+}
+
+// Network off: not even orca's own loopback is reachable (the command
+// has a loopback of its own); with Policy.Network it is.
+func TestSandboxNetwork(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	dial := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo connected`, port)
+	ws := t.TempDir()
+	off := &sandbox.Runner{Policy: sandbox.Policy{Writable: []string{ws}}}
+	if out, code := run(t, off, ws, "bash -c '"+dial+"'"); code == 0 || strings.Contains(out, "connected") {
+		t.Errorf("network off, yet: exit %d %q", code, out)
+	}
+	// The command's own servers work on its own loopback.
+	own := `python3 -c "
+import socket,threading
+s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(1)
+c=socket.create_connection(s.getsockname()); print('own loopback')"`
+	if out, code := run(t, off, ws, own); code != 0 || !strings.Contains(out, "own loopback") {
+		t.Errorf("the command's own loopback: exit %d %q", code, out)
+	}
+	on := &sandbox.Runner{Policy: sandbox.Policy{Writable: []string{ws}, Network: true}}
+	if out, code := run(t, on, ws, "bash -c '"+dial+"'"); code != 0 || !strings.Contains(out, "connected") {
+		t.Errorf("network on: exit %d %q", code, out)
+	}
+}
+
+// Every process a command starts dies with it — setsid and double forks
+// included — whether it ends by itself or is cancelled.
+func TestSandboxProcessTree(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    *sandbox.Runner
+	}{
+		{"sandboxed", &sandbox.Runner{}},
+		{"disabled", &sandbox.Runner{Disabled: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "sandboxed" && sandbox.Available() != nil {
+				t.Skip(sandbox.Available())
+			}
+			dir := t.TempDir()
+			tc.r.Policy.Writable = []string{dir}
+			h := proctest.NewHolder(t, dir, "hold")
+			script := `setsid sh -c 'sleep 1000 3>hold' & (nohup sleep 1000 3>hold &) ; ` + h.Await()
+			out, code := run(t, tc.r, dir, script)
+			if code != 0 {
+				t.Fatalf("exit %d: %q", code, out)
+			}
+			h.RequireGone()
+
+			h = proctest.NewHolder(t, dir, "hold2")
+			ctx, cancel := context.WithCancel(context.Background())
+			cmd, err := tc.r.Command(ctx, dir, "/bin/sh", "-c", `setsid sleep 1000 3>hold2 & sleep 1000`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			h.Opened()
+			cancel()
+			cmd.Wait()
+			h.RequireGone()
+		})
+	}
+}
+
+// Status is the command's own end, not the sandbox's; the environment is
+// scrubbed of secrets.
+func TestSandboxStatusAndEnv(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-secret")
+	t.Setenv("ORCA_TEST_PASS", "passed")
+	for _, r := range []*sandbox.Runner{{Disabled: true}, {}} {
+		if !r.Disabled && sandbox.Available() != nil {
+			continue
+		}
+		dir := t.TempDir()
+		r.Policy.Writable = []string{dir}
+		for script, want := range map[string][2]int{"exit 7": {7, 0}, "kill -TERM $$": {-1, int(syscall.SIGTERM)}, "true": {0, 0}} {
+			cmd, err := r.Command(context.Background(), dir, "/bin/sh", "-c", script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Run()
+			if code, sig := cmd.Status(); code != want[0] || int(sig) != want[1] {
+				t.Errorf("disabled=%v %q: status %d %v, want %v", r.Disabled, script, code, sig, want)
+			}
+		}
+		r.Env = sandbox.DefaultEnv("ORCA_TEST_*")
+		out, _ := run(t, r, dir, `echo "key=$ANTHROPIC_API_KEY pass=$ORCA_TEST_PASS"`)
+		if out != "key= pass=passed\n" {
+			t.Errorf("disabled=%v environment: %q", r.Disabled, out)
+		}
+	}
+}
+
+// The cost the sandbox adds to one command: a sandboxed `exit 0` against
+// a plain one.
+func BenchmarkCommand(b *testing.B) {
+	ws := b.TempDir()
+	b.Run("exec", func(b *testing.B) { // no runner at all: the baseline
+		for b.Loop() {
+			if err := exec.Command("/bin/sh", "-c", "exit 0").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		r    *sandbox.Runner
+	}{
+		{"disabled", &sandbox.Runner{Disabled: true}}, // the process tree only
+		{"sandboxed", &sandbox.Runner{Policy: sandbox.Policy{Writable: []string{ws}, ReadOnly: []string{filepath.Join(ws, ".orca")}}}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			if tc.name == "sandboxed" && sandbox.Available() != nil {
+				b.Skip(sandbox.Available())
+			}
+			for b.Loop() {
+				cmd, err := tc.r.Command(context.Background(), ws, "/bin/sh", "-c", "exit 0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
