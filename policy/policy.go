@@ -249,6 +249,7 @@ type call struct {
 	command  string
 	shell    *shellAnalysis
 	arg      string // classOther: the argument for exact rules (WebFetch: the URL)
+	fs       workspace.FileSystem
 }
 
 // pathArg is one path a call reads or writes.
@@ -280,6 +281,13 @@ func (p *Policy) Decide(req Request) Verdict {
 	for _, r := range p.deny {
 		sel, ok := c.covers(r.rule.Tool)
 		if !ok {
+			if m, what := p.matchRedirects(r, &c); m == yes {
+				return Verdict{Decision: Deny, Rule: r.raw,
+					Reason: fmt.Sprintf("%s is denied: it writes %s, which the permission rule %s denies; do not retry it, choose another way or ask the user.", describe(&c, nil), what, r.raw)}
+			} else if m == maybe && maybeV == nil {
+				maybeV = &Verdict{Decision: Ask, Rule: r.raw,
+					Reason: fmt.Sprintf("%s needs the user's approval: where it writes (%s) is only known when the shell runs, so the policy cannot rule out the deny rule %s.", describe(&c, nil), what, r.raw)}
+			}
 			continue
 		}
 		switch m, part, why := p.match(r, &c, sel); m {
@@ -300,6 +308,10 @@ func (p *Policy) Decide(req Request) Verdict {
 	for _, r := range p.ask {
 		sel, ok := c.covers(r.rule.Tool)
 		if !ok {
+			if m, what := p.matchRedirects(r, &c); m != no && maybeV == nil {
+				maybeV = &Verdict{Decision: Ask, Rule: r.raw,
+					Reason: fmt.Sprintf("%s needs the user's approval: it may write %s, which matches the ask rule %s.", describe(&c, nil), what, r.raw)}
+			}
 			continue
 		}
 		switch m, part, why := p.match(r, &c, sel); m {
@@ -363,7 +375,7 @@ func (p *Policy) modeAllow(c *call, why string) Verdict {
 // decode reads what the policy needs from what the call's tool declares.
 func (p *Policy) decode(req Request) call {
 	a := req.Access
-	c := call{tool: req.ToolName, edit: len(a.Writes) > 0}
+	c := call{tool: req.ToolName, edit: len(a.Writes) > 0, fs: req.FS}
 	c.readOnly = req.Traits.ReadOnly && !c.edit && a.Command == ""
 	for _, w := range a.Writes {
 		c.paths = append(c.paths, pathArg{given: w, t: resolve(req.FS, w), write: true})
@@ -596,9 +608,25 @@ func (p *Policy) allowBash(c *call) Verdict {
 	}
 	var used, unapproved, suggestions []string
 	var opaque []string
+	// Commands an exact rule approves, words and all: what they run for
+	// each file (find -exec) is approved with them.
+	exact := map[string]string{}
+	for i := range a.cmds {
+		for _, r := range p.allow {
+			if _, ok := c.covers(r.rule.Tool); ok && r.cmd == kindCommand && r.strict(&a.cmds[i]) {
+				exact[a.cmds[i].text] = r.raw
+			}
+		}
+	}
 cmds:
 	for i := range a.cmds {
 		cmd := &a.cmds[i]
+		if raw, ok := exact[cmd.runBy]; ok && cmd.runBy != "" {
+			if !slices.Contains(used, raw) {
+				used = append(used, raw)
+			}
+			continue
+		}
 		if cmd.ask != "" {
 			opaque = append(opaque, fmt.Sprintf("%q (%s)", cmd.text, cmd.ask))
 			continue
@@ -615,6 +643,24 @@ cmds:
 		if s := suggestCommand(c.tool, cmd); s != "" && !slices.Contains(suggestions, s) {
 			suggestions = append(suggestions, s)
 		}
+	}
+	// What it writes through redirections must be writes the policy
+	// allows: Bash(echo:*) approves echo, not "echo … >> ~/.bashrc".
+	var writes []string
+	for _, r := range a.redirects {
+		if why, rule := p.redirectRefused(c, r); why != "" {
+			writes = append(writes, why)
+			if rule == "" {
+				opaque = append(opaque, fmt.Sprintf("%q (%s)", r.text, why))
+			} else if !slices.Contains(suggestions, rule) {
+				suggestions = append(suggestions, rule)
+			}
+		}
+	}
+	if len(unapproved) == 0 && len(opaque) == 0 && len(writes) > 0 {
+		return Verdict{Decision: Ask, Rule: "mode:" + string(p.mode), Suggest: suggestions[0], Suggestions: suggestions,
+			Reason: fmt.Sprintf("%s needs the user's approval: %s; the allow rules approve its commands, not the files it writes (an Edit rule, or permission mode accept-edits for files in the workspace, allows those).",
+				describe(c, nil), strings.Join(writes, ", and "))}
 	}
 	if len(unapproved) == 0 && len(opaque) == 0 {
 		rules := strings.Join(used, ", ")
@@ -637,6 +683,89 @@ cmds:
 		v.Suggest, v.Suggestions = suggestions[0], suggestions
 	}
 	return v
+}
+
+// redirectRefused says why a redirection of an otherwise approved command
+// is not a write the policy allows; "" if it is one: a file descriptor,
+// /dev/null and its kind, or a file an Edit allow rule covers (or, in
+// permission mode accept-edits, any file in the workspace) that is not
+// protected.
+//
+// The rule returned is the Edit rule that would allow the write, when one
+// would.
+func (p *Policy) redirectRefused(c *call, r redirect) (why, rule string) {
+	w := r.w
+	if !w.lit {
+		return fmt.Sprintf("it writes through %q to a file only known when the shell runs", r.text), ""
+	}
+	if r.dup && (w.val == "-" || strings.Trim(w.val, "0123456789") == "") {
+		return "", ""
+	}
+	switch w.val {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return "", ""
+	}
+	if strings.HasPrefix(w.val, "/dev/fd/") {
+		return "", ""
+	}
+	if !filepath.IsAbs(w.val) && c.shell.chdir {
+		return fmt.Sprintf("it writes %q (%s) after changing folder, so where is only known when the shell runs", w.val, r.text), ""
+	}
+	pa := pathArg{given: w.val, t: resolve(c.fs, w.val), write: true}
+	if pa.t.inside && (Protected(pa.t.rel) || c.fs != nil && c.fs.Root() != "" && protectedReal(c.fs.Root(), pa.t.rel)) || p.config.contains(pa.t.abs) {
+		return fmt.Sprintf("it writes %q (%s), a protected path", w.val, r.text), ""
+	}
+	if p.mode == ModeAcceptEdits && pa.t.inside {
+		return "", ""
+	}
+	for _, rule := range p.allow {
+		if rule.rule.Tool == EditRule && (rule.kind == kindAll && pa.t.inside || rule.globOK && rule.matchPath(pa.t)) {
+			return "", ""
+		}
+	}
+	if !pa.t.inside {
+		return fmt.Sprintf("it writes %q (%s), outside the workspace", w.val, r.text), ""
+	}
+	return fmt.Sprintf("it writes %q (%s)", w.val, r.text), EditRule + "(" + escapeGlob(pa.t.rel) + ")"
+}
+
+// protectedReal reports whether rel, its links resolved, is protected.
+func protectedReal(root, rel string) bool {
+	real, ok := realRel(root, rel)
+	return ok && Protected(real)
+}
+
+// matchRedirects matches an Edit rule against the files a command writes
+// through redirections; what names the one that matched.
+func (p *Policy) matchRedirects(r *compiled, c *call) (m match, what string) {
+	if c.class != classBash || r.rule.Tool != EditRule || c.shell.err != nil {
+		return no, ""
+	}
+	for _, rd := range c.shell.redirects {
+		w := rd.w
+		if rd.dup && w.lit && (w.val == "-" || strings.Trim(w.val, "0123456789") == "") {
+			continue
+		}
+		if r.kind == kindAll {
+			return yes, fmt.Sprintf("%q", rd.text)
+		}
+		if !w.lit {
+			m, what = maybe, fmt.Sprintf("%q", rd.text)
+			continue
+		}
+		if !r.globOK {
+			continue
+		}
+		t := resolve(c.fs, w.val)
+		if !filepath.IsAbs(w.val) && c.shell.chdir {
+			m, what = maybe, fmt.Sprintf("%q", rd.text)
+			continue
+		}
+		if r.matchPath(t) {
+			return yes, fmt.Sprintf("%q (%s)", w.val, rd.text)
+		}
+	}
+	return m, what
 }
 
 // describe names the call (and the part of a compound command) in messages.

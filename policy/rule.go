@@ -285,13 +285,25 @@ func (c *compiled) matchDomain(raw string) bool {
 	return host == c.domain
 }
 
-// strict reports whether a command rule approves the simple command: its words,
-// from the first, are the rule's words.
+// strict reports whether a command rule approves the simple command: its
+// words, from the first, are the rule's words. A command run through
+// wrappers that only change how it runs (timeout, nice, xargs) is judged
+// as the command it runs; through other wrappers (sudo, env FOO=1), the
+// rule must name the command run too: Bash(sudo:*) approves no command.
+// A command whose arguments are added when it runs (xargs, find -exec)
+// is approved by prefix rules only.
 func (c *compiled) strict(cmd *simpleCmd) bool {
-	if cmd.ask != "" {
+	if cmd.ask != "" || cmd.templated && c.cmd != kindPrefix {
 		return false
 	}
-	ws := cmd.words
+	if cmd.inner > 0 && cmd.through && c.strictAt(cmd.words[cmd.inner:]) {
+		return true
+	}
+	return c.strictAt(cmd.words) && (cmd.inner == 0 || c.cmd == kindCommand || len(c.words) > cmd.inner)
+}
+
+// strictAt reports whether the words, from the first, are the rule's.
+func (c *compiled) strictAt(ws []word) bool {
 	switch c.cmd {
 	case kindPrefix:
 		if len(ws) < len(c.words) {

@@ -13,11 +13,20 @@ import (
 // parsed and every simple command in it (in lists, pipes, subshells, command
 // substitutions, loop and function bodies, here-documents) is judged on its
 // own. Allow rules are matched strictly, from the first word, so that a rule
-// for "git status" never approves "FOO=x git status" or "sudo git status".
+// for "git status" never approves "FOO=x git status" or "sudo git status";
+// a command run through wrappers that only change how it runs (timeout,
+// nice, nohup, xargs, taskset …) is judged as the command it runs, and
+// through others (sudo, env FOO=1) a rule must name the command run too.
+// The commands find runs (-exec, -execdir, -ok) are commands of their own;
+// env -S, flock -c and script -c run code that is parsed like sh -c. A line
+// is allowed only if every file it writes through a redirection is a write
+// the policy allows (an Edit rule; the workspace in accept-edits; /dev/null).
 // Deny and ask rules are matched loosely: also after leading assignments,
 // after wrappers such as sudo, env or xargs, and against the base name of a
 // command path; a word whose value is only known at run time, or that is a
-// glob or brace expansion, counts as a possible match, which asks.
+// glob or brace expansion, counts as a possible match, which asks. Programs
+// known to run commands in ways the policy does not follow (unshare,
+// parallel …) may match every deny rule and are approved by none.
 // Allowing is a promise, denying a precaution.
 
 // maxShellDepth bounds how deep "bash -c" and eval strings are parsed.
@@ -50,6 +59,28 @@ type simpleCmd struct {
 	// of an unknown string, source, a command name known only at run time):
 	// it may match every deny and ask rule.
 	opaque bool
+	// inner is the index of the command a chain of wrappers runs (sudo,
+	// timeout, xargs …): 0 when there is no wrapper.
+	inner int
+	// through is set when every wrapper of the chain only changes how the
+	// inner command runs (timeout, nice, xargs): allow rules judge the
+	// inner command alone. Otherwise (sudo, env FOO=1) they judge the
+	// whole command and must name the inner command too.
+	through bool
+	// templated: arguments are added when it runs (xargs, find -exec), so
+	// no exact rule approves it.
+	templated bool
+	// runBy is the text of the command that runs this one for each file
+	// (find -exec): an exact rule that approves that command, words and
+	// all, approves this one too.
+	runBy string
+}
+
+// redirect is a redirection that may write a file.
+type redirect struct {
+	w    word
+	text string // the redirection's source text
+	dup  bool   // >&word: a file descriptor when word is a number or -
 }
 
 // shellAnalysis is what the policy knows of one Bash command.
@@ -59,6 +90,11 @@ type shellAnalysis struct {
 	err error
 	// protected lists the words that name protected paths.
 	protected []string
+	// redirects are the redirections that write.
+	redirects []redirect
+	// chdir is set when a command changes the shell's folder (cd, pushd),
+	// so that relative paths later in the line are not where they seem.
+	chdir bool
 }
 
 // analyzer parses shell commands. home and configDir stand in for ~, $HOME
@@ -96,7 +132,9 @@ func (an *analyzer) collect(a *shellAnalysis, f *syntax.File, src string, depth 
 		case *syntax.Stmt:
 			for _, r := range n.Redirs {
 				if writes(r.Op) && r.Word != nil {
-					an.check(a, an.word(r.Word))
+					w := an.word(r.Word)
+					an.check(a, w)
+					a.redirects = append(a.redirects, redirect{w: w, text: text(src, r), dup: r.Op == syntax.DplOut})
 				}
 			}
 		case *syntax.CallExpr:
@@ -163,24 +201,31 @@ func text(src string, n syntax.Node) string {
 func lit(s string) word { return word{val: s, pat: escapeGlob(s), static: true, lit: true} }
 
 func (an *analyzer) call(a *shellAnalysis, ce *syntax.CallExpr, src string, depth int, templated bool) {
-	c := simpleCmd{text: text(src, ce)}
-	c.words = make([]word, 0, len(ce.Assigns)+len(ce.Args))
+	words := make([]word, 0, len(ce.Assigns)+len(ce.Args))
 	for _, as := range ce.Assigns {
-		c.words = append(c.words, an.assign(as))
+		words = append(words, an.assign(as))
 	}
 	for _, w := range ce.Args {
-		c.words = append(c.words, an.word(w))
+		words = append(words, an.word(w))
 	}
-	for _, w := range c.words {
+	for _, w := range words {
 		an.check(a, w)
 	}
 	if len(ce.Args) == 0 {
-		c.starts = []int{0}
-		a.cmds = append(a.cmds, c)
+		a.cmds = append(a.cmds, simpleCmd{text: text(src, ce), words: words, starts: []int{0}})
 		return
 	}
+	an.simple(a, words, text(src, ce), depth, templated)
+}
+
+// simple collects the simple command of words — and the commands it runs
+// (find -exec) or whose code it runs (sh -c, eval, env -S) as commands of
+// their own.
+func (an *analyzer) simple(a *shellAnalysis, words []word, txt string, depth int, templated bool) {
+	c := simpleCmd{text: txt, words: words}
 	var dynamicName bool
-	c.starts, dynamicName, templated = unwrap(c.words, templated)
+	c.starts, dynamicName, c.through, templated = unwrap(c.words, templated)
+	c.inner, c.templated = c.starts[len(c.starts)-1], templated
 	if dynamicName {
 		c.ask = "its command name is only known when the shell runs"
 		c.opaque = true
@@ -191,7 +236,43 @@ func (an *analyzer) call(a *shellAnalysis, ce *syntax.CallExpr, src string, dept
 			continue
 		}
 		args := c.words[s+1:]
+		if wr, ok := wrappers[path.Base(w.val)]; ok && wr.opaque {
+			c.ask = path.Base(w.val) + " runs another command, which the policy does not analyse"
+			c.opaque = true
+		}
 		switch name := path.Base(w.val); name {
+		case "cd", "pushd", "popd":
+			a.chdir = true
+		case "find":
+			an.find(a, &c, args, depth)
+		case "env":
+		envArgs:
+			for i := 0; i < len(args); i++ {
+				if code, ok := splitString(args, i); ok {
+					c.ask = "env -S runs a string split into a command"
+					an.nested(a, &c, code, depth, templated)
+					break
+				}
+				switch v := args[i].val; {
+				case v == "-u" || v == "-C" || v == "--unset" || v == "--chdir":
+					i++
+				case v == "--" || !strings.HasPrefix(v, "-") && !strings.Contains(v, "="):
+					break envArgs // the command
+				}
+			}
+		case "script":
+			if i, ok := optionValue(args, "-c", "--command"); ok {
+				c.ask = "script -c runs a string as shell code"
+				an.nested(a, &c, args[i:i+1], depth, templated)
+			} else {
+				c.ask = "script runs an interactive shell"
+				c.opaque = true
+			}
+		case "flock":
+			if i, ok := optionValue(args, "-c", "--command"); ok {
+				c.ask = "flock -c runs a string as shell code"
+				an.nested(a, &c, args[i:i+1], depth, templated)
+			}
 		case "eval":
 			c.ask = "eval runs its arguments as shell code"
 			an.nested(a, &c, args, depth, templated)
@@ -232,6 +313,69 @@ func (an *analyzer) call(a *shellAnalysis, ce *syntax.CallExpr, src string, dept
 		}
 	}
 	a.cmds = append(a.cmds, c)
+}
+
+// find collects the commands find runs for each file it finds (-exec,
+// -execdir, -ok, -okdir … ; or +) as commands of their own, and makes
+// find's own writing actions (-delete, -fprint …) need approval.
+func (an *analyzer) find(a *shellAnalysis, c *simpleCmd, args []word, depth int) {
+	for j := 0; j < len(args); j++ {
+		switch args[j].val {
+		case "-delete":
+			c.ask = "find -delete removes the files it finds"
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			c.ask = "find " + args[j].val + " writes a file"
+		case "-exec", "-execdir", "-ok", "-okdir":
+			end := j + 1
+			for end < len(args) && !(args[end].static && (args[end].val == ";" || args[end].val == "+")) {
+				end++
+			}
+			run := args[j+1 : end]
+			if len(run) == 0 || !run[0].static {
+				c.ask = "find " + args[j].val + " runs a command that is only known when the shell runs"
+				c.opaque = true
+			} else {
+				texts := make([]string, len(run))
+				for i, w := range run {
+					texts[i] = quoteWord(w)
+				}
+				n := len(a.cmds)
+				an.simple(a, slices.Clone(run), strings.Join(texts, " "), depth, true)
+				for k := n; k < len(a.cmds); k++ {
+					a.cmds[k].runBy = c.text
+				}
+			}
+			j = end
+		}
+	}
+}
+
+// optionValue returns the index of the value of the option named by one
+// of names (-c CODE, --command CODE, --command=CODE is not split).
+func optionValue(args []word, names ...string) (int, bool) {
+	for i, w := range args[:max(len(args)-1, 0)] {
+		if slices.Contains(names, w.val) {
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
+
+// splitString returns, when args[i] is env's -S (--split-string), the
+// words that make the command it runs: the string, then the rest.
+func splitString(args []word, i int) ([]word, bool) {
+	w := args[i]
+	switch {
+	case !w.static:
+		return nil, false
+	case (w.val == "-S" || w.val == "--split-string") && i+1 < len(args):
+		return args[i+1:], true
+	case strings.HasPrefix(w.val, "--split-string="):
+		return append([]word{lit(strings.TrimPrefix(w.val, "--split-string="))}, args[i+1:]...), true
+	case strings.HasPrefix(w.val, "-S") && len(w.val) > 2:
+		return append([]word{lit(w.val[2:])}, args[i+1:]...), true
+	}
+	return nil, false
 }
 
 // nested parses the code an eval or "sh -c" runs, so that its commands are
@@ -301,36 +445,56 @@ type wrapper struct {
 	positional int      // leading operands before the command (timeout's duration)
 	assigns    bool     // NAME=value words before the command (env)
 	templated  bool     // the command's arguments are filled in at run time
+	// through: it only changes how the command runs (its time, priority,
+	// buffering), so allow rules judge the command it runs.
+	through bool
+	// opaque: it runs a command in a way the policy does not analyse.
+	opaque bool
 }
 
 var wrappers = map[string]wrapper{
 	"sudo":     {argOpts: []string{"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--command-timeout", "--close-from"}},
 	"doas":     {argOpts: []string{"-u", "-C"}},
-	"env":      {argOpts: []string{"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}, assigns: true},
-	"command":  {},
-	"builtin":  {},
+	"env":      {argOpts: []string{"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}, assigns: true, through: true},
+	"command":  {through: true},
+	"builtin":  {through: true},
 	"exec":     {argOpts: []string{"-a"}},
-	"nohup":    {},
-	"setsid":   {},
-	"time":     {argOpts: []string{"-f", "-o", "--format", "--output"}},
-	"nice":     {argOpts: []string{"-n", "--adjustment"}},
-	"ionice":   {argOpts: []string{"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}},
-	"timeout":  {argOpts: []string{"-s", "-k", "--signal", "--kill-after"}, positional: 1},
-	"stdbuf":   {argOpts: []string{"-i", "-o", "-e", "--input", "--output", "--error"}},
+	"nohup":    {through: true},
+	"setsid":   {through: true},
+	"time":     {argOpts: []string{"-f", "-o", "--format", "--output"}, through: true},
+	"nice":     {argOpts: []string{"-n", "--adjustment"}, through: true},
+	"ionice":   {argOpts: []string{"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}, through: true},
+	"timeout":  {argOpts: []string{"-s", "-k", "--signal", "--kill-after"}, positional: 1, through: true},
+	"stdbuf":   {argOpts: []string{"-i", "-o", "-e", "--input", "--output", "--error"}, through: true},
 	"chroot":   {argOpts: []string{"--userspec", "--groups"}, positional: 1},
-	"xargs":    {argOpts: []string{"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-lines", "--max-chars"}, templated: true},
-	"busybox":  {},
-	"unbuffer": {},
+	"xargs":    {argOpts: []string{"-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file", "--max-lines", "--max-chars"}, templated: true, through: true},
+	"busybox":  {through: true},
+	"unbuffer": {through: true},
 	"strace":   {argOpts: []string{"-e", "-o", "-p", "-s", "-u", "-E"}},
 	"ltrace":   {argOpts: []string{"-e", "-o", "-p", "-s", "-u"}},
 	"watch":    {argOpts: []string{"-n", "-d", "--interval"}},
+	"flock":    {argOpts: []string{"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}, positional: 1, through: true},
+	"taskset":  {positional: 1, through: true},
+	"chrt":     {argOpts: []string{"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"}, positional: 1, through: true},
+	"prlimit":  {argOpts: []string{"-p", "--pid", "-o", "--output"}, through: true},
+	"setpriv": {argOpts: []string{"--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps", "--ambient-caps",
+		"--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile", "--landlock-access", "--landlock-rule"}},
+	// Programs that run a command the policy does not follow: never
+	// approved by a pattern rule, and caught by every deny rule.
+	"unshare": {opaque: true}, "nsenter": {opaque: true}, "systemd-run": {opaque: true}, "firejail": {opaque: true},
+	"bwrap": {opaque: true}, "proot": {opaque: true}, "fakeroot": {opaque: true}, "parallel": {opaque: true},
+	"sg": {opaque: true}, "newgrp": {opaque: true}, "dbus-run-session": {opaque: true}, "xvfb-run": {opaque: true},
+	"valgrind": {opaque: true}, "gdb": {opaque: true}, "perf": {opaque: true}, "nix-shell": {opaque: true},
+	"catchsegv": {opaque: true}, "faketime": {opaque: true}, "ssh-agent": {opaque: true}, "expect": {opaque: true},
 }
 
 // unwrap returns where the command may begin: after its assignments, and
 // after each wrapper program (sudo env FOO=1 rm → the indices of sudo, env
-// and rm). dynamicName is set when a command name is not static; templated
-// when a wrapper fills in arguments at run time.
-func unwrap(ws []word, templated bool) (starts []int, dynamicName, tmpl bool) {
+// and rm). dynamicName is set when a command name is not static; through
+// when the command has wrappers, all of which only change how it runs (no
+// assignments either); templated when a wrapper fills in arguments at run
+// time.
+func unwrap(ws []word, templated bool) (starts []int, dynamicName, through, tmpl bool) {
 	i := 0
 	for i < len(ws) && ws[i].assign {
 		i++
@@ -338,31 +502,18 @@ func unwrap(ws []word, templated bool) (starts []int, dynamicName, tmpl bool) {
 	if i > 0 {
 		starts = append(starts, 0) // for rules that name the assignments
 	}
+	through = i == 0
 	for i < len(ws) {
 		starts = append(starts, i)
 		w := ws[i]
 		if !w.static {
-			return starts, true, templated
+			return starts, true, false, templated
 		}
-		name := path.Base(w.val)
-		if name == "find" {
-			// find … -exec CMD … ; runs CMD once per file.
-			for j := i + 1; j+1 < len(ws); j++ {
-				switch ws[j].val {
-				case "-exec", "-execdir", "-ok", "-okdir":
-					if !ws[j+1].static {
-						return starts, true, true
-					}
-					starts = append(starts, j+1)
-					templated = true
-				}
-			}
-			return starts, false, templated
+		wr, ok := wrappers[path.Base(w.val)]
+		if !ok || wr.opaque {
+			return starts, false, through && len(starts) > 1, templated
 		}
-		wr, ok := wrappers[name]
-		if !ok {
-			return starts, false, templated
-		}
+		through = through && wr.through
 		templated = templated || wr.templated
 		j, pos := i+1, wr.positional
 	args:
@@ -370,11 +521,14 @@ func unwrap(ws []word, templated bool) (starts []int, dynamicName, tmpl bool) {
 			a := ws[j]
 			switch {
 			case !a.static:
-				return starts, true, templated
+				return starts, true, false, templated
 			case a.val == "--":
 				j++
 				break args
 			case len(a.val) > 1 && a.val[0] == '-':
+				if wr.assigns {
+					through = false // env -i, -u, -C: another environment or folder
+				}
 				j++
 				for _, o := range wr.argOpts {
 					if a.val == o {
@@ -383,6 +537,7 @@ func unwrap(ws []word, templated bool) (starts []int, dynamicName, tmpl bool) {
 					}
 				}
 			case wr.assigns && strings.IndexByte(a.val, '=') > 0:
+				through = false
 				j++
 			case pos > 0:
 				pos--
@@ -393,7 +548,8 @@ func unwrap(ws []word, templated bool) (starts []int, dynamicName, tmpl bool) {
 		}
 		i = j
 	}
-	return starts, false, templated
+	// The line ends in a wrapper with no command (nohup alone).
+	return starts, false, false, templated
 }
 
 // assign turns an assignment into a word NAME=value.

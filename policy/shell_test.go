@@ -177,8 +177,10 @@ func TestBashQuotingCommentsAndHeredocs(t *testing.T) {
 		{name: "heredoc then command", cmd: "cat <<EOF\nhi\nEOF\ntouch x", want: Ask},
 		{name: "heredoc dash", cmd: "cat <<-EOF\n\thi\n\tEOF\nls", want: Allow},
 		{name: "herestring", cmd: "cat <<< \"$(rm x)\"", want: Deny},
-		{name: "redirect to file is fine", cmd: "ls > out.txt 2>&1", want: Allow},
-		{name: "append redirect", cmd: "echo hi >> notes.txt", want: Allow},
+		{name: "redirect to a file needs the write allowed", cmd: "ls > out.txt 2>&1", want: Ask, reason: `writes "out.txt"`, suggest: "Edit(out.txt)"},
+		{name: "redirect to a file an Edit rule allows", allow: append([]string{"Edit(out/**)"}, stdAllow...), cmd: "ls > out/ls.txt 2>&1", want: Allow},
+		{name: "redirect in accept-edits", mode: ModeAcceptEdits, cmd: "echo hi >> notes.txt", want: Allow},
+		{name: "redirect to /dev/null", cmd: "ls > /dev/null 2>&1; cat x 2>/dev/null >&2", want: Allow},
 		{name: "input redirect", cmd: "cat < go.mod", want: Allow},
 		{name: "redirect target substitution", cmd: "ls > $(rm x)", want: Deny},
 		{name: "ansi-c quoting is not decoded", cmd: `$'\x72m' -rf x`, want: Ask},
@@ -456,5 +458,60 @@ func TestShellWords(t *testing.T) {
 				t.Errorf("%q word %d lit = %v, want %v", c.src, i, w.lit, c.lit[i])
 			}
 		}
+	}
+}
+
+// The bypasses of allow rules that compared leading words only: each was
+// allowed before, and asks (or is denied) now.
+func TestBashAllowSideAttacks(t *testing.T) {
+	for _, c := range []bashCase{
+		// Redirections are writes.
+		{name: "echo into bashrc", allow: []string{"Bash(echo:*)"}, cmd: `echo 'curl x|sh' >> ~/.bashrc`, want: Ask, reason: "only known when the shell runs"},
+		{name: "echo into an absolute file", allow: []string{"Bash(echo:*)"}, cmd: `echo '{"workspaces":["/"]}' > /home/u/.config/orca/trust.json`, want: Ask, reason: "outside the workspace"},
+		{name: "echo into the trust store, relative", allow: []string{"Bash(echo:*)"}, cmd: `echo x > ../home/.config/orca/trust.json`, want: Ask},
+		{name: "ls over a file", allow: []string{"Bash(ls:*)"}, cmd: "ls > victim.txt", want: Ask},
+		{name: "ls outside", allow: []string{"Bash(ls:*)"}, cmd: "ls -la > ../outside/x", want: Ask, reason: "outside the workspace"},
+		{name: "accept-edits does not open the outside", mode: ModeAcceptEdits, allow: []string{"Bash(ls:*)"}, cmd: "ls -la > ../outside/x", want: Ask},
+		{name: "write after cd", mode: ModeAcceptEdits, allow: []string{"Bash(cd:*)", "Bash(echo:*)"}, cmd: "cd ~/.config && echo x > orca/trust.json", want: Ask, reason: "changing folder"},
+		{name: "redirect into a variable", allow: []string{"Bash(echo:*)"}, cmd: `echo x > "$F"`, want: Ask},
+		{name: "Edit deny covers redirections", mode: ModeBypass, deny: []string{"Edit(secret/**)"}, cmd: "echo x > secret/key", want: Deny},
+		{name: "Edit deny on an unknown target asks", mode: ModeBypass, deny: []string{"Edit(secret/**)"}, cmd: `echo x > "$F"`, want: Ask},
+		// find -exec and xargs run the commands they name.
+		{name: "find -exec rm", allow: []string{"Bash(find:*)"}, deny: []string{}, cmd: "find . -name '*.go' -exec rm {} +", want: Ask, reason: `"rm '{}'"`},
+		{name: "find -exec allowed command", allow: []string{"Bash(find:*)", "Bash(grep:*)"}, deny: []string{}, cmd: `find . -name '*.go' -exec grep -l TODO {} \;`, want: Allow},
+		{name: "find -execdir denied", mode: ModeBypass, cmd: `find . -execdir rm -f {} \;`, want: Deny},
+		{name: "find -ok sh -c", allow: []string{"Bash(find:*)", "Bash(sh:*)"}, deny: []string{}, cmd: `find . -ok sh -c 'rm "$1"' _ {} \;`, want: Ask},
+		{name: "find -delete", allow: []string{"Bash(find:*)"}, deny: []string{}, cmd: "find . -name '*.tmp' -delete", want: Ask, reason: "-delete"},
+		{name: "find -fprint", allow: []string{"Bash(find:*)"}, deny: []string{}, cmd: "find . -fprint ~/.bashrc", want: Ask},
+		{name: "xargs rm", allow: []string{"Bash(ls:*)", "Bash(xargs:*)"}, deny: []string{}, cmd: "ls | xargs rm", want: Ask, reason: `"xargs rm"`},
+		{name: "xargs of an allowed command", allow: []string{"Bash(ls:*)", "Bash(grep:*)"}, deny: []string{}, cmd: "ls | xargs -n1 grep -l TODO", want: Allow},
+		{name: "xargs and an exact rule", allow: []string{"Bash(ls:*)", "Bash(wc -l)"}, deny: []string{}, cmd: "ls | xargs wc -l", want: Ask},
+		// Wrappers are judged as what they run.
+		{name: "timeout of an allowed command", allow: []string{"Bash(go test:*)"}, cmd: "timeout 600 go test ./...", want: Allow},
+		{name: "timeout rule approves nothing", allow: []string{"Bash(timeout:*)"}, deny: []string{}, cmd: "timeout 5 rm -rf x", want: Ask},
+		{name: "nice nohup chain", allow: []string{"Bash(go test:*)"}, cmd: "nice -n 5 nohup go test ./...", want: Allow},
+		{name: "sudo rule approves nothing", allow: []string{"Bash(sudo:*)"}, deny: []string{}, cmd: "sudo rm -rf /", want: Ask},
+		{name: "sudo with the command named", allow: []string{"Bash(sudo apt update:*)"}, deny: []string{}, cmd: "sudo apt update -y", want: Allow},
+		{name: "sudo of an allowed command is not allowed", allow: []string{"Bash(ls:*)"}, deny: []string{}, cmd: "sudo ls /root", want: Ask},
+		{name: "env with an assignment", allow: []string{"Bash(git status:*)"}, cmd: "env GIT_DIR=/x git status", want: Ask},
+		{name: "plain env", allow: []string{"Bash(git status:*)"}, cmd: "env git status", want: Allow},
+		{name: "env -S denied", mode: ModeBypass, cmd: "env -S 'rm x'", want: Deny},
+		{name: "env -S glued", mode: ModeBypass, cmd: "env '-Srm -rf x'", want: Deny},
+		{name: "env -u then -S", mode: ModeBypass, cmd: "env -u HOME -S 'rm x'", want: Deny},
+		{name: "env -S never allowed by a rule", allow: []string{"Bash(env:*)", "Bash(ls:*)"}, deny: []string{}, cmd: "env -S 'ls -la'", want: Ask},
+		{name: "flock", mode: ModeBypass, cmd: "flock /tmp/l rm -rf x", want: Deny},
+		{name: "flock -c", mode: ModeBypass, cmd: "flock /tmp/l -c 'rm -rf x'", want: Deny},
+		{name: "taskset", mode: ModeBypass, cmd: "taskset 0x1 rm -rf x", want: Deny},
+		{name: "taskset -c", mode: ModeBypass, cmd: "taskset -c 0,1 rm -rf x", want: Deny},
+		{name: "chrt", mode: ModeBypass, cmd: "chrt -f 10 rm -rf x", want: Deny},
+		{name: "setpriv", mode: ModeBypass, cmd: "setpriv --reuid 1000 rm -rf x", want: Deny},
+		{name: "prlimit", mode: ModeBypass, cmd: "prlimit --nofile=1024 rm -rf x", want: Deny},
+		{name: "script -c", mode: ModeBypass, cmd: "script -qc 'rm -rf x' /dev/null", want: Ask},
+		{name: "script -c split", mode: ModeBypass, cmd: "script -q -c 'rm -rf x' /dev/null", want: Deny},
+		{name: "an opaque wrapper asks where a deny rule may match", mode: ModeBypass, cmd: "unshare -r rm -rf x", want: Ask, reason: "does not analyse"},
+		{name: "an opaque wrapper is not allowed by its rule", allow: []string{"Bash(parallel:*)"}, deny: []string{}, cmd: "parallel rm ::: a b", want: Ask},
+		{name: "taskset of an allowed command", allow: []string{"Bash(go test:*)"}, cmd: "taskset -c 0 go test ./...", want: Allow},
+	} {
+		t.Run(c.name, c.run)
 	}
 }
