@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 
 	"github.com/orca-agent/orca/budget"
@@ -304,6 +305,10 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			runner = *c.Sandbox
 		}
 		runner.Policy = sandbox.WorkspacePolicy(root, env.ConfigDir).Merge(runner.Policy)
+		if dir, err := config.Dir(); err == nil && dir != env.ConfigDir {
+			// The trust store is there, whatever the runtime reads.
+			runner.Policy.Reserved = append(runner.Policy.Reserved, filepath.Join(dir, "orca"))
+		}
 		env.Sandbox = &runner
 	}
 	for _, p := range def.ToolProviders {

@@ -41,6 +41,7 @@ import (
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
@@ -106,6 +107,11 @@ type Config struct {
 	// Mode is the permission mode ("": the settings' defaultMode, else
 	// default).
 	Mode policy.Mode
+	// NoSandbox runs commands (Bash, the verification command) without
+	// the OS sandbox: the explicit opt-out, like the settings'
+	// "sandbox": {"enabled": false}. Without it, where the sandbox cannot
+	// be set up (sandbox.Available), commands are refused.
+	NoSandbox bool
 	// Approver answers the calls the policy asks about (nil:
 	// policy.Headless refuses them, saying how to allow them).
 	Approver policy.Approver
@@ -130,6 +136,7 @@ type App struct {
 	root      string
 	configDir string
 	settings  *config.Settings
+	sandbox   *sandbox.Runner
 	warnings  []config.Warning
 	exts      []*extension.Extension
 	model     *model
@@ -240,6 +247,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.closers = append(a.closers, a.timeline.Close)
 	}
 
+	sb := a.settings.Sandbox.Runner(a.root)
+	sb.Disabled = sb.Disabled || cfg.NoSandbox
+	a.sandbox = sb
 	a.rt, err = agent.New(agent.Definition{
 		Name:          cmp.Or(cfg.Name, DefaultName),
 		SystemPrompt:  cfg.SystemPrompt,
@@ -257,6 +267,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Approver:  cfg.Approver,
 		Approvals: session.Approvals(a.store),
 		ConfigDir: cmp.Or(a.configDir, "-"),
+		Sandbox:   sb,
 	})
 	if err != nil {
 		return nil, err
@@ -388,6 +399,17 @@ func (a *App) Settings() *config.Settings { return a.settings }
 // Warnings returns what reading the settings skipped (a workspace's own
 // settings an untrusted workspace may not use, marked Untrusted).
 func (a *App) Warnings() []config.Warning { return a.warnings }
+
+// SandboxError says why the commands of the App's tools cannot run in the
+// OS sandbox here (sandbox.Available), so that they will be refused; nil
+// when they can, or when the sandbox was turned off (Config.NoSandbox, the
+// settings' "sandbox": {"enabled": false}).
+func (a *App) SandboxError() error {
+	if a.sandbox.Disabled {
+		return nil
+	}
+	return sandbox.Available()
+}
 
 // Extensions returns the workspace's filesystem extensions, trusted or
 // not (an untrusted one never runs: its Reason says why).

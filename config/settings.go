@@ -21,7 +21,8 @@
 //	{"prices": {"my-model": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}}}
 //
 // in US dollars per million tokens (a price left out is 0); a later file's
-// entry for a model replaces an earlier one's.
+// entry for a model replaces an earlier one's. The "sandbox" key, in
+// Claude Code's shape, says how commands are sandboxed (see Sandbox).
 //
 // Project files come with the workspace, so a cloned repository could use
 // them to run commands or grant itself permissions. Their hooks therefore
@@ -29,7 +30,7 @@
 // configuration folder, outside any workspace); in an untrusted workspace,
 // their allow rules and a defaultMode that allows more than "default" are
 // skipped too, while their deny and ask rules, which only restrict, apply;
-// so are their base_url (which could send the user's API key elsewhere) and
+// so are sandbox settings that loosen the sandbox, their base_url (which could send the user's API key elsewhere) and
 // prices (which could hide spending from the cost budget). The user's own
 // file is always applied in full.
 //
@@ -79,6 +80,10 @@ type Settings struct {
 	// that sets it wins. A project's is skipped in an untrusted workspace:
 	// it is a command.
 	Verify string
+	// Sandbox is how commands are sandboxed, from the "sandbox" key (see
+	// Sandbox). A project's settings that loosen it are skipped in an
+	// untrusted workspace; those that tighten it apply.
+	Sandbox Sandbox
 	// Sources are the files that were read, in order (files that do not
 	// exist are not listed).
 	Sources []string
@@ -180,6 +185,7 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 			return nil, nil, err
 		}
 		s.merge(f)
+		warns = append(warns, f.warnings()...)
 	}
 	if opts.Workspace == "" {
 		return s, warns, nil
@@ -205,6 +211,7 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 			}
 		}
 		s.merge(f)
+		warns = append(warns, f.warnings()...)
 	}
 	return s, warns, nil
 }
@@ -251,6 +258,9 @@ func (s *Settings) merge(f *file) {
 	if f.verify != "" {
 		s.Verify = f.verify
 	}
+	if f.sandbox != nil {
+		s.Sandbox.merge(f.sandbox)
+	}
 	for name, price := range f.prices {
 		if s.Prices == nil {
 			s.Prices = budget.Prices{}
@@ -266,9 +276,12 @@ type file struct {
 	perms   Permissions
 	hooks   []command.Spec
 
-	model  ModelSettings
-	prices budget.Prices
-	verify string
+	model   ModelSettings
+	prices  budget.Prices
+	verify  string
+	sandbox *sandboxFile
+	// warns say what the file asks for that is not done as written.
+	warns []string
 }
 
 // grants reports whether f has something an untrusted workspace may not
@@ -276,7 +289,7 @@ type file struct {
 // URL or prices.
 func (f *file) grants() bool {
 	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
-		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != ""
+		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0
 }
 
 // granting reports whether mode allows calls that ModeDefault asks about.
@@ -310,6 +323,10 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 	if f.verify != "" {
 		what = append(what, fmt.Sprintf("verify command %q", f.verify))
 	}
+	if f.sandbox != nil {
+		what = append(what, f.sandbox.grants()...)
+		f.sandbox.restrict()
+	}
 	f.hooks, f.perms.Allow, f.model.BaseURL, f.prices, f.verify = nil, nil, "", nil, ""
 	list := strings.Join(what, ", ")
 	if i := strings.LastIndex(list, ", "); i >= 0 {
@@ -320,6 +337,18 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 	}
 	return Warning{File: f.path, Untrusted: true,
 		Message: fmt.Sprintf("%s not applied: the workspace %s is not trusted", list, workspace)}, true
+}
+
+// warnings returns f's warnings, as Warnings.
+func (f *file) warnings() []Warning {
+	if f == nil {
+		return nil
+	}
+	var out []Warning
+	for _, w := range f.warns {
+		out = append(out, Warning{File: f.path, Message: w})
+	}
+	return out
 }
 
 func plural(n int, what string) string {
@@ -449,6 +478,13 @@ func parse(path string, data []byte) (*file, error) {
 			return nil, fail("verify", "want a command (a non-empty string), got %s", kind(raw))
 		}
 		f.verify = v
+	}
+	if raw, ok := top["sandbox"]; ok {
+		sb, warns, err := parseSandbox(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		f.sandbox, f.warns = sb, warns
 	}
 	if raw, ok := top["prices"]; ok {
 		prices, err := parsePrices(raw)

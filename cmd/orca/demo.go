@@ -11,6 +11,7 @@ import (
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/store"
 )
 
@@ -164,6 +165,11 @@ func runDemo(cmd *cobra.Command, asJSON bool, perm *permFlags, o options) error 
 		return &exitError{code: exitTurn, err: err}
 	}
 	cfg.Workspace = dir
+	if err := sandbox.Available(); err != nil {
+		// The demo must run anywhere; it says so rather than refuse.
+		cfg.NoSandbox = true
+		fmt.Fprintf(errOut, "orca demo: %v.\nThe demo runs its commands without it, in its own temporary folder.\n\n", err)
+	}
 	if !asJSON {
 		fmt.Fprintf(out, "orca demo: a scripted model fixes a bug in a tiny Go project in\n  %s\n"+
 			"Only the model's responses are scripted: every tool call below really runs.\n\n", dir)

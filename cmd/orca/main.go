@@ -18,9 +18,10 @@ import (
 
 func main() {
 	// Ctrl-C interrupts the running turn (run, chat) or cancels the
-	// command; execute routes the signals.
+	// command; SIGTERM and SIGHUP (the terminal closed) end it, its
+	// commands with it. execute routes the signals.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := execute(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, options{signals: sigs})
 	signal.Stop(sigs)
 	os.Exit(code)

@@ -14,7 +14,14 @@ import (
 )
 
 // No test may leave a goroutine behind: not the turn's, not a spinner's.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// Started with asCLI set, the test binary is the orca command line.
+func TestMain(m *testing.M) {
+	if os.Getenv(asCLI) == "1" {
+		os.Unsetenv(asCLI)
+		main()
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // orca runs the orca command line in-process, with a configuration folder
 // of its own (no user settings, nothing trusted), and returns what it wrote

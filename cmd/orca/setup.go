@@ -33,6 +33,7 @@ type agentFlags struct {
 	system        string
 	perm          permFlags
 	trust         bool
+	noSandbox     bool
 	session       string
 	cont          bool
 	budget        budgetFlags
@@ -66,6 +67,8 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl.BoolVar(&f.cont, "continue", false, "continue the workspace's most recently active session")
 	fl.StringVar(&f.system, "system", "", "system `PROMPT` (default: orca's built-in coding-agent prompt; \"\" for none)")
 	addPermFlags(cmd, &f.perm, "the settings' defaultMode, else default")
+	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run commands (Bash, --verify) without the OS sandbox: they may then write anywhere the user can and reach the network "+
+		"(the settings' \"sandbox\": {\"enabled\": false} does the same)")
 	fl.BoolVar(&f.trust, "trust", false, "trust the workspace for this run only: apply its own command hooks, allow rules and permission mode")
 	fl.Int64Var(&f.budget.tokens, "budget-tokens", 0, "cap the session's tokens (in and out, all turns) at `N`; 0 lifts the cap")
 	fl.Float64Var(&f.budget.costUSD, "budget-cost", 0, "cap the session's cost at `USD` dollars; 0 lifts the cap")
@@ -101,6 +104,7 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 		Workspace:     f.workspace,
 		ConfigDir:     o.configDir,
 		Trust:         f.trust,
+		NoSandbox:     f.noSandbox,
 		Model:         app.ModelConfig{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script},
 		Labels:        labels,
 		Getenv:        o.env,
@@ -155,6 +159,9 @@ func openApp(ctx context.Context, cfg app.Config, stderr io.Writer) (*app.App, e
 		return nil, fromApp(err)
 	}
 	reportWarnings(stderr, a.Warnings(), a.Root())
+	if err := a.SandboxError(); err != nil {
+		fmt.Fprintf(stderr, "orca: warning: %v.\nBash commands will be refused. To run them without the sandbox, pass --no-sandbox or set \"sandbox\": {\"enabled\": false} in a settings file.\n", err)
+	}
 	reportExtensions(stderr, a.Extensions(), a.Root())
 	return a, nil
 }

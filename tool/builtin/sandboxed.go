@@ -63,11 +63,21 @@ func refusals(output string) string {
 	}
 	network := false
 	for _, line := range strings.Split(output, "\n") {
-		if refusedFS.MatchString(line) {
+		if loc := refusedFS.FindStringIndex(line); loc != nil {
 			found := false
 			for _, m := range quotedPath.FindAllStringSubmatch(line, -1) {
 				add(&paths, m[1])
 				found = true
+			}
+			if !found {
+				// "sh: 1: cannot create x: Read-only file system", "bash:
+				// line 1: x: Permission denied": the path is the part
+				// before the error.
+				before := strings.Split(strings.TrimRight(line[:loc[0]], ": "), ": ")
+				if last := strings.TrimPrefix(before[len(before)-1], "cannot create "); len(before) > 1 && last != "" && !strings.Contains(last, " ") {
+					add(&paths, last)
+					found = true
+				}
 			}
 			if !found {
 				for _, m := range barePath.FindAllStringSubmatch(line, -1) {
