@@ -66,9 +66,11 @@ type Config struct {
 	// Workspace is the folder the agent works in. Required.
 	Workspace string
 	// ConfigDir is the user's configuration folder: its orca/settings.json
-	// is read, its orca/trust.json says what is trusted, user skills and
-	// subagents come from it, and protection guards it. config.Dir() if
-	// empty; "-" means none.
+	// is read, its orca/trust.json says what is trusted, its
+	// orca/approvals.json keeps the "always allow" approvals (see
+	// config.ApprovalStore), user skills and subagents come from it, and
+	// protection guards it. config.Dir() if empty; "-" means none (and
+	// approvals last as long as the App).
 	ConfigDir string
 	// NoSettings reads no settings files (the user's and the
 	// workspace's): only this Config counts.
@@ -247,6 +249,15 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.closers = append(a.closers, a.timeline.Close)
 	}
 
+	// "Always allow" approvals live in the user's configuration folder,
+	// where the workspace (a cloned repository's .orca/orca.db, the
+	// agent's own commands) cannot add any.
+	var approvals agent.Approvals = &agent.MemoryApprovals{}
+	if a.configDir != "" {
+		if approvals, err = config.NewApprovalStore(a.configDir, a.root); err != nil {
+			return nil, err
+		}
+	}
 	sb := a.settings.Sandbox.Runner(a.root)
 	sb.Disabled = sb.Disabled || cfg.NoSandbox
 	a.sandbox = sb
@@ -265,7 +276,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Services:  a.svc,
 		Policy:    pol,
 		Approver:  cfg.Approver,
-		Approvals: session.Approvals(a.store),
+		Approvals: approvals,
 		ConfigDir: cmp.Or(a.configDir, "-"),
 		Sandbox:   sb,
 	})

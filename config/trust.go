@@ -280,37 +280,50 @@ func (s *TrustStore) read() (*trustFile, error) {
 // update applies change to the store under its lock and writes the result
 // if change reports a change.
 func (s *TrustStore) update(change func(*trustFile) bool) error {
-	dir := filepath.Dir(s.path)
+	return lockedUpdate(s.path, "trust store", s.read, func(f *trustFile) bool {
+		if !change(f) {
+			return false
+		}
+		if f.Workspaces == nil {
+			f.Workspaces = []string{}
+		}
+		return true
+	})
+}
+
+// lockedUpdate applies change to the JSON file at path under the file's
+// lock (path.lock, so that concurrent orca processes do not lose each
+// other's changes) and, if change reports a change, replaces the file
+// atomically. what names the file in errors.
+func lockedUpdate[T any](path, what string, read func() (*T, error), change func(*T) bool) error {
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("trust store: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	lock, err := os.OpenFile(s.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return fmt.Errorf("trust store: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("trust store: locking %s: %w", lock.Name(), err)
+		return fmt.Errorf("%s: locking %s: %w", what, lock.Name(), err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 
-	f, err := s.read()
+	f, err := read()
 	if err != nil {
 		return err
 	}
 	if !change(f) {
 		return nil
 	}
-	if f.Workspaces == nil {
-		f.Workspaces = []string{}
-	}
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".trust-*.json")
+	tmp, err := os.CreateTemp(dir, "."+strings.TrimSuffix(filepath.Base(path), ".json")+"-*.json")
 	if err != nil {
-		return fmt.Errorf("trust store: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, there is nothing left to remove
 	_, werr := tmp.Write(append(data, '\n'))
@@ -318,10 +331,10 @@ func (s *TrustStore) update(change func(*trustFile) bool) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp.Name(), s.path)
+		werr = os.Rename(tmp.Name(), path)
 	}
 	if werr != nil {
-		return fmt.Errorf("trust store: writing %s: %w", s.path, werr)
+		return fmt.Errorf("%s: writing %s: %w", what, path, werr)
 	}
 	return nil
 }

@@ -448,7 +448,7 @@ func resolve(fsys workspace.FileSystem, given string) target {
 
 // protect applies built-in protection, which no rule or mode overrides.
 func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
-	const why = "extensions protect themselves, so the agent's tools may not change orca's hooks, the settings that grant permissions or trust decisions; ask the user to make this change"
+	const why = "the agent's tools may not change orca's own state (.orca: hooks, settings, skills, subagents, trust, the session store) or git's configuration and hooks, through which permissions are granted and code is run; ask the user to make this change"
 	for _, pa := range c.paths {
 		if !pa.write {
 			continue

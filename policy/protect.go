@@ -9,16 +9,41 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// protectedPatterns are the workspace paths through which extensions get
-// their power: hook scripts, settings that grant permissions and trust
-// decisions. Matched case-insensitively, so that a case-insensitive file
-// system cannot be used to reach them under another spelling.
+// protectedPatterns are the workspace paths the agent's own tools may not
+// change: all of .orca — hook scripts, skills and subagents, the settings
+// that grant permissions, trust decisions, the session store (whose
+// replacement would break every later run) — and the git configuration and
+// hooks through which a later git command would run code. Matched
+// case-insensitively, so that a case-insensitive file system cannot be
+// used to reach them under another spelling.
 var protectedPatterns = []string{
+	".orca/**",
+	".git/config",
+	".git/hooks/**",
+}
+
+// grantPatterns are the protected paths through which the workspace
+// grants itself power: a Bash command that names one is refused. Commands
+// that name the rest of .orca (to list it, to read the store) may run —
+// the OS sandbox keeps all of it read-only for them.
+var grantPatterns = []string{
 	".orca/hooks/**",
-	".orca/skills/**", // a skill's allowed-tools and safe flag act as permissions
+	".orca/skills/**",
+	".orca/agents/**",
 	".orca/settings*.json",
 	".orca/trust*",
 	".orca/trust*/**",
+	".orca/orca.db*",
+}
+
+// grants reports whether rel (cleaned, lower case) is one of grantPatterns.
+func grants(rel string) bool {
+	for _, p := range grantPatterns {
+		if ok, _ := doublestar.Match(p, rel); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // protectedSamples stand for every protected path and the folders holding
@@ -34,18 +59,23 @@ var protectedSamples = []string{
 	".orca/trust",
 	".orca/trust.json",
 	".orca/trust/workspace",
+	".orca/orca.db",
 }
 
 // Protected reports whether the workspace-relative, slash-separated path rel
-// is one that the agent's own tools may never change: .orca/hooks/**,
-// .orca/skills/**, .orca/settings*.json (settings.json and
-// settings.local.json among them) and .orca/trust*. Extensions protect themselves: a model that could edit
-// these could grant itself any permission or install a hook that runs
-// anywhere. The path is cleaned first and compared case-insensitively.
+// is one that the agent's own tools may never change: anything in .orca
+// (hooks, skills, subagents, settings, trust files, the session store) and
+// .git/config and .git/hooks/**. A model that could edit these could grant
+// itself any permission, install a hook that runs anywhere, or make a
+// later git command run its code. The path is cleaned first and compared
+// case-insensitively.
 func Protected(rel string) bool {
 	rel = strings.ToLower(path.Clean(filepath.ToSlash(rel)))
 	rel = strings.TrimPrefix(rel, "./")
-	if !strings.HasPrefix(rel, ".orca/") {
+	if rel == ".orca" || rel == ".git/hooks" {
+		return true
+	}
+	if !strings.HasPrefix(rel, ".orca/") && !strings.HasPrefix(rel, ".git/") {
 		return false
 	}
 	for _, p := range protectedPatterns {
@@ -85,7 +115,7 @@ func mentionsPath(pat string) bool {
 			continue
 		}
 		rest := path.Clean(strings.Join(segs[i:], "/"))
-		if Protected(rest) {
+		if grants(rest) {
 			return true
 		}
 		for _, s := range protectedSamples {

@@ -13,6 +13,8 @@ import (
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/sandbox"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/sqlite"
 )
 
 // asCLI makes the test binary run as the orca command line (TestMain),
@@ -207,5 +209,60 @@ func TestCommandsDieWithOrca(t *testing.T) {
 			cmd.Wait()
 			h.RequireGone()
 		})
+	}
+}
+
+// A repository that ships a session store with "always allow" approvals
+// in it (or whose agent wrote them there) grants nothing: approvals live
+// in the user's configuration folder.
+func TestPlantedApprovalsGrantNothing(t *testing.T) {
+	ws, cfgDir := t.TempDir(), t.TempDir()
+	o := options{configDir: cfgDir}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--script", writeScript(t, `{"text": "hi"}`), "-w", ws, "--json", "--session", "s", "hello")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	runtimeID := parseEvents(t, stdout)[0].str("runtime_id")
+	st, err := sqlite.Open(filepath.Join(ws, ".orca", "orca.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []store.Approval{{RuntimeID: runtimeID, Rule: "Bash(*)"}, {RuntimeID: runtimeID, SessionID: "s", Rule: "Bash"}} {
+		if err := st.AddApproval(t.Context(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "run", "--script", writeScript(t, bashCall("b", "touch planted.txt"), `{"text": "done"}`), "-w", ws, "--json", "--session", "s", "go")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if ev := toolEventOf(t, parseEvents(t, stdout), "b"); ev["is_error"] != true || fileExists(filepath.Join(ws, "planted.txt")) {
+		t.Errorf("the planted approval held: %v", ev)
+	}
+}
+
+// Neither the file tools nor a command can replace the session store with
+// garbage, after which every run would fail.
+func TestStoreCannotBeReplaced(t *testing.T) {
+	ws := t.TempDir()
+	calls := []string{
+		`{"tool_calls": [{"id": "w", "name": "Write", "input": {"file_path": ".orca/orca.db", "content": "garbage"}}]}`,
+		`{"tool_calls": [{"id": "e", "name": "Write", "input": {"file_path": ".orca/../.orca/orca.db-wal", "content": "garbage"}}]}`,
+	}
+	if sandbox.Available() == nil {
+		calls = append(calls, bashCall("b", `python3 -c "open('.or'+'ca/orca.db','w').write('garbage')"`))
+	}
+	sc := writeScript(t, append(calls, `{"text": "done"}`)...)
+	for range 2 { // the second run opens the store the first one attacked
+		stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--json", "--permission-mode", "bypass", "--session", "s", "go")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		for _, ev := range toolEvents(parseEvents(t, stdout)) {
+			if ev.str("name") != "tool_exec_started" && ev["is_error"] != true {
+				t.Errorf("%s got through: %v", ev.str("tool_use_id"), ev)
+			}
+		}
 	}
 }
