@@ -86,7 +86,7 @@ func TestSandboxWalls(t *testing.T) {
 		t.Logf("%s: %s", attack, out)
 	}
 	for path, want := range map[string]string{
-		filepath.Join(outside, "victim"):           "safe",
+		filepath.Join(outside, "victim"):            "safe",
 		filepath.Join(ws, ".orca", "settings.json"): "{}",
 		filepath.Join(ws, ".git", "config"):         "[core]\n",
 		filepath.Join(cfg, "orca", "trust.json"):    "{}",
