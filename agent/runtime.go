@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/orca-agent/orca/budget"
@@ -250,7 +251,10 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	case c.FS != nil:
 		rt.fs = c.FS
 	case c.Workspace != "":
-		local, err := workspace.OpenLocal(c.Workspace)
+		// Every write asks the policy again where it really lands, in one
+		// operation with the write: a link swapped after the tool's call
+		// was decided cannot lead it into protected state.
+		local, err := workspace.OpenLocal(c.Workspace, workspace.WriteGuard(rt.writeRefused))
 		if err != nil {
 			return nil, fmt.Errorf("agent %q: %w", def.Name, err)
 		}
@@ -309,7 +313,18 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			// The trust store is there, whatever the runtime reads.
 			runner.Policy.Reserved = append(runner.Policy.Reserved, filepath.Join(dir, "orca"))
 		}
+		if rt.policy != nil {
+			hidden, unenforced := rt.policy.ReadDeniedPaths(root)
+			runner.Policy.Hidden = append(runner.Policy.Hidden, hidden...)
+			if len(unenforced) > 0 {
+				rt.logger.Warn("deny rules on reading that name no single path keep the file tools from these files, not commands (the OS sandbox hides only folders and files named outright)", "rules", unenforced)
+			}
+		}
 		env.Sandbox = &runner
+	}
+	if rt.policy != nil && rt.policy.DeniesReads() {
+		p, fs := rt.policy, rt.fs
+		env.Hidden = func(rel string) bool { return p.ReadDenied(fs, rel) }
 	}
 	for _, p := range def.ToolProviders {
 		if p == nil {
@@ -409,4 +424,19 @@ func (r *Runtime) Close() error {
 // intercept.Wrap.
 func NewQueueMetrics(m *queue.Manager, logger *slog.Logger) *queue.Metrics[*Runtime, Request, *Result] {
 	return queue.NewMetrics[*Runtime, Request, *Result](m, func(r Request) string { return r.SessionID }, logger)
+}
+
+// writeRefused is the workspace's write guard: it refuses a write whose
+// real target protection or a deny rule covers.
+func (rt *Runtime) writeRefused(rel string) error {
+	req := policy.Request{ToolName: "Write", FS: rt.fs, Access: tool.Access{Writes: []string{rel}}}
+	for _, p := range []*policy.Policy{rt.guard, rt.policy} {
+		if p == nil {
+			continue
+		}
+		if v := p.Decide(req); v.Decision == policy.Deny && !strings.HasPrefix(v.Rule, "mode:") {
+			return fmt.Errorf("%w: %s", workspace.ErrProtected, v.Reason)
+		}
+	}
+	return nil
 }

@@ -264,7 +264,17 @@ type target struct {
 	rel    string // workspace-relative, slash-separated, when inside
 	inside bool
 	abs    string // absolute OS path, when known
+	// link is where the path really leads once its symbolic links are
+	// followed — dangling ones too, as a write would follow them — when
+	// that is somewhere else; nil if nowhere else (or not known). Rules
+	// and protection judge both: a deny rule matches if either does, an
+	// allow rule only if both do.
+	link *target
 }
+
+// in reports whether the path, and where it really leads, are inside the
+// workspace.
+func (t target) in() bool { return t.inside && (t.link == nil || t.link.inside) }
 
 func slash(p string) string { return filepath.ToSlash(p) }
 
@@ -405,10 +415,11 @@ func (p *Policy) decode(req Request) call {
 	return c
 }
 
-// inside reports whether every path of c is inside the workspace.
+// inside reports whether every path of c, and where it really leads, is
+// inside the workspace.
 func (c *call) inside() bool {
 	for _, pa := range c.paths {
-		if !pa.t.inside {
+		if !pa.t.in() {
 			return false
 		}
 	}
@@ -443,6 +454,21 @@ func resolve(fsys workspace.FileSystem, given string) target {
 	case t.abs == "" && root != "" && given != "":
 		t.abs = filepath.Join(root, given)
 	}
+	if root != "" && t.abs != "" {
+		known := ""
+		if t.inside {
+			known = root // the root's own links are resolved already
+		}
+		if real, ok := followLinks(known, t.abs); !ok {
+			t.link = &target{} // a loop: nowhere a rule can approve
+		} else if real != t.abs {
+			l := target{abs: real}
+			if rel, ok := within(root, real); ok {
+				l.rel, l.inside = slash(rel), true
+			}
+			t.link = &l
+		}
+	}
 	return t
 }
 
@@ -454,13 +480,11 @@ func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
 			continue
 		}
 		hit := ""
-		switch {
+		switch l := pa.t.link; {
 		case pa.t.inside && Protected(pa.t.rel):
 			hit = pa.t.rel
-		case pa.t.inside && fsys != nil && fsys.Root() != "":
-			if real, ok := realRel(fsys.Root(), pa.t.rel); ok && Protected(real) {
-				hit = real
-			}
+		case l != nil && l.inside && Protected(l.rel):
+			hit = l.rel
 		case !pa.t.inside && mentionsPath(escapeGlob(slash(pa.given))):
 			hit = pa.given
 		}
@@ -472,7 +496,7 @@ func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
 			return Verdict{Decision: Deny, Rule: "protected",
 				Reason: fmt.Sprintf("%s is denied: the path is protected — %s.", what, why)}, true
 		}
-		if p.config.contains(pa.t.abs) {
+		if p.config.contains(pa.t.abs) || pa.t.link != nil && p.config.contains(pa.t.link.abs) {
 			return Verdict{Decision: Deny, Rule: "config-dir",
 				Reason: fmt.Sprintf("%s of %q is denied: it is inside the user's orca configuration folder %s, which the agent's tools may not change; ask the user to make this change.", c.tool, pa.given, p.config.shown)}, true
 		}
@@ -482,26 +506,6 @@ func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
 			Reason: fmt.Sprintf("%s is denied: it names %q, a protected path (orca's hooks, settings, trust files or the user's orca configuration folder) — %s. To read such a file, use Read.", describe(c, nil), c.shell.protected[0], why)}, true
 	}
 	return Verdict{}, false
-}
-
-// realRel returns rel with the symlinks of its existing part resolved,
-// relative to root again.
-func realRel(root, rel string) (string, bool) {
-	real, err := evalExisting(filepath.Join(root, filepath.FromSlash(rel)))
-	if err != nil {
-		return "", false
-	}
-	r, ok := within(root, real)
-	if !ok {
-		realRoot, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			return "", false
-		}
-		if r, ok = within(realRoot, real); !ok {
-			return "", false
-		}
-	}
-	return slash(r), true
 }
 
 // match answers whether rule r covers the call: for a call with paths,
@@ -518,7 +522,7 @@ func (p *Policy) match(r *compiled, c *call, sel pathSel) (m match, part *simple
 			return maybe, nil, fmt.Sprintf("the pattern of %s is not a valid path glob", r.raw)
 		}
 		for i := range c.paths {
-			if pa := &c.paths[i]; pa.selected(sel) && r.matchPath(pa.t) {
+			if pa := &c.paths[i]; pa.selected(sel) && r.matchAny(pa.t) {
 				return yes, nil, ""
 			}
 		}
@@ -570,7 +574,7 @@ func (p *Policy) allowPaths(c *call) (used []string, ok bool) {
 		covered := false
 		for _, r := range p.allow {
 			sel, applies := c.covers(r.rule.Tool)
-			if !applies || !pa.selected(sel) || !(r.kind == kindAll || r.globOK && r.matchPath(pa.t)) {
+			if !applies || !pa.selected(sel) || !(r.kind == kindAll || r.globOK && r.matchAll(pa.t)) {
 				continue
 			}
 			if !slices.Contains(used, r.raw) {
@@ -712,27 +716,22 @@ func (p *Policy) redirectRefused(c *call, r redirect) (why, rule string) {
 		return fmt.Sprintf("it writes %q (%s) after changing folder, so where is only known when the shell runs", w.val, r.text), ""
 	}
 	pa := pathArg{given: w.val, t: resolve(c.fs, w.val), write: true}
-	if pa.t.inside && (Protected(pa.t.rel) || c.fs != nil && c.fs.Root() != "" && protectedReal(c.fs.Root(), pa.t.rel)) || p.config.contains(pa.t.abs) {
+	l := pa.t.link
+	if pa.t.inside && Protected(pa.t.rel) || l != nil && l.inside && Protected(l.rel) || p.config.contains(pa.t.abs) || l != nil && p.config.contains(l.abs) {
 		return fmt.Sprintf("it writes %q (%s), a protected path", w.val, r.text), ""
 	}
-	if p.mode == ModeAcceptEdits && pa.t.inside {
+	if p.mode == ModeAcceptEdits && pa.t.in() {
 		return "", ""
 	}
 	for _, rule := range p.allow {
-		if rule.rule.Tool == EditRule && (rule.kind == kindAll && pa.t.inside || rule.globOK && rule.matchPath(pa.t)) {
+		if rule.rule.Tool == EditRule && (rule.kind == kindAll && pa.t.in() || rule.globOK && rule.matchAll(pa.t)) {
 			return "", ""
 		}
 	}
-	if !pa.t.inside {
+	if !pa.t.in() {
 		return fmt.Sprintf("it writes %q (%s), outside the workspace", w.val, r.text), ""
 	}
 	return fmt.Sprintf("it writes %q (%s)", w.val, r.text), EditRule + "(" + escapeGlob(pa.t.rel) + ")"
-}
-
-// protectedReal reports whether rel, its links resolved, is protected.
-func protectedReal(root, rel string) bool {
-	real, ok := realRel(root, rel)
-	return ok && Protected(real)
 }
 
 // matchRedirects matches an Edit rule against the files a command writes
@@ -761,7 +760,7 @@ func (p *Policy) matchRedirects(r *compiled, c *call) (m match, what string) {
 			m, what = maybe, fmt.Sprintf("%q", rd.text)
 			continue
 		}
-		if r.matchPath(t) {
+		if r.matchAny(t) {
 			return yes, fmt.Sprintf("%q (%s)", w.val, rd.text)
 		}
 	}
@@ -883,4 +882,65 @@ func subcommand(w word) bool {
 		}
 	}
 	return true
+}
+
+// DeniesReads reports whether a deny rule is a rule on reading
+// (Read(…)): only then do ReadDenied and ReadDeniedPaths say anything.
+func (p *Policy) DeniesReads() bool {
+	for _, r := range p.deny {
+		if r.rule.Tool == ReadRule {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadDenied reports whether a deny rule on reading covers the workspace
+// path rel (slash-separated), or where it really leads. The tools that
+// list and search leave such paths out (tool.Env.Hidden), so that
+// Read(secret/**) also keeps "Grep path=." and "Glob secret/**" from
+// showing what is there.
+func (p *Policy) ReadDenied(fsys workspace.FileSystem, rel string) bool {
+	var t target
+	resolved := false
+	for _, r := range p.deny {
+		if r.rule.Tool != ReadRule {
+			continue
+		}
+		if r.kind == kindAll {
+			return true
+		}
+		if !resolved {
+			t, resolved = resolve(fsys, rel), true
+		}
+		if r.globOK && r.matchAny(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadDeniedPaths returns the files and folders that the deny rules on
+// reading name outright — Read(secret/**) the folder root/secret,
+// Read(/etc/shadow) that file — for the OS sandbox to hide from commands
+// (sandbox.Policy.Hidden). A pattern with a glob before its end
+// (Read(**/.env), Read(src/*.key)) names no one path: commands can still
+// read what it covers, and the result says so in unenforced.
+func (p *Policy) ReadDeniedPaths(root string) (paths, unenforced []string) {
+	for _, r := range p.deny {
+		if r.rule.Tool != ReadRule || r.kind == kindAll || !r.globOK {
+			continue
+		}
+		lit := strings.TrimSuffix(r.glob, "/**")
+		if lit == "" || strings.ContainsAny(lit, `*?[{\`) {
+			unenforced = append(unenforced, r.raw)
+			continue
+		}
+		if r.abs {
+			paths = append(paths, filepath.Clean(filepath.FromSlash(lit)))
+		} else if root != "" {
+			paths = append(paths, filepath.Join(root, filepath.FromSlash(lit)))
+		}
+	}
+	return paths, unenforced
 }

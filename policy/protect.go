@@ -155,8 +155,8 @@ func (g configGuard) contains(abs string) bool {
 	if g.lexical(abs) {
 		return true
 	}
-	real, err := evalExisting(abs)
-	return err == nil && g.lexical(real)
+	real, ok := followLinks("", abs)
+	return ok && g.lexical(real) // a loop leads nowhere: the write fails
 }
 
 func (g configGuard) lexical(abs string) bool {
@@ -222,4 +222,56 @@ func evalExisting(p string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(real, rest), nil
+}
+
+// maxLinks is how many symbolic links followLinks follows before it calls
+// the path a loop (as the kernel's ELOOP does).
+const maxLinks = 40
+
+// followLinks returns where the absolute path p leads once every symbolic
+// link in it is followed — a dangling one too, since writing through it
+// creates its target — with the part that does not exist appended
+// unchanged. known is a prefix of p without links ("" for none), below
+// which the walk starts. ok is false for a loop.
+func followLinks(known, p string) (string, bool) {
+	p = filepath.Clean(p)
+	cur, rest := string(filepath.Separator), p
+	if known != "" {
+		if r, ok := within(known, p); ok {
+			cur, rest = known, r
+		}
+	}
+	parts := strings.Split(strings.Trim(rest, string(filepath.Separator)), string(filepath.Separator))
+	for hops := 0; len(parts) > 0; {
+		part := parts[0]
+		parts = parts[1:]
+		if part == "" || part == "." {
+			continue
+		}
+		if part == ".." {
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, parts...)...), true
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > maxLinks {
+			return "", false
+		}
+		dest, err := os.Readlink(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, parts...)...), true
+		}
+		if filepath.IsAbs(dest) {
+			cur = string(filepath.Separator)
+		}
+		parts = append(strings.Split(dest, string(filepath.Separator)), parts...)
+	}
+	return cur, true
 }

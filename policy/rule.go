@@ -248,6 +248,18 @@ const (
 	yes
 )
 
+// matchAny matches a deny or ask rule: the path as given, or where it
+// really leads.
+func (c *compiled) matchAny(t target) bool {
+	return c.matchPath(t) || t.link != nil && c.matchPath(*t.link)
+}
+
+// matchAll matches an allow rule: the path as given and where it really
+// leads.
+func (c *compiled) matchAll(t target) bool {
+	return c.matchPath(t) && (t.link == nil || c.matchPath(*t.link))
+}
+
 // matchPath matches a path rule against a call's target.
 func (c *compiled) matchPath(t target) bool {
 	if c.abs {

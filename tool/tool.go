@@ -96,6 +96,10 @@ type Env struct {
 	// the runtime's, with its workspace writable and orca's own state
 	// read-only. Nil means a runner of the tool's own making.
 	Sandbox *sandbox.Runner
+	// Hidden reports whether a workspace path (slash-separated, relative)
+	// is one the tools that list and search may not show: a deny rule on
+	// reading covers it. Nil: none is.
+	Hidden func(rel string) bool
 }
 
 // Subagent describes a subagent a fork can run.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/charlievieth/fastwalk"
 )
@@ -19,11 +20,25 @@ type Local struct {
 	root   *os.Root
 	dir    string // absolute path as given (cleaned)
 	real   string // dir with symlinks resolved
+	guard  func(rel string) error
 	closed atomic.Bool
 }
 
+// LocalOption configures OpenLocal.
+type LocalOption func(*Local)
+
+// WriteGuard makes every WriteFile ask guard about the path the write
+// really reaches — workspace-relative and slash-separated, its symbolic
+// links followed at the moment of writing, from the folder the write has
+// open — and refuse the write with guard's error. The check and the write
+// are one operation: a link swapped in between cannot lead the write
+// elsewhere (on Linux; elsewhere the check resolves the path by name).
+func WriteGuard(guard func(rel string) error) LocalOption {
+	return func(l *Local) { l.guard = guard }
+}
+
 // OpenLocal opens the folder dir as a workspace. The folder must exist.
-func OpenLocal(dir string) (*Local, error) {
+func OpenLocal(dir string, opts ...LocalOption) (*Local, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", dir, err)
@@ -36,7 +51,11 @@ func OpenLocal(dir string) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", dir, err)
 	}
-	return &Local{root: r, dir: abs, real: real}, nil
+	l := &Local{root: r, dir: abs, real: real}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
 }
 
 // Root returns the absolute path of the workspace folder.
@@ -130,46 +149,95 @@ var tmpCounter atomic.Uint64
 
 // WriteFile implements FileSystem. It writes a temporary file beside name
 // and renames it into place, so a failed write (a full disk) leaves the old
-// contents intact. An existing file keeps its permissions.
+// contents intact. An existing file keeps its permissions. A symlink is
+// written through, as a shell's "> link" does: its target (which must lie
+// inside the root) is replaced, and a dangling link's target created.
+//
+// The folder the file goes into is opened first and everything after is
+// done relative to it: where the write lands is the folder's real place at
+// that moment, which the WriteGuard is asked about.
 func (l *Local) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	rel, err := l.Resolve(name)
 	if err != nil {
 		return err
 	}
-	if rel == "." {
-		return fmt.Errorf("write %q: is the workspace root", name)
-	}
-	if dir := path.Dir(rel); dir != "." {
-		if err := l.root.MkdirAll(dir, 0o755); err != nil {
+	for hops := 0; ; hops++ {
+		if rel == "." {
+			return fmt.Errorf("write %q: is the workspace root", name)
+		}
+		if hops > maxLinks {
+			return &fs.PathError{Op: "write", Path: name, Err: syscall.ELOOP}
+		}
+		dirRel, base := path.Split(rel)
+		dirRel = strings.TrimSuffix(dirRel, "/")
+		if dirRel == "" {
+			dirRel = "."
+		} else if err := l.root.MkdirAll(dirRel, 0o755); err != nil {
 			return l.wrap(name, err)
 		}
-	}
-	if fi, err := l.root.Lstat(rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		// Renaming over a symlink would replace the link with a file; write
-		// its target instead (as a shell's "> link" does). The target must
-		// lie inside the root.
-		real, err := filepath.EvalSymlinks(filepath.Join(l.real, filepath.FromSlash(rel)))
+		dir, err := l.root.OpenRoot(dirRel)
 		if err != nil {
-			// A dangling link: create its target through the root, which
-			// refuses one outside.
-			return l.writeInPlace(name, rel, data)
+			return l.wrap(name, err)
 		}
-		target, ok := within(l.real, real)
-		if !ok {
-			return fmt.Errorf("%w: %q leads out through a symlink (workspace root is %s)", ErrOutside, name, l.real)
+		next, err := l.writeIn(dir, dirRel, name, base, data, perm)
+		dir.Close()
+		if err != nil || next == "" {
+			return err
 		}
-		rel = filepath.ToSlash(target)
+		rel = next // a link: write where it leads
 	}
-	if fi, err := l.root.Stat(rel); err == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("write %q: is a directory", name)
-		}
-		perm = fi.Mode().Perm()
-	}
-	tmp := fmt.Sprintf("%s.orca-tmp-%d-%d", rel, os.Getpid(), tmpCounter.Add(1))
-	f, err := l.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+}
+
+// maxLinks bounds the links a write follows (the kernel's ELOOP limit).
+const maxLinks = 40
+
+// writeIn writes base in the open folder dir (opened by that name), or returns the
+// workspace-relative path a symlink named base leads to.
+func (l *Local) writeIn(dir *os.Root, opened, name, base string, data []byte, perm fs.FileMode) (link string, err error) {
+	dirAbs, err := realPath(dir, filepath.Join(l.real, filepath.FromSlash(opened)))
 	if err != nil {
-		return l.wrap(name, err)
+		return "", fmt.Errorf("write %q: %w", name, err)
+	}
+	dirRel, ok := within(l.real, dirAbs)
+	if !ok {
+		return "", fmt.Errorf("%w: %q leads out through a symlink (workspace root is %s)", ErrOutside, name, l.real)
+	}
+	dirRel = filepath.ToSlash(dirRel)
+	fi, err := dir.Lstat(base)
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		dest, err := dir.Readlink(base)
+		if err != nil {
+			return "", l.wrap(name, err)
+		}
+		next := path.Join(dirRel, filepath.ToSlash(dest))
+		if filepath.IsAbs(dest) {
+			r, ok := within(l.real, filepath.Clean(dest))
+			if !ok {
+				return "", fmt.Errorf("%w: %q leads out through a symlink (workspace root is %s)", ErrOutside, name, l.real)
+			}
+			next = filepath.ToSlash(r)
+		}
+		if next == ".." || strings.HasPrefix(next, "../") {
+			return "", fmt.Errorf("%w: %q leads out through a symlink (workspace root is %s)", ErrOutside, name, l.real)
+		}
+		return next, nil
+	case err == nil && fi.IsDir():
+		return "", fmt.Errorf("write %q: is a directory", name)
+	case err == nil:
+		perm = fi.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", l.wrap(name, err)
+	}
+	if l.guard != nil {
+		if err := l.guard(path.Join(dirRel, base)); err != nil {
+			return "", err
+		}
+	}
+	tmp := fmt.Sprintf("%s.orca-tmp-%d-%d", base, os.Getpid(), tmpCounter.Add(1))
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return "", l.wrap(name, err)
 	}
 	_, werr := f.Write(data)
 	cerr := f.Close()
@@ -177,32 +245,13 @@ func (l *Local) WriteFile(name string, data []byte, perm fs.FileMode) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = l.root.Rename(tmp, rel)
+		werr = dir.Rename(tmp, base)
 	}
 	if werr != nil {
-		_ = l.root.Remove(tmp)
-		return l.wrap(name, werr)
+		_ = dir.Remove(tmp)
+		return "", l.wrap(name, werr)
 	}
-	return nil
-}
-
-func (l *Local) writeInPlace(name, rel string, data []byte) error {
-	fi, err := l.root.Stat(rel)
-	if err == nil && fi.IsDir() {
-		return fmt.Errorf("write %q: is a directory", name)
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return l.wrap(name, err)
-	}
-	f, err := l.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return l.wrap(name, err)
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return l.wrap(name, werr)
+	return "", nil
 }
 
 // Walk implements FileSystem with a parallel walker.

@@ -18,6 +18,10 @@ import (
 // out of the workspace.
 var ErrOutside = errors.New("path is outside the workspace")
 
+// ErrProtected is wrapped by the errors of a write guard (WriteGuard) that
+// refuses a write.
+var ErrProtected = errors.New("the write is refused")
+
 // WalkFunc is called by FileSystem.Walk for every entry below the walked
 // folder. path is slash-separated and relative to the workspace root. It may
 // be called from several goroutines at once. Returning fs.SkipDir for a

@@ -266,3 +266,66 @@ func TestStoreCannotBeReplaced(t *testing.T) {
 		}
 	}
 }
+
+// Rules decide on where a path really leads, and deny rules on reading
+// cover what Grep, Glob and commands would show.
+func TestRulesDecideOnRealPaths(t *testing.T) {
+	ws := t.TempDir()
+	writeFileAt(t, ws, "secret/key.txt", "hunter2\n")
+	writeFileAt(t, ws, "lib/x.go", "package lib\n")
+	writeFileAt(t, ws, "src/main.go", "package main\n")
+	writeFileAt(t, ws, ".orca/settings.json", "{}")
+	os.MkdirAll(filepath.Join(ws, ".orca", "hooks"), 0o755)
+	for link, to := range map[string]string{"alias": "secret", "src/lib": "../lib", "notes.json": ".orca/settings.local.json", "docs": ".orca/hooks"} {
+		if err := os.Symlink(to, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(id, name string, input map[string]string) string {
+		b, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"id": id, "name": name, "input": input}}})
+		return string(b)
+	}
+	calls := []string{
+		call("read", "Read", map[string]string{"file_path": "alias/key.txt"}),
+		call("grep", "Grep", map[string]string{"pattern": "hunt.r2", "path": ".", "output_mode": "content"}),
+		call("glob", "Glob", map[string]string{"pattern": "**/*.txt"}),
+		call("notes", "Write", map[string]string{"file_path": "notes.json", "content": `{"permissions": {"allow": ["Bash(*)"]}}`}),
+		call("hook", "Write", map[string]string{"file_path": "docs/pre-tool-use", "content": "#!/bin/sh\n"}),
+	}
+	if sandbox.Available() == nil {
+		calls = append(calls, bashCall("cat", "cat secret/key.txt; cat alias/key.txt"))
+	}
+	sc := writeScript(t, append(calls, `{"text": "done"}`)...)
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--json", "--permission-mode", "bypass", "--deny", "Read(secret/**)", "go")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	evs := parseEvents(t, stdout)
+	for _, id := range []string{"read", "grep", "glob", "cat", "notes", "hook"} {
+		if id == "cat" && sandbox.Available() != nil {
+			continue
+		}
+		ev := toolEventOf(t, evs, id)
+		if out := ev.str("output"); strings.Contains(out, "hunter2") || strings.Contains(out, "key.txt") && id == "glob" {
+			t.Errorf("%s showed the secret: %q", id, out)
+		}
+		if (id == "read" || id == "notes" || id == "hook") && ev["is_error"] != true {
+			t.Errorf("%s was not refused: %v", id, ev)
+		}
+	}
+	for _, p := range []string{".orca/settings.local.json", ".orca/hooks/pre-tool-use"} {
+		if fileExists(filepath.Join(ws, p)) {
+			t.Errorf("%s was written through a link", p)
+		}
+	}
+
+	// Edit(src/**) does not cover src/lib/x.go, which is lib/x.go.
+	sc = writeScript(t, call("edit", "Edit", map[string]string{"file_path": "src/lib/x.go", "old_string": "package lib", "new_string": "package pwned"}), `{"text": "done"}`)
+	stdout, stderr, code = orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--json", "--allow", "Edit(src/**)", "go")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "lib", "x.go")); string(b) != "package lib\n" {
+		t.Errorf("lib/x.go was edited through src/lib: %q", b)
+	}
+}

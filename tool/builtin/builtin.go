@@ -38,8 +38,8 @@ func FilesProvider() tool.Provider {
 			&readTool{fs: env.FS},
 			&writeTool{fs: env.FS},
 			&editTool{fs: env.FS},
-			&globTool{fs: env.FS},
-			&grepTool{fs: env.FS},
+			&globTool{fs: env.FS, hidden: env.Hidden},
+			&grepTool{fs: env.FS, hidden: env.Hidden},
 		}, nil
 	})
 }

@@ -22,7 +22,10 @@ import (
 
 const globMaxResults = 100
 
-type globTool struct{ fs workspace.FileSystem }
+type globTool struct {
+	fs     workspace.FileSystem
+	hidden func(string) bool
+}
 
 func (*globTool) Name() string { return "Glob" }
 
@@ -120,7 +123,7 @@ func (t *globTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		mu      sync.Mutex
 		matches []globMatch
 	)
-	err = walkVisible(ctx, t.fs, dirRel, func(p string, d fs.DirEntry) error {
+	err = walkVisible(ctx, t.fs, dirRel, t.hidden, func(p string, d fs.DirEntry) error {
 		rel := p
 		if dirRel != "." {
 			rel = p[len(dirRel)+1:]

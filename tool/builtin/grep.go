@@ -75,7 +75,10 @@ func knownTypes() string {
 	return strings.Join(names, ", ")
 }
 
-type grepTool struct{ fs workspace.FileSystem }
+type grepTool struct {
+	fs     workspace.FileSystem
+	hidden func(string) bool
+}
 
 func (*grepTool) Name() string { return "Grep" }
 
@@ -256,7 +259,7 @@ func (t *grepTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	var files []string
 	if fi.IsDir() {
 		var mu sync.Mutex
-		err = walkVisible(ctx, t.fs, rel, func(p string, d fs.DirEntry) error {
+		err = walkVisible(ctx, t.fs, rel, t.hidden, func(p string, d fs.DirEntry) error {
 			if !d.Type().IsRegular() || !keep(p, rel) {
 				return nil
 			}

@@ -22,8 +22,11 @@ import (
 // fn from several goroutines; fn sees a folder before its contents and may
 // return fs.SkipDir for it.
 //
+// Entries hidden reports (those a deny rule on reading covers) are left
+// out too, a folder with all it holds.
+//
 // Glob and Grep share this walk, so that they agree on which files exist.
-func walkVisible(ctx context.Context, fsys workspace.FileSystem, dir string, fn workspace.WalkFunc) error {
+func walkVisible(ctx context.Context, fsys workspace.FileSystem, dir string, hidden func(string) bool, fn workspace.WalkFunc) error {
 	// rules maps a folder to the patterns that apply to its entries, in
 	// increasing priority. A folder's entry is stored (by the callback that
 	// sees the folder) before the walk reads the folder, so every lookup of
@@ -47,6 +50,12 @@ func walkVisible(ctx context.Context, fsys workspace.FileSystem, dir string, fn 
 				return fs.SkipDir
 			}
 			return nil // a worktree's .git file
+		}
+		if hidden != nil && hidden(p) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		parent := path.Dir(p)
 		v, _ := rules.Load(parent)

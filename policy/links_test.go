@@ -1,0 +1,85 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Rules and protection decide on where a path really leads: links
+// (dangling ones included) are followed before matching.
+func TestRulesFollowLinks(t *testing.T) {
+	ws := openWorkspace(t)
+	root := ws.Root()
+	for _, d := range []string{"secret", "src", "lib", ".orca/hooks"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "secret", "key.txt"), []byte("k"), 0o644)
+	os.WriteFile(filepath.Join(root, "lib", "x.go"), []byte("x"), 0o644)
+	for link, to := range map[string]string{
+		"alias":           "secret",
+		"src/lib":         "../lib",
+		"notes.json":      ".orca/settings.local.json", // dangling: the file does not exist
+		"docs":            ".orca/hooks",
+		"loop":            "loop",
+		"chain":           "alias",
+		"abs-link":        filepath.Join(root, "secret"),
+		"sub-of-dangling": "missing/../.orca",
+	} {
+		if err := os.Symlink(to, filepath.Join(root, link)); err != nil {
+			t.Skipf("symlinks: %v", err)
+		}
+	}
+	p := mustNew(t, ModeAcceptEdits, []string{"Edit(src/**)", "Read(src/**)"}, []string{"Read(secret/**)"}, nil)
+	for _, c := range []struct {
+		tool, path string
+		want       Decision
+	}{
+		{"Read", "alias/key.txt", Deny},
+		{"Read", "chain/key.txt", Deny},
+		{"Read", "abs-link/key.txt", Deny},
+		{"Read", "secret/key.txt", Deny},
+		{"Grep", "alias", Deny},
+		{"Write", "notes.json", Deny},        // creates .orca/settings.local.json
+		{"Write", "docs/pre-tool-use", Deny}, // creates .orca/hooks/pre-tool-use
+		{"Edit", "sub-of-dangling/settings.json", Deny},
+		{"Write", "loop/x", Ask}, // a loop is nowhere a rule or mode can allow
+		{"Write", "src/main.go", Allow},
+		{"Write", "lib/x.go", Allow}, // accept-edits: inside the workspace
+	} {
+		v := p.Decide(declared(Request{ToolName: c.tool, Input: input(t, "file_path", c.path, "path", c.path, "pattern", "x"), FS: ws}))
+		if v.Decision != c.want {
+			t.Errorf("%s %s = %s (%s), want %s", c.tool, c.path, v.Decision, v.Reason, c.want)
+		}
+	}
+	// An allow rule covers a path only where it really leads: src/lib
+	// leads out of src.
+	d := mustNew(t, ModeDefault, []string{"Edit(src/**)"}, nil, nil)
+	for path, want := range map[string]Decision{"src/main.go": Allow, "src/lib/x.go": Ask} {
+		if v := d.Decide(declared(Request{ToolName: "Edit", Input: input(t, "file_path", path), FS: ws})); v.Decision != want {
+			t.Errorf("default mode, Edit %s = %s (%s), want %s", path, v.Decision, v.Reason, want)
+		}
+	}
+}
+
+func TestReadDenied(t *testing.T) {
+	ws := openWorkspace(t)
+	root := ws.Root()
+	os.MkdirAll(filepath.Join(root, "secret"), 0o755)
+	os.Symlink("secret", filepath.Join(root, "alias"))
+	p := mustNew(t, ModeDefault, nil, []string{"Read(secret/**)", "Read(/etc/shadow)", "Read(**/.env)", "Bash(rm:*)"}, nil)
+	if !p.DeniesReads() || mustNew(t, ModeDefault, nil, []string{"Bash(rm:*)"}, nil).DeniesReads() {
+		t.Error("DeniesReads")
+	}
+	for rel, want := range map[string]bool{"secret": true, "secret/k": true, "alias/k": true, "src/.env": true, "src/x.go": false, "secretx": false} {
+		if got := p.ReadDenied(ws, rel); got != want {
+			t.Errorf("ReadDenied(%s) = %v, want %v", rel, got, want)
+		}
+	}
+	paths, unenforced := p.ReadDeniedPaths(root)
+	if len(paths) != 2 || paths[0] != filepath.Join(root, "secret") || paths[1] != "/etc/shadow" || len(unenforced) != 1 || unenforced[0] != "Read(**/.env)" {
+		t.Errorf("ReadDeniedPaths: %q, unenforced %q", paths, unenforced)
+	}
+}
