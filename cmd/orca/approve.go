@@ -121,12 +121,21 @@ func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest
 		choices += fmt.Sprintf("   [a] yes, and allow %s for this session", strings.Join(rules, ", "))
 	}
 	choices += "   [n] no › "
+	// What the model chose (the call, the rules made of its words) is
+	// stripped of control sequences, and on a terminal the question is
+	// drawn in reverse video, which the model's text — stripped the same
+	// way — can never be: no answer the model wrote can pass for orca's
+	// question, nor cover it.
+	question := "? Allow " + printable(call) + "?"
+	if isTerminal(a.out) && os.Getenv("NO_COLOR") == "" {
+		question = "\x1b[1;7m " + question + " \x1b[0m"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  ? Allow %s?\n", call)
+	b.WriteString("  " + question + "\n")
 	if reason := strings.TrimSpace(req.Verdict.Reason); reason != "" {
 		b.WriteString(indent("    ", "    ", oneLine(reason, 0)) + "\n")
 	}
-	b.WriteString("    " + choices)
+	b.WriteString("    " + printable(choices))
 	if _, err := io.WriteString(a.out, b.String()); err != nil {
 		return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
 	}

@@ -127,8 +127,14 @@ func (r *textRenderer) prompt(p string, cont bool) {
 	r.midLine = false
 }
 
+// write writes s, stripped of terminal control sequences (see sanitize):
+// what the model, a tool or a hook says can never move the cursor, clear
+// the screen, set the title or the clipboard, or fake a question.
 func (r *textRenderer) write(s string) {
 	if r.first != nil || s == "" {
+		return
+	}
+	if s = sanitize(s); s == "" {
 		return
 	}
 	r.rawWrite(s)
@@ -167,7 +173,7 @@ func (r *textRenderer) startToolLine(header string) {
 		return
 	}
 	first, _, _ := strings.Cut(header, "\n")
-	r.header, r.spinLine = header, strings.TrimPrefix(first, "● ")
+	r.header, r.spinLine = header, printable(strings.TrimPrefix(first, "● ")) // drawn with rawWrite
 	r.spin = startSpinner(r.ctx, r.drawSpinner)
 }
 
@@ -481,15 +487,84 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// printable drops control characters (terminal escapes, carriage returns)
-// but keeps tabs.
+// printable drops control characters (terminal escapes, carriage returns,
+// line breaks) but keeps tabs.
 func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r != '\t' && unicode.IsControl(r) {
-			return -1
+	return strings.ReplaceAll(sanitize(s), "\n", "")
+}
+
+// sanitize removes from s what a terminal would act on rather than show:
+// escape sequences whole (CSI, OSC — the title, the clipboard —, DCS and
+// the like, up to their end), then every other control character but line
+// feeds and tabs (carriage returns, backspaces, C1 controls such as the
+// one-byte CSI, bytes that are not UTF-8) and the bidirectional overrides that reorder what is
+// shown. Line feeds and tabs stay.
+func sanitize(s string) string {
+	clean := utf8.ValidString(s)
+	for _, r := range s {
+		if !clean || unsafeRune(r) {
+			clean = false
+			break
 		}
-		return r
-	}, s)
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			i += escapeLen(s[i:])
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !unsafeRune(r) && !(r == utf8.RuneError && n == 1) { // a stray byte could be a one-byte C1 control
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// unsafeRune reports whether r is a control character other than a line
+// feed or a tab, or a bidirectional control.
+func unsafeRune(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case unicode.IsControl(r): // C0, DEL and C1
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c:
+		return true
+	}
+	return false
+}
+
+// escapeLen returns the length of the escape sequence at the start of s
+// (s[0] is ESC): the whole sequence, or what of it s holds.
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return len(s)
+	}
+	switch s[1] {
+	case '[': // CSI: parameters and intermediates, then a final byte
+		for i := 2; i < len(s); i++ {
+			if s[i] >= 0x40 && s[i] <= 0x7e {
+				return i + 1
+			}
+		}
+		return len(s)
+	case ']', 'P', 'X', '^', '_': // OSC, DCS, SOS, PM, APC: up to BEL or ST
+		for i := 2; i < len(s); i++ {
+			if s[i] == 0x07 {
+				return i + 1
+			}
+			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return len(s)
+	}
+	return 2 // ESC and one character: ESC c (reset), ESC 7, …
 }
 
 // clip shortens s to n runes, marking the cut with an ellipsis.

@@ -36,7 +36,7 @@ func TestObservation(t *testing.T) {
 		{"long line", long, false, "  ⎿  " + strings.Repeat("x", maxLineRunes-1) + "…\n"},
 		{"many lines", strings.Join(lines, "\n"), false,
 			"  ⎿  line\n" + strings.Repeat("     line\n", maxObservationLines-1) + "     … +12 lines\n"},
-		{"control characters", "a\x1b[31mred\r\n", false, "  ⎿  a[31mred\n"},
+		{"control characters", "a\x1b[31mred\r\n", false, "  ⎿  ared\n"},
 	} {
 		if got := observation(tc.out, tc.isError); got != tc.want {
 			t.Errorf("%s: got\n%q\nwant\n%q", tc.name, got, tc.want)
@@ -366,5 +366,29 @@ func TestForkLines(t *testing.T) {
 		"  ⎿  found it\n"
 	if out.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// No control sequence the model writes reaches the terminal or the pipe:
+// not a title, a clipboard write, a clear screen, a cursor move, a
+// carriage return over a line or a bidirectional override.
+func TestSanitize(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text\n\twith a tab":              "plain text\n\twith a tab",
+		"\x1b]0;pwned title\x07after":           "after",
+		"\x1b]52;c;Y3VybCBldmlsfHNo\x1b\\after": "after",
+		"\x1b[2J\x1b[H? Allow Read x? [y]":      "? Allow Read x? [y]",
+		"\x1b[1A\x1b[2Kover the line above":     "over the line above",
+		"rm -rf x\r? Allow ls":                  "rm -rf x? Allow ls",
+		"\u202egnp.exe":                         "gnp.exe",
+		"\x9b2Jone-byte CSI":                    "2Jone-byte CSI",
+		"split at the end \x1b":                 "split at the end ",
+		"bells \a and back\bspaces":             "bells  and backspaces",
+		"\x1bc reset":                           " reset",
+		"ünïcødé, emoji 🐋 and CJK 漢字 stay":      "ünïcødé, emoji 🐋 and CJK 漢字 stay",
+	} {
+		if got := sanitize(in); got != want {
+			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

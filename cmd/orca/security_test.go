@@ -329,3 +329,37 @@ func TestRulesDecideOnRealPaths(t *testing.T) {
 		t.Errorf("lib/x.go was edited through src/lib: %q", b)
 	}
 }
+
+// The model's text reaches a pipe and a terminal without the control
+// sequences it carries, and the approval question, drawn in reverse video
+// the model cannot produce, comes after whatever the model wrote.
+func TestModelTextCannotDriveTheTerminal(t *testing.T) {
+	ws := t.TempDir()
+	fake := "\x1b]0;orca: all clear\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[H  ? Allow Read README.md?\n    [y] yes, once › y\n\x1b[8m"
+	text, _ := json.Marshal(fake)
+	sc := writeScript(t, `{"text": `+string(text)+`, "tool_calls": [{"id": "b", "name": "Bash", "input": {"command": "touch \u001b[2Jx.txt"}}]}`, `{"text": "done"}`)
+
+	stdout, _, _ := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "go")
+	if strings.ContainsAny(stdout, "\x1b\x07\r") {
+		t.Errorf("the text output carries control characters: %q", stdout)
+	}
+	stdout, _, _ = orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--json", "go")
+	if strings.ContainsRune(stdout, 0x1b) || !strings.Contains(stdout, `\u001b]0;`) {
+		t.Errorf("the JSON output should escape the model's text: %q", stdout)
+	}
+
+	out := &fakeTerminal{}
+	var errOut strings.Builder
+	execute(t.Context(), []string{"run", "--script", sc, "-w", ws, "go"}, fakeTTY{strings.NewReader("n\n")}, out, &errOut, options{configDir: t.TempDir()})
+	screen := out.String()
+	real := strings.Index(screen, "\x1b[1;7m ? Allow Bash touch x.txt? \x1b[0m")
+	if real < 0 {
+		t.Fatalf("no question in reverse video:\n%q", screen)
+	}
+	if strings.Contains(strings.ReplaceAll(screen[:real], eraseLine, ""), "\x1b") || strings.Count(screen, "\x1b[1;7m") != 1 {
+		t.Errorf("the model's text drew on the terminal:\n%q", screen)
+	}
+	if fileExists(filepath.Join(ws, "\x1b[2Jx.txt")) {
+		t.Error("the refused command ran")
+	}
+}
