@@ -90,6 +90,8 @@ func TestSandboxRefusesProtectedWrites(t *testing.T) {
 		`git config core.fsmonitor 'touch pwned'`,
 		// orca's own CLI, run from the model's shell, cannot trust.
 		asCLI + "=1 " + self + " trust .",
+		`for f in .orca/*; do python3 -c "import sys; open(sys.argv[1],'w').write('x')" "$f"; done`,
+		`find . -path ./.git -prune -o -name settings.json -exec sh -c 'echo x > "$1"' _ {} \;`,
 		// A process left behind to write later dies with the call.
 		`(sleep 0.2; python3 -c "open('.or'+'ca/settings.local.json','w').write('late')") > /dev/null 2>&1 &`,
 	}
@@ -169,17 +171,38 @@ func TestAllowRulesDoNotCoverWhatCommandsWrite(t *testing.T) {
 		{"Bash(find:*)", `find keep -name '*.go' -exec rm {} +`},
 		{"Bash(ls:*)", `ls keep/a.go | xargs rm`},
 		{"Bash(timeout:*)", `timeout 5 rm keep/a.go`},
+		{"Bash(ls:*)", `ls -la > ../outside-x`},
+		{"Bash(echo:*)", `echo '{"workspaces": ["/"]}' > ` + filepath.Join(cfgDir, "orca", "trust.json")},
 	} {
 		sc := writeScript(t, bashCall("b", tc.command), `{"text": "done"}`)
 		stdout, stderr, code := orcaWith(t, t.Context(), options{configDir: cfgDir}, "", "run", "--script", sc, "-w", ws, "--json", "--no-sandbox", "--allow", tc.allow, "go")
 		if code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 		}
-		if ev := toolEventOf(t, parseEvents(t, stdout), "b"); ev["is_error"] != true || !strings.Contains(ev.str("output"), "approval") {
+		if ev := toolEventOf(t, parseEvents(t, stdout), "b"); ev["is_error"] != true || !strings.Contains(ev.str("output"), "approval") && !strings.Contains(ev.str("output"), "is denied") {
 			t.Errorf("--allow %s, %s: %v", tc.allow, tc.command, ev)
 		}
 	}
-	for path, want := range map[string]string{filepath.Join(home, ".bashrc"): "# mine\n", filepath.Join(ws, "victim.txt"): "safe\n", filepath.Join(ws, "keep/a.go"): "package a\n"} {
+	if fileExists(filepath.Join(filepath.Dir(ws), "outside-x")) || fileExists(filepath.Join(cfgDir, "orca", "trust.json")) {
+		t.Error("a redirection wrote outside the workspace")
+	}
+	// Deny rules catch what wrappers run.
+	for _, command := range []string{`env -S 'rm keep/a.go'`, `flock /tmp/orca-test.lock rm keep/a.go`, `taskset -c 0 rm keep/a.go`, `find keep -exec rm {} +`} {
+		sc := writeScript(t, bashCall("b", command), `{"text": "done"}`)
+		stdout, _, _ := orcaWith(t, t.Context(), options{configDir: cfgDir}, "", "run", "--script", sc, "-w", ws, "--json", "--no-sandbox", "--permission-mode", "bypass", "--deny", "Bash(rm:*)", "go")
+		if ev := toolEventOf(t, parseEvents(t, stdout), "b"); ev["is_error"] != true || !strings.Contains(ev.str("output"), "Bash(rm:*)") {
+			t.Errorf("--deny Bash(rm:*), %s: %v", command, ev)
+		}
+	}
+	// accept-edits lets Write change files, not git's configuration,
+	// through which Bash(git status:*) would run code.
+	sc := writeScript(t, `{"tool_calls": [{"id": "w", "name": "Write", "input": {"file_path": ".git/config", "content": "[core]\n\tfsmonitor = touch pwned\n"}}]}`, `{"text": "done"}`)
+	writeFileAt(t, ws, ".git/config", "[core]\n")
+	stdout, _, _ := orcaWith(t, t.Context(), options{configDir: cfgDir}, "", "run", "--script", sc, "-w", ws, "--json", "--permission-mode", "accept-edits", "--allow", "Bash(git status:*)", "go")
+	if ev := toolEventOf(t, parseEvents(t, stdout), "w"); ev["is_error"] != true {
+		t.Errorf("Write .git/config in accept-edits: %v", ev)
+	}
+	for path, want := range map[string]string{filepath.Join(home, ".bashrc"): "# mine\n", filepath.Join(ws, "victim.txt"): "safe\n", filepath.Join(ws, "keep/a.go"): "package a\n", filepath.Join(ws, ".git/config"): "[core]\n"} {
 		if b, err := os.ReadFile(path); string(b) != want {
 			t.Errorf("%s is now %q (%v)", path, b, err)
 		}
@@ -361,5 +384,28 @@ func TestModelTextCannotDriveTheTerminal(t *testing.T) {
 	}
 	if fileExists(filepath.Join(ws, "\x1b[2Jx.txt")) {
 		t.Error("the refused command ran")
+	}
+}
+
+// The model's shell does not see the provider keys or orca's own
+// variables; sandbox.allowedEnvVars passes more.
+func TestBashEnvironmentIsScrubbed(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+	t.Setenv("OPENAI_API_KEY", "sk-openai-secret")
+	t.Setenv("ORCA_PROVIDER", "script")
+	t.Setenv("MY_TOOL_TOKEN", "passed")
+	ws, cfgDir := t.TempDir(), t.TempDir()
+	writeFileAt(t, cfgDir, "orca/settings.json", `{"sandbox": {"allowedEnvVars": ["MY_TOOL_*"]}}`)
+	sc := writeScript(t, bashCall("b", `echo "a=$ANTHROPIC_API_KEY o=$OPENAI_API_KEY p=$ORCA_PROVIDER m=$MY_TOOL_TOKEN"; env | grep -c KEY || true`), `{"text": "done"}`)
+	args := []string{"run", "--script", sc, "-w", ws, "--json", "--permission-mode", "bypass", "go"}
+	if sandbox.Available() != nil {
+		args = append(args, "--no-sandbox")
+	}
+	stdout, stderr, code := orcaWith(t, t.Context(), options{configDir: cfgDir}, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if out := toolEventOf(t, parseEvents(t, stdout), "b").str("output"); !strings.HasPrefix(out, "a= o= p= m=passed\n0\n") {
+		t.Errorf("the command saw %q", out)
 	}
 }
