@@ -2,28 +2,33 @@
 // that a rule the policy got wrong is harmless: the operating system, not a
 // guess at what a shell line touches, decides what the command can reach.
 //
-// A Runner starts every command in a process group of its own, with a
-// scrubbed environment, and — unless the sandbox was turned off explicitly
-// (Runner.Disabled) — inside the OS sandbox of its Policy. On Linux that is:
+// A Runner starts every command with a scrubbed environment and — unless
+// the sandbox was turned off explicitly (Runner.Disabled) — inside the OS
+// sandbox of its Policy. On Linux that is:
 //
-//   - a user namespace with a PID namespace: the command's whole process
-//     tree (daemons, setsid, double forks included) dies with the command,
-//     when it is cancelled and when orca dies;
+//   - a user namespace, and a PID namespace of the command's own: its
+//     whole process tree (daemons, setsid, double forks included) dies
+//     with the command, when it ends, when it is killed and when orca dies;
 //   - Landlock: the command reads everywhere, but writes only below the
 //     Policy's Writable folders (the workspace, the temp folders);
-//   - a mount namespace: the Policy's ReadOnly paths below those folders
-//     (.orca, .git/config, .git/hooks, the user's configuration folder) are
-//     bound read-only, and its Hidden paths are covered, so that no
-//     spelling — a variable, a glob, a link, python — reaches them;
+//   - a mount namespace: the Policy's ReadOnly and Reserved paths (.orca,
+//     .git/config, .git/hooks, the user's configuration folder) are bound
+//     read-only, the folders above them pinned so that they cannot be
+//     moved aside, and its Hidden paths are covered, so that no spelling —
+//     a variable, a glob, a link, python — reaches them;
 //   - a network namespace with only loopback, unless Policy.Network.
 //
 // The sandbox needs Landlock and unprivileged user namespaces. Where it
 // cannot be set up, Command fails closed with the reason (Available says
 // it beforehand); nothing runs unsandboxed unless Disabled says so.
 //
-// The sandboxed child is orca's own executable run again (os.Executable),
-// whose start this package intercepts in an init function, before main:
-// any program that links this package can sandbox its commands.
+// The commands of one Policy are started by a sandbox server: orca's own
+// executable run again (os.Executable) in the namespaces, with the walls
+// up, which this package intercepts in an init function, before main —
+// any program that links this package can sandbox its commands. A server
+// costs one process start; each command then costs a fork, which keeps a
+// sandboxed command within a few milliseconds of a plain one (see
+// BenchmarkCommand). Servers stop when idle, and die with orca.
 package sandbox
 
 import (
@@ -31,11 +36,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 )
 
 // ErrUnavailable is wrapped by the error of a command the sandbox could
@@ -154,76 +157,9 @@ func envMatch(allowed []string, name string) bool {
 	return false
 }
 
-// Cmd is a command a Runner made. Set its standard streams (and Cancel,
-// WaitDelay) as on an exec.Cmd, then Start and Wait it through Cmd, whose
-// Status says how the command itself ended.
-type Cmd struct {
-	*exec.Cmd
-	// status is the read end of the pipe on which a sandboxed child says
-	// how the command ended (nil for a plain command); statusW the end
-	// the child gets.
-	status, statusW *os.File
-	code            int
-	signal          syscall.Signal
-}
-
-// Start starts the command.
-func (c *Cmd) Start() error {
-	err := c.Cmd.Start()
-	if c.statusW != nil {
-		c.statusW.Close() // the child has its own
-		if err != nil {
-			c.status.Close()
-			c.status = nil
-		}
-	}
-	return err
-}
-
-// Run starts the command and waits for it.
-func (c *Cmd) Run() error {
-	if err := c.Start(); err != nil {
-		return err
-	}
-	return c.Wait()
-}
-
-// Wait waits for the command to end; its error is exec.Cmd.Wait's.
-func (c *Cmd) Wait() error {
-	err := c.Cmd.Wait()
-	c.code, c.signal = -1, 0
-	if ps := c.ProcessState; ps != nil {
-		c.code = ps.ExitCode()
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			c.code, c.signal = -1, ws.Signal()
-		}
-	}
-	if c.status != nil {
-		// The sandboxed child's word is the command's own end; without
-		// one (the child was killed first) the child's end stands.
-		var what string
-		var n int
-		if _, serr := fmt.Fscanf(c.status, "%s %d", &what, &n); serr == nil {
-			switch what {
-			case "exit":
-				c.code, c.signal = n, 0
-			case "signal":
-				c.code, c.signal = -1, syscall.Signal(n)
-			}
-		}
-		c.status.Close()
-	}
-	return err
-}
-
-// Status returns how the command ended, after Wait: its exit code, or -1
-// and the signal that killed it.
-func (c *Cmd) Status() (code int, sig syscall.Signal) { return c.code, c.signal }
-
 // Command returns the command that runs argv (argv[0] an absolute path)
-// in dir, under r. The caller sets its standard streams and starts it; it
-// is the leader of a process group of its own (kill -pid reaches all of
-// it). ctx kills it when done, as exec.CommandContext does.
+// in dir, under r. The caller sets its standard streams and starts it.
+// ctx kills it, with every process it started, when done.
 func (r *Runner) Command(ctx context.Context, dir string, argv ...string) (*Cmd, error) {
 	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
 		return nil, fmt.Errorf("sandbox: the command %q is not an absolute path", argv)
@@ -232,23 +168,23 @@ func (r *Runner) Command(ctx context.Context, dir string, argv ...string) (*Cmd,
 	if env == nil {
 		env = DefaultEnv()
 	}
+	c := &Cmd{ctx: ctx, req: request{Argv: argv, Dir: dir, Env: env}, code: -1}
 	if r.Disabled {
 		if treeErr() == nil {
 			// Without the sandbox's walls, still in a PID namespace: what
 			// the command starts dies with it.
-			return helperCommand(ctx, spec{Argv: argv, Dir: dir, Env: env, Open: true, Network: true})
+			c.spec = spec{Open: true, Network: true}
+		} else {
+			c.plain = true
 		}
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env = dir, env
-		cmd.SysProcAttr = plainAttr()
-		return &Cmd{Cmd: cmd}, nil
+		return c, nil
 	}
 	if err := Available(); err != nil {
 		return nil, err
 	}
 	p := r.Policy.Merge(Policy{})
-	return helperCommand(ctx, spec{Argv: argv, Dir: dir, Env: env,
-		Writable: p.Writable, ReadOnly: p.ReadOnly, Reserved: p.Reserved, Hidden: p.Hidden, Network: p.Network})
+	c.spec = spec{Writable: p.Writable, ReadOnly: p.ReadOnly, Reserved: p.Reserved, Hidden: p.Hidden, Network: p.Network}
+	return c, nil
 }
 
 func clean(paths []string) []string {
@@ -267,16 +203,21 @@ func clean(paths []string) []string {
 	return out
 }
 
-// spec is what the sandboxed child sets up before it runs the command.
+// spec is what a sandbox server sets up, once, for the commands it runs:
+// servers are shared by the commands of one spec.
 type spec struct {
-	Argv     []string `json:"argv"`
-	Dir      string   `json:"dir"`
-	Env      []string `json:"env"`
 	Writable []string `json:"writable,omitempty"`
 	ReadOnly []string `json:"read_only,omitempty"`
 	Reserved []string `json:"reserved,omitempty"`
 	Hidden   []string `json:"hidden,omitempty"`
 	Network  bool     `json:"network,omitempty"`
-	// Open: no walls, only the PID namespace (the sandbox is disabled).
+	// Open: no walls, only the PID namespaces (the sandbox is disabled).
 	Open bool `json:"open,omitempty"`
+}
+
+// request is one command for a server.
+type request struct {
+	Argv []string `json:"argv"`
+	Dir  string   `json:"dir"`
+	Env  []string `json:"env"`
 }

@@ -3,8 +3,8 @@
 package sandbox
 
 import (
-	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"syscall"
 )
@@ -17,6 +17,6 @@ func Available() error {
 
 func treeErr() error { return Available() }
 
-func helperCommand(context.Context, spec) (*Cmd, error) { return nil, Available() }
+func startServed(spec, request, []*os.File) (process, error) { return nil, Available() }
 
 func plainAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

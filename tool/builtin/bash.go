@@ -190,22 +190,18 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		unsandboxed.Disabled = true
 		runner = &unsandboxed
 	}
-	// Its own process group (and, sandboxed, its own PID namespace), so
-	// that killing the group reaches everything the command started.
+	// The command and everything it starts end with the call: it runs in
+	// a PID namespace of its own (a process group where there is none).
 	cmd, err := runner.Command(runCtx, t.dir, t.shell, "-c", in.Command)
 	if err != nil {
 		return tool.Errorf("Bash: not run: %v. To run commands without orca's OS sandbox, the user can set \"sandbox\": {\"enabled\": false} in a settings file", err)
 	}
 	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the order of writes is kept
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = t.waitDelay
 	if err := cmd.Start(); err != nil {
 		return tool.Errorf("Bash: cannot start %s: %v", t.shell, err)
 	}
 	waitErr := cmd.Wait()
-	// Whatever the command left running in its group (background jobs)
-	// goes with it.
-	_ = killGroup(cmd.Process.Pid)
 
 	var b strings.Builder
 	b.WriteString(out.String())
@@ -217,7 +213,7 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		note(&b, fmt.Sprintf("Command timed out after %v and was killed, with the processes it started.", timeout))
 		return tool.Result{Content: b.String(), IsError: true}
-	case cmd.ProcessState == nil:
+	case !cmd.Exited():
 		note(&b, fmt.Sprintf("Command failed: %v", waitErr))
 		return tool.Result{Content: b.String(), IsError: true}
 	case sig != 0:
@@ -225,7 +221,13 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return tool.Result{Content: b.String(), IsError: true}
 	}
 	if code != 0 {
-		note(&b, fmt.Sprintf("exit code: %d", code))
+		if code > 128 && code <= 128+64 {
+			// In the sandbox the command runs under a shell of orca's,
+			// which reports a signal as the shell's $? does.
+			note(&b, fmt.Sprintf("exit code: %d (the command was ended by signal %d, %v)", code, code-128, syscall.Signal(code-128)))
+		} else {
+			note(&b, fmt.Sprintf("exit code: %d", code))
+		}
 		if !runner.Disabled {
 			if s := refusals(out.String()); s != "" {
 				note(&b, s)
@@ -248,15 +250,6 @@ func note(b *strings.Builder, s string) {
 		b.WriteByte('\n')
 	}
 	b.WriteString(s)
-}
-
-// killGroup kills the process group pgid with SIGKILL.
-func killGroup(pgid int) error {
-	err := syscall.Kill(-pgid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
 }
 
 // capture keeps the first and the last max/2 bytes written to it and

@@ -32,7 +32,7 @@ func TestBashExitCode(t *testing.T) {
 	r := f.call("Bash", map[string]any{"command": "echo out; exit 3"})
 	f.fails(r, "out\n", "exit code: 3")
 	r = f.call("Bash", map[string]any{"command": "kill -TERM $$"})
-	f.fails(r, "killed by signal 15")
+	f.fails(r, "signal 15")
 }
 
 func TestBashCapsOutput(t *testing.T) {

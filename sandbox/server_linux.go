@@ -1,0 +1,469 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// init makes any program that links this package able to be a sandbox
+// server: started by startServer with the spec in helperEnv, it sets the
+// walls up and serves commands until it is stopped, before main runs. In
+// every other start it does nothing.
+func init() {
+	raw, ok := os.LookupEnv(helperEnv)
+	if !ok {
+		return
+	}
+	os.Exit(serve(raw))
+}
+
+// idleExit is how long a server without commands waits for one before it
+// ends.
+const idleExit = time.Minute
+
+// serve is the server: PID 1 of its namespace (so that when it ends,
+// every process its commands started is killed), with the walls of its
+// spec up, starting each command it is handed.
+func serve(raw string) int {
+	// The control socket is the server's alone: no command inherits it.
+	syscall.CloseOnExec(ctlFD)
+	reply := func(msg string) { unix.Sendmsg(ctlFD, []byte(msg), nil, nil, 0) }
+	var s spec
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		reply("error: bad spec: " + err.Error())
+		return 126
+	}
+	w := &walls{spec: s, done: map[string]bool{}}
+	if err := w.setup(); err != nil {
+		reply("error: " + err.Error())
+		return 126
+	}
+	rp := newReaper()
+	l, err := startLauncher(s, rp)
+	if err != nil {
+		reply("error: landlock: " + err.Error())
+		return 126
+	}
+	reply("ready")
+
+	var mu sync.Mutex
+	active, closed, last := 0, false, time.Now()
+	end := func() { // with mu held: a server that is done ends
+		if active == 0 && closed {
+			os.Exit(0)
+		}
+	}
+	go func() {
+		for range time.Tick(time.Second) {
+			mu.Lock()
+			if active == 0 && time.Since(last) > idleExit {
+				os.Exit(0)
+			}
+			mu.Unlock()
+		}
+	}()
+	buf, oob := make([]byte, 16), make([]byte, unix.CmsgSpace(4*4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(ctlFD, buf, oob, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			mu.Lock()
+			closed = true
+			end()
+			mu.Unlock()
+			select {} // the last command to end ends the server
+		}
+		fds := rights(oob[:oobn])
+		if len(fds) != 4 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			continue
+		}
+		mu.Lock()
+		active++
+		mu.Unlock()
+		go func() {
+			handle(w, l, rp, fds)
+			mu.Lock()
+			active--
+			last = time.Now()
+			end()
+			mu.Unlock()
+		}()
+	}
+}
+
+// rights returns the file descriptors of a control message.
+func rights(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if fs, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, fs...)
+		}
+	}
+	return fds
+}
+
+// handle runs one command: fds are its standard streams and its socket.
+func handle(w *walls, l *launcher, rp *reaper, fds []int) {
+	sock := os.NewFile(uintptr(fds[3]), "command")
+	defer sock.Close()
+	r := bufio.NewReader(sock)
+	line, err := r.ReadBytes('\n')
+	var req request
+	if err == nil {
+		err = json.Unmarshal(line, &req)
+	}
+	if err == nil && len(req.Argv) == 0 {
+		err = errors.New("no command")
+	}
+	if err == nil {
+		err = w.refresh()
+	}
+	var pid int
+	var status <-chan syscall.WaitStatus
+	if err == nil {
+		pid, status, err = l.start(req, fds[:3])
+	}
+	for _, fd := range fds[:3] {
+		unix.Close(fd) // the command has its own
+	}
+	if err != nil {
+		fmt.Fprintf(sock, "error: %v\n", err)
+		return
+	}
+	io.WriteString(sock, "started\n")
+	go func() {
+		// "kill", or orca gone: the command's namespace goes.
+		r.ReadString('\n')
+		unix.Kill(pid, unix.SIGKILL)
+	}()
+	ws := <-status
+	if ws.Signaled() {
+		fmt.Fprintf(sock, "signal %d\n", int(ws.Signal()))
+		return
+	}
+	fmt.Fprintf(sock, "exit %d\n", ws.ExitStatus())
+}
+
+// initScript is PID 1 of each command's own PID namespace: it runs the
+// command as its child — so that the command's signals to itself work as
+// they do outside — waits for it and exits as it did (128 plus the signal
+// for one a signal ended). When it exits, every process the command
+// started is killed.
+const initScript = `"$@" <&0 & wait $!`
+
+// launcher starts the commands, from one OS thread that Landlock
+// restricts: the commands inherit its restriction, and the server's other
+// threads stay free to add mounts (walls.refresh).
+type launcher struct{ reqs chan launch }
+
+type launch struct {
+	req   request
+	files []int
+	res   chan launched
+}
+
+type launched struct {
+	pid    int
+	status <-chan syscall.WaitStatus
+	err    error
+}
+
+func startLauncher(s spec, rp *reaper) (*launcher, error) {
+	fd, flags := -1, uint32(0)
+	if !s.Open {
+		writable := landlock.RWDirs(s.Writable...).WithRefer().IgnoreIfMissing()
+		devices := landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx").IgnoreIfMissing()
+		shared := landlock.RWDirs("/dev/pts", "/dev/shm").IgnoreIfMissing()
+		var err error
+		// The file system only: the network is the network namespace's.
+		fsOnly := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS}.BestEffort()
+		if fd, flags, err = fsOnly.NewRulesetFD(landlock.RODirs("/"), writable, devices, shared); err != nil {
+			return nil, err
+		}
+	}
+	l := &launcher{reqs: make(chan launch)}
+	ready := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread stays restricted, and runs nothing
+		// but this goroutine.
+		runtime.LockOSThread()
+		if fd >= 0 {
+			err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+			if err == nil {
+				err = llsys.LandlockRestrictSelf(fd, flags)
+			}
+			unix.Close(fd)
+			if err != nil {
+				ready <- err
+				return
+			}
+		}
+		ready <- nil
+		for x := range l.reqs {
+			argv := append([]string{"/bin/sh", "-c", initScript, "orca-sandbox"}, x.req.Argv...)
+			attr := &syscall.ProcAttr{Dir: x.req.Dir, Env: x.req.Env, Files: []uintptr{uintptr(x.files[0]), uintptr(x.files[1]), uintptr(x.files[2])},
+				Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: syscall.CLONE_NEWPID}}
+			var res launched
+			rp.mu.Lock() // the reaper must find the command registered
+			res.pid, res.err = syscall.ForkExec(argv[0], argv, attr)
+			if res.err == nil {
+				ch := make(chan syscall.WaitStatus, 1)
+				rp.waiting[res.pid] = ch
+				res.status = ch
+			}
+			rp.mu.Unlock()
+			x.res <- res
+		}
+	}()
+	return l, <-ready
+}
+
+func (l *launcher) start(req request, files []int) (int, <-chan syscall.WaitStatus, error) {
+	res := make(chan launched, 1)
+	l.reqs <- launch{req: req, files: files, res: res}
+	r := <-res
+	return r.pid, r.status, r.err
+}
+
+// reaper reaps every child of the server — its commands and the orphans
+// that come to PID 1 — and hands the commands' statuses on.
+type reaper struct {
+	mu      sync.Mutex
+	waiting map[int]chan syscall.WaitStatus
+}
+
+func newReaper() *reaper {
+	rp := &reaper{waiting: map[int]chan syscall.WaitStatus{}}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	go func() {
+		for range sigs {
+			for {
+				var ws syscall.WaitStatus
+				pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+				if pid <= 0 || err != nil {
+					break
+				}
+				rp.mu.Lock()
+				if ch, ok := rp.waiting[pid]; ok {
+					ch <- ws
+					delete(rp.waiting, pid)
+				}
+				rp.mu.Unlock()
+			}
+		}
+	}()
+	return rp
+}
+
+// walls are the mounts of a spec: set up once, and completed before each
+// command for protected paths that appeared since (a .git made by git
+// init).
+type walls struct {
+	spec
+	mu   sync.Mutex
+	done map[string]bool // the paths mounted
+}
+
+func (w *walls) setup() error {
+	// A /proc of the server's PID namespace: commands see (and signal)
+	// only the processes of this server's commands.
+	defer unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	if !w.Network {
+		if err := loopbackUp(); err != nil {
+			return fmt.Errorf("loopback: %v", err)
+		}
+	}
+	if w.Open {
+		return nil
+	}
+	// Nothing mounted here may reach orca's own namespace.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("private mounts: %v", err)
+	}
+	return w.refresh()
+}
+
+// refresh mounts what is not mounted yet.
+func (w *walls) refresh() error {
+	if w.Open {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.Reserved {
+		// A link there could lead the command (and orca) to a folder it
+		// may write: orca's state must be a real folder.
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link; it must be a real folder (remove the link): commands are not run while it is one", p)
+		}
+		// Made before the walls go up, so that the command finds it
+		// read-only rather than free to create.
+		if _, err := os.Stat(filepath.Dir(p)); err == nil {
+			if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("reserve %s: %v", p, err)
+			}
+		}
+	}
+	protected := slices.Concat(w.ReadOnly, w.Reserved)
+	if err := pin(w.Writable, protected, w.done); err != nil {
+		return err
+	}
+	for _, p := range protected {
+		if w.done["ro:"+p] {
+			continue
+		}
+		ok, err := bindReadOnly(p)
+		if err != nil {
+			return fmt.Errorf("read-only %s: %v", p, err)
+		}
+		w.done["ro:"+p] = ok
+	}
+	for _, p := range w.Hidden {
+		if w.done["hide:"+p] {
+			continue
+		}
+		ok, err := hide(p)
+		if err != nil {
+			return fmt.Errorf("hide %s: %v", p, err)
+		}
+		w.done["hide:"+p] = ok
+	}
+	return nil
+}
+
+// pin makes each Writable folder, and every folder between one and a
+// protected path below it, a mount point of its own: the kernel refuses
+// to rename or remove a mount point, so a protected path cannot be moved
+// aside with its folder (mv .git .old) and replaced by one the command
+// writes.
+func pin(writable, protected []string, done map[string]bool) error {
+	bind := func(dir string) error {
+		if done["pin:"+dir] {
+			return nil
+		}
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() {
+			return nil // nothing there to move aside (yet)
+		}
+		done["pin:"+dir] = true
+		if err := unix.Mount(dir, dir, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("pin %s: %w", dir, err)
+		}
+		return nil
+	}
+	for _, w := range writable {
+		if err := bind(w); err != nil {
+			return err
+		}
+	}
+	for _, p := range protected {
+		for _, w := range writable {
+			rel, err := filepath.Rel(w, filepath.Dir(p))
+			if err != nil || rel == "." || !filepath.IsLocal(rel) {
+				continue
+			}
+			dir := w
+			for _, part := range strings.Split(rel, string(filepath.Separator)) {
+				dir = filepath.Join(dir, part)
+				if err := bind(dir); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// bindReadOnly makes p read-only in this mount namespace and reports
+// whether it did: a path that does not exist is left alone (there is
+// nothing to protect yet).
+func bindReadOnly(p string) (bool, error) {
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return false, err
+	}
+	// A remount must keep the flags the kernel locked on the mount
+	// below (a user namespace may not clear them).
+	return true, unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|lockedFlags(p), "")
+}
+
+func lockedFlags(p string) uintptr {
+	var st unix.Statfs_t
+	if unix.Statfs(p, &st) != nil {
+		return 0
+	}
+	var f uintptr
+	for _, m := range []struct{ st, ms int64 }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if st.Flags&m.st != 0 {
+			f |= uintptr(m.ms)
+		}
+	}
+	return f
+}
+
+// hide covers p — a folder with an empty read-only one, a file with an
+// empty file — and reports whether it did (a path that does not exist is
+// left alone).
+func hide(p string) (bool, error) {
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case fi.IsDir():
+		return true, unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555")
+	}
+	return true, unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
+}
+
+// loopbackUp brings up the loopback interface of a new network
+// namespace, which starts down: servers a command starts for itself (a
+// test's) still work.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
