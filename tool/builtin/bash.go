@@ -111,10 +111,11 @@ func within(dir, path string) bool {
 
 func (*bashTool) Name() string { return "Bash" }
 
-func (*bashTool) Description() string {
+func (t *bashTool) Description() string {
 	return `Executes a given bash command and returns its output (stdout and stderr combined).
 
 The command runs with ` + "`bash -c`" + ` in the workspace root folder, with empty standard input. Each call starts a new shell: shell state (cd, variables) does not carry over between calls.
+` + t.sandboxNote() + `
 
 Usage notes:
 - The command argument is required.
@@ -131,6 +132,20 @@ Usage notes:
   - Write files: use Write (NOT echo >/cat <<EOF)
 - Always quote file paths that contain spaces with double quotes.
 - When issuing multiple commands, use ';' or '&&' to separate them, not newlines.`
+}
+
+// sandboxNote tells the model what the sandbox lets its commands do, so
+// that it does not try what the OS will refuse.
+func (t *bashTool) sandboxNote() string {
+	if t.runner.Disabled {
+		return ""
+	}
+	net := "They have no network access (only their own loopback)."
+	if t.runner.Policy.Network {
+		net = "They may use the network."
+	}
+	return "\nCommands run in an OS sandbox: they may write only inside the workspace and the temp folders (never in .orca, .git/config or .git/hooks), and see a reduced environment (no API keys). " +
+		net + " A write or connection the sandbox refuses fails with the usual error (\"Read-only file system\", \"Permission denied\"); do not try to get around it, ask the user instead.\n"
 }
 
 func (*bashTool) Schema() json.RawMessage {
