@@ -18,7 +18,7 @@ import (
 //	"sandbox": {
 //	  "enabled": true,
 //	  "excludedCommands": ["docker"],
-//	  "network": {"allowedDomains": ["*"]},
+//	  "network": {"allowedDomains": ["*"], "allowAllUnixSockets": true},
 //	  "filesystem": {"allowWrite": ["~/.cache/pip"], "denyWrite": ["deploy/"], "denyRead": ["~/.ssh"]},
 //	  "allowedEnvVars": ["AWS_PROFILE", "NPM_*"]
 //	}
@@ -38,6 +38,10 @@ type Sandbox struct {
 	// lists "*". orca has no per-host filter yet; a list of hosts leaves
 	// the network off, with a warning.
 	Network bool
+	// UnixSockets lets commands create Unix sockets, and so reach the
+	// host's daemons (Docker's, D-Bus, ssh-agent):
+	// "network.allowAllUnixSockets".
+	UnixSockets bool
 	// AllowWrite are more folders commands may write; DenyWrite paths they
 	// may not, though inside a writable folder; DenyRead paths they may not
 	// read ("filesystem").
@@ -66,7 +70,8 @@ func (s Sandbox) Runner(workspace string) *sandbox.Runner {
 			Writable: abs(s.AllowWrite),
 			ReadOnly: abs(s.DenyWrite),
 			Hidden:   abs(s.DenyRead),
-			Network:  s.Network,
+			Network:     s.Network,
+			UnixSockets: s.UnixSockets,
 		},
 	}
 }
@@ -104,6 +109,9 @@ func (s *sandboxFile) grants() []string {
 	if s.Network {
 		what = append(what, "sandbox network access")
 	}
+	if s.UnixSockets {
+		what = append(what, "sandbox.network.allowAllUnixSockets")
+	}
 	if len(s.AllowWrite) > 0 {
 		what = append(what, "sandbox.filesystem.allowWrite")
 	}
@@ -119,7 +127,7 @@ func (s *sandboxFile) restrict() {
 	if s.enabled != nil && !*s.enabled {
 		s.enabled = nil
 	}
-	s.ExcludedCommands, s.Network, s.AllowWrite, s.AllowedEnvVars = nil, false, nil, nil
+	s.ExcludedCommands, s.Network, s.UnixSockets, s.AllowWrite, s.AllowedEnvVars = nil, false, false, nil, nil
 }
 
 func (s *Sandbox) merge(f *sandboxFile) {
@@ -128,6 +136,7 @@ func (s *Sandbox) merge(f *sandboxFile) {
 	}
 	s.ExcludedCommands = append(s.ExcludedCommands, f.ExcludedCommands...)
 	s.Network = s.Network || f.Network
+	s.UnixSockets = s.UnixSockets || f.UnixSockets
 	s.AllowWrite = append(s.AllowWrite, f.AllowWrite...)
 	s.DenyWrite = append(s.DenyWrite, f.DenyWrite...)
 	s.DenyRead = append(s.DenyRead, f.DenyRead...)
@@ -184,6 +193,11 @@ func parseSandbox(raw json.RawMessage) (*sandboxFile, []string, error) {
 		var net map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &net); err != nil || net == nil {
 			return nil, nil, fail("network", "want an object, got %s", kind(raw))
+		}
+		if raw, ok := net["allowAllUnixSockets"]; ok {
+			if err := json.Unmarshal(raw, &f.UnixSockets); err != nil {
+				return nil, nil, fail("network.allowAllUnixSockets", "want true or false, got %s", kind(raw))
+			}
 		}
 		if raw, ok := net["allowedDomains"]; ok {
 			hosts, err := strs("network.allowedDomains", raw, "host name")

@@ -51,7 +51,7 @@ func TestSandboxSettings(t *testing.T) {
 func TestSandboxSettingsUntrusted(t *testing.T) {
 	cfgDir, ws := setup(t)
 	writeFile(t, ws, ".orca/settings.local.json", `{"sandbox": {
-		"enabled": false, "excludedCommands": ["sh", "bash"], "network": {"allowedDomains": ["*"]},
+		"enabled": false, "excludedCommands": ["sh", "bash"], "network": {"allowedDomains": ["*"], "allowAllUnixSockets": true},
 		"filesystem": {"allowWrite": ["/"], "denyRead": ["secrets"]}, "allowedEnvVars": ["*"]
 	}}`)
 	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
@@ -59,7 +59,7 @@ func TestSandboxSettingsUntrusted(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := s.Sandbox.Runner(ws)
-	if r.Disabled || r.Policy.Network || len(r.Policy.Writable) > 0 || len(r.Excluded) > 0 || !slices.Equal(r.Policy.Hidden, []string{filepath.Join(ws, "secrets")}) {
+	if r.Disabled || r.Policy.Network || r.Policy.UnixSockets || len(r.Policy.Writable) > 0 || len(r.Excluded) > 0 || !slices.Equal(r.Policy.Hidden, []string{filepath.Join(ws, "secrets")}) {
 		t.Errorf("untrusted: %+v", r)
 	}
 	if len(warns) != 1 || !warns[0].Untrusted || !strings.Contains(warns[0].Message, "sandbox.enabled false") || !strings.Contains(warns[0].Message, "sandbox.filesystem.allowWrite") {

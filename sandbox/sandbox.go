@@ -16,7 +16,9 @@
 //     read-only, the folders above them pinned so that they cannot be
 //     moved aside, and its Hidden paths are covered, so that no spelling —
 //     a variable, a glob, a link, python — reaches them;
-//   - a network namespace with only loopback, unless Policy.Network.
+//   - a network namespace with only loopback, unless Policy.Network;
+//   - seccomp: no Unix sockets (the host's daemons are reachable through
+//     them), unless Policy.UnixSockets.
 //
 // The sandbox needs Landlock and unprivileged user namespaces. Where it
 // cannot be set up, Command fails closed with the reason (Available says
@@ -64,6 +66,11 @@ type Policy struct {
 	// Network lets the command use the network; without it, it has only
 	// its own loopback.
 	Network bool
+	// UnixSockets lets the command create Unix sockets, through which it
+	// could reach the host's daemons (Docker's, D-Bus, ssh-agent) past the
+	// other walls; without it socket(AF_UNIX) fails (socketpair, and
+	// pipes, still work).
+	UnixSockets bool
 }
 
 // WorkspacePolicy is the policy of the commands run in the workspace
@@ -92,11 +99,12 @@ func TempDirs() []string {
 // Merge returns p with o's paths added (and o's network, if it allows it).
 func (p Policy) Merge(o Policy) Policy {
 	return Policy{
-		Writable: clean(slices.Concat(p.Writable, o.Writable)),
-		ReadOnly: clean(slices.Concat(p.ReadOnly, o.ReadOnly)),
-		Reserved: clean(slices.Concat(p.Reserved, o.Reserved)),
-		Hidden:   clean(slices.Concat(p.Hidden, o.Hidden)),
-		Network:  p.Network || o.Network,
+		Writable:    clean(slices.Concat(p.Writable, o.Writable)),
+		ReadOnly:    clean(slices.Concat(p.ReadOnly, o.ReadOnly)),
+		Reserved:    clean(slices.Concat(p.Reserved, o.Reserved)),
+		Hidden:      clean(slices.Concat(p.Hidden, o.Hidden)),
+		Network:     p.Network || o.Network,
+		UnixSockets: p.UnixSockets || o.UnixSockets,
 	}
 }
 
@@ -183,7 +191,7 @@ func (r *Runner) Command(ctx context.Context, dir string, argv ...string) (*Cmd,
 		return nil, err
 	}
 	p := r.Policy.Merge(Policy{})
-	c.spec = spec{Writable: p.Writable, ReadOnly: p.ReadOnly, Reserved: p.Reserved, Hidden: p.Hidden, Network: p.Network}
+	c.spec = spec{Writable: p.Writable, ReadOnly: p.ReadOnly, Reserved: p.Reserved, Hidden: p.Hidden, Network: p.Network, UnixSockets: p.UnixSockets}
 	return c, nil
 }
 
@@ -211,6 +219,8 @@ type spec struct {
 	Reserved []string `json:"reserved,omitempty"`
 	Hidden   []string `json:"hidden,omitempty"`
 	Network  bool     `json:"network,omitempty"`
+	// UnixSockets: no seccomp filter on socket(AF_UNIX).
+	UnixSockets bool `json:"unix_sockets,omitempty"`
 	// Open: no walls, only the PID namespaces (the sandbox is disabled).
 	Open bool `json:"open,omitempty"`
 }

@@ -261,3 +261,42 @@ func BenchmarkCommand(b *testing.B) {
 		})
 	}
 }
+
+// The host's Unix sockets (the Docker daemon's, D-Bus) are out of reach:
+// a command cannot make one; socketpair still works; Policy.UnixSockets
+// opens them.
+func TestSandboxUnixSockets(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "daemon.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("hello from the daemon"))
+			c.Close()
+		}
+	}()
+	connect := `python3 -c "
+import socket
+a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())
+s = socket.socket(socket.AF_UNIX); s.connect('` + path + `'); print(s.recv(64).decode())"`
+	off := &sandbox.Runner{Policy: sandbox.Policy{Writable: []string{dir}, Network: true}}
+	out, code := run(t, off, dir, connect)
+	if code == 0 || strings.Contains(out, "hello from the daemon") || !strings.Contains(out, "pair\n") || !strings.Contains(out, "Operation not permitted") {
+		t.Errorf("Unix sockets closed: exit %d %q", code, out)
+	}
+	on := &sandbox.Runner{Policy: sandbox.Policy{Writable: []string{dir}, UnixSockets: true}}
+	if out, code := run(t, on, dir, connect); code != 0 || !strings.Contains(out, "hello from the daemon") {
+		t.Errorf("Unix sockets open: exit %d %q", code, out)
+	}
+}

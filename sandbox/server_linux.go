@@ -57,7 +57,7 @@ func serve(raw string) int {
 	rp := newReaper()
 	l, err := startLauncher(s, rp)
 	if err != nil {
-		reply("error: landlock: " + err.Error())
+		reply("error: " + err.Error())
 		return 126
 	}
 	reply("ready")
@@ -219,7 +219,13 @@ func startLauncher(s spec, rp *reaper) (*launcher, error) {
 			}
 			unix.Close(fd)
 			if err != nil {
-				ready <- err
+				ready <- fmt.Errorf("landlock: %w", err)
+				return
+			}
+		}
+		if !s.Open && !s.UnixSockets {
+			if err := restrictSockets(); err != nil {
+				ready <- fmt.Errorf("seccomp: %w", err)
 				return
 			}
 		}
