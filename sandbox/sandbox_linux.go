@@ -175,6 +175,12 @@ func startServer(key string) (*server, error) {
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 			GidMappingsEnableSetgroups: false,
+			// The server runs as the user, not as root of its namespace
+			// (files keep their owner, tools do not see root): it keeps the
+			// capabilities it needs there across its start — to mount, to
+			// bring up loopback, to make PID namespaces — as ambient ones,
+			// which it drops for its commands.
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN},
 		},
 	})
 	if err != nil {

@@ -300,3 +300,22 @@ s = socket.socket(socket.AF_UNIX); s.connect('` + path + `'); print(s.recv(64).d
 		t.Errorf("Unix sockets open: exit %d %q", code, out)
 	}
 }
+
+// A sandboxed command holds no capability, even in its own namespaces
+// (it could otherwise undo the walls), and cannot gain one through a
+// set-user-ID program.
+func TestSandboxNoCapabilities(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	out, code := run(t, &sandbox.Runner{Policy: sandbox.Policy{Writable: []string{dir}}}, dir, `grep -E '^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs)' /proc/self/status; unshare -r true && echo unshared; mount -t tmpfs none `+dir+` && echo mounted; cat /proc/1/environ && echo read-the-server`)
+	for _, want := range []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the command's status lacks %q (exit %d):\n%s", want, code, out)
+		}
+	}
+	if strings.Contains(out, "mounted") || strings.Contains(out, "read-the-server") {
+		t.Errorf("the command could mount, or look into the sandbox server:\n%s", out)
+	}
+}

@@ -43,6 +43,9 @@ const idleExit = time.Minute
 func serve(raw string) int {
 	// The control socket is the server's alone: no command inherits it.
 	syscall.CloseOnExec(ctlFD)
+	// Nor may a command look inside the server (ptrace, /proc/1/mem): its
+	// other threads are not restricted.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	reply := func(msg string) { unix.Sendmsg(ctlFD, []byte(msg), nil, nil, 0) }
 	var s spec
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
@@ -222,6 +225,10 @@ func startLauncher(s spec, rp *reaper) (*launcher, error) {
 				ready <- fmt.Errorf("landlock: %w", err)
 				return
 			}
+		}
+		if err := dropCapabilities(); err != nil {
+			ready <- fmt.Errorf("capabilities: %w", err)
+			return
 		}
 		if !s.Open && !s.UnixSockets {
 			if err := restrictSockets(); err != nil {
@@ -472,4 +479,29 @@ func loopbackUp() error {
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// dropCapabilities makes sure the commands this thread starts have no
+// capability in the namespace: no ambient ones (the server's), and, where
+// the user is root, none regained at exec.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return err
+	}
+	// No inheritable ones either (the thread keeps its own, to make the
+	// commands' PID namespaces).
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return err
+	}
+	if os.Getuid() == 0 {
+		const noRoot, noRootLocked = 1 << 0, 1 << 1 // SECBIT_NOROOT, SECBIT_NOROOT_LOCKED
+		return unix.Prctl(unix.PR_SET_SECUREBITS, noRoot|noRootLocked, 0, 0, 0)
+	}
+	return nil
 }
