@@ -67,9 +67,9 @@ func (s Sandbox) Runner(workspace string) *sandbox.Runner {
 		Excluded: slices.Clone(s.ExcludedCommands),
 		Env:      sandbox.DefaultEnv(s.AllowedEnvVars...),
 		Policy: sandbox.Policy{
-			Writable: abs(s.AllowWrite),
-			ReadOnly: abs(s.DenyWrite),
-			Hidden:   abs(s.DenyRead),
+			Writable:    abs(s.AllowWrite),
+			ReadOnly:    abs(s.DenyWrite),
+			Hidden:      abs(s.DenyRead),
 			Network:     s.Network,
 			UnixSockets: s.UnixSockets,
 		},
