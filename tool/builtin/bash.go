@@ -209,7 +209,7 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	// a PID namespace of its own (a process group where there is none).
 	cmd, err := runner.Command(runCtx, t.dir, t.shell, "-c", in.Command)
 	if err != nil {
-		return tool.Errorf("Bash: not run: %v. To run commands without orca's OS sandbox, the user can set \"sandbox\": {\"enabled\": false} in a settings file", err)
+		return tool.Errorf("Bash: not run: %v. To run commands without orca's OS sandbox, the user can pass --no-sandbox or set \"sandbox\": {\"enabled\": false} in a settings file", err)
 	}
 	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the order of writes is kept
 	cmd.WaitDelay = t.waitDelay
