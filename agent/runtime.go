@@ -429,7 +429,8 @@ func NewQueueMetrics(m *queue.Manager, logger *slog.Logger) *queue.Metrics[*Runt
 // writeRefused is the workspace's write guard: it refuses a write whose
 // real target protection or a deny rule covers.
 func (rt *Runtime) writeRefused(rel string) error {
-	req := policy.Request{ToolName: "Write", FS: rt.fs, Access: tool.Access{Writes: []string{rel}}}
+	// Asked as a write of any tool: protection and Edit deny rules apply.
+	req := policy.Request{ToolName: policy.EditRule, FS: rt.fs, Access: tool.Access{Writes: []string{rel}}}
 	for _, p := range []*policy.Policy{rt.guard, rt.policy} {
 		if p == nil {
 			continue
