@@ -2,10 +2,7 @@ package config
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -113,16 +110,5 @@ func (s *ApprovalStore) Rules(_ context.Context, runtimeID, sessionID string) ([
 
 // read reads the store; a store that does not exist is empty.
 func (s *ApprovalStore) read() (*approvalsFile, error) {
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &approvalsFile{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("approvals: %w", err)
-	}
-	var f approvalsFile
-	if err := strictJSON(data, &f); err != nil {
-		return nil, fmt.Errorf("approvals %s: %v", s.path, syntaxError(data, err))
-	}
-	return &f, nil
+	return readJSON[approvalsFile](s.path, "approvals")
 }

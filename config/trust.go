@@ -262,17 +262,21 @@ func (s *TrustStore) RevokeGrant(dir, grant string) (string, []string, error) {
 }
 
 // read reads the store; a store that does not exist is empty.
-func (s *TrustStore) read() (*trustFile, error) {
-	data, err := os.ReadFile(s.path)
+func (s *TrustStore) read() (*trustFile, error) { return readJSON[trustFile](s.path, "trust store") }
+
+// readJSON reads the JSON file at path, strictly; a file that does not
+// exist is the zero value. what names the file in errors.
+func readJSON[T any](path, what string) (*T, error) {
+	var f T
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &trustFile{}, nil
+		return &f, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("trust store: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	var f trustFile
 	if err := strictJSON(data, &f); err != nil {
-		return nil, fmt.Errorf("trust store %s: %v", s.path, syntaxError(data, err))
+		return nil, fmt.Errorf("%s %s: %v", what, path, syntaxError(data, err))
 	}
 	return &f, nil
 }

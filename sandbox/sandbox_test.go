@@ -109,26 +109,35 @@ func TestSandboxWalls(t *testing.T) {
 	}
 }
 
-// Network off: not even orca's own loopback is reachable (the command
-// has a loopback of its own); with Policy.Network it is.
-func TestSandboxNetwork(t *testing.T) {
-	if err := sandbox.Available(); err != nil {
-		t.Skip(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// listen serves on network/address until the test ends, writing hello to
+// each connection and closing it.
+func listen(t *testing.T, network, address, hello string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, address)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			c.Write([]byte(hello))
 			c.Close()
 		}
 	}()
+	return ln
+}
+
+// Network off: not even orca's own loopback is reachable (the command
+// has a loopback of its own); with Policy.Network it is.
+func TestSandboxNetwork(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	ln := listen(t, "tcp", "127.0.0.1:0", "")
 	port := ln.Addr().(*net.TCPAddr).Port
 	dial := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo connected`, port)
 	ws := t.TempDir()
@@ -271,21 +280,7 @@ func TestSandboxUnixSockets(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "daemon.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("hello from the daemon"))
-			c.Close()
-		}
-	}()
+	listen(t, "unix", path, "hello from the daemon")
 	connect := `python3 -c "
 import socket
 a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())
