@@ -151,7 +151,8 @@ func TestRecordAsTheTurnGoes(t *testing.T) {
 	model.OnMiss(nil)
 	res, _ := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{
 		SessionID: "s", Input: "go",
-		Record: func(m llm.Message) error {
+		Record: func(r agent.Recorded) error {
+			m := r.Message
 			recorded = append(recorded, m)
 			if len(model.Calls()) == 0 {
 				atFirstCall = len(recorded)
@@ -166,7 +167,7 @@ func TestRecordAsTheTurnGoes(t *testing.T) {
 		t.Errorf("%d messages recorded before the first model call, want the input", atFirstCall)
 	}
 	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{
-		SessionID: "t", Input: "go", Record: func(llm.Message) error { return errors.New("disk full") },
+		SessionID: "t", Input: "go", Record: func(agent.Recorded) error { return errors.New("disk full") },
 	})
 	if res.StopReason != agent.StopFailed || err == nil || !strings.Contains(err.Error(), "disk full") || len(model.CallsTo("t")) != 0 {
 		t.Errorf("record failure: %s %v, %d model calls", res.StopReason, err, len(model.CallsTo("t")))

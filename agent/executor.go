@@ -78,10 +78,11 @@ type Request struct {
 
 	// Record, if set, receives every message the turn adds to the
 	// conversation, in order, as soon as the message is final — before the
-	// model call that sends it, or as the model's answer arrives — so that
-	// a session writes its transcript as the turn goes. An error fails the
-	// turn.
-	Record func(llm.Message) error
+	// model call that sends it, or as the model's answer arrives — with
+	// what the turn has spent so far, so that a session writes its
+	// transcript and its totals as the turn goes (a crash loses neither).
+	// An error fails the turn.
+	Record func(Recorded) error
 	// OnCompact, if set, receives the whole conversation each time it is
 	// compacted during the turn (a summary followed by the newest turns
 	// verbatim); it replaces everything recorded before. An error fails
@@ -243,4 +244,14 @@ func newID(prefix string) string {
 		b[i] = byte(v >> (8 * i))
 	}
 	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// Recorded is one message a turn records, with what the turn has spent
+// when it does: its model usage and its spending (its foreground forks'
+// included; WallTime since the turn started), both running totals of the
+// turn, so that the last one recorded is what a crash would keep.
+type Recorded struct {
+	Message llm.Message
+	Usage   llm.Usage
+	Spent   budget.Spent
 }

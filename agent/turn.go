@@ -284,7 +284,7 @@ func (t *turn) flush() bool {
 		return true
 	}
 	for ; t.recorded < len(t.msgs); t.recorded++ {
-		if err := t.req.Record(t.msgs[t.recorded]); err != nil {
+		if err := t.req.Record(Recorded{Message: t.msgs[t.recorded], Usage: t.res.Usage, Spent: t.turnSpent()}); err != nil {
 			t.res.Err = fmt.Errorf("recording the transcript: %w", err)
 			t.finish(StopFailed)
 			return false

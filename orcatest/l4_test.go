@@ -198,7 +198,9 @@ func TestL4_BackgroundTaskOwnership(t *testing.T) {
 	intruder, _ := forkNode(t, orcatest.WithServices(svc), orcatest.WithDefinition(agent.Definition{Name: "intruder", Subagents: subagents}))
 	owner.Script("s", task("explorer", "background work", true), script.Text("started"))
 	owner.Script(script.ForkRoute("s", "explorer"), script.Text("secret findings"))
-	owner.Open("s").Run(t.Context(), "go")
+	first := owner.Open("s")
+	first.Run(t.Context(), "go")
+	first.Close(t.Context()) // one writer at a time: the checks below open it again
 	started := owner.LLM.CallsTo("s")[1].Observations()[0].Content
 	id := strings.Fields(strings.TrimPrefix(started, "Started background task "))[0]
 	if !strings.HasPrefix(id, "task_") {
@@ -206,7 +208,9 @@ func TestL4_BackgroundTaskOwnership(t *testing.T) {
 	}
 	read := func(n *orcatest.Node, session string, tool string, input any) llm.Block {
 		n.Script(session, script.Call(tool, input), script.Text("ok"))
-		n.Open(session).Run(t.Context(), "check")
+		s := n.Open(session)
+		defer s.Close(t.Context())
+		s.Run(t.Context(), "check")
 		calls := n.LLM.CallsTo(session)
 		return calls[len(calls)-1].Observations()[0]
 	}

@@ -7,12 +7,15 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/orca-agent/orca/agent"
@@ -32,6 +35,38 @@ var ErrQueued = errors.New("session: a turn is running; the input was queued int
 
 // ErrClosed is returned by a closed session.
 var ErrClosed = errors.New("session: closed")
+
+// ErrLeaseLost ends a running turn, and fails every later write, of a
+// session whose writer lease another writer took over (this process was
+// stopped longer than the lease lasts).
+var ErrLeaseLost = errors.New("session: another writer took the session over")
+
+// BusyError is Open's error for a session another writer holds. It wraps
+// the store's *store.LeaseError (and so store.ErrLeased).
+type BusyError struct {
+	SessionID string
+	// Holder names the writer that holds it (its process and host).
+	Holder string
+	// Until is when its lease ends unless it renews it (it does, every
+	// few seconds, while it runs).
+	Until time.Time
+	err   error
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("session %s is open in another writer, %s: wait until it is closed (a writer that died lets go by %s at the latest), or open another session",
+		e.SessionID, e.Holder, e.Until.Local().Format("15:04:05"))
+}
+
+func (e *BusyError) Unwrap() error { return e.err }
+
+// The writer lease a LiveSession holds while it is open: renewed every
+// leaseRenew, it lapses leaseTTL after the last renewal (a writer that
+// died without releasing it holds the session that long at most).
+const (
+	leaseTTL   = 30 * time.Second
+	leaseRenew = 10 * time.Second
+)
 
 // Router opens the sessions of one runtime over one store.
 type Router struct {
@@ -91,6 +126,10 @@ type OpenOptions struct {
 	// last. Nothing is delivered after Close returns. It must not call
 	// the session back.
 	OnEvent func(event.Event)
+	// Wait is how long Open waits for a session that another writer holds
+	// (another process, or another LiveSession of this one) to be
+	// released; zero refuses at once.
+	Wait time.Duration
 }
 
 // Open opens session id: it provisions the session if it is new (its
@@ -98,6 +137,12 @@ type OpenOptions struct {
 // fires SESSION_START. A transcript that ends with tool calls whose results
 // were never recorded (the process died while they ran) is completed with
 // results saying so: a resumed session never runs a tool call again.
+//
+// A session has one writer at a time, across processes: the LiveSession
+// holds the store's lease of the session until it is closed. Opening a
+// session another writer holds — another process, or another LiveSession
+// of this one — waits up to opts.Wait, then fails with an error that wraps
+// store.ErrLeased and names the holder.
 func (r *Router) Open(ctx context.Context, id string, opts OpenOptions) (*LiveSession, error) {
 	if id == "" {
 		return nil, errors.New("session: no session id")
@@ -112,9 +157,13 @@ func (r *Router) Open(ctx context.Context, id string, opts OpenOptions) (*LiveSe
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	s := &LiveSession{r: r, id: id, info: info, onEvent: opts.OnEvent}
+	s := &LiveSession{r: r, id: id, info: info, onEvent: opts.OnEvent, owner: leaseOwner()}
+	if err := s.lease(ctx, opts.Wait); err != nil {
+		return nil, err
+	}
 	s.feedOpen.Store(opts.OnEvent != nil)
 	if err := s.load(ctx); err != nil {
+		s.release()
 		return nil, err
 	}
 	if hooks := r.rt.Hooks(); hooks.Has(hook.SessionStart) {
@@ -152,6 +201,112 @@ type LiveSession struct {
 	closed         bool
 
 	turnMu sync.Mutex // held while a turn (or a compaction) runs
+
+	// owner names this writer in the store's lease; renewing ends when
+	// stopRenew is closed; lost is set when another writer took over.
+	owner     string
+	stopRenew chan struct{}
+	renewDone chan struct{}
+	lost      atomic.Bool
+}
+
+// leaseOwner names a new writer: the process and a handle of its own, so
+// that two sessions of one process are two writers too.
+func leaseOwner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("pid %d on %s (handle %s)", os.Getpid(), cmp.Or(host, "this host"), randomID()[:8])
+}
+
+// deadHolder reports whether owner (as leaseOwner names writers) is a
+// process of this host that no longer exists.
+func deadHolder(owner string) bool {
+	var pid int
+	var host string
+	if n, _ := fmt.Sscanf(owner, "pid %d on %s", &pid, &host); n != 2 || pid <= 0 {
+		return false
+	}
+	if me, _ := os.Hostname(); host != cmp.Or(me, "this host") && host != "this" {
+		return false
+	}
+	return syscall.Kill(pid, 0) == syscall.ESRCH
+}
+
+// lease takes the session's writer lease, waiting up to wait for its
+// holder to let go, and starts renewing it.
+func (s *LiveSession) lease(ctx context.Context, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		_, err := s.r.store.AcquireLease(ctx, s.id, s.owner, leaseTTL)
+		if err == nil {
+			break
+		}
+		var le *store.LeaseError
+		if errors.As(err, &le) && deadHolder(le.Owner) {
+			// Its process died (killed, crashed) on this host without
+			// letting go: its lease would hold the session for nothing.
+			if err := s.r.store.ReleaseLease(ctx, s.id, le.Owner); err != nil {
+				return fmt.Errorf("session %s: %w", s.id, err)
+			}
+			continue
+		}
+		left := time.Until(deadline)
+		if !errors.Is(err, store.ErrLeased) || left <= 0 {
+			if le != nil {
+				return &BusyError{SessionID: s.id, Holder: le.Owner, Until: le.Expires, err: err}
+			}
+			return fmt.Errorf("session %s: %w", s.id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("session %s: %w", s.id, ctx.Err())
+		case <-time.After(min(left, 100*time.Millisecond)):
+		}
+	}
+	s.stopRenew, s.renewDone = make(chan struct{}), make(chan struct{})
+	go s.renew()
+	return nil
+}
+
+// renew renews the lease until the session closes; if another writer took
+// the session over, the running turn ends (ErrLeaseLost) and so does every
+// later write.
+func (s *LiveSession) renew() {
+	defer close(s.renewDone)
+	t := time.NewTicker(leaseRenew)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopRenew:
+			return
+		case <-t.C:
+		}
+		_, err := s.r.store.AcquireLease(context.Background(), s.id, s.owner, leaseTTL)
+		switch {
+		case errors.Is(err, store.ErrLeased):
+			s.lost.Store(true)
+			s.mu.Lock()
+			if s.running && s.cancel != nil {
+				s.cancel(ErrLeaseLost)
+			}
+			s.mu.Unlock()
+			return
+		case err != nil:
+			// The store failed for a moment: the lease lasts three periods.
+			s.r.rt.Logger().Warn("could not renew the session's writer lease", "session", s.id, "err", err)
+		}
+	}
+}
+
+// release stops renewing and gives the lease up.
+func (s *LiveSession) release() {
+	if s.stopRenew == nil {
+		return
+	}
+	close(s.stopRenew)
+	<-s.renewDone
+	if err := s.r.store.ReleaseLease(context.Background(), s.id, s.owner); err != nil && !errors.Is(err, store.ErrClosed) {
+		s.r.rt.Logger().Warn("could not release the session's writer lease", "session", s.id, "err", err)
+	}
 }
 
 // ID returns the session id.
@@ -218,7 +373,7 @@ func (s *LiveSession) load(ctx context.Context) error {
 		s.lastSeq = rec.Seq
 	}
 	if fix, ok := unanswered(msgs); ok {
-		recs, err := s.r.store.Append(ctx, s.id, store.Record{Kind: store.KindMessage, Message: fix})
+		recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: []store.Record{{Kind: store.KindMessage, Message: fix}}})
 		if err != nil {
 			return fmt.Errorf("session %s: complete unanswered tool calls: %w", s.id, err)
 		}
@@ -314,6 +469,10 @@ func (s *LiveSession) Run(ctx context.Context, input string) (*agent.Result, err
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
+	if s.lost.Load() {
+		s.mu.Unlock()
+		return nil, ErrLeaseLost
+	}
 	if s.running {
 		s.mu.Unlock()
 		if q := s.r.rt.Queues(); q != nil {
@@ -375,6 +534,7 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 	s.mu.Unlock()
 
 	var recordErr error
+	var recorded store.Totals // what the turn's records have added to the totals
 	res, err := s.r.exec.Execute(turnCtx, s.r.rt, agent.Request{
 		SessionID: s.id,
 		TurnID:    turnID,
@@ -388,12 +548,17 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 		Budget:            &limits,
 		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
 		PromptTokens:      promptTokens,
-		Record: func(m llm.Message) error {
-			recs, err := s.r.store.Append(ctx, s.id, store.Record{TurnID: turnID, Kind: store.KindMessage, Message: m})
+		// Each message goes with what the turn has spent up to it, in one
+		// write: a crash loses neither.
+		Record: func(r agent.Recorded) error {
+			now := spentTotals(r.Usage, r.Spent)
+			recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
+				Records: []store.Record{{TurnID: turnID, Kind: store.KindMessage, Message: r.Message}}, Totals: now.Sub(recorded)})
 			if err != nil {
 				recordErr = err
 				return err
 			}
+			recorded = now
 			s.mu.Lock()
 			s.lastSeq = recs[len(recs)-1].Seq
 			s.mu.Unlock()
@@ -412,9 +577,10 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 		return nil, err
 	}
 	// Spent, not the turn's own ToolCalls: its foreground forks' calls are
-	// the session's too.
-	delta := store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD, ToolCalls: res.Spent.ToolCalls, WallTime: res.Spent.WallTime, Turns: 1}
-	if _, terr := s.r.store.AddTotals(ctx, s.id, delta); terr != nil && recordErr == nil {
+	// the session's too. What the records added already is not added again.
+	final := spentTotals(res.Usage, res.Spent)
+	final.Turns = 1
+	if _, _, terr := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: final.Sub(recorded)}); terr != nil && recordErr == nil {
 		return res, fmt.Errorf("session %s: totals: %w", s.id, terr)
 	}
 	if ferr := s.r.store.FinishTurn(ctx, s.id, input); ferr != nil && recordErr == nil {
@@ -442,7 +608,7 @@ func (s *LiveSession) replace(ctx context.Context, turnID string, h []llm.Messag
 	if len(recs) > 0 {
 		recs[0].Kind = store.KindSummary
 	}
-	stored, err := s.r.store.Append(ctx, s.id, recs...)
+	stored, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: recs})
 	if err != nil {
 		return err
 	}
@@ -464,7 +630,7 @@ func (s *LiveSession) compact(ctx context.Context, instructions string) (*agent.
 	if res == nil || res.StopReason != agent.StopCompacted {
 		return res, err // failed, or an interceptor blocked it
 	}
-	if _, err := s.r.store.AddTotals(ctx, s.id, store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD}); err != nil {
+	if _, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD}}); err != nil {
 		return res, err
 	}
 	if res.Compacted {
@@ -494,5 +660,11 @@ func (s *LiveSession) Close(ctx context.Context) error {
 	s.feedMu.Lock()
 	s.feedOpen.Store(false)
 	s.feedMu.Unlock()
+	s.release()
 	return nil
+}
+
+// spentTotals is a turn's spending as totals.
+func spentTotals(u llm.Usage, sp budget.Spent) store.Totals {
+	return store.Totals{Usage: u, CostUSD: sp.CostUSD, ToolCalls: sp.ToolCalls, WallTime: sp.WallTime}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
@@ -32,6 +33,9 @@ type memSession struct {
 	recs   records
 	totals Totals
 	limits *budget.Limits
+	// The writer's lease.
+	owner   string
+	expires time.Time
 }
 
 type memRecord struct {
@@ -187,8 +191,13 @@ func (m *Memory) Append(ctx context.Context, sessionID string, recs ...Record) (
 	if err != nil {
 		return nil, opErr("append to", sessionID, err)
 	}
+	return m.append(s, sessionID, recs), nil
+}
+
+// append appends checked records to s; m.mu is held.
+func (m *Memory) append(s *memSession, sessionID string, recs []Record) []Record {
 	if len(recs) == 0 {
-		return nil, nil
+		return nil
 	}
 	now := m.clock.Now()
 	out := make([]Record, len(recs))
@@ -206,7 +215,67 @@ func (m *Memory) Append(ctx context.Context, sessionID string, recs ...Record) (
 		s.recs.add(memRecord{rec: r})
 	}
 	s.s.UpdatedAt = now
-	return out, nil
+	return out
+}
+
+// AppendStep implements Store.
+func (m *Memory) AppendStep(ctx context.Context, sessionID string, step Step) ([]Record, Totals, error) {
+	if err := ValidateAppend(sessionID, step.Records); err != nil {
+		return nil, Totals{}, opErr("append a step to", sessionID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.get(ctx, sessionID, true)
+	if err != nil {
+		return nil, Totals{}, opErr("append a step to", sessionID, err)
+	}
+	if step.Owner != "" && (s.owner != step.Owner || !time.Now().Before(s.expires)) {
+		return nil, Totals{}, opErr("append a step to", sessionID, m.leaseErr(s, sessionID))
+	}
+	out := m.append(s, sessionID, step.Records)
+	s.totals = s.totals.Add(step.Totals)
+	return out, s.totals, nil
+}
+
+// leaseErr is the error of a write whose writer does not hold the lease.
+func (m *Memory) leaseErr(s *memSession, sessionID string) error {
+	if s.owner == "" || !time.Now().Before(s.expires) {
+		return fmt.Errorf("%w: the writer's lease expired and no one holds it", ErrLeased)
+	}
+	return &LeaseError{SessionID: sessionID, Owner: s.owner, Expires: s.expires}
+}
+
+// AcquireLease implements Store.
+func (m *Memory) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (time.Time, error) {
+	if err := ValidateLease(owner, ttl); err != nil {
+		return time.Time{}, opErr("lease", sessionID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.get(ctx, sessionID, true)
+	if err != nil {
+		return time.Time{}, opErr("lease", sessionID, err)
+	}
+	now := time.Now()
+	if s.owner != "" && s.owner != owner && now.Before(s.expires) {
+		return time.Time{}, opErr("lease", sessionID, &LeaseError{SessionID: sessionID, Owner: s.owner, Expires: s.expires})
+	}
+	s.owner, s.expires = owner, now.Add(ttl).UTC()
+	return s.expires, nil
+}
+
+// ReleaseLease implements Store.
+func (m *Memory) ReleaseLease(ctx context.Context, sessionID, owner string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.get(ctx, sessionID, true)
+	if err != nil {
+		return opErr("release the lease of", sessionID, err)
+	}
+	if s.owner == owner {
+		s.owner, s.expires = "", time.Time{}
+	}
+	return nil
 }
 
 // Records implements Store.

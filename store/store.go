@@ -2,8 +2,9 @@
 //
 // A Store keeps, per session, the transcript records (messages and
 // compaction summaries, in append order), the running totals (tokens, cost,
-// tool calls, wall time, turns), an optional budget override, and the
-// "always allow" approvals a person granted. Totals, budgets and approvals
+// tool calls, wall time, turns), an optional budget override, the
+// "always allow" approvals a person granted, and the lease of the one
+// writer that may add to it (AcquireLease, Step.Owner). Totals, budgets and approvals
 // outlive the session handle that wrote them: a resumed session finds them
 // in the store.
 //
@@ -118,6 +119,22 @@ func (t Totals) Add(d Totals) Totals {
 	}
 }
 
+// Sub returns t minus d.
+func (t Totals) Sub(d Totals) Totals {
+	return Totals{
+		Usage: llm.Usage{
+			InputTokens:      t.Usage.InputTokens - d.Usage.InputTokens,
+			OutputTokens:     t.Usage.OutputTokens - d.Usage.OutputTokens,
+			CacheReadTokens:  t.Usage.CacheReadTokens - d.Usage.CacheReadTokens,
+			CacheWriteTokens: t.Usage.CacheWriteTokens - d.Usage.CacheWriteTokens,
+		},
+		CostUSD:   t.CostUSD - d.CostUSD,
+		ToolCalls: t.ToolCalls - d.ToolCalls,
+		WallTime:  t.WallTime - d.WallTime,
+		Turns:     t.Turns - d.Turns,
+	}
+}
+
 // Approval is an "always allow" rule a person granted.
 type Approval struct {
 	// RuntimeID is the runtime the approval belongs to; required.
@@ -183,6 +200,22 @@ type Store interface {
 	// earlier summaries alike) compacted. It is idempotent; throughSeq 0
 	// marks nothing, and a throughSeq past the last record is ErrInvalid.
 	MarkCompacted(ctx context.Context, sessionID string, throughSeq int64) error
+
+	// AppendStep appends step.Records and adds step.Totals in one
+	// transaction, and returns the records as stored and the new totals:
+	// both are written or neither. If step.Owner is set, it must hold the
+	// session's lease (else *LeaseError, and nothing is written). Records
+	// are checked as by Append.
+	AppendStep(ctx context.Context, sessionID string, step Step) ([]Record, Totals, error)
+
+	// AcquireLease makes owner the session's one writer until ttl from now
+	// and returns when that is: it succeeds when no one holds the lease,
+	// when the holder's lease has expired, or when owner holds it already
+	// (a renewal). Otherwise it is a *LeaseError naming the holder.
+	AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (time.Time, error)
+	// ReleaseLease ends owner's lease; a lease owner does not hold is left
+	// alone (no error).
+	ReleaseLease(ctx context.Context, sessionID, owner string) error
 
 	// AddTotals adds delta to the session's totals atomically and returns
 	// the new totals.

@@ -92,6 +92,14 @@ CREATE INDEX observations_by_turn ON observations (turn_id, seq);
 ALTER TABLE observations ADD COLUMN root_runtime_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE observations ADD COLUMN parent_execution_id TEXT NOT NULL DEFAULT '';
 `,
+	// 4: the lease of a session's one writer.
+	`
+CREATE TABLE leases (
+	session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+	owner      TEXT NOT NULL,
+	expires_at INTEGER NOT NULL -- Unix nanoseconds
+) STRICT;
+`,
 }
 
 // migrate brings the schema up to date in one transaction: a file is at one

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/store"
@@ -39,7 +40,7 @@ func (s *Store) failApproval(op, runtimeID, sessionID string, err error) error {
 // isContract reports whether err is the contract's own (or the caller's
 // context), not the database's.
 func isContract(err error) bool {
-	for _, e := range []error{store.ErrNotFound, store.ErrNotProvisioned, store.ErrWrongRuntime, store.ErrInvalid, store.ErrClosed, context.Canceled, context.DeadlineExceeded} {
+	for _, e := range []error{store.ErrNotFound, store.ErrNotProvisioned, store.ErrWrongRuntime, store.ErrInvalid, store.ErrClosed, store.ErrLeased, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -176,22 +177,48 @@ func lastSeq(ctx context.Context, tx *sql.Tx, sessionID string) (int64, error) {
 
 // Append implements store.Store. The batch is one transaction.
 func (s *Store) Append(ctx context.Context, sessionID string, recs ...store.Record) ([]store.Record, error) {
+	out, _, err := s.appendStep(ctx, "append to", sessionID, store.Step{Records: recs}, false)
+	return out, err
+}
+
+// AppendStep implements store.Store: the records, the totals and the lease
+// check are one transaction.
+func (s *Store) AppendStep(ctx context.Context, sessionID string, step store.Step) ([]store.Record, store.Totals, error) {
+	return s.appendStep(ctx, "append a step to", sessionID, step, true)
+}
+
+func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store.Step, totals bool) ([]store.Record, store.Totals, error) {
+	recs := step.Records
 	if err := store.ValidateAppend(sessionID, recs); err != nil {
-		return nil, s.fail("append to", sessionID, err)
+		return nil, store.Totals{}, s.fail(op, sessionID, err)
 	}
 	enc := make([][]byte, len(recs))
 	for i, r := range recs {
 		b, err := wire.Encode(r.Message)
 		if err != nil {
-			return nil, s.fail("append to", sessionID, fmt.Errorf("recs[%d]: %w", i, err))
+			return nil, store.Totals{}, s.fail(op, sessionID, fmt.Errorf("recs[%d]: %w", i, err))
 		}
 		enc[i] = b
 	}
 	out := make([]store.Record, len(recs))
+	var sum store.Totals
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		last, err := lastSeq(ctx, tx, sessionID)
-		if err != nil || len(recs) == 0 {
+		if err != nil {
 			return err
+		}
+		if step.Owner != "" {
+			if err := s.holds(ctx, tx, sessionID, step.Owner); err != nil {
+				return err
+			}
+		}
+		if totals {
+			if sum, err = addTotals(ctx, tx, sessionID, step.Totals); err != nil {
+				return err
+			}
+		}
+		if len(recs) == 0 {
+			return nil
 		}
 		now := s.clock.Now()
 		stmt, err := tx.PrepareContext(ctx, "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)")
@@ -215,18 +242,81 @@ func (s *Store) Append(ctx context.Context, sessionID string, recs ...store.Reco
 		return err
 	})
 	if err != nil {
-		return nil, s.fail("append to", sessionID, err)
+		return nil, store.Totals{}, s.fail(op, sessionID, err)
 	}
 	if len(recs) == 0 {
-		return nil, nil
+		return nil, sum, nil
 	}
 	// Return what is stored, not the caller's own slices.
 	for i := range out {
 		if out[i].Message, err = wire.Decode(enc[i]); err != nil {
-			return nil, s.fail("append to", sessionID, err)
+			return nil, store.Totals{}, s.fail(op, sessionID, err)
 		}
 	}
-	return out, nil
+	return out, sum, nil
+}
+
+// holds checks, in tx, that owner holds the session's lease.
+func (s *Store) holds(ctx context.Context, tx *sql.Tx, sessionID, owner string) error {
+	var holder string
+	var expires int64
+	err := tx.QueryRowContext(ctx, "SELECT owner, expires_at FROM leases WHERE session_id = ?", sessionID).Scan(&holder, &expires)
+	now := time.Now().UnixNano()
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || err == nil && expires <= now:
+		return fmt.Errorf("%w: the writer's lease expired and no one holds it", store.ErrLeased)
+	case err != nil:
+		return err
+	case holder != owner:
+		return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: fromNanos(expires)}
+	}
+	return nil
+}
+
+// AcquireLease implements store.Store.
+func (s *Store) AcquireLease(ctx context.Context, sessionID, owner string, ttl time.Duration) (time.Time, error) {
+	if err := store.ValidateLease(owner, ttl); err != nil {
+		return time.Time{}, s.fail("lease", sessionID, err)
+	}
+	var until time.Time
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := lastSeq(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		var holder string
+		var expires int64
+		now := time.Now()
+		err := tx.QueryRowContext(ctx, "SELECT owner, expires_at FROM leases WHERE session_id = ?", sessionID).Scan(&holder, &expires)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil && holder != owner && expires > now.UnixNano() {
+			return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: fromNanos(expires)}
+		}
+		until = now.Add(ttl).UTC()
+		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, owner, expires_at) VALUES (?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at`, sessionID, owner, toNanos(until))
+		return err
+	})
+	if err != nil {
+		return time.Time{}, s.fail("lease", sessionID, err)
+	}
+	return until, nil
+}
+
+// ReleaseLease implements store.Store.
+func (s *Store) ReleaseLease(ctx context.Context, sessionID, owner string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := lastSeq(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM leases WHERE session_id = ? AND owner = ?", sessionID, owner)
+		return err
+	})
+	if err != nil {
+		return s.fail("release the lease of", sessionID, err)
+	}
+	return nil
 }
 
 // Records implements store.Store.
@@ -308,22 +398,27 @@ func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals)
 	var out store.Totals
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = scanTotals(tx.QueryRowContext(ctx, `UPDATE totals SET
-	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
-WHERE session_id = ? RETURNING `+totalsColumns,
-			d.Usage.InputTokens, d.Usage.OutputTokens, d.Usage.CacheReadTokens, d.Usage.CacheWriteTokens,
-			d.CostUSD, d.ToolCalls, int64(d.WallTime), d.Turns, sessionID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotProvisioned
-		}
+		out, err = addTotals(ctx, tx, sessionID, d)
 		return err
 	})
 	if err != nil {
 		return store.Totals{}, s.fail("add totals to", sessionID, err)
 	}
 	return out, nil
+}
+
+func addTotals(ctx context.Context, tx *sql.Tx, sessionID string, d store.Totals) (store.Totals, error) {
+	out, err := scanTotals(tx.QueryRowContext(ctx, `UPDATE totals SET
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
+WHERE session_id = ? RETURNING `+totalsColumns,
+		d.Usage.InputTokens, d.Usage.OutputTokens, d.Usage.CacheReadTokens, d.Usage.CacheWriteTokens,
+		d.CostUSD, d.ToolCalls, int64(d.WallTime), d.Turns, sessionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Totals{}, store.ErrNotProvisioned
+	}
+	return out, err
 }
 
 // Totals implements store.Store.

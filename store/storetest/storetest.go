@@ -52,6 +52,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MarkCompacted", testMarkCompacted},
 		{"Totals", testTotals},
 		{"ConcurrentTotals", testConcurrentTotals},
+		{"AppendStep", testAppendStep},
+		{"Leases", testLeases},
 		{"Budget", testBudget},
 		{"FinishTurn", testFinishTurn},
 		{"Approvals", testApprovals},

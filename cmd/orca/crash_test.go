@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/orca-agent/orca/internal/proctest"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/sqlite"
+)
+
+// startOrca starts the orca command line as a process of its own (the
+// test binary, as orca) in the configuration folder cfgDir.
+func startOrca(t *testing.T, cfgDir string, args ...string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), asCLI+"=1", "XDG_CONFIG_HOME="+cfgDir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd
+}
+
+// storeOf opens the workspace's session store.
+func storeOf(t *testing.T, ws string) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(ws, ".orca", "orca.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// Two runs of one session at once: the second is refused, naming the
+// first, and the transcript stays the first's alone.
+func TestConcurrentRunsOfOneSession(t *testing.T) {
+	ws, cfgDir := t.TempDir(), t.TempDir()
+	h := proctest.NewHolder(t, ws, "hold")
+	a := startOrca(t, cfgDir, "run", "--script", writeScript(t, bashCall("a", "sleep 1000 3>hold"), `{"text": "A done"}`),
+		"-w", ws, "--session", "shared", "--permission-mode", "bypass", "--no-sandbox", "A")
+	h.Opened() // A is in the middle of its turn
+	_, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "B done"}`), "-w", ws, "--session", "shared", "B")
+	if code == 0 || !strings.Contains(stderr, "session shared is open in another writer, pid ") {
+		t.Fatalf("the second run: exit %d, %s", code, stderr)
+	}
+	a.Process.Signal(syscall.SIGTERM)
+	a.Wait()
+	h.RequireGone()
+	// Now B may run; the transcript is A's turn, then B's, whole.
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "B done"}`), "-w", ws, "--session", "shared", "--json", "B")
+	if code != 0 {
+		t.Fatalf("B after A: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sh := show(t, ws, "shared")
+	var roles []string
+	for _, r := range sh.Records {
+		roles = append(roles, r.Role)
+	}
+	if got := strings.Join(roles, " "); got != "user assistant user user assistant" {
+		t.Errorf("records: %s", got) // A's prompt, its call, its (cancelled) result; B's prompt and answer
+	}
+	if p := sh.prompts(); len(p) != 2 || p[0] != "A" || p[1] != "B" {
+		t.Errorf("prompts: %q", p)
+	}
+}
+
+// A crash loses no spending: totals are written with each step, so the
+// budget holds across a SIGKILL.
+func TestSpendingSurvivesACrash(t *testing.T) {
+	ws, cfgDir := t.TempDir(), t.TempDir()
+	h := proctest.NewHolder(t, ws, "hold")
+	// Each model call reports 100 tokens in and 10 out.
+	call := func(id, command string) string {
+		return strings.TrimSuffix(bashCall(id, command), "}") + `, "usage": {"input_tokens": 100, "output_tokens": 10}}`
+	}
+	sc := writeScript(t, call("c1", "true"), call("c2", "true"), call("c3", "true"), call("c4", "true"),
+		call("c5", "sleep 1000 3>hold"), `{"text": "never"}`)
+	run := startOrca(t, cfgDir, "run", "--script", sc, "-w", ws, "--session", "crash", "--permission-mode", "bypass", "--no-sandbox", "go")
+	h.Opened()
+	run.Process.Kill()
+	run.Wait()
+	h.RequireGone()
+	st := storeOf(t, ws)
+	totals, err := st.Totals(t.Context(), "crash")
+	// The 5 model calls were recorded with their answers, the 4 finished
+	// tool calls with their results; the one that ran when orca died was
+	// not finished.
+	if err != nil || totals.ToolCalls != 4 || totals.Usage.InputTokens != 500 || totals.Usage.OutputTokens != 50 || totals.WallTime <= 0 {
+		t.Fatalf("totals after the crash: %+v, %v; want 4 tool calls and 5 model calls' tokens", totals, err)
+	}
+	st.Close()
+
+	// With a budget of 6 tool calls, the next run may make 2 more.
+	sc = writeScript(t, bashCall("r1", "touch r1"), bashCall("r2", "touch r2"), bashCall("r3", "touch r3"), `{"text": "done"}`)
+	stdout, stderr, _ := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--session", "crash", "--permission-mode", "bypass", "--no-sandbox", "--budget-tool-calls", "6", "--json", "again")
+	if last := lastEvent(t, stdout); last.str("stop_reason") != "budget_exhausted" {
+		t.Errorf("the run after the crash: %v\n%s", last, stderr)
+	}
+	if !fileExists(filepath.Join(ws, "r2")) || fileExists(filepath.Join(ws, "r3")) {
+		t.Errorf("r2 %v, r3 %v: the budget should stop the third call", fileExists(filepath.Join(ws, "r2")), fileExists(filepath.Join(ws, "r3")))
+	}
+}

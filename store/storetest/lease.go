@@ -1,0 +1,119 @@
+package storetest
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/store"
+)
+
+// A step's records and totals are written together, or not at all.
+func testAppendStep(t *testing.T, s store.Store) {
+	provision(t, s, "s1", "r1")
+	d := store.Totals{Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}, CostUSD: 0.5, ToolCalls: 2}
+	recs, sum, err := s.AppendStep(ctx, "s1", store.Step{Records: []store.Record{text(llm.RoleUser, "hi"), text(llm.RoleAssistant, "hello")}, Totals: d})
+	if err != nil || len(recs) != 2 || recs[0].Seq != 1 || recs[1].Seq != 2 || sum != d {
+		t.Fatalf("AppendStep = %v, %+v, %v", seqs(recs), sum, err)
+	}
+	// Totals alone, and records alone.
+	if _, sum, err = s.AppendStep(ctx, "s1", store.Step{Totals: d}); err != nil || sum != d.Add(d) {
+		t.Errorf("a step of totals only: %+v, %v", sum, err)
+	}
+	if recs, sum, err = s.AppendStep(ctx, "s1", store.Step{Records: []store.Record{text(llm.RoleUser, "again")}}); err != nil || recs[0].Seq != 3 || sum != d.Add(d) {
+		t.Errorf("a step of records only: %v, %+v, %v", seqs(recs), sum, err)
+	}
+	// An invalid record stores nothing: no records, no totals.
+	_, _, err = s.AppendStep(ctx, "s1", store.Step{Records: []store.Record{text(llm.RoleUser, "ok"), {Kind: "bogus"}}, Totals: d})
+	wantErr(t, "AppendStep with an invalid record", err, store.ErrInvalid)
+	if got, _ := s.Totals(ctx, "s1"); got != d.Add(d) {
+		t.Errorf("totals after a refused step = %+v, want %+v", got, d.Add(d))
+	}
+	wantSeqs(t, "records after a refused step", records(t, s, "s1", store.RecordFilter{}), seqRange(1, 3))
+	_, _, err = s.AppendStep(ctx, "nope", store.Step{Totals: d})
+	wantErr(t, "AppendStep to an unknown session", err, store.ErrNotProvisioned)
+}
+
+// One writer per session: the lease is taken, renewed, refused to others
+// (naming the holder), taken over once expired, released; a step of a
+// writer that does not hold it writes nothing.
+func testLeases(t *testing.T, s store.Store) {
+	provision(t, s, "s1", "r1")
+	provision(t, s, "s2", "r1")
+	until, err := s.AcquireLease(ctx, "s1", "writer A", time.Minute)
+	if err != nil || time.Until(until) < 50*time.Second {
+		t.Fatalf("AcquireLease = %v, %v", until, err)
+	}
+	if _, err := s.AcquireLease(ctx, "s1", "writer A", time.Minute); err != nil {
+		t.Errorf("renewing: %v", err)
+	}
+	_, err = s.AcquireLease(ctx, "s1", "writer B", time.Minute)
+	var le *store.LeaseError
+	if !errors.Is(err, store.ErrLeased) || !errors.As(err, &le) || le.Owner != "writer A" || le.SessionID != "s1" {
+		t.Fatalf("a second writer: %v, want a *LeaseError naming writer A", err)
+	}
+	if _, err := s.AcquireLease(ctx, "s2", "writer B", time.Minute); err != nil {
+		t.Errorf("another session's lease: %v", err)
+	}
+	rec := text(llm.RoleUser, "hi")
+	if _, _, err := s.AppendStep(ctx, "s1", store.Step{Owner: "writer A", Records: []store.Record{rec}}); err != nil {
+		t.Errorf("the holder's step: %v", err)
+	}
+	_, _, err = s.AppendStep(ctx, "s1", store.Step{Owner: "writer B", Records: []store.Record{rec}, Totals: store.Totals{ToolCalls: 1}})
+	wantErr(t, "a step of a writer without the lease", err, store.ErrLeased)
+	if got, _ := s.Totals(ctx, "s1"); got.ToolCalls != 0 {
+		t.Errorf("the refused step added totals: %+v", got)
+	}
+	wantSeqs(t, "records", records(t, s, "s1", store.RecordFilter{}), seqRange(1, 1))
+
+	// Released: another writer may take it; the old one's steps fail.
+	if err := s.ReleaseLease(ctx, "s1", "writer B"); err != nil {
+		t.Errorf("releasing a lease one does not hold: %v", err)
+	}
+	if _, err := s.AcquireLease(ctx, "s1", "writer B", time.Minute); !errors.Is(err, store.ErrLeased) {
+		t.Errorf("a release by a non-holder freed the lease: %v", err)
+	}
+	if err := s.ReleaseLease(ctx, "s1", "writer A"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AcquireLease(ctx, "s1", "writer B", time.Nanosecond); err != nil {
+		t.Fatalf("after the release: %v", err)
+	}
+	// Expired (a lease of a nanosecond): it can be taken over, and its
+	// holder's steps fail.
+	if _, err := s.AcquireLease(ctx, "s1", "writer C", time.Minute); err != nil {
+		t.Errorf("taking over an expired lease: %v", err)
+	}
+	_, _, err = s.AppendStep(ctx, "s1", store.Step{Owner: "writer B", Records: []store.Record{rec}})
+	wantErr(t, "a step after the lease was taken over", err, store.ErrLeased)
+
+	_, err = s.AcquireLease(ctx, "s1", "", time.Minute)
+	wantErr(t, "a lease without an owner", err, store.ErrInvalid)
+	_, err = s.AcquireLease(ctx, "s1", "w", 0)
+	wantErr(t, "a lease of no time", err, store.ErrInvalid)
+	_, err = s.AcquireLease(ctx, "nope", "w", time.Minute)
+	wantErr(t, "the lease of an unknown session", err, store.ErrNotProvisioned)
+
+	// Many writers at once: exactly one wins.
+	provision(t, s, "s3", "r1")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	won := 0
+	for i := range 16 {
+		wg.Go(func() {
+			if _, err := s.AcquireLease(ctx, "s3", string(rune('a'+i)), time.Minute); err == nil {
+				mu.Lock()
+				won++
+				mu.Unlock()
+			} else if !errors.Is(err, store.ErrLeased) {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if won != 1 {
+		t.Errorf("%d writers got the lease at once", won)
+	}
+}
