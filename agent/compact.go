@@ -37,13 +37,13 @@ type compaction struct {
 // its result. The summary goes in front of the first kept message.
 func (t *turn) summarise(msgs []llm.Message, trigger, instructions string) (compaction, error) {
 	def := &t.rt.def
-	t.emit(event.CompactionStarted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs)})
+	t.emit(event.CompactionStarted, &event.CompactionData{Trigger: trigger, Kind: KindSummary, MessagesBefore: len(msgs)})
 	skip := func(why string) (compaction, error) {
-		t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), Skipped: why})
+		t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindSummary, MessagesBefore: len(msgs), Skipped: why})
 		return compaction{skipped: why}, nil
 	}
 	if t.rt.hooks.Has(hook.PreCompact) {
-		out := t.runHook(&hook.PreCompactPayload{Common: t.common(), Trigger: trigger, Instructions: instructions})
+		out := t.runHook(&hook.PreCompactPayload{Common: t.common(), Trigger: trigger, Kind: KindSummary, Instructions: instructions})
 		if out.Action == hook.Block {
 			return skip(fmt.Sprintf("blocked by hook %s: %s", out.By, out.Reason))
 		}
@@ -79,7 +79,7 @@ func (t *turn) summarise(msgs []llm.Message, trigger, instructions string) (comp
 		err = errors.New("the summariser returned no text")
 	}
 	if err != nil {
-		t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), Error: err.Error()})
+		t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindSummary, MessagesBefore: len(msgs), Error: err.Error()})
 		return compaction{}, fmt.Errorf("compaction (%s): %w", trigger, err)
 	}
 	first := msgs[cut]
@@ -89,7 +89,7 @@ func (t *turn) summarise(msgs []llm.Message, trigger, instructions string) (comp
 	out := make([]llm.Message, 0, len(msgs)-cut)
 	out = append(out, merged)
 	out = append(out, msgs[cut+1:]...)
-	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, MessagesBefore: len(msgs), MessagesAfter: len(out), Usage: resp.Usage})
+	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindSummary, MessagesBefore: len(msgs), MessagesAfter: len(out), Usage: resp.Usage})
 	return compaction{msgs: out, usage: resp.Usage}, nil
 }
 
@@ -165,18 +165,11 @@ func (t *turn) compact(trigger, instructions string) bool {
 	if out.msgs == nil {
 		return true
 	}
-	if t.req.OnCompact != nil {
-		if err := t.req.OnCompact(out.msgs); err != nil {
-			t.res.Err = fmt.Errorf("recording the compacted transcript: %w", err)
-			t.finish(StopFailed)
-			return false
-		}
-	}
+	// The turn's input moves up with the messages the summary replaced.
+	t.input = max(t.input-(len(t.msgs)-len(out.msgs)), 0)
 	t.msgs = out.msgs
-	t.histLen, t.recorded = 0, len(out.msgs)
-	t.promptTokens, t.sizedUpTo = 0, 0
-	t.res.Compacted = true
-	return true
+	t.resized()
+	return t.onCompact() == nil
 }
 
 // compactOnly runs a manual compaction (Request.Compact): PRE_COMPACT with

@@ -32,6 +32,18 @@ func (t *turn) callModel() (*llm.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model call (iteration %d): %w", t.res.Iterations, err)
 	}
+	// A conversation the provider would refuse is a bug, orca's or a
+	// middleware's: caught here, not sent. Without middleware only what
+	// was added since the last call needs checking.
+	from := 0
+	if !t.rt.mw.Has(middleware.LLMRequest) {
+		from = t.pairsChecked
+		t.pairsChecked = len(t.msgs)
+	}
+	if err := checkPairs(req.Messages, from); err != nil {
+		t.pairsChecked = 0
+		return nil, fmt.Errorf("model call (iteration %d): the conversation is malformed, so it was not sent (a bug in orca or in an llm_request middleware): %w", t.res.Iterations, err)
+	}
 	var onDelta func(llm.Delta)
 	if t.observed() {
 		iter := t.res.Iterations

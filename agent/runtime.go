@@ -48,6 +48,10 @@ const (
 	// DefaultKeepTurns is how many of the newest user turns compaction
 	// keeps verbatim.
 	DefaultKeepTurns = 2
+	// DefaultKeepToolResults is how many of the newest tool results
+	// clearing keeps whole, and how many of the newest tool exchanges a
+	// summary of the running turn keeps verbatim.
+	DefaultKeepToolResults = 6
 	// DefaultMaxRevisions caps consecutive STOP continuations and
 	// POST_VERIFY revisions of one turn.
 	DefaultMaxRevisions = 2
@@ -89,6 +93,16 @@ type Definition struct {
 	// KeepTurns is how many of the newest user turns compaction keeps
 	// verbatim (DefaultKeepTurns if zero).
 	KeepTurns int
+	// KeepToolResults is how many of the newest tool results stay whole
+	// when older ones are cleared, and how many of the newest tool
+	// exchanges a summary of the running turn keeps verbatim
+	// (DefaultKeepToolResults if zero).
+	KeepToolResults int
+	// MaxResultChars caps one tool result in the conversation: a longer
+	// one is cut to its start and end, and kept whole in a file under
+	// .orca/results that the model can Read (if zero: a tenth of the
+	// context window, at four characters a token, and at least 2000).
+	MaxResultChars int
 	// Verify is a command (run like the Bash tool, in the workspace root)
 	// that checks a finished turn, e.g. "go test ./...". Empty means no
 	// built-in verification.
@@ -214,6 +228,12 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	}
 	if def.KeepTurns <= 0 {
 		def.KeepTurns = DefaultKeepTurns
+	}
+	if def.KeepToolResults <= 0 {
+		def.KeepToolResults = DefaultKeepToolResults
+	}
+	if def.MaxResultChars <= 0 {
+		def.MaxResultChars = max(int(def.ContextWindow*4/10), 2000)
 	}
 	if def.Prices == nil {
 		def.Prices = budget.DefaultPrices

@@ -59,6 +59,8 @@ func (t *turn) runTool(b *llm.Block) tool.Result {
 		t.emit(event.ToolExecStarted, &event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail})
 	}
 	r := t.pipeline(call)
+	var saved string
+	r.Content, saved = t.capResult(call.ID, call.Name, r.Content)
 	if t.observed() {
 		name := event.ToolExecCompleted
 		if r.IsError {
@@ -66,7 +68,7 @@ func (t *turn) runTool(b *llm.Block) tool.Result {
 		}
 		t.emit(name, &event.ToolData{
 			Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
-			Output: r.Content, IsError: r.IsError, Duration: time.Since(start),
+			Output: r.Content, IsError: r.IsError, Duration: time.Since(start), SavedTo: saved,
 		})
 	}
 	return r

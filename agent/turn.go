@@ -38,6 +38,9 @@ type turn struct {
 	// forkCalls counts the tool calls of foreground forks, which the
 	// invoking session's tool-call budget includes.
 	forkCalls int
+	// input is the index in msgs of the turn's input message; pairsChecked
+	// how much of msgs the pairing check has seen.
+	input, pairsChecked int
 	// the last model priced, and its price
 	pricedModel string
 	priced      bool
@@ -141,8 +144,8 @@ func (t *turn) run() {
 	msgs := make([]llm.Message, len(t.req.History), len(t.req.History)+1+2*4)
 	copy(msgs, t.req.History)
 	t.msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: input})
+	t.input = len(t.msgs) - 1
 
-	recovered := false
 	for t.res.Iterations < def.MaxIterations {
 		if t.stopped() {
 			return
@@ -154,8 +157,8 @@ func (t *turn) run() {
 		t.res.Iterations++
 		t.emit(event.IterationStarted, &event.IterationStartedData{Iteration: t.res.Iterations})
 		t.injectQueued()
-		if def.CompactAt > 0 && t.estimate() > int64(float64(def.ContextWindow)*def.CompactAt) {
-			if !t.compact(TriggerAuto, "") {
+		if limit := int64(float64(def.ContextWindow) * def.CompactAt); def.CompactAt > 0 && t.estimate() > limit {
+			if _, ok := t.makeRoom(TriggerAuto, limit); !ok {
 				return
 			}
 		}
@@ -164,10 +167,18 @@ func (t *turn) run() {
 		}
 
 		resp, err := t.callModel()
-		if errors.Is(err, llm.ErrPromptTooLong) && !recovered && t.ctx.Err() == nil {
-			// Once per turn: compact and try again.
-			recovered = true
-			if !t.compact(TriggerRecovery, "") || !t.flush() {
+		for errors.Is(err, llm.ErrPromptTooLong) && t.ctx.Err() == nil {
+			// The provider refused the prompt: shrink it — never send the
+			// same prompt again — or end the turn saying why.
+			changed, ok := t.makeRoom(TriggerRecovery, 0)
+			if !ok {
+				return
+			}
+			if !changed {
+				t.fail(fmt.Errorf("%w (it is about %d tokens; the context window is %d): %w", errNoRoom, t.estimate(), def.ContextWindow, err))
+				return
+			}
+			if !t.flush() {
 				return
 			}
 			resp, err = t.callModel()

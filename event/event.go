@@ -243,6 +243,9 @@ type ToolData struct {
 	Output   string        `json:"output,omitempty"`
 	IsError  bool          `json:"is_error"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
+	// SavedTo is the workspace file that holds the whole result when it
+	// was too long for the conversation (Output is what the model saw).
+	SavedTo string `json:"saved_to,omitempty"`
 }
 
 // UserMessageData is the data of UserMessageInjected.
@@ -277,6 +280,13 @@ type ApprovalData struct {
 // CompactionData is the data of CompactionStarted and CompactionCompleted.
 type CompactionData struct {
 	Trigger string `json:"trigger"`
+	// Kind is what shrinks the conversation: clear_tool_results (old
+	// tool results replaced by a placeholder), summary (the turns before
+	// the newest ones summarised) or turn_summary (the running turn's
+	// oldest tool exchanges summarised).
+	Kind string `json:"kind"`
+	// Cleared is how many tool results clear_tool_results cleared.
+	Cleared int `json:"cleared,omitempty"`
 	// MessagesBefore is the conversation's length before; MessagesAfter
 	// (completed only) after.
 	MessagesBefore int       `json:"messages_before"`

@@ -94,6 +94,7 @@ type PostToolUseFailurePayload struct {
 type PreCompactPayload struct {
 	Common
 	Trigger      string `json:"trigger" jsonschema:"auto, manual or recovery"`
+	Kind         string `json:"kind" jsonschema:"clear_tool_results, summary or turn_summary: what shrinks the conversation"`
 	Instructions string `json:"instructions" jsonschema:"what the summary must preserve (rewritable)"`
 }
 

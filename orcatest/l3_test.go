@@ -20,6 +20,7 @@ import (
 	"github.com/orca-agent/orca/orcatest"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -222,5 +223,76 @@ func TestL3_InterceptorsSeeCompactionsAndStreams(t *testing.T) {
 	}
 	if calls := n.LLM.Calls(); len(calls) != 0 || len(events) != 0 {
 		t.Errorf("a blocked run reached the model (%d calls) or emitted %d events", len(calls), len(events))
+	}
+}
+
+// A long autonomous turn — 300 tool calls, each a 2,000-character result,
+// in a 20,000-token context window — finishes: old results are cleared,
+// the turn's oldest exchanges summarised (its input kept verbatim), and no
+// request ever separates a tool call from its result.
+func TestL3_LongTurnFitsTheContext(t *testing.T) {
+	fetch := tool.New("Fetch", "Fetches page n.", func(ctx context.Context, in struct {
+		N int `json:"n"`
+	}) (string, error) {
+		return strings.Repeat(fmt.Sprintf("page %03d ", in.N), 222), nil // 1,998 characters
+	}, tool.ReadOnly())
+	const calls = 300
+	n := orcatest.NewNode(t, orcatest.WithDefinition(agent.Definition{
+		Name: "long", ContextWindow: 20_000, CompactAt: 0.6, MaxIterations: calls + 5,
+		ToolProviders: []tool.Provider{tool.Static("fetch", fetch)},
+	}))
+	var steps []script.Response
+	for i := range calls {
+		steps = append(steps, script.Call("Fetch", map[string]int{"n": i}))
+	}
+	n.Script("s", append(steps, script.Text("all fetched"))...)
+	n.LLM.AllowFallback(script.Text("Fetched the pages so far; nothing failed."))
+	s := n.Open("s")
+	res, err := s.Run(t.Context(), "Fetch pages 0 to 299 and tell me when done.")
+	if err != nil || res.StopReason != agent.StopAnswered || res.ToolCalls != calls {
+		t.Fatalf("%s after %d tool calls: %v %v", res.StopReason, res.ToolCalls, err, res.Err)
+	}
+	for i, call := range n.LLM.CallsTo("s") {
+		chars := 0
+		for j, m := range call.Messages {
+			for _, b := range m.Content {
+				chars += len(b.Text) + len(b.Content) + len(b.Input)
+				if b.Type == llm.BlockToolResult && (j == 0 || !slices.ContainsFunc(call.Messages[j-1].ToolUses(), func(u llm.Block) bool { return u.ID == b.ToolUseID })) {
+					t.Fatalf("request %d: the result of %s without its call", i, b.ToolUseID)
+				}
+			}
+			if uses := m.ToolUses(); len(uses) > 0 && (j+1 >= len(call.Messages) || len(call.Messages[j+1].Content) < len(uses)) {
+				t.Fatalf("request %d: message %d's calls without their results", i, j)
+			}
+		}
+		if chars/4 > 20_000 {
+			t.Fatalf("request %d is about %d tokens, over the window", i, chars/4)
+		}
+		if got := call.Messages[0].Content[0].Text; got != "Fetch pages 0 to 299 and tell me when done." {
+			t.Fatalf("request %d lost the turn's input: %q", i, got)
+		}
+	}
+	kinds := map[string]int{}
+	for _, e := range n.Events() {
+		if d, ok := e.Data.(*event.CompactionData); ok && e.Name == event.CompactionCompleted && d.Error == "" && d.Skipped == "" {
+			kinds[d.Kind]++
+		}
+	}
+	t.Logf("compactions %v in %d requests", kinds, len(n.LLM.CallsTo("s")))
+	if kinds[agent.KindClear] == 0 || kinds[agent.KindTurnSummary] == 0 || len(n.LLM.CallsTo(script.CompactionRoute("s"))) != kinds[agent.KindTurnSummary] {
+		t.Errorf("compactions %v, summariser calls %d", kinds, len(n.LLM.CallsTo(script.CompactionRoute("s"))))
+	}
+	// The store keeps every result whole, the compacted records included.
+	recs, _ := n.Store.Records(t.Context(), "s", store.RecordFilter{IncludeCompacted: true})
+	whole := 0
+	for _, r := range recs {
+		for _, b := range r.Message.Content {
+			if b.Type == llm.BlockToolResult && len(b.Content) == 9*222 {
+				whole++
+			}
+		}
+	}
+	if whole < calls {
+		t.Errorf("the store keeps %d whole results of %d", whole, calls)
 	}
 }
