@@ -9,6 +9,7 @@
 package agent
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -129,6 +130,11 @@ type Collaborators struct {
 	// Workspace is a folder the runtime opens as its workspace (and closes
 	// with itself).
 	Workspace string
+	// WorkspaceID names the workspace in the runtime's id (see RuntimeID)
+	// instead of its path, so that a workspace moved or copied elsewhere
+	// keeps its sessions (app keeps one in .orca/workspace-id). Empty: the
+	// workspace root's path.
+	WorkspaceID string
 	// Logger receives the runtime's logs; slog.Default() if nil.
 	Logger *slog.Logger
 	// Services are the process-wide hook and middleware registries, event
@@ -283,7 +289,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	default:
 		return nil, fmt.Errorf("agent %q: no workspace", def.Name)
 	}
-	rt.id = runtimeID(def, rt.fs.Root())
+	rt.id = RuntimeID(def.Name, cmp.Or(c.WorkspaceID, rt.fs.Root()))
 	rt.tools = tool.NewRegistry()
 	rt.closers = append(rt.closers, rt.tools)
 	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id), ConfigDir: c.ConfigDir}
@@ -372,12 +378,16 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 // same agent over the same workspace gets the same id in every process, so
 // that its sessions and approvals are found by the next one — also after
 // its model or prompt changed.
-func runtimeID(def Definition, root string) string {
+// RuntimeID is the id of the runtime of agent over workspace (a
+// WorkspaceID, or the workspace root's path): the same for every process,
+// so that sessions resume, and different for another agent or workspace,
+// which never reach them.
+func RuntimeID(agent, workspace string) string {
 	h := sha256.New()
-	for _, s := range []string{def.Name, root} {
+	for _, s := range []string{agent, workspace} {
 		fmt.Fprintf(h, "%d:%s;", len(s), s)
 	}
-	return def.Name + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+	return agent + "-" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 type closerFunc func() error

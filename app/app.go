@@ -139,6 +139,7 @@ type App struct {
 	configDir string
 	settings  *config.Settings
 	sandbox   *sandbox.Runner
+	wsID      string
 	warnings  []config.Warning
 	exts      []*extension.Extension
 	model     *model
@@ -233,6 +234,13 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.store = st
 		a.closers = append(a.closers, st.Close)
 	}
+	// The workspace's id, not its path, names its runtime: moved or
+	// copied, it keeps its sessions.
+	wsID, err := workspaceID(a.root)
+	a.wsID = wsID
+	if err != nil {
+		logger.Warn("the workspace has no id of its own: its sessions stay with its path", "err", err)
+	}
 	if o, ok := a.store.(store.Observations); ok {
 		// Every event becomes a row: closed after the sessions and the
 		// runtime, so that their last events are written.
@@ -270,20 +278,28 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Verify:        verify,
 		ToolProviders: cfg.ToolProviders,
 	}, agent.Collaborators{
-		Client:    a.model.client,
-		Workspace: a.root,
-		Logger:    logger,
-		Services:  a.svc,
-		Policy:    pol,
-		Approver:  cfg.Approver,
-		Approvals: approvals,
-		ConfigDir: cmp.Or(a.configDir, "-"),
-		Sandbox:   sb,
+		Client:      a.model.client,
+		Workspace:   a.root,
+		WorkspaceID: wsID,
+		Logger:      logger,
+		Services:    a.svc,
+		Policy:      pol,
+		Approver:    cfg.Approver,
+		Approvals:   approvals,
+		ConfigDir:   cmp.Or(a.configDir, "-"),
+		Sandbox:     sb,
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.closers = append(a.closers, a.rt.Close)
+	if cfg.Store == nil && wsID != "" {
+		// The workspace's own store: sessions an orca without workspace
+		// ids started here are the agent's too.
+		if err := adopt(ctx, a.store, a.rt.Definition().Name, a.rt.ID()); err != nil {
+			return nil, fmt.Errorf("adopting the workspace's earlier sessions: %w", err)
+		}
+	}
 	a.router = session.NewRouter(a.rt, a.store, intercept.Wrap(agent.NewExecutor(), cfg.Interceptors...))
 	return a, nil
 }
@@ -478,15 +494,13 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 	ls, err := a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent})
 	switch {
 	case errors.Is(err, store.ErrWrongRuntime):
-		// A runtime is an agent over a workspace folder: the session was
-		// started in the folder at another path (it was moved or copied),
-		// or by another agent.
-		where := ""
+		// A runtime is an agent over a workspace: the session is another
+		// agent's, or another workspace's (a shared store).
+		why := "it belongs to another runtime"
 		if s, err := a.store.Session(ctx, id); err == nil {
-			where = fmt.Sprintf(" (agent %s in %s)", s.Agent, s.Workspace)
+			_, why = Opens(a.rt.Definition().Name, a.wsID, a.root, s)
 		}
-		return nil, configErrorf("session %s belongs to another runtime%s: this one is agent %s in %s, "+
-			"and a session stays with the runtime that started it", id, where, a.rt.Definition().Name, a.root)
+		return nil, configErrorf("session %s cannot be opened here: %s", id, why)
 	case err != nil:
 		return nil, fmt.Errorf("cannot open session %s: %w", id, err)
 	}

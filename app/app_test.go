@@ -144,10 +144,51 @@ func TestCloseClosesSessionsAndSessionsStayWithTheirRuntime(t *testing.T) {
 	defer other.Close()
 	_, err := other.Session(t.Context(), app.SessionOptions{ID: "s"})
 	var ce *app.ConfigError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "belongs to another runtime (agent orca in") {
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "session s cannot be opened here: it is agent orca's") {
 		t.Errorf("another agent's session: %v", err)
 	}
 	if _, err := other.Session(t.Context(), app.SessionOptions{Continue: true}); err == nil || !strings.Contains(err.Error(), "no session to continue") {
 		t.Errorf("continue with none of this runtime's: %v", err)
+	}
+}
+
+// Sessions an orca without workspace ids started (their runtime id came
+// from the folder's path) are adopted; another agent's are not, and say so.
+func TestEarlierSessionsAreAdopted(t *testing.T) {
+	ws := t.TempDir()
+	st, err := app.OpenStore(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := "/where/it/was"
+	for _, s := range []store.Session{
+		{ID: "before", Agent: app.DefaultName, RuntimeID: agent.RuntimeID(app.DefaultName, old), Workspace: old},
+		{ID: "theirs", Agent: "reviewer", RuntimeID: agent.RuntimeID("reviewer", ws), Workspace: ws},
+	} {
+		if _, err := st.Provision(t.Context(), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	script := write(t, t.TempDir(), "script.json", `{"responses": [{"text": "again"}]}`)
+	a, err := app.Open(t.Context(), app.Config{Workspace: ws, ConfigDir: "-", Model: app.ModelConfig{Script: script}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	s, err := a.Session(t.Context(), app.SessionOptions{Continue: true})
+	if err != nil || s.ID() != "before" {
+		t.Fatalf("--continue: %v", err)
+	}
+	if _, err := a.Session(t.Context(), app.SessionOptions{ID: "theirs"}); err == nil || !strings.Contains(err.Error(), "it is agent reviewer's") {
+		t.Errorf("another agent's session: %v", err)
+	}
+	id, err := app.ReadWorkspaceID(ws)
+	if err != nil || !strings.HasPrefix(id, "ws_") {
+		t.Errorf("workspace id %q, %v", id, err)
+	}
+	theirs, _ := a.Store().Session(t.Context(), "theirs")
+	if ok, why := app.Opens(app.DefaultName, id, ws, theirs); ok || why == "" {
+		t.Errorf("Opens(theirs) = %v, %q", ok, why)
 	}
 }

@@ -471,3 +471,42 @@ func approvalErr(op, runtimeID, sessionID string, err error) error {
 func opErr(op, sessionID string, err error) error {
 	return fmt.Errorf("%s session %q: %w", op, sessionID, err)
 }
+
+// RebindRuntime implements Store.
+func (m *Memory) RebindRuntime(ctx context.Context, from, to string) (int, error) {
+	if from == "" || to == "" {
+		return 0, fmt.Errorf("rebind runtime %q to %q: %w: a runtime id is empty", from, to, ErrInvalid)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.begin(ctx); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range m.sessions {
+		if s.s.RuntimeID == from {
+			s.s.RuntimeID = to
+			n++
+		}
+	}
+	type key struct{ session, rule string }
+	has := map[key]bool{}
+	for _, a := range m.approvals {
+		if a.RuntimeID == to {
+			has[key{a.SessionID, a.Rule}] = true
+		}
+	}
+	kept := m.approvals[:0]
+	for _, a := range m.approvals {
+		if a.RuntimeID == from {
+			if has[key{a.SessionID, a.Rule}] {
+				continue
+			}
+			a.RuntimeID = to
+			has[key{a.SessionID, a.Rule}] = true
+		}
+		kept = append(kept, a)
+	}
+	m.approvals = kept
+	return n, nil
+}

@@ -247,6 +247,12 @@ type Store interface {
 	// is ErrNotFound; one of another runtime is ErrWrongRuntime.
 	Approvals(ctx context.Context, runtimeID, sessionID string) ([]Approval, error)
 
+	// RebindRuntime moves every session of runtime from, with its
+	// approvals, to runtime to, and returns how many sessions it moved: a
+	// runtime whose id changed (its workspace got an id of its own) adopts
+	// its sessions. An approval to already has is dropped, not doubled.
+	RebindRuntime(ctx context.Context, from, to string) (int, error)
+
 	// Close releases the store. It is idempotent; other calls after it
 	// return ErrClosed.
 	Close() error

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -157,10 +158,10 @@ func TestRunSessionFlag(t *testing.T) {
 	}
 
 	// A session belongs to the runtime that started it: an agent over a
-	// folder at one path. Moved, the folder's sessions are listed, but not
-	// continued.
+	// workspace, named by its .orca/workspace-id. Moved or copied, the
+	// folder keeps its sessions.
 	parent := t.TempDir()
-	before, after := filepath.Join(parent, "before"), filepath.Join(parent, "after")
+	before, after, copied := filepath.Join(parent, "before"), filepath.Join(parent, "after"), filepath.Join(parent, "copied")
 	os.Mkdir(before, 0o755)
 	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "one"}`), "-w", before, "--session", "moved", "hello"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -168,13 +169,16 @@ func TestRunSessionFlag(t *testing.T) {
 	if err := os.Rename(before, after); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code = orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "no"}`), "-w", after, "--session", "moved", "hi")
-	realParent, _ := filepath.EvalSymlinks(parent)
-	if code != exitUsage || !strings.Contains(stderr, "session moved belongs to another runtime (agent orca in "+filepath.Join(realParent, "before")+")") {
-		t.Errorf("another runtime: exit %d: %s", code, stderr)
+	if err := exec.Command("cp", "-a", after, copied).Run(); err != nil {
+		t.Fatal(err)
 	}
-	if got := show(t, after, "moved"); got.Session.Turns != 1 {
-		t.Errorf("the refused run changed the session: %+v", got.Session)
+	for _, dir := range []string{after, copied} {
+		if _, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "two"}`), "-w", dir, "--continue", "hi"); code != 0 {
+			t.Fatalf("%s: exit %d: %s", dir, code, stderr)
+		}
+		if got := show(t, dir, "moved"); got.Session.Turns != 2 {
+			t.Errorf("%s: the session after --continue: %+v", dir, got.Session)
+		}
 	}
 
 	// --continue needs a session; it and --session exclude each other.
@@ -303,7 +307,7 @@ func TestSessionsJSON(t *testing.T) {
 		return k
 	}
 	s := list.Sessions[0]
-	if got, want := keys(s), []string{"agent", "budget", "created_at", "id", "last_prompt", "runtime_id", "totals", "turns", "updated_at", "workspace"}; !slices.Equal(got, want) {
+	if got, want := keys(s), []string{"agent", "budget", "created_at", "id", "last_prompt", "opens", "runtime_id", "totals", "turns", "updated_at", "workspace"}; !slices.Equal(got, want) {
 		t.Errorf("session keys: %v, want %v", got, want)
 	}
 	totals, _ := s["totals"].(map[string]any)

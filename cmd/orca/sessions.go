@@ -123,11 +123,13 @@ func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags) error {
 		if err != nil {
 			return &exitError{code: exitTurn, err: fmt.Errorf("listing the sessions of %s: %w", root, err)}
 		}
+		wsID, _ := app.ReadWorkspaceID(root)
 		for _, s := range ss {
 			sj, err := describe(ctx, st, s)
 			if err != nil {
 				return err
 			}
+			sj.Opens, sj.WhyNot = app.Opens(app.DefaultName, wsID, root, s)
 			list = append(list, sj)
 		}
 	}
@@ -144,11 +146,24 @@ func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags) error {
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTARTED\tTURNS\tTOKENS\tCOST\tLAST PROMPT")
+	var closed []string
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.CreatedAt.Local().Format("2006-01-02 15:04"),
+		id := s.ID
+		if !s.Opens {
+			id += " *"
+			closed = append(closed, fmt.Sprintf("* %s cannot be continued here: %s", s.ID, s.WhyNot))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", id, s.CreatedAt.Local().Format("2006-01-02 15:04"),
 			s.Turns, tokenCount(s.Totals.Tokens), usd(s.Totals.CostUSD), oneLine(s.LastPrompt, 60))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(closed) > 0 {
+		_, err := fmt.Fprintf(out, "\n%s\n", strings.Join(closed, "\n"))
+		return err
+	}
+	return nil
 }
 
 func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string) error {
@@ -232,6 +247,10 @@ type sessionJSON struct {
 	LastPrompt string      `json:"last_prompt"`
 	Totals     totalsJSON  `json:"totals"`
 	Budget     *budgetJSON `json:"budget"`
+	// Opens says whether orca run and chat in this workspace can continue
+	// the session; WhyNot says why not.
+	Opens  bool   `json:"opens"`
+	WhyNot string `json:"why_not,omitempty"`
 }
 
 type totalsJSON struct {

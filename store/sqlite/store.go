@@ -581,3 +581,29 @@ WHERE runtime_id = ? AND (session_id IS NULL OR session_id = ?) ORDER BY id`, ru
 	}
 	return out, nil
 }
+
+// RebindRuntime implements store.Store.
+func (s *Store) RebindRuntime(ctx context.Context, from, to string) (int, error) {
+	if from == "" || to == "" {
+		return 0, fmt.Errorf("rebind runtime %q to %q: %w: a runtime id is empty", from, to, store.ErrInvalid)
+	}
+	var n int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE sessions SET runtime_id = ? WHERE runtime_id = ?", to, from)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE OR IGNORE approvals SET runtime_id = ? WHERE runtime_id = ?", to, from); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "DELETE FROM approvals WHERE runtime_id = ?", from) // the ones to had already
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("rebind runtime %q to %q: sqlite %s: %w", from, to, s.path, err)
+	}
+	return int(n), nil
+}

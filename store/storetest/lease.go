@@ -117,3 +117,35 @@ func testLeases(t *testing.T, s store.Store) {
 		t.Errorf("%d writers got the lease at once", won)
 	}
 }
+
+// A runtime whose id changed takes its sessions and approvals along;
+// other runtimes' stay.
+func testRebindRuntime(t *testing.T, s store.Store) {
+	provision(t, s, "s1", "old")
+	provision(t, s, "s2", "old")
+	provision(t, s, "s3", "other")
+	for _, a := range []store.Approval{{RuntimeID: "old", Rule: "Bash(go test:*)"}, {RuntimeID: "new", Rule: "Bash(go test:*)"}, {RuntimeID: "old", SessionID: "s1", Rule: "Edit"}} {
+		if err := s.AddApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.RebindRuntime(ctx, "old", "new")
+	if err != nil || n != 2 {
+		t.Fatalf("RebindRuntime = %d, %v; want 2", n, err)
+	}
+	for id, want := range map[string]string{"s1": "new", "s2": "new", "s3": "other"} {
+		if got := session(t, s, id).RuntimeID; got != want {
+			t.Errorf("%s belongs to %q, want %q", id, got, want)
+		}
+	}
+	as, err := s.Approvals(ctx, "new", "s1")
+	if err != nil || len(as) != 2 {
+		t.Errorf("approvals of new/s1: %+v, %v; want the agent rule once and the session's", as, err)
+	}
+	if as, _ := s.Approvals(ctx, "old", ""); len(as) != 0 {
+		t.Errorf("old still has approvals: %+v", as)
+	}
+	if _, err := s.RebindRuntime(ctx, "", "x"); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("an empty runtime id: %v", err)
+	}
+}

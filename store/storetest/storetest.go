@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentTotals", testConcurrentTotals},
 		{"AppendStep", testAppendStep},
 		{"Leases", testLeases},
+		{"RebindRuntime", testRebindRuntime},
 		{"Budget", testBudget},
 		{"FinishTurn", testFinishTurn},
 		{"Approvals", testApprovals},
