@@ -462,6 +462,9 @@ type SessionOptions struct {
 	// Continue opens the most recently active session of the App's
 	// runtime (its agent in its workspace).
 	Continue bool
+	// Fork starts a new session from the conversation of the one ID or
+	// Continue names, leaving that one as it was (session.Router.Fork).
+	Fork bool
 	// OnEvent is the session's event feed (session.OpenOptions.OnEvent).
 	OnEvent func(event.Event)
 }
@@ -485,13 +488,28 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 			return nil, configErrorf("workspace %s has no session to continue yet", a.root)
 		}
 		id = ss[0].ID
+	case opts.Fork && id == "":
+		return nil, configErrorf("fork needs the session to fork: give its id, or continue the latest")
 	case id == "":
 		id = session.NewID()
 	}
-	if a.model.fill != nil {
-		a.model.fill(id)
+	var ls *session.LiveSession
+	var err error
+	if opts.Fork {
+		forked := session.NewID()
+		if a.model.fill != nil {
+			a.model.fill(forked)
+		}
+		ls, err = a.router.Fork(ctx, id, forked, session.OpenOptions{OnEvent: opts.OnEvent})
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, configErrorf("workspace %s has no session %s to fork", a.root, id)
+		}
+	} else {
+		if a.model.fill != nil {
+			a.model.fill(id)
+		}
+		ls, err = a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent})
 	}
-	ls, err := a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent})
 	switch {
 	case errors.Is(err, store.ErrWrongRuntime):
 		// A runtime is an agent over a workspace: the session is another

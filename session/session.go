@@ -176,6 +176,49 @@ func (r *Router) Open(ctx context.Context, id string, opts OpenOptions) (*LiveSe
 	return s, nil
 }
 
+// ErrExists is Fork's error when the new session's id is taken.
+var ErrExists = errors.New("session: a session by that id exists already")
+
+// Fork starts session newID from the conversation of session from, as the
+// model sees it now (a compacted one from its summary on), and opens it:
+// from is left as it was, and the two go their own ways. The new
+// session's totals and budget start fresh. from may be open elsewhere
+// (its records are read in one go); newID must be new (ErrExists).
+func (r *Router) Fork(ctx context.Context, from, newID string, opts OpenOptions) (*LiveSession, error) {
+	if newID == "" {
+		newID = NewID()
+	}
+	src, err := r.store.Session(ctx, from)
+	if err != nil {
+		return nil, fmt.Errorf("fork session %s: %w", from, err)
+	}
+	if src.RuntimeID != r.rt.ID() {
+		return nil, fmt.Errorf("fork session %s: %w (%q, not %q)", from, store.ErrWrongRuntime, src.RuntimeID, r.rt.ID())
+	}
+	if _, err := r.store.Session(ctx, newID); err == nil {
+		return nil, fmt.Errorf("fork session %s into %s: %w", from, newID, ErrExists)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("fork session %s: %w", from, err)
+	}
+	recs, err := r.store.Records(ctx, from, store.RecordFilter{})
+	if err != nil {
+		return nil, fmt.Errorf("fork session %s: %w", from, err)
+	}
+	if _, err := r.store.Provision(ctx, store.Session{ID: newID, RuntimeID: r.rt.ID(), Workspace: r.rt.FS().Root(), Agent: r.rt.Definition().Name}); err != nil {
+		return nil, fmt.Errorf("fork session %s into %s: %w", from, newID, err)
+	}
+	copies := make([]store.Record, len(recs))
+	for i, rec := range recs {
+		copies[i] = store.Record{TurnID: rec.TurnID, Time: rec.Time, Kind: rec.Kind, Message: rec.Message}
+	}
+	if len(copies) > 0 {
+		if _, err := r.store.Append(ctx, newID, copies...); err != nil {
+			return nil, fmt.Errorf("fork session %s into %s: %w", from, newID, err)
+		}
+	}
+	return r.Open(ctx, newID, opts)
+}
+
 // LiveSession is one open conversation. Its methods are safe for
 // concurrent use; turns run one at a time. Close it before its runtime.
 type LiveSession struct {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,5 +112,31 @@ func TestSpendingSurvivesACrash(t *testing.T) {
 	}
 	if !fileExists(filepath.Join(ws, "r2")) || fileExists(filepath.Join(ws, "r3")) {
 		t.Errorf("r2 %v, r3 %v: the budget should stop the third call", fileExists(filepath.Join(ws, "r2")), fileExists(filepath.Join(ws, "r3")))
+	}
+}
+
+// --fork-session starts a new session from another's conversation and
+// leaves that one as it was.
+func TestForkSession(t *testing.T) {
+	ws := t.TempDir()
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "one"}`), "-w", ws, "--session", "orig", "hello"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "branched"}`), "-w", ws, "--session", "orig", "--fork-session", "--json", "branch")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	forked := lastEvent(t, stdout).str("session_id")
+	if forked == "" || forked == "orig" {
+		t.Fatalf("the fork's session id: %q", forked)
+	}
+	if got := show(t, ws, forked).prompts(); !slices.Equal(got, []string{"hello", "branch"}) {
+		t.Errorf("the fork's prompts: %q", got)
+	}
+	if o := show(t, ws, "orig"); o.Session.Turns != 1 || !slices.Equal(o.prompts(), []string{"hello"}) {
+		t.Errorf("the original changed: %+v %q", o.Session, o.prompts())
+	}
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "x"}`), "-w", ws, "--fork-session", "x"); code != exitUsage || !strings.Contains(stderr, "--fork-session needs the session to fork") {
+		t.Errorf("--fork-session alone: exit %d: %s", code, stderr)
 	}
 }

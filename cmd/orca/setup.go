@@ -36,6 +36,7 @@ type agentFlags struct {
 	noSandbox     bool
 	session       string
 	cont          bool
+	fork          bool
 	budget        budgetFlags
 	// timeline: also write the run's events to .orca/runs/<run>/events.jsonl.
 	timeline bool
@@ -65,6 +66,7 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "end a turn after `N` model calls (iterations)")
 	fl.StringVar(&f.session, "session", "", "continue session `ID`, or start it if the workspace has none by that id (default: a new session)")
 	fl.BoolVar(&f.cont, "continue", false, "continue the workspace's most recently active session")
+	fl.BoolVar(&f.fork, "fork-session", false, "with --session or --continue: start a new session from that one's conversation, leaving it as it was")
 	fl.StringVar(&f.system, "system", "", "system `PROMPT` (default: orca's built-in coding-agent prompt; \"\" for none)")
 	addPermFlags(cmd, &f.perm, "the settings' defaultMode, else default")
 	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run commands (Bash, --verify) without the OS sandbox: they may then write anywhere the user can and reach the network "+
@@ -85,6 +87,9 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 	}
 	if f.cont && f.session != "" {
 		return app.Config{}, usageErrorf("--continue and --session %s name two sessions: give one of them", f.session)
+	}
+	if f.fork && !f.cont && f.session == "" {
+		return app.Config{}, usageErrorf("--fork-session needs the session to fork: give --session ID or --continue")
 	}
 	fl := cmd.Flags()
 	b := &f.budget
@@ -184,7 +189,7 @@ func fromApp(err error) error {
 // owns a: closing it closes both, and so does an error.
 func (f *agentFlags) openSession(ctx context.Context, a *app.App, stderr io.Writer, onEvent func(event.Event), oneTurn bool) (*live, error) {
 	v := &view{show: onEvent, oneTurn: oneTurn}
-	ls, err := a.Session(ctx, app.SessionOptions{ID: f.session, Continue: f.cont, OnEvent: v.feed})
+	ls, err := a.Session(ctx, app.SessionOptions{ID: f.session, Continue: f.cont, Fork: f.fork, OnEvent: v.feed})
 	if err != nil {
 		a.Close()
 		return nil, fromApp(err)
