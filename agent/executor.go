@@ -76,6 +76,12 @@ type Request struct {
 	// live session sends both to its one event feed, serialised.
 	OnBackgroundEvent func(event.Event)
 
+	// Resume are tool calls of History's last assistant message that a
+	// crash left unanswered and that may run again (idempotent tools, and
+	// calls a person approved while the session was parked): the turn runs
+	// them first, through the whole pipeline, and their results join the
+	// message that answers that assistant message.
+	Resume []llm.Block
 	// Record, if set, receives every message the turn adds to the
 	// conversation, in order, as soon as the message is final — before the
 	// model call that sends it, or as the model's answer arrives — with

@@ -19,30 +19,44 @@ import (
 // runTools runs every tool use of the assistant message, in order, and
 // returns the user message carrying one result per use. Once the context is
 // done, the remaining uses are answered as cancelled without running.
-func (t *turn) runTools(content []llm.Block, uses int) llm.Message {
+//
+// Each result is recorded as soon as its call ends (Request.Record, a user
+// message of its own), so that a crash in the middle of the calls loses
+// none that ended: a resumed session knows which ran. false means
+// recording failed (and ended the turn).
+func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 	results := make([]llm.Block, 0, uses)
 	for i := range content {
 		b := &content[i]
 		if b.Type != llm.BlockToolUse {
 			continue
 		}
-		if t.ctx.Err() != nil {
+		var r llm.Block
+		switch d, exhausted := t.limits.Exhausted(t.spent()); {
+		case t.ctx.Err() != nil:
 			why := "the turn was cancelled (" + context.Cause(t.ctx).Error() + ")"
 			if errors.Is(context.Cause(t.ctx), ErrInterrupted) {
 				why = "the user interrupted the turn"
 			}
-			results = append(results, llm.ToolResultBlock(b.ID, "Not run: "+why+".", true))
-			continue
+			r = llm.ToolResultBlock(b.ID, "Not run: "+why+".", true)
+		case exhausted:
+			r = llm.ToolResultBlock(b.ID, fmt.Sprintf("Not run: the session's %s budget is exhausted.", strings.ReplaceAll(string(d), "_", " ")), true)
+		default:
+			t.res.ToolCalls++
+			res := t.runTool(b)
+			r = llm.ToolResultBlock(b.ID, res.Content, res.IsError)
 		}
-		if d, ok := t.limits.Exhausted(t.spent()); ok {
-			results = append(results, llm.ToolResultBlock(b.ID, fmt.Sprintf("Not run: the session's %s budget is exhausted.", strings.ReplaceAll(string(d), "_", " ")), true))
-			continue
+		results = append(results, r)
+		if t.req.Record != nil {
+			rec := Recorded{Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{r}}, Usage: t.res.Usage, Spent: t.turnSpent()}
+			if err := t.req.Record(rec); err != nil {
+				t.res.Err = fmt.Errorf("recording the transcript: %w", err)
+				t.finish(StopFailed)
+				return llm.Message{Role: llm.RoleUser, Content: results}, false
+			}
 		}
-		t.res.ToolCalls++
-		r := t.runTool(b)
-		results = append(results, llm.ToolResultBlock(b.ID, r.Content, r.IsError))
 	}
-	return llm.Message{Role: llm.RoleUser, Content: results}
+	return llm.Message{Role: llm.RoleUser, Content: results}, true
 }
 
 // runTool takes one tool call through the pipeline Executor's doc draws
@@ -233,4 +247,22 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 		}
 	}
 	return resolve(true, string(a.Scope), "approver", a.Reason)
+}
+
+// resume runs Request.Resume: their results join History's last message
+// when it answers the same assistant message (History is not modified).
+// false means the turn ended.
+func (t *turn) resume() bool {
+	results, ok := t.runTools(t.req.Resume, len(t.req.Resume))
+	if last := len(t.msgs) - 1; last >= 0 && hasResults(t.msgs[last]) {
+		merged := t.msgs[last]
+		merged.Content = append(append([]llm.Block(nil), merged.Content...), results.Content...)
+		t.msgs[last] = merged
+	} else {
+		t.msgs = append(t.msgs, results)
+	}
+	if ok && t.req.Record != nil {
+		t.recorded = len(t.msgs)
+	}
+	return ok && !t.stopped()
 }

@@ -143,7 +143,11 @@ func (t *turn) run() {
 
 	msgs := make([]llm.Message, len(t.req.History), len(t.req.History)+1+2*4)
 	copy(msgs, t.req.History)
-	t.msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: input})
+	t.msgs = msgs
+	if len(t.req.Resume) > 0 && !t.resume() {
+		return
+	}
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: input})
 	t.input = len(t.msgs) - 1
 
 	for t.res.Iterations < def.MaxIterations {
@@ -204,7 +208,14 @@ func (t *turn) run() {
 			}
 		}
 		if uses > 0 {
-			t.msgs = append(t.msgs, t.runTools(msg.Content, uses))
+			results, ok := t.runTools(msg.Content, uses)
+			t.msgs = append(t.msgs, results)
+			if !ok {
+				return
+			}
+			if t.req.Record != nil {
+				t.recorded = len(t.msgs) // result by result, as the calls ended
+			}
 			if t.stopped() {
 				return
 			}
@@ -330,6 +341,13 @@ func (t *turn) estimate() int64 {
 func (t *turn) injectQueued() {
 	queued := t.drainQueue()
 	if len(queued) == 0 {
+		return
+	}
+	if t.recorded >= len(t.msgs) {
+		// The last message is recorded already (tool results are, as the
+		// calls end): the messages go in one of their own.
+		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: textBlocks(queued)})
+		t.emit(event.UserMessageInjected, &event.UserMessageData{Iteration: t.res.Iterations, Messages: queued})
 		return
 	}
 	last := &t.msgs[len(t.msgs)-1]

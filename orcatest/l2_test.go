@@ -219,3 +219,66 @@ func TestL2_ApprovalReach(t *testing.T) {
 		t.Errorf("stored agent approvals %+v", stored)
 	}
 }
+
+// Each tool result is recorded as its call ends, so a crash in the middle
+// of an assistant message's calls loses none that ended. On resume: the
+// finished calls keep their results; the one that was running may or may
+// not have taken effect — and runs again only if its tool is idempotent —
+// and those after it never started.
+func TestL2_ResumeInTheMiddleOfTheCalls(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name    string
+		running llm.Block // the call that was running when the session stopped
+		rerun   bool
+	}{
+		{"not idempotent", llm.ToolUseBlock("b2", "Bash", json.RawMessage(`{"command":"echo again >> ran-b2"}`)), false},
+		{"idempotent", llm.ToolUseBlock("b2", "Write", json.RawMessage(`{"file_path":"written","content":"w\n"}`)), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := orcatest.NewNode(t)
+			n.Store.Provision(ctx, store.Session{ID: "s", RuntimeID: n.Runtime.ID()})
+			n.Store.Append(ctx, "s",
+				store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("three steps")}}},
+				store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+					llm.ToolUseBlock("b1", "Bash", json.RawMessage(`{"command":"echo once >> ran-b1"}`)),
+					tc.running,
+					llm.ToolUseBlock("b3", "Bash", json.RawMessage(`{"command":"echo never >> ran-b3"}`)),
+				}}},
+				// b1 ended, and its result was recorded.
+				store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("b1", "(no output)", false)}}})
+			n.Script("s", script.Text("checked"))
+			s := n.Open("s")
+			if _, err := s.Run(ctx, "go on"); err != nil {
+				t.Fatal(err)
+			}
+			sent := n.LLM.CallsTo("s")[0].Messages
+			results := map[string]llm.Block{}
+			for _, b := range sent[2].Content {
+				results[b.ToolUseID] = b
+			}
+			if len(sent) != 4 || sent[2].Role != llm.RoleUser || len(results) != 3 || sent[3].Text() != "go on" {
+				t.Fatalf("resumed prompt: %+v", sent)
+			}
+			if results["b1"].Content != "(no output)" || !strings.Contains(results["b3"].Content, "stopped before this call started") {
+				t.Errorf("b1 %q, b3 %q", results["b1"].Content, results["b3"].Content)
+			}
+			if tc.rerun {
+				if results["b2"].IsError || n.ReadFileOr("written", "") != "w\n" {
+					t.Errorf("the idempotent call did not run again: %+v, file %q", results["b2"], n.ReadFileOr("written", ""))
+				}
+			} else if !strings.Contains(results["b2"].Content, "may or may not have taken effect") || n.ReadFileOr("ran-b2", "") != "" {
+				t.Errorf("the running call: %+v, ran-b2 %q", results["b2"], n.ReadFileOr("ran-b2", ""))
+			}
+			if n.ReadFileOr("ran-b1", "") != "" || n.ReadFileOr("ran-b3", "") != "" {
+				t.Error("a call that ended, or never started, ran")
+			}
+			// The store, read again, gives the same conversation.
+			s.Close(ctx)
+			again := n.Open("s")
+			if got := again.Transcript(); len(got) != 5 || len(got[2].Content) != 3 || got[4].Text() != "checked" {
+				t.Errorf("reloaded: %d messages, %d results", len(got), len(got[2].Content))
+			}
+		})
+	}
+}

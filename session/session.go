@@ -26,6 +26,7 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/tool"
 )
 
 // ErrQueued is returned by Run when a turn was already running: the input
@@ -235,6 +236,7 @@ type LiveSession struct {
 
 	mu             sync.Mutex // guards the fields below
 	transcript     []llm.Message
+	resume         []llm.Block // calls the next turn runs first (see unanswered)
 	lastSeq        int64
 	promptTokens   int64
 	pendingContext []string
@@ -403,8 +405,8 @@ func (s *LiveSession) feedFunc() func(event.Event) {
 	return s.feed
 }
 
-// load reads the transcript from the store and completes unanswered tool
-// calls.
+// load reads the transcript from the store and completes the tool calls
+// a crash left unanswered (see unanswered).
 func (s *LiveSession) load(ctx context.Context) error {
 	recs, err := s.r.store.Records(ctx, s.id, store.RecordFilter{})
 	if err != nil {
@@ -412,37 +414,93 @@ func (s *LiveSession) load(ctx context.Context) error {
 	}
 	msgs := make([]llm.Message, 0, len(recs)+1)
 	for _, rec := range recs {
-		msgs = append(msgs, rec.Message)
+		// Tool results are recorded one by one as the calls end: the
+		// results of one assistant message are one message again.
+		if n := len(msgs); n > 1 && resultsOnly(rec.Message) && resultsOnly(msgs[n-1]) && msgs[n-2].Role == llm.RoleAssistant {
+			joined := msgs[n-1]
+			joined.Content = append(append([]llm.Block(nil), joined.Content...), rec.Message.Content...)
+			msgs[n-1] = joined
+		} else {
+			msgs = append(msgs, rec.Message)
+		}
 		s.lastSeq = rec.Seq
 	}
-	if fix, ok := unanswered(msgs); ok {
-		recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: []store.Record{{Kind: store.KindMessage, Message: fix}}})
+	fix, pending := s.unanswered(msgs)
+	if len(fix) > 0 {
+		recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: []store.Record{{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: fix}}}})
 		if err != nil {
 			return fmt.Errorf("session %s: complete unanswered tool calls: %w", s.id, err)
 		}
 		s.lastSeq = recs[len(recs)-1].Seq
-		msgs = append(msgs, fix)
+		if last := len(msgs) - 1; resultsOnly(msgs[last]) {
+			joined := msgs[last]
+			joined.Content = append(append([]llm.Block(nil), joined.Content...), fix...)
+			msgs[last] = joined
+		} else {
+			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: fix})
+		}
 	}
-	s.transcript = msgs
+	s.transcript, s.resume = msgs, pending
 	return nil
 }
 
-// unanswered returns the tool results that answer the trailing tool calls
-// of msgs, if its last message is an assistant message with tool calls.
-func unanswered(msgs []llm.Message) (llm.Message, bool) {
-	if len(msgs) == 0 || msgs[len(msgs)-1].Role != llm.RoleAssistant {
-		return llm.Message{}, false
+// resultsOnly reports whether m is a user message of tool results only.
+func resultsOnly(m llm.Message) bool {
+	if m.Role != llm.RoleUser || len(m.Content) == 0 {
+		return false
 	}
-	uses := msgs[len(msgs)-1].ToolUses()
-	if len(uses) == 0 {
-		return llm.Message{}, false
+	for _, b := range m.Content {
+		if b.Type != llm.BlockToolResult {
+			return false
+		}
 	}
-	out := llm.Message{Role: llm.RoleUser}
-	for _, u := range uses {
-		out.Content = append(out.Content, llm.ToolResultBlock(u.ID,
-			"No result was recorded for this call: the session stopped while it ran. It may or may not have taken effect; check before running it again.", true))
+	return true
+}
+
+// unanswered looks at the tool calls of the transcript's last assistant
+// message that have no result (the process died while they ran). Calls run
+// one at a time, in order, each result recorded as it ends: the first
+// without a result was running — it may or may not have taken effect, and
+// runs again at the next turn (pending) only if its tool is idempotent —
+// and those after it never started. fix answers the others.
+func (s *LiveSession) unanswered(msgs []llm.Message) (fix, pending []llm.Block) {
+	at := len(msgs) - 1
+	if at >= 0 && resultsOnly(msgs[at]) {
+		at--
 	}
-	return out, true
+	if at < 0 || msgs[at].Role != llm.RoleAssistant {
+		return nil, nil
+	}
+	answered := map[string]bool{}
+	if at < len(msgs)-1 {
+		for _, b := range msgs[at+1].Content {
+			answered[b.ToolUseID] = true
+		}
+	}
+	running := true
+	for _, u := range msgs[at].ToolUses() {
+		if answered[u.ID] {
+			continue
+		}
+		switch {
+		case !running:
+			fix = append(fix, llm.ToolResultBlock(u.ID, "Not run: the session stopped before this call started.", true))
+		case s.idempotent(u.Name):
+			pending = append(pending, u)
+		default:
+			fix = append(fix, llm.ToolResultBlock(u.ID,
+				"No result was recorded for this call: the session stopped while it ran. It may or may not have taken effect; check before running it again.", true))
+		}
+		running = false
+	}
+	return fix, pending
+}
+
+// idempotent reports whether the runtime's tool name declares itself
+// idempotent: running it again does no harm.
+func (s *LiveSession) idempotent(name string) bool {
+	t, ok := s.r.rt.Tools().Lookup(name)
+	return ok && tool.TraitsOf(t).Idempotent
 }
 
 // Transcript returns the conversation the model will see next (compacted
@@ -571,6 +629,8 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 	s.mu.Lock()
 	s.turnID, s.cancel = turnID, cancel
 	history := s.transcript
+	resume := s.resume
+	s.resume = nil
 	pending := s.pendingContext
 	s.pendingContext = nil
 	promptTokens := s.promptTokens
@@ -584,6 +644,7 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 		Input:     input,
 		Context:   pending,
 		History:   history,
+		Resume:    resume,
 		OnEvent:   s.feedFunc(),
 		// A background fork outlives the turn: its events reach the
 		// session's feed while the session is open.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/store"
@@ -139,4 +142,56 @@ func TestForkSession(t *testing.T) {
 	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "x"}`), "-w", ws, "--fork-session", "x"); code != exitUsage || !strings.Contains(stderr, "--fork-session needs the session to fork") {
 		t.Errorf("--fork-session alone: exit %d: %s", code, stderr)
 	}
+}
+
+// orca killed (SIGKILL) at random points of a long session, again and
+// again: the store always opens, the session always goes on, and no tool
+// call ever takes effect twice.
+func TestKillLoop(t *testing.T) {
+	runs := 150
+	if testing.Short() {
+		runs = 20
+	}
+	ws, cfgDir := t.TempDir(), t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	script := func(run int) string {
+		var steps []string
+		for j := range 6 {
+			id := fmt.Sprintf("r%d-c%d", run, j)
+			steps = append(steps, bashCall(id, "echo "+id+" >> log"))
+		}
+		return writeScript(t, append(steps, `{"text": "done"}`)...)
+	}
+	killed := 0
+	for run := range runs {
+		cmd := startOrca(t, cfgDir, "run", "--script", script(run), "-w", ws, "--session", "loop", "--permission-mode", "bypass", "go")
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d ended on its own with %v", run, err)
+			}
+		case <-time.After(time.Duration(rng.IntN(150)) * time.Millisecond):
+			cmd.Process.Kill()
+			<-done
+			killed++
+		}
+	}
+	// The last run, to its end: the store opens and the session is whole.
+	stdout, stderr, code := orcaWith(t, t.Context(), options{configDir: cfgDir}, "", "run", "--script", script(runs), "-w", ws, "--session", "loop", "--permission-mode", "bypass", "--json", "go")
+	if code != 0 {
+		t.Fatalf("after %d kills: exit %d\n%s\n%s", killed, code, stdout, stderr)
+	}
+	log, _ := os.ReadFile(filepath.Join(ws, "log"))
+	seen := map[string]int{}
+	for _, id := range strings.Fields(string(log)) {
+		if seen[id]++; seen[id] > 1 {
+			t.Errorf("%s took effect twice", id)
+		}
+	}
+	if killed < runs/2 || len(seen) < runs {
+		t.Errorf("%d of %d runs killed, %d calls took effect: the loop did not test much", killed, runs, len(seen))
+	}
+	t.Logf("%d runs, %d killed, %d calls took effect once each", runs, killed, len(seen))
 }
