@@ -70,6 +70,17 @@ func BenchmarkResume10k(b *testing.B) {
 		if _, err := s.Append(ctx, "s1", batch...); err != nil {
 			b.Fatal(err)
 		}
+		// A turn ends now and then, as in a session: the snapshot
+		// follows.
+		if err := s.FinishTurn(ctx, "s1", "go"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The newest turn's records come after the snapshot.
+	for j := range 100 {
+		if _, err := s.Append(ctx, "s1", benchMessage(n+j)); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
@@ -77,8 +88,8 @@ func BenchmarkResume10k(b *testing.B) {
 	for b.Loop() {
 		s := open(b, path)
 		recs, err := s.Records(ctx, "s1", store.RecordFilter{})
-		if err != nil || len(recs) != n {
-			b.Fatalf("Records = %d, %v; want %d", len(recs), err, n)
+		if err != nil || len(recs) != n+100 {
+			b.Fatalf("Records = %d, %v; want %d", len(recs), err, n+100)
 		}
 		if err := s.Close(); err != nil {
 			b.Fatal(err)

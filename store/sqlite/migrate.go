@@ -100,6 +100,15 @@ CREATE TABLE leases (
 	expires_at INTEGER NOT NULL -- Unix nanoseconds
 ) STRICT;
 `,
+	// 5: a snapshot of each long transcript's live records, so that a
+	// resume reads one blob and the records after it.
+	`
+CREATE TABLE snapshots (
+	session_id  TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+	through_seq INTEGER NOT NULL, -- the live records up to it are in data
+	data        BLOB NOT NULL     -- wire.EncodeSnapshot
+) STRICT;
+`,
 }
 
 // migrate brings the schema up to date in one transaction: a file is at one

@@ -324,12 +324,18 @@ func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFil
 	if err := s.read(ctx); err != nil {
 		return nil, s.fail("read records of", sessionID, err)
 	}
-	q := "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ?"
-	if !f.IncludeCompacted {
-		q += " AND compacted = 0"
+	var out []store.Record
+	var err error
+	if f.AfterSeq <= 0 && !f.IncludeCompacted {
+		out, err = s.liveRecords(ctx, s.db, sessionID)
+	} else {
+		q := "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ?"
+		if !f.IncludeCompacted {
+			q += " AND compacted = 0"
+		}
+		q += " ORDER BY seq"
+		out, err = s.records(ctx, s.db, sessionID, q, f.AfterSeq, nil)
 	}
-	q += " ORDER BY seq"
-	out, err := s.records(ctx, sessionID, q, f.AfterSeq)
 	if err != nil {
 		return nil, s.fail("read records of", sessionID, err)
 	}
@@ -342,13 +348,74 @@ func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFil
 	return out, nil
 }
 
-func (s *Store) records(ctx context.Context, sessionID, q string, afterSeq int64) ([]store.Record, error) {
-	rows, err := s.db.QueryContext(ctx, q, sessionID, afterSeq)
+// querier is the database or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// snapshotEvery is how many live records past a session's snapshot (or
+// without one) make FinishTurn write a new one.
+const snapshotEvery = 256
+
+// liveRecords returns the session's live records: its snapshot's, and
+// the records after it.
+func (s *Store) liveRecords(ctx context.Context, q querier, sessionID string) ([]store.Record, error) {
+	var through int64
+	var data []byte
+	err := q.QueryRowContext(ctx, "SELECT through_seq, data FROM snapshots WHERE session_id = ?", sessionID).Scan(&through, &data)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	var out []store.Record
+	if err == nil {
+		snap, derr := wire.DecodeSnapshot(data)
+		if derr != nil {
+			through = 0 // a snapshot that does not decode is not trusted: the records are read
+		} else {
+			out = make([]store.Record, len(snap), len(snap)+snapshotEvery)
+			for i, r := range snap {
+				out[i] = store.Record{Seq: r.Seq, SessionID: sessionID, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Message: r.Message}
+			}
+		}
+	}
+	return s.records(ctx, q, sessionID, "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq", through, out)
+}
+
+// snapshot writes a new snapshot of the session's live records in tx when
+// snapshotEvery of them are past the old one.
+func (s *Store) snapshot(ctx context.Context, tx *sql.Tx, sessionID string) error {
+	var through int64
+	err := tx.QueryRowContext(ctx, "SELECT through_seq FROM snapshots WHERE session_id = ?", sessionID).Scan(&through)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	var past int
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM records WHERE session_id = ? AND seq > ? AND compacted = 0", sessionID, through).Scan(&past); err != nil {
+		return err
+	}
+	if past < snapshotEvery {
+		return nil
+	}
+	recs, err := s.liveRecords(ctx, tx, sessionID)
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	snap := make([]wire.SnapRecord, len(recs))
+	for i, r := range recs {
+		snap[i] = wire.SnapRecord{Seq: r.Seq, Time: r.Time, TurnID: r.TurnID, Kind: r.Kind, Message: r.Message}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, through_seq, data) VALUES (?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET through_seq = excluded.through_seq, data = excluded.data`, sessionID, recs[len(recs)-1].Seq, wire.EncodeSnapshot(snap))
+	return err
+}
+
+func (s *Store) records(ctx context.Context, q querier, sessionID, query string, afterSeq int64, out []store.Record) ([]store.Record, error) {
+	rows, err := q.QueryContext(ctx, query, sessionID, afterSeq)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Record
 	for rows.Next() {
 		r := store.Record{SessionID: sessionID}
 		var at int64
@@ -375,7 +442,11 @@ func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq 
 		if err := store.ValidateMark(throughSeq, last); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE records SET compacted = 1 WHERE session_id = ? AND seq <= ? AND compacted = 0", sessionID, throughSeq)
+		if _, err = tx.ExecContext(ctx, "UPDATE records SET compacted = 1 WHERE session_id = ? AND seq <= ? AND compacted = 0", sessionID, throughSeq); err != nil {
+			return err
+		}
+		// The snapshot holds records that are compacted now.
+		_, err = tx.ExecContext(ctx, "DELETE FROM snapshots WHERE session_id = ?", sessionID)
 		return err
 	})
 	if err != nil {
@@ -495,7 +566,7 @@ func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error 
 		} else if n == 0 {
 			return store.ErrNotProvisioned
 		}
-		return nil
+		return s.snapshot(ctx, tx, sessionID)
 	})
 	if err != nil {
 		return s.fail("finish turn of", sessionID, err)

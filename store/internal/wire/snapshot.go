@@ -1,0 +1,171 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+// A snapshot is many records in one binary blob, for reading a long
+// transcript back in one go: a version byte, then per record its seq,
+// time, turn id, kind and message, every string length-prefixed. It is a
+// cache of the records (which stay the truth, as JSON): a snapshot that
+// does not decode is dropped, not trusted.
+
+// SnapRecord is one record of a snapshot.
+type SnapRecord struct {
+	Seq     int64
+	Time    time.Time
+	TurnID  string
+	Kind    string
+	Message llm.Message
+}
+
+const snapVersion = 1
+
+// EncodeSnapshot returns the snapshot of recs.
+func EncodeSnapshot(recs []SnapRecord) []byte {
+	b := []byte{snapVersion}
+	b = binary.AppendUvarint(b, uint64(len(recs)))
+	for _, r := range recs {
+		b = binary.AppendUvarint(b, uint64(r.Seq))
+		b = binary.AppendVarint(b, r.Time.UnixNano())
+		b = appendStr(b, r.TurnID)
+		b = appendStr(b, r.Kind)
+		b = appendStr(b, string(r.Message.Role))
+		if r.Message.Content == nil {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(r.Message.Content)))
+		for _, bl := range r.Message.Content {
+			b = appendStr(b, string(bl.Type))
+			b = appendStr(b, bl.Text)
+			b = appendStr(b, bl.ID)
+			b = appendStr(b, bl.Name)
+			if bl.Input == nil {
+				b = append(b, 0)
+			} else {
+				b = append(b, 1)
+				b = appendStr(b, string(bl.Input))
+			}
+			b = appendStr(b, bl.ToolUseID)
+			b = appendStr(b, bl.Content)
+			if bl.IsError {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+			b = appendStr(b, bl.Thinking)
+			b = appendStr(b, bl.Signature)
+		}
+	}
+	return b
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+var errSnapshot = errors.New("snapshot: malformed")
+
+// DecodeSnapshot reads a snapshot back. The strings it returns share data,
+// which must not be changed afterwards; tool inputs are copies of their
+// own.
+func DecodeSnapshot(data []byte) ([]SnapRecord, error) {
+	d := snapReader{b: data}
+	if d.byte() != snapVersion {
+		return nil, fmt.Errorf("%w: unknown version", errSnapshot)
+	}
+	n := d.uvarint()
+	if n > uint64(len(data)) {
+		return nil, errSnapshot
+	}
+	out := make([]SnapRecord, 0, n)
+	for range n {
+		r := SnapRecord{Seq: int64(d.uvarint()), Time: time.Unix(0, d.varint()).UTC()}
+		r.TurnID, r.Kind = d.str(), d.str()
+		r.Message.Role = llm.Role(d.str())
+		if d.byte() == 1 {
+			nb := d.uvarint()
+			if nb > uint64(len(data)) {
+				return nil, errSnapshot
+			}
+			r.Message.Content = make([]llm.Block, nb)
+			for i := range r.Message.Content {
+				bl := &r.Message.Content[i]
+				bl.Type, bl.Text, bl.ID, bl.Name = llm.BlockType(d.str()), d.str(), d.str(), d.str()
+				if d.byte() == 1 {
+					bl.Input = []byte(d.str())
+				}
+				bl.ToolUseID, bl.Content = d.str(), d.str()
+				bl.IsError = d.byte() == 1
+				bl.Thinking, bl.Signature = d.str(), d.str()
+			}
+		}
+		if d.err {
+			return nil, errSnapshot
+		}
+		out = append(out, r)
+	}
+	if d.err || len(d.b) != 0 {
+		return nil, errSnapshot
+	}
+	return out, nil
+}
+
+type snapReader struct {
+	b   []byte
+	err bool
+}
+
+func (d *snapReader) byte() byte {
+	if len(d.b) == 0 {
+		d.err = true
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *snapReader) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *snapReader) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// str returns the next string, sharing the snapshot's bytes.
+func (d *snapReader) str() string {
+	n := d.uvarint()
+	if d.err || n > uint64(len(d.b)) {
+		d.err = true
+		return ""
+	}
+	if n == 0 {
+		return ""
+	}
+	s := unsafe.String(&d.b[0], int(n))
+	d.b = d.b[n:]
+	return s
+}

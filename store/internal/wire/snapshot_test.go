@@ -1,0 +1,42 @@
+package wire
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	recs := []SnapRecord{
+		{Seq: 1, Time: time.Unix(0, 1234567890).UTC(), TurnID: "turn-1", Kind: "message", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("héllo, ünïcode 🐋")}}},
+		{Seq: 2, Time: time.Unix(1700000000, 5).UTC(), Kind: "message", Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+			{Type: llm.BlockThinking, Thinking: "hmm", Signature: "sig"},
+			llm.ToolUseBlock("t1", "Bash", json.RawMessage(" {not json\x00\xff ")),
+			llm.ToolUseBlock("t2", "Read", json.RawMessage(`{}`)),
+		}}},
+		{Seq: 3, Kind: "summary", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("t1", "", true), {Type: llm.BlockToolUse, ID: "x", Input: json.RawMessage{}}}}},
+		{Seq: 4, Kind: "message", Message: llm.Message{Role: llm.RoleAssistant}},
+	}
+	got, err := DecodeSnapshot(EncodeSnapshot(recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if recs[i].Time.IsZero() {
+			recs[i].Time = time.Unix(0, recs[i].Time.UnixNano()).UTC()
+		}
+	}
+	if !reflect.DeepEqual(got, recs) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, recs)
+	}
+	// Truncated or garbled snapshots are refused, never half read.
+	b := EncodeSnapshot(recs)
+	for _, bad := range [][]byte{nil, {9}, b[:len(b)-1], append(append([]byte(nil), b...), 0)} {
+		if _, err := DecodeSnapshot(bad); err == nil {
+			t.Errorf("a bad snapshot of %d bytes decoded", len(bad))
+		}
+	}
+}
