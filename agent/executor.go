@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"time"
@@ -44,7 +45,20 @@ const (
 	// was accepted anyway (by a POST_VERIFY hook) or could not be fixed
 	// within the revision cap: a person should look.
 	StopEscalated StopReason = "escalated"
+	// StopAwaitingApproval: the approver parked a call (policy.Approval's
+	// Park): the turn stopped before it, Result.Parked describes it, and
+	// the calls after it in the same message did not run either.
+	StopAwaitingApproval StopReason = "awaiting_approval"
 )
+
+// Parked is the call a turn stopped before (StopAwaitingApproval).
+type Parked struct {
+	ToolUseID, ToolName string
+	Input               json.RawMessage
+	// Reason is the policy's; Rules the rules it suggested.
+	Reason string
+	Rules  []string
+}
 
 // ErrInterrupted is the cause a turn's context is cancelled with to
 // interrupt it (context.WithCancelCause): the turn then ends as
@@ -82,6 +96,9 @@ type Request struct {
 	// them first, through the whole pipeline, and their results join the
 	// message that answers that assistant message.
 	Resume []llm.Block
+	// Approved are the tool use ids of Resume calls a person approved
+	// (a parked call): the policy's ask for them is answered yes.
+	Approved map[string]bool
 	// Record, if set, receives every message the turn adds to the
 	// conversation, in order, as soon as the message is final — before the
 	// model call that sends it, or as the model's answer arrives — with
@@ -127,6 +144,8 @@ type Result struct {
 	// execution (and, for a subagent fork, its depth and parent).
 	scope.Scope
 	StopReason StopReason
+	// Parked is the call the turn stopped before (StopAwaitingApproval).
+	Parked *Parked
 	// Answer is the text of the model's final message when the turn was
 	// answered, and empty otherwise (text that came with tool calls is in
 	// Messages).

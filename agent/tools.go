@@ -44,6 +44,12 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 		default:
 			t.res.ToolCalls++
 			res := t.runTool(b)
+			if t.res.Parked != nil {
+				// Parked: no result for it, nor for the calls after it;
+				// the turn stops, and runs them when someone decided.
+				t.res.ToolCalls--
+				return llm.Message{Role: llm.RoleUser, Content: results}, true
+			}
 			r = llm.ToolResultBlock(b.ID, res.Content, res.IsError)
 		}
 		results = append(results, r)
@@ -212,6 +218,10 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 	if t.approved(preq) {
 		return tool.Result{}, true
 	}
+	if t.req.Approved[call.ID] {
+		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "approved while the session was parked", Allowed: true, Scope: string(policy.ScopeOnce), By: "parked"})
+		return tool.Result{}, true
+	}
 
 	t.emit(event.ApprovalRequested, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: verdict.Reason})
 	resolve := func(allowed bool, scope, by, reason string) (tool.Result, bool) {
@@ -233,6 +243,14 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{Scope: t.res.Scope, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Access: preq.Access, Display: tool.DisplayOf(tl, call.Input), Verdict: verdict})
 	if err != nil {
 		return resolve(false, "", "approver", fmt.Sprintf("Not run: asking for approval of %s failed: %v", call.Name, err))
+	}
+	if a.Park && t.res.Fork() {
+		return resolve(false, "", "approver", fmt.Sprintf("Not run: %s needs a person's approval, and a subagent's calls cannot wait for one; report back instead.", call.Name))
+	}
+	if a.Park {
+		t.res.Parked = &Parked{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: verdict.Reason, Rules: verdict.Suggestions}
+		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "parked: a person decides later", By: "approver"})
+		return tool.Result{Content: "parked", IsError: true}, false
 	}
 	if !a.Allow {
 		reason := a.Reason
@@ -263,6 +281,10 @@ func (t *turn) resume() bool {
 	}
 	if ok && t.req.Record != nil {
 		t.recorded = len(t.msgs)
+	}
+	if ok && t.res.Parked != nil {
+		t.finish(StopAwaitingApproval)
+		return false
 	}
 	return ok && !t.stopped()
 }

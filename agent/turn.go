@@ -209,8 +209,17 @@ func (t *turn) run() {
 		}
 		if uses > 0 {
 			results, ok := t.runTools(msg.Content, uses)
-			t.msgs = append(t.msgs, results)
+			if len(results.Content) > 0 || t.res.Parked == nil {
+				t.msgs = append(t.msgs, results)
+			}
 			if !ok {
+				return
+			}
+			if t.res.Parked != nil {
+				if t.req.Record != nil {
+					t.recorded = len(t.msgs)
+				}
+				t.finish(StopAwaitingApproval)
 				return
 			}
 			if t.req.Record != nil {

@@ -3,6 +3,7 @@ package orcatest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -280,5 +281,70 @@ func TestL2_ResumeInTheMiddleOfTheCalls(t *testing.T) {
 				t.Errorf("reloaded: %d messages, %d results", len(got), len(got[2].Content))
 			}
 		})
+	}
+}
+
+// A headless run can park a call the policy asks about instead of refusing
+// it: the turn stops (awaiting_approval) with nothing run; a person
+// decides later; the next turn runs the approved call exactly once, with
+// its arguments, and goes on where the turn stopped.
+func TestL2_ParkedApproval(t *testing.T) {
+	ctx := t.Context()
+	pol, err := policy.New(policy.ModeDefault, policy.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := orcatest.NewNode(t, orcatest.WithPolicy(pol, policy.Parking{}))
+	n.Script("s", script.Response{ToolCalls: []script.ToolCall{
+		{ID: "a", Name: "Bash", Input: json.RawMessage(`{"command":"echo a >> ran"}`)},
+		{ID: "b", Name: "Bash", Input: json.RawMessage(`{"command":"echo b >> ran"}`)},
+	}}, script.Text("both ran"))
+	s := n.Open("s")
+	res, err := s.Run(ctx, "run a and b")
+	if err != nil || res.StopReason != agent.StopAwaitingApproval || res.Parked == nil || res.Parked.ToolUseID != "a" {
+		t.Fatalf("first turn: %+v, %v", res, err)
+	}
+	if got := n.ReadFileOr("ran", ""); got != "" {
+		t.Fatalf("something ran before approval: %q", got)
+	}
+	parked := s.Parked()
+	if parked == nil || parked.Status != store.ParkPending || string(parked.Input) != `{"command":"echo a >> ran"}` {
+		t.Fatalf("parked: %+v", parked)
+	}
+	if _, err := s.Run(ctx, "go on"); !errors.Is(err, session.ErrAwaitingApproval) {
+		t.Fatalf("a turn before the decision: %v", err)
+	}
+	// Approved from elsewhere (another handle, as orca approve does).
+	if _, err := n.Router.Decide(ctx, parked.ID, true, "ana", ""); err != nil {
+		t.Fatal(err)
+	}
+	// a runs; b is asked about again, and parks.
+	res, err = s.Run(ctx, "go on")
+	if err != nil || res.StopReason != agent.StopAwaitingApproval || res.Parked.ToolUseID != "b" || n.ReadFileOr("ran", "") != "a\n" {
+		t.Fatalf("after approving a: %+v, %v, ran %q", res, err, n.ReadFileOr("ran", ""))
+	}
+	if _, err := n.Router.Decide(ctx, s.Parked().ID, false, "ana", "not b"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.Run(ctx, "and now?")
+	if err != nil || res.Answer != "both ran" || n.ReadFileOr("ran", "") != "a\n" {
+		t.Fatalf("after denying b: %+v, %v, ran %q", res, err, n.ReadFileOr("ran", ""))
+	}
+	// The model saw a's real result and b's denial, both answering its
+	// one message.
+	last := n.LLM.CallsTo("s")[1].Messages
+	results := map[string]string{}
+	for _, m := range last {
+		for _, b := range m.Content {
+			if b.Type == llm.BlockToolResult {
+				results[b.ToolUseID] = b.Content
+			}
+		}
+	}
+	if results["a"] != "(no output)" || !strings.Contains(results["b"], "The user denied Bash: not b") {
+		t.Errorf("results: %q", results)
+	}
+	if calls, _ := n.Store.ParkedCalls(ctx, store.ParkFilter{SessionID: "s"}); len(calls) != 2 || calls[0].Status != store.ParkStarted || calls[1].Status != store.ParkDenied {
+		t.Errorf("parked calls: %+v", calls)
 	}
 }

@@ -61,6 +61,19 @@ type Approval struct {
 	Scope Scope
 	// Reason is shown to the model when the call is refused.
 	Reason string
+	// Park leaves the call for a person to decide later: the turn stops
+	// before it (awaiting approval), and a session keeps it parked
+	// (store.ParkedCall) until someone approves or denies it.
+	Park bool
+}
+
+// Parking is the approver for runs with no one to ask that should wait
+// for a person rather than refuse: it parks every call.
+type Parking struct{}
+
+// Approve parks the call.
+func (Parking) Approve(context.Context, ApprovalRequest) (Approval, error) {
+	return Approval{Park: true}, nil
 }
 
 // Headless is the approver for runs with no one to ask: it refuses every

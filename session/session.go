@@ -237,6 +237,8 @@ type LiveSession struct {
 	mu             sync.Mutex // guards the fields below
 	transcript     []llm.Message
 	resume         []llm.Block // calls the next turn runs first (see unanswered)
+	approved       map[string]bool
+	parked         *store.ParkedCall // a parked call no one decided yet
 	lastSeq        int64
 	promptTokens   int64
 	pendingContext []string
@@ -425,7 +427,49 @@ func (s *LiveSession) load(ctx context.Context) error {
 		}
 		s.lastSeq = rec.Seq
 	}
-	fix, pending := s.unanswered(msgs)
+	s.transcript = msgs
+	return s.settle(ctx)
+}
+
+// ErrAwaitingApproval is Run's error for a session whose last turn parked
+// a call that no one has decided on yet.
+var ErrAwaitingApproval = errors.New("session: a parked call waits for a decision")
+
+// settle decides what becomes of the tool calls of the transcript's last
+// assistant message that have no result (see unanswered): it records the
+// results of those that will not run, and keeps those that will for the
+// next turn (resume, approved). A call parked and still undecided leaves
+// them as they are (parked is set).
+func (s *LiveSession) settle(ctx context.Context) error {
+	s.resume, s.approved, s.parked = nil, nil, nil
+	msgs := s.transcript
+	if !endsUnanswered(msgs) {
+		return nil
+	}
+	parked, err := s.r.store.ParkedCalls(ctx, store.ParkFilter{SessionID: s.id})
+	if err != nil {
+		return fmt.Errorf("session %s: parked calls: %w", s.id, err)
+	}
+	byUse := map[string]store.ParkedCall{}
+	for _, p := range parked {
+		byUse[p.ToolUseID] = p
+	}
+	fix, resume, approved, waiting := s.unanswered(msgs, byUse)
+	if waiting != nil {
+		s.parked = waiting
+		return nil
+	}
+	for _, p := range approved {
+		// Started before it runs: a crash while it runs leaves it in
+		// doubt, never run twice.
+		if _, err := s.r.store.SetParkStatus(ctx, p.ID, store.ParkStarted, "", ""); err != nil {
+			return fmt.Errorf("session %s: parked call %s: %w", s.id, p.ID, err)
+		}
+		if s.approved == nil {
+			s.approved = map[string]bool{}
+		}
+		s.approved[p.ToolUseID] = true
+	}
 	if len(fix) > 0 {
 		recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: []store.Record{{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: fix}}}})
 		if err != nil {
@@ -439,9 +483,27 @@ func (s *LiveSession) load(ctx context.Context) error {
 		} else {
 			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: fix})
 		}
+		s.transcript = msgs
 	}
-	s.transcript, s.resume = msgs, pending
+	s.resume = resume
 	return nil
+}
+
+// endsUnanswered reports whether the last assistant message of msgs has
+// tool calls without a result.
+func endsUnanswered(msgs []llm.Message) bool {
+	at := len(msgs) - 1
+	if at >= 0 && resultsOnly(msgs[at]) {
+		at--
+	}
+	if at < 0 || msgs[at].Role != llm.RoleAssistant {
+		return false
+	}
+	answered := 0
+	if at < len(msgs)-1 {
+		answered = len(msgs[at+1].Content)
+	}
+	return len(msgs[at].ToolUses()) > answered
 }
 
 // resultsOnly reports whether m is a user message of tool results only.
@@ -458,18 +520,26 @@ func resultsOnly(m llm.Message) bool {
 }
 
 // unanswered looks at the tool calls of the transcript's last assistant
-// message that have no result (the process died while they ran). Calls run
-// one at a time, in order, each result recorded as it ends: the first
-// without a result was running — it may or may not have taken effect, and
-// runs again at the next turn (pending) only if its tool is idempotent —
-// and those after it never started. fix answers the others.
-func (s *LiveSession) unanswered(msgs []llm.Message) (fix, pending []llm.Block) {
+// message that have no result. Calls run one at a time, in order, each
+// result recorded as it ends, so the first without a result is where the
+// turn stopped:
+//
+//   - parked (the approver left it for a person): undecided, everything
+//     waits (waiting); approved, it runs at the next turn with the calls
+//     after it (resume, approved); denied, it is answered so and the calls
+//     after it run;
+//   - otherwise the process died while it ran: it may or may not have
+//     taken effect — it runs again at the next turn only if its tool is
+//     idempotent — and the calls after it never started.
+//
+// fix answers the calls that will not run.
+func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.ParkedCall) (fix, resume []llm.Block, approved []store.ParkedCall, waiting *store.ParkedCall) {
 	at := len(msgs) - 1
 	if at >= 0 && resultsOnly(msgs[at]) {
 		at--
 	}
 	if at < 0 || msgs[at].Role != llm.RoleAssistant {
-		return nil, nil
+		return nil, nil, nil, nil
 	}
 	answered := map[string]bool{}
 	if at < len(msgs)-1 {
@@ -477,23 +547,36 @@ func (s *LiveSession) unanswered(msgs []llm.Message) (fix, pending []llm.Block) 
 			answered[b.ToolUseID] = true
 		}
 	}
-	running := true
+	first, goOn := true, false
 	for _, u := range msgs[at].ToolUses() {
 		if answered[u.ID] {
 			continue
 		}
+		p, isParked := parked[u.ID]
 		switch {
-		case !running:
+		case !first && goOn:
+			resume = append(resume, u) // after a decided parked call: the turn goes on
+		case !first:
 			fix = append(fix, llm.ToolResultBlock(u.ID, "Not run: the session stopped before this call started.", true))
+		case isParked && p.Status == store.ParkPending:
+			return nil, nil, nil, &p
+		case isParked && p.Status == store.ParkApproved:
+			resume, approved, goOn = append(resume, u), append(approved, p), true
+		case isParked && p.Status == store.ParkDenied:
+			why := fmt.Sprintf("The user denied %s.", u.Name)
+			if p.Note != "" {
+				why = fmt.Sprintf("The user denied %s: %s", u.Name, p.Note)
+			}
+			fix, goOn = append(fix, llm.ToolResultBlock(u.ID, why+" Do not retry it; ask the user what to do instead.", true)), true
 		case s.idempotent(u.Name):
-			pending = append(pending, u)
+			resume = append(resume, u)
 		default:
 			fix = append(fix, llm.ToolResultBlock(u.ID,
 				"No result was recorded for this call: the session stopped while it ran. It may or may not have taken effect; check before running it again.", true))
 		}
-		running = false
+		first = false
 	}
-	return fix, pending
+	return fix, resume, approved, nil
 }
 
 // idempotent reports whether the runtime's tool name declares itself
@@ -614,6 +697,19 @@ func (s *LiveSession) Run(ctx context.Context, input string) (*agent.Result, err
 
 // turn runs one turn: state from the store in, records and totals out.
 func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, error) {
+	// A parked call may have been decided since (orca approve, another
+	// process): settle again.
+	s.mu.Lock()
+	unsettled := s.parked != nil || endsUnanswered(s.transcript) && s.resume == nil
+	s.mu.Unlock()
+	if unsettled {
+		if err := s.settle(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if p := s.Parked(); p != nil {
+		return nil, fmt.Errorf("session %s: %w: %s of %s (%s); approve or deny it first", s.id, ErrAwaitingApproval, p.ID, p.ToolName, p.Reason)
+	}
 	totals, err := s.r.store.Totals(ctx, s.id)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", s.id, err)
@@ -629,8 +725,8 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 	s.mu.Lock()
 	s.turnID, s.cancel = turnID, cancel
 	history := s.transcript
-	resume := s.resume
-	s.resume = nil
+	resume, approved := s.resume, s.approved
+	s.resume, s.approved = nil, nil
 	pending := s.pendingContext
 	s.pendingContext = nil
 	promptTokens := s.promptTokens
@@ -645,6 +741,7 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 		Context:   pending,
 		History:   history,
 		Resume:    resume,
+		Approved:  approved,
 		OnEvent:   s.feedFunc(),
 		// A background fork outlives the turn: its events reach the
 		// session's feed while the session is open.
@@ -690,6 +787,16 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 	if ferr := s.r.store.FinishTurn(ctx, s.id, input); ferr != nil && recordErr == nil {
 		return res, fmt.Errorf("session %s: finish turn: %w", s.id, ferr)
 	}
+	if p := res.Parked; p != nil && res.StopReason == agent.StopAwaitingApproval {
+		pc := store.ParkedCall{ID: "park_" + randomID(), SessionID: s.id, RuntimeID: s.r.rt.ID(), TurnID: turnID,
+			ToolUseID: p.ToolUseID, ToolName: p.ToolName, Input: p.Input, Reason: p.Reason, Rules: p.Rules, Status: store.ParkPending}
+		if perr := s.r.store.Park(ctx, pc); perr != nil && err == nil {
+			err = fmt.Errorf("session %s: parking %s: %w", s.id, p.ToolName, perr)
+		}
+		s.mu.Lock()
+		s.parked = &pc
+		s.mu.Unlock()
+	}
 	s.mu.Lock()
 	if res.Transcript != nil {
 		s.transcript = res.Transcript
@@ -697,6 +804,29 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 	}
 	s.mu.Unlock()
 	return res, err
+}
+
+// Parked returns the call the session's last turn parked that no one has
+// decided on yet, if any.
+func (s *LiveSession) Parked() *store.ParkedCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.parked == nil {
+		return nil
+	}
+	p := *s.parked
+	return &p
+}
+
+// Decide approves or denies a parked call of this session's store (by its
+// id), as orca approve and orca deny do; the session's next turn runs an
+// approved call first.
+func (r *Router) Decide(ctx context.Context, id string, approve bool, by, note string) (store.ParkedCall, error) {
+	status := store.ParkDenied
+	if approve {
+		status = store.ParkApproved
+	}
+	return r.store.SetParkStatus(ctx, id, status, by, note)
 }
 
 // replace records a compacted conversation: every earlier record is marked

@@ -26,6 +26,7 @@ type Memory struct {
 	clock     clock.Clock
 	// observations are the observation rows (observation.go).
 	observations []Observation
+	parked       []ParkedCall
 }
 
 type memSession struct {
@@ -509,4 +510,73 @@ func (m *Memory) RebindRuntime(ctx context.Context, from, to string) (int, error
 	}
 	m.approvals = kept
 	return n, nil
+}
+
+// Park implements Store.
+func (m *Memory) Park(ctx context.Context, p ParkedCall) error {
+	if err := p.Validate(); err != nil {
+		return opErr("park a call of", p.SessionID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, err := m.get(ctx, p.SessionID, true); err != nil {
+		return opErr("park a call of", p.SessionID, err)
+	}
+	for _, q := range m.parked {
+		if q.ID == p.ID {
+			return opErr("park a call of", p.SessionID, fmt.Errorf("%w: parked call %s exists already", ErrInvalid, p.ID))
+		}
+	}
+	p.Status = ParkPending
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = m.clock.Now()
+	}
+	p.CreatedAt = p.CreatedAt.UTC()
+	p.Input = slices.Clone(p.Input)
+	p.Rules = slices.Clone(p.Rules)
+	m.parked = append(m.parked, p)
+	return nil
+}
+
+// ParkedCalls implements Store.
+func (m *Memory) ParkedCalls(ctx context.Context, f ParkFilter) ([]ParkedCall, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	var out []ParkedCall
+	for _, p := range m.parked {
+		if (f.SessionID == "" || p.SessionID == f.SessionID) && (f.Status == "" || p.Status == f.Status) {
+			p.Input, p.Rules = slices.Clone(p.Input), slices.Clone(p.Rules)
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// SetParkStatus implements Store.
+func (m *Memory) SetParkStatus(ctx context.Context, id, status, by, note string) (ParkedCall, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.begin(ctx); err != nil {
+		return ParkedCall{}, err
+	}
+	for i := range m.parked {
+		p := &m.parked[i]
+		if p.ID != id {
+			continue
+		}
+		if err := ValidateTransition(id, p.Status, status); err != nil {
+			return ParkedCall{}, err
+		}
+		p.Status = status
+		if status == ParkApproved || status == ParkDenied {
+			p.DecidedBy, p.Note, p.DecidedAt = by, note, m.clock.Now()
+		}
+		out := *p
+		out.Input, out.Rules = slices.Clone(p.Input), slices.Clone(p.Rules)
+		return out, nil
+	}
+	return ParkedCall{}, fmt.Errorf("parked call %s: %w", id, ErrNotFound)
 }

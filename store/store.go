@@ -247,6 +247,17 @@ type Store interface {
 	// is ErrNotFound; one of another runtime is ErrWrongRuntime.
 	Approvals(ctx context.Context, runtimeID, sessionID string) ([]Approval, error)
 
+	// Park stores a parked call, pending; the session must exist
+	// (ErrNotProvisioned).
+	Park(ctx context.Context, p ParkedCall) error
+	// ParkedCalls lists the parked calls f selects, oldest first.
+	ParkedCalls(ctx context.Context, f ParkFilter) ([]ParkedCall, error)
+	// SetParkStatus moves parked call id to status (see
+	// ValidateTransition), with who decided and their note for a
+	// decision, and returns it. An unknown id is ErrNotFound; a decision
+	// on a decided call is ErrInvalid.
+	SetParkStatus(ctx context.Context, id, status, by, note string) (ParkedCall, error)
+
 	// RebindRuntime moves every session of runtime from, with its
 	// approvals, to runtime to, and returns how many sessions it moved: a
 	// runtime whose id changed (its workspace got an id of its own) adopts

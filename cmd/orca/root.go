@@ -29,6 +29,9 @@ const (
 	// unknown provider, a script file or workspace that cannot be used, a
 	// session that does not exist or belongs to another runtime.
 	exitUsage = 2
+	// exitParked: the turn stopped at a call parked for approval
+	// (--park-approvals), or the session waits for a decision on one.
+	exitParked = 3
 )
 
 // exitError is an error that carries the exit code orca ends with.
@@ -182,7 +185,7 @@ hook:<name>' has granted them.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newTimelineCmd(), newTrustCmd(o), newVersionCmd())
+	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newTimelineCmd(), newTrustCmd(o), newVersionCmd())
 	return root
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
 )
 
 // runFlags are the flags of orca run.
@@ -93,7 +95,9 @@ escalated (its --verify check still failed), exhausted the session's budget
 or reached --max-iterations, or the session store could not be opened; 2
 usage errors (flags, no provider chosen or an unknown one, a missing API
 key, script file, workspace, settings files, extension manifests, a session
-of another runtime, nothing to --continue).`,
+of another runtime, nothing to --continue); 3 the turn stopped at a call
+parked for approval (--park-approvals), or the session still waits for a
+decision on one.`,
 		Example: `  orca run --provider anthropic "Fix the failing test"
   orca run --provider openai --base-url http://localhost:11434/v1 --model qwen3-coder "Fix the failing test"
   orca run --provider anthropic --verify 'go test ./...' "Fix the failing test"
@@ -109,6 +113,8 @@ of another runtime, nothing to --continue).`,
 	}
 	addAgentFlags(cmd, &f.agent)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the events as JSON lines instead of text")
+	cmd.Flags().BoolVar(&f.agent.park, "park-approvals", false, "with no one at a terminal to ask, park a call the policy asks about instead of refusing it: "+
+		"the turn stops (exit 3) until 'orca approve ID' or 'orca deny ID', and the next run of the session runs an approved call first")
 	return cmd
 }
 
@@ -153,6 +159,8 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 			out = stderr
 		}
 		cfg.Approver = newPromptApprover(stdin, out, gate.wait)
+	} else if f.park {
+		cfg.Approver = policy.Parking{}
 	}
 	a, err := openApp(ctx, cfg, stderr)
 	if err != nil {
@@ -187,6 +195,9 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	restore()
 	l.view.stop() // a background fork still running is not shown after the turn
 	r.close()
+	if errors.Is(err, session.ErrAwaitingApproval) {
+		return &exitError{code: exitParked, err: err}
+	}
 	if res == nil {
 		return &exitError{code: exitTurn, err: err}
 	}
@@ -203,6 +214,12 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	switch res.StopReason {
 	case agent.StopAnswered, agent.StopCompacted:
 		return nil
+	case agent.StopAwaitingApproval:
+		msg := fmt.Sprintf("the turn waits for approval of %s", res.Parked.ToolName)
+		if p := l.Parked(); p != nil {
+			msg = fmt.Sprintf("the turn waits for approval of %s (%s): 'orca approve %s' or 'orca deny %s', then run session %s again", p.ToolName, p.ID, p.ID, p.ID, l.ID())
+		}
+		return &exitError{code: exitParked, err: errors.New(msg)}
 	}
 	msg := fmt.Sprintf("the turn ended with %s", res.StopReason)
 	if res.BudgetDimension != "" {

@@ -40,6 +40,8 @@ type agentFlags struct {
 	budget        budgetFlags
 	// timeline: also write the run's events to .orca/runs/<run>/events.jsonl.
 	timeline bool
+	// park: with no one to ask, park the calls the policy asks about.
+	park bool
 }
 
 // budgetFlags are the --budget-* flags: a session's budget override.

@@ -109,6 +109,26 @@ CREATE TABLE snapshots (
 	data        BLOB NOT NULL     -- wire.EncodeSnapshot
 ) STRICT;
 `,
+	// 6: tool calls parked for a person to decide.
+	`
+CREATE TABLE parked (
+	id          TEXT PRIMARY KEY,
+	session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	runtime_id  TEXT NOT NULL DEFAULT '',
+	turn_id     TEXT NOT NULL DEFAULT '',
+	tool_use_id TEXT NOT NULL,
+	tool_name   TEXT NOT NULL,
+	input       BLOB NOT NULL, -- the arguments, byte for byte
+	reason      TEXT NOT NULL DEFAULT '',
+	rules       TEXT NOT NULL DEFAULT '[]', -- JSON list
+	status      TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'started')),
+	decided_by  TEXT NOT NULL DEFAULT '',
+	note        TEXT NOT NULL DEFAULT '',
+	created_at  INTEGER NOT NULL,
+	decided_at  INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX parked_by_session ON parked (session_id, created_at);
+`,
 }
 
 // migrate brings the schema up to date in one transaction: a file is at one

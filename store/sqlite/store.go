@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -677,4 +678,112 @@ func (s *Store) RebindRuntime(ctx context.Context, from, to string) (int, error)
 		return 0, fmt.Errorf("rebind runtime %q to %q: sqlite %s: %w", from, to, s.path, err)
 	}
 	return int(n), nil
+}
+
+const parkedColumns = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at"
+
+func scanParked(row scanner) (store.ParkedCall, error) {
+	var p store.ParkedCall
+	var input []byte
+	var rules string
+	var created, decided int64
+	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &p.Reason, &rules, &p.Status, &p.DecidedBy, &p.Note, &created, &decided); err != nil {
+		return store.ParkedCall{}, err
+	}
+	p.Input = input
+	if err := json.Unmarshal([]byte(rules), &p.Rules); err != nil {
+		return store.ParkedCall{}, fmt.Errorf("parked call %s: rules: %w", p.ID, err)
+	}
+	p.CreatedAt = fromNanos(created)
+	if decided != 0 {
+		p.DecidedAt = fromNanos(decided)
+	}
+	return p, nil
+}
+
+// Park implements store.Store.
+func (s *Store) Park(ctx context.Context, p store.ParkedCall) error {
+	if err := p.Validate(); err != nil {
+		return s.fail("park a call of", p.SessionID, err)
+	}
+	rules, err := json.Marshal(p.Rules)
+	if err != nil {
+		return s.fail("park a call of", p.SessionID, err)
+	}
+	if p.Rules == nil {
+		rules = []byte("[]")
+	}
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = s.clock.Now()
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := lastSeq(ctx, tx, p.SessionID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "INSERT INTO parked ("+parkedColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', '', ?, 0)",
+			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, []byte(p.Input), p.Reason, string(rules), toNanos(p.CreatedAt.UTC()))
+		if err != nil && strings.Contains(err.Error(), "UNIQUE") {
+			return fmt.Errorf("%w: parked call %s exists already", store.ErrInvalid, p.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return s.fail("park a call of", p.SessionID, err)
+	}
+	return nil
+}
+
+// ParkedCalls implements store.Store.
+func (s *Store) ParkedCalls(ctx context.Context, f store.ParkFilter) ([]store.ParkedCall, error) {
+	if err := s.read(ctx); err != nil {
+		return nil, err
+	}
+	q := "SELECT " + parkedColumns + " FROM parked WHERE (? = '' OR session_id = ?) AND (? = '' OR status = ?) ORDER BY created_at, id"
+	rows, err := s.db.QueryContext(ctx, q, f.SessionID, f.SessionID, f.Status, f.Status)
+	if err != nil {
+		return nil, fmt.Errorf("list parked calls: sqlite %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	var out []store.ParkedCall
+	for rows.Next() {
+		p, err := scanParked(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list parked calls: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// SetParkStatus implements store.Store.
+func (s *Store) SetParkStatus(ctx context.Context, id, status, by, note string) (store.ParkedCall, error) {
+	var out store.ParkedCall
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		p, err := scanParked(tx.QueryRowContext(ctx, "SELECT "+parkedColumns+" FROM parked WHERE id = ?", id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("parked call %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if err := store.ValidateTransition(id, p.Status, status); err != nil {
+			return err
+		}
+		p.Status = status
+		if status == store.ParkApproved || status == store.ParkDenied {
+			p.DecidedBy, p.Note, p.DecidedAt = by, note, s.clock.Now()
+			_, err = tx.ExecContext(ctx, "UPDATE parked SET status = ?, decided_by = ?, note = ?, decided_at = ? WHERE id = ?", status, by, note, toNanos(p.DecidedAt), id)
+		} else {
+			_, err = tx.ExecContext(ctx, "UPDATE parked SET status = ? WHERE id = ?", status, id)
+		}
+		out = p
+		return err
+	})
+	if err != nil {
+		if isContract(err) {
+			return store.ParkedCall{}, err
+		}
+		return store.ParkedCall{}, fmt.Errorf("parked call %s: sqlite %s: %w", id, s.path, err)
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -147,5 +148,50 @@ func testRebindRuntime(t *testing.T, s store.Store) {
 	}
 	if _, err := s.RebindRuntime(ctx, "", "x"); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("an empty runtime id: %v", err)
+	}
+}
+
+// A parked call waits for a decision, takes one decision only, and an
+// approved one is started once.
+func testParkedCalls(t *testing.T, s store.Store) {
+	provision(t, s, "s1", "r1")
+	provision(t, s, "s2", "r1")
+	in := json.RawMessage(`{"command":  "rm -rf build"}`) // kept byte for byte
+	p := store.ParkedCall{ID: "park_1", SessionID: "s1", RuntimeID: "r1", TurnID: "t1", ToolUseID: "toolu_1", ToolName: "Bash", Input: in, Reason: "asks", Rules: []string{"Bash(rm:*)"}}
+	if err := s.Park(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Park(ctx, store.ParkedCall{ID: "park_2", SessionID: "s2", ToolUseID: "toolu_2", ToolName: "Edit", Input: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "parking an id twice", s.Park(ctx, p), store.ErrInvalid)
+	wantErr(t, "parking in an unknown session", s.Park(ctx, store.ParkedCall{ID: "park_3", SessionID: "nope", ToolUseID: "x", ToolName: "Bash"}), store.ErrNotProvisioned)
+	wantErr(t, "parking without an id", s.Park(ctx, store.ParkedCall{SessionID: "s1", ToolUseID: "x", ToolName: "Bash"}), store.ErrInvalid)
+
+	got, err := s.ParkedCalls(ctx, store.ParkFilter{SessionID: "s1"})
+	if err != nil || len(got) != 1 || got[0].Status != store.ParkPending || string(got[0].Input) != string(in) || got[0].Rules[0] != "Bash(rm:*)" || got[0].TurnID != "t1" || got[0].CreatedAt.IsZero() {
+		t.Fatalf("ParkedCalls(s1) = %+v, %v", got, err)
+	}
+	if all, _ := s.ParkedCalls(ctx, store.ParkFilter{Status: store.ParkPending}); len(all) != 2 {
+		t.Errorf("pending: %d, want 2", len(all))
+	}
+	// Started before it is approved: refused.
+	_, err = s.SetParkStatus(ctx, "park_1", store.ParkStarted, "", "")
+	wantErr(t, "starting a pending call", err, store.ErrInvalid)
+	d, err := s.SetParkStatus(ctx, "park_1", store.ParkApproved, "ana", "fine")
+	if err != nil || d.Status != store.ParkApproved || d.DecidedBy != "ana" || d.Note != "fine" || d.DecidedAt.IsZero() {
+		t.Fatalf("approve: %+v, %v", d, err)
+	}
+	_, err = s.SetParkStatus(ctx, "park_1", store.ParkDenied, "bo", "")
+	wantErr(t, "a second decision", err, store.ErrInvalid)
+	if _, err := s.SetParkStatus(ctx, "park_1", store.ParkStarted, "", ""); err != nil {
+		t.Errorf("starting the approved call: %v", err)
+	}
+	_, err = s.SetParkStatus(ctx, "park_1", store.ParkStarted, "", "")
+	wantErr(t, "starting it twice", err, store.ErrInvalid)
+	_, err = s.SetParkStatus(ctx, "park_9", store.ParkApproved, "", "")
+	wantErr(t, "an unknown parked call", err, store.ErrNotFound)
+	if got, _ := s.ParkedCalls(ctx, store.ParkFilter{SessionID: "s1"}); got[0].Status != store.ParkStarted || got[0].DecidedBy != "ana" {
+		t.Errorf("after start: %+v", got[0])
 	}
 }

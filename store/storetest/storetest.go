@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AppendStep", testAppendStep},
 		{"Leases", testLeases},
 		{"RebindRuntime", testRebindRuntime},
+		{"ParkedCalls", testParkedCalls},
 		{"Budget", testBudget},
 		{"FinishTurn", testFinishTurn},
 		{"Approvals", testApprovals},
