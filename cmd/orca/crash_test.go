@@ -149,9 +149,9 @@ func TestForkSession(t *testing.T) {
 // again: the store always opens, the session always goes on, and no tool
 // call ever takes effect twice.
 func TestKillLoop(t *testing.T) {
-	runs := 150
-	if testing.Short() {
-		runs = 20
+	runs := 150 // .ci/run runs it so, as an unprivileged user, without -race
+	if testing.Short() || raceEnabled {
+		runs = 25
 	}
 	ws, cfgDir := t.TempDir(), t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -163,6 +163,13 @@ func TestKillLoop(t *testing.T) {
 		}
 		return writeScript(t, append(steps, `{"text": "done"}`)...)
 	}
+	// How long a whole run takes here (a -race build is slower): the kills
+	// land anywhere in it.
+	start := time.Now()
+	if err := startOrca(t, cfgDir, "run", "--script", script(-1), "-w", ws, "--session", "loop", "--permission-mode", "bypass", "go").Wait(); err != nil {
+		t.Fatalf("a whole run: %v", err)
+	}
+	whole := time.Since(start)
 	killed := 0
 	for run := range runs {
 		cmd := startOrca(t, cfgDir, "run", "--script", script(run), "-w", ws, "--session", "loop", "--permission-mode", "bypass", "go")
@@ -173,7 +180,7 @@ func TestKillLoop(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run %d ended on its own with %v", run, err)
 			}
-		case <-time.After(time.Duration(rng.IntN(150)) * time.Millisecond):
+		case <-time.After(time.Duration(rng.Int64N(int64(whole) * 5 / 4))):
 			cmd.Process.Kill()
 			<-done
 			killed++
