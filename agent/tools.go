@@ -167,7 +167,12 @@ func (t *turn) middlewareFailed(failures []middleware.Failure) {
 }
 
 func (t *turn) hookCall(c *tool.Call) hook.ToolCall {
-	return hook.ToolCall{ToolName: c.Name, ToolUseID: c.ID, Arguments: c.Input}
+	tc := hook.ToolCall{ToolName: c.Name, ToolUseID: c.ID, Arguments: c.Input}
+	if tl, ok := t.rt.tools.Lookup(c.Name); ok {
+		a := tool.AccessOf(tl, c.Input)
+		tc.Reads, tc.Writes, tc.Command = a.Reads, a.Writes, a.Command
+	}
+	return tc
 }
 
 func contextSuffix(n hook.Name, ctx []string) string {

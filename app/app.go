@@ -268,6 +268,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	sb := a.settings.Sandbox.Runner(a.root)
 	sb.Disabled = sb.Disabled || cfg.NoSandbox
+	sb.Env = append(sb.Env, a.settings.EnvList()...) // the settings' env block
 	a.sandbox = sb
 	a.rt, err = agent.New(agent.Definition{
 		Name:          cmp.Or(cfg.Name, DefaultName),
@@ -343,6 +344,9 @@ func (a *App) policy() (*policy.Policy, error) {
 	mode := a.cfg.Mode
 	if mode == "" {
 		mode = a.settings.Mode()
+	}
+	if mode == policy.ModeBypass && a.settings.Permissions.NoBypass {
+		return nil, configErrorf("permission mode bypass is turned off by the settings (permissions.disableBypassPermissionsMode): choose another mode")
 	}
 	// The runtime derives the policy to guard its configuration folder.
 	p, err := policy.New(mode, rules)

@@ -58,6 +58,7 @@ import (
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/hook/command"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/tool"
 )
 
 // Settings are the merged settings files of a workspace.
@@ -80,6 +81,10 @@ type Settings struct {
 	// that sets it wins. A project's is skipped in an untrusted workspace:
 	// it is a command.
 	Verify string
+	// Env are the variables of the files' "env" blocks (a later file's
+	// value wins), given to command hooks and commands. A project's are
+	// skipped in an untrusted workspace.
+	Env map[string]string
 	// Sandbox is how commands are sandboxed, from the "sandbox" key (see
 	// Sandbox). A project's settings that loosen it are skipped in an
 	// untrusted workspace; those that tighten it apply.
@@ -97,6 +102,9 @@ type Permissions struct {
 	// DefaultMode is the permission mode of runs that do not choose one;
 	// empty when no file sets it.
 	DefaultMode policy.Mode
+	// NoBypass: a file set "disableBypassPermissionsMode": "disable", so
+	// permission mode bypass may not be used.
+	NoBypass bool
 }
 
 // ModelSettings are the "provider", "model" and "base_url" of settings
@@ -234,7 +242,13 @@ func (s *Settings) Rules() (policy.Rules, error) {
 // workspace folder (see command.Register), and returns the function that
 // unregisters them.
 func (s *Settings) RegisterHooks(reg *hook.Registry, workspace string) (unregister func(), err error) {
-	return command.Register(reg, s.Hooks, workspace)
+	specs := slices.Clone(s.Hooks)
+	if env := s.EnvList(); len(env) > 0 {
+		for i := range specs {
+			specs[i].Env = append(slices.Clone(env), specs[i].Env...)
+		}
+	}
+	return command.Register(reg, specs, workspace)
 }
 
 func (s *Settings) merge(f *file) {
@@ -248,6 +262,13 @@ func (s *Settings) merge(f *file) {
 	p.Ask = append(p.Ask, f.perms.Ask...)
 	if f.perms.DefaultMode != "" {
 		p.DefaultMode = f.perms.DefaultMode
+	}
+	p.NoBypass = p.NoBypass || f.perms.NoBypass
+	for k, v := range f.env {
+		if s.Env == nil {
+			s.Env = map[string]string{}
+		}
+		s.Env[k] = v
 	}
 	s.Hooks = append(s.Hooks, f.hooks...)
 	if f.project {
@@ -280,6 +301,7 @@ type file struct {
 	prices  budget.Prices
 	verify  string
 	sandbox *sandboxFile
+	env     map[string]string
 	// warns say what the file asks for that is not done as written.
 	warns []string
 }
@@ -289,7 +311,7 @@ type file struct {
 // URL or prices.
 func (f *file) grants() bool {
 	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
-		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0
+		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0
 }
 
 // granting reports whether mode allows calls that ModeDefault asks about.
@@ -326,6 +348,10 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 	if f.sandbox != nil {
 		what = append(what, f.sandbox.grants()...)
 		f.sandbox.restrict()
+	}
+	if n := len(f.env); n > 0 {
+		what = append(what, plural(n, "env variable"))
+		f.env = nil
 	}
 	f.hooks, f.perms.Allow, f.model.BaseURL, f.prices, f.verify = nil, nil, "", nil, ""
 	list := strings.Join(what, ", ")
@@ -381,7 +407,7 @@ func readFile(path string, project bool) (*file, error) {
 // ParseFile checks the settings file at path, given its contents, and
 // returns its settings alone. Errors name the file and the key:
 //
-//	.orca/settings.json: hooks.PreToolUse[0].hooks[1]: type "prompt" is not supported
+//	.orca/settings.json: hooks.PreToolUse[0].hooks[1].timeout: want a number of seconds, got a string
 func ParseFile(path string, data []byte) (*Settings, error) {
 	f, err := parse(path, data)
 	if err != nil {
@@ -437,6 +463,16 @@ func parse(path string, data []byte) (*file, error) {
 				*l.out = append(*l.out, s)
 			}
 		}
+		if raw, ok := perms["disableBypassPermissionsMode"]; ok {
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil || v != "disable" {
+				return nil, fail("permissions.disableBypassPermissionsMode", "want \"disable\", got %s", string(raw))
+			}
+			f.perms.NoBypass = true
+		}
+		if raw, ok := perms["additionalDirectories"]; ok && string(raw) != "[]" {
+			f.warns = append(f.warns, "permissions.additionalDirectories: not used: orca's tools work in one workspace folder (the sandbox's filesystem.allowWrite lets commands write elsewhere)")
+		}
 		if raw, ok := perms["defaultMode"]; ok {
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
@@ -479,6 +515,32 @@ func parse(path string, data []byte) (*file, error) {
 		}
 		f.verify = v
 	}
+	if raw, ok := top["env"]; ok {
+		var env map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &env); err != nil || env == nil {
+			return nil, fail("env", "want an object of variables, got %s", kind(raw))
+		}
+		f.env = map[string]string{}
+		for k, v := range env {
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, fail("env."+k, "want a string, got %s", kind(v))
+			}
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return nil, fail("env", "%q is not a variable name", k)
+			}
+			f.env[k] = s
+		}
+	}
+	var unused []string
+	for _, k := range unusedKeys {
+		if _, ok := top[k]; ok {
+			unused = append(unused, k)
+		}
+	}
+	if len(unused) > 0 {
+		f.warns = append(f.warns, fmt.Sprintf("%s: not used by orca (MCP servers, plugins and credential helpers are not supported yet)", strings.Join(unused, ", ")))
+	}
 	if raw, ok := top["sandbox"]; ok {
 		sb, warns, err := parseSandbox(raw)
 		if err != nil {
@@ -498,10 +560,16 @@ func parse(path string, data []byte) (*file, error) {
 		if err := json.Unmarshal(raw, &byEvent); err != nil || byEvent == nil {
 			return nil, fail("hooks", "want an object of hook events, got %s", kind(raw))
 		}
+		var unknown []string
 		for name := range byEvent {
 			if _, ok := command.HookOf(name); !ok {
-				return nil, fail("hooks."+name, "unknown hook event %q (the events are %s)", name, command.EventNames())
+				unknown = append(unknown, name)
 			}
+		}
+		if len(unknown) > 0 {
+			slices.Sort(unknown)
+			f.warns = append(f.warns, fmt.Sprintf("hooks: %s skipped: orca has no such hook event (its events are %s)",
+				strings.Join(quoteAll(unknown), ", "), command.EventNames()))
 		}
 		// Events in a fixed order, entries in file order.
 		for _, e := range command.Events {
@@ -509,11 +577,12 @@ func parse(path string, data []byte) (*file, error) {
 			if !ok {
 				continue
 			}
-			hs, err := parseEvent(path, e.Name, e.Hook, raw)
+			hs, warns, err := parseEvent(path, e.Name, e.Hook, raw)
 			if err != nil {
 				return nil, err
 			}
 			f.hooks = append(f.hooks, hs...)
+			f.warns = append(f.warns, warns...)
 		}
 	}
 	return f, nil
@@ -564,41 +633,41 @@ func parsePrices(raw json.RawMessage) (budget.Prices, error) {
 }
 
 // parseEvent checks the matcher groups of one event.
-func parseEvent(path, event string, n hook.Name, raw json.RawMessage) ([]command.Spec, error) {
+func parseEvent(path, event string, n hook.Name, raw json.RawMessage) (_ []command.Spec, warns []string, _ error) {
 	fail := func(key string, format string, args ...any) error {
 		return fmt.Errorf("%s: %s: %s", path, key, fmt.Sprintf(format, args...))
 	}
 	var groups []json.RawMessage
 	if err := json.Unmarshal(raw, &groups); err != nil {
-		return nil, fail("hooks."+event, "want a list of {\"matcher\": …, \"hooks\": […]} objects, got %s", kind(raw))
+		return nil, nil, fail("hooks."+event, "want a list of {\"matcher\": …, \"hooks\": […]} objects, got %s", kind(raw))
 	}
 	var out []command.Spec
 	for i, g := range groups {
 		gkey := fmt.Sprintf("hooks.%s[%d]", event, i)
 		var group map[string]json.RawMessage
 		if err := json.Unmarshal(g, &group); err != nil || group == nil {
-			return nil, fail(gkey, "want an object with \"matcher\" and \"hooks\", got %s", kind(g))
+			return nil, nil, fail(gkey, "want an object with \"matcher\" and \"hooks\", got %s", kind(g))
 		}
 		var m string
 		if raw, ok := group["matcher"]; ok {
 			if err := json.Unmarshal(raw, &m); err != nil {
-				return nil, fail(gkey+".matcher", "want a string, got %s", kind(raw))
+				return nil, nil, fail(gkey+".matcher", "want a string, got %s", kind(raw))
 			}
 			if err := command.CheckMatcher(m); err != nil {
-				return nil, fail(gkey+".matcher", "%v", err)
+				return nil, nil, fail(gkey+".matcher", "%v", err)
 			}
 		}
 		var entries []json.RawMessage
 		if raw, ok := group["hooks"]; !ok {
-			return nil, fail(gkey, "no \"hooks\" list")
+			return nil, nil, fail(gkey, "no \"hooks\" list")
 		} else if err := json.Unmarshal(raw, &entries); err != nil {
-			return nil, fail(gkey+".hooks", "want a list of {\"type\": \"command\", \"command\": …} objects, got %s", kind(raw))
+			return nil, nil, fail(gkey+".hooks", "want a list of {\"type\": \"command\", \"command\": …} objects, got %s", kind(raw))
 		}
 		for j, e := range entries {
 			key := fmt.Sprintf("%s.hooks[%d]", gkey, j)
 			var entry map[string]json.RawMessage
 			if err := json.Unmarshal(e, &entry); err != nil || entry == nil {
-				return nil, fail(key, "want an object with \"type\" and \"command\", got %s", kind(e))
+				return nil, nil, fail(key, "want an object with \"type\" and \"command\", got %s", kind(e))
 			}
 			var typ, cmdline string
 			for _, fld := range []struct {
@@ -607,33 +676,53 @@ func parseEvent(path, event string, n hook.Name, raw json.RawMessage) ([]command
 			}{{"type", &typ}, {"command", &cmdline}} {
 				raw, ok := entry[fld.name]
 				if !ok {
-					return nil, fail(key, "no %q", fld.name)
+					return nil, nil, fail(key, "no %q", fld.name)
 				}
 				if err := json.Unmarshal(raw, fld.out); err != nil {
-					return nil, fail(key+"."+fld.name, "want a string, got %s", kind(raw))
+					return nil, nil, fail(key+"."+fld.name, "want a string, got %s", kind(raw))
 				}
 				if fld.name == "type" && typ != "command" {
-					return nil, fail(key, "type %q is not supported (only \"command\" hooks are)", typ)
+					break
 				}
 			}
+			if typ != "command" {
+				// Claude Code's prompt and http hooks: not run, and said so.
+				warns = append(warns, fmt.Sprintf("%s: a %q hook, skipped: orca runs command hooks only", key, typ))
+				continue
+			}
 			if strings.TrimSpace(cmdline) == "" {
-				return nil, fail(key+".command", "the command is empty")
+				return nil, nil, fail(key+".command", "the command is empty")
 			}
 			h := command.Spec{Event: event, Hook: n, Matcher: m, Command: cmdline, File: path, Key: key}
+			if raw, ok := entry["if"]; ok {
+				// Claude Code's condition: a permission rule the tool call
+				// must match for the hook to run.
+				var cond string
+				if err := json.Unmarshal(raw, &cond); err != nil {
+					return nil, nil, fail(key+".if", "want a permission rule (a string), got %s", kind(raw))
+				}
+				rule, err := policy.ParseRule(cond)
+				if err != nil {
+					return nil, nil, fail(key+".if", "%v", err)
+				}
+				if h.If, err = ruleMatcher(rule); err != nil {
+					return nil, nil, fail(key+".if", "%v", err)
+				}
+			}
 			if raw, ok := entry["timeout"]; ok && string(raw) != "null" {
 				var secs float64
 				if err := json.Unmarshal(raw, &secs); err != nil {
-					return nil, fail(key+".timeout", "want a number of seconds, got %s", kind(raw))
+					return nil, nil, fail(key+".timeout", "want a number of seconds, got %s", kind(raw))
 				}
 				if secs < 0 || math.IsInf(secs, 0) || secs > float64(math.MaxInt64/int64(time.Second)) {
-					return nil, fail(key+".timeout", "%v is not a valid number of seconds (want 0 for the default, %v, or more)", secs, hook.DefaultTimeout)
+					return nil, nil, fail(key+".timeout", "%v is not a valid number of seconds (want 0 for the default, %v, or more)", secs, hook.DefaultTimeout)
 				}
 				h.Timeout = time.Duration(secs * float64(time.Second))
 			}
 			out = append(out, h)
 		}
 	}
-	return out, nil
+	return out, warns, nil
 }
 
 // strictJSON decodes exactly one JSON value.
@@ -771,4 +860,42 @@ func UserResources(configDir string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+// ruleMatcher returns whether a tool call matches the permission rule r,
+// as an allow rule would: the condition of a hook's "if".
+func ruleMatcher(r policy.Rule) (func(hook.ToolCall) bool, error) {
+	p, err := policy.New(policy.ModeDefault, policy.Rules{Allow: []policy.Rule{r}})
+	if err != nil {
+		return nil, err
+	}
+	raw := r.String()
+	return func(tc hook.ToolCall) bool {
+		v := p.Decide(policy.Request{ToolName: tc.ToolName, Input: tc.Arguments, Access: tool.Access{Reads: tc.Reads, Writes: tc.Writes, Command: tc.Command}})
+		return v.Decision == policy.Allow && strings.Contains(v.Rule, raw)
+	}, nil
+}
+
+// unusedKeys are Claude Code settings keys that change what a session can
+// do, which orca does not honour yet: a file that sets one is told so.
+// (Keys that only change how Claude Code looks are ignored silently.)
+var unusedKeys = []string{"mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
+	"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "enabledPlugins", "extraKnownMarketplaces", "forceLoginMethod"}
+
+// EnvList returns the settings' env block as NAME=value, sorted.
+func (s *Settings) EnvList() []string {
+	var out []string
+	for k, v := range s.Env {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"encoding/json"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,7 @@ func TestLoadMergesInOrder(t *testing.T) {
 	cfgDir, ws := setup(t)
 	writeFile(t, cfgDir, "orca/settings.json", `{
 		"statusLine": {"type": "command", "command": "ignored: unknown top-level keys are Claude Code's business"},
-		"permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"], "defaultMode": "acceptEdits", "additionalDirectories": ["/x"]},
+		"permissions": {"allow": ["Read"], "deny": ["Bash(rm:*)"], "defaultMode": "acceptEdits"},
 		"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "user.sh"}]}]}
 	}`)
 	writeFile(t, ws, ".orca/settings.json", `{
@@ -162,9 +163,6 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{"not an object", `["hooks"]`, "want a JSON object"},
 		{"trailing", `{} {}`, "trailing data"},
 		{"empty", ``, "empty file"},
-		{"unknown event", `{"hooks": {"Notification": []}}`, `hooks.Notification: unknown hook event "Notification" (the events are SessionStart, `},
-		{"prompt type", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a"}, {"type": "prompt", "prompt": "x"}]}]}}`,
-			`hooks.PreToolUse[0].hooks[1]: type "prompt" is not supported`},
 		{"no type", `{"hooks": {"Stop": [{"hooks": [{"command": "a"}]}]}}`, `hooks.Stop[0].hooks[0]: no "type"`},
 		{"empty command", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": " "}]}]}}`, `hooks.Stop[0].hooks[0].command: the command is empty`},
 		{"negative timeout", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a", "timeout": -1}]}]}}`, `hooks.Stop[0].hooks[0].timeout: -1 is not a valid number of seconds`},
@@ -196,15 +194,15 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 	}
 	// The user's file too, and before anything else is read.
 	cfgDir, ws := setup(t)
-	path := writeFile(t, cfgDir, "orca/settings.json", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "http"}]}]}}`)
-	if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), path+`: hooks.PreToolUse[0].hooks[0]: type "http" is not supported`) {
+	path := writeFile(t, cfgDir, "orca/settings.json", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a", "timeout": "5"}]}]}}`)
+	if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), path+`: hooks.PreToolUse[0].hooks[0].timeout: want a number of seconds`) {
 		t.Errorf("user file: %v", err)
 	}
 }
 
 func TestParseFileAsInTheDocs(t *testing.T) {
-	_, err := config.ParseFile(".orca/settings.json", []byte(`{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a"}, {"type": "prompt"}]}]}}`))
-	if want := `.orca/settings.json: hooks.PreToolUse[0].hooks[1]: type "prompt" is not supported (only "command" hooks are)`; err == nil || err.Error() != want {
+	_, err := config.ParseFile(".orca/settings.json", []byte(`{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "a"}, {"type": "command", "command": "b", "timeout": "5"}]}]}}`))
+	if want := `.orca/settings.json: hooks.PreToolUse[0].hooks[1].timeout: want a number of seconds, got a string`; err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant %s", err, want)
 	}
 	s, err := config.ParseFile("s.json", []byte(`{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "x", "timeout": 2}]}]}}`))
@@ -339,5 +337,54 @@ func TestUserResources(t *testing.T) {
 		if _, err := config.UserResources(dir); err == nil || !strings.Contains(err.Error(), filepath.Join("orca", "settings.json")+": "+want) {
 			t.Errorf("%s:\n got %v\nwant …%s", body, err, want)
 		}
+	}
+}
+
+// What orca does not know is a warning, never a refusal: the rest of the
+// file works. What it honours of Claude Code's keys, it honours.
+func TestUnknownIsAWarning(t *testing.T) {
+	cfgDir, ws := setup(t)
+	writeFile(t, cfgDir, "orca/settings.json", `{
+		"statusLine": {"type": "command", "command": "x"},
+		"mcpServers": {"github": {"command": "gh-mcp"}},
+		"env": {"FORMATTER": "gofmt", "EMPTY": ""},
+		"permissions": {"disableBypassPermissionsMode": "disable", "additionalDirectories": ["../docs"]},
+		"hooks": {
+			"Notification": [{"hooks": [{"type": "command", "command": "notify.sh"}]}],
+			"Setup": [{"hooks": [{"type": "command", "command": "setup.sh"}]}],
+			"PreToolUse": [{"matcher": "Bash", "hooks": [
+				{"type": "prompt", "prompt": "Is this safe?"},
+				{"type": "http", "url": "https://example.com/hook"},
+				{"type": "command", "command": "guard.sh", "if": "Bash(git commit:*)"}
+			]}]
+		}
+	}`)
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, w := range warns {
+		all = append(all, w.Message)
+	}
+	text := strings.Join(all, "\n")
+	for _, want := range []string{`"Notification", "Setup" skipped`, `hooks.PreToolUse[0].hooks[0]: a "prompt" hook, skipped`, `hooks.PreToolUse[0].hooks[1]: a "http" hook, skipped`, "mcpServers: not used", "additionalDirectories: not used"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("warnings lack %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "statusLine") {
+		t.Errorf("a cosmetic key is warned about:\n%s", text)
+	}
+	if len(s.Hooks) != 1 || s.Hooks[0].Command != "guard.sh" || s.Hooks[0].If == nil {
+		t.Fatalf("hooks: %+v", s.Hooks)
+	}
+	commit := hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{"command":"git commit -m x"}`), Command: "git commit -m x"}
+	status := hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{"command":"git status"}`), Command: "git status"}
+	if !s.Hooks[0].If(commit) || s.Hooks[0].If(status) {
+		t.Error(`"if": "Bash(git commit:*)" should select git commit only`)
+	}
+	if !slices.Equal(s.EnvList(), []string{"EMPTY=", "FORMATTER=gofmt"}) || !s.Permissions.NoBypass {
+		t.Errorf("env %q, no bypass %v", s.EnvList(), s.Permissions.NoBypass)
 	}
 }

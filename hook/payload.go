@@ -59,6 +59,12 @@ type ToolCall struct {
 	ToolName  string          `json:"tool_name" jsonschema:"the tool's name"`
 	ToolUseID string          `json:"tool_use_id" jsonschema:"the model's id of the call"`
 	Arguments json.RawMessage `json:"arguments" jsonschema:"the call's input object"`
+	// Reads, Writes and Command are what the call touches, as its tool
+	// declares it (tool.Access), for handlers that decide by it (a command
+	// hook's "if" rule); they are not part of the payload's JSON.
+	Reads   []string `json:"-"`
+	Writes  []string `json:"-"`
+	Command string   `json:"-"`
 }
 
 // PreToolUsePayload is sent for a validated tool call, before policy and

@@ -252,13 +252,13 @@ func TestRunSettingsAndFlagErrors(t *testing.T) {
 	t.Parallel()
 	sc := writeScript(t, `{"text": "hi"}`)
 	ws := t.TempDir()
-	path := writeFileAt(t, ws, ".orca/settings.json", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "is it safe?"}]}]}}`)
+	path := writeFileAt(t, ws, ".orca/settings.json", `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": "5"}]}]}}`)
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"bad settings", []string{"-w", ws}, path + `: hooks.PreToolUse[0].hooks[0]: type "prompt" is not supported`},
+		{"bad settings", []string{"-w", ws}, path + `: hooks.PreToolUse[0].hooks[0].timeout: want a number of seconds`},
 		{"bad rule", []string{"-w", t.TempDir(), "--allow", "Bash(ls"}, `--allow: invalid permission rule "Bash(ls"`},
 		{"bad mode", []string{"-w", t.TempDir(), "--permission-mode", "yolo"}, `--permission-mode: unknown permission mode "yolo"`},
 	} {

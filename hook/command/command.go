@@ -109,6 +109,12 @@ type Command struct {
 	Dir string
 	// Timeout bounds one run (hook.DefaultTimeout if zero).
 	Timeout time.Duration
+	// If, when set, must report true for a tool call for the command to
+	// run for it (the settings' "if" rule).
+	If func(hook.ToolCall) bool
+	// Env are more NAME=value variables for the command, after the
+	// scrubbed ones (the settings' "env" block, CLAUDE_PLUGIN_ROOT).
+	Env []string
 
 	hook  hook.Name
 	match matcher
@@ -158,6 +164,11 @@ func (c *Command) Handle(ctx context.Context, p hook.Payload) (*hook.Decision, e
 	}
 	if !c.match.matches(p) {
 		return nil, nil
+	}
+	if c.If != nil {
+		if tc, ok := toolCallOf(p); ok && !c.If(tc) {
+			return nil, nil
+		}
 	}
 	in, err := Input(p)
 	if err != nil {
@@ -241,7 +252,8 @@ func (c *Command) env() []string {
 	if _, ok := os.LookupEnv("PATH"); !ok {
 		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
 	}
-	return append(env, "CLAUDE_PROJECT_DIR="+c.Dir, "ORCA_PROJECT_DIR="+c.Dir)
+	env = append(env, "CLAUDE_PROJECT_DIR="+c.Dir, "ORCA_PROJECT_DIR="+c.Dir)
+	return append(env, c.Env...)
 }
 
 // killGroup kills the process group pgid with SIGKILL.

@@ -111,15 +111,14 @@ func (m matcher) matches(p hook.Payload) bool {
 // subjects returns what a matcher is matched against for p; none means
 // the hook ignores matchers.
 func subjects(p hook.Payload) []string {
+	if tc, ok := toolCallOf(p); ok {
+		if tc.ToolName == "Task" {
+			// Claude Code's newer name of its subagent tool.
+			return []string{"Task", "Agent"}
+		}
+		return []string{tc.ToolName}
+	}
 	switch p := p.(type) {
-	case *hook.PreToolUsePayload:
-		return []string{p.ToolName}
-	case *hook.PostToolUsePayload:
-		return []string{p.ToolName}
-	case *hook.PostToolUseFailurePayload:
-		return []string{p.ToolName}
-	case *hook.PermissionRequestPayload:
-		return []string{p.ToolName}
 	case *hook.PreCompactPayload:
 		return []string{p.Trigger}
 	case *hook.SessionStartPayload:
@@ -144,4 +143,19 @@ func ccSource(s string) string {
 		return "resume"
 	}
 	return s
+}
+
+// toolCallOf returns the tool call of a tool hook's payload.
+func toolCallOf(p hook.Payload) (hook.ToolCall, bool) {
+	switch p := p.(type) {
+	case *hook.PreToolUsePayload:
+		return p.ToolCall, true
+	case *hook.PostToolUsePayload:
+		return p.ToolCall, true
+	case *hook.PostToolUseFailurePayload:
+		return p.ToolCall, true
+	case *hook.PermissionRequestPayload:
+		return p.ToolCall, true
+	}
+	return hook.ToolCall{}, false
 }

@@ -27,6 +27,12 @@ type Spec struct {
 	File, Key string
 	// Project says it comes from a project file.
 	Project bool
+	// If, when set, is the condition of the settings' "if" key: the hook
+	// runs for a tool call only when If reports true for the tool and its
+	// arguments (hooks without a tool call run unconditionally).
+	If func(hook.ToolCall) bool
+	// Env are more NAME=value variables for the command (Command.Env).
+	Env []string
 }
 
 // Name is the name the hook is registered under: the file, then the key
@@ -62,6 +68,7 @@ func Register(reg *hook.Registry, specs []Spec, workspace string) (unregister fu
 	for i, s := range specs {
 		c, err := New(s.Event, s.Matcher, s.Command, dir, s.Timeout)
 		if err == nil {
+			c.If, c.Env = s.If, s.Env
 			var u func()
 			u, err = reg.Register(c.hook, s.Name(), c, hook.Priority(i), hook.Timeout(c.timeout()+waitDelay+time.Second))
 			undo = append(undo, u)
