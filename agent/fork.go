@@ -9,6 +9,7 @@ import (
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
 )
@@ -67,7 +68,7 @@ func (f *forker) Tasks() *subagent.Manager { return f.t.rt.tasks }
 // Fork implements subagent.Forker: it finds the subagent, checks the
 // depth limit and runs SUBAGENT_START (which may block, rewrite the prompt,
 // add context), then returns the fork to run on the subagent's runtime.
-func (f *forker) Fork(_ context.Context, agentType, prompt string, background bool) (*subagent.Fork, error) {
+func (f *forker) Fork(ctx context.Context, agentType, prompt string, background bool) (*subagent.Fork, error) {
 	t := f.t
 	if agentType == "" {
 		agentType = subagent.GeneralPurpose.Name
@@ -99,7 +100,10 @@ func (f *forker) Fork(_ context.Context, agentType, prompt string, background bo
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", f.call.Name, err)
 	}
-	info := &forkInfo{agent: def.Name, toolUseID: f.call.ID, background: background}
+	info := &forkInfo{agent: def.Name, toolUseID: f.call.ID, background: background, grants: tool.GrantsFrom(ctx)}
+	if _, err := policy.ParseRules(info.grants, nil, nil); err != nil {
+		return nil, fmt.Errorf("%s: the fork's granted tools: %v", f.call.Name, err)
+	}
 	if !background {
 		return &subagent.Fork{Agent: def.Name, Run: func(ctx context.Context) (string, error) {
 			return t.foreground(ctx, info, child, prompt, extra)
@@ -191,4 +195,7 @@ func (t *turn) runFork(f *forkInfo) {
 type forkInfo struct {
 	agent, toolUseID string
 	background       bool
+	// grants are permission rules the fork's turn is granted
+	// (tool.WithGrants: a forked skill's allowed-tools).
+	grants []string
 }

@@ -163,6 +163,14 @@ type Collaborators struct {
 	// ConfigDir/orca/agents) and that its policy protects: config.Dir() if
 	// empty; "-" means none.
 	ConfigDir string
+	// ClaudeDir is the user's Claude Code folder that the runtime reads
+	// too (skills in ClaudeDir/skills, subagents in ClaudeDir/agents) and
+	// that its policy protects: config.ClaudeDir() if empty; "-" means
+	// none.
+	ClaudeDir string
+	// NoClaude reads none of Claude Code's folders: neither ClaudeDir nor
+	// the workspace's .claude (which stays protected all the same).
+	NoClaude bool
 }
 
 // Runtime is an assembled agent: definition, tool registry and
@@ -174,12 +182,15 @@ type Runtime struct {
 	client llm.Client
 	fs     workspace.FileSystem
 	tools  *tool.Registry
-	logger *slog.Logger
-	hooks  *hook.Registry
-	mw     *middleware.Registry
-	bus    *event.Bus
-	queues *queue.Manager
-	policy *policy.Policy
+	// expanders are the tools whose commands the user invokes directly
+	// (tool.Expander), in registry order.
+	expanders []tool.Expander
+	logger    *slog.Logger
+	hooks     *hook.Registry
+	mw        *middleware.Registry
+	bus       *event.Bus
+	queues    *queue.Manager
+	policy    *policy.Policy
 	// guard is the policy of calls that write or run commands when policy
 	// is nil: bypass mode, which denies only what built-in protection
 	// refuses.
@@ -292,7 +303,8 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	rt.id = RuntimeID(def.Name, cmp.Or(c.WorkspaceID, rt.fs.Root()))
 	rt.tools = tool.NewRegistry()
 	rt.closers = append(rt.closers, rt.tools)
-	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id), ConfigDir: c.ConfigDir}
+	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id),
+		Folders: tool.Folders{ConfigDir: c.ConfigDir, ClaudeDir: c.ClaudeDir, Claude: !c.NoClaude}}
 	switch env.ConfigDir {
 	case "-":
 		env.ConfigDir = ""
@@ -301,9 +313,22 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			env.ConfigDir = dir
 		}
 	}
-	// The policy guards the configuration folder the runtime reads, so
+	switch env.ClaudeDir {
+	case "-":
+		env.ClaudeDir = ""
+	case "":
+		if dir, err := config.ClaudeDir(); err == nil {
+			env.ClaudeDir = dir
+		}
+	}
+	// Protected whether it is read or not.
+	claudeDir := env.ClaudeDir
+	if c.NoClaude {
+		env.ClaudeDir = ""
+	}
+	// The policy guards the configuration folders the runtime reads, so
 	// that protection and the trust store mean the same folder.
-	guard := []policy.Option{policy.WithUserConfigDir(env.ConfigDir)}
+	guard := []policy.Option{policy.WithUserConfigDir(env.ConfigDir), policy.WithClaudeDir(claudeDir)}
 	if rt.guard, err = policy.New(policy.ModeBypass, policy.Rules{}, guard...); err != nil {
 		return nil, fmt.Errorf("agent %q: %w", def.Name, err)
 	}
@@ -321,7 +346,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	rt.subagents = def.Subagents
 	if rt.subagents == nil {
 		var problems []error
-		rt.subagents, problems = subagent.Discover(rt.fs, env.ConfigDir)
+		rt.subagents, problems = subagent.Discover(rt.fs, env.Folders)
 		for _, p := range problems {
 			rt.logger.Warn("subagent definition skipped", "err", p)
 		}
@@ -338,6 +363,11 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		if dir, err := config.Dir(); err == nil && dir != env.ConfigDir {
 			// The trust store is there, whatever the runtime reads.
 			runner.Policy.Reserved = append(runner.Policy.Reserved, filepath.Join(dir, "orca"))
+		}
+		if claudeDir != "" {
+			// Read-only where a writable folder holds it (a workspace that
+			// is the home folder, a sandbox allowWrite).
+			runner.Policy.ReadOnly = append(runner.Policy.ReadOnly, claudeDir)
 		}
 		if rt.policy != nil {
 			hidden, unenforced := rt.policy.ReadDeniedPaths(root)
@@ -363,6 +393,9 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		for _, t := range ts {
 			if err := rt.tools.Add(t); err != nil {
 				return nil, fmt.Errorf("agent %q: tool provider %q: %w", def.Name, p.Name(), err)
+			}
+			if x, ok := t.(tool.Expander); ok {
+				rt.expanders = append(rt.expanders, x)
 			}
 		}
 	}

@@ -108,7 +108,13 @@ func (m *MemoryApprovals) Rules(_ context.Context, runtimeID, sessionID string) 
 // session.
 func (t *turn) approved(req policy.Request) bool {
 	rules, err := t.rt.approvals.Rules(t.ctx, t.res.Root(), t.res.SessionID)
-	if err != nil || len(rules) == 0 {
+	if err != nil {
+		rules = nil
+	}
+	t.grantMu.Lock()
+	rules = append(rules, t.grants...)
+	t.grantMu.Unlock()
+	if len(rules) == 0 {
 		return false
 	}
 	allow, err := policy.ParseRules(rules, nil, nil)
@@ -122,4 +128,16 @@ func (t *turn) approved(req policy.Request) bool {
 		p, err = policy.New(policy.ModeDefault, allow)
 	}
 	return err == nil && p.Decide(req).Decision == policy.Allow
+}
+
+// Grant implements tool.Granter: rules that answer, for the rest of the
+// turn, what the policy asks about (a skill's allowed-tools).
+func (t *turn) Grant(rules []string) error {
+	if _, err := policy.ParseRules(rules, nil, nil); err != nil {
+		return err
+	}
+	t.grantMu.Lock()
+	t.grants = append(t.grants, rules...)
+	t.grantMu.Unlock()
+	return nil
 }

@@ -134,6 +134,7 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 	ctx := t.ctx
 	if tool.TraitsOf(tl).Forks {
 		ctx = subagent.WithForker(ctx, &forker{t: t, call: call})
+		ctx = tool.WithGranter(ctx, t)
 	}
 	var res tool.Result
 	if rt.mw.Has(middleware.ToolExecution) {

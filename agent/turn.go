@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/orca-agent/orca/budget"
@@ -41,6 +42,10 @@ type turn struct {
 	// input is the index in msgs of the turn's input message; pairsChecked
 	// how much of msgs the pairing check has seen.
 	input, pairsChecked int
+	// grants are permission rules granted for the rest of the turn (a
+	// skill's allowed-tools): they answer asks, as approvals do.
+	grantMu sync.Mutex
+	grants  []string
 	// the last model priced, and its price
 	pricedModel string
 	priced      bool
@@ -126,7 +131,11 @@ func (t *turn) run() {
 
 	input := []llm.Block{llm.TextBlock(t.req.Input)}
 	input = append(input, contextBlocks(hook.SessionStart, t.req.Context)...)
-	if t.rt.hooks.Has(hook.UserPromptSubmit) {
+	if f := t.req.fork; f != nil {
+		t.grants = f.grants
+	}
+	// A subagent's prompt is no user's: UserPromptSubmit is not run for it.
+	if t.rt.hooks.Has(hook.UserPromptSubmit) && t.req.fork == nil {
 		out := t.runHook(&hook.UserPromptSubmitPayload{Common: t.common(), Prompt: t.req.Input})
 		if out.Action == hook.Block {
 			t.res.Reason = fmt.Sprintf("blocked by hook %s: %s", out.By, out.Reason)
@@ -135,6 +144,18 @@ func (t *turn) run() {
 		}
 		input[0].Text = out.Payload.(*hook.UserPromptSubmitPayload).Prompt
 		input = append(input, contextBlocks(hook.UserPromptSubmit, out.Context)...)
+	}
+	if t.req.fork == nil {
+		// The user invoking a tool's command ("/skill args").
+		for _, x := range t.rt.expanders {
+			if text, grants, ok := x.Expand(input[0].Text); ok {
+				input[0].Text = text
+				if err := t.Grant(grants); err != nil {
+					t.rt.logger.Warn("the grants of an invoked command are not valid rules", "err", err)
+				}
+				break
+			}
+		}
 	}
 	if t.rt.hooks.Has(hook.TurnStart) {
 		out := t.runHook(&hook.TurnStartPayload{Common: t.common(), Input: input[0].Text})

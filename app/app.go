@@ -72,9 +72,22 @@ type Config struct {
 	// protection guards it. config.Dir() if empty; "-" means none (and
 	// approvals last as long as the App).
 	ConfigDir string
+	// ClaudeDir is the user's Claude Code folder, read beside ConfigDir:
+	// its settings.json, skills, agents and CLAUDE.md (see "Coming from
+	// Claude Code" in the README). config.ClaudeDir() if empty; "-" means
+	// none.
+	ClaudeDir string
+	// NoClaude reads none of Claude Code's files and folders — ClaudeDir,
+	// the workspace's .claude, CLAUDE.md — only orca's own. (.claude stays
+	// protected from the agent all the same.)
+	NoClaude bool
 	// NoSettings reads no settings files (the user's and the
 	// workspace's): only this Config counts.
 	NoSettings bool
+	// NoMemory sends no memory files (AGENTS.md, CLAUDE.md, ORCA.md …)
+	// with the system prompt; NoEnvironment leaves out the section that
+	// says where the agent works (folder, git, platform, date).
+	NoMemory, NoEnvironment bool
 	// Trust trusts the workspace for this App only, without recording it:
 	// its own command hooks, allow rules, permission mode and model
 	// settings apply.
@@ -93,7 +106,8 @@ type Config struct {
 	// Name is the agent's name (DefaultName if empty).
 	Name string
 	// SystemPrompt is the system prompt of every turn (none if empty;
-	// DefaultSystemPrompt is the CLI's).
+	// DefaultSystemPrompt is the CLI's), followed by the environment and
+	// the memory files (see NoEnvironment, NoMemory), read when Open runs.
 	SystemPrompt string
 	// MaxIterations caps the model calls of a turn
 	// (agent.DefaultMaxIterations if zero).
@@ -137,6 +151,8 @@ type App struct {
 	cfg       Config
 	root      string
 	configDir string
+	claudeDir string
+	memory    []memoryFile
 	settings  *config.Settings
 	sandbox   *sandbox.Runner
 	wsID      string
@@ -181,11 +197,34 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	default:
 		a.configDir = cfg.ConfigDir
 	}
+	switch cfg.ClaudeDir {
+	case "-":
+	case "":
+		a.claudeDir, _ = config.ClaudeDir()
+	default:
+		a.claudeDir = cfg.ClaudeDir
+	}
 	a.settings = &config.Settings{}
 	if !cfg.NoSettings {
-		if a.settings, a.warnings, err = config.Load(config.LoadOptions{Workspace: a.root, ConfigDir: cmp.Or(a.configDir, "-"), TrustOverride: cfg.Trust}); err != nil {
+		if a.settings, a.warnings, err = config.Load(config.LoadOptions{Workspace: a.root, ConfigDir: cmp.Or(a.configDir, "-"),
+			ClaudeDir: cmp.Or(a.claudeDir, "-"), NoClaude: cfg.NoClaude, TrustOverride: cfg.Trust}); err != nil {
 			return nil, &ConfigError{Err: err}
 		}
+	}
+	prompt := cfg.SystemPrompt
+	{
+		var env string
+		if !cfg.NoEnvironment {
+			env = environment(a.root, time.Now())
+		}
+		var memory []memoryFile
+		if !cfg.NoMemory {
+			var warns []config.Warning
+			memory, warns = readMemory(a.root, a.configDir, a.claudeDir, !cfg.NoClaude)
+			a.warnings = append(a.warnings, warns...)
+		}
+		prompt = systemPrompt(prompt, env, memory)
+		a.memory = memory
 	}
 	if cfg.Client != nil {
 		a.model = &model{client: cfg.Client, cfg: provider.Config{Model: cfg.Model.Model}}
@@ -272,7 +311,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.sandbox = sb
 	a.rt, err = agent.New(agent.Definition{
 		Name:          cmp.Or(cfg.Name, DefaultName),
-		SystemPrompt:  cfg.SystemPrompt,
+		SystemPrompt:  prompt,
 		MaxIterations: cfg.MaxIterations,
 		Model:         a.model.cfg.Model,
 		Prices:        budget.DefaultPrices.With(a.settings.Prices),
@@ -288,6 +327,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Approver:    cfg.Approver,
 		Approvals:   approvals,
 		ConfigDir:   cmp.Or(a.configDir, "-"),
+		ClaudeDir:   cmp.Or(a.claudeDir, "-"),
+		NoClaude:    cfg.NoClaude,
 		Sandbox:     sb,
 	})
 	if err != nil {
@@ -413,6 +454,17 @@ func (a *App) Root() string { return a.root }
 
 // ConfigDir returns the user's configuration folder the App reads, or "".
 func (a *App) ConfigDir() string { return a.configDir }
+
+// MemoryFiles returns the memory files sent with the system prompt, in
+// order: workspace-relative paths, or absolute ones for the files outside
+// it.
+func (a *App) MemoryFiles() []string {
+	out := make([]string, len(a.memory))
+	for i, m := range a.memory {
+		out[i] = m.path
+	}
+	return out
+}
 
 // Runtime returns the agent runtime.
 func (a *App) Runtime() *agent.Runtime { return a.rt }

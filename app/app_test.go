@@ -16,7 +16,11 @@ import (
 	"github.com/orca-agent/orca/store"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// No Claude Code folder but the tests' own.
+	os.Setenv("CLAUDE_CONFIG_DIR", "/nonexistent/orca-tests/claude")
+	goleak.VerifyTestMain(m)
+}
 
 func write(t *testing.T, dir, rel, content string) string {
 	t.Helper()

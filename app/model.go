@@ -80,6 +80,10 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 	project := provider.Config{Provider: s.ProjectModel.Provider, Model: s.ProjectModel.Model, BaseURL: s.ProjectModel.BaseURL}
 	user := provider.Config{Provider: s.UserModel.Provider, Model: s.UserModel.Model, BaseURL: s.UserModel.BaseURL}
 	rc := provider.Resolve(given, project, user, getenv)
+	if rc.Provider == "anthropic" && s.ClaudeModel != "" && !modelGiven(rc.Provider, getenv, given, project, user) {
+		// Claude Code's settings chose a Claude model.
+		rc.Model = s.ClaudeModel
+	}
 
 	// from says where the provider was chosen, for the errors.
 	var from string
@@ -123,6 +127,20 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 		return nil, configErrorf("%v (the provider %s was chosen by %s)", err, rc.Provider, from)
 	}
 	return &model{client: client, cfg: rc}, nil
+}
+
+// modelGiven reports whether a model for provider p was chosen by one of
+// the configurations or the environment, rather than defaulted.
+func modelGiven(p string, getenv func(string) string, cs ...provider.Config) bool {
+	if getenv(provider.ModelEnv) != "" {
+		return true
+	}
+	for _, c := range cs {
+		if c.Model != "" && (c.Provider == "" || c.Provider == p) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadScript reads a script file into a client that answers a session's

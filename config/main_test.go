@@ -9,7 +9,11 @@ import (
 )
 
 // No command hook may leave a goroutine behind, timed out or not.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// No Claude Code folder but the tests' own.
+	os.Setenv("CLAUDE_CONFIG_DIR", "/nonexistent/orca-tests/claude")
+	goleak.VerifyTestMain(m)
+}
 
 // writeFile writes content to dir/rel, creating folders, and returns the
 // path.

@@ -7,12 +7,25 @@
 //
 // Settings files, read in this order (later ones extend earlier ones):
 //
-//	<config>/orca/settings.json          the user's, for every workspace
-//	<workspace>/.orca/settings.json       the project's, checked in
-//	<workspace>/.orca/settings.local.json the project's, kept out of version control
+//	<claude>/settings.json                  the user's Claude Code settings
+//	<config>/orca/settings.json             the user's, for every workspace
+//	<workspace>/.claude/settings.json       the project's Claude Code settings, checked in
+//	<workspace>/.orca/settings.json         the project's, checked in
+//	<workspace>/.claude/settings.local.json the project's Claude Code settings, kept out of version control
+//	<workspace>/.orca/settings.local.json   the project's, kept out of version control
 //
-// where <config> is Dir(). Permission lists and hooks concatenate; a later
-// defaultMode replaces an earlier one.
+// where <config> is Dir() and <claude> is ClaudeDir(): at each level
+// (user, project, local) Claude Code's file comes first and orca's extends
+// it. LoadOptions.NoClaude leaves Claude Code's files out. Permission lists
+// and hooks concatenate; a later defaultMode replaces an earlier one.
+//
+// Claude Code's files are read as orca's, with three differences: their
+// "model" names a Claude model, used only when the provider is anthropic
+// (Settings.ClaudeModel); a defaultMode orca does not have ("dontAsk") is
+// a warning, not an error; and orca's own keys are not expected there.
+// In every file, what orca does not know — a key, a hook event, a hook
+// type — is a warning and the rest of the file applies; "disableAllHooks":
+// true turns the files' hooks off.
 //
 // Beside Claude Code's keys, a file may choose the model — "provider",
 // "model", "base_url" — and price models for the cost budget, per model
@@ -89,6 +102,13 @@ type Settings struct {
 	// Sandbox). A project's settings that loosen it are skipped in an
 	// untrusted workspace; those that tighten it apply.
 	Sandbox Sandbox
+	// ClaudeModel is the "model" of Claude Code's files (the last one that
+	// sets it): a Claude model or alias, meant for the anthropic provider.
+	ClaudeModel string
+	// NoHooks: a file set "disableAllHooks": true, so Hooks is empty (a
+	// file may only turn hooks off, so a project's counts untrusted too).
+	NoHooks     bool
+	noHooksFile string
 	// Sources are the files that were read, in order (files that do not
 	// exist are not listed).
 	Sources []string
@@ -159,15 +179,27 @@ type LoadOptions struct {
 	// TrustOverride trusts Workspace for this load only, without recording
 	// it.
 	TrustOverride bool
+	// ClaudeDir is the user's Claude Code folder, whose settings.json is
+	// read before the user's orca file: ClaudeDir() if empty; "-" means
+	// none.
+	ClaudeDir string
+	// NoClaude reads none of Claude Code's files, the user's or the
+	// project's.
+	NoClaude bool
 }
 
 // ProjectFiles are the project settings files, relative to the workspace,
-// in the order they are read.
-var ProjectFiles = []string{".orca/settings.json", ".orca/settings.local.json"}
+// in the order they are read (Claude Code's are left out with
+// LoadOptions.NoClaude).
+var ProjectFiles = []string{".claude/settings.json", ".orca/settings.json", ".claude/settings.local.json", ".orca/settings.local.json"}
 
 // UserFile is the user's settings file, relative to the configuration
 // folder.
 const UserFile = "orca/settings.json"
+
+// ClaudeUserFile is the user's Claude Code settings file, relative to
+// Claude Code's folder (ClaudeDir).
+const ClaudeUserFile = "settings.json"
 
 // Load reads and merges the user's and the workspace's settings files. A
 // file that does not exist is skipped; a file that cannot be read or is
@@ -187,41 +219,86 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		}
 		configDir = d
 	}
-	if configDir != "" {
-		f, err := readFile(filepath.Join(configDir, filepath.FromSlash(UserFile)), false)
-		if err != nil {
-			return nil, nil, err
-		}
-		s.merge(f)
-		warns = append(warns, f.warnings()...)
+	// The user's files, in order: Claude Code's, then orca's.
+	type place struct {
+		path   string
+		claude bool
 	}
-	if opts.Workspace == "" {
-		return s, warns, nil
+	var user []place
+	if !opts.NoClaude {
+		switch opts.ClaudeDir {
+		case "-":
+		case "":
+			if d, err := ClaudeDir(); err == nil {
+				user = append(user, place{filepath.Join(d, ClaudeUserFile), true})
+			}
+		default:
+			user = append(user, place{filepath.Join(opts.ClaudeDir, ClaudeUserFile), true})
+		}
+	}
+	if configDir != "" {
+		user = append(user, place{filepath.Join(configDir, filepath.FromSlash(UserFile)), false})
 	}
 	var files []*file
-	for _, rel := range ProjectFiles {
-		f, err := readFile(filepath.Join(opts.Workspace, filepath.FromSlash(rel)), true)
+	for _, p := range user {
+		f, err := readFile(p.path, false, p.claude)
 		if err != nil {
 			return nil, nil, err
 		}
-		if f != nil {
-			files = append(files, f)
-		}
+		files = append(files, f)
 	}
-	trusted := opts.TrustOverride
-	if !trusted && slices.ContainsFunc(files, (*file).grants) {
-		trusted = configDir != "" && NewTrustStore(configDir).Trusted(opts.Workspace)
-	}
-	for _, f := range files {
-		if !trusted {
-			if w, ok := f.restrict(opts.Workspace); ok {
-				warns = append(warns, w)
+	if opts.Workspace != "" {
+		var project []*file
+		for _, rel := range ProjectFiles {
+			claude := strings.HasPrefix(rel, ".claude/")
+			if claude && opts.NoClaude {
+				continue
+			}
+			f, err := readFile(filepath.Join(opts.Workspace, filepath.FromSlash(rel)), true, claude)
+			if err != nil {
+				return nil, nil, err
+			}
+			if f != nil {
+				project = append(project, f)
 			}
 		}
+		trusted := opts.TrustOverride
+		if !trusted && slices.ContainsFunc(project, (*file).grants) {
+			trusted = configDir != "" && NewTrustStore(configDir).Trusted(opts.Workspace)
+		}
+		for _, f := range project {
+			if !trusted {
+				if w, ok := f.restrict(opts.Workspace); ok {
+					warns = append(warns, w)
+				}
+			}
+		}
+		files = append(files, project...)
+	}
+	for _, f := range files {
 		s.merge(f)
 		warns = append(warns, f.warnings()...)
 	}
+	if s.NoHooks && len(s.Hooks) > 0 {
+		warns = append(warns, Warning{File: s.noHooksFile, Message: fmt.Sprintf("disableAllHooks: %s of the settings files not run", plural(len(s.Hooks), "command hook"))})
+		s.Hooks = nil
+	}
 	return s, warns, nil
+}
+
+// ClaudeDir returns Claude Code's folder of the user: $CLAUDE_CONFIG_DIR
+// when it is an absolute path (Claude Code's own override), else
+// ~/.claude. Its settings.json, skills and agents are read beside orca's
+// own (see the package documentation, skill and subagent).
+func ClaudeDir() (string, error) {
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no Claude Code folder: %w", err)
+	}
+	return filepath.Join(home, ".claude"), nil
 }
 
 // Mode returns the default permission mode: the last defaultMode of the
@@ -279,6 +356,12 @@ func (s *Settings) merge(f *file) {
 	if f.verify != "" {
 		s.Verify = f.verify
 	}
+	if f.claudeModel != "" {
+		s.ClaudeModel = f.claudeModel
+	}
+	if f.noHooks && !s.NoHooks {
+		s.NoHooks, s.noHooksFile = true, f.path
+	}
 	if f.sandbox != nil {
 		s.Sandbox.merge(f.sandbox)
 	}
@@ -294,6 +377,7 @@ func (s *Settings) merge(f *file) {
 type file struct {
 	path    string
 	project bool
+	claude  bool // one of Claude Code's files
 	perms   Permissions
 	hooks   []command.Spec
 
@@ -302,6 +386,9 @@ type file struct {
 	verify  string
 	sandbox *sandboxFile
 	env     map[string]string
+	// claudeModel is the "model" of a Claude Code file.
+	claudeModel string
+	noHooks     bool // "disableAllHooks": true
 	// warns say what the file asks for that is not done as written.
 	warns []string
 }
@@ -384,8 +471,9 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// readFile reads and checks one settings file; nil if it does not exist.
-func readFile(path string, project bool) (*file, error) {
+// readFile reads and checks one settings file, Claude Code's if claude;
+// nil if it does not exist.
+func readFile(path string, project, claude bool) (*file, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -393,7 +481,7 @@ func readFile(path string, project bool) (*file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("settings: %w", err)
 	}
-	f, err := parse(path, data)
+	f, err := parse(path, data, claude)
 	if err != nil {
 		return nil, err
 	}
@@ -405,11 +493,12 @@ func readFile(path string, project bool) (*file, error) {
 }
 
 // ParseFile checks the settings file at path, given its contents, and
-// returns its settings alone. Errors name the file and the key:
+// returns its settings alone; a file in a .claude folder is read as
+// Claude Code's. Errors name the file and the key:
 //
 //	.orca/settings.json: hooks.PreToolUse[0].hooks[1].timeout: want a number of seconds, got a string
 func ParseFile(path string, data []byte) (*Settings, error) {
-	f, err := parse(path, data)
+	f, err := parse(path, data, filepath.Base(filepath.Dir(path)) == ".claude")
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +507,7 @@ func ParseFile(path string, data []byte) (*Settings, error) {
 	return s, nil
 }
 
-func parse(path string, data []byte) (*file, error) {
+func parse(path string, data []byte, claude bool) (*file, error) {
 	fail := func(key string, format string, args ...any) error {
 		msg := fmt.Sprintf(format, args...)
 		if key != "" {
@@ -433,7 +522,12 @@ func parse(path string, data []byte) (*file, error) {
 	if top == nil {
 		return nil, fail("", "want a JSON object")
 	}
-	f := &file{path: path}
+	f := &file{path: path, claude: claude}
+	if raw, ok := top["disableAllHooks"]; ok {
+		if err := json.Unmarshal(raw, &f.noHooks); err != nil {
+			return nil, fail("disableAllHooks", "want true or false, got %s", kind(raw))
+		}
+	}
 	if raw, ok := top["permissions"]; ok {
 		var perms map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &perms); err != nil || perms == nil {
@@ -479,7 +573,11 @@ func parse(path string, data []byte) (*file, error) {
 				return nil, fail("permissions.defaultMode", "want a string, got %s", kind(raw))
 			}
 			m, err := policy.ParseMode(s)
-			if err != nil {
+			switch {
+			case err != nil && claude:
+				// A mode of Claude Code's that orca has not (dontAsk).
+				f.warns = append(f.warns, fmt.Sprintf("permissions.defaultMode: %v; the file's mode is not used", err))
+			case err != nil:
 				return nil, fail("permissions.defaultMode", "%v", err)
 			}
 			f.perms.DefaultMode = m
@@ -500,6 +598,11 @@ func parse(path string, data []byte) (*file, error) {
 		}
 		if strings.TrimSpace(v) == "" {
 			return nil, fail(k.key, "want %s, got an empty string", k.what)
+		}
+		if k.key == "model" && claude {
+			// Claude Code's model: a Claude model or alias.
+			f.claudeModel = v
+			continue
 		}
 		if k.key == "base_url" {
 			if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

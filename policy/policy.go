@@ -97,7 +97,7 @@ type Policy struct {
 type Option func(*options)
 
 type options struct {
-	configDir, home *string
+	configDir, claudeDir, home *string
 }
 
 // WithUserConfigDir sets the folder that holds the user's configuration
@@ -109,6 +109,14 @@ type options struct {
 // same folder.
 func WithUserConfigDir(dir string) Option {
 	return func(o *options) { o.configDir = &dir }
+}
+
+// WithClaudeDir sets the user's Claude Code folder (~/.claude: its
+// settings, hooks, skills and agents), which the agent may not change
+// either: calls that write anything in it, and commands that name it, are
+// denied. Empty: none is guarded.
+func WithClaudeDir(dir string) Option {
+	return func(o *options) { o.claudeDir = &dir }
 }
 
 // WithHomeDir sets the home folder that ~ and $HOME stand for when Bash
@@ -130,9 +138,12 @@ func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	configDir, home := "", ""
+	configDir, claudeDir, home := "", "", ""
 	if o.configDir != nil {
 		configDir = *o.configDir
+	}
+	if o.claudeDir != nil {
+		claudeDir = *o.claudeDir
 	}
 	if o.home != nil {
 		home = *o.home
@@ -146,7 +157,7 @@ func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
 		mode:   mode,
 		rules:  rules,
 		opts:   slices.Clone(opts),
-		config: newConfigGuard(configDir),
+		config: newConfigGuard(configDir, claudeDir),
 	}
 	p.shell = analyzer{home: home, configDir: configDir, mentions: func(pat string) bool {
 		return mentionsProtected(pat) || p.config.matches(pat)
@@ -496,14 +507,18 @@ func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
 			return Verdict{Decision: Deny, Rule: "protected",
 				Reason: fmt.Sprintf("%s is denied: the path is protected — %s.", what, why)}, true
 		}
-		if p.config.contains(pa.t.abs) || pa.t.link != nil && p.config.contains(pa.t.link.abs) {
+		f, in := p.config.contains(pa.t.abs)
+		if !in && pa.t.link != nil {
+			f, in = p.config.contains(pa.t.link.abs)
+		}
+		if in {
 			return Verdict{Decision: Deny, Rule: "config-dir",
-				Reason: fmt.Sprintf("%s of %q is denied: it is inside the user's orca configuration folder %s, which the agent's tools may not change; ask the user to make this change.", c.tool, pa.given, p.config.shown)}, true
+				Reason: fmt.Sprintf("%s of %q is denied: it is inside %s %s, which the agent's tools may not change; ask the user to make this change.", c.tool, pa.given, f.what, f.shown)}, true
 		}
 	}
 	if c.class == classBash && len(c.shell.protected) > 0 {
 		return Verdict{Decision: Deny, Rule: "protected",
-			Reason: fmt.Sprintf("%s is denied: it names %q, a protected path (orca's hooks, settings, trust files or the user's orca configuration folder) — %s. To read such a file, use Read.", describe(c, nil), c.shell.protected[0], why)}, true
+			Reason: fmt.Sprintf("%s is denied: it names %q, a protected path (orca's or Claude Code's hooks, settings, agents, trust files or configuration folders) — %s. To read such a file, use Read.", describe(c, nil), c.shell.protected[0], why)}, true
 	}
 	return Verdict{}, false
 }
@@ -717,7 +732,7 @@ func (p *Policy) redirectRefused(c *call, r redirect) (why, rule string) {
 	}
 	pa := pathArg{given: w.val, t: resolve(c.fs, w.val), write: true}
 	l := pa.t.link
-	if pa.t.inside && Protected(pa.t.rel) || l != nil && l.inside && Protected(l.rel) || p.config.contains(pa.t.abs) || l != nil && p.config.contains(l.abs) {
+	if pa.t.inside && Protected(pa.t.rel) || l != nil && l.inside && Protected(l.rel) || p.config.has(pa.t.abs) || l != nil && p.config.has(l.abs) {
 		return fmt.Sprintf("it writes %q (%s), a protected path", w.val, r.text), ""
 	}
 	if p.mode == ModeAcceptEdits && pa.t.in() {

@@ -12,28 +12,33 @@ import (
 // protectedPatterns are the workspace paths the agent's own tools may not
 // change: all of .orca — hook scripts, skills and subagents, the settings
 // that grant permissions, trust decisions, the session store (whose
-// replacement would break every later run) — and the git configuration and
-// hooks through which a later git command would run code. Matched
-// case-insensitively, so that a case-insensitive file system cannot be
-// used to reach them under another spelling.
+// replacement would break every later run) — all of .claude, Claude
+// Code's folder of the same (orca reads its settings, skills and agents),
+// and the git configuration and hooks through which a later git command
+// would run code. Matched case-insensitively, so that a case-insensitive
+// file system cannot be used to reach them under another spelling.
 var protectedPatterns = []string{
 	".orca/**",
+	".claude/**",
 	".git/config",
 	".git/hooks/**",
 }
 
 // grantPatterns are the protected paths through which the workspace
 // grants itself power: a Bash command that names one is refused. Commands
-// that name the rest of .orca (to list it, to read the store) may run —
-// the OS sandbox keeps all of it read-only for them.
+// that name the rest of .orca and .claude — a skill's scripts, to run
+// them; the store, to read it — may run: the OS sandbox keeps all of it
+// read-only for them.
 var grantPatterns = []string{
 	".orca/hooks/**",
-	".orca/skills/**",
 	".orca/agents/**",
 	".orca/settings*.json",
 	".orca/trust*",
 	".orca/trust*/**",
 	".orca/orca.db*",
+	".claude/hooks/**",
+	".claude/agents/**",
+	".claude/settings*.json",
 }
 
 // grants reports whether rel (cleaned, lower case) is one of grantPatterns.
@@ -60,11 +65,20 @@ var protectedSamples = []string{
 	".orca/trust.json",
 	".orca/trust/workspace",
 	".orca/orca.db",
+	".claude",
+	".claude/hooks",
+	".claude/hooks/pre-tool-use.sh",
+	".claude/skills",
+	".claude/agents",
+	".claude/agents/reviewer.md",
+	".claude/settings.json",
+	".claude/settings.local.json",
 }
 
 // Protected reports whether the workspace-relative, slash-separated path rel
 // is one that the agent's own tools may never change: anything in .orca
-// (hooks, skills, subagents, settings, trust files, the session store) and
+// (hooks, skills, subagents, settings, trust files, the session store),
+// anything in .claude (Claude Code's settings, hooks, skills, agents), and
 // .git/config and .git/hooks/**. A model that could edit these could grant
 // itself any permission, install a hook that runs anywhere, or make a
 // later git command run its code. The path is cleaned first and compared
@@ -72,10 +86,10 @@ var protectedSamples = []string{
 func Protected(rel string) bool {
 	rel = strings.ToLower(path.Clean(filepath.ToSlash(rel)))
 	rel = strings.TrimPrefix(rel, "./")
-	if rel == ".orca" || rel == ".git/hooks" {
+	if rel == ".orca" || rel == ".claude" || rel == ".git/hooks" {
 		return true
 	}
-	if !strings.HasPrefix(rel, ".orca/") && !strings.HasPrefix(rel, ".git/") {
+	if !strings.HasPrefix(rel, ".orca/") && !strings.HasPrefix(rel, ".claude/") && !strings.HasPrefix(rel, ".git/") {
 		return false
 	}
 	for _, p := range protectedPatterns {
@@ -111,7 +125,9 @@ func mentionsPath(pat string) bool {
 		if !strings.HasPrefix(seg, ".") {
 			continue
 		}
-		if ok, _ := doublestar.Match(seg, ".orca"); !ok {
+		orca, _ := doublestar.Match(seg, ".orca")
+		claude, _ := doublestar.Match(seg, ".claude")
+		if !orca && !claude {
 			continue
 		}
 		rest := path.Clean(strings.Join(segs[i:], "/"))
@@ -127,64 +143,92 @@ func mentionsPath(pat string) bool {
 	return false
 }
 
-// configGuard knows the user's orca configuration folder
-// (see WithUserConfigDir), which the agent may not change either.
+// configGuard knows the user's configuration folders the agent may not
+// change either: orca's (see WithUserConfigDir) and Claude Code's (see
+// WithClaudeDir).
 type configGuard struct {
-	dirs  []string // the folder as configured and with symlinks resolved, cleaned, lower case
-	shown string   // the folder for messages
+	folders []guarded
 }
 
-func newConfigGuard(configDir string) configGuard {
-	if configDir == "" {
-		return configGuard{}
+// guarded is one folder of a configGuard.
+type guarded struct {
+	dirs  []string // the folder as configured and with symlinks resolved, cleaned, lower case
+	shown string   // the folder for messages
+	what  string   // what it is, for messages
+}
+
+func newConfigGuard(configDir, claudeDir string) configGuard {
+	var g configGuard
+	add := func(d, what string) {
+		f := guarded{shown: d, what: what, dirs: []string{strings.ToLower(d)}}
+		if real, err := evalExisting(d); err == nil && real != d {
+			f.dirs = append(f.dirs, strings.ToLower(real))
+		}
+		g.folders = append(g.folders, f)
 	}
-	d := filepath.Join(configDir, "orca")
-	g := configGuard{shown: d, dirs: []string{strings.ToLower(d)}}
-	if real, err := evalExisting(d); err == nil && real != d {
-		g.dirs = append(g.dirs, strings.ToLower(real))
+	if configDir != "" {
+		add(filepath.Join(configDir, "orca"), "the user's orca configuration folder")
+	}
+	if claudeDir != "" {
+		add(filepath.Clean(claudeDir), "the user's Claude Code folder")
 	}
 	return g
 }
 
-// contains reports whether the absolute OS path abs lies in the folder,
-// following symlinks of the part of abs that exists.
-func (g configGuard) contains(abs string) bool {
-	if len(g.dirs) == 0 || abs == "" {
-		return false
+// contains reports whether the absolute OS path abs lies in one of the
+// folders, following symlinks of the part of abs that exists, and
+// returns that folder.
+func (g configGuard) contains(abs string) (guarded, bool) {
+	if len(g.folders) == 0 || abs == "" {
+		return guarded{}, false
 	}
-	if g.lexical(abs) {
-		return true
+	if f, ok := g.lexical(abs); ok {
+		return f, true
 	}
 	real, ok := followLinks("", abs)
-	return ok && g.lexical(real) // a loop leads nowhere: the write fails
+	if !ok {
+		return guarded{}, false // a loop leads nowhere: the write fails
+	}
+	return g.lexical(real)
 }
 
-func (g configGuard) lexical(abs string) bool {
+func (g configGuard) lexical(abs string) (guarded, bool) {
 	abs = strings.ToLower(filepath.Clean(abs))
-	for _, d := range g.dirs {
-		if _, ok := within(d, abs); ok {
-			return true
+	for _, f := range g.folders {
+		for _, d := range f.dirs {
+			if _, ok := within(d, abs); ok {
+				return f, true
+			}
 		}
 	}
-	return false
+	return guarded{}, false
 }
 
-// matches reports whether a shell word pattern may name a path in the folder.
+// has reports whether abs lies in one of the folders (see contains).
+func (g configGuard) has(abs string) bool {
+	_, ok := g.contains(abs)
+	return ok
+}
+
+// matches reports whether a shell word pattern may name a path in one of
+// the folders.
 func (g configGuard) matches(pat string) bool {
-	if len(g.dirs) == 0 || !strings.HasPrefix(pat, "/") && !strings.HasPrefix(pat, "*") {
+	if len(g.folders) == 0 || !strings.HasPrefix(pat, "/") && !strings.HasPrefix(pat, "*") {
 		return false
 	}
 	pat = strings.ToLower(pat)
-	for _, d := range g.dirs {
-		d = filepath.ToSlash(d)
-		for _, s := range []string{d, d + "/settings.json", d + "/hooks/x"} {
-			if ok, _ := doublestar.Match(pat, s); ok {
-				return true
+	for _, f := range g.folders {
+		for _, d := range f.dirs {
+			d = filepath.ToSlash(d)
+			for _, s := range []string{d, d + "/settings.json", d + "/hooks/x"} {
+				if ok, _ := doublestar.Match(pat, s); ok {
+					return true
+				}
 			}
-		}
-		if !strings.ContainsAny(pat, `*?[{\`) {
-			if _, ok := within(d, path.Clean(pat)); ok {
-				return true
+			if !strings.ContainsAny(pat, `*?[{\`) {
+				if _, ok := within(d, path.Clean(pat)); ok {
+					return true
+				}
 			}
 		}
 	}

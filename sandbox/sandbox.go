@@ -11,7 +11,7 @@
 //     with the command, when it ends, when it is killed and when orca dies;
 //   - Landlock: the command reads everywhere, but writes only below the
 //     Policy's Writable folders (the workspace, the temp folders);
-//   - a mount namespace: the Policy's ReadOnly and Reserved paths (.orca,
+//   - a mount namespace: the Policy's ReadOnly and Reserved paths (.orca, .claude,
 //     .git/config, .git/hooks, the user's configuration folder) are bound
 //     read-only, the folders above them pinned so that they cannot be
 //     moved aside, and its Hidden paths are covered, so that no spelling —
@@ -56,7 +56,7 @@ type Policy struct {
 	// (.git/config). A path that does not exist is left out.
 	ReadOnly []string
 	// Reserved are folders that stay read-only and that a command may
-	// not create either (.orca, .git/hooks, the user's configuration
+	// not create either (.orca, .claude, .git/hooks, the user's configuration
 	// folder): one that is missing is made, empty, first — if its parent
 	// folder exists.
 	Reserved []string
@@ -75,14 +75,16 @@ type Policy struct {
 
 // WorkspacePolicy is the policy of the commands run in the workspace
 // root: the workspace and the temp folders are writable; orca's own state
-// (root/.orca: settings, hooks, skills, the session store), git's
-// configuration and hooks, and orca's folder of the user's configuration
-// (configDir/orca: settings, trust) are not. configDir may be "".
+// (root/.orca: settings, hooks, skills, the session store), Claude Code's
+// (root/.claude: settings, hooks, skills, agents, which orca reads too),
+// git's configuration and hooks, and orca's folder of the user's
+// configuration (configDir/orca: settings, trust) are not. configDir may
+// be "".
 func WorkspacePolicy(root, configDir string) Policy {
 	p := Policy{
 		Writable: append([]string{root}, TempDirs()...),
 		ReadOnly: []string{filepath.Join(root, ".git", "config")},
-		Reserved: []string{filepath.Join(root, ".orca"), filepath.Join(root, ".git", "hooks")},
+		Reserved: []string{filepath.Join(root, ".orca"), filepath.Join(root, ".claude"), filepath.Join(root, ".git", "hooks")},
 	}
 	if configDir != "" {
 		p.Reserved = append(p.Reserved, filepath.Join(configDir, "orca"))

@@ -65,7 +65,7 @@ func ExampleDiscover() {
 	fsys, _ := workspace.OpenLocal(dir)
 	defer fsys.Close()
 
-	skills, problems := skill.Discover(fsys, "")
+	skills, problems := skill.Discover(fsys, tool.Folders{})
 	for _, s := range skills {
 		fmt.Printf("%s (%s, %s): %s\n", s.Name, s.Source, s.Dir, s.Description)
 	}

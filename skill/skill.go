@@ -2,13 +2,28 @@
 // SKILL.md (YAML front matter naming and describing the skill, a Markdown
 // body of instructions) and any files those instructions mention.
 //
-// Skills are found in two places: the project's <workspace>/.orca/skills/
-// and the user's <config>/orca/skills/ (config is the runtime's
-// configuration folder, tool.Env.ConfigDir, unless WithConfigDir says
-// otherwise). A project skill wins over a user skill of
-// the same name. Project files are read through the runtime's
+// Skills are found in four places, in this order (tool.Folders says which
+// are read):
+//
+//	<workspace>/.orca/skills/    the project's
+//	<workspace>/.claude/skills/  the project's, Claude Code's folder
+//	<config>/orca/skills/        the user's (config is the runtime's configuration folder)
+//	<claude>/skills/             the user's Claude Code folder (~/.claude)
+//
+// Of skills of the same name the first found wins, and the others are
+// reported as shadowed. Project files are read through the runtime's
 // workspace.FileSystem, so a symlink in .orca/skills cannot lead out of the
 // workspace; user files are the user's own and are read with package os.
+//
+// Files are read as Claude Code reads them: a name that breaks the Agent
+// Skills rules (Title Case, spaces) or differs from its folder, a
+// description over 1,024 characters, a missing description (the body's
+// first paragraph is used) and an unknown context are warnings
+// (Skill.Warnings), and the skill loads. Its "disable-model-invocation:
+// true" hides it from the model: only the user invokes it, with
+// "/name arguments" as a turn's input (Expand). Its "allowed-tools" are
+// granted, as allow rules, while it runs: for the rest of the turn that
+// loaded it inline, or to its fork.
 //
 // Provider contributes one tool, Skill, whose description lists the skills
 // found when the runtime was built and whose call loads one of them inline:
@@ -37,6 +52,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/orca-agent/orca/frontmatter"
+	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -47,6 +63,10 @@ const FileName = "SKILL.md"
 // subfolders are the project's skills.
 const ProjectDir = ".orca/skills"
 
+// ClaudeProjectDir is Claude Code's folder of the project's skills,
+// relative to the workspace root.
+const ClaudeProjectDir = ".claude/skills"
+
 // Limits on a skill's front matter and file, as Claude Code sets them.
 const (
 	MaxNameLen        = 64
@@ -56,19 +76,24 @@ const (
 )
 
 // ErrMalformed is wrapped by every error that rejects a SKILL.md for its
-// contents: no front matter, bad YAML, a missing or overlong description, a
-// bad name. The skill is skipped.
+// contents: no front matter, bad YAML, no description and no body to take
+// one from, a name that cannot be made a skill name. The skill is skipped.
 var ErrMalformed = errors.New("malformed " + FileName)
 
-// ErrShadowed is wrapped by the warning that a user skill is hidden by a
-// project skill of the same name.
+// ErrShadowed is wrapped by the warning that a skill is hidden by one of
+// the same name found first (a project skill hides a user skill).
 var ErrShadowed = errors.New("skill shadowed")
+
+// ErrNonstandard is wrapped by the warnings of a SKILL.md that breaks the
+// Agent Skills rules in a way Claude Code tolerates: the skill loads.
+var ErrNonstandard = errors.New("nonstandard " + FileName)
 
 // Error is a problem Discover met with one file or folder.
 type Error struct {
 	// Path is the file or folder concerned, written as Skill.Dir is.
 	Path string
-	// Err is the problem; it wraps ErrMalformed, ErrShadowed, or the
+	// Err is the problem; it wraps ErrMalformed, ErrShadowed,
+	// ErrNonstandard, or the
 	// error of the read that failed (workspace.ErrOutside for a symlink
 	// that leads out of the workspace).
 	Err error
@@ -84,8 +109,8 @@ type Source uint8
 
 // The places skills are found, the first winning over the second.
 const (
-	Project Source = iota + 1 // <workspace>/.orca/skills
-	User                      // <config>/orca/skills
+	Project Source = iota + 1 // <workspace>/.orca/skills or .claude/skills
+	User                      // <config>/orca/skills or <claude>/skills
 )
 
 func (s Source) String() string {
@@ -115,6 +140,14 @@ type Skill struct {
 	// instructions as its task, and its answer is the tool's result.
 	Fork  bool
 	Agent string
+	// DisableModelInvocation is the front matter's
+	// "disable-model-invocation: true": the model is not told of the
+	// skill and may not load it; the user invokes it ("/name" as a turn's
+	// input, see Expand).
+	DisableModelInvocation bool
+	// Warnings say where the file breaks the Agent Skills rules in ways
+	// that are tolerated, as Claude Code tolerates them.
+	Warnings []string
 	// Instructions is the Markdown body after the front matter.
 	Instructions string
 	// Source says where the skill was found.
@@ -128,6 +161,7 @@ type Skill struct {
 // clone returns s with a slice of its own.
 func (s Skill) clone() Skill {
 	s.AllowedTools = slices.Clone(s.AllowedTools)
+	s.Warnings = slices.Clone(s.Warnings)
 	return s
 }
 
@@ -142,72 +176,130 @@ type frontMatter struct {
 	Safe         bool      `yaml:"safe"`
 	Context      string    `yaml:"context"`
 	Agent        string    `yaml:"agent"`
+	NoModel      bool      `yaml:"disable-model-invocation"`
 }
 
 // Parse parses the contents of a SKILL.md found in the folder named folder
-// (its base name, which the skill's name must equal). The result has no
-// Source or Dir. Errors wrap ErrMalformed.
+// (its base name). The result has no Source or Dir. Errors wrap
+// ErrMalformed; what is tolerated is in Skill.Warnings.
 func Parse(folder string, data []byte) (Skill, error) {
 	var fm frontMatter
 	body, err := frontmatter.Decode(data, &fm)
 	if err != nil {
 		return Skill{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	s := Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), Safe: fm.Safe, Agent: strings.TrimSpace(fm.Agent)}
-	switch strings.TrimSpace(fm.Context) {
+	s := Skill{Name: strings.TrimSpace(fm.Name), Description: strings.TrimSpace(fm.Description), Safe: fm.Safe, Agent: strings.TrimSpace(fm.Agent),
+		DisableModelInvocation: fm.NoModel}
+	warn := func(format string, args ...any) { s.Warnings = append(s.Warnings, fmt.Sprintf(format, args...)) }
+	switch c := strings.TrimSpace(fm.Context); c {
 	case "", "inline":
 	case "fork":
 		s.Fork = true
 	default:
-		return Skill{}, fmt.Errorf("%w: context %q is not inline or fork", ErrMalformed, fm.Context)
+		warn("context %q is not inline or fork: the skill loads inline", c)
 	}
 	switch {
-	case s.Name == "" && !validName.MatchString(folder):
-		return Skill{}, fmt.Errorf("%w: the folder name %q is not a valid skill name (lowercase letters, digits and hyphens, at most %d)", ErrMalformed, folder, MaxNameLen)
-	case s.Name == "":
+	case s.Name == "" && validName.MatchString(folder):
 		s.Name = folder
+	case s.Name == "":
+		if s.Name = slug(folder); s.Name == "" {
+			return Skill{}, fmt.Errorf("%w: the folder name %q cannot be made a skill name (lowercase letters, digits and hyphens, at most %d)", ErrMalformed, folder, MaxNameLen)
+		}
+		warn("the folder name %q is not a valid skill name (lowercase letters, digits and hyphens, at most %d): the skill is called %q", folder, MaxNameLen, s.Name)
 	case !validName.MatchString(s.Name):
-		return Skill{}, fmt.Errorf("%w: name %q is not valid (lowercase letters, digits and hyphens, at most %d)", ErrMalformed, s.Name, MaxNameLen)
+		// Claude Code's plugins name skills in Title Case: the folder is
+		// the name to call them by.
+		given := s.Name
+		if s.Name = folder; !validName.MatchString(folder) {
+			s.Name = slug(given)
+		}
+		if s.Name == "" {
+			return Skill{}, fmt.Errorf("%w: name %q cannot be made a skill name (lowercase letters, digits and hyphens, at most %d)", ErrMalformed, given, MaxNameLen)
+		}
+		warn("name %q is not a valid skill name (lowercase letters, digits and hyphens, at most %d): the skill is called %q", given, MaxNameLen, s.Name)
 	case s.Name != folder:
-		return Skill{}, fmt.Errorf("%w: name %q differs from its folder's name %q", ErrMalformed, s.Name, folder)
+		warn("name %q differs from its folder's name %q", s.Name, folder)
 	}
+	s.Instructions = strings.TrimRight(strings.TrimLeft(body, "\n"), " \t\n")
 	if s.Description == "" {
-		return Skill{}, fmt.Errorf("%w: description is missing (it tells the model when to use the skill)", ErrMalformed)
+		para, _, _ := strings.Cut(s.Instructions, "\n\n")
+		s.Description = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(para), "# "))
+		if s.Description == "" {
+			return Skill{}, fmt.Errorf("%w: description is missing (it tells the model when to use the skill), and the body has none to take", ErrMalformed)
+		}
+		warn("description is missing: the first paragraph of the body is used")
 	}
 	if n := utf8.RuneCountInString(s.Description); n > MaxDescriptionLen {
-		return Skill{}, fmt.Errorf("%w: description is %d characters long, at most %d are allowed", ErrMalformed, n, MaxDescriptionLen)
+		warn("description is %d characters long, more than the %d the Agent Skills rules allow", n, MaxDescriptionLen)
 	}
 	if s.AllowedTools, err = frontmatter.List(&fm.AllowedTools, "allowed-tools"); err != nil {
 		return Skill{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	s.Instructions = strings.TrimRight(strings.TrimLeft(body, "\n"), " \t\n")
 	return s, nil
 }
 
-// Discover finds the skills of the workspace fsys (in .orca/skills) and of
-// the user whose configuration folder is configDir (in orca/skills below
-// it), sorted by name. A nil fsys skips the project, an empty configDir the
-// user.
+// slug makes s a valid skill name, or "": lower case, every run of other
+// characters a hyphen.
+func slug(s string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			hyphen = false
+			b.WriteRune(r)
+		default:
+			hyphen = true
+		}
+	}
+	out := b.String()
+	if len(out) > MaxNameLen {
+		out = strings.TrimRight(out[:MaxNameLen], "-")
+	}
+	return out
+}
+
+// Discover finds the skills of the workspace fsys and of the user, in
+// the places in sets (see the package documentation), sorted by name. A
+// nil fsys skips the project's places, an empty in.ConfigDir or
+// in.ClaudeDir the user's.
 //
 // The errors are *Error values, one per problem: a SKILL.md that is
-// malformed (ErrMalformed) or cannot be read, and is skipped; a user skill
-// hidden by a project skill (ErrShadowed), a warning. A folder without a
-// SKILL.md is not a skill and not a problem.
-func Discover(fsys workspace.FileSystem, configDir string) ([]Skill, []error) {
+// malformed (ErrMalformed) or cannot be read, and is skipped; a skill
+// hidden by one of the same name found first (ErrShadowed) and a
+// nonstandard one that loads all the same (ErrNonstandard), warnings. A
+// folder without a SKILL.md is not a skill and not a problem.
+func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Skill, []error) {
 	var problems []error
 	var root string
-	var project []Skill
+	var levels []level
 	if fsys != nil {
 		root = fsys.Root()
-		project = scan(projectLevel(fsys), &problems)
+		levels = append(levels, projectLevel(fsys, ProjectDir))
+		if in.Claude {
+			levels = append(levels, projectLevel(fsys, ClaudeProjectDir))
+		}
 	}
-	skills := project
-	if configDir != "" {
-		for _, s := range scan(userLevel(configDir, root), &problems) {
-			if i := slices.IndexFunc(project, func(p Skill) bool { return p.Name == s.Name }); i >= 0 {
-				problems = append(problems, &Error{Path: joinDir(s.Dir, FileName),
-					Err: fmt.Errorf("%w: the project skill %q at %s is used instead", ErrShadowed, s.Name, project[i].Dir)})
+	if in.ConfigDir != "" {
+		levels = append(levels, userLevel(filepath.Join(in.ConfigDir, "orca", "skills"), root))
+	}
+	if in.ClaudeDir != "" {
+		levels = append(levels, userLevel(filepath.Join(in.ClaudeDir, "skills"), root))
+	}
+	var skills []Skill
+	for _, l := range levels {
+		for _, s := range scan(l, &problems) {
+			file := joinDir(s.Dir, FileName)
+			if i := slices.IndexFunc(skills, func(p Skill) bool { return p.Name == s.Name }); i >= 0 {
+				problems = append(problems, &Error{Path: file,
+					Err: fmt.Errorf("%w: the %s skill %q at %s is used instead", ErrShadowed, skills[i].Source, s.Name, skills[i].Dir)})
 				continue
+			}
+			for _, w := range s.Warnings {
+				problems = append(problems, &Error{Path: file, Err: fmt.Errorf("%w: %s", ErrNonstandard, w)})
 			}
 			skills = append(skills, s)
 		}
@@ -227,10 +319,10 @@ type level struct {
 	readFile func(string) ([]byte, error)
 }
 
-func projectLevel(fsys workspace.FileSystem) level {
+func projectLevel(fsys workspace.FileSystem, dir string) level {
 	return level{
 		source:   Project,
-		dir:      ProjectDir,
+		dir:      dir,
 		join:     path.Join,
 		show:     func(dir string) string { return dir },
 		readDir:  func(dir string) ([]fs.DirEntry, error) { return readDir(fsys, dir) },
@@ -239,10 +331,10 @@ func projectLevel(fsys workspace.FileSystem) level {
 	}
 }
 
-func userLevel(configDir, root string) level {
+func userLevel(dir, root string) level {
 	return level{
 		source: User,
-		dir:    filepath.Join(configDir, "orca", "skills"),
+		dir:    dir,
 		join:   filepath.Join,
 		show: func(dir string) string {
 			if root != "" {

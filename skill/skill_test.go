@@ -12,10 +12,15 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orca-agent/orca/skill"
+	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// No Claude Code folder but the tests' own.
+	os.Setenv("CLAUDE_CONFIG_DIR", "/nonexistent/orca-tests/claude")
+	goleak.VerifyTestMain(m)
+}
 
 // write creates dir/rel with content, making folders.
 func write(t *testing.T, dir, rel, content string) {
@@ -122,15 +127,8 @@ func TestParseRefusesMalformed(t *testing.T) {
 		{"front matter not a mapping", "x", "---\n- a\n- b\n---\n", "not valid YAML"},
 		{"duplicate key", "x", "---\ndescription: a\ndescription: b\n---\n", "not valid YAML"},
 		{"description a list", "x", "---\ndescription: [a, b]\n---\n", "not valid YAML"},
-		{"missing description", "x", "---\nname: x\n---\nbody\n", "description is missing"},
-		{"empty front matter", "x", "---\n---\nbody\n", "description is missing"},
-		{"blank description", "x", "---\ndescription: \"   \"\n---\n", "description is missing"},
-		{"description too long", "x", "---\ndescription: " + strings.Repeat("a", 1025) + "\n---\n", "1025 characters"},
-		{"upper-case name", "PDF", "---\nname: PDF\ndescription: d\n---\n", `name "PDF" is not valid`},
-		{"name with a space", "x", "---\nname: my skill\ndescription: d\n---\n", `name "my skill" is not valid`},
-		{"name too long", strings.Repeat("a", 65), "---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", "is not valid"},
-		{"name differs from the folder", "pdf", "---\nname: docx\ndescription: d\n---\n", `differs from its folder's name "pdf"`},
-		{"folder is not a valid name", "My_Skill", "---\ndescription: d\n---\n", `folder name "My_Skill" is not a valid skill name`},
+		{"blank description and no body", "x", "---\ndescription: \"   \"\n---\n", "description is missing"},
+		{"no description, no name, a folder of punctuation", "___", "---\n---\nbody\n", `folder name "___" cannot be made a skill name`},
 		{"allowed-tools a mapping", "x", "---\ndescription: d\nallowed-tools:\n  Read: yes\n---\n", "allowed-tools (line 4)"},
 		{"allowed-tools with a nested list", "x", "---\ndescription: d\nallowed-tools:\n  - [Read]\n---\n", "allowed-tools"},
 	} {
@@ -144,6 +142,40 @@ func TestParseRefusesMalformed(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.problem) {
 				t.Errorf("error %q does not say %q", err, tc.problem)
+			}
+		})
+	}
+}
+
+// Claude Code loads what breaks the Agent Skills rules in these ways (its
+// plugins' Title Case names, Anthropic's claude-api skill's 1,068-character
+// description): so does orca, with a warning.
+func TestParseTolerates(t *testing.T) {
+	long := strings.Repeat("a", 1068)
+	for _, tc := range []struct {
+		name, folder, data  string
+		want, desc, warning string
+	}{
+		{"missing description: the body's first paragraph", "x", "---\nname: x\n---\n# Title\n\nbody\n", "x", "Title", "description is missing"},
+		{"empty front matter", "x", "---\n---\nbody\n", "x", "body", "description is missing"},
+		{"description too long", "x", "---\ndescription: " + long + "\n---\n", "x", long, "1068 characters long"},
+		{"Title Case name: the folder's", "hook-development", "---\nname: Hook Development\ndescription: d\n---\n", "hook-development", "d", `name "Hook Development" is not a valid skill name`},
+		{"upper-case name and folder: a slug", "PDF", "---\nname: PDF\ndescription: d\n---\n", "pdf", "d", `name "PDF" is not a valid skill name`},
+		{"name too long: cut", strings.Repeat("a", 65), "---\nname: " + strings.Repeat("a", 65) + "\ndescription: d\n---\n", strings.Repeat("a", 64), "d", "is not a valid skill name"},
+		{"name differs from the folder: the name's", "pdf", "---\nname: docx\ndescription: d\n---\n", "docx", "d", `differs from its folder's name "pdf"`},
+		{"folder is not a valid name", "My_Skill", "---\ndescription: d\n---\n", "my-skill", "d", `folder name "My_Skill" is not a valid skill name`},
+		{"unknown context: inline", "x", "---\ndescription: d\ncontext: sandbox\n---\n", "x", "d", `context "sandbox" is not inline or fork`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := skill.Parse(tc.folder, []byte(tc.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Name != tc.want || s.Description != tc.desc {
+				t.Errorf("name %q, description %q; want %q, %q", s.Name, s.Description, tc.want, tc.desc)
+			}
+			if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], tc.warning) {
+				t.Errorf("warnings %q, want one saying %q", s.Warnings, tc.warning)
 			}
 		})
 	}
@@ -180,7 +212,7 @@ func TestDiscoverProjectAndUser(t *testing.T) {
 	write(t, config, "orca/skills/commit/SKILL.md", skillMD("commit", "Writes commits.", "commit body"))
 	fsys := openWorkspace(t, root)
 
-	skills, problems := skill.Discover(fsys, config)
+	skills, problems := skill.Discover(fsys, tool.Folders{ConfigDir: config})
 	if want := []string{"commit/user", "pdf/project", "review/project"}; !slices.Equal(names(skills), want) {
 		t.Fatalf("skills = %v, want %v", names(skills), want)
 	}
@@ -206,11 +238,11 @@ func TestDiscoverProjectAndUser(t *testing.T) {
 
 func TestDiscoverNothing(t *testing.T) {
 	fsys := openWorkspace(t, t.TempDir())
-	skills, problems := skill.Discover(fsys, t.TempDir())
+	skills, problems := skill.Discover(fsys, tool.Folders{ConfigDir: t.TempDir()})
 	if len(skills) != 0 || len(problems) != 0 {
 		t.Errorf("empty workspace and config: skills %v, problems %v", skills, problems)
 	}
-	skills, problems = skill.Discover(nil, "")
+	skills, problems = skill.Discover(nil, tool.Folders{})
 	if len(skills) != 0 || len(problems) != 0 {
 		t.Errorf("no workspace, no config: skills %v, problems %v", skills, problems)
 	}
@@ -230,18 +262,19 @@ func TestDiscoverReportsAndSkipsMalformed(t *testing.T) {
 	write(t, config, "orca/skills/Bad Name/SKILL.md", "---\ndescription: d\n---\n")
 	fsys := openWorkspace(t, root)
 
-	skills, problems := skill.Discover(fsys, config)
-	if want := []string{"good/project"}; !slices.Equal(names(skills), want) {
+	skills, problems := skill.Discover(fsys, tool.Folders{ConfigDir: config})
+	// Nonstandard ones load, with a warning.
+	if want := []string{"bad-name/user", "good/project", "nodesc/project", "other/project"}; !slices.Equal(names(skills), want) {
 		t.Errorf("skills = %v, want %v", names(skills), want)
 	}
 	for path, problem := range map[string]string{
 		".orca/skills/nofm/SKILL.md":                                    "must begin with a --- line",
 		".orca/skills/badyaml/SKILL.md":                                 "not valid YAML",
-		".orca/skills/nodesc/SKILL.md":                                  "description is missing",
-		".orca/skills/badname/SKILL.md":                                 `name "other" differs from its folder's name "badname"`,
+		".orca/skills/nodesc/SKILL.md":                                  "nonstandard SKILL.md: description is missing",
+		".orca/skills/badname/SKILL.md":                                 `nonstandard SKILL.md: name "other" differs from its folder's name "badname"`,
 		".orca/skills/big/SKILL.md":                                     "bytes, at most",
 		".orca/skills/dir/SKILL.md":                                     "not a regular file",
-		filepath.Join(config, "orca", "skills", "Bad Name", "SKILL.md"): `folder name "Bad Name" is not a valid skill name`,
+		filepath.Join(config, "orca", "skills", "Bad Name", "SKILL.md"): `nonstandard SKILL.md: the folder name "Bad Name" is not a valid skill name`,
 	} {
 		e := problemAt(problems, path)
 		if e == nil {
@@ -269,7 +302,7 @@ func TestDiscoverRefusesSymlinksOutOfTheWorkspace(t *testing.T) {
 	symlink(t, filepath.Join(outside, "nowhere"), filepath.Join(root, ".orca/skills/dangling"))
 	fsys := openWorkspace(t, root)
 
-	skills, problems := skill.Discover(fsys, "")
+	skills, problems := skill.Discover(fsys, tool.Folders{})
 	if want := []string{"inside/project"}; !slices.Equal(names(skills), want) {
 		t.Errorf("skills = %v, want %v", names(skills), want)
 	}
@@ -290,7 +323,7 @@ func TestDiscoverRefusesSkillsFolderLinkedOut(t *testing.T) {
 	root, outside := t.TempDir(), t.TempDir()
 	write(t, outside, "skills/evil/SKILL.md", skillMD("evil", "Outside.", "secret"))
 	symlink(t, filepath.Join(outside, "skills"), filepath.Join(root, ".orca/skills"))
-	skills, problems := skill.Discover(openWorkspace(t, root), "")
+	skills, problems := skill.Discover(openWorkspace(t, root), tool.Folders{})
 	if len(skills) != 0 {
 		t.Errorf("skills = %v, want none", names(skills))
 	}
@@ -304,7 +337,7 @@ func TestDiscoverUserSkillsInsideTheWorkspace(t *testing.T) {
 	fsys := openWorkspace(t, root)
 	config := filepath.Join(fsys.Root(), "home-config")
 	write(t, config, "orca/skills/tidy/SKILL.md", skillMD("tidy", "Tidies.", "body"))
-	skills, problems := skill.Discover(fsys, config)
+	skills, problems := skill.Discover(fsys, tool.Folders{ConfigDir: config})
 	if len(skills) != 1 || skills[0].Dir != "home-config/orca/skills/tidy" || skills[0].Source != skill.User || len(problems) != 0 {
 		t.Errorf("skills %+v, problems %v: want tidy from the user, in home-config/orca/skills/tidy", skills, problems)
 	}
@@ -330,7 +363,7 @@ func TestDiscoverWithoutReadDir(t *testing.T) {
 	write(t, root, ".orca/skills/b/SKILL.md", skillMD("b", "B.", "b"))
 	write(t, root, ".orca/skills/b/deep/c/SKILL.md", skillMD("c", "Nested, not a skill.", "c"))
 	write(t, root, ".orca/skills/bad/SKILL.md", "no front matter")
-	skills, problems := skill.Discover(plainFS{openWorkspace(t, root)}, "")
+	skills, problems := skill.Discover(plainFS{openWorkspace(t, root)}, tool.Folders{})
 	if want := []string{"a/project", "b/project"}; !slices.Equal(names(skills), want) {
 		t.Errorf("skills = %v, want %v", names(skills), want)
 	}

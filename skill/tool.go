@@ -24,7 +24,8 @@ type config struct {
 
 // WithConfigDir makes dir the user's configuration folder, whose
 // orca/skills subfolder holds the user's skills, instead of the runtime's
-// (tool.Env.ConfigDir). An empty dir leaves user skills out.
+// (tool.Env.ConfigDir). An empty dir leaves those out (the user's Claude
+// Code skills, tool.Env.ClaudeDir, are still read).
 func WithConfigDir(dir string) Option {
 	return func(c *config) { c.configDir, c.configDirSet = dir, true }
 }
@@ -57,11 +58,11 @@ func Provider(opts ...Option) tool.Provider {
 				return nil, err
 			}
 		}
-		dir := cfg.configDir
-		if !cfg.configDirSet {
-			dir = env.ConfigDir
+		in := env.Folders
+		if cfg.configDirSet {
+			in.ConfigDir = cfg.configDir
 		}
-		skills, problems := Discover(env.FS, dir)
+		skills, problems := Discover(env.FS, in)
 		for _, p := range problems {
 			env.Logger.Warn("skill: "+p.Error(), "err", p)
 		}
@@ -90,7 +91,18 @@ type skillTool struct {
 }
 
 func newTool(skills []Skill, policy InvocationPolicy) *skillTool {
-	return &skillTool{skills: skills, policy: policy, description: describe(skills)}
+	return &skillTool{skills: skills, policy: policy, description: describe(modelInvocable(skills))}
+}
+
+// modelInvocable returns the skills the model may be told of.
+func modelInvocable(skills []Skill) []Skill {
+	var out []Skill
+	for _, s := range skills {
+		if !s.DisableModelInvocation {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (*skillTool) Name() string { return "Skill" }
@@ -122,7 +134,7 @@ Important:
 
 `)
 	if len(skills) == 0 {
-		b.WriteString("<available_skills>\n</available_skills>\n\nNo skills are available: there is none in " + ProjectDir + " of the workspace nor in the user's skills folder, so do not call this tool.")
+		b.WriteString("<available_skills>\n</available_skills>\n\nNo skills are available: there is none in " + ProjectDir + " or " + ClaudeProjectDir + " of the workspace nor in the user's skills folders, so do not call this tool.")
 		return b.String()
 	}
 	b.WriteString("<available_skills>\n")
@@ -189,6 +201,9 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return tool.Errorf("Unknown skill %q. %s", name, t.available())
 	}
 	s := t.skills[i]
+	if s.DisableModelInvocation {
+		return tool.Errorf("Skill %q may be invoked only by the user (its disable-model-invocation is true): do without it, or tell the user to run /%s.", s.Name, s.Name)
+	}
 	decision, reason := t.policy.Decide(ctx, Request{SessionID: call.SessionID, Skill: s.clone(), Args: in.Args})
 	if decision != Allow {
 		if reason == "" {
@@ -201,6 +216,9 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		if f == nil {
 			return tool.Errorf("Skill %q runs as a fork, and this runtime cannot start forks here", s.Name)
 		}
+		if len(s.AllowedTools) > 0 {
+			ctx = tool.WithGrants(ctx, s.AllowedTools)
+		}
 		fork, err := f.Fork(ctx, s.Agent, render(s, in.Args), false)
 		if err != nil {
 			return tool.Errorf("Skill %q (run as a fork) was not started: %v", s.Name, err)
@@ -211,19 +229,53 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		}
 		return tool.Text(fmt.Sprintf("The %s skill ran as a subagent fork. Its answer:\n\n%s", s.Name, answer))
 	}
-	return tool.Text(render(s, in.Args))
+	text := render(s, in.Args)
+	if len(s.AllowedTools) > 0 {
+		g := tool.GranterFrom(ctx)
+		if g == nil {
+			text += "\n\n(Its allowed tools are not granted here: this runtime grants none, so calls of them are decided as any other.)"
+		} else if err := g.Grant(s.AllowedTools); err != nil {
+			return tool.Errorf("Skill %q was not loaded: its allowed-tools: %v", s.Name, err)
+		}
+	}
+	return tool.Text(text)
+}
+
+// Expand implements tool.Expander: a turn's input "/name arguments" that
+// names one of the skills — those hidden from the model included — is the
+// user invoking it, and becomes the skill's instructions (inline, even for
+// a skill that would run as a fork) and the grant of its allowed-tools.
+func (t *skillTool) Expand(input string) (string, []string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/")
+	if !ok {
+		return "", nil, false
+	}
+	name, args, _ := strings.Cut(rest, " ")
+	if nl := strings.IndexByte(name, '\n'); nl >= 0 {
+		name, args = name[:nl], rest[nl+1:]
+	}
+	i, found := slices.BinarySearchFunc(t.skills, name, func(s Skill, name string) int { return strings.Compare(s.Name, name) })
+	if !found {
+		return "", nil, false
+	}
+	s := t.skills[i]
+	text := fmt.Sprintf("The user invoked the %s skill (/%s).\n\n%s", s.Name, s.Name, render(s, strings.TrimSpace(args)))
+	if s.Fork {
+		text = fmt.Sprintf("The user invoked the %s skill (/%s); it runs inline here, not as a fork.\n\n%s", s.Name, s.Name, render(s, strings.TrimSpace(args)))
+	}
+	return text, slices.Clone(s.AllowedTools), true
 }
 
 // Traits: a skill with "context: fork" runs as a subagent fork.
 func (t *skillTool) Traits() tool.Traits { return tool.Traits{Forks: true} }
 
 func (t *skillTool) available() string {
-	if len(t.skills) == 0 {
-		return "No skills are available."
+	var names []string
+	for _, s := range modelInvocable(t.skills) {
+		names = append(names, s.Name)
 	}
-	names := make([]string, len(t.skills))
-	for i, s := range t.skills {
-		names[i] = s.Name
+	if len(names) == 0 {
+		return "No skills are available."
 	}
 	return "Available skills: " + strings.Join(names, ", ") + "."
 }

@@ -1,6 +1,6 @@
 // Package subagent holds what forks are made of: subagent definitions
-// (Markdown files with YAML front matter in .orca/agents/ and the user's
-// config folder, plus the built-in general-purpose agent) and the Manager
+// (Markdown files with YAML front matter in .orca/agents/, .claude/agents/
+// and the user's folders, plus the built-in general-purpose agent) and the Manager
 // of background tasks, whose ownership checks keep one session out of
 // another's tasks. The forks themselves run in package agent.
 package subagent
@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/orca-agent/orca/frontmatter"
+	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -92,17 +93,26 @@ func Parse(file string, data []byte) (Definition, error) {
 // ProjectDir is where a workspace keeps its subagents.
 const ProjectDir = ".orca/agents"
 
-// Discover returns the built-in general-purpose agent, the user's
-// subagents (configDir/orca/agents/*.md) and the workspace's
-// (.orca/agents/*.md, read through fsys so that links cannot lead out),
-// sorted by name; a project definition replaces a user one of the same
-// name, and either may replace the built-in. Files that cannot be used are
-// reported and skipped.
-func Discover(fsys workspace.FileSystem, configDir string) ([]Definition, []error) {
+// ClaudeProjectDir is Claude Code's folder of a workspace's subagents.
+const ClaudeProjectDir = ".claude/agents"
+
+// Discover returns the built-in general-purpose agent and the subagents
+// (*.md) of the places in says, sorted by name. They are read in this
+// order, a definition replacing an earlier one of the same name (the
+// built-in too):
+//
+//	<claude>/agents        the user's Claude Code folder (in.ClaudeDir)
+//	<config>/orca/agents   the user's (in.ConfigDir)
+//	.claude/agents         the workspace's, Claude Code's folder (in.Claude)
+//	.orca/agents           the workspace's
+//
+// so that a project's definition wins over a user's. The workspace's
+// files are read through fsys, so that links cannot lead out. Files that
+// cannot be used are reported and skipped.
+func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Definition, []error) {
 	byName := map[string]Definition{GeneralPurpose.Name: GeneralPurpose}
 	var problems []error
-	if configDir != "" {
-		dir := filepath.Join(configDir, "orca", "agents")
+	user := func(dir string) {
 		entries, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			problems = append(problems, fmt.Errorf("%s: %w", dir, err))
@@ -116,28 +126,44 @@ func Discover(fsys workspace.FileSystem, configDir string) ([]Definition, []erro
 			add(byName, &problems, p, "user", e.Name(), data, err)
 		}
 	}
-	if fsys != nil {
-		if f, err := fsys.Open(ProjectDir); err == nil {
-			var entries []fs.DirEntry
-			if rd, ok := f.(fs.ReadDirFile); ok {
-				entries, err = rd.ReadDir(-1)
-			}
-			f.Close()
-			if err != nil {
-				problems = append(problems, fmt.Errorf("%s: %w", ProjectDir, err))
-			}
-			slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-			for _, e := range entries {
-				if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-					continue
-				}
-				p := path.Join(ProjectDir, e.Name())
-				data, err := fsys.ReadFile(p)
-				add(byName, &problems, p, "project", e.Name(), data, err)
-			}
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			problems = append(problems, fmt.Errorf("%s: %w", ProjectDir, err))
+	project := func(dir string) {
+		f, err := fsys.Open(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return
 		}
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", dir, err))
+			return
+		}
+		var entries []fs.DirEntry
+		if rd, ok := f.(fs.ReadDirFile); ok {
+			entries, err = rd.ReadDir(-1)
+		}
+		f.Close()
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", dir, err))
+		}
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			p := path.Join(dir, e.Name())
+			data, err := fsys.ReadFile(p)
+			add(byName, &problems, p, "project", e.Name(), data, err)
+		}
+	}
+	if in.ClaudeDir != "" {
+		user(filepath.Join(in.ClaudeDir, "agents"))
+	}
+	if in.ConfigDir != "" {
+		user(filepath.Join(in.ConfigDir, "orca", "agents"))
+	}
+	if fsys != nil {
+		if in.Claude {
+			project(ClaudeProjectDir)
+		}
+		project(ProjectDir)
 	}
 	out := make([]Definition, 0, len(byName))
 	for _, d := range byName {

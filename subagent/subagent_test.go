@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orca-agent/orca/subagent"
+	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -64,7 +65,7 @@ func TestDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	defs, problems := subagent.Discover(fs, config)
+	defs, problems := subagent.Discover(fs, tool.Folders{ConfigDir: config})
 	var names []string
 	for _, d := range defs {
 		names = append(names, d.Name+"/"+d.Source)

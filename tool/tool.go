@@ -78,6 +78,58 @@ func CallFrom(ctx context.Context) *Call {
 	return c
 }
 
+// Granter grants permission rules (policy rules, as written:
+// "Bash(git diff:*)", "Read") for the rest of the turn a tool runs in: what
+// a skill's allowed-tools lets it use without asking. A grant answers what
+// the policy would ask about, as a user's approval would; it never beats a
+// deny rule, built-in protection or the sandbox. The runtime hands one to
+// the tools whose traits say they fork (Traits.Forks), through their
+// context (GranterFrom).
+type Granter interface {
+	// Grant adds rules; an invalid one is an error naming it, and none
+	// is added.
+	Grant(rules []string) error
+}
+
+type granterKey struct{}
+
+// WithGranter returns a context carrying g.
+func WithGranter(ctx context.Context, g Granter) context.Context {
+	return context.WithValue(ctx, granterKey{}, g)
+}
+
+// GranterFrom returns the Granter carried by ctx, or nil.
+func GranterFrom(ctx context.Context) Granter {
+	g, _ := ctx.Value(granterKey{}).(Granter)
+	return g
+}
+
+type grantsKey struct{}
+
+// WithGrants returns a context carrying rules for a fork started with it
+// (subagent.Forker.Fork): the fork's turn is granted them, as if its
+// Granter had.
+func WithGrants(ctx context.Context, rules []string) context.Context {
+	return context.WithValue(ctx, grantsKey{}, rules)
+}
+
+// GrantsFrom returns the rules WithGrants put in ctx.
+func GrantsFrom(ctx context.Context) []string {
+	r, _ := ctx.Value(grantsKey{}).([]string)
+	return r
+}
+
+// Expander is a tool the user can invoke directly: a turn's input that is
+// one of its commands ("/name arguments" for a skill) is expanded before
+// the model sees it. The runtime asks its tools in registry order; the
+// first that expands the input wins.
+type Expander interface {
+	// Expand returns what the input becomes and the permission rules it
+	// grants for the turn (see Granter); ok is false when the input is not
+	// one of the tool's commands.
+	Expand(input string) (text string, grants []string, ok bool)
+}
+
 // Env is what a provider may give its tools: the runtime's collaborators.
 type Env struct {
 	// RuntimeID is the id of the runtime being built.
@@ -86,9 +138,9 @@ type Env struct {
 	FS workspace.FileSystem
 	// Logger is the runtime's logger; never nil.
 	Logger *slog.Logger
-	// ConfigDir is the user's configuration folder (the parent of its
-	// orca folder: user skills, settings, trust), or "" for none.
-	ConfigDir string
+	// Folders are where the user's and the project's configuration beyond
+	// the workspace's .orca is read from.
+	Folders
 	// Subagents are the subagents the runtime's forks can run, for tools
 	// that offer them (Task lists them to the model).
 	Subagents []Subagent
@@ -100,6 +152,21 @@ type Env struct {
 	// is one the tools that list and search may not show: a deny rule on
 	// reading covers it. Nil: none is.
 	Hidden func(rel string) bool
+}
+
+// Folders are where a runtime reads configuration — skills, subagents —
+// besides the workspace's own .orca folder.
+type Folders struct {
+	// ConfigDir is the user's configuration folder (the parent of its
+	// orca folder: user skills, subagents, settings, trust), or "" for
+	// none.
+	ConfigDir string
+	// ClaudeDir is the user's Claude Code folder (~/.claude: its skills
+	// and agents folders), or "" for none.
+	ClaudeDir string
+	// Claude: the project's Claude Code folder, .claude (its skills and
+	// agents folders), is read too.
+	Claude bool
 }
 
 // Subagent describes a subagent a fork can run.

@@ -20,6 +20,8 @@ func TestMain(m *testing.M) {
 		os.Unsetenv(asCLI)
 		main()
 	}
+	// No Claude Code folder but the tests' own.
+	os.Setenv("CLAUDE_CONFIG_DIR", "/nonexistent/orca-tests/claude")
 	goleak.VerifyTestMain(m)
 }
 

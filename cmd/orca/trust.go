@@ -19,8 +19,9 @@ func newTrustCmd(o options) *cobra.Command {
 		Use:   "trust [DIR | hook:NAME [DIR]]",
 		Short: "Trust a workspace's settings, or grant one of its extensions",
 		Long: `Trust the workspace DIR (default: the current folder): from now on, orca
-applies its .orca/settings.json and .orca/settings.local.json in full,
-running their command hooks and applying their allow rules and defaultMode.
+applies its settings files (.orca/settings.json, .orca/settings.local.json
+and Claude Code's .claude/settings.json and .claude/settings.local.json) in
+full, running their command hooks and applying their allow rules and defaultMode.
 Until then only their deny and ask rules apply, because a workspace (a cloned
 repository, say) must not be able to run commands or grant itself
 permissions on its own.
@@ -95,7 +96,7 @@ and resource grants).`,
 			if err != nil {
 				return &exitError{code: exitTurn, err: err}
 			}
-			fmt.Fprintf(out, "%s is trusted: orca applies its .orca/settings.json and .orca/settings.local.json in full.\n", real)
+			fmt.Fprintf(out, "%s is trusted: orca applies its settings (.orca/settings.json, .claude/settings.json and their .local.json) in full.\n", real)
 			// Show what that means, now that it runs.
 			s, _, err := config.Load(config.LoadOptions{Workspace: real, ConfigDir: configDir})
 			if err != nil {

@@ -1,0 +1,252 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/orca-agent/orca/config"
+)
+
+// Memory files are instructions the user and the project keep for the
+// agent, sent with the system prompt on every turn, each under the name of
+// its file. They are read in this order (later ones come later in the
+// prompt, so that the closest to the work has the last word):
+//
+//	<claude>/CLAUDE.md            the user's, Claude Code's folder
+//	<config>/orca/ORCA.md         the user's, orca's folder
+//	../CLAUDE.md, ../AGENTS.md    in the folders above the workspace, the farthest first
+//	AGENTS.md                     the project's (the agents.md convention)
+//	CLAUDE.md, .claude/CLAUDE.md  the project's, Claude Code's
+//	.orca/ORCA.md                 the project's, orca's
+//	CLAUDE.local.md               the project's, kept out of version control
+//
+// Claude Code's (CLAUDE.md, CLAUDE.local.md, .claude/CLAUDE.md and the
+// user's) are left out with Config.NoClaude. A line of the form "@path"
+// imports that file in its place, as in Claude Code (relative to the file,
+// or ~/; five levels deep at most); a project's file may import only files
+// inside the workspace, and one above it only files in its own folder, so
+// that a cloned repository cannot send the user's other files to the
+// model.
+const (
+	// MaxMemoryFile bounds one memory file; a longer one is cut, with a
+	// warning.
+	MaxMemoryFile = 64 << 10
+	// maxImportDepth is how deep imports nest, as in Claude Code.
+	maxImportDepth = 5
+)
+
+// memoryFile is one file of the memory, read.
+type memoryFile struct {
+	path string // as shown: workspace-relative, or absolute
+	what string // what it is, for the model
+	text string
+}
+
+// readMemory reads the memory files of the workspace root and the user's
+// folders (configDir, claudeDir: "" for none), returning them in order and
+// what went wrong, as warnings.
+func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, []config.Warning) {
+	var out []memoryFile
+	var warns []config.Warning
+	add := func(abs, what, confine string) {
+		text, ws := readMemoryFile(abs, confine)
+		warns = append(warns, ws...)
+		if strings.TrimSpace(text) == "" {
+			return
+		}
+		shown := abs
+		if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) {
+			shown = filepath.ToSlash(rel)
+		}
+		out = append(out, memoryFile{path: shown, what: what, text: text})
+	}
+	if claude && claudeDir != "" {
+		add(filepath.Join(claudeDir, "CLAUDE.md"), "the user's instructions for every project (Claude Code's)", "")
+	}
+	if configDir != "" {
+		add(filepath.Join(configDir, "orca", "ORCA.md"), "the user's instructions for every project", "")
+	}
+	var above []string
+	for d := filepath.Dir(root); d != filepath.Dir(d); d = filepath.Dir(d) {
+		above = append(above, d)
+	}
+	for i := len(above) - 1; i >= 0; i-- {
+		if claude {
+			add(filepath.Join(above[i], "CLAUDE.md"), "instructions of a folder that holds the project", above[i])
+		}
+		add(filepath.Join(above[i], "AGENTS.md"), "instructions of a folder that holds the project", above[i])
+	}
+	add(filepath.Join(root, "AGENTS.md"), "the project's instructions", root)
+	if claude {
+		add(filepath.Join(root, "CLAUDE.md"), "the project's instructions", root)
+		add(filepath.Join(root, ".claude", "CLAUDE.md"), "the project's instructions", root)
+	}
+	add(filepath.Join(root, ".orca", "ORCA.md"), "the project's instructions", root)
+	if claude {
+		add(filepath.Join(root, "CLAUDE.local.md"), "the user's own instructions for this project", root)
+	}
+	return out, warns
+}
+
+// importRef is a file reference in a memory file: "@path", at the start
+// of a line or after a space.
+var importRef = regexp.MustCompile(`(?:^|\s)@([^\s` + "`" + `]+)`)
+
+// readMemoryFile reads one memory file and its imports. A file that does
+// not exist gives "". Imports must lie in the folder confine ("": anywhere).
+// A line that is only "@path" becomes the file's contents; a reference
+// within a line stays, and the file's contents follow the line. A
+// reference to no file ("@someone") is text.
+func readMemoryFile(abs, confine string) (string, []config.Warning) {
+	var warns []config.Warning
+	seen := map[string]bool{}
+	var read func(abs string, depth int) string
+	read = func(abs string, depth int) string {
+		if seen[abs] {
+			return ""
+		}
+		seen[abs] = true
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) || depth > 0 {
+				warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("memory file not read: %v", unwrapPath(err))})
+			}
+			return ""
+		}
+		if len(data) > MaxMemoryFile {
+			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("memory file of %d bytes: only its first %d are sent to the model", len(data), MaxMemoryFile)})
+			data = data[:MaxMemoryFile]
+		}
+		var out []string
+		fence := false
+		for _, line := range strings.Split(string(data), "\n") {
+			if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+				fence = !fence
+			}
+			if fence {
+				out = append(out, line)
+				continue
+			}
+			alone := strings.HasPrefix(strings.TrimSpace(line), "@") && len(strings.Fields(line)) == 1
+			var imported []string
+			for _, m := range importRef.FindAllStringSubmatch(stripCode(line), -1) {
+				ref := strings.TrimRight(m[1], ".,;:)")
+				target := ref
+				switch {
+				case strings.HasPrefix(target, "~/"):
+					home, err := os.UserHomeDir()
+					if err != nil {
+						continue
+					}
+					target = filepath.Join(home, target[2:])
+				case !filepath.IsAbs(target):
+					target = filepath.Join(filepath.Dir(abs), filepath.FromSlash(target))
+				}
+				if fi, err := os.Stat(target); err != nil || !fi.Mode().IsRegular() {
+					if alone {
+						warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("import @%s not read: there is no such file", ref)})
+					}
+					continue
+				}
+				if confine != "" && !inside(confine, target) {
+					warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("import @%s not read: this memory file may import only files in %s", ref, confine)})
+					continue
+				}
+				if depth+1 > maxImportDepth {
+					warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("import @%s not read: imports nest %d deep at most", ref, maxImportDepth)})
+					continue
+				}
+				if text := strings.TrimRight(read(target, depth+1), "\n"); text != "" {
+					imported = append(imported, text)
+				}
+			}
+			if !alone || len(imported) == 0 {
+				out = append(out, line)
+			}
+			out = append(out, imported...)
+		}
+		return strings.Join(out, "\n")
+	}
+	return read(abs, 0), warns
+}
+
+// stripCode blanks the inline code spans of a line: a reference in
+// backquotes is text.
+func stripCode(line string) string {
+	b := []byte(line)
+	in := false
+	for i, c := range b {
+		if c == '`' {
+			in = !in
+			continue
+		}
+		if in {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+// inside reports whether p lies in root once the links of both are
+// resolved (a link in the workspace may not lead an import out of it).
+func inside(root, p string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		real = filepath.Clean(p)
+	}
+	rel, err := filepath.Rel(root, real)
+	return err == nil && filepath.IsLocal(rel)
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// environment is the section of the system prompt that says where the
+// agent works.
+func environment(root string, now time.Time) string {
+	git := "no"
+	if fi, err := os.Stat(filepath.Join(root, ".git")); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+		git = "yes"
+	}
+	return fmt.Sprintf(`# Environment
+Working folder: %s (the workspace: the tools work here)
+Is a git repository: %s
+Platform: %s/%s
+Today's date: %s`, root, git, runtime.GOOS, runtime.GOARCH, now.Format("2006-01-02"))
+}
+
+// systemPrompt is base followed by the environment (unless noEnv) and the
+// memory files.
+func systemPrompt(base, env string, memory []memoryFile) string {
+	var b strings.Builder
+	b.WriteString(base)
+	sep := func() {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	if env != "" {
+		sep()
+		b.WriteString(env)
+	}
+	if len(memory) > 0 {
+		sep()
+		b.WriteString("# Memory files\nThe user's and the project's instructions, from these files. Follow them: they take precedence over your defaults.")
+		for _, m := range memory {
+			fmt.Fprintf(&b, "\n\n<memory file=%q what=%q>\n%s\n</memory>", m.path, m.what, strings.TrimSpace(m.text))
+		}
+	}
+	return b.String()
+}
