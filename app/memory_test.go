@@ -1,0 +1,154 @@
+package app_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/llm"
+)
+
+// capture is a model that answers "done" and keeps the requests it got.
+type capture struct {
+	mu   sync.Mutex
+	reqs []*llm.Request
+}
+
+func (c *capture) Generate(_ context.Context, req *llm.Request, _ func(llm.Delta)) (*llm.Response, error) {
+	c.mu.Lock()
+	c.reqs = append(c.reqs, req)
+	c.mu.Unlock()
+	return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}, nil
+}
+
+func (c *capture) system(t *testing.T) string {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.reqs) == 0 {
+		t.Fatal("the model was not called")
+	}
+	return c.reqs[len(c.reqs)-1].System
+}
+
+func runOnce(t *testing.T, cfg app.Config) (*capture, *app.App) {
+	t.Helper()
+	c := &capture{}
+	cfg.Client = c
+	a, err := app.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	s, err := a.Session(t.Context(), app.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(t.Context(), "hi"); err != nil {
+		t.Fatal(err)
+	}
+	return c, a
+}
+
+// The memory files reach the model with the system prompt, each named,
+// in order, their imports in place; Claude Code's are left out with
+// NoClaude.
+func TestMemoryFilesReachTheModel(t *testing.T) {
+	home := t.TempDir()
+	ws := filepath.Join(home, "src", "project")
+	claude, cfgDir := filepath.Join(home, ".claude"), filepath.Join(home, ".config")
+	write(t, claude, "CLAUDE.md", "USER-CLAUDE: answer in English.")
+	write(t, cfgDir, "orca/ORCA.md", "USER-ORCA: be brief.")
+	write(t, home, "src/AGENTS.md", "ABOVE: the monorepo's rules.")
+	write(t, ws, "AGENTS.md", "PROJECT-AGENTS: run go test.")
+	write(t, ws, "CLAUDE.md", "@AGENTS.md\nPROJECT-CLAUDE: see @docs/style.md for style.\n```\n@docs/style.md\n```")
+	write(t, ws, "docs/style.md", "STYLE: gofmt.")
+	write(t, ws, ".claude/CLAUDE.md", "DOT-CLAUDE.")
+	write(t, ws, ".orca/ORCA.md", "PROJECT-ORCA.")
+	write(t, ws, "CLAUDE.local.md", "LOCAL: my sandbox URL.")
+
+	c, a := runOnce(t, app.Config{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: claude, SystemPrompt: "BASE"})
+	sys := c.system(t)
+	order := []string{"BASE", "# Environment", "Working folder: " + a.Root(), "USER-CLAUDE", "USER-ORCA", "ABOVE", "PROJECT-AGENTS",
+		`<memory file="CLAUDE.md"`, "PROJECT-CLAUDE: see @docs/style.md for style.\nSTYLE: gofmt.", "DOT-CLAUDE", "PROJECT-ORCA", "LOCAL"}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(sys[at:], want)
+		if i < 0 {
+			t.Fatalf("the system prompt lacks %q after offset %d:\n%s", want, at, sys)
+		}
+		at += i + len(want)
+	}
+	// The whole-line import replaced its line; the fenced one stayed text.
+	if strings.Count(sys, "PROJECT-AGENTS") != 2 || !strings.Contains(sys, "```\n@docs/style.md\n```") {
+		t.Errorf("imports:\n%s", sys)
+	}
+	want := []string{filepath.Join(claude, "CLAUDE.md"), filepath.Join(cfgDir, "orca", "ORCA.md"), filepath.Join(home, "src", "AGENTS.md"),
+		"AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", ".orca/ORCA.md", "CLAUDE.local.md"}
+	if got := a.MemoryFiles(); !slices.Equal(got, want) {
+		t.Errorf("MemoryFiles:\n%q\nwant\n%q", got, want)
+	}
+
+	c, a = runOnce(t, app.Config{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: claude, NoClaude: true, SystemPrompt: "BASE"})
+	sys = c.system(t)
+	for _, gone := range []string{"USER-CLAUDE", "PROJECT-CLAUDE", "DOT-CLAUDE", "LOCAL"} {
+		if strings.Contains(sys, gone) {
+			t.Errorf("NoClaude: %s was sent", gone)
+		}
+	}
+	if !strings.Contains(sys, "PROJECT-AGENTS") || !strings.Contains(sys, "PROJECT-ORCA") {
+		t.Errorf("NoClaude dropped orca's own memory:\n%s", sys)
+	}
+
+	c, _ = runOnce(t, app.Config{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: claude, NoMemory: true, NoEnvironment: true, SystemPrompt: "BASE"})
+	if sys := c.system(t); sys != "BASE" {
+		t.Errorf("NoMemory, NoEnvironment: system %q", sys)
+	}
+}
+
+// A cloned repository's memory file cannot import the user's other files:
+// the import is refused with a warning, and the file is not sent.
+func TestMemoryImportsStayInTheWorkspace(t *testing.T) {
+	home := t.TempDir()
+	ws := filepath.Join(home, "repo")
+	secret := write(t, home, ".ssh/id_rsa", "PRIVATE KEY")
+	write(t, ws, "CLAUDE.md", "@../.ssh/id_rsa\n@"+secret+"\n@~/.ssh/id_rsa")
+	if err := os.Symlink(secret, filepath.Join(ws, "key")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws, "AGENTS.md", "@key")
+	c, a := runOnce(t, app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", SystemPrompt: "BASE"})
+	if sys := c.system(t); strings.Contains(sys, "PRIVATE KEY") {
+		t.Fatalf("a project memory file sent a file outside the workspace:\n%s", sys)
+	}
+	var refused int
+	for _, w := range a.Warnings() {
+		if strings.Contains(w.Message, "may import only files in "+a.Root()) {
+			refused++
+		}
+	}
+	if refused < 3 {
+		t.Errorf("%d imports refused with a warning, want at least 3: %v", refused, a.Warnings())
+	}
+}
+
+// The environment says whether the workspace is a git repository.
+func TestEnvironmentSaysGit(t *testing.T) {
+	ws := t.TempDir()
+	c, _ := runOnce(t, app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", NoMemory: true})
+	if sys := c.system(t); !strings.Contains(sys, "Is a git repository: no") || !strings.Contains(sys, "Today's date: ") {
+		t.Errorf("system:\n%s", sys)
+	}
+	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, _ = runOnce(t, app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", NoMemory: true})
+	if sys := c.system(t); !strings.Contains(sys, "Is a git repository: yes") {
+		t.Errorf("system:\n%s", sys)
+	}
+}
