@@ -54,6 +54,13 @@ type Call struct {
 type Result struct {
 	Content string
 	IsError bool
+	// Response is the tool's structured account of a call, for hooks and
+	// programs, never sent to the model; it must encode to a JSON object.
+	// The built-in tools give the objects Claude Code's hooks receive as
+	// tool_response ({filePath, …} for Write and Edit, {stdout, stderr,
+	// interrupted, …} for Bash); a tool without one gives nil, and hooks
+	// get Content instead.
+	Response any
 }
 
 // Errorf returns an error Result with a formatted message.

@@ -253,10 +253,11 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	if errors.Is(waitErr, exec.ErrWaitDelay) {
 		note(&b, fmt.Sprintf("[a process the command started kept its output open; stopped waiting for it %v after the command ended]", t.waitDelay))
 	}
+	resp := &bashResponse{Stdout: out.String()}
 	if b.Len() == 0 {
-		return tool.Text("(no output)")
+		return tool.Result{Content: "(no output)", Response: resp}
 	}
-	return tool.Text(b.String())
+	return tool.Result{Content: b.String(), Response: resp}
 }
 
 // note appends a line to the output, on a line of its own.

@@ -134,7 +134,10 @@ func (t *editTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	if n == 1 {
 		msg += " The edited part of the file now reads:\n" + snippet(updated, at, at+len(repl))
 	}
-	return tool.Text(msg)
+	return tool.Result{Content: msg, Response: &editResponse{
+		FilePath: absPath(t.fs, in.FilePath), OldString: in.OldString, NewString: in.NewString,
+		OriginalFile: content, StructuredPatch: []any{}, ReplaceAll: in.ReplaceAll,
+	}}
 }
 
 // usesCRLF reports whether the file's first line ends with "\r\n".

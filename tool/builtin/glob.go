@@ -159,6 +159,7 @@ func (t *globTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return cmp.Compare(a.path, b.path)
 	})
 	var out strings.Builder
+	resp := &globResponse{NumFiles: len(matches), Truncated: len(matches) > globMaxResults}
 	for i, m := range matches {
 		if i == globMaxResults {
 			fmt.Fprintf(&out, "(Results are truncated: showing the %d most recently modified of %d files. Use a more specific path or pattern.)\n", globMaxResults, len(matches))
@@ -166,6 +167,7 @@ func (t *globTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		}
 		out.WriteString(m.path)
 		out.WriteByte('\n')
+		resp.Filenames = append(resp.Filenames, m.path)
 	}
-	return tool.Text(strings.TrimSuffix(out.String(), "\n"))
+	return tool.Result{Content: strings.TrimSuffix(out.String(), "\n"), Response: resp}
 }

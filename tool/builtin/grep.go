@@ -288,9 +288,9 @@ func (t *grepTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		if !fi.IsDir() && results[0].skipped != "" {
 			msg += " (" + results[0].skipped + ")"
 		}
-		return tool.Text(msg)
+		return tool.Result{Content: msg, Response: &grepResponse{Mode: s.mode, Content: msg}}
 	}
-	return tool.Text(out)
+	return tool.Result{Content: out, Response: &grepResponse{Mode: s.mode, Content: out}}
 }
 
 // run searches files with a bounded pool of goroutines, taking files in

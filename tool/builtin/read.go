@@ -113,7 +113,8 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return fileError(in.FilePath, err)
 	}
 	if len(head) == 0 {
-		return tool.Text(fmt.Sprintf("%s is empty (0 bytes).", in.FilePath))
+		return tool.Result{Content: fmt.Sprintf("%s is empty (0 bytes).", in.FilePath),
+			Response: &readResponse{Type: "text", File: readFile{FilePath: absPath(t.fs, in.FilePath), StartLine: 1}}}
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
 		return tool.Errorf("%s is a binary file (it has a NUL byte in its first 8 KiB); Read shows text files only", in.FilePath)
@@ -190,7 +191,8 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	if len(notes) > 0 {
 		out.WriteString("\n" + strings.Join(notes, "\n"))
 	}
-	return tool.Text(out.String())
+	return tool.Result{Content: out.String(),
+		Response: &readResponse{Type: "text", File: readFile{FilePath: absPath(t.fs, in.FilePath), NumLines: last - first + 1, StartLine: first, TotalLines: n}}}
 }
 
 // nextLine reads one line from br into buf, keeping at most keep bytes of

@@ -74,7 +74,14 @@ func (t *writeTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	if err := t.fs.WriteFile(in.FilePath, []byte(in.Content), 0o644); err != nil {
 		return fileError(in.FilePath, err)
 	}
-	return tool.Text(fmt.Sprintf("%s %s (%s, %s).", verb, in.FilePath, plural(len(in.Content), "byte"), plural(countLines(in.Content), "line")))
+	typ := "update"
+	if verb == "Created" {
+		typ = "create"
+	}
+	return tool.Result{
+		Content:  fmt.Sprintf("%s %s (%s, %s).", verb, in.FilePath, plural(len(in.Content), "byte"), plural(countLines(in.Content), "line")),
+		Response: &writeResponse{Type: typ, FilePath: absPath(t.fs, in.FilePath), Content: in.Content, StructuredPatch: []any{}},
+	}
 }
 
 // countLines counts lines as an editor does: a final line without a line
