@@ -30,7 +30,9 @@ const (
 	// did not cure, a cancelled context); Result.Err says why.
 	StopFailed StopReason = "failed"
 	// StopBlocked: the run was refused before the model was asked (by an
-	// interceptor or a USER_PROMPT_SUBMIT hook); Result.Reason says why.
+	// interceptor or a USER_PROMPT_SUBMIT hook), or a hook ended the turn
+	// (hook.Decision.EndTurn, Claude Code's continue: false); Result.Reason
+	// says why.
 	StopBlocked StopReason = "blocked"
 	// StopBudgetExhausted: the session reached a budget;
 	// Result.BudgetDimension names which.

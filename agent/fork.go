@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 	if d.Model != "" {
 		def.Model = d.Model
 	}
-	c := &Runtime{id: r.id + "/" + d.Name, def: def, client: r.client, fs: r.fs, logger: r.logger,
+	c := &Runtime{id: r.id + "/" + d.Name, def: def, client: r.client, fs: r.fs, logger: r.logger, transcripts: r.transcripts,
 		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, approvals: r.approvals,
 		tasks: r.tasks, subagents: r.subagents, tools: tool.NewRegistry()}
 	for _, tl := range r.tools.Tools() {
@@ -88,8 +89,12 @@ func (f *forker) Fork(ctx context.Context, agentType, prompt string, background 
 		return nil, fmt.Errorf("%s: not started: forks may nest %d deep and this one would be %d deep; do the task yourself", f.call.Name, t.rt.def.MaxDepth, t.res.Depth+1)
 	}
 	var extra []string
+	exec := newID("exec")
 	if t.rt.hooks.Has(hook.SubagentStart) {
-		out := t.runHook(&hook.SubagentStartPayload{Common: t.common(), Agent: def.Name, Prompt: prompt})
+		out := t.runHook(&hook.SubagentStartPayload{Common: t.common(), Agent: def.Name, AgentID: exec, Prompt: prompt})
+		if out.EndTurn != "" {
+			return nil, fmt.Errorf("Subagent %s was not started: %s", def.Name, t.ended)
+		}
 		if out.Action == hook.Block {
 			r := t.blocked(f.call, "hook:"+out.By, fmt.Sprintf("Subagent %s was not started: blocked by hook %s: %s", def.Name, out.By, out.Reason))
 			return nil, errors.New(r.Content)
@@ -100,7 +105,7 @@ func (f *forker) Fork(ctx context.Context, agentType, prompt string, background 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", f.call.Name, err)
 	}
-	info := &forkInfo{agent: def.Name, toolUseID: f.call.ID, background: background, grants: tool.GrantsFrom(ctx)}
+	info := &forkInfo{agent: def.Name, toolUseID: f.call.ID, background: background, grants: tool.GrantsFrom(ctx), exec: exec}
 	if _, err := policy.ParseRules(info.grants, nil, nil); err != nil {
 		return nil, fmt.Errorf("%s: the fork's granted tools: %v", f.call.Name, err)
 	}
@@ -170,7 +175,7 @@ func (t *turn) fork(ctx context.Context, f *forkInfo, child *Runtime, prompt str
 		OnBackgroundEvent: t.req.OnBackgroundEvent,
 		Account:           t.req.Account,
 		fork:              f,
-	}, t.res.Child(child.id, newID("exec")))
+	}, t.res.Child(child.id, cmp.Or(f.exec, newID("exec"))))
 }
 
 // runFork runs a fork's execution between its subagent_started and
@@ -198,4 +203,7 @@ type forkInfo struct {
 	// grants are permission rules the fork's turn is granted
 	// (tool.WithGrants: a forked skill's allowed-tools).
 	grants []string
+	// exec is the fork's execution id, made before SUBAGENT_START so that
+	// its hooks can name it (agent_id).
+	exec string
 }

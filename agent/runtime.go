@@ -171,6 +171,10 @@ type Collaborators struct {
 	// NoClaude reads none of Claude Code's folders: neither ClaudeDir nor
 	// the workspace's .claude (which stays protected all the same).
 	NoClaude bool
+	// TranscriptDir, when set, is where the runtime keeps each
+	// conversation as a file in Claude Code's transcript shape for hooks
+	// to read (hook.Common.TranscriptPath); "" keeps none.
+	TranscriptDir string
 }
 
 // Runtime is an assembled agent: definition, tool registry and
@@ -200,8 +204,10 @@ type Runtime struct {
 	svc       *Services
 	tasks     *subagent.Manager
 	subagents []subagent.Definition
-	children  sync.Map    // subagent name → *Runtime
-	closers   []io.Closer // what New created, closed in reverse order
+	children  sync.Map // subagent name → *Runtime
+	// transcripts keeps the conversations hooks read (nil: none).
+	transcripts *transcripts
+	closers     []io.Closer // what New created, closed in reverse order
 
 	closeOnce sync.Once
 	closeErr  error
@@ -258,7 +264,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.ToolProviders == nil {
 		def.ToolProviders = toolset.Default()
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, svc: c.Services}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir)}
 	if rt.approver == nil {
 		rt.approver = policy.Headless{}
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,6 +42,8 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			r = llm.ToolResultBlock(b.ID, "Not run: "+why+".", true)
 		case exhausted:
 			r = llm.ToolResultBlock(b.ID, fmt.Sprintf("Not run: the session's %s budget is exhausted.", strings.ReplaceAll(string(d), "_", " ")), true)
+		case t.ended != "":
+			r = llm.ToolResultBlock(b.ID, "Not run: the turn was "+t.ended+".", true)
 		default:
 			t.res.ToolCalls++
 			res := t.runTool(b)
@@ -111,11 +114,17 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 		return tool.Errorf("%v", err)
 	}
 
-	hookSays := hook.Continue
+	hookSays, hookBy := hook.Continue, ""
+	var preContext []string
 	if rt.hooks.Has(hook.PreToolUse) {
 		out := t.runHook(&hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call)})
+		if out.EndTurn != "" {
+			return t.blocked(call, "hook:"+out.By, fmt.Sprintf("Not run: the turn was %s.", t.ended))
+		}
 		if out.Action == hook.Block {
-			return t.blocked(call, "hook:"+out.By, fmt.Sprintf("Blocked by hook %s: %s", out.By, out.Reason))
+			r := t.blocked(call, "hook:"+out.By, fmt.Sprintf("Blocked by hook %s: %s", out.By, out.Reason))
+			r.Content += contextSuffix(hook.PreToolUse, out.Context)
+			return r
 		}
 		if out.Rewritten {
 			args := out.Payload.(*hook.PreToolUsePayload).Arguments
@@ -124,10 +133,11 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 			}
 			call.Input = args
 		}
-		hookSays = out.Action
+		hookSays, hookBy, preContext = out.Action, out.By, out.Context
 	}
 
-	if r, ok := t.authorize(call, tl, hookSays); !ok {
+	if r, ok := t.authorize(call, tl, hookSays, hookBy); !ok {
+		r.Content += contextSuffix(hook.PreToolUse, preContext)
 		return r
 	}
 
@@ -147,15 +157,23 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 		res = tool.Run(ctx, tl, call)
 	}
 
+	res.Content += contextSuffix(hook.PreToolUse, preContext)
 	switch {
 	case !res.IsError && rt.hooks.Has(hook.PostToolUse):
-		out := t.runHook(&hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call), Output: res.Content})
+		p := &hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call), Output: res.Content}
+		if res.Response != nil {
+			if b, err := json.Marshal(res.Response); err == nil && len(b) > 0 && b[0] == '{' {
+				p.Response = b
+			}
+		}
+		out := t.runHook(p)
 		if out.Action == hook.Block {
 			res.Content += fmt.Sprintf("\n\n<hook-feedback hook=%q by=%q>\n%s\n</hook-feedback>", hook.PostToolUse, out.By, out.Reason)
 		}
 		res.Content += contextSuffix(hook.PostToolUse, out.Context)
 	case res.IsError && rt.hooks.Has(hook.PostToolUseFailure):
-		out := t.runHook(&hook.PostToolUseFailurePayload{Common: t.common(), ToolCall: t.hookCall(call), Error: res.Content})
+		out := t.runHook(&hook.PostToolUseFailurePayload{Common: t.common(), ToolCall: t.hookCall(call), Error: res.Content,
+			Interrupted: errors.Is(context.Cause(t.ctx), ErrInterrupted)})
 		res.Content += contextSuffix(hook.PostToolUseFailure, out.Context)
 	}
 	return res
@@ -191,10 +209,12 @@ func (t *turn) blocked(call *tool.Call, by, reason string) tool.Result {
 }
 
 // authorize applies the permission precedence deny > ask > allow to what
-// the PRE_TOOL_USE hooks and the policy said, and asks for approval when
-// the answer is ask. It returns false with the denial's observation when
-// the call must not run.
-func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (tool.Result, bool) {
+// the PRE_TOOL_USE hooks (hookBy deciding) and the policy said, and asks
+// for approval when the answer is ask. A hook's allow answers an ask as
+// an approval would, once; it never beats a deny (a rule, built-in
+// protection). A hook's defer parks the call for a person. It returns
+// false with the denial's observation when the call must not run.
+func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, hookBy string) (tool.Result, bool) {
 	rt := t.rt
 	preq := policy.RequestFor(tl, call.Input, rt.fs)
 	pol := rt.policy
@@ -204,7 +224,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 		// through a bypass-mode policy, which denies only that.
 		if len(preq.Access.Writes) > 0 || preq.Access.Command != "" {
 			pol = rt.guard
-		} else if hookSays != hook.RequestPermission {
+		} else if hookSays != hook.RequestPermission && hookSays != hook.Defer {
 			return tool.Result{}, true
 		}
 	}
@@ -215,6 +235,20 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 	if verdict.Decision == policy.Deny {
 		return t.blocked(call, "policy", verdict.Reason), false
 	}
+	if t.req.Approved[call.ID] && (verdict.Decision == policy.Ask || hookSays == hook.Defer || hookSays == hook.RequestPermission) {
+		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "approved while the session was parked", Allowed: true, Scope: string(policy.ScopeOnce), By: "parked"})
+		return tool.Result{}, true
+	}
+	if hookSays == hook.Defer {
+		reason := fmt.Sprintf("a PRE_TOOL_USE hook (%s) deferred the call to a person", hookBy)
+		if t.res.Fork() {
+			return t.blocked(call, "hook:"+hookBy, fmt.Sprintf("Not run: %s, and a subagent's calls cannot wait for one; report back instead.", reason)), false
+		}
+		t.emit(event.ApprovalRequested, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: reason})
+		t.res.Parked = &Parked{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: reason, Rules: verdict.Suggestions}
+		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "parked: a person decides later", By: "hook:" + hookBy})
+		return tool.Result{Content: "parked", IsError: true}, false
+	}
 	if hookSays == hook.RequestPermission && verdict.Decision == policy.Allow {
 		verdict = policy.Verdict{Decision: policy.Ask, Reason: "a PRE_TOOL_USE hook asked for permission", Rule: "hook"}
 	}
@@ -224,8 +258,9 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 	if t.approved(preq) {
 		return tool.Result{}, true
 	}
-	if t.req.Approved[call.ID] {
-		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "approved while the session was parked", Allowed: true, Scope: string(policy.ScopeOnce), By: "parked"})
+	if hookSays == hook.Allow {
+		// The hook's allow is the approval the ask wanted.
+		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "allowed by a PRE_TOOL_USE hook", Allowed: true, Scope: string(policy.ScopeOnce), By: "hook:" + hookBy})
 		return tool.Result{}, true
 	}
 
@@ -239,8 +274,29 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action) (t
 	}
 	if rt.hooks.Has(hook.PermissionRequest) {
 		out := t.runHook(&hook.PermissionRequestPayload{Common: t.common(), ToolCall: t.hookCall(call), Reason: verdict.Reason, Suggestion: verdict.Suggest})
+		if out.EndTurn != "" {
+			return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Not run: the turn was %s.", t.ended))
+		}
 		switch out.Action {
 		case hook.Allow:
+			if out.Rewritten {
+				// Allowed with a new input: the approval is of that input,
+				// which must be valid and which the policy must not deny.
+				args := out.Payload.(*hook.PermissionRequestPayload).Arguments
+				if err := rt.tools.Validate(call.Name, args); err != nil {
+					return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Blocked: a PERMISSION_REQUEST hook rewrote the arguments of %s, and the result is invalid: %v", call.Name, err))
+				}
+				judge := pol
+				if judge == nil {
+					judge = rt.guard
+				}
+				if judge != nil {
+					if v := judge.Decide(policy.RequestFor(tl, args, rt.fs)); v.Decision == policy.Deny {
+						return resolve(false, "", "policy", v.Reason)
+					}
+				}
+				call.Input = args
+			}
 			return resolve(true, string(policy.ScopeOnce), "hook:"+out.By, out.Reason)
 		case hook.Deny:
 			return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Denied by hook %s: %s", out.By, out.Reason))

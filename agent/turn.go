@@ -46,6 +46,9 @@ type turn struct {
 	// skill's allowed-tools): they answer asks, as approvals do.
 	grantMu sync.Mutex
 	grants  []string
+	// ended is why a hook ended the turn (hook.Decision.EndTurn); the
+	// turn ends as blocked at the next boundary.
+	ended string
 	// the last model priced, and its price
 	pricedModel string
 	priced      bool
@@ -82,7 +85,40 @@ func (t *turn) emit(name event.Name, data any) {
 
 // common is the envelope of this turn's hook payloads.
 func (t *turn) common() hook.Common {
-	return hook.Common{Scope: t.res.Scope, Cwd: t.rt.fs.Root()}
+	c := hook.Common{Scope: t.res.Scope, Cwd: t.rt.fs.Root()}
+	if t.rt.policy != nil {
+		c.PermissionMode = string(t.rt.policy.Mode)
+	}
+	if t.res.Fork() {
+		c.Agent = t.rt.def.Name
+	}
+	if ts := t.rt.transcripts; ts != nil {
+		if t.res.Fork() {
+			c.TranscriptPath = ts.sessionPath(t.res.SessionID)
+		} else {
+			c.TranscriptPath = t.ownTranscript()
+		}
+	}
+	return c
+}
+
+// ownTranscript brings the file of this execution's conversation up to
+// date and returns its path: "" if the runtime keeps no transcripts or
+// the file cannot be written (which is logged; the hook runs without).
+func (t *turn) ownTranscript() string {
+	ts := t.rt.transcripts
+	if ts == nil {
+		return ""
+	}
+	path := ts.sessionPath(t.res.SessionID)
+	if t.res.Fork() {
+		path = ts.forkPath(t.res.SessionID, t.res.ExecutionID)
+	}
+	p, err := ts.sync(path, t.res.SessionID, t.rt.fs.Root(), t.msgs)
+	if err != nil {
+		t.rt.logger.Warn("hooks get no transcript", "session", t.res.SessionID, "err", err)
+	}
+	return p
 }
 
 // runHook runs a hook and reports its failures as hook_failed events.
@@ -90,6 +126,12 @@ func (t *turn) runHook(p hook.Payload) hook.Outcome {
 	out := t.rt.hooks.Run(t.ctx, p)
 	for _, f := range out.Failures {
 		t.emit(event.HookFailed, &event.HookFailedData{Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed})
+	}
+	for _, m := range out.Messages {
+		t.emit(event.HookMessage, &event.HookMessageData{Hook: string(p.Hook()), Handler: m.Handler, Message: m.Text})
+	}
+	if out.EndTurn != "" && t.ended == "" {
+		t.ended = fmt.Sprintf("ended by hook %s: %s", out.By, out.EndTurn)
 	}
 	return out
 }
@@ -137,6 +179,9 @@ func (t *turn) run() {
 	// A subagent's prompt is no user's: UserPromptSubmit is not run for it.
 	if t.rt.hooks.Has(hook.UserPromptSubmit) && t.req.fork == nil {
 		out := t.runHook(&hook.UserPromptSubmitPayload{Common: t.common(), Prompt: t.req.Input})
+		if t.endedByHook() {
+			return
+		}
 		if out.Action == hook.Block {
 			t.res.Reason = fmt.Sprintf("blocked by hook %s: %s", out.By, out.Reason)
 			t.finish(StopBlocked)
@@ -159,6 +204,9 @@ func (t *turn) run() {
 	}
 	if t.rt.hooks.Has(hook.TurnStart) {
 		out := t.runHook(&hook.TurnStartPayload{Common: t.common(), Input: input[0].Text})
+		if t.endedByHook() {
+			return
+		}
 		input = append(input, contextBlocks(hook.TurnStart, out.Context)...)
 	}
 
@@ -172,7 +220,7 @@ func (t *turn) run() {
 	t.input = len(t.msgs) - 1
 
 	for t.res.Iterations < def.MaxIterations {
-		if t.stopped() {
+		if t.stopped() || t.endedByHook() {
 			return
 		}
 		if d, ok := t.limits.Exhausted(t.spent()); ok {
@@ -183,7 +231,7 @@ func (t *turn) run() {
 		t.emit(event.IterationStarted, &event.IterationStartedData{Iteration: t.res.Iterations})
 		t.injectQueued()
 		if limit := int64(float64(def.ContextWindow) * def.CompactAt); def.CompactAt > 0 && t.estimate() > limit {
-			if _, ok := t.makeRoom(TriggerAuto, limit); !ok {
+			if _, ok := t.makeRoom(TriggerAuto, limit); !ok || t.endedByHook() {
 				return
 			}
 		}
@@ -246,7 +294,7 @@ func (t *turn) run() {
 			if t.req.Record != nil {
 				t.recorded = len(t.msgs) // result by result, as the calls ended
 			}
-			if t.stopped() {
+			if t.stopped() || t.endedByHook() {
 				return
 			}
 			continue
@@ -261,15 +309,15 @@ func (t *turn) run() {
 			}
 			if !t.res.Fork() && t.rt.hooks.Has(hook.Stop) && t.stops < def.MaxRevisions {
 				out := t.runHook(&hook.StopPayload{Common: t.common(), Answer: msg.Text(), Iterations: t.res.Iterations, Continued: t.stops})
-				if out.Action == hook.Revise {
+				if out.Action == hook.Revise && out.EndTurn == "" {
 					t.stops++
 					t.instruct(hook.Stop, out.By, out.Instruction)
 					continue
 				}
 			}
 			if t.res.Fork() && t.rt.hooks.Has(hook.SubagentStop) && t.stops < def.MaxRevisions {
-				out := t.runHook(&hook.SubagentStopPayload{Common: t.common(), Agent: def.Name, Answer: msg.Text()})
-				if out.Action == hook.Revise {
+				out := t.runHook(&hook.SubagentStopPayload{Common: t.common(), Agent: def.Name, AgentID: t.res.ExecutionID, Answer: msg.Text(), Continued: t.stops, AgentTranscriptPath: t.ownTranscript()})
+				if out.Action == hook.Revise && out.EndTurn == "" {
 					t.stops++
 					t.instruct(hook.SubagentStop, out.By, out.Instruction)
 					continue
@@ -277,6 +325,13 @@ func (t *turn) run() {
 			}
 		}
 		t.res.Answer = msg.Text()
+		if t.ended != "" {
+			// A STOP hook said stop now (continue: false): the answer
+			// stands, unverified.
+			t.res.Reason = t.ended
+			t.finish(StopAnswered)
+			return
+		}
 		if reason, more := t.verify(msg.Text()); more {
 			continue
 		} else if reason != StopAnswered {
@@ -287,6 +342,17 @@ func (t *turn) run() {
 		return
 	}
 	t.finish(StopMaxIterations)
+}
+
+// endedByHook ends the turn as blocked if a hook ended it, and reports
+// whether it did.
+func (t *turn) endedByHook() bool {
+	if t.ended == "" {
+		return false
+	}
+	t.res.Reason = t.ended
+	t.finish(StopBlocked)
+	return true
 }
 
 // errWallTime is the cause of the deadline the wall-time budget sets.

@@ -36,6 +36,7 @@ import (
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/extension"
+	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
@@ -330,6 +331,10 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		ClaudeDir:   cmp.Or(a.claudeDir, "-"),
 		NoClaude:    cfg.NoClaude,
 		Sandbox:     sb,
+		// Hooks read the conversation as Claude Code's hooks do, from a
+		// transcript file (transcript_path), kept only when some hook
+		// could read it.
+		TranscriptDir: a.transcriptDir(),
 	})
 	if err != nil {
 		return nil, err
@@ -501,6 +506,17 @@ func (a *App) Extensions() []*extension.Extension { return a.exts }
 // Model returns the model's configuration, as resolved (empty Provider
 // for a Client the Config gave).
 func (a *App) Model() provider.Config { return a.model.cfg }
+
+// transcriptDir is where the runtime keeps the transcripts hooks read:
+// beside the session store, when any hook is registered.
+func (a *App) transcriptDir() string {
+	for _, n := range hook.Names {
+		if a.svc.Hooks.Has(n) {
+			return filepath.Join(a.root, ".orca", "transcripts")
+		}
+	}
+	return ""
+}
 
 // TimelinePath returns the file of the run's timeline, or "" without one.
 func (a *App) TimelinePath() string {

@@ -43,6 +43,9 @@ const (
 	ApprovalResolved  Name = "approval_resolved"
 	// HookFailed: a hook handler failed or broke its hook's contract.
 	HookFailed Name = "hook_failed"
+	// HookMessage: a hook handler had something shown to the user (not
+	// to the model): Claude Code's systemMessage.
+	HookMessage Name = "hook_message"
 	// MiddlewareFailed: a middleware failed after the call it wraps had
 	// completed; the completed result was kept.
 	MiddlewareFailed Name = "middleware_failed"
@@ -65,7 +68,7 @@ const (
 var Names = []Name{
 	SessionStarted, TurnStarted, IterationStarted, LLMCallStarted, LLMDelta, LLMCallCompleted, LLMCallFailed,
 	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, ToolBlocked,
-	ApprovalRequested, ApprovalResolved, HookFailed, MiddlewareFailed, CompactionStarted, CompactionCompleted,
+	ApprovalRequested, ApprovalResolved, HookFailed, HookMessage, MiddlewareFailed, CompactionStarted, CompactionCompleted,
 	VerificationCompleted, SubagentStarted, SubagentCompleted, TurnCompleted, SessionEnded,
 }
 
@@ -87,6 +90,7 @@ var newData = map[Name]func() any{
 	ApprovalRequested:     func() any { return new(ApprovalData) },
 	ApprovalResolved:      func() any { return new(ApprovalData) },
 	HookFailed:            func() any { return new(HookFailedData) },
+	HookMessage:           func() any { return new(HookMessageData) },
 	MiddlewareFailed:      func() any { return new(MiddlewareFailedData) },
 	CompactionStarted:     func() any { return new(CompactionData) },
 	CompactionCompleted:   func() any { return new(CompactionData) },
@@ -305,6 +309,13 @@ type HookFailedData struct {
 	Error      string `json:"error"`
 	Violation  bool   `json:"violation"`
 	FailClosed bool   `json:"fail_closed"`
+}
+
+// HookMessageData is the data of HookMessage.
+type HookMessageData struct {
+	Hook    string `json:"hook"`
+	Handler string `json:"handler"`
+	Message string `json:"message"`
 }
 
 // MiddlewareFailedData is the data of MiddlewareFailed.

@@ -13,8 +13,9 @@
 //
 // Handlers run in priority order (lower first; ties keep registration
 // order). Rewrites apply in that order, so a later handler sees the
-// payload as the earlier ones left it. Block (and deny) short-circuit the
-// remaining handlers. For PRE_TOOL_USE, request_permission wins over allow.
+// payload as the earlier ones left it. Block (and deny), and a decision
+// that ends the turn, short-circuit the remaining handlers. For
+// PRE_TOOL_USE, defer wins over request_permission, which wins over allow.
 //
 // Every payload is a versioned JSON shape, documented by a JSON Schema per
 // hook in this package's schema folder, because command hooks outside the
@@ -74,6 +75,10 @@ const (
 	Deny              Action = "deny"
 	Revise            Action = "revise"
 	Accept            Action = "accept"
+	// Defer hands the call to a person (PRE_TOOL_USE): the turn stops
+	// before it, as when an approver parks a call, and the call is asked
+	// about again, hooks first, when the session resumes.
+	Defer Action = "defer"
 )
 
 // Contract is what a hook lets a decision do.
@@ -85,22 +90,25 @@ type Contract struct {
 	Rewritable []string
 	// AddContext says whether a decision may add context.
 	AddContext bool
+	// CanEnd says whether a decision may end the turn (Decision.EndTurn):
+	// every hook that fires inside one.
+	CanEnd bool
 }
 
 var contracts = map[Name]Contract{
 	SessionStart:       {Hook: SessionStart, AddContext: true},
 	SessionEnd:         {Hook: SessionEnd},
-	UserPromptSubmit:   {Hook: UserPromptSubmit, Actions: []Action{Block}, Rewritable: []string{"prompt"}, AddContext: true},
-	TurnStart:          {Hook: TurnStart, AddContext: true},
-	PreToolUse:         {Hook: PreToolUse, Actions: []Action{Block, RequestPermission, Allow}, Rewritable: []string{"arguments"}},
-	PermissionRequest:  {Hook: PermissionRequest, Actions: []Action{Allow, Deny}},
-	PostToolUse:        {Hook: PostToolUse, Actions: []Action{Block}, AddContext: true},
-	PostToolUseFailure: {Hook: PostToolUseFailure, AddContext: true},
-	PreCompact:         {Hook: PreCompact, Actions: []Action{Block}, Rewritable: []string{"instructions"}},
-	SubagentStart:      {Hook: SubagentStart, Actions: []Action{Block}, Rewritable: []string{"prompt"}, AddContext: true},
-	SubagentStop:       {Hook: SubagentStop, Actions: []Action{Revise}},
-	Stop:               {Hook: Stop, Actions: []Action{Revise}},
-	PostVerify:         {Hook: PostVerify, Actions: []Action{Accept, Revise}},
+	UserPromptSubmit:   {Hook: UserPromptSubmit, Actions: []Action{Block}, Rewritable: []string{"prompt"}, AddContext: true, CanEnd: true},
+	TurnStart:          {Hook: TurnStart, AddContext: true, CanEnd: true},
+	PreToolUse:         {Hook: PreToolUse, Actions: []Action{Block, Defer, RequestPermission, Allow}, Rewritable: []string{"arguments"}, AddContext: true, CanEnd: true},
+	PermissionRequest:  {Hook: PermissionRequest, Actions: []Action{Allow, Deny}, Rewritable: []string{"arguments"}, CanEnd: true},
+	PostToolUse:        {Hook: PostToolUse, Actions: []Action{Block}, AddContext: true, CanEnd: true},
+	PostToolUseFailure: {Hook: PostToolUseFailure, AddContext: true, CanEnd: true},
+	PreCompact:         {Hook: PreCompact, Actions: []Action{Block}, Rewritable: []string{"instructions"}, CanEnd: true},
+	SubagentStart:      {Hook: SubagentStart, Actions: []Action{Block}, Rewritable: []string{"prompt"}, AddContext: true, CanEnd: true},
+	SubagentStop:       {Hook: SubagentStop, Actions: []Action{Revise}, CanEnd: true},
+	Stop:               {Hook: Stop, Actions: []Action{Revise}, CanEnd: true},
+	PostVerify:         {Hook: PostVerify, Actions: []Action{Accept, Revise}, CanEnd: true},
 }
 
 // ContractOf returns the contract of hook n.
@@ -123,6 +131,15 @@ type Decision struct {
 	Context string
 	// Instruction tells the agent what to do when the action is Revise.
 	Instruction string
+	// EndTurn, when set, ends the turn once the hook has run, with EndTurn
+	// as the reason the user sees (Claude Code's continue: false with
+	// stopReason): the tool call, prompt or fork the hook was about does
+	// not go ahead, and the model is not called again. It wins over the
+	// action and stops the other handlers.
+	EndTurn string
+	// Message is shown to the user, not to the model (Claude Code's
+	// systemMessage): a warning, a note of what the hook did.
+	Message string
 }
 
 // Handler answers a hook.
@@ -325,8 +342,8 @@ var ErrViolation = errors.New("hook contract violation")
 // Outcome is the combined answer of a hook's handlers.
 type Outcome struct {
 	// Action is Continue, or the action that won: Block / Deny (which
-	// stop the other handlers), else RequestPermission over Allow, else
-	// Revise over Accept.
+	// stop the other handlers), else Defer over RequestPermission over
+	// Allow, else Revise over Accept.
 	Action Action
 	// Reason and By are the deciding handler's reason and name.
 	Reason, By string
@@ -340,9 +357,19 @@ type Outcome struct {
 	// Instruction is the revise instructions, in order, joined by blank
 	// lines.
 	Instruction string
+	// EndTurn is the reason of the handler (By) that ended the turn, if
+	// one did (Decision.EndTurn).
+	EndTurn string
+	// Messages are what handlers had shown to the user, in order.
+	Messages []Message
 	// Failures are the handlers that failed or broke the contract (the
 	// caller reports each as a hook_failed event).
 	Failures []Failure
+}
+
+// Message is what a handler had shown to the user (Decision.Message).
+type Message struct {
+	Handler, Text string
 }
 
 // Run calls hook p.Hook()'s handlers with p and combines their decisions.
@@ -384,12 +411,26 @@ func (r *Registry) Run(ctx context.Context, p Payload) Outcome {
 		if d.Context != "" {
 			out.Context = append(out.Context, d.Context)
 		}
+		if d.Message != "" {
+			out.Messages = append(out.Messages, Message{Handler: e.name, Text: d.Message})
+		}
+		if d.EndTurn != "" {
+			out.EndTurn, out.By = d.EndTurn, e.name
+			if d.Action == Block || d.Action == Deny {
+				out.Action, out.Reason = d.Action, d.Reason
+			}
+			return out
+		}
 		switch d.Action {
 		case Block, Deny:
 			out.Action, out.Reason, out.By = d.Action, d.Reason, e.name
 			return out
+		case Defer:
+			if out.Action != Defer {
+				out.Action, out.Reason, out.By = Defer, d.Reason, e.name
+			}
 		case RequestPermission:
-			if out.Action != RequestPermission {
+			if out.Action != RequestPermission && out.Action != Defer {
 				out.Action, out.Reason, out.By = RequestPermission, d.Reason, e.name
 			}
 		case Allow, Accept:
@@ -449,6 +490,9 @@ func check(n Name, p Payload, d *Decision) (Payload, error) {
 	}
 	if d.Context != "" && !c.AddContext {
 		return nil, fmt.Errorf("%w: %s cannot add context", ErrViolation, n)
+	}
+	if d.EndTurn != "" && !c.CanEnd {
+		return nil, fmt.Errorf("%w: %s fires outside a turn and cannot end one", ErrViolation, n)
 	}
 	if d.Action == Block && n == PreCompact {
 		if pc, ok := p.(*PreCompactPayload); ok && pc.Trigger != "auto" {

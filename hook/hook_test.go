@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -130,7 +131,8 @@ func TestViolationsAreIgnoredWhole(t *testing.T) {
 		{"wrong type", hook.UserPromptSubmit, &hook.UserPromptSubmitPayload{Prompt: "x"}, &hook.Decision{Updates: map[string]any{"prompt": 42}}, "does not fit"},
 		{"arguments not an object", hook.PreToolUse, toolPayload(`{"command":"ls"}`), &hook.Decision{Updates: map[string]any{"arguments": "rm -rf /"}}, "must be a JSON object"},
 		{"revise without instruction", hook.Stop, &hook.StopPayload{}, &hook.Decision{Action: hook.Revise, Instruction: "  "}, "non-empty instruction"},
-		{"context not allowed", hook.PreToolUse, toolPayload(`{}`), &hook.Decision{Context: "psst"}, "cannot add context"},
+		{"context not allowed", hook.PermissionRequest, &hook.PermissionRequestPayload{ToolCall: hook.ToolCall{ToolName: "Bash", Arguments: []byte(`{}`)}}, &hook.Decision{Context: "psst"}, "cannot add context"},
+		{"end outside a turn", hook.SessionEnd, &hook.SessionEndPayload{Reason: "other"}, &hook.Decision{EndTurn: "stop"}, "cannot end one"},
 		{"compaction block not auto", hook.PreCompact, &hook.PreCompactPayload{Trigger: "manual"}, &hook.Decision{Action: hook.Block}, "only automatic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +140,7 @@ func TestViolationsAreIgnoredWhole(t *testing.T) {
 			mustRegister(t, r, tc.hook, "bad", decide(tc.d))
 			before, _ := json.Marshal(tc.p)
 			out := r.Run(context.Background(), tc.p)
-			if out.Action != hook.Continue || out.Rewritten || len(out.Context) != 0 {
+			if out.Action != hook.Continue || out.Rewritten || len(out.Context) != 0 || out.EndTurn != "" {
 				t.Errorf("violating decision had an effect: %+v", out)
 			}
 			after, _ := json.Marshal(out.Payload)
@@ -297,5 +299,50 @@ func TestHandleRegistersOnThePayloadsHook(t *testing.T) {
 	}
 	if _, err := hook.Handle(r, "", func(context.Context, *hook.StopPayload) (*hook.Decision, error) { return nil, nil }); err == nil {
 		t.Error("a handler without a name was registered")
+	}
+}
+
+// Defer wins over a permission request and an allow, whatever the order;
+// a block still wins over it.
+func TestDeferPrecedence(t *testing.T) {
+	r := hook.NewRegistry()
+	mustRegister(t, r, hook.PreToolUse, "allow", decide(&hook.Decision{Action: hook.Allow}))
+	mustRegister(t, r, hook.PreToolUse, "ask", decide(&hook.Decision{Action: hook.RequestPermission, Reason: "ask"}))
+	mustRegister(t, r, hook.PreToolUse, "defer", decide(&hook.Decision{Action: hook.Defer, Reason: "a person decides"}))
+	mustRegister(t, r, hook.PreToolUse, "ask-again", decide(&hook.Decision{Action: hook.RequestPermission, Reason: "ask again"}))
+	out := r.Run(context.Background(), toolPayload(`{}`))
+	if out.Action != hook.Defer || out.By != "defer" || out.Reason != "a person decides" {
+		t.Fatalf("outcome = %+v, want defer by the defer handler", out)
+	}
+	mustRegister(t, r, hook.PreToolUse, "block", decide(&hook.Decision{Action: hook.Block, Reason: "no"}))
+	if out := r.Run(context.Background(), toolPayload(`{}`)); out.Action != hook.Block || out.By != "block" {
+		t.Fatalf("outcome = %+v, want block", out)
+	}
+}
+
+// A decision that ends the turn stops the handlers after it and carries
+// its reason; messages for the user are kept, in order, from every
+// handler that ran.
+func TestEndTurnShortCircuits(t *testing.T) {
+	r := hook.NewRegistry()
+	var ran []string
+	note := func(name string, d *hook.Decision) hook.Handler {
+		return hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+			ran = append(ran, name)
+			return d, nil
+		})
+	}
+	mustRegister(t, r, hook.PostToolUse, "warn", note("warn", &hook.Decision{Message: "formatted main.go"}))
+	mustRegister(t, r, hook.PostToolUse, "end", note("end", &hook.Decision{EndTurn: "tests are red", Message: "stopping"}))
+	mustRegister(t, r, hook.PostToolUse, "later", note("later", &hook.Decision{Context: "never"}))
+	out := r.Run(context.Background(), &hook.PostToolUsePayload{ToolCall: hook.ToolCall{ToolName: "Write", Arguments: []byte(`{}`)}})
+	if out.EndTurn != "tests are red" || out.By != "end" || len(out.Context) != 0 {
+		t.Errorf("outcome = %+v, want the turn ended by end", out)
+	}
+	if want := []hook.Message{{Handler: "warn", Text: "formatted main.go"}, {Handler: "end", Text: "stopping"}}; !reflect.DeepEqual(out.Messages, want) {
+		t.Errorf("messages = %+v, want %+v", out.Messages, want)
+	}
+	if !reflect.DeepEqual(ran, []string{"warn", "end"}) {
+		t.Errorf("ran %v, want warn and end only", ran)
 	}
 }

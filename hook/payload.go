@@ -18,9 +18,23 @@ type Common struct {
 	// empty for SESSION_START and SESSION_END).
 	scope.Scope
 	Cwd string `json:"cwd" jsonschema:"the workspace root folder"`
+	// PermissionMode is the policy's mode when the hook fired (empty
+	// without a policy).
+	PermissionMode string `json:"permission_mode,omitempty" jsonschema:"the permission mode: default, accept-edits, plan or bypass"`
+	// TranscriptPath is a file holding the user's conversation so far,
+	// one JSON object per line in Claude Code's transcript shape, when
+	// the runtime keeps one (agent.Collaborators.TranscriptDir); in a fork
+	// too, it is the user's conversation (SUBAGENT_STOP names the fork's
+	// own).
+	TranscriptPath string `json:"transcript_path,omitempty" jsonschema:"the user's conversation so far as a JSONL transcript in Claude Code's shape, when the runtime keeps one"`
+	// Agent names the subagent running, in a fork (empty at depth 0).
+	Agent string `json:"agent,omitempty" jsonschema:"in a fork: the subagent's name"`
 }
 
 func (c *Common) common() *Common { return c }
+
+// CommonOf returns the part of p every payload has.
+func CommonOf(p Payload) *Common { return p.common() }
 
 // Payload is what a hook handler receives: one of the *…Payload types of
 // this package.
@@ -87,6 +101,10 @@ type PostToolUsePayload struct {
 	Common
 	ToolCall
 	Output string `json:"output" jsonschema:"the observation the model will see"`
+	// Response is the tool's structured account of the call, when it
+	// gives one (tool.Result.Response): for the built-in tools, the object
+	// Claude Code's hooks receive as tool_response.
+	Response json.RawMessage `json:"response,omitempty" jsonschema:"the tool's structured result, when it gives one"`
 }
 
 // PostToolUseFailurePayload is sent after a tool call failed.
@@ -94,6 +112,8 @@ type PostToolUseFailurePayload struct {
 	Common
 	ToolCall
 	Error string `json:"error" jsonschema:"the error observation the model will see"`
+	// Interrupted says the call failed because the turn was interrupted.
+	Interrupted bool `json:"interrupted,omitempty" jsonschema:"whether the call failed because the user interrupted the turn"`
 }
 
 // PreCompactPayload is sent before the transcript is compacted.
@@ -109,6 +129,8 @@ type SubagentStartPayload struct {
 	Common
 	Agent  string `json:"agent" jsonschema:"the subagent's name"`
 	Prompt string `json:"prompt" jsonschema:"the fork's task (rewritable)"`
+	// AgentID is the fork's runtime.
+	AgentID string `json:"agent_id,omitempty" jsonschema:"the fork's runtime id"`
 }
 
 // SubagentStopPayload is sent when a subagent fork is about to finish.
@@ -116,6 +138,13 @@ type SubagentStopPayload struct {
 	Common
 	Agent  string `json:"agent" jsonschema:"the subagent's name"`
 	Answer string `json:"answer" jsonschema:"the fork's answer"`
+	// AgentID is the fork's runtime; AgentTranscriptPath the fork's own
+	// transcript, when the runtime keeps transcripts.
+	AgentID             string `json:"agent_id,omitempty" jsonschema:"the fork's runtime id"`
+	AgentTranscriptPath string `json:"agent_transcript_path,omitempty" jsonschema:"the fork's own conversation as a JSONL transcript, when the runtime keeps one"`
+	// Continued counts how many times SUBAGENT_STOP hooks already sent
+	// the fork back to work.
+	Continued int `json:"continued" jsonschema:"how many times SUBAGENT_STOP hooks already sent this fork back to work"`
 }
 
 // StopPayload is sent when the agent is about to end its turn with an

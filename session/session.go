@@ -375,6 +375,9 @@ func (s *LiveSession) reportHookFailures(out hook.Outcome) {
 	for _, f := range out.Failures {
 		s.publish(event.HookFailed, &event.HookFailedData{Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed})
 	}
+	for _, m := range out.Messages {
+		s.publish(event.HookMessage, &event.HookMessageData{Hook: string(out.Payload.Hook()), Handler: m.Handler, Message: m.Text})
+	}
 }
 
 // publish emits an event of the session itself (outside any turn) to the
@@ -875,9 +878,27 @@ func (s *LiveSession) compact(ctx context.Context, instructions string) (*agent.
 	return res, err
 }
 
-// Close ends the session: it waits for a running turn, fires SESSION_END,
-// and leaves the runtime open (close sessions before their runtime).
-func (s *LiveSession) Close(ctx context.Context) error {
+// Why a session ended, for SESSION_END (its reason, Claude Code's
+// vocabulary).
+const (
+	// EndOther: the program closed it (Close).
+	EndOther = "other"
+	// EndPromptInputExit: the user left an interactive prompt.
+	EndPromptInputExit = "prompt_input_exit"
+	// EndClear: the user cleared the conversation to start anew.
+	EndClear = "clear"
+)
+
+// Close ends the session with reason EndOther (see End).
+func (s *LiveSession) Close(ctx context.Context) error { return s.End(ctx, EndOther) }
+
+// End ends the session: it waits for a running turn, fires SESSION_END
+// with reason (EndOther if empty), and leaves the runtime open (close
+// sessions before their runtime). Ending an ended session does nothing.
+func (s *LiveSession) End(ctx context.Context, reason string) error {
+	if reason == "" {
+		reason = EndOther
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -888,9 +909,9 @@ func (s *LiveSession) Close(ctx context.Context) error {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if hooks := s.r.rt.Hooks(); hooks.Has(hook.SessionEnd) {
-		s.reportHookFailures(hooks.Run(ctx, &hook.SessionEndPayload{Common: s.common(), Reason: "closed"}))
+		s.reportHookFailures(hooks.Run(ctx, &hook.SessionEndPayload{Common: s.common(), Reason: reason}))
 	}
-	s.publish(event.SessionEnded, &event.SessionData{Reason: "closed"})
+	s.publish(event.SessionEnded, &event.SessionData{Reason: reason})
 	s.feedMu.Lock()
 	s.feedOpen.Store(false)
 	s.feedMu.Unlock()

@@ -108,6 +108,8 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	if err != nil {
 		return err
 	}
+	// A chat ends when the user leaves its prompt.
+	l.endReason = session.EndPromptInputExit
 	defer l.close(ctx)
 	c.ls, c.queues = l.LiveSession, l.app.Runtime().Queues()
 

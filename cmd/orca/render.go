@@ -299,6 +299,17 @@ func (r *textRenderer) render(ev event.Event) {
 			mark = "! "
 		}
 		r.write(mark + oneLine(fmt.Sprintf("hook %s failed: %s", d.Handler, d.Error), maxLineRunes) + "\n")
+	case *event.HookMessageData:
+		// What a hook wants the user to read (Claude Code's
+		// systemMessage), placed like a failure.
+		mark := "  ◆ "
+		if r.inTool {
+			r.endLine()
+		} else {
+			r.block()
+			mark = "◆ "
+		}
+		r.write(mark + oneLine(fmt.Sprintf("hook %s: %s", d.Handler, d.Message), maxLineRunes) + "\n")
 	case *event.TurnCompletedData:
 		var took time.Duration
 		if !r.start.IsZero() {
@@ -336,6 +347,8 @@ func (r *textRenderer) renderFork(ev event.Event) {
 		}
 	case *event.HookFailedData:
 		s = "! " + oneLine(fmt.Sprintf("hook %s failed: %s", d.Handler, d.Error), maxLineRunes)
+	case *event.HookMessageData:
+		s = "◆ " + oneLine(fmt.Sprintf("hook %s: %s", d.Handler, d.Message), maxLineRunes)
 	case *event.TurnCompletedData:
 		s = strings.TrimRight(summary(d, 0), "\n")
 	}

@@ -144,12 +144,14 @@ type live struct {
 	// view says which events of the session's feed are shown.
 	view   *view
 	stderr io.Writer
+	// endReason is why the session ends (session.EndOther if empty).
+	endReason string
 }
 
 // close closes the session (firing SESSION_END even after Ctrl-C), then
 // the App, and says where the run's timeline went.
 func (l *live) close(ctx context.Context) {
-	l.LiveSession.Close(context.WithoutCancel(ctx))
+	l.LiveSession.End(context.WithoutCancel(ctx), l.endReason)
 	err := l.app.Close()
 	if path := l.app.TimelinePath(); path != "" {
 		if err != nil {

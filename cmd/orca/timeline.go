@@ -205,6 +205,8 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolData) string {
 		s = d.ToolName + ": " + d.Reason
 	case *event.HookFailedData:
 		s = d.Handler + ": " + d.Error
+	case *event.HookMessageData:
+		s = d.Handler + ": " + d.Message
 	case *event.CompactionData:
 		s = d.Trigger
 		if d.Error != "" {

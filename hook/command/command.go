@@ -51,13 +51,21 @@ var envPassed = []string{
 // ORCA_PROJECT_DIR, both set to Dir.
 //
 // Standard input is the payload as one JSON object with Claude Code's field
-// names — session_id, transcript_path (empty), cwd, hook_event_name,
-// tool_name, tool_input, tool_use_id, tool_response (PostToolUse: the
-// output), prompt, stop_hook_active (false), trigger and
-// custom_instructions (PreCompact), source (SessionStart: startup or
-// resume) — and orca's own fields under their own names where Claude Code
-// has none (hook, version, runtime_id, turn_id, reason, suggestion,
-// error, agent, answer, …).
+// names and values — session_id, transcript_path (the conversation as a
+// JSONL file in Claude Code's transcript shape when the runtime keeps one,
+// else empty), cwd, permission_mode (default, acceptEdits, plan,
+// bypassPermissions), hook_event_name, tool_name, tool_input, tool_use_id,
+// tool_response (PostToolUse: the tool's object, {filePath, …} or {stdout,
+// stderr, interrupted, …} for the built-in tools, else the output), prompt,
+// stop_hook_active (Stop, SubagentStop: true once a hook already sent the
+// agent back), last_assistant_message, trigger and custom_instructions
+// (PreCompact), source (SessionStart: startup or resume), reason
+// (SessionEnd: clear, logout, prompt_input_exit or other), agent_id and
+// agent_type (subagent hooks, and every hook inside a subagent),
+// agent_transcript_path (SubagentStop), is_interrupt (PostToolUseFailure)
+// — and orca's own fields under their own names where Claude Code has
+// none (hook, version, runtime_id, turn_id, suggestion, error, agent,
+// answer, output, …).
 //
 // The exit status says what the command decided:
 //
@@ -72,18 +80,27 @@ var envPassed = []string{
 //
 // The JSON decision's fields, all optional:
 //
-//   - continue: false (with stopReason): block, or deny for
-//     PermissionRequest; for Stop and SubagentStop it lets the agent stop.
+//   - continue: false (with stopReason): the turn ends once the hook ran
+//     (hook.Decision.EndTurn), whatever else the decision says; the tool
+//     call, prompt or fork it was about does not go ahead.
+//   - systemMessage: shown to the user (a hook_message event), not to the
+//     model. suppressOutput is accepted; orca never shows a hook's stdout.
 //   - decision: "block" with reason: block (UserPromptSubmit, PreToolUse,
 //     PostToolUse, PreCompact, SubagentStart); for Stop, SubagentStop and
 //     PostVerify, keep working with reason as the instruction. "approve"
 //     allows (PreToolUse, PermissionRequest) or accepts (PostVerify).
-//   - hookSpecificOutput.permissionDecision "allow", "deny" or "ask", with
-//     permissionDecisionReason (PreToolUse): allow, block, or ask the user.
-//   - hookSpecificOutput.updatedInput (PreToolUse): the tool's new input,
-//     which replaces the model's and is validated again.
-//   - hookSpecificOutput.decision {behavior: "allow"|"deny", message}
-//     (PermissionRequest).
+//   - hookSpecificOutput.permissionDecision "allow", "deny", "ask" or
+//     "defer", with permissionDecisionReason (PreToolUse): allow (which
+//     answers an ask as an approval would, and never beats a deny rule or
+//     built-in protection), block, ask the user, or park the call for a
+//     person (the turn stops awaiting approval). "deny" from a hook that
+//     has no permission decision but can block (PostToolUse) blocks.
+//   - hookSpecificOutput.updatedInput (PreToolUse), or
+//     hookSpecificOutput.decision.updatedInput with behavior "allow"
+//     (PermissionRequest): the tool's new input, which replaces the
+//     model's and is validated, and decided by the policy, again.
+//   - hookSpecificOutput.decision {behavior: "allow"|"deny", message,
+//     interrupt} (PermissionRequest); interrupt with deny ends the turn.
 //   - hookSpecificOutput.additionalContext or additionalContext: context
 //     for the model.
 //
@@ -320,32 +337,81 @@ func Input(p hook.Payload) ([]byte, error) {
 	set("hook", p.Hook())
 	set("version", hook.Version)
 	set("hook_event_name", EventOf(p.Hook()))
-	set("transcript_path", "")
+	c := hook.CommonOf(p)
+	set("transcript_path", c.TranscriptPath)
+	set("permission_mode", ccMode(c.PermissionMode))
+	if c.Agent != "" {
+		// Inside a subagent, as Claude Code marks its hooks there.
+		set("agent_type", c.Agent)
+		set("agent_id", c.ExecutionID)
+	}
 	switch p := p.(type) {
-	case *hook.PreToolUsePayload, *hook.PermissionRequestPayload, *hook.PostToolUseFailurePayload:
+	case *hook.PreToolUsePayload, *hook.PermissionRequestPayload:
 		rename("arguments", "tool_input")
+	case *hook.PostToolUseFailurePayload:
+		rename("arguments", "tool_input")
+		set("is_interrupt", p.Interrupted)
 	case *hook.PostToolUsePayload:
 		rename("arguments", "tool_input")
-		rename("output", "tool_response")
+		delete(m, "response")
+		if len(p.Response) > 0 {
+			// The tool's object, as Claude Code's tools give it.
+			m["tool_response"] = p.Response
+		} else {
+			rename("output", "tool_response")
+		}
 	case *hook.PreCompactPayload:
 		rename("instructions", "custom_instructions")
 	case *hook.StopPayload:
-		set("stop_hook_active", false)
+		set("stop_hook_active", p.Continued > 0)
+		set("last_assistant_message", p.Answer)
 	case *hook.SessionStartPayload:
 		set("source", ccSource(p.Source))
+	case *hook.SessionEndPayload:
+		set("reason", ccEndReason(p.Reason))
 	case *hook.SubagentStartPayload:
 		set("agent_type", p.Agent)
+		set("agent_id", p.AgentID)
 	case *hook.SubagentStopPayload:
 		set("agent_type", p.Agent)
-		set("stop_hook_active", false)
+		set("agent_id", p.AgentID)
+		set("stop_hook_active", p.Continued > 0)
+		set("last_assistant_message", p.Answer)
 	}
 	return json.Marshal(m)
 }
 
+// ccMode is Claude Code's name of the permission mode m (orca's); without
+// a policy every call runs, as in Claude Code's bypassPermissions.
+func ccMode(m string) string {
+	switch m {
+	case "accept-edits":
+		return "acceptEdits"
+	case "bypass", "":
+		return "bypassPermissions"
+	}
+	return m
+}
+
+// ccEndReason is the SessionEnd reason in Claude Code's vocabulary (clear,
+// logout, prompt_input_exit, bypass_permissions_disabled, other).
+func ccEndReason(r string) string {
+	switch r {
+	case "clear", "logout", "prompt_input_exit", "bypass_permissions_disabled":
+		return r
+	}
+	return "other"
+}
+
 // output is the JSON a command may print on stdout.
 type output struct {
-	Continue          *bool     `json:"continue"`
-	StopReason        string    `json:"stopReason"`
+	Continue   *bool  `json:"continue"`
+	StopReason string `json:"stopReason"`
+	// SystemMessage is shown to the user. SuppressOutput hides the
+	// command's stdout from Claude Code's transcript view; orca never
+	// shows a hook's stdout, so it changes nothing.
+	SystemMessage     string    `json:"systemMessage"`
+	SuppressOutput    bool      `json:"suppressOutput"`
 	Decision          string    `json:"decision"`
 	Reason            string    `json:"reason"`
 	AdditionalContext string    `json:"additionalContext"`
@@ -360,7 +426,9 @@ type specific struct {
 	UpdatedInput             json.RawMessage `json:"updatedInput"`
 	AdditionalContext        string          `json:"additionalContext"`
 	Decision                 *struct {
-		Behavior string `json:"behavior"`
-		Message  string `json:"message"`
+		Behavior     string          `json:"behavior"`
+		Message      string          `json:"message"`
+		UpdatedInput json.RawMessage `json:"updatedInput"`
+		Interrupt    bool            `json:"interrupt"`
 	} `json:"decision"`
 }

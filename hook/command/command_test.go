@@ -48,6 +48,21 @@ func TestInputUsesClaudeCodesNames(t *testing.T) {
 		{&hook.PreCompactPayload{Common: common(), Trigger: "manual", Instructions: "keep the plan"}, map[string]any{"hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": "keep the plan"}},
 		{&hook.SessionStartPayload{Common: common(), Source: "resumed"}, map[string]any{"hook_event_name": "SessionStart", "source": "resume"}},
 		{&hook.SubagentStopPayload{Common: common(), Agent: "explorer", Answer: "found"}, map[string]any{"hook_event_name": "SubagentStop", "agent": "explorer", "agent_type": "explorer", "stop_hook_active": false}},
+		// What Claude Code's hooks read besides.
+		{&hook.StopPayload{Common: common(), Answer: "done", Continued: 1}, map[string]any{"stop_hook_active": true, "last_assistant_message": "done", "permission_mode": "bypassPermissions"}},
+		{&hook.SubagentStopPayload{Common: common(), Agent: "explorer", AgentID: "exec_9", AgentTranscriptPath: "/t/agent.jsonl", Continued: 2}, map[string]any{
+			"agent_id": "exec_9", "agent_transcript_path": "/t/agent.jsonl", "stop_hook_active": true,
+		}},
+		{&hook.SubagentStartPayload{Common: common(), Agent: "explorer", AgentID: "exec_9"}, map[string]any{"agent_id": "exec_9", "agent_type": "explorer"}},
+		{&hook.PreToolUsePayload{Common: hook.Common{Scope: scope.Scope{SessionID: "s", ExecutionID: "exec_3", Depth: 1}, PermissionMode: "accept-edits", TranscriptPath: "/t/s.jsonl", Agent: "reviewer"}, ToolCall: hook.ToolCall{ToolName: "Read", Arguments: json.RawMessage(`{}`)}}, map[string]any{
+			"permission_mode": "acceptEdits", "transcript_path": "/t/s.jsonl", "agent_type": "reviewer", "agent_id": "exec_3",
+		}},
+		{&hook.PostToolUsePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Write", Arguments: json.RawMessage(`{}`)}, Output: "Created a.go", Response: json.RawMessage(`{"type":"create","filePath":"/ws/a.go"}`)}, map[string]any{
+			"tool_response": map[string]any{"type": "create", "filePath": "/ws/a.go"},
+		}},
+		{&hook.PostToolUseFailurePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{}`)}, Error: "cancelled", Interrupted: true}, map[string]any{"is_interrupt": true}},
+		{&hook.SessionEndPayload{Common: common(), Reason: "prompt_input_exit"}, map[string]any{"reason": "prompt_input_exit"}},
+		{&hook.SessionEndPayload{Common: common(), Reason: "closed"}, map[string]any{"reason": "other"}},
 		{&hook.PostVerifyPayload{Common: common(), Answer: "a", Verification: &hook.Verification{Command: "go test", Passed: true}}, map[string]any{"hook_event_name": "PostVerify", "verification": map[string]any{"command": "go test", "passed": true, "output": ""}}},
 	} {
 		raw, err := command.Input(tc.p)
@@ -63,7 +78,10 @@ func TestInputUsesClaudeCodesNames(t *testing.T) {
 				t.Errorf("%s: %s = %#v, want %#v", tc.p.Hook(), k, got[k], v)
 			}
 		}
-		for _, k := range []string{"arguments", "output", "instructions"} {
+		for _, k := range []string{"arguments", "output", "instructions", "response"} {
+			if _, object := got["tool_response"].(map[string]any); k == "output" && object {
+				continue // the observation, beside the tool's own object
+			}
 			if _, ok := got[k]; ok {
 				t.Errorf("%s: orca's field %q is still there under its own name: %s", tc.p.Hook(), k, raw)
 			}
@@ -131,24 +149,35 @@ func TestCommandDecisions(t *testing.T) {
 		{"decision block on PostToolUse", post, `echo '{"decision": "block", "reason": "lint failed"}'`, &hook.Decision{Action: hook.Block, Reason: "lint failed"}, ""},
 		{"decision block on Stop revises", stop, `echo '{"decision": "block", "reason": "add a test"}'`, &hook.Decision{Action: hook.Revise, Reason: "add a test", Instruction: "add a test"}, ""},
 		{"decision block on Stop needs a reason", stop, `echo '{"decision": "block"}'`, nil, "needs a reason"},
-		{"continue false blocks", pre, `echo '{"continue": false, "stopReason": "halt", "decision": "approve"}'`, &hook.Decision{Action: hook.Block, Reason: "halt"}, ""},
-		{"continue false lets Stop stop", stop, `echo '{"continue": false, "decision": "block", "reason": "x"}'`, nil, ""},
-		{"continue false blocks only where allowed", start, `echo '{"continue": false}'`, nil, "SessionStart hooks cannot block"},
+		{"continue false ends the turn", pre, `echo '{"continue": false, "stopReason": "halt", "decision": "approve"}'`, &hook.Decision{EndTurn: "halt"}, ""},
+		{"continue false wins over a Stop block", stop, `echo '{"continue": false, "decision": "block", "reason": "x"}'`, &hook.Decision{EndTurn: "x"}, ""},
+		{"continue false after a tool", post, `echo '{"continue": false, "stopReason": "tests are red", "systemMessage": "stopping"}'`, &hook.Decision{EndTurn: "tests are red", Message: "stopping"}, ""},
+		{"continue false only in a turn", start, `echo '{"continue": false}'`, nil, "SessionStart hooks run outside one"},
+		{"permissionDecision defer", pre, `echo '{"hookSpecificOutput": {"permissionDecision": "defer", "permissionDecisionReason": "ask ops"}}'`, &hook.Decision{Action: hook.Defer, Reason: "ask ops"}, ""},
+		{"PreToolUse additionalContext", pre, `echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "this repo uses pnpm"}}'`, &hook.Decision{Context: "this repo uses pnpm"}, ""},
+		{"PostToolUse permissionDecision deny blocks", post, `echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "permissionDecision": "deny", "permissionDecisionReason": "secret in output"}, "additionalContext": "rotate it"}'`,
+			&hook.Decision{Action: hook.Block, Reason: "secret in output", Context: "rotate it"}, ""},
+		{"PostToolUse permissionDecision allow is nothing", post, `echo '{"hookSpecificOutput": {"permissionDecision": "allow"}}'`, nil, ""},
+		{"PermissionRequest allow with updatedInput", perm, `echo '{"hookSpecificOutput": {"decision": {"behavior": "allow", "updatedInput": {"command": "ls -la"}}}}'`,
+			&hook.Decision{Action: hook.Allow, Updates: map[string]any{"arguments": json.RawMessage(`{"command": "ls -la"}`)}}, ""},
+		{"PermissionRequest deny and interrupt", perm, `echo '{"hookSpecificOutput": {"decision": {"behavior": "deny", "message": "never", "interrupt": true}}}'`,
+			&hook.Decision{Action: hook.Deny, Reason: "never", EndTurn: "never"}, ""},
+		{"systemMessage is for the user", pre, `echo '{"suppressOutput": true, "systemMessage": "hi"}'`, &hook.Decision{Message: "hi"}, ""},
 		{"additionalContext", post, `echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "run gofmt"}}'`, &hook.Decision{Context: "run gofmt"}, ""},
 		{"top-level additionalContext", prompt, `echo '{"additionalContext": "a", "hookSpecificOutput": {"additionalContext": "b"}}'`, &hook.Decision{Context: "a\n\nb"}, ""},
 		{"PermissionRequest behavior", perm, `echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "message": "ok"}}}'`, &hook.Decision{Action: hook.Allow, Reason: "ok"}, ""},
 		{"PermissionRequest deny", perm, `echo '{"hookSpecificOutput": {"decision": {"behavior": "deny", "message": "never"}}}'`, &hook.Decision{Action: hook.Deny, Reason: "never"}, ""},
 		{"PostVerify approve accepts", verify, `echo '{"decision": "approve"}'`, &hook.Decision{Action: hook.Accept}, ""},
 		{"PreCompact block", compact, `echo '{"decision": "block", "reason": "not now"}'`, &hook.Decision{Action: hook.Block, Reason: "not now"}, ""},
-		{"unknown fields are ignored", pre, `echo '{"suppressOutput": true, "systemMessage": "hi"}'`, nil, ""},
+		{"unknown fields are ignored", pre, `echo '{"suppressOutput": true, "futureField": {"x": 1}}'`, nil, ""},
 		// mismatches
-		{"context where the contract has none", pre, `echo '{"hookSpecificOutput": {"additionalContext": "x"}}'`, nil, "PreToolUse hooks cannot add context"},
+		{"context where the contract has none", perm, `echo '{"hookSpecificOutput": {"additionalContext": "x"}}'`, nil, "PermissionRequest hooks cannot add context"},
 		{"block where the contract has none", failure, `echo '{"decision": "block", "reason": "x"}'`, nil, "PostToolUseFailure hooks cannot block"},
-		{"updatedInput outside PreToolUse", post, `echo '{"hookSpecificOutput": {"updatedInput": {}}}'`, nil, "updatedInput is for PreToolUse hooks, not PostToolUse"},
+		{"updatedInput outside PreToolUse", post, `echo '{"hookSpecificOutput": {"updatedInput": {}}}'`, nil, "updatedInput is for PreToolUse and PermissionRequest hooks, not PostToolUse"},
+		{"updatedInput with a PermissionRequest deny", perm, `echo '{"hookSpecificOutput": {"decision": {"behavior": "deny", "updatedInput": {}}}}'`, nil, `goes with behavior "allow"`},
 		{"updatedInput not an object", pre, `echo '{"hookSpecificOutput": {"updatedInput": "ls"}}'`, nil, `updatedInput must be a JSON object, not "ls"`},
-		{"permissionDecision outside PreToolUse", post, `echo '{"hookSpecificOutput": {"permissionDecision": "deny"}}'`, nil, "permissionDecision is for PreToolUse hooks"},
 		{"wrong hookEventName", pre, `echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse"}}'`, nil, `hookEventName is "PostToolUse", but the hook is PreToolUse`},
-		{"unknown permissionDecision", pre, `echo '{"hookSpecificOutput": {"permissionDecision": "maybe"}}'`, nil, `permissionDecision "maybe" is not allow, deny or ask`},
+		{"unknown permissionDecision", pre, `echo '{"hookSpecificOutput": {"permissionDecision": "maybe"}}'`, nil, `permissionDecision "maybe" is not allow, deny, ask or defer`},
 		{"unknown decision", post, `echo '{"decision": "veto"}'`, nil, `decision "veto" is not "block" or "approve"`},
 		{"broken JSON", pre, `echo '{"decision": '`, nil, "stdout starts with { but is not a JSON decision"},
 	} {

@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -68,35 +69,41 @@ func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
 		return nil, fmt.Errorf("hookSpecificOutput.hookEventName is %q, but the hook is %s", sp.HookEventName, c.Event)
 	}
 
+	d := &hook.Decision{Message: strings.TrimSpace(o.SystemMessage)}
 	if o.Continue != nil && !*o.Continue {
-		reason := firstOf(o.StopReason, o.Reason, fmt.Sprintf("the %s hook %q stopped it (continue: false)", c.Event, clip(c.Command)))
-		switch {
-		case allows(c.hook, hook.Block):
-			return &hook.Decision{Action: hook.Block, Reason: reason}, nil
-		case allows(c.hook, hook.Deny):
-			return &hook.Decision{Action: hook.Deny, Reason: reason}, nil
-		case c.hook == hook.Stop || c.hook == hook.SubagentStop:
-			return nil, nil // the agent stops, which is what it was about to do
+		// Claude Code's "stop everything": it wins over the decision.
+		if !canEnd(c.hook) {
+			return nil, fmt.Errorf("continue: false ends a turn, and %s hooks run outside one", c.Event)
 		}
-		return nil, fmt.Errorf("continue: false stops the run, but %s hooks cannot block", c.Event)
+		d.EndTurn = firstOf(o.StopReason, o.Reason, fmt.Sprintf("the %s hook %q stopped it (continue: false)", c.Event, clip(c.Command)))
+		return d, nil
 	}
 
-	d := &hook.Decision{}
-	if sp.PermissionDecision != "" {
-		if c.hook != hook.PreToolUse {
-			return nil, fmt.Errorf("hookSpecificOutput.permissionDecision is for PreToolUse hooks, not %s", c.Event)
+	if pd := sp.PermissionDecision; pd != "" {
+		reason := sp.PermissionDecisionReason
+		switch {
+		case c.hook == hook.PreToolUse:
+			switch pd {
+			case "allow":
+				d.Action = hook.Allow
+			case "deny":
+				d.Action = hook.Block
+			case "ask":
+				d.Action = hook.RequestPermission
+			case "defer":
+				d.Action = hook.Defer
+			default:
+				return nil, fmt.Errorf("hookSpecificOutput.permissionDecision %q is not allow, deny, ask or defer", pd)
+			}
+			d.Reason = reason
+		case pd == "deny" && allows(c.hook, hook.Block):
+			// A deny where Claude Code has no permission decision (a
+			// PostToolUse hook's): what it means is clear, and dropping
+			// it would fail open.
+			d.Action, d.Reason = hook.Block, firstOf(reason, o.Reason)
+		case pd == "deny" && allows(c.hook, hook.Deny):
+			d.Action, d.Reason = hook.Deny, firstOf(reason, o.Reason)
 		}
-		switch sp.PermissionDecision {
-		case "allow":
-			d.Action = hook.Allow
-		case "deny":
-			d.Action = hook.Block
-		case "ask":
-			d.Action = hook.RequestPermission
-		default:
-			return nil, fmt.Errorf("hookSpecificOutput.permissionDecision %q is not allow, deny or ask", sp.PermissionDecision)
-		}
-		d.Reason = sp.PermissionDecisionReason
 	}
 	if sp.Decision != nil {
 		if c.hook != hook.PermissionRequest {
@@ -107,17 +114,26 @@ func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
 			d.Action = hook.Allow
 		case "deny":
 			d.Action = hook.Deny
+			if sp.Decision.Interrupt {
+				d.EndTurn = firstOf(sp.Decision.Message, fmt.Sprintf("the %s hook %q denied and interrupted", c.Event, clip(c.Command)))
+			}
 		default:
 			return nil, fmt.Errorf("hookSpecificOutput.decision.behavior %q is not allow or deny", sp.Decision.Behavior)
 		}
 		d.Reason = sp.Decision.Message
 	}
-	if in := bytes.TrimSpace(sp.UpdatedInput); len(in) > 0 && string(in) != "null" {
-		if c.hook != hook.PreToolUse {
-			return nil, fmt.Errorf("hookSpecificOutput.updatedInput is for PreToolUse hooks, not %s", c.Event)
-		}
-		if in[0] != '{' {
-			return nil, fmt.Errorf("hookSpecificOutput.updatedInput must be a JSON object, not %s", clip(string(in)))
+	updated := sp.UpdatedInput
+	if sp.Decision != nil && len(bytes.TrimSpace(sp.Decision.UpdatedInput)) > 0 {
+		updated = sp.Decision.UpdatedInput
+	}
+	if in := bytes.TrimSpace(updated); len(in) > 0 && string(in) != "null" {
+		switch {
+		case c.hook == hook.PermissionRequest && d.Action != hook.Allow:
+			return nil, errors.New("hookSpecificOutput.decision.updatedInput goes with behavior \"allow\"")
+		case c.hook != hook.PreToolUse && c.hook != hook.PermissionRequest:
+			return nil, fmt.Errorf("updatedInput is for PreToolUse and PermissionRequest hooks, not %s", c.Event)
+		case in[0] != '{':
+			return nil, fmt.Errorf("updatedInput must be a JSON object, not %s", clip(string(in)))
 		}
 		d.Updates = map[string]any{"arguments": json.RawMessage(in)}
 	}
@@ -159,10 +175,16 @@ func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
 	if (d.Action == hook.Block || d.Action == hook.Deny) && strings.TrimSpace(d.Reason) == "" {
 		d.Reason = fmt.Sprintf("the %s hook %q said %s", c.Event, clip(c.Command), d.Action)
 	}
-	if d.Action == "" && d.Updates == nil && d.Context == "" {
+	if d.Action == "" && d.Updates == nil && d.Context == "" && d.Message == "" {
 		return nil, nil
 	}
 	return d, nil
+}
+
+// canEnd reports whether hook n may end the turn.
+func canEnd(n hook.Name) bool {
+	c, _ := hook.ContractOf(n)
+	return c.CanEnd
 }
 
 // check refuses a decision that the hook's contract does not allow, so
@@ -178,6 +200,9 @@ func (c *Command) check(d *hook.Decision) error {
 	}
 	if d.Context != "" && !ct.AddContext {
 		return fmt.Errorf("%s hooks cannot add context (additionalContext)", c.Event)
+	}
+	if d.EndTurn != "" && !ct.CanEnd {
+		return fmt.Errorf("%s hooks cannot end the turn", c.Event)
 	}
 	for k := range d.Updates {
 		if !slices.Contains(ct.Rewritable, k) {
