@@ -19,9 +19,10 @@ import (
 const DefaultMaxDepth = 3
 
 // child returns the runtime a subagent runs on: the definition's prompt,
-// model and tool subset over the parent's collaborators (client,
-// workspace, hooks, middleware, bus, policy, approvals, tasks). It is built
-// once per subagent and shares the parent's tool values.
+// model and tools (subagent.Definition.Allows) over the parent's
+// collaborators (client, workspace, hooks, middleware, bus, policy,
+// approvals, tasks). It is built once per subagent and shares
+// the parent's tool values.
 func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 	if c, ok := r.children.Load(d.Name); ok {
 		return c.(*Runtime), nil
@@ -35,7 +36,7 @@ func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, approvals: r.approvals,
 		tasks: r.tasks, subagents: r.subagents, tools: tool.NewRegistry()}
 	for _, tl := range r.tools.Tools() {
-		if d.Tools != nil && !contains(d.Tools, tl.Name()) {
+		if !d.Allows(tl.Name()) {
 			continue
 		}
 		if err := c.tools.Add(tl); err != nil {
@@ -44,15 +45,6 @@ func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 	}
 	actual, _ := r.children.LoadOrStore(d.Name, c)
 	return actual.(*Runtime), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // forker is the subagent.Forker the runtime hands a tool that forks

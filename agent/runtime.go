@@ -352,7 +352,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		}
 	}
 	for _, d := range rt.subagents {
-		env.Subagents = append(env.Subagents, tool.Subagent{Name: d.Name, Description: d.Description, Tools: d.Tools})
+		env.Subagents = append(env.Subagents, tool.Subagent{Name: d.Name, Description: d.Description, Tools: d.Tools, DisallowedTools: d.DisallowedTools})
 	}
 	if root := rt.fs.Root(); root != "" {
 		runner := sandbox.Runner{}

@@ -28,9 +28,15 @@ import (
 type Definition struct {
 	Name        string
 	Description string
-	// Tools are the tool names the subagent may use; nil means all of its
-	// parent's.
+	// Tools are the tool names the subagent may use, of its parent's: nil
+	// (no tools key in the file, or tools: with no value) means all of
+	// them; an empty list that is not nil (tools: [] or tools: "") means
+	// none.
 	Tools []string
+	// DisallowedTools are tool names the subagent may not use, taken away
+	// from Tools (or from all of its parent's when Tools is nil): the
+	// file's disallowedTools.
+	DisallowedTools []string
 	// Model is the model to use; empty means the parent's.
 	Model string
 	// Prompt is the system prompt.
@@ -53,11 +59,17 @@ var ErrMalformed = errors.New("malformed subagent definition")
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
+// Allows reports whether the subagent may use the tool named name.
+func (d *Definition) Allows(name string) bool {
+	return (d.Tools == nil || slices.Contains(d.Tools, name)) && !slices.Contains(d.DisallowedTools, name)
+}
+
 type frontMatter struct {
-	Name        string    `yaml:"name"`
-	Description string    `yaml:"description"`
-	Tools       yaml.Node `yaml:"tools"`
-	Model       string    `yaml:"model"`
+	Name            string    `yaml:"name"`
+	Description     string    `yaml:"description"`
+	Tools           yaml.Node `yaml:"tools"`
+	DisallowedTools yaml.Node `yaml:"disallowedTools"`
+	Model           string    `yaml:"model"`
 }
 
 // Parse parses a definition file whose base name (without .md) is file.
@@ -78,6 +90,9 @@ func Parse(file string, data []byte) (Definition, error) {
 		return Definition{}, fmt.Errorf("%w: description is missing (it tells the model when to use the subagent)", ErrMalformed)
 	}
 	if d.Tools, err = frontmatter.List(&fm.Tools, "tools"); err != nil {
+		return Definition{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if d.DisallowedTools, err = frontmatter.List(&fm.DisallowedTools, "disallowedTools"); err != nil {
 		return Definition{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if d.Model == "inherit" {
