@@ -134,3 +134,47 @@ func TestForkTools(t *testing.T) {
 		}
 	}
 }
+
+// A fork's model goes through the definition's table of model aliases: an
+// alias in it is sent as its model, inherit (or no model) as the
+// parent's, a name that is no alias as written; an alias of Claude Code's
+// the table lacks runs on the parent's model, and the log says so once,
+// naming the subagent's file.
+func TestForkModels(t *testing.T) {
+	def := agent.Definition{Name: "parent", Model: "parent-model",
+		ModelAliases: map[string]string{"sonnet": "sonnet-model", "fast": "fast-model"},
+		Subagents: definitions(t, map[string]string{
+			"aliased":  "model: sonnet\n",
+			"own":      "model: fast\n",
+			"inherits": "model: inherit\n",
+			"default":  "",
+			"pinned":   "model: claude-sonnet-4-5-20250929\n",
+			"missing":  "model: haiku\n",
+		})}
+	c, log := runForks(t, def, "aliased", "own", "inherits", "default", "pinned", "missing", "missing")
+	for who, want := range map[string]string{
+		"aliased":  "sonnet-model",
+		"own":      "fast-model",
+		"inherits": "parent-model",
+		"default":  "parent-model",
+		"pinned":   "claude-sonnet-4-5-20250929",
+		"missing":  "parent-model",
+	} {
+		calls := c.CallsTo(script.ForkRoute("s", who))
+		if len(calls) == 0 {
+			t.Errorf("%s made no model call", who)
+		}
+		for _, r := range calls {
+			if r.Model != want {
+				t.Errorf("%s's model call names %q, want %q", who, r.Model, want)
+			}
+		}
+	}
+	if r := c.CallsTo("s"); r[0].Model != "parent-model" {
+		t.Errorf("the parent's model call names %q", r[0].Model)
+	}
+	if n := strings.Count(log, "subagent model alias"); n != 1 ||
+		!strings.Contains(log, "alias=haiku") || !strings.Contains(log, "file=.orca/agents/missing.md") || !strings.Contains(log, "model=parent-model") {
+		t.Errorf("want one warning naming the alias, the file and the model used, got %d:\n%s", n, log)
+	}
+}

@@ -37,7 +37,9 @@ type Definition struct {
 	// from Tools (or from all of its parent's when Tools is nil): the
 	// file's disallowedTools.
 	DisallowedTools []string
-	// Model is the model to use; empty means the parent's.
+	// Model is the model to use, as the file names it: a model id or an
+	// alias (ModelAliases), which the runtime resolves; empty (no model
+	// key, or inherit) means the parent's.
 	Model string
 	// Prompt is the system prompt.
 	Prompt string
@@ -52,6 +54,11 @@ var GeneralPurpose = Definition{
 	Prompt:      `You are a subagent of a coding agent, working on one task it handed you. Use the tools to do the task completely, then answer with a concise report of what you found or did: the parent agent sees only your final answer, so put everything it needs in it (file paths, findings, what you changed, what remains).`,
 	Source:      "builtin",
 }
+
+// ModelAliases returns the model aliases of Claude Code's subagent files
+// (model: sonnet): the model families, each standing for a model of the
+// provider the subagent runs on (llm/provider.ModelAliases).
+func ModelAliases() []string { return []string{"sonnet", "opus", "haiku"} }
 
 // ErrMalformed is wrapped by the errors of definition files that cannot be
 // used.
