@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -62,11 +63,37 @@ func ProviderList() string {
 
 // model is the resolved model: the client, what completes it once a
 // session's id is known (nil: nothing; the script provider's routes are
-// per session), and its configuration.
+// per session), its configuration and what the subagents' model aliases
+// stand for on it.
 type model struct {
-	client llm.Client
-	fill   func(sessionID string)
-	cfg    provider.Config
+	client  llm.Client
+	fill    func(sessionID string)
+	cfg     provider.Config
+	aliases map[string]string
+}
+
+// modelAliases returns the table of the subagents' model aliases on the
+// resolved configuration rc (llm/provider.ModelAliases): the settings'
+// "modelAliases" — the project's over the user's, each only if its file
+// names no other provider — over Claude Code's variables, from the
+// settings' env block or else the environment, over the provider's own.
+func modelAliases(rc provider.Config, s *config.Settings, getenv func(string) string) map[string]string {
+	overrides := map[string]string{}
+	for _, m := range []config.ModelSettings{s.UserModel, s.ProjectModel} {
+		if m.Provider == "" || m.Provider == rc.Provider {
+			maps.Copy(overrides, m.Aliases)
+		}
+	}
+	env := func(k string) string {
+		switch k {
+		case provider.SonnetModelEnv, provider.OpusModelEnv, provider.HaikuModelEnv, provider.SmallFastModelEnv:
+			if v, ok := s.Env[k]; ok {
+				return v
+			}
+		}
+		return getenv(k)
+	}
+	return provider.ModelAliases(rc, overrides, env)
 }
 
 // chooseModel resolves the model of cfg over the settings and the
@@ -115,7 +142,7 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 		if err != nil {
 			return nil, err
 		}
-		return &model{client: client, fill: fill, cfg: rc}, nil
+		return &model{client: client, fill: fill, cfg: rc, aliases: modelAliases(rc, s, getenv)}, nil
 	case !slices.Contains(provider.Names(), rc.Provider):
 		return nil, configErrorf("unknown provider %q (chosen by %s): the providers are %s", rc.Provider, from, ProviderList())
 	case cfg.Model.Script != "":
@@ -126,7 +153,7 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 	if err != nil {
 		return nil, configErrorf("%v (the provider %s was chosen by %s)", err, rc.Provider, from)
 	}
-	return &model{client: client, cfg: rc}, nil
+	return &model{client: client, cfg: rc, aliases: modelAliases(rc, s, getenv)}, nil
 }
 
 // modelGiven reports whether a model for provider p was chosen by one of
