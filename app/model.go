@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -107,9 +108,12 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 	project := provider.Config{Provider: s.ProjectModel.Provider, Model: s.ProjectModel.Model, BaseURL: s.ProjectModel.BaseURL}
 	user := provider.Config{Provider: s.UserModel.Provider, Model: s.UserModel.Model, BaseURL: s.UserModel.BaseURL}
 	rc := provider.Resolve(given, project, user, getenv)
+	aliases := modelAliases(rc, s, getenv)
 	if rc.Provider == "anthropic" && s.ClaudeModel != "" && !modelGiven(rc.Provider, getenv, given, project, user) {
-		// Claude Code's settings chose a Claude model.
-		rc.Model = s.ClaudeModel
+		// Claude Code's settings chose a Claude model, often by alias
+		// ("model": "sonnet"), which stands for what it would for a
+		// subagent.
+		rc.Model = cmp.Or(aliases[s.ClaudeModel], s.ClaudeModel)
 	}
 
 	// from says where the provider was chosen, for the errors.
@@ -142,7 +146,7 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 		if err != nil {
 			return nil, err
 		}
-		return &model{client: client, fill: fill, cfg: rc, aliases: modelAliases(rc, s, getenv)}, nil
+		return &model{client: client, fill: fill, cfg: rc, aliases: aliases}, nil
 	case !slices.Contains(provider.Names(), rc.Provider):
 		return nil, configErrorf("unknown provider %q (chosen by %s): the providers are %s", rc.Provider, from, ProviderList())
 	case cfg.Model.Script != "":
@@ -153,7 +157,7 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 	if err != nil {
 		return nil, configErrorf("%v (the provider %s was chosen by %s)", err, rc.Provider, from)
 	}
-	return &model{client: client, cfg: rc, aliases: modelAliases(rc, s, getenv)}, nil
+	return &model{client: client, cfg: rc, aliases: aliases}, nil
 }
 
 // modelGiven reports whether a model for provider p was chosen by one of

@@ -32,8 +32,9 @@ type seenRequest struct {
 // OpenAI's Chat Completions — for turns that delegate: a parent asked to
 // "delegate to NAME" calls Task for subagent NAME, then answers once it
 // has the result; a fork (its system prompt is "You are NAME.") answers
-// at once. It keeps the model and tools of every request, by who sent it
-// ("parent" or the subagent's name).
+// at once, and so does a parent asked anything else. It keeps the model
+// and tools of every request, by who sent it ("parent" or the subagent's
+// name).
 type fakeAPI struct {
 	*httptest.Server
 	openai bool
@@ -93,12 +94,11 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case bytes.Contains(body, []byte(`"tool_result"`)) || bytes.Contains(body, []byte(`"role":"tool"`)):
 		text = "all done"
 	default:
-		m := delegate.FindSubmatch(body)
-		if m == nil {
-			http.Error(w, "no one to delegate to", http.StatusBadRequest)
-			return
+		if m := delegate.FindSubmatch(body); m != nil {
+			call = string(m[1])
+		} else {
+			text = "answered"
 		}
-		call = string(m[1])
 	}
 	f.mu.Lock()
 	f.seen[who] = append(f.seen[who], seen)
@@ -318,3 +318,53 @@ func (b *logBuffer) String() string {
 }
 
 func sorted(names []string) []string { return slices.Sorted(slices.Values(names)) }
+
+// Claude Code's settings choose the model by alias too ("model": "sonnet"
+// in ~/.claude/settings.json): the request names what the alias stands
+// for, through the same table as a subagent's — Claude Code's variables,
+// from the environment or a settings file's env block, pin it; a full id
+// is sent as written; a model orca was given wins.
+func TestClaudeSettingsModelAlias(t *testing.T) {
+	t.Setenv(anthropic.APIKeyEnv, "sk-test")
+	api := newFakeAPI(t, false)
+	for _, tc := range []struct {
+		name, settings string
+		env            map[string]string
+		model          string // given to orca
+		want           string
+	}{
+		{name: "Alias", settings: `{"model": "sonnet"}`, want: "claude-sonnet-5-5"},
+		{name: "AliasPinnedByTheEnvironment", settings: `{"model": "haiku"}`,
+			env: map[string]string{"ANTHROPIC_SMALL_FAST_MODEL": "claude-haiku-4-5"}, want: "claude-haiku-4-5"},
+		{name: "AliasPinnedByTheEnvBlock", settings: `{"model": "opus", "env": {"ANTHROPIC_DEFAULT_OPUS_MODEL": "claude-opus-4-8"}}`,
+			env: map[string]string{"ANTHROPIC_DEFAULT_OPUS_MODEL": "claude-opus-4-1"}, want: "claude-opus-4-8"},
+		{name: "FullID", settings: `{"model": "claude-sonnet-4-5-20250929"}`, want: "claude-sonnet-4-5-20250929"},
+		{name: "ModelGiven", settings: `{"model": "sonnet"}`, model: "claude-opus-4-8", want: "claude-opus-4-8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claude := t.TempDir()
+			write(t, claude, "settings.json", tc.settings)
+			a, err := app.Open(t.Context(), app.Config{Workspace: t.TempDir(), ConfigDir: "-", ClaudeDir: claude,
+				Getenv: func(k string) string { return tc.env[k] },
+				Model:  app.ModelConfig{Provider: "anthropic", Model: tc.model, BaseURL: api.base()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if got := a.Model().Model; got != tc.want {
+				t.Errorf("Model() = %q, want %q", got, tc.want)
+			}
+			before := len(api.requests("parent"))
+			s, err := a.Session(t.Context(), app.SessionOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := s.Run(t.Context(), "hello"); err != nil || res.Answer != "answered" {
+				t.Fatalf("run: %+v, %v", res, err)
+			}
+			if r := api.requests("parent"); len(r) != before+1 || r[before].model != tc.want {
+				t.Errorf("the request names model %+v, want %q", r[before:], tc.want)
+			}
+		})
+	}
+}

@@ -111,7 +111,8 @@ type Settings struct {
 	// untrusted workspace; those that tighten it apply.
 	Sandbox Sandbox
 	// ClaudeModel is the "model" of Claude Code's files (the last one that
-	// sets it): a Claude model or alias, meant for the anthropic provider.
+	// sets it): a Claude model or alias ("sonnet", which stands for what
+	// llm/provider.ModelAliases says), meant for the anthropic provider.
 	ClaudeModel string
 	// NoHooks: a file set "disableAllHooks": true, so Hooks is empty (a
 	// file may only turn hooks off, so a project's counts untrusted too).
