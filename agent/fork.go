@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/orca-agent/orca/budget"
@@ -20,40 +21,41 @@ import (
 const DefaultMaxDepth = 3
 
 // child returns the runtime a subagent runs on: the definition's prompt,
-// model and tool subset over the parent's collaborators (client,
-// workspace, hooks, middleware, bus, policy, approvals, tasks). It is built
-// once per subagent and shares the parent's tool values.
+// model (through Definition.ModelAliases) and tools
+// (subagent.Definition.Allows) over the parent's collaborators (client,
+// workspace, hooks, middleware, bus, policy, approvals, tasks). It is
+// built once per subagent and shares the parent's tool values.
 func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 	if c, ok := r.children.Load(d.Name); ok {
 		return c.(*Runtime), nil
 	}
 	def := r.def
 	def.Name, def.SystemPrompt, def.Verify = d.Name, d.Prompt, ""
-	if d.Model != "" {
+	model, known := r.def.ModelAliases[d.Model]
+	unresolved := !known && slices.Contains(subagent.ModelAliases(), d.Model)
+	switch {
+	case known:
+		def.Model = model
+	case d.Model != "" && !unresolved:
 		def.Model = d.Model
 	}
 	c := &Runtime{id: r.id + "/" + d.Name, def: def, client: r.client, fs: r.fs, logger: r.logger, transcripts: r.transcripts,
 		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, approvals: r.approvals,
 		tasks: r.tasks, subagents: r.subagents, tools: tool.NewRegistry()}
 	for _, tl := range r.tools.Tools() {
-		if d.Tools != nil && !contains(d.Tools, tl.Name()) {
+		if !d.Allows(tl.Name()) {
 			continue
 		}
 		if err := c.tools.Add(tl); err != nil {
 			return nil, err
 		}
 	}
-	actual, _ := r.children.LoadOrStore(d.Name, c)
-	return actual.(*Runtime), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+	actual, loaded := r.children.LoadOrStore(d.Name, c)
+	if unresolved && !loaded {
+		r.logger.Warn("subagent model alias stands for no model of this provider: the subagent runs on its parent's model; "+
+			`name one in the settings' "modelAliases"`, "subagent", d.Name, "file", d.Path, "alias", d.Model, "model", def.Model)
 	}
-	return false
+	return actual.(*Runtime), nil
 }
 
 // forker is the subagent.Forker the runtime hands a tool that forks

@@ -67,6 +67,13 @@ type Definition struct {
 	SystemPrompt string
 	// Model is passed to the client as Request.Model.
 	Model string
+	// ModelAliases say which models the model names of subagent
+	// definitions stand for (llm/provider.ModelAliases builds the table):
+	// a subagent whose model is a key runs on its value. One whose model
+	// is an alias of Claude Code's (subagent.ModelAliases) that the table
+	// lacks runs on its parent's model, and the runtime logs a warning;
+	// any other name is a model id, sent as written.
+	ModelAliases map[string]string
 	// MaxIterations caps the model calls of one turn (DefaultMaxIterations
 	// if zero).
 	MaxIterations int
@@ -358,7 +365,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		}
 	}
 	for _, d := range rt.subagents {
-		env.Subagents = append(env.Subagents, tool.Subagent{Name: d.Name, Description: d.Description, Tools: d.Tools})
+		env.Subagents = append(env.Subagents, tool.Subagent{Name: d.Name, Description: d.Description, Tools: d.Tools, DisallowedTools: d.DisallowedTools})
 	}
 	if root := rt.fs.Root(); root != "" {
 		runner := sandbox.Runner{}

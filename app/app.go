@@ -227,16 +227,15 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		prompt = systemPrompt(prompt, env, memory)
 		a.memory = memory
 	}
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	if cfg.Client != nil {
-		a.model = &model{client: cfg.Client, cfg: provider.Config{Model: cfg.Model.Model}}
-	} else {
-		getenv := cfg.Getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		if a.model, err = chooseModel(&a.cfg, a.settings, getenv); err != nil {
-			return nil, err
-		}
+		rc := provider.Config{Model: cfg.Model.Model}
+		a.model = &model{client: cfg.Client, cfg: rc, aliases: modelAliases(rc, a.settings, getenv)}
+	} else if a.model, err = chooseModel(&a.cfg, a.settings, getenv); err != nil {
+		return nil, err
 	}
 	verify := a.settings.Verify
 	if cfg.Verify != nil {
@@ -315,6 +314,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		SystemPrompt:  prompt,
 		MaxIterations: cfg.MaxIterations,
 		Model:         a.model.cfg.Model,
+		ModelAliases:  a.model.aliases,
 		Prices:        budget.DefaultPrices.With(a.settings.Prices),
 		Verify:        verify,
 		ToolProviders: cfg.ToolProviders,

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -62,11 +64,37 @@ func ProviderList() string {
 
 // model is the resolved model: the client, what completes it once a
 // session's id is known (nil: nothing; the script provider's routes are
-// per session), and its configuration.
+// per session), its configuration and what the subagents' model aliases
+// stand for on it.
 type model struct {
-	client llm.Client
-	fill   func(sessionID string)
-	cfg    provider.Config
+	client  llm.Client
+	fill    func(sessionID string)
+	cfg     provider.Config
+	aliases map[string]string
+}
+
+// modelAliases returns the table of the subagents' model aliases on the
+// resolved configuration rc (llm/provider.ModelAliases): the settings'
+// "modelAliases" — the project's over the user's, each only if its file
+// names no other provider — over Claude Code's variables, from the
+// settings' env block or else the environment, over the provider's own.
+func modelAliases(rc provider.Config, s *config.Settings, getenv func(string) string) map[string]string {
+	overrides := map[string]string{}
+	for _, m := range []config.ModelSettings{s.UserModel, s.ProjectModel} {
+		if m.Provider == "" || m.Provider == rc.Provider {
+			maps.Copy(overrides, m.Aliases)
+		}
+	}
+	env := func(k string) string {
+		switch k {
+		case provider.SonnetModelEnv, provider.OpusModelEnv, provider.HaikuModelEnv, provider.SmallFastModelEnv:
+			if v, ok := s.Env[k]; ok {
+				return v
+			}
+		}
+		return getenv(k)
+	}
+	return provider.ModelAliases(rc, overrides, env)
 }
 
 // chooseModel resolves the model of cfg over the settings and the
@@ -80,9 +108,12 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 	project := provider.Config{Provider: s.ProjectModel.Provider, Model: s.ProjectModel.Model, BaseURL: s.ProjectModel.BaseURL}
 	user := provider.Config{Provider: s.UserModel.Provider, Model: s.UserModel.Model, BaseURL: s.UserModel.BaseURL}
 	rc := provider.Resolve(given, project, user, getenv)
+	aliases := modelAliases(rc, s, getenv)
 	if rc.Provider == "anthropic" && s.ClaudeModel != "" && !modelGiven(rc.Provider, getenv, given, project, user) {
-		// Claude Code's settings chose a Claude model.
-		rc.Model = s.ClaudeModel
+		// Claude Code's settings chose a Claude model, often by alias
+		// ("model": "sonnet"), which stands for what it would for a
+		// subagent.
+		rc.Model = cmp.Or(aliases[s.ClaudeModel], s.ClaudeModel)
 	}
 
 	// from says where the provider was chosen, for the errors.
@@ -115,7 +146,7 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 		if err != nil {
 			return nil, err
 		}
-		return &model{client: client, fill: fill, cfg: rc}, nil
+		return &model{client: client, fill: fill, cfg: rc, aliases: aliases}, nil
 	case !slices.Contains(provider.Names(), rc.Provider):
 		return nil, configErrorf("unknown provider %q (chosen by %s): the providers are %s", rc.Provider, from, ProviderList())
 	case cfg.Model.Script != "":
@@ -126,7 +157,7 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 	if err != nil {
 		return nil, configErrorf("%v (the provider %s was chosen by %s)", err, rc.Provider, from)
 	}
-	return &model{client: client, cfg: rc}, nil
+	return &model{client: client, cfg: rc, aliases: aliases}, nil
 }
 
 // modelGiven reports whether a model for provider p was chosen by one of

@@ -28,14 +28,21 @@
 // true turns the files' hooks off.
 //
 // Beside Claude Code's keys, a file may choose the model — "provider",
-// "model", "base_url" — and price models for the cost budget, per model
-// name:
+// "model", "base_url" — say which models the model aliases of subagent
+// definitions stand for (model: sonnet), over the provider's own table
+// (llm/provider.ModelAliases):
+//
+//	{"modelAliases": {"sonnet": "qwen3-coder", "haiku": "qwen3:4b"}}
+//
+// and price models for the cost budget, per model name:
 //
 //	{"prices": {"my-model": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}}}
 //
 // in US dollars per million tokens (a price left out is 0); a later file's
-// entry for a model replaces an earlier one's. The "sandbox" key, in
-// Claude Code's shape, says how commands are sandboxed (see Sandbox).
+// entry for a model, or for an alias, replaces an earlier one's. Model
+// aliases, like the model, belong to the file's provider if it names one.
+// The "sandbox" key, in Claude Code's shape, says how commands are
+// sandboxed (see Sandbox).
 //
 // Project files come with the workspace, so a cloned repository could use
 // them to run commands or grant itself permissions. Their hooks therefore
@@ -44,8 +51,9 @@
 // their allow rules and a defaultMode that allows more than "default" are
 // skipped too, while their deny and ask rules, which only restrict, apply;
 // so are sandbox settings that loosen the sandbox, their base_url (which could send the user's API key elsewhere) and
-// prices (which could hide spending from the cost budget). The user's own
-// file is always applied in full.
+// prices (which could hide spending from the cost budget). Their provider,
+// model and modelAliases, a choice of model like the user's flags, always
+// apply. The user's own file is always applied in full.
 //
 // The command hooks themselves — how they run and answer — are package
 // hook/command's.
@@ -103,7 +111,8 @@ type Settings struct {
 	// untrusted workspace; those that tighten it apply.
 	Sandbox Sandbox
 	// ClaudeModel is the "model" of Claude Code's files (the last one that
-	// sets it): a Claude model or alias, meant for the anthropic provider.
+	// sets it): a Claude model or alias ("sonnet", which stands for what
+	// llm/provider.ModelAliases says), meant for the anthropic provider.
 	ClaudeModel string
 	// NoHooks: a file set "disableAllHooks": true, so Hooks is empty (a
 	// file may only turn hooks off, so a project's counts untrusted too).
@@ -127,15 +136,19 @@ type Permissions struct {
 	NoBypass bool
 }
 
-// ModelSettings are the "provider", "model" and "base_url" of settings
-// files; empty when not given.
+// ModelSettings are the "provider", "model", "base_url" and
+// "modelAliases" of settings files; empty when not given.
 type ModelSettings struct {
 	Provider, Model, BaseURL string
+	// Aliases map the model names of subagent definitions (sonnet, opus,
+	// haiku, or names of the user's own) to models; nil when no file
+	// gives any.
+	Aliases map[string]string
 }
 
 // over returns m, with what it leaves empty taken from less — except a
-// model or base URL that less gives for another provider than the one
-// chosen: those belong to that provider.
+// model, base URL or aliases that less gives for another provider than
+// the one chosen: those belong to that provider.
 func (m ModelSettings) over(less ModelSettings) ModelSettings {
 	out := m
 	if out.Provider == "" {
@@ -149,6 +162,10 @@ func (m ModelSettings) over(less ModelSettings) ModelSettings {
 	}
 	if out.BaseURL == "" {
 		out.BaseURL = less.BaseURL
+	}
+	if len(less.Aliases) > 0 {
+		out.Aliases = maps.Clone(less.Aliases)
+		maps.Copy(out.Aliases, m.Aliases)
 	}
 	return out
 }
@@ -611,6 +628,13 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 		}
 		*k.out = v
 	}
+	if raw, ok := top["modelAliases"]; ok {
+		aliases, err := parseAliases(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		f.model.Aliases = aliases
+	}
 	if raw, ok := top["verify"]; ok {
 		var v string
 		if err := json.Unmarshal(raw, &v); err != nil || strings.TrimSpace(v) == "" {
@@ -689,6 +713,35 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 		}
 	}
 	return f, nil
+}
+
+// parseAliases checks the "modelAliases" of a file; errors name the key:
+// modelAliases["sonnet"].
+func parseAliases(raw json.RawMessage) (map[string]string, error) {
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &in); err != nil || in == nil {
+		return nil, fmt.Errorf("modelAliases: want an object of model names by alias, got %s", kind(raw))
+	}
+	out := make(map[string]string, len(in))
+	for _, alias := range slices.Sorted(maps.Keys(in)) {
+		raw := in[alias]
+		key := fmt.Sprintf("modelAliases[%q]", alias)
+		switch strings.TrimSpace(alias) {
+		case "":
+			return nil, fmt.Errorf("%s: the alias is empty", key)
+		case "inherit":
+			return nil, fmt.Errorf("%s: inherit is not an alias: it means the parent's model", key)
+		}
+		var m string
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("%s: want a model name (a string), got %s", key, kind(raw))
+		}
+		if strings.TrimSpace(m) == "" {
+			return nil, fmt.Errorf("%s: want a model name, got an empty string", key)
+		}
+		out[alias] = strings.TrimSpace(m)
+	}
+	return out, nil
 }
 
 // parsePrices checks the "prices" of a file; errors name the key:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -182,6 +183,11 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{"unknown price", `{"prices": {"gpt-6.1-terra": {"input": 1, "inptu": 2}}}`, `prices["gpt-6.1-terra"].inptu: unknown price (the prices are input, output, cache_read and cache_write)`},
 		{"price not a number", `{"prices": {"m": {"output": "15"}}}`, `prices["m"].output: want a number of US dollars per million tokens, got a string`},
 		{"negative price", `{"prices": {"m": {"cache_read": -0.3}}}`, `prices["m"].cache_read: -0.3 is negative`},
+		{"aliases not an object", `{"modelAliases": ["sonnet"]}`, `modelAliases: want an object of model names by alias, got a list`},
+		{"alias not a string", `{"modelAliases": {"sonnet": 4}}`, `modelAliases["sonnet"]: want a model name (a string), got a number`},
+		{"alias to nothing", `{"modelAliases": {"haiku": ""}}`, `modelAliases["haiku"]: want a model name, got an empty string`},
+		{"empty alias", `{"modelAliases": {" ": "m"}}`, `modelAliases[" "]: the alias is empty`},
+		{"inherit aliased", `{"modelAliases": {"inherit": "m"}}`, `modelAliases["inherit"]: inherit is not an alias: it means the parent's model`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfgDir, ws := setup(t)
@@ -227,29 +233,35 @@ func TestEventNames(t *testing.T) {
 // The model settings: the user's file's and the project's apart (the
 // local file over the shared one, except what it gives for another
 // provider); prices merge per model, later files winning. An untrusted
-// project's model choice applies, but not its base URL or prices.
+// project's model choice (its model aliases included) applies, but not its
+// base URL or prices.
 func TestLoadModelSettings(t *testing.T) {
 	cfgDir, ws := setup(t)
 	writeFile(t, cfgDir, "orca/settings.json", `{
 		"provider": "openai", "model": "gpt-6.1-terra", "base_url": "http://localhost:11434/v1",
+		"modelAliases": {"sonnet": "qwen3-coder", "haiku": "qwen3:4b"},
 		"prices": {"gpt-6.1-terra": {"input": 1, "output": 5}, "llama3.2": {"input": 0.01}}
 	}`)
 	writeFile(t, ws, ".orca/settings.json", `{
 		"provider": "openai", "model": "gpt-6-luna", "base_url": "https://gateway.example.com/v1",
+		"modelAliases": {"opus": "gpt-6-sol", "haiku": "gpt-6-luna"},
 		"prices": {"claude-opus-5-5": {"input": 3.5, "output": 17.5, "cache_read": 0.35, "cache_write": 4.375}}
 	}`)
-	writeFile(t, ws, ".orca/settings.local.json", `{"provider": "anthropic", "model": "claude-opus-5-5", "prices": {"llama3.2": {"input": 0.02}}}`)
+	writeFile(t, ws, ".orca/settings.local.json", `{"provider": "anthropic", "model": "claude-opus-5-5",
+		"modelAliases": {"haiku": "claude-haiku-4-5"}, "prices": {"llama3.2": {"input": 0.02}}}`)
 
 	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, TrustOverride: true})
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("Load: %v, %v", warns, err)
 	}
-	if want := (config.ModelSettings{Provider: "openai", Model: "gpt-6.1-terra", BaseURL: "http://localhost:11434/v1"}); s.UserModel != want {
+	if want := (config.ModelSettings{Provider: "openai", Model: "gpt-6.1-terra", BaseURL: "http://localhost:11434/v1",
+		Aliases: map[string]string{"sonnet": "qwen3-coder", "haiku": "qwen3:4b"}}); !reflect.DeepEqual(s.UserModel, want) {
 		t.Errorf("user's: %+v", s.UserModel)
 	}
-	// The shared file's gateway is for OpenAI, not the local file's
-	// Anthropic.
-	if want := (config.ModelSettings{Provider: "anthropic", Model: "claude-opus-5-5"}); s.ProjectModel != want {
+	// The shared file's gateway and aliases are for OpenAI, not the local
+	// file's Anthropic.
+	if want := (config.ModelSettings{Provider: "anthropic", Model: "claude-opus-5-5",
+		Aliases: map[string]string{"haiku": "claude-haiku-4-5"}}); !reflect.DeepEqual(s.ProjectModel, want) {
 		t.Errorf("project's: %+v", s.ProjectModel)
 	}
 	want := budget.Prices{
@@ -266,7 +278,7 @@ func TestLoadModelSettings(t *testing.T) {
 
 	// Untrusted: the project's base URL could send the user's key
 	// elsewhere, and its prices could hide spending; both wait for trust.
-	writeFile(t, ws, ".orca/settings.local.json", `{"model": "gpt-6-sol", "prices": {"llama3.2": {"input": 0.02}}}`)
+	writeFile(t, ws, ".orca/settings.local.json", `{"model": "gpt-6-sol", "modelAliases": {"opus": "gpt-6.1-sol"}, "prices": {"llama3.2": {"input": 0.02}}}`)
 	s, warns, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +287,10 @@ func TestLoadModelSettings(t *testing.T) {
 		!strings.Contains(warns[1].Message, "1 model price not applied") {
 		t.Errorf("warnings: %v", warns)
 	}
-	if want := (config.ModelSettings{Provider: "openai", Model: "gpt-6-sol"}); s.ProjectModel != want {
+	// The local file names no provider: the shared file's aliases are
+	// its too, its own over them.
+	if want := (config.ModelSettings{Provider: "openai", Model: "gpt-6-sol",
+		Aliases: map[string]string{"opus": "gpt-6.1-sol", "haiku": "gpt-6-luna"}}); !reflect.DeepEqual(s.ProjectModel, want) {
 		t.Errorf("untrusted project's: %+v", s.ProjectModel)
 	}
 	if !maps.Equal(s.Prices, budget.Prices{"gpt-6.1-terra": {Input: 1, Output: 5}, "llama3.2": {Input: 0.01}}) {
@@ -284,7 +299,7 @@ func TestLoadModelSettings(t *testing.T) {
 
 	// No file with model settings or prices: none.
 	s, _, err = config.Load(config.LoadOptions{ConfigDir: t.TempDir()})
-	if err != nil || s.Prices != nil || s.UserModel != (config.ModelSettings{}) || s.ProjectModel != (config.ModelSettings{}) {
+	if err != nil || s.Prices != nil || !reflect.DeepEqual(s.UserModel, config.ModelSettings{}) || !reflect.DeepEqual(s.ProjectModel, config.ModelSettings{}) {
 		t.Errorf("no files: %+v, %v", s, err)
 	}
 }

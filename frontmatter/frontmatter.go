@@ -69,8 +69,12 @@ func isFence(line string) bool { return strings.TrimRight(line, " \t") == "---" 
 // List reads a list field given as a YAML list or one string. Entries are
 // split at commas and at blanks outside parentheses, so "Read, Grep",
 // "Read Grep" and "Bash(git add:*)" all work. field names it in errors.
+//
+// A field that is missing or null gives nil; one that is given but names
+// nothing ([] or "") gives an empty list that is not nil, so that a caller
+// can tell "not said" from "none".
 func List(n *yaml.Node, field string) ([]string, error) {
-	var out []string
+	out := []string{}
 	switch {
 	case n.Kind == 0, n.Kind == yaml.ScalarNode && n.Tag == "!!null":
 		return nil, nil

@@ -28,10 +28,18 @@ import (
 type Definition struct {
 	Name        string
 	Description string
-	// Tools are the tool names the subagent may use; nil means all of its
-	// parent's.
+	// Tools are the tool names the subagent may use, of its parent's: nil
+	// (no tools key in the file, or tools: with no value) means all of
+	// them; an empty list that is not nil (tools: [] or tools: "") means
+	// none.
 	Tools []string
-	// Model is the model to use; empty means the parent's.
+	// DisallowedTools are tool names the subagent may not use, taken away
+	// from Tools (or from all of its parent's when Tools is nil): the
+	// file's disallowedTools.
+	DisallowedTools []string
+	// Model is the model to use, as the file names it: a model id or an
+	// alias (ModelAliases), which the runtime resolves; empty (no model
+	// key, or inherit) means the parent's.
 	Model string
 	// Prompt is the system prompt.
 	Prompt string
@@ -47,17 +55,28 @@ var GeneralPurpose = Definition{
 	Source:      "builtin",
 }
 
+// ModelAliases returns the model aliases of Claude Code's subagent files
+// (model: sonnet): the model families, each standing for a model of the
+// provider the subagent runs on (llm/provider.ModelAliases).
+func ModelAliases() []string { return []string{"sonnet", "opus", "haiku"} }
+
 // ErrMalformed is wrapped by the errors of definition files that cannot be
 // used.
 var ErrMalformed = errors.New("malformed subagent definition")
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
+// Allows reports whether the subagent may use the tool named name.
+func (d *Definition) Allows(name string) bool {
+	return (d.Tools == nil || slices.Contains(d.Tools, name)) && !slices.Contains(d.DisallowedTools, name)
+}
+
 type frontMatter struct {
-	Name        string    `yaml:"name"`
-	Description string    `yaml:"description"`
-	Tools       yaml.Node `yaml:"tools"`
-	Model       string    `yaml:"model"`
+	Name            string    `yaml:"name"`
+	Description     string    `yaml:"description"`
+	Tools           yaml.Node `yaml:"tools"`
+	DisallowedTools yaml.Node `yaml:"disallowedTools"`
+	Model           string    `yaml:"model"`
 }
 
 // Parse parses a definition file whose base name (without .md) is file.
@@ -78,6 +97,9 @@ func Parse(file string, data []byte) (Definition, error) {
 		return Definition{}, fmt.Errorf("%w: description is missing (it tells the model when to use the subagent)", ErrMalformed)
 	}
 	if d.Tools, err = frontmatter.List(&fm.Tools, "tools"); err != nil {
+		return Definition{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if d.DisallowedTools, err = frontmatter.List(&fm.DisallowedTools, "disallowedTools"); err != nil {
 		return Definition{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if d.Model == "inherit" {

@@ -48,6 +48,80 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// tools: [] (or "") gives no tools, a missing or null tools all of the
+// parent's; disallowedTools takes tools away from either.
+func TestParseTools(t *testing.T) {
+	parse := func(fm string) subagent.Definition {
+		t.Helper()
+		d, err := subagent.Parse("x", []byte("---\ndescription: d\n"+fm+"---\nprompt\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", fm, err)
+		}
+		return d
+	}
+	parent := []string{"Read", "Grep", "Bash", "Write"}
+	for _, tc := range []struct {
+		fm   string
+		want []string
+	}{
+		{"", parent},
+		{"tools:\n", parent},
+		{"tools: []\n", nil},
+		{"tools: \"\"\n", nil},
+		{"tools: Read, Bash\n", []string{"Read", "Bash"}},
+		{"disallowedTools: Bash, Write\n", []string{"Read", "Grep"}},
+		{"tools: [Read, Bash]\ndisallowedTools: [Bash]\n", []string{"Read"}},
+		{"disallowedTools: []\n", parent},
+	} {
+		d := parse(tc.fm)
+		var got []string
+		for _, name := range parent {
+			if d.Allows(name) {
+				got = append(got, name)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%q allows %v, want %v", tc.fm, got, tc.want)
+		}
+	}
+	if d := parse("tools: []\n"); d.Tools == nil {
+		t.Error("tools: [] parsed as no tools key")
+	}
+	if d := parse("tools:\n"); d.Tools != nil {
+		t.Errorf("tools: with no value parsed as %#v", d.Tools)
+	}
+	if _, err := subagent.Parse("x", []byte("---\ndescription: d\ndisallowedTools: {Bash: 1}\n---\nprompt")); !errors.Is(err, subagent.ErrMalformed) || !strings.Contains(err.Error(), "disallowedTools") {
+		t.Errorf("a malformed disallowedTools: %v", err)
+	}
+}
+
+// The Task tool tells the model which tools each subagent has: none for
+// tools: [], never "all" by omission.
+func TestTaskListsTools(t *testing.T) {
+	tools, err := subagent.TaskProvider().Tools(tool.Env{Subagents: []tool.Subagent{
+		{Name: "all", Description: "Has all."},
+		{Name: "none", Description: "Has none.", Tools: []string{}},
+		{Name: "some", Description: "Has some.", Tools: []string{"Read", "Bash"}, DisallowedTools: []string{"Bash"}},
+		{Name: "most", Description: "Has most.", DisallowedTools: []string{"Write", "Edit"}},
+		{Name: "emptied", Description: "Had one.", Tools: []string{"Bash"}, DisallowedTools: []string{"Bash"}},
+	}})
+	if err != nil || len(tools) != 1 {
+		t.Fatal(tools, err)
+	}
+	desc := tools[0].Description()
+	for _, want := range []string{
+		"- all: Has all.\n",
+		"- none: Has none. (Tools: none)\n",
+		"- some: Has some. (Tools: Read)\n",
+		"- most: Has most. (Tools: all but Write, Edit)\n",
+		"- emptied: Had one. (Tools: none)\n",
+	} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("the Task description lacks %q:\n%s", want, desc)
+		}
+	}
+}
+
 func TestDiscover(t *testing.T) {
 	root, config := t.TempDir(), t.TempDir()
 	write := func(dir, rel, s string) {

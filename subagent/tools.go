@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,13 +59,31 @@ The agent gets its own context: give it a complete, self-contained prompt, and s
 Available agent types (subagent_type):
 `)
 	for _, d := range agents {
-		fmt.Fprintf(&b, "- %s: %s", d.Name, d.Description)
-		if d.Tools != nil {
-			fmt.Fprintf(&b, " (Tools: %s)", strings.Join(d.Tools, ", "))
-		}
-		b.WriteString("\n")
+		fmt.Fprintf(&b, "- %s: %s%s\n", d.Name, d.Description, toolsNote(d))
 	}
 	return b.String()
+}
+
+// toolsNote says which tools a subagent has, unless it has all of its
+// parent's: " (Tools: Read, Grep)", " (Tools: none)", " (Tools: all but
+// Write, Edit)".
+func toolsNote(d tool.Subagent) string {
+	if d.Tools == nil {
+		if len(d.DisallowedTools) == 0 {
+			return ""
+		}
+		return " (Tools: all but " + strings.Join(d.DisallowedTools, ", ") + ")"
+	}
+	var names []string
+	for _, n := range d.Tools {
+		if !slices.Contains(d.DisallowedTools, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return " (Tools: none)"
+	}
+	return " (Tools: " + strings.Join(names, ", ") + ")"
 }
 
 func (*taskTool) Schema() json.RawMessage {

@@ -179,8 +179,12 @@ type Folders struct {
 // Subagent describes a subagent a fork can run.
 type Subagent struct {
 	Name, Description string
-	// Tools are the names of the tools it may use; nil means all.
+	// Tools are the names of the tools it may use: nil means all, an
+	// empty list that is not nil none.
 	Tools []string
+	// DisallowedTools are names of tools it may not use, taken away from
+	// Tools (or from all).
+	DisallowedTools []string
 }
 
 // Provider contributes tools to a runtime. Tools is called once per runtime,

@@ -177,9 +177,9 @@ every event as an observation row ('orca timeline --session ID'); with
 Settings files ($XDG_CONFIG_HOME/orca/settings.json, .orca/settings.json and
 .orca/settings.local.json in the workspace) add permission rules, a default
 permission mode and command hooks, in Claude Code's format, and choose the
-model ("provider", "model", "base_url"), its prices and a verification
-command ("verify"); a workspace's own hooks run only once 'orca trust' has
-trusted it. The workspace's extensions
+model ("provider", "model", "base_url", and "modelAliases" for subagents),
+its prices and a verification command ("verify"); a workspace's own hooks
+run only once 'orca trust' has trusted it. The workspace's extensions
 (.orca/hooks/<name>/hook.yaml and a handler) run only once 'orca trust
 hook:<name>' has granted them.`,
 		SilenceErrors: true,

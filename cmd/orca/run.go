@@ -81,7 +81,9 @@ Settings files: $XDG_CONFIG_HOME/orca/settings.json (default
 ~/.config/orca/settings.json), then .orca/settings.json and
 .orca/settings.local.json in the workspace, in Claude Code's format
 (permissions and command hooks), plus orca's "provider", "model",
-"base_url", "prices" (per model, dollars per million tokens) and "verify".
+"base_url", "modelAliases" (the models subagents' "model: sonnet", "opus"
+and "haiku" run on), "prices" (per model, dollars per million tokens) and
+"verify".
 The workspace's own hooks, allow rules, permissive defaultMode, base_url,
 prices and verify apply only once you trust it: 'orca trust DIR', or --trust
 for one run. The workspace's extensions (.orca/hooks/<name>, with a

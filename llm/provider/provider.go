@@ -7,12 +7,18 @@
 // ORCA_MODEL). API keys come from the providers' own variables
 // (ANTHROPIC_API_KEY, OPENAI_API_KEY) unless a Config carries one.
 //
+// ModelAliases is the one table of what the model aliases of subagent
+// definitions (model: sonnet) stand for with a configuration.
+//
 // The scripted model of tests and demos (llm/script) is not built here:
 // it needs a script, which is no provider setting.
 package provider
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"net/url"
 	"strings"
 
 	"github.com/orca-agent/orca/llm"
@@ -30,6 +36,16 @@ const (
 const (
 	ProviderEnv = "ORCA_PROVIDER"
 	ModelEnv    = "ORCA_MODEL"
+)
+
+// The environment variables ModelAliases reads for Anthropic: Claude
+// Code's, which pin its model aliases to model ids. SmallFastModelEnv is
+// the older name of HaikuModelEnv, which wins over it.
+const (
+	SonnetModelEnv    = "ANTHROPIC_DEFAULT_SONNET_MODEL"
+	OpusModelEnv      = "ANTHROPIC_DEFAULT_OPUS_MODEL"
+	HaikuModelEnv     = "ANTHROPIC_DEFAULT_HAIKU_MODEL"
+	SmallFastModelEnv = "ANTHROPIC_SMALL_FAST_MODEL"
 )
 
 // Names returns the providers New builds.
@@ -151,4 +167,66 @@ func Resolve(flags, project, user Config, env func(string) string) Config {
 		out.Model = DefaultModel(out.Provider)
 	}
 	return out
+}
+
+// ModelAliases returns the table of what the model names of subagent
+// definitions (Claude Code's sonnet, opus and haiku, and any others the
+// overrides name) stand for under cfg, a resolved configuration. Each
+// name takes the first of:
+//
+//   - overrides: the user's own table (the settings' "modelAliases");
+//   - for Anthropic, Claude Code's variables, read with env (which may be
+//     nil): SonnetModelEnv, OpusModelEnv, HaikuModelEnv, then
+//     SmallFastModelEnv for haiku;
+//   - the provider's table: anthropic.ModelAliases (also through a
+//     gateway's base URL: gateways serve Claude's model ids), or
+//     openai.ModelAliases on OpenAI's own API only. Any other base URL for
+//     OpenAI (cfg.BaseURL, else env(openai.BaseURLEnv)) is a server whose
+//     models are its own — often only the one the user named — so it has
+//     no table; nor has any other provider (script).
+//
+// A name the table leaves out is the runtime's to handle
+// (agent.Definition.ModelAliases: an alias runs on its parent's model).
+// The table is the caller's to change.
+func ModelAliases(cfg Config, overrides map[string]string, env func(string) string) map[string]string {
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	out := map[string]string{}
+	switch cfg.Provider {
+	case Anthropic:
+		maps.Copy(out, anthropic.ModelAliases())
+		for alias, vars := range map[string][]string{
+			"sonnet": {SonnetModelEnv},
+			"opus":   {OpusModelEnv},
+			"haiku":  {HaikuModelEnv, SmallFastModelEnv},
+		} {
+			for _, v := range vars {
+				if m := strings.TrimSpace(env(v)); m != "" {
+					out[alias] = m
+					break
+				}
+			}
+		}
+	case OpenAI:
+		if openAIsOwn(cmp.Or(cfg.BaseURL, env(openai.BaseURLEnv))) {
+			maps.Copy(out, openai.ModelAliases())
+		}
+	}
+	for alias, m := range overrides {
+		if m != "" {
+			out[alias] = m
+		}
+	}
+	return out
+}
+
+// openAIsOwn reports whether base, a base URL ("" for the default), is
+// OpenAI's own API.
+func openAIsOwn(base string) bool {
+	if base == "" {
+		return true
+	}
+	u, err := url.Parse(base)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
 }

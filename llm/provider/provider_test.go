@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -159,5 +160,79 @@ func TestNewWiring(t *testing.T) {
 				t.Errorf("request to %s, auth %q, model %q, max tokens %d", path, auth, model, maxTokens)
 			}
 		})
+	}
+}
+
+// Each provider's table says what Claude Code's aliases stand for; the
+// user's overrides win over Claude Code's variables, which win over
+// Anthropic's table; OpenAI's table is for OpenAI's own API only; other
+// providers have none.
+func TestModelAliases(t *testing.T) {
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	claude := map[string]string{"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
+	gpt := map[string]string{"sonnet": openai.DefaultModel, "opus": "gpt-6.1-sol", "haiku": "gpt-6-luna"}
+	for _, tc := range []struct {
+		name      string
+		cfg       provider.Config
+		overrides map[string]string
+		env       map[string]string
+		want      map[string]string
+	}{
+		{name: "Anthropic", cfg: provider.Config{Provider: "anthropic"}, want: claude},
+		{name: "AnthropicGateway", cfg: provider.Config{Provider: "anthropic", BaseURL: "https://gateway.example.com"}, want: claude},
+		{
+			name: "ClaudeCodeVariables",
+			cfg:  provider.Config{Provider: "anthropic"},
+			env: map[string]string{"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-sonnet-4-6", "ANTHROPIC_DEFAULT_OPUS_MODEL": "claude-opus-4-8",
+				"ANTHROPIC_SMALL_FAST_MODEL": "claude-haiku-4-5"},
+			want: map[string]string{"sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-8", "haiku": "claude-haiku-4-5"},
+		},
+		{
+			name: "HaikuVariableOverSmallFast",
+			cfg:  provider.Config{Provider: "anthropic"},
+			env:  map[string]string{"ANTHROPIC_DEFAULT_HAIKU_MODEL": "claude-haiku-4-5-20251001", "ANTHROPIC_SMALL_FAST_MODEL": "claude-haiku-4-5"},
+			want: map[string]string{"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-4-5-20251001"},
+		},
+		{
+			name:      "OverridesWin",
+			cfg:       provider.Config{Provider: "anthropic"},
+			overrides: map[string]string{"sonnet": "claude-sonnet-5", "fast": "claude-haiku-4-5"},
+			env:       map[string]string{"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-sonnet-4-6"},
+			want:      map[string]string{"sonnet": "claude-sonnet-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5", "fast": "claude-haiku-4-5"},
+		},
+		{name: "OpenAI", cfg: provider.Config{Provider: "openai"}, want: gpt},
+		{name: "OpenAIsOwnBaseURL", cfg: provider.Config{Provider: "openai", BaseURL: "https://api.openai.com/v1"}, want: gpt},
+		{
+			// Claude Code's variables name Claude models.
+			name: "OpenAIIgnoresClaudeCodeVariables",
+			cfg:  provider.Config{Provider: "openai"},
+			env:  map[string]string{"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-sonnet-4-6"},
+			want: gpt,
+		},
+		{name: "LocalServer", cfg: provider.Config{Provider: "openai", Model: "qwen3-coder", BaseURL: "http://localhost:11434/v1"}, want: map[string]string{}},
+		{name: "LocalServerFromEnvironment", cfg: provider.Config{Provider: "openai"}, env: map[string]string{"OPENAI_BASE_URL": "http://localhost:8080/v1"}, want: map[string]string{}},
+		{
+			name:      "LocalServerOverrides",
+			cfg:       provider.Config{Provider: "openai", BaseURL: "http://localhost:11434/v1"},
+			overrides: map[string]string{"haiku": "qwen3:4b"},
+			want:      map[string]string{"haiku": "qwen3:4b"},
+		},
+		{name: "Script", cfg: provider.Config{Provider: "script"}, env: map[string]string{"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-sonnet-4-6"}, want: map[string]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := provider.ModelAliases(tc.cfg, tc.overrides, env(tc.env)); !maps.Equal(got, tc.want) {
+				t.Errorf("ModelAliases = %v\nwant           %v", got, tc.want)
+			}
+		})
+	}
+	if got := provider.ModelAliases(provider.Config{Provider: "anthropic"}, nil, nil); !maps.Equal(got, claude) {
+		t.Errorf("nil env: %v", got)
+	}
+	// Each call's table is its own.
+	provider.ModelAliases(provider.Config{Provider: "anthropic"}, nil, nil)["sonnet"] = "changed"
+	if got := provider.ModelAliases(provider.Config{Provider: "anthropic"}, nil, nil); got["sonnet"] != "claude-sonnet-5-5" {
+		t.Errorf("a caller changed the table: %v", got)
 	}
 }
