@@ -95,7 +95,7 @@ func (f *forker) Fork(ctx context.Context, agentType, prompt string, background 
 	if t.rt.hooks.Has(hook.SubagentStart) {
 		out := t.runHook(&hook.SubagentStartPayload{Common: t.common(), Agent: def.Name, AgentID: exec, Prompt: prompt})
 		if out.EndTurn != "" {
-			return nil, fmt.Errorf("Subagent %s was not started: %s", def.Name, t.ended)
+			return nil, fmt.Errorf("%s: subagent %s was not started: the turn was %s", f.call.Name, def.Name, t.ended)
 		}
 		if out.Action == hook.Block {
 			r := t.blocked(f.call, "hook:"+out.By, fmt.Sprintf("Subagent %s was not started: blocked by hook %s: %s", def.Name, out.By, out.Reason))

@@ -96,6 +96,9 @@ func TestMemoryFilesReachTheModel(t *testing.T) {
 
 	c, a = runOnce(t, app.Config{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: claude, NoClaude: true, SystemPrompt: "BASE"})
 	sys = c.system(t)
+	if got := a.MemoryFiles(); slices.Contains(got, "CLAUDE.md") || !slices.Contains(got, "AGENTS.md") {
+		t.Errorf("NoClaude: MemoryFiles %q", got)
+	}
 	for _, gone := range []string{"USER-CLAUDE", "PROJECT-CLAUDE", "DOT-CLAUDE", "LOCAL"} {
 		if strings.Contains(sys, gone) {
 			t.Errorf("NoClaude: %s was sent", gone)
