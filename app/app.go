@@ -82,6 +82,9 @@ type Config struct {
 	// the workspace's .claude, CLAUDE.md — only orca's own. (.claude stays
 	// protected from the agent all the same.)
 	NoClaude bool
+	// PluginDirs are Claude Code plugin folders whose hooks run (see
+	// config.Plugin), as Claude Code's --plugin-dir.
+	PluginDirs []string
 	// NoSettings reads no settings files (the user's and the
 	// workspace's): only this Config counts.
 	NoSettings bool
@@ -208,7 +211,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.settings = &config.Settings{}
 	if !cfg.NoSettings {
 		if a.settings, a.warnings, err = config.Load(config.LoadOptions{Workspace: a.root, ConfigDir: cmp.Or(a.configDir, "-"),
-			ClaudeDir: cmp.Or(a.claudeDir, "-"), NoClaude: cfg.NoClaude, TrustOverride: cfg.Trust}); err != nil {
+			ClaudeDir: cmp.Or(a.claudeDir, "-"), NoClaude: cfg.NoClaude, TrustOverride: cfg.Trust, PluginDirs: cfg.PluginDirs}); err != nil {
 			return nil, &ConfigError{Err: err}
 		}
 	}

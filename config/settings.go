@@ -87,8 +87,15 @@ type Settings struct {
 	// Permissions are the files' permission rules, concatenated in file
 	// order, and the last defaultMode given.
 	Permissions Permissions
-	// Hooks are the command hooks that may run, in file order.
+	// Hooks are the command hooks that may run, in file order, then the
+	// plugins' (Plugins).
 	Hooks []command.Spec
+	// EnabledPlugins are the files' "enabledPlugins": Claude Code plugins
+	// by name@marketplace, later files over earlier ones.
+	EnabledPlugins map[string]bool
+	// Plugins are the plugins whose hooks were read (LoadOptions.PluginDirs
+	// and the enabled plugins Claude Code installed), in order.
+	Plugins []Plugin
 	// UserModel is the model choice of the user's file, ProjectModel that
 	// of the project's files (settings.local.json over settings.json).
 	// They stay apart so that a program can weigh them against its flags
@@ -203,6 +210,9 @@ type LoadOptions struct {
 	// NoClaude reads none of Claude Code's files, the user's or the
 	// project's.
 	NoClaude bool
+	// PluginDirs are plugin folders whose hooks (hooks/hooks.json) run,
+	// as Claude Code's --plugin-dir: the user named them.
+	PluginDirs []string
 }
 
 // ProjectFiles are the project settings files, relative to the workspace,
@@ -296,6 +306,12 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		s.merge(f)
 		warns = append(warns, f.warnings()...)
 	}
+	plugins, pwarns := loadPlugins(opts, s.EnabledPlugins)
+	warns = append(warns, pwarns...)
+	for _, p := range plugins {
+		s.Plugins = append(s.Plugins, p)
+		s.Hooks = append(s.Hooks, p.Hooks...)
+	}
 	if s.NoHooks && len(s.Hooks) > 0 {
 		warns = append(warns, Warning{File: s.noHooksFile, Message: fmt.Sprintf("disableAllHooks: %s of the settings files not run", plural(len(s.Hooks), "command hook"))})
 		s.Hooks = nil
@@ -376,6 +392,12 @@ func (s *Settings) merge(f *file) {
 	if f.claudeModel != "" {
 		s.ClaudeModel = f.claudeModel
 	}
+	for name, on := range f.plugins {
+		if s.EnabledPlugins == nil {
+			s.EnabledPlugins = map[string]bool{}
+		}
+		s.EnabledPlugins[name] = on
+	}
 	if f.noHooks && !s.NoHooks {
 		s.NoHooks, s.noHooksFile = true, f.path
 	}
@@ -406,6 +428,8 @@ type file struct {
 	// claudeModel is the "model" of a Claude Code file.
 	claudeModel string
 	noHooks     bool // "disableAllHooks": true
+	// plugins are "enabledPlugins": Claude Code plugins by name@marketplace.
+	plugins map[string]bool
 	// warns say what the file asks for that is not done as written.
 	warns []string
 }
@@ -415,7 +439,18 @@ type file struct {
 // URL or prices.
 func (f *file) grants() bool {
 	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
-		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0
+		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0 ||
+		enables(f.plugins)
+}
+
+// enables reports whether plugins enables any plugin.
+func enables(plugins map[string]bool) bool {
+	for _, on := range plugins {
+		if on {
+			return true
+		}
+	}
+	return false
 }
 
 // granting reports whether mode allows calls that ModeDefault asks about.
@@ -452,6 +487,10 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 	if f.sandbox != nil {
 		what = append(what, f.sandbox.grants()...)
 		f.sandbox.restrict()
+	}
+	if enables(f.plugins) {
+		what = append(what, "enabledPlugins")
+		f.plugins = nil
 	}
 	if n := len(f.env); n > 0 {
 		what = append(what, plural(n, "env variable"))
@@ -682,10 +721,32 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 		}
 		f.prices = prices
 	}
+	if raw, ok := top["enabledPlugins"]; ok {
+		if err := json.Unmarshal(raw, &f.plugins); err != nil {
+			return nil, fail("enabledPlugins", "want an object of plugin names (name@marketplace) and true or false, got %s", kind(raw))
+		}
+	}
 	if raw, ok := top["hooks"]; ok {
+		hs, warns, err := parseHooks(path, raw)
+		if err != nil {
+			return nil, err
+		}
+		f.hooks, f.warns = append(f.hooks, hs...), append(f.warns, warns...)
+	}
+	return f, nil
+}
+
+// parseHooks reads a "hooks" object of command hooks by event, as settings
+// files and plugins' hooks/hooks.json hold them.
+func parseHooks(path string, raw json.RawMessage) ([]command.Spec, []string, error) {
+	var (
+		specs []command.Spec
+		warns []string
+	)
+	{
 		var byEvent map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &byEvent); err != nil || byEvent == nil {
-			return nil, fail("hooks", "want an object of hook events, got %s", kind(raw))
+			return nil, nil, fmt.Errorf("%s: hooks: want an object of hook events, got %s", path, kind(raw))
 		}
 		var unknown []string
 		for name := range byEvent {
@@ -695,7 +756,7 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 		}
 		if len(unknown) > 0 {
 			slices.Sort(unknown)
-			f.warns = append(f.warns, fmt.Sprintf("hooks: %s skipped: orca has no such hook event (its events are %s)",
+			warns = append(warns, fmt.Sprintf("hooks: %s skipped: orca has no such hook event (its events are %s)",
 				strings.Join(quoteAll(unknown), ", "), command.EventNames()))
 		}
 		// Events in a fixed order, entries in file order.
@@ -704,15 +765,15 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			if !ok {
 				continue
 			}
-			hs, warns, err := parseEvent(path, e.Name, e.Hook, raw)
+			hs, ws, err := parseEvent(path, e.Name, e.Hook, raw)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			f.hooks = append(f.hooks, hs...)
-			f.warns = append(f.warns, warns...)
+			specs = append(specs, hs...)
+			warns = append(warns, ws...)
 		}
 	}
-	return f, nil
+	return specs, warns, nil
 }
 
 // parseAliases checks the "modelAliases" of a file; errors name the key:
@@ -1044,7 +1105,7 @@ func ruleMatcher(r policy.Rule) (func(hook.ToolCall) bool, error) {
 // do, which orca does not honour yet: a file that sets one is told so.
 // (Keys that only change how Claude Code looks are ignored silently.)
 var unusedKeys = []string{"mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
-	"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "enabledPlugins", "extraKnownMarketplaces", "forceLoginMethod"}
+	"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "extraKnownMarketplaces", "forceLoginMethod"}
 
 // EnvList returns the settings' env block as NAME=value, sorted.
 func (s *Settings) EnvList() []string {

@@ -35,6 +35,7 @@ type agentFlags struct {
 	trust         bool
 	noSandbox     bool
 	noClaude      bool
+	pluginDirs    []string
 	session       string
 	cont          bool
 	fork          bool
@@ -74,6 +75,7 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	addPermFlags(cmd, &f.perm, "the settings' defaultMode, else default")
 	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run commands (Bash, --verify) without the OS sandbox: they may then write anywhere the user can and reach the network "+
 		"(the settings' \"sandbox\": {\"enabled\": false} does the same)")
+	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "run the hooks of the Claude Code plugin in this folder (its hooks/hooks.json, with CLAUDE_PLUGIN_ROOT set); repeatable")
 	fl.BoolVar(&f.noClaude, "no-claude", false, "read none of Claude Code's files: ~/.claude (settings, skills, agents, CLAUDE.md), the workspace's .claude and CLAUDE.md; only orca's own")
 	fl.BoolVar(&f.trust, "trust", false, "trust the workspace for this run only: apply its own command hooks, allow rules and permission mode")
 	fl.Int64Var(&f.budget.tokens, "budget-tokens", 0, "cap the session's tokens (in and out, all turns) at `N`; 0 lifts the cap")
@@ -115,6 +117,7 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 		Trust:         f.trust,
 		NoSandbox:     f.noSandbox,
 		NoClaude:      f.noClaude,
+		PluginDirs:    f.pluginDirs,
 		Model:         app.ModelConfig{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script},
 		Labels:        labels,
 		Getenv:        o.env,
