@@ -48,6 +48,11 @@ type Payload interface {
 type SessionStartPayload struct {
 	Common
 	Source string `json:"source" jsonschema:"new or resumed"`
+	// EnvFile, when set, is a file handlers may write variables to, a
+	// NAME=value or export NAME=value line each, which the session's
+	// later commands (Bash) get: Claude Code's CLAUDE_ENV_FILE. It is not
+	// part of the payload's JSON; command hooks get it as CLAUDE_ENV_FILE.
+	EnvFile string `json:"-"`
 }
 
 // SessionEndPayload is sent when a live session closes.

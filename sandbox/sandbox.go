@@ -178,6 +178,9 @@ func (r *Runner) Command(ctx context.Context, dir string, argv ...string) (*Cmd,
 	if env == nil {
 		env = DefaultEnv()
 	}
+	if extra := EnvFrom(ctx); len(extra) > 0 {
+		env = slices.Concat(env, extra)
+	}
 	c := &Cmd{ctx: ctx, req: request{Argv: argv, Dir: dir, Env: env}, code: -1}
 	if r.Disabled {
 		if treeErr() == nil {
@@ -232,4 +235,23 @@ type request struct {
 	Argv []string `json:"argv"`
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
+}
+
+type envKey struct{}
+
+// WithEnv returns a context whose commands (Runner.Command) get the
+// NAME=value variables env after the runner's own: a session's variables,
+// such as those its SESSION_START hooks wrote (Claude Code's
+// CLAUDE_ENV_FILE).
+func WithEnv(ctx context.Context, env []string) context.Context {
+	if len(env) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, envKey{}, slices.Concat(EnvFrom(ctx), env))
+}
+
+// EnvFrom returns the variables WithEnv put on ctx.
+func EnvFrom(ctx context.Context) []string {
+	env, _ := ctx.Value(envKey{}).([]string)
+	return env
 }

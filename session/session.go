@@ -24,6 +24,7 @@ import (
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tool"
@@ -168,9 +169,20 @@ func (r *Router) Open(ctx context.Context, id string, opts OpenOptions) (*LiveSe
 		return nil, err
 	}
 	if hooks := r.rt.Hooks(); hooks.Has(hook.SessionStart) {
-		out := hooks.Run(ctx, &hook.SessionStartPayload{Common: s.common(), Source: source})
+		p := &hook.SessionStartPayload{Common: s.common(), Source: source}
+		// Hooks may leave variables for the session's commands in a file
+		// of their own (CLAUDE_ENV_FILE), read once they all ran.
+		if f, err := os.CreateTemp("", "orca-session-env-*"); err == nil {
+			p.EnvFile = f.Name()
+			f.Close()
+		}
+		out := hooks.Run(ctx, p)
 		s.reportHookFailures(out)
 		s.pendingContext = out.Context
+		if p.EnvFile != "" {
+			s.env = readEnvFile(p.EnvFile)
+			os.Remove(p.EnvFile)
+		}
 	}
 	s.source = source
 	s.publish(event.SessionStarted, &event.SessionData{Source: source})
@@ -242,10 +254,13 @@ type LiveSession struct {
 	lastSeq        int64
 	promptTokens   int64
 	pendingContext []string
-	running        bool
-	turnID         string
-	cancel         context.CancelCauseFunc
-	closed         bool
+	// env are the variables SESSION_START hooks left for the session's
+	// commands (CLAUDE_ENV_FILE).
+	env     []string
+	running bool
+	turnID  string
+	cancel  context.CancelCauseFunc
+	closed  bool
 
 	turnMu sync.Mutex // held while a turn (or a compaction) runs
 
@@ -721,7 +736,7 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", s.id, err)
 	}
-	turnCtx, cancel := context.WithCancelCause(ctx)
+	turnCtx, cancel := context.WithCancelCause(sandbox.WithEnv(ctx, s.env))
 	defer cancel(nil)
 	turnID := "turn_" + randomID()
 

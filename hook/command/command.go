@@ -191,7 +191,11 @@ func (c *Command) Handle(ctx context.Context, p hook.Payload) (*hook.Decision, e
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.run(ctx, in)
+	var extra []string
+	if ss, ok := p.(*hook.SessionStartPayload); ok && ss.EnvFile != "" {
+		extra = append(extra, "CLAUDE_ENV_FILE="+ss.EnvFile)
+	}
+	r, err := c.run(ctx, in, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -219,8 +223,8 @@ type result struct {
 	stdout, stderr string
 }
 
-// run runs the command with stdin as its input.
-func (c *Command) run(ctx context.Context, stdin []byte) (result, error) {
+// run runs the command with stdin as its input and extra variables.
+func (c *Command) run(ctx context.Context, stdin []byte, extra []string) (result, error) {
 	timeout := c.timeout()
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -230,7 +234,7 @@ func (c *Command) run(ctx context.Context, stdin []byte) (result, error) {
 	var stdout, stderr capped
 	cmd := exec.CommandContext(runCtx, c.shell, "-c", c.Command)
 	cmd.Dir = c.Dir
-	cmd.Env = c.env()
+	cmd.Env = append(c.env(), extra...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// A process group of its own, so that killing the group reaches
