@@ -51,6 +51,12 @@ const (
 	// Park): the turn stopped before it, Result.Parked describes it, and
 	// the calls after it in the same message did not run either.
 	StopAwaitingApproval StopReason = "awaiting_approval"
+	// StopRefused: the model refused to go on (its response stopped with
+	// llm.StopRefusal: a provider's safety classifier, a refusal message).
+	// Result.Reason says what the provider said of it; Answer is empty,
+	// whatever text came before the refusal (it is in Messages), and tool
+	// calls of the refused response did not run.
+	StopRefused StopReason = "refused"
 )
 
 // Parked is the call a turn stopped before (StopAwaitingApproval).
@@ -152,8 +158,8 @@ type Result struct {
 	// answered, and empty otherwise (text that came with tool calls is in
 	// Messages).
 	Answer string
-	// Reason says why a blocked turn was blocked, or why a turn was
-	// escalated.
+	// Reason says why a blocked turn was blocked, why a turn was
+	// escalated, or what the provider said of a refusal.
 	Reason string
 	// Verification is the last built-in verification of the turn, if one
 	// ran.
@@ -190,7 +196,7 @@ type Result struct {
 // interceptors of an intercept chain come before all of it):
 //
 //	USER_PROMPT_SUBMIT, TURN_START hooks
-//	loop, until an answer, the iteration limit, a budget, an interrupt or an error:
+//	loop, until an answer, a refusal, the iteration limit, a budget, an interrupt or an error:
 //	  compaction past the threshold (PRE_COMPACT, the summariser's model call)
 //	  model call: llm_request middleware → llm_execution middleware → the client
 //	              (llm_execution again on every retry)

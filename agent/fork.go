@@ -153,6 +153,8 @@ func forkAnswer(res *Result, err error) (string, error) {
 		return "", fmt.Errorf("%s: %w", res.StopReason, res.Err)
 	case res.BudgetDimension != "":
 		return "", fmt.Errorf("the session's %s budget is exhausted", res.BudgetDimension)
+	case res.StopReason == StopRefused:
+		return "", fmt.Errorf("the model refused: %s", res.Reason)
 	}
 	return "", fmt.Errorf("it ended %s", res.StopReason)
 }

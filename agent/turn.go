@@ -269,6 +269,10 @@ func (t *turn) run() {
 		if !t.flush() {
 			return
 		}
+		if resp.StopReason == llm.StopRefusal {
+			t.refused(resp)
+			return
+		}
 
 		uses := 0
 		for _, b := range msg.Content {
@@ -353,6 +357,27 @@ func (t *turn) endedByHook() bool {
 	t.res.Reason = t.ended
 	t.finish(StopBlocked)
 	return true
+}
+
+// refused ends the turn as StopRefused after the model's response (the
+// last message) stopped with a refusal. Its text is not an answer, and its
+// tool calls, if the refusal cut in after them, do not run: each is
+// answered as not run, so that the conversation stays well formed.
+func (t *turn) refused(resp *llm.Response) {
+	t.res.Reason = resp.Refusal
+	if t.res.Reason == "" {
+		t.res.Reason = "the model refused to answer (its provider gave no reason)"
+	}
+	var results []llm.Block
+	for _, b := range resp.Message.Content {
+		if b.Type == llm.BlockToolUse {
+			results = append(results, llm.ToolResultBlock(b.ID, "Not run: the model's response ended in a refusal.", true))
+		}
+	}
+	if len(results) > 0 {
+		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: results})
+	}
+	t.finish(StopRefused)
 }
 
 // errWallTime is the cause of the deadline the wall-time budget sets.

@@ -47,8 +47,10 @@ const (
 //   - tool_use:    ID, Name, Input (the raw JSON the model produced, which may
 //     be malformed: orca never trusts it before validation)
 //   - tool_result: ToolUseID, Content, IsError
-//   - thinking:    Thinking (the reasoning, possibly summarised or empty) and
-//     Signature (the provider's signature over it, opaque)
+//   - thinking:    Thinking (the reasoning, possibly summarised or empty),
+//     Signature (the provider's signature over it, opaque) and Name (where
+//     the provider has several kinds of reasoning, which one it is: for
+//     llm/openai, the field it came in)
 //   - redacted_thinking: Signature (the provider's encrypted reasoning, opaque)
 type Block struct {
 	Type BlockType `json:"type"`
@@ -206,6 +208,11 @@ type Response struct {
 	Usage      Usage      `json:"usage"`
 	// Model is the model that answered, as the provider reports it.
 	Model string `json:"model,omitempty"`
+	// Refusal is what the provider said of a refusal (StopRefusal), if it
+	// said anything: Anthropic's explanation of the policy it applied, the
+	// refusal message of an OpenAI-compatible API. It is not part of
+	// Message: a refusal is not an answer.
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // DeltaType names the kind of a streaming event.

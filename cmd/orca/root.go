@@ -21,7 +21,8 @@ const (
 	// (or, for run /compact, the conversation was compacted).
 	exitOK = 0
 	// exitTurn: the turn ran but did not answer (it failed, was interrupted,
-	// exhausted the session's budget or reached the iteration limit), or
+	// was refused by the model, exhausted the session's budget or reached
+	// the iteration limit), or
 	// something broke while running it: the session store could not be
 	// opened or written, the runtime could not be built.
 	exitTurn = 1

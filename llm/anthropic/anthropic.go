@@ -31,6 +31,14 @@
 // is left out, since the API would refuse it. Server-side tool blocks are
 // not kept.
 //
+// # Refusals
+//
+// When the API's classifiers decline a request it ends the stream with
+// stop_reason "refusal", often before any content: that is
+// llm.StopRefusal, with the explanation (or the policy category) of the
+// stop details in Response.Refusal. Text streamed before the refusal stays
+// in the message, where it is not an answer.
+//
 // # Errors
 //
 // Failures are *llm.Error values: a 400 that says the prompt is too long is

@@ -19,6 +19,7 @@ type accumulator struct {
 	index   map[int64]int
 	usage   llm.Usage
 	stop    llm.StopReason
+	refusal string // what stop_details said of a refusal
 	model   string
 	stopped bool // message_stop seen
 }
@@ -57,6 +58,9 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) {
 		a.delta(ev.Index, ev.Delta)
 	case "message_delta":
 		a.stop = stopReason(string(ev.Delta.StopReason))
+		if a.stop == llm.StopRefusal {
+			a.refusal = refusal(ev.Delta.StopDetails)
+		}
 		// message_delta counts are cumulative; the input counts are there
 		// only in newer versions of the API.
 		u := ev.Usage
@@ -161,7 +165,20 @@ func (a *accumulator) response() *llm.Response {
 		}
 		msg.Content = append(msg.Content, b)
 	}
-	return &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model}
+	return &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model, Refusal: a.refusal}
+}
+
+// refusal says what the API's stop details say of a refusal: the
+// explanation, else the policy category, else nothing (older versions of
+// the API send no details).
+func refusal(d sdk.RefusalStopDetails) string {
+	switch {
+	case d.Explanation != "":
+		return d.Explanation
+	case d.Category != "":
+		return "the request falls under the usage policy's " + string(d.Category) + " category"
+	}
+	return ""
 }
 
 // stopReason maps the API's stop reason to orca's.

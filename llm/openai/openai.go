@@ -6,21 +6,46 @@
 // Every call streams, with stream_options.include_usage so that the last
 // chunk carries the usage: text pieces reach onDelta as they arrive, tool
 // call arguments are assembled per tool-call index (the API interleaves
-// them), and the final message has the text first, then the tool uses in
-// the order they started. The SDK never retries (orca retries outside
-// llm_execution, so that every attempt passes through it); a stream that
-// ends before a finish reason is a retryable server error.
+// them), and the final message has a block for the reasoning, if any, one
+// for the text and one per tool use, in the order they started. A piece
+// that names a call with an id other than the one already at its index
+// starts a new call: some servers (Ollama) send every call of a response
+// at index 0. The SDK never retries (orca retries outside llm_execution,
+// so that every attempt passes through it); a stream that ends before a
+// finish reason is a retryable server error.
+//
+// # What servers of the protocol add
+//
+// Reasoning models served over the protocol stream their reasoning beside
+// the content, in a delta field the API itself does not have:
+// reasoning_content (DeepSeek; vLLM, SGLang and llama.cpp for Qwen, Kimi,
+// GLM) or reasoning (OpenRouter, Groq, Cerebras, newer vLLM). It becomes
+// the message's llm.BlockThinking, named after its field. Mistral's
+// reasoning models send the content itself as a list of parts; text parts
+// are text and thinking parts are thinking (unnamed), other parts are left
+// out, and content that is neither text nor such a list fails the call as
+// a server error.
+//
+// A refusal message (the delta's refusal) is not text: the response stops
+// with llm.StopRefusal and the message goes to Response.Refusal. So does
+// finish reason content_filter, without one.
 //
 // # How orca's messages are sent
 //
 // The system prompt is a system message. An assistant message's text is
 // its content and its tool uses are tool_calls, with the input as the
-// arguments string; thinking blocks, which other providers return, are
-// left out. A user message's tool results become one "tool" message each,
-// in order, ahead of the message's text (the API wants tool messages right
-// after the assistant message that called them). The API has no field for
-// a failed tool call, so the content of an IsError result is prefixed with
-// ErrorPrefix ("Error: "), which models read as intended.
+// arguments string. Its reasoning goes back only where DeepSeek's API
+// demands it: thinking that came as reasoning_content is sent as the
+// assistant message's reasoning_content, on every later request (DeepSeek
+// refuses a conversation whose tool-calling turns lost it, and ignores it
+// elsewhere). Other thinking is left out: Groq refuses reasoning_content
+// on assistant messages, and the other servers do not need their
+// reasoning back. A user message's tool results become one "tool" message
+// each, in order, ahead of the message's text (the API wants tool
+// messages right after the assistant message that called them). The API
+// has no field for a failed tool call, so the content of an IsError
+// result is prefixed with ErrorPrefix ("Error: "), which models read as
+// intended.
 //
 // Arguments the model produced malformed are sent as a JSON object that
 // quotes them, {"_raw_input": "<the bytes as text>"}, as with Anthropic:
@@ -205,7 +230,9 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(ll
 	defer stream.Close()
 	acc := newAccumulator(onDelta)
 	for stream.Next() {
-		acc.add(stream.Current())
+		if err := acc.add(stream.Current()); err != nil {
+			return nil, err
+		}
 	}
 	if err := stream.Err(); err != nil {
 		return nil, classify(ctx, err)

@@ -112,6 +112,7 @@ func messages(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 		return out, nil
 	case llm.RoleAssistant:
 		var a sdk.ChatCompletionAssistantMessageParam
+		var reasoning []string
 		for _, b := range m.Content {
 			switch b.Type {
 			case llm.BlockText:
@@ -123,7 +124,11 @@ func messages(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: arguments(b.Input)},
 					},
 				})
-			case llm.BlockThinking, llm.BlockRedactedThinking:
+			case llm.BlockThinking:
+				if b.Name == fieldReasoningContent && b.Signature == "" {
+					reasoning = append(reasoning, b.Thinking)
+				}
+			case llm.BlockRedactedThinking:
 			default:
 				return nil, fmt.Errorf("block type %q in an assistant message", b.Type)
 			}
@@ -133,6 +138,9 @@ func messages(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 		}
 		if !a.Content.OfString.Valid() && len(a.ToolCalls) == 0 {
 			return nil, nil // nothing the API could take
+		}
+		if reasoning != nil {
+			a.SetExtraFields(map[string]any{fieldReasoningContent: strings.Join(reasoning, "")})
 		}
 		return []sdk.ChatCompletionMessageParamUnion{{OfAssistant: &a}}, nil
 	}

@@ -299,7 +299,10 @@ type wireMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"` // a string or a list of parts
 	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []struct {
+	// ReasoningContent is DeepSeek's field for the reasoning sent back;
+	// nil when the message has none.
+	ReasoningContent *string `json:"reasoning_content"`
+	ToolCalls        []struct {
 		ID       string `json:"id"`
 		Type     string `json:"type"`
 		Function struct {

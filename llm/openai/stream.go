@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/respjson"
 
 	"github.com/orca-agent/orca/llm"
 )
@@ -17,8 +19,10 @@ import (
 type accumulator struct {
 	onDelta  func(llm.Delta)
 	blocks   []*partial
+	thinking *partial           // the thinking block, once reasoning arrived
 	text     *partial           // the text block, once content arrived
 	calls    map[int64]*partial // tool calls by the API's tool-call index
+	refusal  strings.Builder    // the refusal message, which is not text
 	usage    llm.Usage
 	stop     llm.StopReason
 	model    string
@@ -28,11 +32,23 @@ type accumulator struct {
 type partial struct {
 	index     int // in the final message
 	typ       llm.BlockType
-	id, name  string
-	buf       strings.Builder // text, or arguments
+	id, name  string          // a tool call's; for thinking, the field it came in
+	wireID    string          // the tool call id the server gave, if any
+	buf       strings.Builder // text, thinking, or arguments
 	announced bool            // the DeltaToolUse went out
 	sent      int             // bytes of buf sent as deltas
 }
+
+// The fields of a chunk's delta that carry reasoning, which the API's own
+// models do not send and the SDK keeps among the extra fields. DeepSeek,
+// and vLLM, SGLang and llama.cpp serving Qwen, Kimi or GLM, send
+// reasoning_content; OpenRouter, Groq, Cerebras and newer vLLM send
+// reasoning. A chunk with both (some gateways send the same text twice)
+// counts once, as reasoning_content.
+const (
+	fieldReasoningContent = "reasoning_content"
+	fieldReasoning        = "reasoning"
+)
 
 func newAccumulator(onDelta func(llm.Delta)) *accumulator {
 	if onDelta == nil {
@@ -41,7 +57,9 @@ func newAccumulator(onDelta func(llm.Delta)) *accumulator {
 	return &accumulator{onDelta: onDelta, calls: map[int64]*partial{}}
 }
 
-func (a *accumulator) add(ch sdk.ChatCompletionChunk) {
+// add takes one chunk in. It fails only on a chunk whose content is
+// neither text nor a list of content parts.
+func (a *accumulator) add(ch sdk.ChatCompletionChunk) error {
 	if ch.Model != "" {
 		a.model = ch.Model
 	}
@@ -61,21 +79,29 @@ func (a *accumulator) add(ch sdk.ChatCompletionChunk) {
 			continue // orca asks for one choice
 		}
 		d := choice.Delta
-		for _, piece := range []string{d.Content, d.Refusal} {
-			if piece == "" {
-				continue
-			}
-			if a.text == nil {
-				a.text = a.block(llm.BlockText)
-			}
-			a.text.buf.WriteString(piece)
-			a.onDelta(llm.Delta{Type: llm.DeltaText, Index: a.text.index, Text: piece})
+		a.reason(d.JSON.ExtraFields)
+		if err := a.content(d); err != nil {
+			return err
 		}
+		// A refusal message is what the model said instead of an answer:
+		// not text, nor streamed as text.
+		a.refusal.WriteString(d.Refusal)
 		for _, tc := range d.ToolCalls {
 			p, ok := a.calls[tc.Index]
+			if ok && tc.ID != "" && p.wireID != "" && tc.ID != p.wireID && tc.Function.Name != "" {
+				// Another call at the same index: some servers (Ollama,
+				// ollama/ollama#15457) send every call of a response at
+				// index 0, each with an id and a name of its own. Pieces
+				// without a name still continue the call there, whatever
+				// their id: other servers send a fresh id with every piece.
+				ok = false
+			}
 			if !ok {
 				p = a.block(llm.BlockToolUse)
 				a.calls[tc.Index] = p
+			}
+			if p.wireID == "" {
+				p.wireID = tc.ID
 			}
 			if p.id == "" {
 				p.id = tc.ID
@@ -94,6 +120,118 @@ func (a *accumulator) add(ch sdk.ChatCompletionChunk) {
 			a.finished = true
 		}
 	}
+	return nil
+}
+
+// reason takes the reasoning of a delta's extra fields into the thinking
+// block, which keeps the name of the field it first came in. A field that
+// is not a string (null, where a server sends every field of every chunk)
+// carries none.
+func (a *accumulator) reason(extra map[string]respjson.Field) {
+	for _, field := range []string{fieldReasoningContent, fieldReasoning} {
+		raw := strings.TrimSpace(extra[field].Raw())
+		var piece string
+		if raw == "" || raw == "null" || json.Unmarshal([]byte(raw), &piece) != nil {
+			continue
+		}
+		a.think(field, piece)
+		return
+	}
+}
+
+// think adds a piece of reasoning, empty or not: an empty one still says
+// the server reasons in that field.
+func (a *accumulator) think(field, piece string) {
+	if a.thinking == nil {
+		a.thinking = a.block(llm.BlockThinking)
+		a.thinking.name = field
+	}
+	a.thinking.buf.WriteString(piece)
+}
+
+// content takes a delta's content in: text, or, from servers that send
+// the content of reasoning models as a list of parts (Mistral's
+// Magistral), text parts as text and thinking parts as thinking. Parts of
+// other types are left out. Content that is neither a string nor such a
+// list is an error.
+func (a *accumulator) content(d sdk.ChatCompletionChunkChoiceDelta) error {
+	raw := strings.TrimSpace(d.JSON.Content.Raw())
+	switch {
+	case raw == "" || raw == "null":
+		return nil
+	case raw[0] == '"':
+		// Decided on the raw JSON: the SDK would take a number or a
+		// boolean for text too.
+		a.write(d.Content)
+		return nil
+	}
+	var parts []contentPart
+	if err := json.Unmarshal([]byte(raw), &parts); err != nil {
+		return &llm.Error{Kind: llm.KindServer, Message: fmt.Sprintf("a chunk's content is neither text nor a list of content parts: %s", clip(raw, 200)),
+			Err: fmt.Errorf("openai: chunk content: %w", err)}
+	}
+	for _, part := range parts {
+		switch part.Type {
+		case "text":
+			a.write(part.Text)
+		case "thinking":
+			a.think("", part.thinking())
+		}
+	}
+	return nil
+}
+
+// contentPart is one part of a list-valued content. A thinking part's
+// thinking is itself a list of text parts (Mistral's); a string is taken
+// too.
+type contentPart struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Thinking json.RawMessage `json:"thinking"`
+}
+
+func (p contentPart) thinking() string {
+	var s string
+	if json.Unmarshal(p.Thinking, &s) == nil {
+		return s
+	}
+	var texts []struct {
+		Type, Text string
+	}
+	if json.Unmarshal(p.Thinking, &texts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, t := range texts {
+		if t.Type == "text" {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// write adds a piece of text, and streams it.
+func (a *accumulator) write(piece string) {
+	if piece == "" {
+		return
+	}
+	if a.text == nil {
+		a.text = a.block(llm.BlockText)
+	}
+	a.text.buf.WriteString(piece)
+	a.onDelta(llm.Delta{Type: llm.DeltaText, Index: a.text.index, Text: piece})
+}
+
+// clip returns s cut to at most n bytes, at a rune's start, marked when
+// cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func (a *accumulator) block(typ llm.BlockType) *partial {
@@ -128,6 +266,8 @@ func (a *accumulator) response() *llm.Response {
 	msg := llm.Message{Role: llm.RoleAssistant, Content: make([]llm.Block, 0, len(a.blocks))}
 	for _, p := range a.blocks {
 		switch p.typ {
+		case llm.BlockThinking:
+			msg.Content = append(msg.Content, llm.Block{Type: llm.BlockThinking, Thinking: p.buf.String(), Name: p.name})
 		case llm.BlockText:
 			msg.Content = append(msg.Content, llm.TextBlock(p.buf.String()))
 		case llm.BlockToolUse:
@@ -142,7 +282,12 @@ func (a *accumulator) response() *llm.Response {
 			msg.Content = append(msg.Content, llm.ToolUseBlock(p.id, p.name, json.RawMessage(in)))
 		}
 	}
-	return &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model}
+	resp := &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model}
+	if a.refusal.Len() > 0 {
+		// The API ends a refusal with finish reason "stop".
+		resp.StopReason, resp.Refusal = llm.StopRefusal, a.refusal.String()
+	}
+	return resp
 }
 
 // stopReason maps the API's finish reason to orca's stop reason.

@@ -51,9 +51,12 @@ type Error struct {
 type Response struct {
 	Text      string     `json:"text,omitempty"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	// StopReason defaults to tool_use when there are tool calls, else
-	// end_turn.
+	// StopReason defaults to refusal when Refusal is set, else to tool_use
+	// when there are tool calls, else end_turn.
 	StopReason llm.StopReason `json:"stop_reason,omitempty"`
+	// Refusal is what the provider says of a refusal
+	// (llm.Response.Refusal).
+	Refusal string `json:"refusal,omitempty"`
 	// Usage is reported as the call's usage (zero if nil).
 	Usage *llm.Usage `json:"usage,omitempty"`
 	// Error, if set, makes the call fail instead.
@@ -460,7 +463,7 @@ func (c *Client) record(rec Recorded, err error) error {
 var emptyInput = json.RawMessage(`{}`)
 
 func build(s Response, index int, onDelta func(llm.Delta)) *llm.Response {
-	out := &llm.Response{Model: "script", StopReason: s.StopReason}
+	out := &llm.Response{Model: "script", StopReason: s.StopReason, Refusal: s.Refusal}
 	n := len(s.ToolCalls)
 	if s.Text != "" {
 		n++
@@ -491,9 +494,13 @@ func build(s Response, index int, onDelta func(llm.Delta)) *llm.Response {
 		out.Message.Content = append(out.Message.Content, llm.ToolUseBlock(id, tc.Name, input))
 	}
 	if out.StopReason == "" {
-		out.StopReason = llm.StopEndTurn
-		if len(s.ToolCalls) > 0 {
+		switch {
+		case s.Refusal != "":
+			out.StopReason = llm.StopRefusal
+		case len(s.ToolCalls) > 0:
 			out.StopReason = llm.StopToolUse
+		default:
+			out.StopReason = llm.StopEndTurn
 		}
 	}
 	if s.Usage != nil {
