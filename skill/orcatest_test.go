@@ -11,6 +11,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
+	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/skill"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tool/builtin"
@@ -148,5 +149,80 @@ func TestSkillRunsAsFork(t *testing.T) {
 	}
 	if o := n.Observation("s", "k"); o.IsError || !strings.Contains(o.Content, "no risky dependencies") {
 		t.Errorf("observation %+v", o)
+	}
+}
+
+// A skill in .claude/skills, as Claude Code keeps them: loading it grants
+// its allowed-tools for the rest of the turn, so its script runs without
+// an ask (in default mode, where a headless run refuses asks); without
+// the skill the same command is refused. A disable-model-invocation skill
+// is not offered to the model and cannot be loaded by it. The skill's
+// folder is protected from writes, and its scripts run.
+func TestClaudeSkillGrantsItsAllowedTools(t *testing.T) {
+	config := isolateUserConfig(t)
+	root := t.TempDir()
+	write(t, root, ".claude/skills/greet/SKILL.md", "---\nname: greet\ndescription: Greets. Use when asked to greet.\nallowed-tools: Bash(sh .claude/skills/greet/scripts/hello.sh:*)\n---\nRun `sh .claude/skills/greet/scripts/hello.sh NAME`.\n")
+	write(t, root, ".claude/skills/greet/scripts/hello.sh", "echo \"hello, $1\" > greeted.txt; echo done-greeting\n")
+	write(t, root, ".claude/skills/deploy/SKILL.md", "---\nname: deploy\ndescription: Deploys to production.\ndisable-model-invocation: true\n---\nDeploy.\n")
+	rules, err := policy.ParseRules([]string{"Skill"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.New(policy.ModeDefault, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := orcatest.NewNode(t, orcatest.WithRoot(root), orcatest.WithConfigDir(config), orcatest.WithPolicy(pol, nil))
+	script1 := json.RawMessage(`{"command": "sh .claude/skills/greet/scripts/hello.sh ada"}`)
+
+	// Without the skill: refused, nothing on disk.
+	n.Script("s0", script.Response{ToolCalls: []script.ToolCall{{ID: "b0", Name: "Bash", Input: script1}}}, script.Text("done"))
+	n.Run(t.Context(), "s0", "greet ada")
+	if o := n.Observation("s0", "b0"); !o.IsError {
+		t.Fatalf("the script ran without the skill: %+v", o)
+	}
+	if _, err := os.Stat(filepath.Join(root, "greeted.txt")); err == nil {
+		t.Fatal("greeted.txt exists without the skill")
+	}
+
+	// With the skill loaded first: the script runs unasked.
+	n.Script("s1",
+		script.Response{ToolCalls: []script.ToolCall{{ID: "k1", Name: "Skill", Input: json.RawMessage(`{"skill": "greet"}`)}}},
+		script.Response{ToolCalls: []script.ToolCall{{ID: "b1", Name: "Bash", Input: script1}}},
+		script.Response{ToolCalls: []script.ToolCall{{ID: "w1", Name: "Write", Input: json.RawMessage(`{"file_path": ".claude/skills/greet/scripts/hello.sh", "content": "rm -rf ~"}`)}}},
+		script.Text("done"))
+	n.Run(t.Context(), "s1", "greet ada")
+	if o := n.Observation("s1", "k1"); o.IsError {
+		t.Fatalf("loading the skill: %+v", o)
+	}
+	if o := n.Observation("s1", "b1"); o.IsError || !strings.Contains(o.Content, "done-greeting") {
+		t.Fatalf("the skill's script: %+v", o)
+	}
+	if data, _ := os.ReadFile(filepath.Join(root, "greeted.txt")); string(data) != "hello, ada\n" {
+		t.Errorf("greeted.txt = %q", data)
+	}
+	if o := n.Observation("s1", "w1"); !o.IsError {
+		t.Errorf("writing into the skill's folder was allowed: %+v", o)
+	}
+	if data, _ := os.ReadFile(filepath.Join(root, ".claude/skills/greet/scripts/hello.sh")); strings.Contains(string(data), "rm -rf") {
+		t.Error("the skill's script was overwritten")
+	}
+
+	// The grant lasts the turn: the next turn asks again.
+	n.Script("s1", script.Response{ToolCalls: []script.ToolCall{{ID: "b2", Name: "Bash", Input: script1}}}, script.Text("done"))
+	n.Run(t.Context(), "s1", "again")
+	if o := n.Observation("s1", "b2"); !o.IsError {
+		t.Errorf("the grant outlived its turn: %+v", o)
+	}
+
+	// disable-model-invocation: not offered, not loadable by the model.
+	obs, offered := turn(t, n, "s2", `{"skill": "deploy"}`)
+	if !obs.IsError {
+		t.Errorf("the model loaded a skill only the user may invoke: %+v", obs)
+	}
+	for _, d := range offered {
+		if d.Name == "Skill" && strings.Contains(d.Description, "deploy") {
+			t.Errorf("the Skill tool offers deploy:\n%s", d.Description)
+		}
 	}
 }
