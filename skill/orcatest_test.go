@@ -225,4 +225,19 @@ func TestClaudeSkillGrantsItsAllowedTools(t *testing.T) {
 			t.Errorf("the Skill tool offers deploy:\n%s", d.Description)
 		}
 	}
+	// The user invokes it: its instructions are the turn's input.
+	n.Script("s3", script.Text("deployed"))
+	n.Run(t.Context(), "s3", "/deploy now")
+	calls := n.LLM.CallsTo("s3")
+	if len(calls) != 1 || !strings.Contains(lastText(calls[0]), "The user invoked the deploy skill") || !strings.Contains(lastText(calls[0]), "Deploy.") {
+		t.Errorf("/deploy did not expand into the skill: %+v", calls)
+	}
+}
+
+// lastText is the text of the last message a model call carried.
+func lastText(r script.Recorded) string {
+	if len(r.Messages) == 0 {
+		return ""
+	}
+	return r.Messages[len(r.Messages)-1].Text()
 }
