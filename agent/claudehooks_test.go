@@ -313,3 +313,47 @@ func (c *collector) named(n event.Name) []event.Event {
 	}
 	return out
 }
+
+// A loop a STOP hook drives runs as long as the hook wants, within the
+// cap: a ralph-style hook that counts its own iterations and stops
+// itself at 5 gets all 5; one that never stops is ended at the cap, and
+// the user is told.
+func TestStopHookLoops(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		max       int // the hook's own limit; 0: none
+		cap       int
+		wantCalls int
+		wantMsg   bool
+	}{
+		{"the hook ends its loop", 5, 0, 6, false},
+		{"the cap ends a loop that does not", 0, 3, 4, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBench(t, nil, nil)
+			b.rt = b.runtimeWith(agent.Definition{Name: "loop", MaxContinuations: tc.cap})
+			var actives []bool
+			b.hook(hook.Stop, "ralph", hook.On(func(ctx context.Context, p *hook.StopPayload) (*hook.Decision, error) {
+				actives = append(actives, p.Continued > 0)
+				if tc.max > 0 && p.Continued >= tc.max {
+					return nil, nil
+				}
+				return &hook.Decision{Action: hook.Revise, Instruction: "keep improving the code"}, nil
+			}))
+			for range 30 {
+				b.model.Script("s", script.Text("pass"))
+			}
+			res := b.run("s", "improve it")
+			if n := len(b.model.CallsTo("s")); n != tc.wantCalls || res.StopReason != agent.StopAnswered {
+				t.Fatalf("%d model calls, stop %s; want %d, answered", n, res.StopReason, tc.wantCalls)
+			}
+			if actives[0] || !actives[len(actives)-1] {
+				t.Errorf("stop_hook_active per call = %v; want false first, true after", actives)
+			}
+			msgs := b.events.named(event.HookMessage)
+			if got := len(msgs) == 1 && strings.Contains(res.Reason, "the cap"); got != tc.wantMsg {
+				t.Errorf("cap message: events %+v, reason %q", msgs, res.Reason)
+			}
+		})
+	}
+}

@@ -53,9 +53,14 @@ const (
 	// clearing keeps whole, and how many of the newest tool exchanges a
 	// summary of the running turn keeps verbatim.
 	DefaultKeepToolResults = 6
-	// DefaultMaxRevisions caps consecutive STOP continuations and
-	// POST_VERIFY revisions of one turn.
+	// DefaultMaxRevisions caps the POST_VERIFY revisions of one turn.
 	DefaultMaxRevisions = 2
+	// DefaultMaxContinuations caps how many times STOP (or SUBAGENT_STOP)
+	// hooks may send one turn back to work: loops that hooks drive (Claude
+	// Code's ralph-wiggum) end themselves, by stop_hook_active or a count
+	// of their own; the cap, with the iteration limit and the budgets, is
+	// the guard against one that does not.
+	DefaultMaxContinuations = 20
 )
 
 // Definition says what an agent is.
@@ -115,10 +120,14 @@ type Definition struct {
 	// that checks a finished turn, e.g. "go test ./...". Empty means no
 	// built-in verification.
 	Verify string
-	// MaxRevisions caps how many consecutive times STOP hooks, and
-	// separately verification, may send a turn back to work
-	// (DefaultMaxRevisions if zero).
+	// MaxRevisions caps how many consecutive times verification may send
+	// a turn back to work (DefaultMaxRevisions if zero).
 	MaxRevisions int
+	// MaxContinuations caps how many times STOP and SUBAGENT_STOP hooks
+	// may send a turn back to work (DefaultMaxContinuations if zero); a
+	// hook that asks once more ends the turn with a hook_message event
+	// saying so.
+	MaxContinuations int
 	// MaxDepth caps how deep subagent forks nest (DefaultMaxDepth if zero).
 	MaxDepth int
 	// Subagents are the subagents Task offers; nil means the built-in
@@ -255,6 +264,9 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	}
 	if def.MaxRevisions <= 0 {
 		def.MaxRevisions = DefaultMaxRevisions
+	}
+	if def.MaxContinuations <= 0 {
+		def.MaxContinuations = DefaultMaxContinuations
 	}
 	if def.KeepTurns <= 0 {
 		def.KeepTurns = DefaultKeepTurns

@@ -311,21 +311,25 @@ func (t *turn) run() {
 				t.emit(event.UserMessageInjected, &event.UserMessageData{Iteration: t.res.Iterations, Messages: queued})
 				continue
 			}
-			if !t.res.Fork() && t.rt.hooks.Has(hook.Stop) && t.stops < def.MaxRevisions {
-				out := t.runHook(&hook.StopPayload{Common: t.common(), Answer: msg.Text(), Iterations: t.res.Iterations, Continued: t.stops})
-				if out.Action == hook.Revise && out.EndTurn == "" {
-					t.stops++
-					t.instruct(hook.Stop, out.By, out.Instruction)
-					continue
-				}
+			var out hook.Outcome
+			stopHook := hook.Stop
+			switch {
+			case !t.res.Fork() && t.rt.hooks.Has(hook.Stop):
+				out = t.runHook(&hook.StopPayload{Common: t.common(), Answer: msg.Text(), Iterations: t.res.Iterations, Continued: t.stops})
+			case t.res.Fork() && t.rt.hooks.Has(hook.SubagentStop):
+				stopHook = hook.SubagentStop
+				out = t.runHook(&hook.SubagentStopPayload{Common: t.common(), Agent: def.Name, AgentID: t.res.ExecutionID, Answer: msg.Text(), Continued: t.stops, AgentTranscriptPath: t.ownTranscript()})
 			}
-			if t.res.Fork() && t.rt.hooks.Has(hook.SubagentStop) && t.stops < def.MaxRevisions {
-				out := t.runHook(&hook.SubagentStopPayload{Common: t.common(), Agent: def.Name, AgentID: t.res.ExecutionID, Answer: msg.Text(), Continued: t.stops, AgentTranscriptPath: t.ownTranscript()})
-				if out.Action == hook.Revise && out.EndTurn == "" {
+			if out.Action == hook.Revise && out.EndTurn == "" {
+				if t.stops < def.MaxContinuations {
 					t.stops++
-					t.instruct(hook.SubagentStop, out.By, out.Instruction)
+					t.instruct(stopHook, out.By, out.Instruction)
 					continue
 				}
+				// The hook would loop on: the cap ends the turn, saying so.
+				t.res.Reason = fmt.Sprintf("%s hooks sent the turn back %d times, the cap (agent.Definition.MaxContinuations); %s asked again", stopHook, t.stops, out.By)
+				t.emit(event.HookMessage, &event.HookMessageData{Hook: string(stopHook), Handler: out.By,
+					Message: fmt.Sprintf("asked to keep working after %d continuations; orca's cap ends the turn here", t.stops)})
 			}
 		}
 		t.res.Answer = msg.Text()

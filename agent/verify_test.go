@@ -15,6 +15,7 @@ import (
 // says how often they already did, and a cap applies.
 func TestStopHookIsCapped(t *testing.T) {
 	b := newBench(t, nil, nil)
+	b.rt = b.runtimeWith(agent.Definition{Name: "capped", MaxContinuations: 2})
 	var seen []int
 	b.hook(hook.Stop, "never-satisfied", hook.On(func(ctx context.Context, p *hook.StopPayload) (*hook.Decision, error) {
 		seen = append(seen, p.Continued)
@@ -22,7 +23,7 @@ func TestStopHookIsCapped(t *testing.T) {
 	}))
 	b.model.Script("s", script.Text("1"), script.Text("2"), script.Text("3"), script.Text("4"))
 	res := b.run("s", "go")
-	if res.StopReason != agent.StopAnswered || res.Answer != "3" || len(seen) != 2 || seen[1] != 1 {
+	if res.StopReason != agent.StopAnswered || res.Answer != "3" || len(seen) != 3 || seen[2] != 2 || !strings.Contains(res.Reason, "the cap") {
 		t.Errorf("result %s %q, stop hook saw %v", res.StopReason, res.Answer, seen)
 	}
 }
