@@ -219,6 +219,9 @@ func TestPostToolUseSeesResponseAndTranscript(t *testing.T) {
 	if msg["role"] != "assistant" || content[0].(map[string]any)["type"] != "tool_use" || content[0].(map[string]any)["name"] != "Write" {
 		t.Errorf("assistant line = %v", lines[1])
 	}
+	if u, _ := msg["usage"].(map[string]any); msg["model"] == nil || u == nil || u["input_tokens"] == nil {
+		t.Errorf("assistant line has no model and usage: %v", msg)
+	}
 	if lines[1]["parentUuid"] != lines[0]["uuid"] || lines[0]["sessionId"] != "s" {
 		t.Errorf("lines are not chained: %v", lines)
 	}

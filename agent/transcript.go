@@ -59,9 +59,17 @@ func (ts *transcripts) forkPath(session, runtime string) string {
 	return filepath.Join(ts.dir, safeName(session), "subagents", "agent-"+safeName(runtime)+".jsonl")
 }
 
+// replyMeta is what the provider said of one assistant message: the
+// model that wrote it and its usage.
+type replyMeta struct {
+	model string
+	usage llm.Usage
+}
+
 // sync brings the file at path up to msgs and returns path, or "" if it
-// could not be written.
-func (ts *transcripts) sync(path, session, cwd string, msgs []llm.Message) (string, error) {
+// could not be written. meta gives what is known of the assistant
+// message at an index of msgs (ok false: nothing).
+func (ts *transcripts) sync(path, session, cwd string, msgs []llm.Message, meta func(i int) (replyMeta, bool)) (string, error) {
 	ts.mu.Lock()
 	f := ts.files[path]
 	fresh := f == nil
@@ -112,10 +120,15 @@ func (ts *transcripts) sync(path, session, cwd string, msgs []llm.Message) (stri
 		}
 		start = 0
 	}
-	for _, m := range msgs[start:] {
+	for i, m := range msgs[start:] {
 		v := transcriptLine{Type: string(m.Role), Message: &transcriptMessage{Role: string(m.Role), Content: m.Content}}
 		if m.Role == llm.RoleAssistant {
 			v.Message.Type = "message"
+			if rm, ok := meta(start + i); ok {
+				v.Message.Model = rm.model
+				v.Message.Usage = &transcriptUsage{InputTokens: rm.usage.InputTokens, OutputTokens: rm.usage.OutputTokens,
+					CacheReadInputTokens: rm.usage.CacheReadTokens, CacheCreationInputTokens: rm.usage.CacheWriteTokens}
+			}
 		}
 		if err := line(v); err != nil {
 			file.Close()
@@ -150,9 +163,19 @@ type transcriptLine struct {
 }
 
 type transcriptMessage struct {
-	Type    string      `json:"type,omitempty"`
-	Role    string      `json:"role"`
-	Content []llm.Block `json:"content"`
+	Type    string           `json:"type,omitempty"`
+	Role    string           `json:"role"`
+	Model   string           `json:"model,omitempty"`
+	Content []llm.Block      `json:"content"`
+	Usage   *transcriptUsage `json:"usage,omitempty"`
+}
+
+// transcriptUsage is a reply's usage with the Messages API's names.
+type transcriptUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 }
 
 // uuid returns a random (version 4) UUID.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,10 @@ type turn struct {
 	// skill's allowed-tools): they answer asks, as approvals do.
 	grantMu sync.Mutex
 	grants  []string
+	// replies are what the provider said of this turn's assistant
+	// messages, by index in msgs (for the transcripts hooks read; nil
+	// when the runtime keeps none).
+	replies map[int]replyMeta
 	// ended is why a hook ended the turn (hook.Decision.EndTurn); the
 	// turn ends as blocked at the next boundary.
 	ended string
@@ -114,7 +119,10 @@ func (t *turn) ownTranscript() string {
 	if t.res.Fork() {
 		path = ts.forkPath(t.res.SessionID, t.res.ExecutionID)
 	}
-	p, err := ts.sync(path, t.res.SessionID, t.rt.fs.Root(), t.msgs)
+	p, err := ts.sync(path, t.res.SessionID, t.rt.fs.Root(), t.msgs, func(i int) (replyMeta, bool) {
+		m, ok := t.replies[i]
+		return m, ok
+	})
 	if err != nil {
 		t.rt.logger.Warn("hooks get no transcript", "session", t.res.SessionID, "err", err)
 	}
@@ -266,6 +274,12 @@ func (t *turn) run() {
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
 		t.msgs = append(t.msgs, msg)
+		if t.rt.transcripts != nil {
+			if t.replies == nil {
+				t.replies = map[int]replyMeta{}
+			}
+			t.replies[len(t.msgs)-1] = replyMeta{model: cmp.Or(resp.Model, t.rt.def.Model), usage: resp.Usage}
+		}
 		if !t.flush() {
 			return
 		}

@@ -122,6 +122,7 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 
 	var (
 		out        strings.Builder
+		raw        strings.Builder // the lines shown, unnumbered (the response's content)
 		line       []byte
 		n          int // lines read so far
 		last       int // last line shown
@@ -158,6 +159,8 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 				capped = true
 			} else {
 				out.WriteString(entry)
+				raw.WriteString(text)
+				raw.WriteByte('\n')
 				last = n
 			}
 		}
@@ -192,7 +195,7 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		out.WriteString("\n" + strings.Join(notes, "\n"))
 	}
 	return tool.Result{Content: out.String(),
-		Response: &readResponse{Type: "text", File: readFile{FilePath: absPath(t.fs, in.FilePath), NumLines: last - first + 1, StartLine: first, TotalLines: n}}}
+		Response: &readResponse{Type: "text", File: readFile{FilePath: absPath(t.fs, in.FilePath), Content: raw.String(), NumLines: last - first + 1, StartLine: first, TotalLines: n}}}
 }
 
 // nextLine reads one line from br into buf, keeping at most keep bytes of

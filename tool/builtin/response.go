@@ -31,8 +31,8 @@ type editResponse struct {
 	ReplaceAll      bool   `json:"replaceAll"`
 }
 
-// readResponse is Read's. The content is left out: what the model saw
-// (numbered lines) is the observation.
+// readResponse is Read's: the lines shown, without their numbers (a line
+// longer than Read shows is cut as shown).
 type readResponse struct {
 	Type string   `json:"type"`
 	File readFile `json:"file"`
@@ -40,6 +40,7 @@ type readResponse struct {
 
 type readFile struct {
 	FilePath   string `json:"filePath"`
+	Content    string `json:"content"`
 	NumLines   int    `json:"numLines"`
 	StartLine  int    `json:"startLine"`
 	TotalLines int    `json:"totalLines"`
