@@ -54,6 +54,7 @@ func parseEvents(t *testing.T, stdout string) []jsonEvent {
 		t.Fatalf("stdout does not end with a newline: %q", stdout)
 	}
 	var evs []jsonEvent
+	started := false // turn_started seen
 	for i, line := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
 		var ev jsonEvent
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
@@ -62,12 +63,15 @@ func parseEvents(t *testing.T, stdout string) []jsonEvent {
 		keys := []string{"name", "session_id", "turn_id"}
 		if n := ev.str("name"); n == "session_started" || n == "session_ended" {
 			keys = keys[:2] // a session's own events are in no turn
+		} else if (n == "hook_message" || n == "hook_failed") && ev.str("hook") == "SESSION_START" && !started {
+			keys = keys[:2] // nor are its SESSION_START hooks', before the turn
 		}
 		for _, k := range keys {
 			if ev.str(k) == "" {
 				t.Fatalf("stdout line %d has no %s: %s", i+1, k, line)
 			}
 		}
+		started = started || ev.str("name") == "turn_started"
 		evs = append(evs, ev)
 	}
 	return evs

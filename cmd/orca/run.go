@@ -13,6 +13,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 )
@@ -177,6 +178,16 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	l, err := f.openSession(ctx, a, stderr, gated(r.render, gate), true)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		l.view.afterTurn = func(ev event.Event) {
+			switch d := ev.Data.(type) {
+			case *event.HookMessageData:
+				fmt.Fprintf(stderr, "orca: hook %s: %s\n", d.Handler, d.Message)
+			case *event.HookFailedData:
+				fmt.Fprintf(stderr, "orca: hook %s failed: %s\n", d.Handler, d.Error)
+			}
+		}
 	}
 	defer l.close(ctx)
 

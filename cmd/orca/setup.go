@@ -257,13 +257,18 @@ func gated(render func(event.Event), gate *approvalGate) func(event.Event) {
 // view picks the events of a session's feed that are shown. orca run shows
 // one turn: from its turn_started to its turn_completed, its forks'
 // events among them, and nothing after (a background fork still running
-// is not shown); orca chat shows the turns and the forks' events between
-// them. Neither shows session_started or session_ended.
+// is not shown) but for what SessionEnd hooks say; orca chat shows the
+// turns and the forks' events between them. Neither shows session_started
+// or session_ended.
 type view struct {
-	show    func(event.Event)
-	oneTurn bool
-	mu      sync.Mutex
-	done    bool
+	show func(event.Event)
+	// afterTurn, if set, takes the session's notes that come after the
+	// turn (sessionNote) instead of show: with --json, whose last line is
+	// turn_completed, they go to stderr.
+	afterTurn func(event.Event)
+	oneTurn   bool
+	mu        sync.Mutex
+	done      bool
 }
 
 func (v *view) feed(ev event.Event) {
@@ -273,12 +278,26 @@ func (v *view) feed(ev event.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.done {
+		switch {
+		case !sessionNote(ev):
+		case v.afterTurn != nil:
+			v.afterTurn(ev)
+		default:
+			v.show(ev)
+		}
 		return
 	}
 	v.show(ev)
 	if v.oneTurn && ev.Depth == 0 && ev.Name == event.TurnCompleted {
 		v.done = true
 	}
+}
+
+// sessionNote reports whether ev is what a hook had to say outside any
+// turn (SessionEnd's systemMessage, a failed SessionEnd hook): shown even
+// after the turn, since the user would not learn it otherwise.
+func sessionNote(ev event.Event) bool {
+	return ev.TurnID == "" && ev.Depth == 0 && (ev.Name == event.HookMessage || ev.Name == event.HookFailed)
 }
 
 // stop ends what is shown.
