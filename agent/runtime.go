@@ -187,6 +187,11 @@ type Collaborators struct {
 	// NoClaude reads none of Claude Code's folders: neither ClaudeDir nor
 	// the workspace's .claude (which stays protected all the same).
 	NoClaude bool
+	// NestedMemory are the names of memory files (CLAUDE.md, AGENTS.md)
+	// that the runtime adds to a tool call's observation when the call
+	// first works in a subfolder of the workspace that has one, as
+	// Claude Code does with a subtree's CLAUDE.md; none if empty.
+	NestedMemory []string
 	// TranscriptDir, when set, is where the runtime keeps each
 	// conversation as a file in Claude Code's transcript shape for hooks
 	// to read (hook.Common.TranscriptPath); "" keeps none.
@@ -223,6 +228,8 @@ type Runtime struct {
 	children  sync.Map // subagent name → *Runtime
 	// transcripts keeps the conversations hooks read (nil: none).
 	transcripts *transcripts
+	// nested loads the subfolders' memory files (nil: none).
+	nested *nestedMemory
 	closers     []io.Closer // what New created, closed in reverse order
 
 	closeOnce sync.Once
@@ -283,7 +290,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.ToolProviders == nil {
 		def.ToolProviders = toolset.Default()
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir)}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: newNestedMemory(c.NestedMemory)}
 	if rt.approver == nil {
 		rt.approver = policy.Headless{}
 	}

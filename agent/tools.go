@@ -158,6 +158,9 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 	}
 
 	res.Content += contextSuffix(hook.PreToolUse, preContext)
+	if !res.IsError && rt.nested != nil {
+		res.Content += t.nestedMemoryFor(tl, call)
+	}
 	switch {
 	case !res.IsError && rt.hooks.Has(hook.PostToolUse):
 		p := &hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call), Output: res.Content}

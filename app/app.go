@@ -338,6 +338,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		// transcript file (transcript_path), kept only when some hook
 		// could read it.
 		TranscriptDir: a.transcriptDir(),
+		NestedMemory:  nestedMemory(cfg),
 	})
 	if err != nil {
 		return nil, err
@@ -509,6 +510,19 @@ func (a *App) Extensions() []*extension.Extension { return a.exts }
 // Model returns the model's configuration, as resolved (empty Provider
 // for a Client the Config gave).
 func (a *App) Model() provider.Config { return a.model.cfg }
+
+// nestedMemory names the memory files of subfolders the runtime loads when
+// the agent first works in one: AGENTS.md, and CLAUDE.md unless Claude
+// Code's files are off; none without memory.
+func nestedMemory(cfg Config) []string {
+	switch {
+	case cfg.NoMemory:
+		return nil
+	case cfg.NoClaude:
+		return []string{"AGENTS.md"}
+	}
+	return []string{"AGENTS.md", "CLAUDE.md"}
+}
 
 // transcriptDir is where the runtime keeps the transcripts hooks read:
 // beside the session store, when any hook is registered.

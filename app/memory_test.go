@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/llm"
 )
 
@@ -153,5 +154,44 @@ func TestEnvironmentSaysGit(t *testing.T) {
 	c, _ = runOnce(t, app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", NoMemory: true})
 	if sys := c.system(t); !strings.Contains(sys, "Is a git repository: yes") {
 		t.Errorf("system:\n%s", sys)
+	}
+}
+
+// A subfolder's CLAUDE.md and AGENTS.md reach the model with the first
+// call that works there, once, as Claude Code loads a subtree's
+// CLAUDE.md; the root's are not repeated; NoClaude leaves CLAUDE.md out.
+func TestNestedMemoryLoadsWhenTheAgentWorksThere(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, "CLAUDE.md", "ROOT-RULES")
+	write(t, ws, "web/CLAUDE.md", "WEB-RULES: use pnpm.")
+	write(t, ws, "web/app/AGENTS.md", "APP-RULES: no default exports.")
+	write(t, ws, "web/app/page.tsx", "export const x = 1\n")
+	write(t, ws, "api/main.go", "package main\n")
+	for _, noClaude := range []bool{false, true} {
+		model := script.New().ScriptAny(
+			script.Call("Read", map[string]string{"file_path": "web/app/page.tsx"}),
+			script.Call("Read", map[string]string{"file_path": "web/app/page.tsx"}),
+			script.Call("Read", map[string]string{"file_path": "api/main.go"}),
+			script.Text("done"))
+		a, err := app.Open(t.Context(), app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Client: model, NoClaude: noClaude, Trust: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := a.Session(t.Context(), app.SessionOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(t.Context(), "look"); err != nil {
+			t.Fatal(err)
+		}
+		calls := model.Calls()
+		first, second, third := calls[1].Observations()[0].Content, calls[2].Observations()[0].Content, calls[3].Observations()[0].Content
+		if strings.Contains(first, "WEB-RULES") == noClaude || !strings.Contains(first, "APP-RULES") || strings.Contains(first, "ROOT-RULES") {
+			t.Errorf("NoClaude %v: first read of web/app:\n%s", noClaude, first)
+		}
+		if strings.Contains(second, "RULES") || strings.Contains(third, "RULES") {
+			t.Errorf("NoClaude %v: memory repeated or from elsewhere:\n%s\n%s", noClaude, second, third)
+		}
+		a.Close()
 	}
 }
