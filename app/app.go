@@ -37,6 +37,7 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/hook/command"
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
@@ -256,7 +257,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 
 	a.svc = agent.NewServices(logger)
 	a.closers = append(a.closers, a.svc.Close)
-	unregister, err := a.settings.RegisterHooks(a.svc.Hooks, a.root)
+	unregister, err := a.settings.RegisterHooksWith(a.svc.Hooks, a.root, a.hookOptions())
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
@@ -510,6 +511,25 @@ func (a *App) Extensions() []*extension.Extension { return a.exts }
 // Model returns the model's configuration, as resolved (empty Provider
 // for a Client the Config gave).
 func (a *App) Model() provider.Config { return a.model.cfg }
+
+// hookOptions are what prompt hooks need: the session's client, asking
+// the model the alias haiku stands for (Claude Code's default for them),
+// else the session's; a hook's own model goes through the alias table.
+func (a *App) hookOptions() command.Options {
+	model := a.model.cfg.Model
+	if m := a.model.aliases["haiku"]; m != "" {
+		model = m
+	}
+	return command.Options{
+		Prompt: &command.PromptModel{Client: a.model.client, Model: model},
+		Model: func(name string) string {
+			if m := a.model.aliases[name]; m != "" {
+				return m
+			}
+			return name
+		},
+	}
+}
 
 // nestedMemory names the memory files of subfolders the runtime loads when
 // the agent first works in one: AGENTS.md, and CLAUDE.md unless Claude

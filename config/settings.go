@@ -352,13 +352,19 @@ func (s *Settings) Rules() (policy.Rules, error) {
 // workspace folder (see command.Register), and returns the function that
 // unregisters them.
 func (s *Settings) RegisterHooks(reg *hook.Registry, workspace string) (unregister func(), err error) {
+	return s.RegisterHooksWith(reg, workspace, command.Options{})
+}
+
+// RegisterHooksWith is RegisterHooks with the options of the hooks that
+// are not commands (the model prompt hooks ask).
+func (s *Settings) RegisterHooksWith(reg *hook.Registry, workspace string, opts command.Options) (unregister func(), err error) {
 	specs := slices.Clone(s.Hooks)
 	if env := s.EnvList(); len(env) > 0 {
 		for i := range specs {
 			specs[i].Env = append(slices.Clone(env), specs[i].Env...)
 		}
 	}
-	return command.Register(reg, specs, workspace)
+	return command.RegisterWith(reg, specs, workspace, opts)
 }
 
 func (s *Settings) merge(f *file) {
@@ -886,31 +892,66 @@ func parseEvent(path, event string, n hook.Name, raw json.RawMessage) (_ []comma
 			if err := json.Unmarshal(e, &entry); err != nil || entry == nil {
 				return nil, nil, fail(key, "want an object with \"type\" and \"command\", got %s", kind(e))
 			}
-			var typ, cmdline string
-			for _, fld := range []struct {
-				name string
-				out  *string
-			}{{"type", &typ}, {"command", &cmdline}} {
-				raw, ok := entry[fld.name]
+			str := func(name string, required bool) (string, error) {
+				raw, ok := entry[name]
 				if !ok {
-					return nil, nil, fail(key, "no %q", fld.name)
+					if required {
+						return "", fail(key, "no %q", name)
+					}
+					return "", nil
 				}
-				if err := json.Unmarshal(raw, fld.out); err != nil {
-					return nil, nil, fail(key+"."+fld.name, "want a string, got %s", kind(raw))
+				var v string
+				if err := json.Unmarshal(raw, &v); err != nil {
+					return "", fail(key+"."+name, "want a string, got %s", kind(raw))
 				}
-				if fld.name == "type" && typ != "command" {
-					break
-				}
+				return v, nil
 			}
-			if typ != "command" {
-				// Claude Code's prompt and http hooks: not run, and said so.
-				warns = append(warns, fmt.Sprintf("%s: a %q hook, skipped: orca runs command hooks only", key, typ))
+			typ, err := str("type", true)
+			if err != nil {
+				return nil, nil, err
+			}
+			h := command.Spec{Event: event, Hook: n, Matcher: m, File: path, Key: key, Type: typ}
+			switch typ {
+			case "command":
+				if h.Command, err = str("command", true); err != nil {
+					return nil, nil, err
+				}
+				if strings.TrimSpace(h.Command) == "" {
+					return nil, nil, fail(key+".command", "the command is empty")
+				}
+			case "http":
+				if h.URL, err = str("url", true); err != nil {
+					return nil, nil, err
+				}
+				if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return nil, nil, fail(key+".url", "%q is not an http or https URL", h.URL)
+				}
+				if raw, ok := entry["headers"]; ok {
+					if err := json.Unmarshal(raw, &h.Headers); err != nil {
+						return nil, nil, fail(key+".headers", "want an object of header values (strings), got %s", kind(raw))
+					}
+				}
+				if raw, ok := entry["allowedEnvVars"]; ok {
+					if err := json.Unmarshal(raw, &h.AllowedEnvVars); err != nil {
+						return nil, nil, fail(key+".allowedEnvVars", "want a list of variable names, got %s", kind(raw))
+					}
+				}
+			case "prompt":
+				if h.Prompt, err = str("prompt", true); err != nil {
+					return nil, nil, err
+				}
+				if strings.TrimSpace(h.Prompt) == "" {
+					return nil, nil, fail(key+".prompt", "the prompt is empty")
+				}
+				if h.Model, err = str("model", false); err != nil {
+					return nil, nil, err
+				}
+			default:
+				// Claude Code's agent hooks, and kinds to come: not run, and
+				// said so.
+				warns = append(warns, fmt.Sprintf("%s: a %q hook, skipped: orca runs command, http and prompt hooks", key, typ))
 				continue
 			}
-			if strings.TrimSpace(cmdline) == "" {
-				return nil, nil, fail(key+".command", "the command is empty")
-			}
-			h := command.Spec{Event: event, Hook: n, Matcher: m, Command: cmdline, File: path, Key: key}
 			if raw, ok := entry["if"]; ok {
 				// Claude Code's condition: a permission rule the tool call
 				// must match for the hook to run.

@@ -370,6 +370,7 @@ func TestUnknownIsAWarning(t *testing.T) {
 			"PreToolUse": [{"matcher": "Bash", "hooks": [
 				{"type": "prompt", "prompt": "Is this safe?"},
 				{"type": "http", "url": "https://example.com/hook"},
+				{"type": "agent", "prompt": "Check it"},
 				{"type": "command", "command": "guard.sh", "if": "Bash(git commit:*)"}
 			]}]
 		}
@@ -383,7 +384,7 @@ func TestUnknownIsAWarning(t *testing.T) {
 		all = append(all, w.Message)
 	}
 	text := strings.Join(all, "\n")
-	for _, want := range []string{`"Notification", "Setup" skipped`, `hooks.PreToolUse[0].hooks[0]: a "prompt" hook, skipped`, `hooks.PreToolUse[0].hooks[1]: a "http" hook, skipped`, "mcpServers: not used", "additionalDirectories: not used"} {
+	for _, want := range []string{`"Notification", "Setup" skipped`, `hooks.PreToolUse[0].hooks[2]: a "agent" hook, skipped`, "mcpServers: not used", "additionalDirectories: not used"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("warnings lack %q:\n%s", want, text)
 		}
@@ -391,7 +392,11 @@ func TestUnknownIsAWarning(t *testing.T) {
 	if strings.Contains(text, "statusLine") {
 		t.Errorf("a cosmetic key is warned about:\n%s", text)
 	}
-	if len(s.Hooks) != 1 || s.Hooks[0].Command != "guard.sh" || s.Hooks[0].If == nil {
+	if len(s.Hooks) != 3 || s.Hooks[0].Type != "prompt" || s.Hooks[0].Prompt != "Is this safe?" || s.Hooks[1].URL != "https://example.com/hook" {
+		t.Fatalf("hooks: %+v", s.Hooks)
+	}
+	s.Hooks = s.Hooks[2:]
+	if s.Hooks[0].Command != "guard.sh" || s.Hooks[0].If == nil {
 		t.Fatalf("hooks: %+v", s.Hooks)
 	}
 	commit := hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{"command":"git commit -m x"}`), Command: "git commit -m x"}

@@ -2,9 +2,10 @@
 // that answers one of orca's hooks the way Claude Code's command hooks
 // answer its events — the event as JSON on stdin, exit code 2 to block with
 // stderr as the reason, or a JSON decision on stdout — so that scripts
-// written for Claude Code work unchanged (see Command). Settings files
-// declare them (package config reads them into Specs); Register puts them
-// on a hook registry.
+// written for Claude Code work unchanged (see Command) — and Claude Code's
+// http and prompt hooks, which take the same input and give the same
+// decisions (NewHTTP, NewPrompt). Settings files declare them (package
+// config reads them into Specs); Register puts them on a hook registry.
 package command
 
 import (
@@ -136,10 +137,32 @@ type Command struct {
 	hook  hook.Name
 	match matcher
 	shell string
+	// http and prompt make it Claude Code's http or prompt hook.
+	http   *httpTarget
+	prompt *promptTarget
 }
 
 // New returns the command hook for the settings event name event.
 func New(event, matcher, command, dir string, timeout time.Duration) (*Command, error) {
+	if strings.TrimSpace(command) == "" {
+		return nil, errors.New("the command is empty")
+	}
+	c, err := newHandler(event, matcher, command, timeout)
+	if err != nil {
+		return nil, err
+	}
+	c.Dir, c.shell = dir, "/bin/sh"
+	if _, err := os.Stat(c.shell); err != nil {
+		if c.shell, err = exec.LookPath("sh"); err != nil {
+			return nil, fmt.Errorf("no sh to run command hooks with: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// newHandler returns the part of a hook every kind has; what names it in
+// messages is command.
+func newHandler(event, matcher, command string, timeout time.Duration) (*Command, error) {
 	n, ok := HookOf(event)
 	if !ok {
 		return nil, fmt.Errorf("unknown hook event %q (the events are %s)", event, EventNames())
@@ -148,19 +171,10 @@ func New(event, matcher, command, dir string, timeout time.Duration) (*Command, 
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(command) == "" {
-		return nil, errors.New("the command is empty")
-	}
 	if timeout < 0 {
 		return nil, fmt.Errorf("timeout %v is negative", timeout)
 	}
-	shell := "/bin/sh"
-	if _, err := os.Stat(shell); err != nil {
-		if shell, err = exec.LookPath("sh"); err != nil {
-			return nil, fmt.Errorf("no sh to run command hooks with: %w", err)
-		}
-	}
-	return &Command{Event: event, Matcher: matcher, Command: command, Dir: dir, Timeout: timeout, hook: n, match: m, shell: shell}, nil
+	return &Command{Event: event, Matcher: matcher, Command: command, Timeout: timeout, hook: n, match: m}, nil
 }
 
 // Hook returns the hook the command answers.
@@ -195,7 +209,15 @@ func (c *Command) Handle(ctx context.Context, p hook.Payload) (*hook.Decision, e
 	if ss, ok := p.(*hook.SessionStartPayload); ok && ss.EnvFile != "" {
 		extra = append(extra, "CLAUDE_ENV_FILE="+ss.EnvFile)
 	}
-	r, err := c.run(ctx, in, extra)
+	var r result
+	switch {
+	case c.http != nil:
+		r, err = c.runHTTP(ctx, in)
+	case c.prompt != nil:
+		r, err = c.runPrompt(ctx, in)
+	default:
+		r, err = c.run(ctx, in, extra)
+	}
 	if err != nil {
 		return nil, err
 	}

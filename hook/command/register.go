@@ -33,6 +33,25 @@ type Spec struct {
 	If func(hook.ToolCall) bool
 	// Env are more NAME=value variables for the command (Command.Env).
 	Env []string
+	// Type is the kind of hook: "command" (or empty), "http" or "prompt".
+	Type string
+	// URL, Headers and AllowedEnvVars are an http hook's (see NewHTTP).
+	URL            string
+	Headers        map[string]string
+	AllowedEnvVars []string
+	// Prompt and Model are a prompt hook's (see NewPrompt); Model empty
+	// means Options.Prompt's.
+	Prompt, Model string
+}
+
+// Options are what Register needs besides the specs.
+type Options struct {
+	// Prompt is the model prompt hooks ask; without one they fail (a
+	// hook_failed event) and the run goes on.
+	Prompt *PromptModel
+	// Model, if set, resolves a prompt hook's model name (an alias such
+	// as "haiku") to the model id sent.
+	Model func(string) string
 }
 
 // Name is the name the hook is registered under: the file, then the key
@@ -51,6 +70,11 @@ func (s Spec) Name() string {
 // cannot be registered, those registered before it are unregistered and
 // the error names it.
 func Register(reg *hook.Registry, specs []Spec, workspace string) (unregister func(), err error) {
+	return RegisterWith(reg, specs, workspace, Options{})
+}
+
+// RegisterWith is Register with opts for the hooks that are not commands.
+func RegisterWith(reg *hook.Registry, specs []Spec, workspace string, opts Options) (unregister func(), err error) {
 	if reg == nil {
 		return nil, errors.New("command hooks: Register on a nil hook registry")
 	}
@@ -66,7 +90,21 @@ func Register(reg *hook.Registry, specs []Spec, workspace string) (unregister fu
 		undo = nil
 	}
 	for i, s := range specs {
-		c, err := New(s.Event, s.Matcher, s.Command, dir, s.Timeout)
+		var c *Command
+		switch s.Type {
+		case "http":
+			c, err = NewHTTP(s.Event, s.Matcher, s.URL, s.Headers, s.AllowedEnvVars, s.Timeout)
+		case "prompt":
+			model := s.Model
+			if model != "" && opts.Model != nil {
+				model = opts.Model(model)
+			}
+			c, err = NewPrompt(s.Event, s.Matcher, s.Prompt, model, opts.Prompt, s.Timeout)
+		case "", "command":
+			c, err = New(s.Event, s.Matcher, s.Command, dir, s.Timeout)
+		default:
+			err = fmt.Errorf("unknown hook type %q", s.Type)
+		}
 		if err == nil {
 			c.If, c.Env = s.If, s.Env
 			var u func()
