@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/app"
-	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/script"
 )
 
 // capture is a model that answers "done" and keeps the requests it got.
