@@ -345,6 +345,15 @@ func TestBashProtectedPaths(t *testing.T) {
 		{name: "a star does not match dot files", cmd: "ls *", want: Allow},
 		{name: "similar names are fine", mode: ModeBypass, cmd: "touch orca/settings.json .orcas/hooks/x", want: Allow},
 		{name: "input redirect from settings is reading", cmd: "cat < .orca/settings.json", want: Allow},
+		// Skills' scripts are read and run; Claude Code's settings, hooks
+		// and agents are protected as orca's are.
+		{name: "list a skill", cmd: "ls .orca/skills/pdf", want: Allow},
+		{name: "run a skill's script", mode: ModeBypass, cmd: "python3 .orca/skills/pdf/scripts/fill_form.py in.pdf out.pdf", want: Allow},
+		{name: "run a Claude skill's script", mode: ModeBypass, cmd: "sh .claude/skills/greet/scripts/hello.sh ada", want: Allow},
+		{name: "Claude settings", mode: ModeBypass, cmd: "echo '{}' > .claude/settings.json", want: Deny, rule: "protected"},
+		{name: "Claude local settings", mode: ModeBypass, cmd: "sed -i s/deny/allow/ .claude/settings.local.json", want: Deny},
+		{name: "Claude hooks", mode: ModeBypass, cmd: "cp evil.sh .claude/hooks/guard.sh", want: Deny},
+		{name: "Claude agents", mode: ModeBypass, cmd: "rm .claude/agents/reviewer.md", want: Deny},
 	} {
 		t.Run(c.name, c.run)
 	}

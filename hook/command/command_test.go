@@ -259,6 +259,9 @@ func TestCommandMatchers(t *testing.T) {
 		{"Write|Edit", preToolUse("Edit", `{}`), true},
 		{"Write|Edit", preToolUse("Read", `{}`), false},
 		{"mcp__github__.*", preToolUse("mcp__github__create_issue", `{}`), true},
+		{"Agent", preToolUse("Task", `{}`), true}, // Claude Code's current name of the subagent tool
+		{"Task", preToolUse("Task", `{}`), true},
+		{"Agent", preToolUse("Read", `{}`), false},
 		{"manual", &hook.PreCompactPayload{Common: common(), Trigger: "auto"}, false},
 		{"auto", &hook.PreCompactPayload{Common: common(), Trigger: "auto"}, true},
 		{"startup", &hook.SessionStartPayload{Common: common(), Source: "new"}, true},
