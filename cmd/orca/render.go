@@ -290,26 +290,12 @@ func (r *textRenderer) render(ev event.Event) {
 		r.write("✗ verification failed: " + oneLine(d.Command, maxLineRunes) + "\n" + observation(d.Output, true))
 	case *event.HookFailedData:
 		// A failed hook does not stop the run, but whoever wrote it wants
-		// to know: under the tool call it belongs to, or on its own.
-		mark := "  ! "
-		if r.inTool {
-			r.endLine()
-		} else {
-			r.block()
-			mark = "! "
-		}
-		r.write(mark + oneLine(fmt.Sprintf("hook %s failed: %s", d.Handler, d.Error), maxLineRunes) + "\n")
+		// to know.
+		r.hookLine("!", fmt.Sprintf("hook %s failed: %s", d.Handler, d.Error))
 	case *event.HookMessageData:
 		// What a hook wants the user to read (Claude Code's
-		// systemMessage), placed like a failure.
-		mark := "  ◆ "
-		if r.inTool {
-			r.endLine()
-		} else {
-			r.block()
-			mark = "◆ "
-		}
-		r.write(mark + oneLine(fmt.Sprintf("hook %s: %s", d.Handler, d.Message), maxLineRunes) + "\n")
+		// systemMessage).
+		r.hookLine("◆", fmt.Sprintf("hook %s: %s", d.Handler, d.Message))
 	case *event.TurnCompletedData:
 		var took time.Duration
 		if !r.start.IsZero() {
@@ -318,6 +304,19 @@ func (r *textRenderer) render(ev event.Event) {
 		r.block()
 		r.write(summary(d, took))
 	}
+}
+
+// hookLine shows a line of a hook's after mark: under the tool call it
+// belongs to, or on its own.
+func (r *textRenderer) hookLine(mark, text string) {
+	prefix := "  " + mark + " "
+	if r.inTool {
+		r.endLine()
+	} else {
+		r.block()
+		prefix = mark + " "
+	}
+	r.write(prefix + oneLine(text, maxLineRunes) + "\n")
 }
 
 // renderFork shows an event of a subagent fork (depth ≥ 1) as a line under
