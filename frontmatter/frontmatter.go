@@ -45,9 +45,77 @@ func Decode(data []byte, v any) (body string, err error) {
 		return "", err
 	}
 	if err := yaml.Unmarshal([]byte(head), v); err != nil {
-		return "", fmt.Errorf("front matter is not valid YAML: %s", Lines(err.Error()))
+		// Claude Code reads front matter that is not quite YAML — the
+		// shape its /agents command writes: a one-line description with
+		// ": " and \n escapes inside, unquoted. So does orca, if reading
+		// it key by key (Relax) makes it YAML; otherwise the error stands.
+		relaxed, ok := Relax(head)
+		if !ok || yaml.Unmarshal([]byte(relaxed), v) != nil {
+			return "", fmt.Errorf("front matter is not valid YAML: %s", Lines(err.Error()))
+		}
 	}
 	return body, nil
+}
+
+var topKey = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?$`)
+
+// Relax rewrites front matter that is not valid YAML as YAML, reading it
+// key by key: a line "key: value" at the start of a line opens a key, and
+// the lines after it that open none continue its value. A key whose lines
+// are YAML as they stand is kept as it is; a plain one-line value that is
+// not (it has ": " or " #" inside) becomes a literal block of its text,
+// with \n escapes as line breaks. ok is false for anything else: a line
+// before the first key that is not blank or a comment, a broken value
+// over several lines, or one that starts as YAML's quoted, flow or block
+// values do.
+func Relax(head string) (out string, ok bool) {
+	type entry struct {
+		key   string
+		lines []string // the key's line, then its continuation lines
+		value string   // what follows "key:" on its line
+	}
+	var entries []*entry
+	for _, line := range strings.Split(head, "\n") {
+		if m := topKey.FindStringSubmatch(line); m != nil {
+			entries = append(entries, &entry{key: m[1], lines: []string{line}, value: m[2]})
+			continue
+		}
+		if len(entries) == 0 {
+			if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
+				return "", false
+			}
+			continue
+		}
+		e := entries[len(entries)-1]
+		e.lines = append(e.lines, line)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		own := strings.Join(e.lines, "\n")
+		var probe map[string]any
+		if yaml.Unmarshal([]byte(own), &probe) == nil {
+			b.WriteString(own + "\n")
+			continue
+		}
+		// Only a plain one-line value is read as text: a value that YAML
+		// would quote, flow or fold, or one that goes on over lines, is
+		// broken YAML, and stays an error.
+		for _, l := range e.lines[1:] {
+			if strings.TrimSpace(l) != "" {
+				return "", false
+			}
+		}
+		text := strings.TrimSpace(e.value)
+		if text == "" || strings.ContainsRune("[]{}\"'|>&*!%@`#,?-", rune(text[0])) {
+			return "", false
+		}
+		text = strings.ReplaceAll(text, `\n`, "\n")
+		b.WriteString(e.key + ": |-\n")
+		for _, l := range strings.Split(text, "\n") {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	return b.String(), true
 }
 
 var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
