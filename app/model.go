@@ -114,6 +114,10 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 		// ("model": "sonnet"), which stands for what it would for a
 		// subagent.
 		rc.Model = cmp.Or(aliases[s.ClaudeModel], s.ClaudeModel)
+	} else if m, ok := aliases[rc.Model]; ok && m != "" {
+		// An alias given as the model (--model sonnet, ORCA_MODEL=opus,
+		// "model": "haiku"), as Claude Code takes it.
+		rc.Model = m
 	}
 
 	// from says where the provider was chosen, for the errors.

@@ -340,6 +340,9 @@ func TestClaudeSettingsModelAlias(t *testing.T) {
 			env: map[string]string{"ANTHROPIC_DEFAULT_OPUS_MODEL": "claude-opus-4-1"}, want: "claude-opus-4-8"},
 		{name: "FullID", settings: `{"model": "claude-sonnet-4-5-20250929"}`, want: "claude-sonnet-4-5-20250929"},
 		{name: "ModelGiven", settings: `{"model": "sonnet"}`, model: "claude-opus-4-8", want: "claude-opus-4-8"},
+		// An alias given to orca itself (--model opus) stands for the same.
+		{name: "AliasGiven", settings: `{}`, model: "opus", env: map[string]string{"ANTHROPIC_DEFAULT_OPUS_MODEL": "claude-opus-4-8"}, want: "claude-opus-4-8"},
+		{name: "AliasInORCA_MODEL", settings: `{}`, env: map[string]string{"ORCA_MODEL": "sonnet"}, want: "claude-sonnet-5-5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			claude := t.TempDir()
