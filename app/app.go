@@ -44,6 +44,7 @@ import (
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/sandbox"
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
@@ -353,6 +354,12 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		}
 	}
 	a.router = session.NewRouter(a.rt, a.store, intercept.Wrap(agent.NewExecutor(), cfg.Interceptors...))
+	// What the configuration asked for and does not get is an event too,
+	// once: for observation rows and whoever watches the bus.
+	for _, w := range a.warnings {
+		a.svc.Bus.Publish(event.Event{Name: event.ConfigWarning, Time: time.Now(), Scope: scope.Scope{RuntimeID: a.rt.ID()},
+			Data: &event.ConfigWarningData{File: w.File, Message: w.Message, Untrusted: w.Untrusted}})
+	}
 	return a, nil
 }
 

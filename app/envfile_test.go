@@ -6,6 +6,7 @@ import (
 
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/store"
 )
 
 // Variables a SessionStart hook writes to $CLAUDE_ENV_FILE reach the
@@ -38,5 +39,38 @@ func TestSessionStartEnvFileReachesBash(t *testing.T) {
 	}
 	if strings.Contains(obs[0].Content, "pwned") {
 		t.Errorf("a line of the env file was run: %q", obs[0].Content)
+	}
+}
+
+// What a settings file asks for and does not get is a warning once — in
+// App.Warnings and as a config_warning event, which the observation rows
+// keep — and the rest of the file works.
+func TestConfigWarningIsAnEvent(t *testing.T) {
+	cfgDir, ws := t.TempDir(), t.TempDir()
+	write(t, cfgDir, "orca/settings.json", `{"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]}, "permissions": {"allow": ["Read"]}}`)
+	st := store.NewMemory()
+	a, err := app.Open(t.Context(), app.Config{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-", Client: script.New().ScriptAny(script.Text("hi")), Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Warnings()) != 1 || !strings.Contains(a.Warnings()[0].Message, `"Notification"`) {
+		t.Fatalf("warnings %+v", a.Warnings())
+	}
+	if got := a.Settings().Permissions.Allow; len(got) != 1 {
+		t.Errorf("the rest of the file: allow %v", got)
+	}
+	a.Close()
+	rows, err := st.Observations(t.Context(), store.ObservationFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rows {
+		if r.Name == "config_warning" && strings.Contains(string(r.Data), "Notification") && strings.Contains(string(r.Data), "settings.json") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d config_warning rows; want 1", n)
 	}
 }

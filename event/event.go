@@ -46,6 +46,12 @@ const (
 	// HookMessage: a hook handler had something shown to the user (not
 	// to the model): Claude Code's systemMessage.
 	HookMessage Name = "hook_message"
+	// ConfigWarning: a settings file, plugin or other configuration asked
+	// for something that is not done as written (an unknown hook event, a
+	// key orca does not honour, project settings of an untrusted
+	// workspace); the rest of it works. It carries the runtime's scope
+	// only.
+	ConfigWarning Name = "config_warning"
 	// MiddlewareFailed: a middleware failed after the call it wraps had
 	// completed; the completed result was kept.
 	MiddlewareFailed Name = "middleware_failed"
@@ -68,7 +74,7 @@ const (
 var Names = []Name{
 	SessionStarted, TurnStarted, IterationStarted, LLMCallStarted, LLMDelta, LLMCallCompleted, LLMCallFailed,
 	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, ToolBlocked,
-	ApprovalRequested, ApprovalResolved, HookFailed, HookMessage, MiddlewareFailed, CompactionStarted, CompactionCompleted,
+	ApprovalRequested, ApprovalResolved, HookFailed, HookMessage, ConfigWarning, MiddlewareFailed, CompactionStarted, CompactionCompleted,
 	VerificationCompleted, SubagentStarted, SubagentCompleted, TurnCompleted, SessionEnded,
 }
 
@@ -91,6 +97,7 @@ var newData = map[Name]func() any{
 	ApprovalResolved:      func() any { return new(ApprovalData) },
 	HookFailed:            func() any { return new(HookFailedData) },
 	HookMessage:           func() any { return new(HookMessageData) },
+	ConfigWarning:         func() any { return new(ConfigWarningData) },
 	MiddlewareFailed:      func() any { return new(MiddlewareFailedData) },
 	CompactionStarted:     func() any { return new(CompactionData) },
 	CompactionCompleted:   func() any { return new(CompactionData) },
@@ -316,6 +323,13 @@ type HookMessageData struct {
 	Hook    string `json:"hook"`
 	Handler string `json:"handler"`
 	Message string `json:"message"`
+}
+
+// ConfigWarningData is the data of ConfigWarning.
+type ConfigWarningData struct {
+	File      string `json:"file"`
+	Message   string `json:"message"`
+	Untrusted bool   `json:"untrusted,omitempty"`
 }
 
 // MiddlewareFailedData is the data of MiddlewareFailed.
