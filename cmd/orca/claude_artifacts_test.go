@@ -1070,3 +1070,139 @@ func TestClaudeArtifactGSDSubagentAgentTool(t *testing.T) {
 		t.Errorf("gsd-debug-session-manager was offered %v, want %v", got, want)
 	}
 }
+
+// oh-my-claude-sisyphus is oh-my-claudecode's npm package: a Claude Code
+// plugin (.claude-plugin/plugin.json, hooks/hooks.json whose commands run
+// "${CLAUDE_PLUGIN_ROOT}"/scripts/run.cjs) and 19 agents, which its
+// installer (dist/installer) copies into the user's Claude Code folder.
+
+// omcAgents installs oh-my-claude-sisyphus's agents as its installer does,
+// into ~/.claude/agents (CLAUDE_CONFIG_DIR names it here), and returns
+// their names.
+func omcAgents(t *testing.T, home string) []string {
+	t.Helper()
+	pkg := npmPackage(t, "oh-my-claude-sisyphus")
+	claude := filepath.Join(home, ".claude")
+	t.Setenv("CLAUDE_CONFIG_DIR", claude)
+	copyTree(t, filepath.Join(pkg, "agents"), filepath.Join(claude, "agents"))
+	files, _ := filepath.Glob(filepath.Join(claude, "agents", "*.md"))
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".md"))
+	}
+	return names
+}
+
+// oh-my-claude-sisyphus's agents, from the user's Claude Code folder, are
+// offered by the Task tool, and a Task to one runs on the model its
+// model: alias stands for (explore: haiku, planner: opus, executor:
+// sonnet — Anthropic's current ids) with the tools its disallowedTools
+// leave (explore: all of its parent's but Write and Edit).
+func TestClaudeArtifactOMCSubagentModels(t *testing.T) {
+	home, _ := artifactEnv(t)
+	names := omcAgents(t, home)
+	ws := t.TempDir()
+	var replies []modelReply
+	agents := []string{"explore", "planner", "executor"}
+	for _, a := range agents {
+		replies = append(replies,
+			use("Task", map[string]string{"description": a, "prompt": "Work on the parser.", "subagent_type": a}),
+			say(a+" is done."))
+	}
+	api := newClaudeAPI(t, append(replies, say("All three are done."))...)
+
+	run := runClaude(t, ws, api, "explore, plan and execute")
+	run.answered(t, "All three are done.")
+	run.requestsWant(t, 2*len(agents)+1)
+	if len(names) != 19 {
+		t.Errorf("oh-my-claude-sisyphus has %d agents, want 19", len(names))
+	}
+	listed := run.requests[0].tool(t, "Task").Description
+	for _, name := range names {
+		if !strings.Contains(listed, "\n- "+name+": ") {
+			t.Errorf("the Task tool does not offer %s", name)
+		}
+	}
+	if !strings.Contains(listed, "\n- explore: Codebase search specialist for finding files and code patterns (Tools: all but Write, Edit)\n") {
+		t.Errorf("the Task tool does not say which tools explore has:\n%s", listed)
+	}
+	parent := run.requests[0]
+	aliases := anthropic.ModelAliases()
+	for i, tc := range []struct{ agent, alias string }{{"explore", "haiku"}, {"planner", "opus"}, {"executor", "sonnet"}} {
+		fork := run.requests[1+2*i]
+		if fork.model != aliases[tc.alias] {
+			t.Errorf("%s (model: %s) ran on %q, want %q", tc.agent, tc.alias, fork.model, aliases[tc.alias])
+		}
+		if body := agentBody(t, filepath.Join(home, ".claude", "agents", tc.agent+".md")); !strings.Contains(fork.system, body) {
+			t.Errorf("%s's system prompt is not its file's body:\n%.300s", tc.agent, fork.system)
+		}
+		want := parent.toolNames()
+		if tc.agent == "explore" {
+			want = slices.DeleteFunc(want, func(n string) bool { return n == "Write" || n == "Edit" })
+		}
+		if got := fork.toolNames(); !slices.Equal(got, want) {
+			t.Errorf("%s was offered %v, want %v", tc.agent, got, want)
+		}
+	}
+	if parent.model != anthropic.DefaultModel {
+		t.Errorf("the parent ran on %q, want %q", parent.model, anthropic.DefaultModel)
+	}
+}
+
+// oh-my-claude-sisyphus loaded as a plugin (--plugin-dir, the package
+// folder): its hooks run with CLAUDE_PLUGIN_ROOT set to the folder (every
+// command is node "${CLAUDE_PLUGIN_ROOT}"/scripts/run.cjs …, so none would
+// run without it) and answer with additionalContext — the keyword
+// detector's on UserPromptSubmit ("ultrathink"), the enforcer's on
+// PreToolUse, the verifier's on PostToolUse, the subagent tracker's on
+// SubagentStart; the tracker records the fork in its state under ~/.omc,
+// and marks it completed on SubagentStop.
+func TestClaudeArtifactOMCPluginHooks(t *testing.T) {
+	home, _ := artifactEnv(t)
+	pkg := npmPackage(t, "oh-my-claude-sisyphus")
+	ws := t.TempDir()
+	api := newClaudeAPI(t,
+		use("Bash", map[string]string{"command": "echo parsed"}),
+		use("Write", map[string]string{"file_path": "parser.txt", "content": "tokens\n"}),
+		use("Task", map[string]string{"description": "look around", "prompt": "List the parser's files.", "subagent_type": "general-purpose"}),
+		say("parser.txt"),
+		say("Thought it through."),
+	)
+
+	const session = "s-omc"
+	run := runClaude(t, ws, api, "ultrathink about the parser", "--plugin-dir", pkg, "--session", session)
+	run.answered(t, "Thought it through.")
+	run.requestsWant(t, 5)
+	if f := run.hookFailures(); len(f) != 0 {
+		t.Errorf("hooks failed: %v", f)
+	}
+	if first := run.requests[0].messages[0].text; !strings.Contains(first, "**ULTRATHINK MODE ENABLED** - Extended reasoning activated.") {
+		t.Errorf("the keyword detector's context is missing:\n%s", first)
+	}
+	if res := run.requests[1].result(t); !strings.Contains(res.text, "parsed") || !strings.Contains(res.text, "Use parallel execution for independent tasks.") {
+		t.Errorf("the PreToolUse enforcer's context is missing: %+v", res)
+	}
+	if res := run.requests[2].result(t); !strings.Contains(res.text, "File written. Test the changes to ensure they work correctly.") {
+		t.Errorf("the PostToolUse verifier's context is missing: %+v", res)
+	}
+	fork := run.requests[3]
+	if first := fork.messages[0].text; !strings.Contains(first, "Agent general-purpose started (exec_") {
+		t.Errorf("the SubagentStart tracker's context is missing from the fork's request:\n%s", first)
+	}
+	var tracked struct {
+		Agents []struct {
+			AgentType       string `json:"agent_type"`
+			Status          string `json:"status"`
+			TaskDescription string `json:"task_description"`
+		} `json:"agents"`
+		TotalCompleted int `json:"total_completed"`
+	}
+	state := readFile(t, home, filepath.Join(".omc", "state", "sessions", session, "subagent-tracking-state.json"))
+	if err := json.Unmarshal([]byte(state), &tracked); err != nil {
+		t.Fatal(err)
+	}
+	if a := tracked.Agents; len(a) != 1 || a[0].AgentType != "general-purpose" || a[0].Status != "completed" ||
+		a[0].TaskDescription != "List the parser's files." || tracked.TotalCompleted != 1 {
+		t.Errorf("the tracker's state (SubagentStart, then SubagentStop): %s", state)
+	}
+}
