@@ -33,6 +33,9 @@ import (
 // The model is scripted behind a fake Anthropic Messages API (claudeAPI),
 // so that a test sees every request: what a hook told the model, which
 // tools a subagent was offered, on which model it ran.
+//
+// The few shapes no package ships are orca's own small artifacts, under
+// testdata/claude (its README.md says so).
 
 // artifactsEnv names the folder holding the extracted npm packages.
 const artifactsEnv = "ORCA_CLAUDE_ARTIFACTS"
@@ -1205,4 +1208,86 @@ func TestClaudeArtifactOMCPluginHooks(t *testing.T) {
 		a[0].TaskDescription != "List the parser's files." || tracked.TotalCompleted != 1 {
 		t.Errorf("the tracker's state (SubagentStart, then SubagentStop): %s", state)
 	}
+}
+
+// orcaArtifact copies one of orca's own artifacts (testdata/claude/<name>,
+// a .claude folder) into a new workspace and returns it.
+func orcaArtifact(t *testing.T, name string) (ws string) {
+	t.Helper()
+	ws = t.TempDir()
+	copyTree(t, filepath.Join("testdata", "claude", name), filepath.Join(ws, ".claude"))
+	return ws
+}
+
+// unformatted and formatted are a Go file before and after gofmt.
+const (
+	unformatted = "package main\nfunc  main( ) {\nprintln( \"hi\" )\n}\n"
+	formatted   = "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"
+)
+
+// A PostToolUse formatter in the shape public ones have (gofmt-on-write:
+// jq -r '.tool_response.filePath', then gofmt -w) formats the Go file the
+// model wrote and the one it edited: Write's and Edit's tool_response name
+// the file.
+func TestClaudeArtifactFormatterOnWrite(t *testing.T) {
+	needPrograms(t, "jq", "gofmt")
+	ws := orcaArtifact(t, "gofmt-on-write")
+	api := newClaudeAPI(t,
+		use("Write", map[string]string{"file_path": "main.go", "content": unformatted}),
+		use("Edit", map[string]string{"file_path": "main.go", "old_string": `println("hi")`, "new_string": `println( "hello" )`}),
+		say("Written."),
+	)
+
+	run := runClaude(t, ws, api, "write main.go")
+	run.answered(t, "Written.")
+	if f := run.hookFailures(); len(f) != 0 {
+		t.Errorf("hooks failed: %v", f)
+	}
+	if res := run.requests[2].result(t); res.isError {
+		t.Errorf("the Edit of the formatted file failed: %+v", res)
+	}
+	if got, want := readFile(t, ws, "main.go"), strings.Replace(formatted, `"hi"`, `"hello"`, 1); got != want {
+		t.Errorf("main.go is not gofmt's:\n%s", got)
+	}
+}
+
+// A Stop hook in the shape public ones have (gofmt-on-stop) sends the
+// model back to work by exit 2 while gofmt -l lists files, with its stderr
+// as the instruction, and lets it stop the second time, when
+// stop_hook_active says a Stop hook already sent it back: the model that
+// formats the file ends the turn after its second answer, and so does the
+// model that does not.
+func TestClaudeArtifactStopLoop(t *testing.T) {
+	needPrograms(t, "jq", "gofmt")
+	t.Run("fixed", func(t *testing.T) {
+		ws := orcaArtifact(t, "gofmt-on-stop")
+		writeFileAt(t, ws, "main.go", unformatted)
+		api := newClaudeAPI(t,
+			say("Done."),
+			use("Bash", map[string]string{"command": "gofmt -w main.go"}),
+			say("Formatted."),
+		)
+
+		run := runClaude(t, ws, api, "finish main.go")
+		run.answered(t, "Formatted.")
+		run.requestsWant(t, 3)
+		if told := run.requests[1].last().text; !strings.Contains(told, "These files are not gofmt'd") || !strings.Contains(told, "main.go") {
+			t.Errorf("the first stop was not sent back with the files: %q", told)
+		}
+		if got := readFile(t, ws, "main.go"); got != formatted {
+			t.Errorf("main.go:\n%s", got)
+		}
+	})
+	t.Run("not fixed", func(t *testing.T) {
+		ws := orcaArtifact(t, "gofmt-on-stop")
+		writeFileAt(t, ws, "main.go", unformatted)
+		api := newClaudeAPI(t, say("Done."), say("I will leave the formatting to you."))
+
+		run := runClaude(t, ws, api, "finish main.go")
+		run.answered(t, "I will leave the formatting to you.")
+		run.requestsWant(t, 2)
+		if got := readFile(t, ws, "main.go"); got != unformatted {
+			t.Errorf("main.go changed:\n%s", got)
+		}
+	})
 }
