@@ -265,6 +265,9 @@ func TestSubagentPromptIsNotAUserPrompt(t *testing.T) {
 		stopID = p.AgentID
 		return nil, nil
 	}))
+	b.hook(hook.SubagentStart, "brief", hook.On(func(ctx context.Context, p *hook.SubagentStartPayload) (*hook.Decision, error) {
+		return &hook.Decision{Context: "scouts read, never write"}, nil
+	}))
 	b.model.Script("s", script.Call("Task", map[string]string{"subagent_type": "scout", "description": "d", "prompt": "find the config"}), script.Text("all done"))
 	b.model.ScriptPrefix(script.ForkRoute("s", ""), script.Call("Glob", map[string]string{"pattern": "*"}), script.Text("found it"))
 	agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "start"})
@@ -278,6 +281,17 @@ func TestSubagentPromptIsNotAUserPrompt(t *testing.T) {
 	}
 	if !strings.HasPrefix(stopID, "exec_") {
 		t.Errorf("SUBAGENT_STOP agent id = %q", stopID)
+	}
+	// The fork's first prompt carries SUBAGENT_START's context, named so.
+	var first string
+	for _, c := range b.model.Calls() {
+		if strings.HasPrefix(c.Route, script.ForkRoute("s", "")) {
+			first = c.Messages[0].Text()
+			break
+		}
+	}
+	if !strings.Contains(first, `<hook-context hook="SUBAGENT_START">`) || !strings.Contains(first, "scouts read, never write") {
+		t.Errorf("the fork's first prompt: %q", first)
 	}
 }
 

@@ -380,6 +380,11 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		var problems []error
 		rt.subagents, problems = subagent.Discover(rt.fs, env.Folders)
 		for _, p := range problems {
+			if errors.Is(p, subagent.ErrShadowed) {
+				// A package's older copies of its agents, in subfolders.
+				rt.logger.Debug("subagent definition shadowed", "err", p)
+				continue
+			}
 			rt.logger.Warn("subagent definition skipped", "err", p)
 		}
 	}

@@ -180,7 +180,13 @@ func (t *turn) run() {
 	}
 
 	input := []llm.Block{llm.TextBlock(t.req.Input)}
-	input = append(input, contextBlocks(hook.SessionStart, t.req.Context)...)
+	// Request.Context is what SESSION_START hooks added — for a fork,
+	// what its SUBAGENT_START hooks added.
+	from := hook.SessionStart
+	if t.req.fork != nil {
+		from = hook.SubagentStart
+	}
+	input = append(input, contextBlocks(from, t.req.Context)...)
 	if f := t.req.fork; f != nil {
 		t.grants = f.grants
 	}

@@ -952,6 +952,11 @@ func parseEvent(path, event string, n hook.Name, raw json.RawMessage) (_ []comma
 				warns = append(warns, fmt.Sprintf("%s: a %q hook, skipped: orca runs command, http and prompt hooks", key, typ))
 				continue
 			}
+			if raw, ok := entry["async"]; ok {
+				if err := json.Unmarshal(raw, &h.Async); err != nil {
+					return nil, nil, fail(key+".async", "want true or false, got %s", kind(raw))
+				}
+			}
 			if raw, ok := entry["if"]; ok {
 				// Claude Code's condition: a permission rule the tool call
 				// must match for the hook to run.

@@ -6,6 +6,7 @@
 package subagent
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,7 +69,13 @@ var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
 // Allows reports whether the subagent may use the tool named name.
 func (d *Definition) Allows(name string) bool {
-	return (d.Tools == nil || slices.Contains(d.Tools, name)) && !slices.Contains(d.DisallowedTools, name)
+	return (d.Tools == nil || listed(d.Tools, name)) && !listed(d.DisallowedTools, name)
+}
+
+// listed reports whether list names the tool name: Agent, Claude Code's
+// current name of its subagent tool, names Task.
+func listed(list []string, name string) bool {
+	return slices.Contains(list, name) || name == "Task" && slices.Contains(list, "Agent")
 }
 
 type frontMatter struct {
@@ -115,6 +122,10 @@ func Parse(file string, data []byte) (Definition, error) {
 // ProjectDir is where a workspace keeps its subagents.
 const ProjectDir = ".orca/agents"
 
+// maxAgentDepth is how many folders deep below an agents folder Discover
+// looks for definitions.
+const maxAgentDepth = 3
+
 // ClaudeProjectDir is Claude Code's folder of a workspace's subagents.
 const ClaudeProjectDir = ".claude/agents"
 
@@ -129,26 +140,56 @@ const ClaudeProjectDir = ".claude/agents"
 //	.orca/agents           the workspace's
 //
 // so that a project's definition wins over a user's. The workspace's
-// files are read through fsys, so that links cannot lead out. Files that
-// cannot be used are reported and skipped.
+// files are read through fsys, so that links cannot lead out. Subfolders
+// are read too (core/coder.md), maxAgentDepth deep, as Claude Code finds
+// definitions there; in one agents folder the shallowest of a name wins
+// (then the first by path) and the others are reported (ErrShadowed); a
+// link to a folder is not followed. Files that cannot be used are reported and skipped.
 func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Definition, []error) {
 	byName := map[string]Definition{GeneralPurpose.Name: GeneralPurpose}
 	var problems []error
-	user := func(dir string) {
+	// Definitions may sit in subfolders of an agents folder (core/coder.md),
+	// as Claude Code finds them; maxAgentDepth folders deep at most.
+	// found is a definition file of one agents folder, depth folders below
+	// it; read shallowest first, then by path.
+	type found struct {
+		path  string
+		name  string
+		depth int
+	}
+	byDepth := func(files []found) {
+		slices.SortStableFunc(files, func(a, b found) int {
+			return cmp.Or(cmp.Compare(a.depth, b.depth), strings.Compare(a.path, b.path))
+		})
+	}
+	var walkUser func(dir string, depth int, out *[]found)
+	walkUser = func(dir string, depth int, out *[]found) {
 		entries, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			problems = append(problems, fmt.Errorf("%s: %w", dir, err))
 		}
 		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-				continue
-			}
 			p := filepath.Join(dir, e.Name())
-			data, err := os.ReadFile(p)
-			add(byName, &problems, p, "user", e.Name(), data, err)
+			switch {
+			case e.IsDir() && depth < maxAgentDepth && !strings.HasPrefix(e.Name(), "."):
+				walkUser(p, depth+1, out)
+			case !e.IsDir() && strings.HasSuffix(e.Name(), ".md"):
+				*out = append(*out, found{p, e.Name(), depth})
+			}
 		}
 	}
-	project := func(dir string) {
+	user := func(dir string) {
+		var files []found
+		walkUser(dir, 0, &files)
+		byDepth(files)
+		seen := map[string]string{}
+		for _, f := range files {
+			data, err := os.ReadFile(f.path)
+			add(byName, seen, &problems, f.path, "user", f.name, data, err)
+		}
+	}
+	var walkProject func(dir string, depth int, out *[]found)
+	walkProject = func(dir string, depth int, out *[]found) {
 		f, err := fsys.Open(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			return
@@ -165,14 +206,24 @@ func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Definition, []error
 		if err != nil {
 			problems = append(problems, fmt.Errorf("%s: %w", dir, err))
 		}
-		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-				continue
-			}
 			p := path.Join(dir, e.Name())
-			data, err := fsys.ReadFile(p)
-			add(byName, &problems, p, "project", e.Name(), data, err)
+			switch {
+			case e.IsDir() && depth < maxAgentDepth && !strings.HasPrefix(e.Name(), "."):
+				walkProject(p, depth+1, out)
+			case !e.IsDir() && strings.HasSuffix(e.Name(), ".md"):
+				*out = append(*out, found{p, e.Name(), depth})
+			}
+		}
+	}
+	project := func(dir string) {
+		var files []found
+		walkProject(dir, 0, &files)
+		byDepth(files)
+		seen := map[string]string{}
+		for _, f := range files {
+			data, err := fsys.ReadFile(f.path)
+			add(byName, seen, &problems, f.path, "project", f.name, data, err)
 		}
 	}
 	if in.ClaudeDir != "" {
@@ -195,7 +246,10 @@ func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Definition, []error
 	return out, problems
 }
 
-func add(byName map[string]Definition, problems *[]error, p, source, file string, data []byte, err error) {
+// add adds the definition in file p; seen holds the names one agents
+// folder already defined (the first, shallowest, of a name in a folder
+// wins; a later folder replaces it).
+func add(byName map[string]Definition, seen map[string]string, problems *[]error, p, source, file string, data []byte, err error) {
 	if err != nil {
 		*problems = append(*problems, fmt.Errorf("%s: %w", p, err))
 		return
@@ -205,6 +259,15 @@ func add(byName map[string]Definition, problems *[]error, p, source, file string
 		*problems = append(*problems, fmt.Errorf("%s: %w", p, err))
 		return
 	}
+	if first, ok := seen[d.Name]; ok {
+		*problems = append(*problems, fmt.Errorf("%s: %w: %s defines %q already", p, ErrShadowed, first, d.Name))
+		return
+	}
+	seen[d.Name] = p
 	d.Source, d.Path = source, p
 	byName[d.Name] = d
 }
+
+// ErrShadowed is wrapped by the problem of a definition whose name one
+// nearer the top of the same agents folder took.
+var ErrShadowed = errors.New("shadowed subagent definition")

@@ -59,7 +59,7 @@ func TestParseTools(t *testing.T) {
 		}
 		return d
 	}
-	parent := []string{"Read", "Grep", "Bash", "Write"}
+	parent := []string{"Read", "Grep", "Bash", "Write", "Task"}
 	for _, tc := range []struct {
 		fm   string
 		want []string
@@ -69,8 +69,11 @@ func TestParseTools(t *testing.T) {
 		{"tools: []\n", nil},
 		{"tools: \"\"\n", nil},
 		{"tools: Read, Bash\n", []string{"Read", "Bash"}},
-		{"disallowedTools: Bash, Write\n", []string{"Read", "Grep"}},
+		{"disallowedTools: Bash, Write\n", []string{"Read", "Grep", "Task"}},
 		{"tools: [Read, Bash]\ndisallowedTools: [Bash]\n", []string{"Read"}},
+		// Agent is Claude Code's current name of the subagent tool.
+		{"tools: Read, Agent\n", []string{"Read", "Task"}},
+		{"disallowedTools: Agent\n", []string{"Read", "Grep", "Bash", "Write"}},
 		{"disallowedTools: []\n", parent},
 	} {
 		d := parse(tc.fm)
@@ -134,12 +137,21 @@ func TestDiscover(t *testing.T) {
 	write(root, ".orca/agents/shared.md", "---\nname: shared\ndescription: project version\n---\nproject prompt")
 	write(root, ".orca/agents/broken.md", "---\nname: broken\n---\nno description")
 	write(root, ".orca/agents/notes.txt", "ignored")
+	// In subfolders, as Claude Code finds them; not in hidden ones, nor
+	// deeper than three folders.
+	write(root, ".claude/agents/core/coder.md", "---\nname: coder\ndescription: writes code\n---\ncode")
+	write(root, ".claude/agents/a/b/c/deep.md", "---\nname: deep\ndescription: three deep\n---\nx")
+	write(root, ".claude/agents/a/b/c/d/deeper.md", "---\nname: deeper\ndescription: four deep\n---\nx")
+	write(root, ".claude/agents/.git/hidden.md", "---\nname: hidden\ndescription: in .git\n---\nx")
+	write(config, "orca/agents/team/lead.md", "---\nname: lead\ndescription: leads\n---\nlead")
+	// The shallowest of a name in one folder wins; the other is reported.
+	write(root, ".claude/agents/coder2/v3/coder.md", "---\nname: coder\ndescription: v3 coder\n---\nnewer")
 	fs, err := workspace.OpenLocal(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	defs, problems := subagent.Discover(fs, tool.Folders{ConfigDir: config})
+	defs, problems := subagent.Discover(fs, tool.Folders{ConfigDir: config, Claude: true})
 	var names []string
 	for _, d := range defs {
 		names = append(names, d.Name+"/"+d.Source)
@@ -147,11 +159,16 @@ func TestDiscover(t *testing.T) {
 			t.Errorf("project does not win: %+v", d)
 		}
 	}
-	if strings.Join(names, ",") != "general-purpose/builtin,mine/user,shared/project" {
+	if strings.Join(names, ",") != "coder/project,deep/project,general-purpose/builtin,lead/user,mine/user,shared/project" {
 		t.Errorf("discovered %v", names)
 	}
-	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "broken.md") {
+	if len(problems) != 2 || !strings.Contains(problems[0].Error(), "v3/coder.md") || !errors.Is(problems[0], subagent.ErrShadowed) || !strings.Contains(problems[1].Error(), "broken.md") {
 		t.Errorf("problems %v", problems)
+	}
+	for _, d := range defs {
+		if d.Name == "coder" && d.Description != "writes code" {
+			t.Errorf("a deeper coder won: %+v", d)
+		}
 	}
 }
 

@@ -728,7 +728,6 @@ func TestClaudeArtifactClaudeFlowSubagents(t *testing.T) {
 // too; claude-flow keeps 100 of its agents there (core/coder.md,
 // github/pr-manager.md …). orca reads only .claude/agents/*.md.
 func TestClaudeArtifactClaudeFlowNestedSubagents(t *testing.T) {
-	t.Skip("pending: subagent.Discover does not read the folders under .claude/agents, which Claude Code does")
 	artifactEnv(t)
 	ws := claudeFlow(t)
 	api := newClaudeAPI(t,
@@ -1058,7 +1057,6 @@ func TestClaudeArtifactGSDSubagents(t *testing.T) {
 // gsd-debugger forks. orca offers it no Task tool: Agent is not taken for
 // Task in a tools list (it is in a hook's matcher).
 func TestClaudeArtifactGSDSubagentAgentTool(t *testing.T) {
-	t.Skip("pending: subagent.Definition.Allows does not take Agent for Task")
 	artifactEnv(t)
 	ws := gsd(t)
 	api := newClaudeAPI(t,

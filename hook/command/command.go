@@ -133,6 +133,11 @@ type Command struct {
 	// Env are more NAME=value variables for the command, after the
 	// scrubbed ones (the settings' "env" block, CLAUDE_PLUGIN_ROOT).
 	Env []string
+	// Async is Claude Code's "async": true — a hook that cannot decide:
+	// it runs in order like any other (orca does not leave it running in
+	// the background), and only its context and message count; a block,
+	// a rewrite or an end of the turn from it is ignored.
+	Async bool
 
 	hook  hook.Name
 	match matcher
@@ -222,10 +227,17 @@ func (c *Command) Handle(ctx context.Context, p hook.Payload) (*hook.Decision, e
 		return nil, err
 	}
 	var d *hook.Decision
-	switch r.code {
-	case 0:
+	switch {
+	case r.code == 2 && c.Async:
+		return nil, nil
+	case r.code == 0:
 		d, err = c.decideJSON(r.stdout)
-	case 2:
+		if err == nil && d != nil && c.Async {
+			if d = (&hook.Decision{Context: d.Context, Message: d.Message}); d.Context == "" && d.Message == "" {
+				d = nil
+			}
+		}
+	case r.code == 2:
 		d, err = c.decideBlock(r.stderr)
 	default:
 		return nil, fmt.Errorf("command %q exited with status %d%s", clip(c.Command), r.code, detail(r.stderr))

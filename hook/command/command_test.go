@@ -348,3 +348,27 @@ func TestNewCommandRefuses(t *testing.T) {
 		}
 	}
 }
+
+// An async hook cannot decide: its block, its exit status 2 and its end of
+// the turn are ignored; its context and message count.
+func TestAsyncHookCannotDecide(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		cmdline string
+		want    string
+	}{
+		{`echo '{"decision": "block", "reason": "no", "continue": false}'`, "null"},
+		{`echo nope >&2; exit 2`, "null"},
+		{`echo '{"systemMessage": "logged", "hookSpecificOutput": {"additionalContext": "ctx", "permissionDecision": "deny"}}'`, `{"Action":"","Reason":"","Updates":null,"Context":"ctx","Instruction":"","EndTurn":"","Message":"logged"}`},
+	} {
+		c, err := command.New("PostToolUse", "", tc.cmdline, dir, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Async = true
+		d, err := c.Handle(t.Context(), &hook.PostToolUsePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Write", Arguments: json.RawMessage(`{}`)}})
+		if err != nil || show(d) != tc.want {
+			t.Errorf("%s: %s, %v; want %s", tc.cmdline, show(d), err, tc.want)
+		}
+	}
+}

@@ -42,6 +42,8 @@ type Spec struct {
 	// Prompt and Model are a prompt hook's (see NewPrompt); Model empty
 	// means Options.Prompt's.
 	Prompt, Model string
+	// Async is the entry's "async": true (Command.Async).
+	Async bool
 }
 
 // Options are what Register needs besides the specs.
@@ -106,7 +108,7 @@ func RegisterWith(reg *hook.Registry, specs []Spec, workspace string, opts Optio
 			err = fmt.Errorf("unknown hook type %q", s.Type)
 		}
 		if err == nil {
-			c.If, c.Env = s.If, s.Env
+			c.If, c.Env, c.Async = s.If, s.Env, s.Async
 			var u func()
 			u, err = reg.Register(c.hook, s.Name(), c, hook.Priority(i), hook.Timeout(c.timeout()+waitDelay+time.Second))
 			undo = append(undo, u)
