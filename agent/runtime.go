@@ -229,8 +229,8 @@ type Runtime struct {
 	// transcripts keeps the conversations hooks read (nil: none).
 	transcripts *transcripts
 	// nested loads the subfolders' memory files (nil: none).
-	nested *nestedMemory
-	closers     []io.Closer // what New created, closed in reverse order
+	nested  *nestedMemory
+	closers []io.Closer // what New created, closed in reverse order
 
 	closeOnce sync.Once
 	closeErr  error

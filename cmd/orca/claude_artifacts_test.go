@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -46,6 +47,7 @@ var artifactVersions = map[string]string{
 	"claude-flow":           "3.43.0",
 	"get-shit-done-cc":      "1.42.3",
 	"oh-my-claude-sisyphus": "5.5.0",
+	"claude-skills":         "1.0.2",
 }
 
 // npmPackage returns the extracted folder of the npm package name (its
@@ -56,7 +58,7 @@ func npmPackage(t *testing.T, name string) string {
 	t.Helper()
 	root := os.Getenv(artifactsEnv)
 	if root == "" {
-		t.Skipf("%s is not set: it names the folder of the npm packages these tests run (claude-flow, get-shit-done-cc, oh-my-claude-sisyphus); .ci/run downloads and sets it", artifactsEnv)
+		t.Skipf("%s is not set: it names the folder of the npm packages these tests run (claude-flow, get-shit-done-cc, oh-my-claude-sisyphus, claude-skills); .ci/run downloads and sets it", artifactsEnv)
 	}
 	dir, err := filepath.Abs(filepath.Join(root, name, "package"))
 	if err != nil {
@@ -1288,4 +1290,63 @@ func TestClaudeArtifactStopLoop(t *testing.T) {
 			t.Errorf("main.go changed:\n%s", got)
 		}
 	})
+}
+
+// anthropics/skills' skill-creator, as the npm package claude-skills
+// carries it (with its Apache-2.0 LICENSE.txt): loaded from .claude/skills
+// by the Skill tool, its Python scripts run through Bash as its
+// instructions say — quick_validate.py validates the skill, and
+// package_skill.py leaves a zip of it on disk.
+func TestClaudeArtifactSkillCreatorScriptsRun(t *testing.T) {
+	artifactEnv(t)
+	needPrograms(t, "python3")
+	if err := exec.Command("python3", "-c", "import yaml").Run(); err != nil {
+		t.Skip("skill-creator's scripts need PyYAML (python3-yaml), which .ci/run installs")
+	}
+	src := filepath.Join(npmPackage(t, "claude-skills"), "skills", "skill-creator")
+	ws := t.TempDir()
+	copyTree(t, src, filepath.Join(ws, ".claude", "skills", "skill-creator"))
+	api := newClaudeAPI(t,
+		use("Skill", map[string]string{"skill": "skill-creator"}),
+		use("Bash", map[string]string{"command": "python3 .claude/skills/skill-creator/scripts/quick_validate.py .claude/skills/skill-creator"}),
+		use("Bash", map[string]string{"command": "python3 .claude/skills/skill-creator/scripts/package_skill.py .claude/skills/skill-creator dist"}),
+		say("Packaged."),
+	)
+	run := runClaude(t, ws, api, "package the skill-creator skill")
+	run.answered(t, "Packaged.")
+	run.requestsWant(t, 4)
+	if res := run.requests[1].result(t); res.isError || !strings.Contains(res.text, "skill-creator") || !strings.Contains(res.text, "scripts/init_skill.py") {
+		t.Errorf("the skill's instructions did not reach the model: %.300s", res.text)
+	}
+	if res := run.requests[2].result(t); res.isError || !strings.Contains(res.text, "Skill is valid!") {
+		t.Errorf("quick_validate.py: %+v", res)
+	}
+	if res := run.requests[3].result(t); res.isError {
+		t.Errorf("package_skill.py: %+v", res)
+	}
+	matches, _ := filepath.Glob(filepath.Join(ws, "dist", "skill-creator*"))
+	if len(matches) != 1 {
+		t.Fatalf("dist holds %v; want the packaged skill", matches)
+	}
+	zr, err := zip.OpenReader(matches[0])
+	if err != nil {
+		t.Fatalf("the package is not a zip: %v", err)
+	}
+	defer zr.Close()
+	want, err := os.ReadFile(filepath.Join(src, "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, "skill-creator/SKILL.md") {
+			rc, _ := f.Open()
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			found = string(b) == string(want)
+		}
+	}
+	if !found {
+		t.Errorf("the package does not hold the skill's SKILL.md (%d files)", len(zr.File))
+	}
 }
