@@ -90,6 +90,15 @@ type Settings struct {
 	// Hooks are the command hooks that may run, in file order, then the
 	// plugins' (Plugins).
 	Hooks []command.Spec
+	// MCPServers are the MCP servers to start: the settings files'
+	// "mcpServers" (a project file's only in a trusted workspace) and the
+	// workspace's .mcp.json servers that are approved (MCPApproval) in a
+	// trusted workspace, in that order; a later one of a name replaces an
+	// earlier.
+	MCPServers []MCPServer
+	// MCPApproval says which of .mcp.json's servers may start (the files'
+	// approval keys, together).
+	MCPApproval MCPApproval
 	// EnabledPlugins are the files' "enabledPlugins": Claude Code plugins
 	// by name@marketplace, later files over earlier ones.
 	EnabledPlugins map[string]bool
@@ -267,6 +276,7 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		user = append(user, place{filepath.Join(configDir, filepath.FromSlash(UserFile)), false})
 	}
 	var files []*file
+	trusted := false // the workspace, once its files are read
 	for _, p := range user {
 		f, err := readFile(p.path, false, p.claude)
 		if err != nil {
@@ -289,8 +299,9 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 				project = append(project, f)
 			}
 		}
-		trusted := opts.TrustOverride
-		if !trusted && slices.ContainsFunc(project, (*file).grants) {
+		trusted = opts.TrustOverride
+		mcpFile := !opts.NoClaude && fileExists(filepath.Join(opts.Workspace, MCPFile))
+		if !trusted && (mcpFile || slices.ContainsFunc(project, (*file).grants)) {
 			trusted = configDir != "" && NewTrustStore(configDir).Trusted(opts.Workspace)
 		}
 		for _, f := range project {
@@ -306,6 +317,10 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		s.merge(f)
 		warns = append(warns, f.warnings()...)
 	}
+	if opts.Workspace != "" && !opts.NoClaude {
+		warns = append(warns, s.addMCPFile(opts.Workspace, trusted)...)
+	}
+	s.MCPServers = lastByName(s.MCPServers)
 	plugins, pwarns := loadPlugins(opts, s.EnabledPlugins)
 	warns = append(warns, pwarns...)
 	for _, p := range plugins {
@@ -398,6 +413,12 @@ func (s *Settings) merge(f *file) {
 	if f.claudeModel != "" {
 		s.ClaudeModel = f.claudeModel
 	}
+	s.MCPServers = append(s.MCPServers, f.mcp...)
+	if a := f.mcpApproval; a != nil {
+		s.MCPApproval.All = s.MCPApproval.All || a.All
+		s.MCPApproval.Enabled = append(s.MCPApproval.Enabled, a.Enabled...)
+		s.MCPApproval.Disabled = append(s.MCPApproval.Disabled, a.Disabled...)
+	}
 	for name, on := range f.plugins {
 		if s.EnabledPlugins == nil {
 			s.EnabledPlugins = map[string]bool{}
@@ -436,6 +457,9 @@ type file struct {
 	noHooks     bool // "disableAllHooks": true
 	// plugins are "enabledPlugins": Claude Code plugins by name@marketplace.
 	plugins map[string]bool
+	// mcp are its "mcpServers"; mcpApproval its approval of .mcp.json's.
+	mcp         []MCPServer
+	mcpApproval *MCPApproval
 	// warns say what the file asks for that is not done as written.
 	warns []string
 }
@@ -446,7 +470,7 @@ type file struct {
 func (f *file) grants() bool {
 	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
 		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0 ||
-		enables(f.plugins)
+		enables(f.plugins) || len(f.mcp) > 0 || f.mcpApproval != nil
 }
 
 // enables reports whether plugins enables any plugin.
@@ -497,6 +521,14 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 	if enables(f.plugins) {
 		what = append(what, "enabledPlugins")
 		f.plugins = nil
+	}
+	if n := len(f.mcp); n > 0 {
+		what = append(what, plural(n, "MCP server"))
+		f.mcp = nil
+	}
+	if f.mcpApproval != nil {
+		what = append(what, "the approval of .mcp.json servers")
+		f.mcpApproval = nil
 	}
 	if n := len(f.env); n > 0 {
 		what = append(what, plural(n, "env variable"))
@@ -726,6 +758,17 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		f.prices = prices
+	}
+	if raw, ok := top["mcpServers"]; ok {
+		servers, err := parseMCPServers(path, raw, os.LookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		f.mcp = servers
+	}
+	var err error
+	if f.mcpApproval, err = parseMCPApproval(path, top); err != nil {
+		return nil, err
 	}
 	if raw, ok := top["enabledPlugins"]; ok {
 		if err := json.Unmarshal(raw, &f.plugins); err != nil {
@@ -1150,8 +1193,7 @@ func ruleMatcher(r policy.Rule) (func(hook.ToolCall) bool, error) {
 // unusedKeys are Claude Code settings keys that change what a session can
 // do, which orca does not honour yet: a file that sets one is told so.
 // (Keys that only change how Claude Code looks are ignored silently.)
-var unusedKeys = []string{"mcpServers", "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
-	"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "extraKnownMarketplaces", "forceLoginMethod"}
+var unusedKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "extraKnownMarketplaces", "forceLoginMethod"}
 
 // EnvList returns the settings' env block as NAME=value, sorted.
 func (s *Settings) EnvList() []string {
@@ -1161,4 +1203,54 @@ func (s *Settings) EnvList() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// addMCPFile adds the workspace's .mcp.json servers that may start, and
+// says why the others do not.
+func (s *Settings) addMCPFile(workspace string, trusted bool) []Warning {
+	servers, err := readMCPFile(workspace, os.LookupEnv)
+	path := filepath.Join(workspace, MCPFile)
+	if err != nil {
+		return []Warning{{File: path, Message: fmt.Sprintf("not used: %v", err)}}
+	}
+	if len(servers) == 0 {
+		return nil
+	}
+	if !trusted {
+		return []Warning{{File: path, Untrusted: true, Message: fmt.Sprintf("%s not started: the workspace is not trusted", plural(len(servers), "MCP server"))}}
+	}
+	var off []string
+	for _, m := range servers {
+		if s.MCPApproval.Approves(m.Name) {
+			s.MCPServers = append(s.MCPServers, m)
+		} else {
+			off = append(off, m.Name)
+		}
+	}
+	if len(off) == 0 {
+		return nil
+	}
+	return []Warning{{File: path, Message: fmt.Sprintf("MCP servers %s not started: approve them in a settings file (\"enabledMcpjsonServers\": [%q], or \"enableAllProjectMcpServers\": true)",
+		strings.Join(off, ", "), off[0])}}
+}
+
+// lastByName keeps, of servers of one name, the last, in the place of the
+// first.
+func lastByName(servers []MCPServer) []MCPServer {
+	at := map[string]int{}
+	var out []MCPServer
+	for _, m := range servers {
+		if i, ok := at[m.Name]; ok {
+			out[i] = m
+			continue
+		}
+		at[m.Name] = len(out)
+		out = append(out, m)
+	}
+	return out
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

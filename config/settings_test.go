@@ -384,10 +384,13 @@ func TestUnknownIsAWarning(t *testing.T) {
 		all = append(all, w.Message)
 	}
 	text := strings.Join(all, "\n")
-	for _, want := range []string{`"Notification", "Setup" skipped`, `hooks.PreToolUse[0].hooks[2]: a "agent" hook, skipped`, "mcpServers: not used", "additionalDirectories: not used"} {
+	for _, want := range []string{`"Notification", "Setup" skipped`, `hooks.PreToolUse[0].hooks[2]: a "agent" hook, skipped`, "additionalDirectories: not used"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("warnings lack %q:\n%s", want, text)
 		}
+	}
+	if len(s.MCPServers) != 1 || s.MCPServers[0].Command != "gh-mcp" || strings.Contains(text, "mcpServers") {
+		t.Errorf("mcpServers: %+v, warnings:\n%s", s.MCPServers, text)
 	}
 	if strings.Contains(text, "statusLine") {
 		t.Errorf("a cosmetic key is warned about:\n%s", text)

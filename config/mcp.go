@@ -1,0 +1,248 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// MCPServer is an MCP server a settings file or a workspace's .mcp.json
+// declares, in Claude Code's format:
+//
+//	{"mcpServers": {
+//	  "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."], "env": {"DEBUG": "${DEBUG:-0}"}},
+//	  "docs":  {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+//	}}
+//
+// ${VAR} and ${VAR:-default} in command, args, env, url and headers are
+// replaced with orca's environment when the file is read; a variable that
+// is not set and has no default is an error naming the server and the
+// variable.
+type MCPServer struct {
+	// Name is the server's key; its tools are mcp__<Name>__<tool>.
+	Name string
+	// Type is "stdio" (a command; the default), "http" (streamable HTTP)
+	// or "sse".
+	Type string
+	// Command, Args and Env start a stdio server.
+	Command string
+	Args    []string
+	Env     map[string]string
+	// URL and Headers reach an http or sse server.
+	URL     string
+	Headers map[string]string
+	// Timeout bounds one tool call (orca's "timeout" key, in seconds; 0:
+	// the client's default).
+	Timeout time.Duration
+	// File is where it is declared; Project says the workspace declares it
+	// (its .mcp.json or project settings), so that it starts only in a
+	// trusted workspace and once approved.
+	File    string
+	Project bool
+}
+
+// MCPFile is the workspace's MCP server file, Claude Code's, relative to
+// the workspace.
+const MCPFile = ".mcp.json"
+
+// MCPApproval is what the settings say of the workspace's .mcp.json
+// servers: Claude Code's enableAllProjectMcpServers, enabledMcpjsonServers
+// and disabledMcpjsonServers.
+type MCPApproval struct {
+	All      bool
+	Enabled  []string
+	Disabled []string
+}
+
+// Approves reports whether the settings approve the .mcp.json server name:
+// named as disabled never; else all, or named as enabled.
+func (a MCPApproval) Approves(name string) bool {
+	if slices.Contains(a.Disabled, name) {
+		return false
+	}
+	return a.All || slices.Contains(a.Enabled, name)
+}
+
+var mcpName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// parseMCPServers reads an "mcpServers" object; errors name the key.
+func parseMCPServers(path string, raw json.RawMessage, getenv func(string) (string, bool)) ([]MCPServer, error) {
+	fail := func(key string, format string, args ...any) error {
+		return fmt.Errorf("%s: %s: %s", path, key, fmt.Sprintf(format, args...))
+	}
+	var byName map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &byName); err != nil || byName == nil {
+		return nil, fail("mcpServers", "want an object of servers by name, got %s", kind(raw))
+	}
+	var out []MCPServer
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		key := fmt.Sprintf("mcpServers[%q]", name)
+		if !mcpName.MatchString(name) {
+			return nil, fail(key, "a server's name is letters, digits, _ and - (at most 64), so that its tools can be named mcp__%s__<tool>", name)
+		}
+		var s struct {
+			Type    string            `json:"type"`
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+			Timeout *float64          `json:"timeout"`
+		}
+		if err := json.Unmarshal(byName[name], &s); err != nil {
+			return nil, fail(key, "want an object with command (and args, env) or type and url: %v", err)
+		}
+		expand := func(field, v string) (string, error) {
+			out, err := expandVars(v, getenv)
+			if err != nil {
+				return "", fail(key+"."+field, "%v", err)
+			}
+			return out, nil
+		}
+		m := MCPServer{Name: name, Type: s.Type, File: path}
+		var err error
+		switch s.Type {
+		case "", "stdio":
+			m.Type = "stdio"
+			if strings.TrimSpace(s.Command) == "" {
+				return nil, fail(key, "no command (a stdio server is a command; an http or sse one needs \"type\" and \"url\")")
+			}
+			if m.Command, err = expand("command", s.Command); err != nil {
+				return nil, err
+			}
+			for i, a := range s.Args {
+				v, err := expand(fmt.Sprintf("args[%d]", i), a)
+				if err != nil {
+					return nil, err
+				}
+				m.Args = append(m.Args, v)
+			}
+			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+				if k == "" || strings.ContainsAny(k, "=\x00") {
+					return nil, fail(key+".env", "%q is not a variable name", k)
+				}
+				v, err := expand("env."+k, s.Env[k])
+				if err != nil {
+					return nil, err
+				}
+				if m.Env == nil {
+					m.Env = map[string]string{}
+				}
+				m.Env[k] = v
+			}
+		case "http", "sse", "streamable-http":
+			if s.Type == "streamable-http" {
+				m.Type = "http"
+			}
+			if m.URL, err = expand("url", s.URL); err != nil {
+				return nil, err
+			}
+			if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, fail(key+".url", "%q is not an http or https URL", m.URL)
+			}
+			for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+				v, err := expand("headers."+k, s.Headers[k])
+				if err != nil {
+					return nil, err
+				}
+				if m.Headers == nil {
+					m.Headers = map[string]string{}
+				}
+				m.Headers[k] = v
+			}
+		default:
+			return nil, fail(key+".type", "%q is not stdio, http or sse", s.Type)
+		}
+		if s.Timeout != nil {
+			if *s.Timeout < 0 || *s.Timeout > 24*3600 {
+				return nil, fail(key+".timeout", "%v is not a number of seconds between 0 and a day", *s.Timeout)
+			}
+			m.Timeout = time.Duration(*s.Timeout * float64(time.Second))
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandVars replaces ${VAR} and ${VAR:-default}.
+func expandVars(s string, getenv func(string) (string, bool)) (string, error) {
+	var missing []string
+	out := varRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := varRef.FindStringSubmatch(ref)
+		if v, ok := getenv(m[1]); ok && v != "" {
+			return v
+		}
+		if m[2] != "" {
+			return m[3]
+		}
+		missing = append(missing, m[1])
+		return ""
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("the variable %s is not set (and has no default: ${%s:-…})", missing[0], missing[0])
+	}
+	return out, nil
+}
+
+// parseMCPApproval reads the .mcp.json approval keys of a settings file.
+func parseMCPApproval(path string, top map[string]json.RawMessage) (*MCPApproval, error) {
+	var a MCPApproval
+	found := false
+	if raw, ok := top["enableAllProjectMcpServers"]; ok {
+		found = true
+		if err := json.Unmarshal(raw, &a.All); err != nil {
+			return nil, fmt.Errorf("%s: enableAllProjectMcpServers: want true or false, got %s", path, kind(raw))
+		}
+	}
+	for _, k := range []struct {
+		key string
+		out *[]string
+	}{{"enabledMcpjsonServers", &a.Enabled}, {"disabledMcpjsonServers", &a.Disabled}} {
+		if raw, ok := top[k.key]; ok {
+			found = true
+			if err := json.Unmarshal(raw, k.out); err != nil {
+				return nil, fmt.Errorf("%s: %s: want a list of server names, got %s", path, k.key, kind(raw))
+			}
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	return &a, nil
+}
+
+// readMCPFile reads the workspace's .mcp.json, if there is one.
+func readMCPFile(workspace string, getenv func(string) (string, bool)) ([]MCPServer, error) {
+	path := filepath.Join(workspace, MCPFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var top map[string]json.RawMessage
+	if err := strictJSON(data, &top); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	raw, ok := top["mcpServers"]
+	if !ok {
+		return nil, nil
+	}
+	servers, err := parseMCPServers(path, raw, getenv)
+	for i := range servers {
+		servers[i].Project = true
+	}
+	return servers, err
+}
