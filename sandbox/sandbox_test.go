@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -232,6 +233,49 @@ func TestSandboxStatusAndEnv(t *testing.T) {
 		if out != "key= pass=passed\n" {
 			t.Errorf("disabled=%v environment: %q", r.Disabled, out)
 		}
+	}
+}
+
+// A command reads its standard input, as given and as it comes: a
+// long-lived one that answers line by line (an MCP server) gets each
+// line when it is written, not /dev/null.
+func TestSandboxStdin(t *testing.T) {
+	for _, r := range []*sandbox.Runner{{Disabled: true}, {}} {
+		if !r.Disabled && sandbox.Available() != nil {
+			continue
+		}
+		dir := t.TempDir()
+		r.Policy.Writable = []string{dir}
+		cmd, err := r.Command(context.Background(), dir, "/bin/sh", "-c", "read line; echo got $line; read line; echo then $line")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdin, cmd.Stdout = inR, outW
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		inR.Close()
+		outW.Close()
+		lines := bufio.NewReader(outR)
+		fmt.Fprintln(inW, "one")
+		if l, err := lines.ReadString('\n'); l != "got one\n" {
+			t.Errorf("disabled=%v: first answer %q, %v", r.Disabled, l, err)
+		}
+		fmt.Fprintln(inW, "two")
+		if l, err := lines.ReadString('\n'); l != "then two\n" {
+			t.Errorf("disabled=%v: second answer %q, %v", r.Disabled, l, err)
+		}
+		inW.Close()
+		cmd.Wait()
+		outR.Close()
 	}
 }
 

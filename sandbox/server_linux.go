@@ -176,8 +176,11 @@ func handle(w *walls, l *launcher, rp *reaper, fds []int) {
 // command as its child — so that the command's signals to itself work as
 // they do outside — waits for it and exits as it did (128 plus the signal
 // for one a signal ended). When it exits, every process the command
-// started is killed.
-const initScript = `"$@" <&0 & wait $!`
+// started is killed. The command gets the shell's standard input through
+// fd 3: sh gives an asynchronous command /dev/null as its input before
+// its redirections, so `<&0` alone would hand it /dev/null (and a
+// long-lived command that reads its input, an MCP server, nothing).
+const initScript = `exec 3<&0; "$@" <&3 3<&- & exec 3<&-; wait $!`
 
 // launcher starts the commands, from one OS thread that Landlock
 // restricts: the commands inherit its restriction, and the server's other
