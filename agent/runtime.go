@@ -419,6 +419,8 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		p, fs := rt.policy, rt.fs
 		env.Hidden = func(rel string) bool { return p.ReadDenied(fs, rel) }
 	}
+	env.Registry = rt.tools
+	env.OnClose = func(c io.Closer) { rt.closers = append(rt.closers, c) }
 	for _, p := range def.ToolProviders {
 		if p == nil {
 			return nil, fmt.Errorf("agent %q: nil tool provider", def.Name)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -72,12 +73,34 @@ func (r *Registry) Add(t Tool) error {
 	e := &entry{tool: t, schema: sch, fast: fast}
 	r.order = append(r.order, e)
 	r.byName[name] = e
+	r.define()
+	return nil
+}
+
+// Remove takes the tool named name out (a tool an MCP server no longer
+// offers): the model is not offered it from the next call on, and a call
+// of it is an unknown tool's. It reports whether there was one.
+func (r *Registry) Remove(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.byName[name]
+	if !ok {
+		return false
+	}
+	delete(r.byName, name)
+	r.order = slices.DeleteFunc(slices.Clone(r.order), func(x *entry) bool { return x == e })
+	r.define()
+	return true
+}
+
+// define rebuilds the definitions the model is offered; r.mu is held.
+// The slice is new each time: callers keep the one they got.
+func (r *Registry) define() {
 	defs := make([]llm.ToolDefinition, len(r.order))
 	for i, e := range r.order {
 		defs[i] = llm.ToolDefinition{Name: e.tool.Name(), Description: e.tool.Description(), InputSchema: e.tool.Schema()}
 	}
 	r.defs = defs
-	return nil
 }
 
 func compile(name string, schema json.RawMessage) (*jsonschema.Schema, *fastSchema, error) {

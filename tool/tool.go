@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/orca-agent/orca/sandbox"
@@ -159,6 +160,14 @@ type Env struct {
 	// is one the tools that list and search may not show: a deny rule on
 	// reading covers it. Nil: none is.
 	Hidden func(rel string) bool
+	// Registry is the registry being filled: a provider whose tools change
+	// after the build (an MCP server's list) adds and removes its own
+	// there later. Nil for a provider asked outside a runtime.
+	Registry *Registry
+	// OnClose hands the runtime something to close when it closes,
+	// before its tools (a provider's server connections). Nil outside a
+	// runtime: the provider's caller closes what it made.
+	OnClose func(io.Closer)
 }
 
 // Folders are where a runtime reads configuration — skills, subagents —

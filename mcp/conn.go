@@ -1,0 +1,525 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/orca-agent/orca/sandbox"
+	"github.com/orca-agent/orca/tool"
+)
+
+// conn is the connection to one server, made again when it drops.
+type conn struct {
+	set *set
+	srv Server
+
+	mu      sync.Mutex
+	session *sdk.ClientSession
+	proc    *process // a stdio server's
+	state   State
+	lastErr string
+	info    string
+	tools   map[string]*proxy // by orca's name
+	// offered: the runtime has the tools of the first list; later lists
+	// go to its registry.
+	offered bool
+	closed  bool
+	stopped chan struct{} // closed by close: ends retries
+	// life ends when the connection is closed (end is its cancel).
+	life context.Context
+	end  context.CancelFunc
+	// endSession ends the current session's context.
+	endSession context.CancelFunc
+	// reload serializes tool list reloads.
+	reload sync.Mutex
+}
+
+func newConn(s *set, srv Server) *conn {
+	if srv.Type == "" {
+		srv.Type = "stdio"
+	}
+	life, end := context.WithCancel(context.Background())
+	return &conn{set: s, srv: srv, state: StateDown, tools: map[string]*proxy{}, stopped: make(chan struct{}), life: life, end: end}
+}
+
+func (c *conn) timeout() time.Duration {
+	if c.srv.Timeout > 0 {
+		return c.srv.Timeout
+	}
+	return c.set.p.opts.CallTimeout
+}
+
+// connect starts the server (a stdio one's process), makes the session
+// and reads the tool list.
+func (c *conn) connect(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return errors.New("closed")
+	}
+	c.mu.Unlock()
+	// The session lives as long as the connection, not as ctx (the SDK
+	// keeps a subscription for list_changed on the context it connects
+	// with); ctx bounds the handshake only.
+	sctx, endSession := context.WithCancel(c.life)
+	detach := context.AfterFunc(ctx, endSession)
+	session, proc, err := c.open(sctx)
+	if !detach() && err == nil {
+		session.Close()
+		err = fmt.Errorf("the handshake did not end in time: %w", context.Cause(ctx))
+	}
+	if err != nil {
+		endSession()
+		c.fail(err, proc)
+		return err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		session.Close()
+		endSession()
+		proc.stop()
+		return errors.New("closed")
+	}
+	c.session, c.proc, c.state, c.lastErr, c.endSession = session, proc, StateUp, "", endSession
+	if r := session.InitializeResult(); r != nil && r.ServerInfo != nil {
+		c.info = strings.TrimSpace(r.ServerInfo.Name + " " + r.ServerInfo.Version)
+	}
+	c.mu.Unlock()
+	c.set.bg.Add(1)
+	go func() {
+		defer c.set.bg.Done()
+		c.watch(session, proc)
+	}()
+	if err := c.loadTools(ctx, session); err != nil {
+		c.fail(fmt.Errorf("listing its tools: %w", err), nil)
+		return err
+	}
+	return nil
+}
+
+// retry connects again, with growing pauses up to a minute, until the
+// server is up or the connection is closed: a server slow to start
+// joins when it is ready (its tools added to the registry).
+func (c *conn) retry() {
+	for pause := time.Second; ; pause = min(2*pause, time.Minute) {
+		select {
+		case <-c.stopped:
+			return
+		case <-time.After(pause):
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.set.p.opts.StartTimeout)
+		err := c.connect(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+}
+
+// fail records err (with the end of the process's stderr).
+func (c *conn) fail(err error, proc *process) {
+	msg := errText(err)
+	if proc != nil {
+		if tail := proc.stderrTail(); tail != "" {
+			msg += "; its stderr ends: " + tail
+		}
+		proc.stop()
+	}
+	c.mu.Lock()
+	c.state, c.lastErr = StateFailed, msg
+	c.mu.Unlock()
+}
+
+// watch marks the connection down when its session ends.
+func (c *conn) watch(session *sdk.ClientSession, proc *process) {
+	err := session.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session != session || c.closed {
+		return
+	}
+	c.endSession()
+	c.session, c.proc, c.state = nil, nil, StateDown
+	c.lastErr = "the connection dropped"
+	if err != nil {
+		c.lastErr += ": " + errText(err)
+	}
+	if proc != nil {
+		if tail := proc.stderrTail(); tail != "" {
+			c.lastErr += "; its stderr ends: " + tail
+		}
+		go proc.stop()
+	}
+}
+
+// open makes a session: for a stdio server, the process too.
+func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
+	client := sdk.NewClient(&sdk.Implementation{Name: "orca", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) {
+			c.mu.Lock()
+			session := c.session
+			c.mu.Unlock()
+			if session == nil {
+				return
+			}
+			c.set.bg.Add(1)
+			go func() {
+				defer c.set.bg.Done()
+				ctx, cancel := context.WithTimeout(c.life, c.set.p.opts.StartTimeout)
+				defer cancel()
+				if err := c.loadTools(ctx, session); err != nil && c.life.Err() == nil {
+					c.set.p.opts.Logger.Warn("MCP server's new tool list not read", "server", c.srv.Name, "err", err)
+				}
+			}()
+		},
+	})
+	switch c.srv.Type {
+	case "stdio":
+		proc, err := c.start()
+		if err != nil {
+			return nil, nil, err
+		}
+		session, err := client.Connect(ctx, &sdk.IOTransport{Reader: proc.stdout, Writer: proc.stdin}, nil)
+		if err != nil {
+			return nil, proc, fmt.Errorf("the handshake failed: %w", err)
+		}
+		return session, proc, nil
+	case "http", "sse":
+		hc := c.set.p.opts.HTTPClient
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		if len(c.srv.Headers) > 0 {
+			base := hc.Transport
+			if base == nil {
+				base = http.DefaultTransport
+			}
+			copied := *hc
+			copied.Transport = headerTransport{base: base, headers: c.srv.Headers}
+			hc = &copied
+		}
+		var t sdk.Transport = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: hc, MaxRetries: 2}
+		if c.srv.Type == "sse" {
+			t = &sdk.SSEClientTransport{Endpoint: c.srv.URL, HTTPClient: hc}
+		}
+		session, err := client.Connect(ctx, t, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("connecting to %s: %w", c.srv.URL, err)
+		}
+		return session, nil, nil
+	}
+	return nil, nil, fmt.Errorf("unknown server type %q", c.srv.Type)
+}
+
+// headerTransport adds a server's headers to its requests.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// loadTools reads the server's tool list and brings the registry to it.
+func (c *conn) loadTools(ctx context.Context, session *sdk.ClientSession) error {
+	c.reload.Lock()
+	defer c.reload.Unlock()
+	var listed []*sdk.Tool
+	for t, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return err
+		}
+		listed = append(listed, t)
+	}
+	next := map[string]*proxy{}
+	for _, t := range listed {
+		p, err := newProxy(c, t)
+		if err != nil {
+			c.set.p.opts.Logger.Warn("MCP tool not offered", "server", c.srv.Name, "tool", t.Name, "err", err)
+			continue
+		}
+		next[p.name] = p
+	}
+	c.mu.Lock()
+	old := c.tools
+	c.tools = next
+	offered := c.offered
+	c.mu.Unlock()
+	reg := c.set.env.Registry
+	if reg == nil || !offered {
+		return nil
+	}
+	// A reload (or a reconnect): the registry follows the server's list.
+	for name := range old {
+		if _, ok := next[name]; !ok {
+			reg.Remove(name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(next)) {
+		if _, ok := reg.Lookup(name); ok {
+			if _, had := old[name]; had {
+				reg.Remove(name) // its schema or description may have changed
+			} else {
+				continue // another server's, or a tool of orca's: kept
+			}
+		}
+		if err := reg.Add(next[name]); err != nil {
+			c.set.p.opts.Logger.Warn("MCP tool not offered", "server", c.srv.Name, "tool", name, "err", err)
+		}
+	}
+	return nil
+}
+
+// proxies returns the server's tools, sorted by name, as the runtime's
+// first; from then on, new lists go to the registry.
+func (c *conn) proxies() []tool.Tool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offered = true
+	names := slices.Sorted(maps.Keys(c.tools))
+	out := make([]tool.Tool, len(names))
+	for i, n := range names {
+		out[i] = c.tools[n]
+	}
+	return out
+}
+
+// live returns the session, connecting again if the connection dropped.
+func (c *conn) live(ctx context.Context) (*sdk.ClientSession, error) {
+	c.mu.Lock()
+	session, closed := c.session, c.closed
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return nil, errors.New("the runtime closed it")
+	case session != nil:
+		return session, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.set.p.opts.StartTimeout)
+	defer cancel()
+	if err := c.connect(cctx); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session == nil {
+		return nil, errors.New("its connection dropped again")
+	}
+	return c.session, nil
+}
+
+// drop forgets session if it is still the connection's, so that the next
+// call connects again.
+func (c *conn) drop(session *sdk.ClientSession, why string) {
+	c.mu.Lock()
+	if c.session != session {
+		c.mu.Unlock()
+		return
+	}
+	proc, endSession := c.proc, c.endSession
+	c.session, c.proc, c.state, c.lastErr = nil, nil, StateDown, why
+	c.mu.Unlock()
+	endSession() // first: the SDK's subscription ends while the session can say so
+	session.Close()
+	if proc != nil {
+		proc.stop()
+	}
+}
+
+func (c *conn) status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := Status{Name: c.srv.Name, Type: c.srv.Type, State: c.state, Error: c.lastErr, Server: c.info}
+	if c.closed {
+		st.State = StateClosed
+	}
+	st.Tools = slices.Sorted(maps.Keys(c.tools))
+	return st
+}
+
+func (c *conn) close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.stopped)
+	session, proc := c.session, c.proc
+	c.session, c.proc = nil, nil
+	c.mu.Unlock()
+	var err error
+	c.end() // first, as in drop
+	if session != nil {
+		err = session.Close()
+		if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+			err = nil
+		}
+	}
+	c.end()
+	if proc != nil {
+		proc.stop()
+	}
+	if err != nil {
+		return fmt.Errorf("MCP server %s: %w", c.srv.Name, err)
+	}
+	return nil
+}
+
+// process is a stdio server's process and pipes.
+type process struct {
+	cmd    *sandbox.Cmd
+	cancel context.CancelFunc
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr *tail
+	once   sync.Once
+	done   chan struct{}
+}
+
+// start starts a stdio server under the runtime's sandbox runner (the
+// sandbox's excluded commands run outside it, as with Bash).
+func (c *conn) start() (*process, error) {
+	path, err := exec.LookPath(c.srv.Command)
+	if err != nil {
+		return nil, fmt.Errorf("command %q: %w", c.srv.Command, err)
+	}
+	if !filepath.IsAbs(path) {
+		if path, err = filepath.Abs(path); err != nil {
+			return nil, err
+		}
+	}
+	runner := c.set.env.Sandbox
+	if runner == nil {
+		runner = &sandbox.Runner{Disabled: true}
+	}
+	r := *runner
+	if slices.Contains(r.Excluded, filepath.Base(c.srv.Command)) || slices.Contains(r.Excluded, c.srv.Command) {
+		r.Disabled = true
+	}
+	env := r.Env
+	if env == nil {
+		env = sandbox.DefaultEnv()
+	}
+	env = slices.Clone(env)
+	keys := make([]string, 0, len(c.srv.Env))
+	for k := range c.srv.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+c.srv.Env[k])
+	}
+	r.Env = env
+	// It works in the workspace, as Bash does; outside a runtime, here.
+	dir, _ := os.Getwd()
+	if c.set.env.FS != nil {
+		dir = c.set.env.FS.Root()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd, err := r.Command(ctx, dir, append([]string{path}, c.srv.Args...)...)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("not started: %v (a server the OS sandbox cannot run can be listed in the settings' sandbox.excludedCommands)", err)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		cancel()
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	p := &process{cmd: cmd, cancel: cancel, stdin: inW, stdout: outR, stderr: &tail{}, done: make(chan struct{})}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("not started: %w", err)
+	}
+	// The child has its ends.
+	inR.Close()
+	outW.Close()
+	go func() {
+		cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// stop ends the process and everything it started, and waits for it.
+func (p *process) stop() {
+	if p == nil {
+		return
+	}
+	p.once.Do(func() {
+		p.stdin.Close()
+		select {
+		case <-p.done:
+		case <-time.After(500 * time.Millisecond):
+		}
+		p.cancel()
+		<-p.done
+		p.stdout.Close()
+	})
+}
+
+func (p *process) stderrTail() string {
+	if p == nil {
+		return ""
+	}
+	return p.stderr.String()
+}
+
+// tail keeps the last 2 KiB written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > 2048 {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-2048:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(strings.ToValidUTF8(string(t.buf), ""))
+}
+
+var _ = json.Marshal

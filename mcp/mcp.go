@@ -1,0 +1,285 @@
+// Package mcp makes the tools of MCP servers orca tools, on the official
+// Go SDK (github.com/modelcontextprotocol/go-sdk): a Provider connects to
+// each Server (a stdio command, run by the runtime's sandbox runner like
+// Bash, or a streamable HTTP or SSE endpoint), lists its tools and offers
+// each as mcp__<server>__<tool>, with its input schema (validated like
+// every tool's) and its annotations as traits (readOnlyHint: read-only;
+// idempotentHint: idempotent). Policy rules, hook matchers, approvals,
+// budgets, middleware and events see them as they see any tool.
+//
+// # The reliability contract
+//
+//   - A server that fails to start, or does not answer its handshake within
+//     Options.StartTimeout, is reported (Status, the provider's log) and
+//     offers no tools; the others start regardless.
+//   - A server whose connection drops (the process exits, the HTTP session
+//     is lost) is reconnected on the next call of one of its tools, and its
+//     tool list read again.
+//   - notifications/tools/list_changed reloads the list: new tools are
+//     added to the runtime's registry, vanished ones removed.
+//   - A call has a timeout (Server.Timeout, else Options.CallTimeout); a
+//     call cut off — by the timeout, or the connection dropping while it
+//     ran — is reported to the model as one that may or may not have taken
+//     effect, and is never sent again, unless the tool is annotated
+//     idempotent (or read-only), which is retried once on a fresh
+//     connection.
+//   - Closing the runtime (the provider's closer, handed over through
+//     tool.Env.OnClose) closes every session and stops every process the
+//     provider started, with what those started.
+package mcp
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/orca-agent/orca/tool"
+)
+
+// Server is one MCP server to connect to.
+type Server struct {
+	// Name names the server; its tools are mcp__<Name>__<tool>.
+	Name string
+	// Type is "stdio" (the default), "http" (streamable HTTP) or "sse".
+	Type string
+	// Command, Args and Env start a stdio server: Env's variables come
+	// after the runner's scrubbed environment.
+	Command string
+	Args    []string
+	Env     map[string]string
+	// URL and Headers reach an http or sse server.
+	URL     string
+	Headers map[string]string
+	// Timeout bounds one tool call (Options.CallTimeout if zero).
+	Timeout time.Duration
+}
+
+// Options configure a Provider.
+type Options struct {
+	// StartTimeout bounds a server's start and handshake
+	// (DefaultStartTimeout if zero).
+	StartTimeout time.Duration
+	// CallTimeout bounds a tool call of a server without a Timeout of its
+	// own (DefaultCallTimeout if zero).
+	CallTimeout time.Duration
+	// Logger reports servers that fail (slog.Default() if nil).
+	Logger *slog.Logger
+	// HTTPClient reaches http and sse servers (http.DefaultClient's
+	// transport if nil).
+	HTTPClient *http.Client
+}
+
+// Defaults of Options.
+const (
+	DefaultStartTimeout = 30 * time.Second
+	DefaultCallTimeout  = 5 * time.Minute
+)
+
+// Provider is the tool.Provider of a set of MCP servers.
+type Provider struct {
+	servers []Server
+	opts    Options
+
+	mu   sync.Mutex
+	sets []*set
+}
+
+// NewProvider returns the provider of servers' tools.
+func NewProvider(servers []Server, opts Options) *Provider {
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Provider{servers: slices.Clone(servers), opts: opts}
+}
+
+// Name implements tool.Provider.
+func (p *Provider) Name() string { return "mcp" }
+
+// Tools implements tool.Provider: it starts every server, at once, and
+// returns the tools of those that came up. It fails only on a server
+// list that cannot be used (two servers of one name); a server that does
+// not come up is in Status.
+func (p *Provider) Tools(env tool.Env) ([]tool.Tool, error) {
+	seen := map[string]bool{}
+	for _, s := range p.servers {
+		if seen[s.Name] {
+			return nil, fmt.Errorf("mcp: two servers are named %q", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	st := &set{p: p, env: env}
+	for _, s := range p.servers {
+		st.conns = append(st.conns, newConn(st, s))
+	}
+	var wg sync.WaitGroup
+	for _, c := range st.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
+			defer cancel()
+			if err := c.connect(ctx); err != nil {
+				p.opts.Logger.Warn("MCP server not started", "server", c.srv.Name, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	p.mu.Lock()
+	p.sets = append(p.sets, st)
+	p.mu.Unlock()
+	if env.OnClose != nil {
+		env.OnClose(st)
+	}
+	var out []tool.Tool
+	for _, c := range st.conns {
+		out = append(out, c.proxies()...)
+		if c.status().State == StateFailed {
+			st.retries.Add(1)
+			go func() {
+				defer st.retries.Done()
+				c.retry()
+			}()
+		}
+	}
+	return out, nil
+}
+
+// Close closes every server of every runtime the provider served (each
+// runtime's also closes on its own when the runtime closes).
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	sets := p.sets
+	p.sets = nil
+	p.mu.Unlock()
+	var errs []error
+	for _, s := range sets {
+		errs = append(errs, s.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// State is how a server is.
+type State string
+
+// States.
+const (
+	// StateUp: connected, its tools offered.
+	StateUp State = "up"
+	// StateFailed: it did not start, or its connection dropped and could
+	// not be made again; Status.Error says why.
+	StateFailed State = "failed"
+	// StateDown: its connection dropped; the next call reconnects.
+	StateDown State = "down"
+	// StateClosed: the runtime closed it.
+	StateClosed State = "closed"
+)
+
+// Status is what a server is doing.
+type Status struct {
+	Name  string
+	Type  string
+	State State
+	// Tools are the names of its tools the runtime offers.
+	Tools []string
+	// Error is why it is not up (with the end of a stdio server's stderr).
+	Error string
+	// Server is what the server says it is (its name and version).
+	Server string
+}
+
+// Status returns the servers' status, for the last runtime the provider
+// served, in the order they were given.
+func (p *Provider) Status() []Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.sets) == 0 {
+		out := make([]Status, len(p.servers))
+		for i, s := range p.servers {
+			out[i] = Status{Name: s.Name, Type: cmp.Or(s.Type, "stdio"), State: StateDown, Error: "not started"}
+		}
+		return out
+	}
+	st := p.sets[len(p.sets)-1]
+	out := make([]Status, len(st.conns))
+	for i, c := range st.conns {
+		out[i] = c.status()
+	}
+	return out
+}
+
+// set is the servers of one runtime.
+type set struct {
+	p     *Provider
+	env   tool.Env
+	conns []*conn
+	// retries are the servers that did not start, trying again; bg the
+	// tool list reloads under way.
+	retries, bg sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Close closes the set's sessions and stops its processes.
+func (s *set) Close() error {
+	s.closeOnce.Do(func() {
+		var wg sync.WaitGroup
+		errs := make([]error, len(s.conns))
+		for i, c := range s.conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = c.close()
+			}()
+		}
+		wg.Wait()
+		s.retries.Wait()
+		s.bg.Wait()
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// ToolName is the name orca gives the tool of server: mcp__<server>__<tool>,
+// with characters a tool name cannot have replaced by _, and, past 64
+// characters, cut and ended by a hash of the whole.
+func ToolName(server, toolName string) string {
+	name := "mcp__" + unsafeName.ReplaceAllString(server, "_") + "__" + unsafeName.ReplaceAllString(toolName, "_")
+	if len(name) <= 64 {
+		return name
+	}
+	sum := sha1.Sum([]byte(server + "\x00" + toolName))
+	return name[:55] + "_" + hex.EncodeToString(sum[:4])
+}
+
+// errText shortens an error of the SDK for a message.
+func errText(err error) string {
+	s := err.Error()
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return strings.TrimSpace(s)
+}
+
+var _ tool.Provider = (*Provider)(nil)
+var _ = sdk.ErrConnectionClosed
