@@ -64,7 +64,9 @@ func (p *proxy) Schema() json.RawMessage { return p.schema }
 
 // Traits: the server's annotations (readOnlyHint; idempotentHint, which
 // readOnlyHint implies).
-func (p *proxy) Traits() tool.Traits { return tool.Traits{ReadOnly: p.readOnly, Idempotent: p.idempotent} }
+func (p *proxy) Traits() tool.Traits {
+	return tool.Traits{ReadOnly: p.readOnly, Idempotent: p.idempotent}
+}
 
 // Execute calls the tool on the server, connecting again if the
 // connection dropped (see the package's reliability contract).
