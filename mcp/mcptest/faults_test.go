@@ -3,6 +3,7 @@ package mcptest_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,8 +213,8 @@ func TestCrashOnCall(t *testing.T) {
 			if _, err := note(context.Background(), sv.cs, "one"); err != nil {
 				t.Fatal(err)
 			}
-			if r, err := note(context.Background(), sv.cs, "two"); err == nil {
-				t.Fatalf("the crashing call was answered: %v", r)
+			if r, err := note(context.Background(), sv.cs, "two"); !errors.Is(err, io.EOF) {
+				t.Fatalf("the crashing call: %v, %v; want io.EOF", r, err)
 			}
 			if err := sv.wait(); !errors.Is(err, mcptest.ErrCrashed) {
 				t.Errorf("Serve: %v", err)

@@ -3,6 +3,7 @@ package mcptest_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -155,8 +156,8 @@ func TestStreamableCrash(t *testing.T) {
 		hung <- err
 	}()
 	eventually(t, "call 1 hangs", func() bool { return strings.Contains(l.String(), "HangOnCall") })
-	if r, err := note(ctx, b, "two"); err == nil {
-		t.Fatalf("the crashing call was answered: %v", r)
+	if r, err := note(ctx, b, "two"); !errors.Is(err, io.EOF) {
+		t.Fatalf("the crashing call: %v, %v; want io.EOF", r, err)
 	}
 	select {
 	case err := <-hung:
@@ -201,8 +202,8 @@ func TestSSE(t *testing.T) {
 		if r, err := note(ctx, cs, "one"); err != nil || r.IsError {
 			t.Fatalf("%+v: call 1: %v, %v", f, r, err)
 		}
-		if r, err := note(ctx, cs, "two"); err == nil {
-			t.Errorf("%+v: call 2 was answered: %v", f, r)
+		if r, err := note(ctx, cs, "two"); !errors.Is(err, io.EOF) {
+			t.Errorf("%+v: call 2: %v, %v; want io.EOF", f, r, err)
 		}
 		if _, err := note(ctx, cs, "three"); !errors.Is(err, mcp.ErrConnectionClosed) {
 			t.Errorf("%+v: call 3: %v, want ErrConnectionClosed", f, err)

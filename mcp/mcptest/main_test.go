@@ -3,7 +3,9 @@ package mcptest_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,8 +16,21 @@ import (
 	"github.com/orca-agent/orca/mcp/mcptest"
 )
 
-// No server, client or hung call may leave a goroutine behind.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// No server, client or hung call may leave a goroutine behind, and the
+// command the tests build is removed.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if commandDir != "" {
+		os.RemoveAll(commandDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // served is a server served by mcptest.Serve over in-memory transports,
 // and a client session connected to it.
