@@ -71,5 +71,8 @@
 //   - A hung call ends on the client's side when its context does; the
 //     client sends notifications/cancelled and the server's handler ends.
 //   - list_changed reaches an HTTP client on its standalone SSE stream
-//     (the GET it opens after initialize).
+//     (the GET it opens after initialize), some 10ms after the change;
+//     sent while that stream is not connected, it is lost (the handler
+//     keeps no event store), so a client that reconnects must list the
+//     tools again rather than wait for it.
 package mcptest

@@ -40,9 +40,10 @@ import (
 type Faults struct {
 	// StartDelay delays the answer to every initialize request (and to
 	// every server/discover, its stand-in in the sessionless protocol
-	// 2026-07-28) by this long: a server slow to start. Each new session (a
-	// reconnection, a new HTTP session) waits again. The wait ends early, with an error, if
-	// the request's context ends or its connection is cut.
+	// 2026-07-28) by this long: a server slow to start. Each new session
+	// (a reconnection, a new HTTP session) waits again. The wait ends
+	// early, with an error, if the request's context ends or its
+	// connection is cut.
 	StartDelay time.Duration
 
 	// SlowCall delays every tools/call by this long before anything else

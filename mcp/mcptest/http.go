@@ -189,11 +189,11 @@ func (h *Handler) drop(s *session) {
 		rq.w.cut(cutDrop)
 		rq.cancel()
 	}
-	if h.sse {
-		return // the SDK closes the session when its GET ends
+	if h.sse || s.id == "" {
+		return // the SDK closes an SSE session when its GET ends
 	}
 	for ss := range h.server.Sessions() {
-		if ss.ID() == s.id && s.id != "" {
+		if ss.ID() == s.id {
 			h.bg.Go(func() { ss.Close() })
 		}
 	}
