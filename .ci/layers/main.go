@@ -20,8 +20,8 @@ const module = "github.com/orca-agent/orca"
 // layers lists the packages from the bottom up; a package may import the
 // packages of lower layers only. Keep it as ARCHITECTURE.md draws it.
 var layers = [][]string{
-	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest"},
-	{"event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
+	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "mcp/mcptest"},
+	{"cmd/orca-mcp-faults", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
 	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp"},
 	{"config", "skill", "store/sqlite", "store/storetest"},
 	{"toolset"},
@@ -33,7 +33,8 @@ var layers = [][]string{
 }
 
 // adapters and roots may link the heavy dependencies; the core may not.
-var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "mcp": true, "app": true, "cmd/orca": true}
+var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "mcp": true, "app": true, "cmd/orca": true,
+	"mcp/mcptest": true, "cmd/orca-mcp-faults": true}
 
 var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk"}
 

@@ -1,0 +1,262 @@
+package mcptest_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/orca-agent/orca/mcp/mcptest"
+)
+
+// counterOf is what the counter tool answers: the number of its call.
+func counterOf(t *testing.T, cs *mcp.ClientSession) int {
+	t.Helper()
+	r, err := call(context.Background(), cs, "counter", nil)
+	if err != nil || r.IsError {
+		t.Fatalf("counter: %v, %v", r, err)
+	}
+	n, _ := r.StructuredContent.(map[string]any)["call"].(float64)
+	return int(n)
+}
+
+// note writes a line to the note n.txt.
+func note(ctx context.Context, cs *mcp.ClientSession, text string) (*mcp.CallToolResult, error) {
+	return call(ctx, cs, "write_note", map[string]any{"name": "n.txt", "text": text})
+}
+
+// noteIs fails the test unless the note n.txt in dir holds these lines.
+func noteIs(t *testing.T, dir string, lines ...string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "n.txt"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	want := ""
+	for _, l := range lines {
+		want += l + "\n"
+	}
+	if string(b) != want {
+		t.Errorf("the note holds %q, want %q", b, want)
+	}
+}
+
+// Connecting waits StartDelay (fake time), again on each connection.
+func TestStartDelay(t *testing.T) {
+	for _, v := range versions {
+		t.Run("version="+v, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := mcptest.NewServer(mcptest.Faults{StartDelay: 2 * time.Second}, mcptest.Options{})
+				for range 2 {
+					start := time.Now()
+					sv := serve(t, s, nil, v)
+					if d := time.Since(start); d != 2*time.Second {
+						t.Errorf("connecting took %v, want 2s", d)
+					}
+					if r, err := call(context.Background(), sv.cs, "echo", map[string]any{"text": "up"}); err != nil || textOf(r) != "up" {
+						t.Errorf("echo: %v, %v", r, err)
+					}
+					sv.cs.Close()
+				}
+			})
+		})
+	}
+}
+
+// Every call waits SlowCall; one given up meanwhile has no effect.
+func TestSlowCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		cs := serve(t, mcptest.NewServer(mcptest.Faults{SlowCall: time.Second}, mcptest.Options{Dir: dir}), nil, "").cs
+		start := time.Now()
+		if _, err := note(context.Background(), cs, "one"); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("the call took %v, want 1s", d)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		if _, err := note(ctx, cs, "two"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a call given up after 0.5s: %v", err)
+		}
+		synctest.Wait()
+		noteIs(t, dir, "one")
+		if n := counterOf(t, cs); n != 3 {
+			t.Errorf("counter: call %d, want 3", n)
+		}
+	})
+}
+
+// Call N is never answered until the client gives it up; the calls around
+// it are answered.
+func TestHangOnCall(t *testing.T) {
+	for _, v := range versions {
+		t.Run("version="+v, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var l logs
+				dir := t.TempDir()
+				cs := serve(t, mcptest.NewServer(mcptest.Faults{HangOnCall: 2}, mcptest.Options{Dir: dir, Logger: l.logger()}), nil, v).cs
+				if _, err := note(context.Background(), cs, "one"); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+				defer cancel()
+				start := time.Now()
+				if _, err := note(ctx, cs, "two"); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("the hung call: %v", err)
+				}
+				if d := time.Since(start); d != time.Hour {
+					t.Errorf("the hung call ended after %v, want the client's hour", d)
+				}
+				synctest.Wait() // the server hears the cancellation
+				if !strings.Contains(l.String(), "hung call ended") || !strings.Contains(l.String(), "context canceled") {
+					t.Errorf("the server's hung call did not end with the client's cancellation:\n%s", l.String())
+				}
+				if _, err := note(context.Background(), cs, "three"); err != nil {
+					t.Fatal(err)
+				}
+				noteIs(t, dir, "one", "three")
+			})
+		})
+	}
+}
+
+// Call N is a tool error, and the tool did not run.
+func TestErrorOnCall(t *testing.T) {
+	dir := t.TempDir()
+	cs := serve(t, mcptest.NewServer(mcptest.Faults{ErrorOnCall: 2}, mcptest.Options{Dir: dir}), nil, "").cs
+	for i, text := range []string{"one", "two", "three"} {
+		r, err := note(context.Background(), cs, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.IsError != (i == 1) {
+			t.Errorf("call %d: isError %v", i+1, r.IsError)
+		}
+		if i == 1 && !strings.Contains(textOf(r), "ErrorOnCall") {
+			t.Errorf("the error says %q", textOf(r))
+		}
+	}
+	noteIs(t, dir, "one", "three")
+}
+
+// After call N the tool list changes and the client is told so, by the
+// notification list_changed.
+func TestChangeToolsOnCall(t *testing.T) {
+	for _, v := range versions {
+		t.Run("version="+v, func(t *testing.T) {
+			changed := make(chan struct{}, 1)
+			cs := serve(t, mcptest.NewServer(mcptest.Faults{ChangeToolsOnCall: 2}, mcptest.Options{}), &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+			}, v).cs
+			checkToolsChange(t, cs, changed)
+		})
+	}
+}
+
+// checkToolsChange checks ChangeToolsOnCall: 2 over the session cs, whose
+// client sends to changed on list_changed.
+func checkToolsChange(t *testing.T, cs *mcp.ClientSession, changed <-chan struct{}) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range 2 {
+		if r, err := call(ctx, cs, "add", map[string]any{"a": 1, "b": 1}); err != nil || r.IsError {
+			t.Fatalf("add, call %d: %v, %v", i+1, r, err)
+		}
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed")
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if strings.Contains(strings.Join(names, " "), "add") || !strings.Contains(strings.Join(names, " "), "reverse") {
+		t.Errorf("tools after the change: %v", names)
+	}
+	if r, err := call(ctx, cs, "reverse", map[string]any{"text": "abc"}); err != nil || textOf(r) != "cba" {
+		t.Errorf("reverse: %v, %v", r, err)
+	}
+	if r, err := call(ctx, cs, "add", map[string]any{"a": 1, "b": 1}); err == nil && !r.IsError {
+		t.Errorf("add after its removal: %v", r)
+	}
+	select {
+	case <-changed:
+		t.Error("a second list_changed")
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// Under Serve a crash closes the connection: the call is not answered and
+// did nothing, the client reads end of file, Serve says ErrCrashed. The
+// same server served again counts on and does not crash again.
+func TestCrashOnCall(t *testing.T) {
+	for _, v := range versions {
+		t.Run("version="+v, func(t *testing.T) {
+			dir := t.TempDir()
+			s := mcptest.NewServer(mcptest.Faults{CrashOnCall: 2}, mcptest.Options{Dir: dir})
+			sv := serve(t, s, nil, v)
+			if _, err := note(context.Background(), sv.cs, "one"); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := note(context.Background(), sv.cs, "two"); !errors.Is(err, io.EOF) {
+				t.Fatalf("the crashing call: %v, %v; want io.EOF", r, err)
+			}
+			if err := sv.wait(); !errors.Is(err, mcptest.ErrCrashed) {
+				t.Errorf("Serve: %v", err)
+			}
+			sv.cs.Wait()
+			if _, err := note(context.Background(), sv.cs, "three"); !errors.Is(err, mcp.ErrConnectionClosed) {
+				t.Errorf("a call after the crash: %v", err)
+			}
+			noteIs(t, dir, "one")
+
+			again := serve(t, s, nil, v)
+			// "three" never left the client: the counter's call is the third.
+			if n := counterOf(t, again.cs); n != 3 {
+				t.Errorf("counter after reconnecting: call %d, want 3", n)
+			}
+		})
+	}
+}
+
+// DropSessionOnCall has no session to drop in memory: the call goes on.
+func TestDropSessionInMemory(t *testing.T) {
+	dir := t.TempDir()
+	cs := serve(t, mcptest.NewServer(mcptest.Faults{DropSessionOnCall: 1}, mcptest.Options{Dir: dir}), nil, "").cs
+	if r, err := note(context.Background(), cs, "one"); err != nil || r.IsError {
+		t.Fatalf("%v, %v", r, err)
+	}
+	noteIs(t, dir, "one")
+}
+
+// When several faults name one call, the first of crash, drop, hang and
+// error applies.
+func TestFaultOrder(t *testing.T) {
+	dir := t.TempDir()
+	sv := serve(t, mcptest.NewServer(mcptest.Faults{HangOnCall: 1, ErrorOnCall: 1, CrashOnCall: 2, DropSessionOnCall: 2}, mcptest.Options{Dir: dir}), nil, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := note(ctx, sv.cs, "one"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("hang and error on call 1: %v, want the hang", err)
+	}
+	note(context.Background(), sv.cs, "two")
+	if err := sv.wait(); !errors.Is(err, mcptest.ErrCrashed) {
+		t.Errorf("crash and drop on call 2: %v, want the crash", err)
+	}
+	noteIs(t, dir)
+}
