@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"toolset"},
 	{"agent"},
 	{"session", "observe"},
-	{"extension"},
+	{"extension", "mcp/mcpserve"},
 	{"app"},
 	{"orcatest", "cmd/orca"},
 }
