@@ -33,18 +33,9 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			continue
 		}
 		var r llm.Block
-		switch d, exhausted := t.limits.Exhausted(t.spent()); {
-		case t.ctx.Err() != nil:
-			why := "the turn was cancelled (" + context.Cause(t.ctx).Error() + ")"
-			if errors.Is(context.Cause(t.ctx), ErrInterrupted) {
-				why = "the user interrupted the turn"
-			}
-			r = llm.ToolResultBlock(b.ID, "Not run: "+why+".", true)
-		case exhausted:
-			r = llm.ToolResultBlock(b.ID, fmt.Sprintf("Not run: the session's %s budget is exhausted.", strings.ReplaceAll(string(d), "_", " ")), true)
-		case t.ended != "":
-			r = llm.ToolResultBlock(b.ID, "Not run: the turn was "+t.ended+".", true)
-		default:
+		if why := t.notRun(); why != "" {
+			r = llm.ToolResultBlock(b.ID, why, true)
+		} else {
 			t.res.ToolCalls++
 			res := t.runTool(b)
 			if t.res.Parked != nil {
@@ -66,6 +57,25 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 		}
 	}
 	return llm.Message{Role: llm.RoleUser, Content: results}, true
+}
+
+// notRun says why the next tool call of the turn must not run — the turn
+// was cancelled or ended by a hook, a budget is exhausted — as its
+// observation; "" if it may run.
+func (t *turn) notRun() string {
+	switch d, exhausted := t.limits.Exhausted(t.spent()); {
+	case t.ctx.Err() != nil:
+		why := "the turn was cancelled (" + context.Cause(t.ctx).Error() + ")"
+		if errors.Is(context.Cause(t.ctx), ErrInterrupted) {
+			why = "the user interrupted the turn"
+		}
+		return "Not run: " + why + "."
+	case exhausted:
+		return fmt.Sprintf("Not run: the session's %s budget is exhausted.", strings.ReplaceAll(string(d), "_", " "))
+	case t.ended != "":
+		return "Not run: the turn was " + t.ended + "."
+	}
+	return ""
 }
 
 // runTool takes one tool call through the pipeline Executor's doc draws
@@ -244,8 +254,8 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 	}
 	if hookSays == hook.Defer {
 		reason := fmt.Sprintf("a PRE_TOOL_USE hook (%s) deferred the call to a person", hookBy)
-		if t.res.Fork() {
-			return t.blocked(call, "hook:"+hookBy, fmt.Sprintf("Not run: %s, and a subagent's calls cannot wait for one; report back instead.", reason)), false
+		if why := t.cannotWait(); why != "" {
+			return t.blocked(call, "hook:"+hookBy, fmt.Sprintf("Not run: %s, and %s.", reason, why)), false
 		}
 		t.emit(event.ApprovalRequested, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: reason})
 		t.res.Parked = &Parked{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: reason, Rules: verdict.Suggestions}
@@ -309,8 +319,8 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 	if err != nil {
 		return resolve(false, "", "approver", fmt.Sprintf("Not run: asking for approval of %s failed: %v", call.Name, err))
 	}
-	if a.Park && t.res.Fork() {
-		return resolve(false, "", "approver", fmt.Sprintf("Not run: %s needs a person's approval, and a subagent's calls cannot wait for one; report back instead.", call.Name))
+	if why := t.cannotWait(); a.Park && why != "" {
+		return resolve(false, "", "approver", fmt.Sprintf("Not run: %s needs a person's approval, and %s.", call.Name, why))
 	}
 	if a.Park {
 		t.res.Parked = &Parked{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: verdict.Reason, Rules: verdict.Suggestions}
@@ -330,6 +340,19 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 		}
 	}
 	return resolve(true, string(a.Scope), "approver", a.Reason)
+}
+
+// cannotWait says why this execution cannot park a call for a person to
+// decide ("" if it can): a subagent's turn cannot, nor can a call made
+// outside any turn (Runtime.CallTool), which has no turn to stop.
+func (t *turn) cannotWait() string {
+	switch {
+	case t.res.Fork():
+		return "a subagent's calls cannot wait for one; report back instead"
+	case t.outside:
+		return "a call made outside a turn cannot wait for one"
+	}
+	return ""
 }
 
 // resume runs Request.Resume: their results join History's last message

@@ -57,7 +57,10 @@ type turn struct {
 	// the last model priced, and its price
 	pricedModel string
 	priced      bool
-	modelPrice  budget.Price
+	// outside: the execution is one tool call made outside any turn
+	// (Runtime.CallTool): no conversation of its own, nothing to park.
+	outside    bool
+	modelPrice budget.Price
 }
 
 // instruct sends the agent back to work with an instruction.
@@ -98,9 +101,16 @@ func (t *turn) common() hook.Common {
 		c.Agent = t.rt.def.Name
 	}
 	if ts := t.rt.transcripts; ts != nil {
-		if t.res.Fork() {
+		switch {
+		case t.res.Fork():
 			c.TranscriptPath = ts.sessionPath(t.res.SessionID)
-		} else {
+		case t.outside:
+			// The session's conversation as its last turn left it: a call
+			// from outside adds nothing to it.
+			if p := ts.sessionPath(t.res.SessionID); fileExists(p) {
+				c.TranscriptPath = p
+			}
+		default:
 			c.TranscriptPath = t.ownTranscript()
 		}
 	}

@@ -117,6 +117,9 @@ func TestOpenRefusesBadConfiguration(t *testing.T) {
 		if a != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v (want a ConfigError saying %q)", tc.name, err, tc.want)
 		}
+		if errors.Is(err, app.ErrNoProvider) != (tc.name == "no provider") {
+			t.Errorf("%s: errors.Is(%v, ErrNoProvider) = %v", tc.name, err, !(tc.name == "no provider"))
+		}
 	}
 	if _, err := os.Stat(filepath.Join(ws, ".orca", "orca.db")); err == nil {
 		t.Error("a refused configuration created the store")

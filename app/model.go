@@ -2,6 +2,7 @@ package app
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -136,9 +137,9 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 	}
 	switch {
 	case rc.Provider == "":
-		return nil, configErrorf("no model provider chosen: name one with %s, the %s environment variable, "+
+		return nil, configErrorf("%w: name one with %s, the %s environment variable, "+
 			"or \"provider\" in a settings file (the providers are %s; script, the scripted model, needs %s, a JSON file of the model's responses)",
-			l.Provider, provider.ProviderEnv, ProviderList(), l.Script)
+			ErrNoProvider, l.Provider, provider.ProviderEnv, ProviderList(), l.Script)
 	case rc.Provider == ScriptProvider:
 		if cfg.Model.Script == "" {
 			return nil, configErrorf("the script provider (chosen by %s) needs %s, a JSON file of the model's responses", from, l.Script)
@@ -197,6 +198,11 @@ func loadScript(path string) (llm.Client, func(sessionID string), error) {
 	c := script.New()
 	return c, func(sessionID string) { f.Install(c, sessionID) }, nil
 }
+
+// ErrNoProvider is wrapped by Open's *ConfigError when nothing chose a
+// model provider: a program that can do without a model (serving tools
+// alone) gives Config.Client one of its own then.
+var ErrNoProvider = errors.New("no model provider chosen")
 
 // ConfigError is a configuration Open cannot use — a workspace that is no
 // folder, a settings file, a rule, a model choice, an extension manifest,

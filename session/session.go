@@ -263,6 +263,9 @@ type LiveSession struct {
 	closed  bool
 
 	turnMu sync.Mutex // held while a turn (or a compaction) runs
+	// calls are the tool calls running outside a turn (CallTool), which
+	// End waits for too.
+	calls sync.WaitGroup
 
 	// owner names this writer in the store's lease; renewing ends when
 	// stopRenew is closed; lost is set when another writer took over.
@@ -373,6 +376,9 @@ func (s *LiveSession) release() {
 
 // ID returns the session id.
 func (s *LiveSession) ID() string { return s.id }
+
+// Runtime returns the runtime the session runs on.
+func (s *LiveSession) Runtime() *agent.Runtime { return s.r.rt }
 
 // Source says how the session was opened: "new" or "resumed".
 func (s *LiveSession) Source() string { return s.source }
@@ -907,9 +913,10 @@ const (
 // Close ends the session with reason EndOther (see End).
 func (s *LiveSession) Close(ctx context.Context) error { return s.End(ctx, EndOther) }
 
-// End ends the session: it waits for a running turn, fires SESSION_END
-// with reason (EndOther if empty), and leaves the runtime open (close
-// sessions before their runtime). Ending an ended session does nothing.
+// End ends the session: it waits for a running turn and for the tool
+// calls of CallTool, fires SESSION_END with reason (EndOther if empty),
+// and leaves the runtime open (close sessions before their runtime).
+// Ending an ended session does nothing.
 func (s *LiveSession) End(ctx context.Context, reason string) error {
 	if reason == "" {
 		reason = EndOther
@@ -923,6 +930,7 @@ func (s *LiveSession) End(ctx context.Context, reason string) error {
 	s.mu.Unlock()
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
+	s.calls.Wait()
 	if hooks := s.r.rt.Hooks(); hooks.Has(hook.SessionEnd) {
 		s.reportHookFailures(hooks.Run(ctx, &hook.SessionEndPayload{Common: s.common(), Reason: reason}))
 	}

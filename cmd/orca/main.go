@@ -2,8 +2,9 @@
 // scripted agent fixing a bug in a throw-away Go project, `orca run` runs
 // one turn of a session in a workspace folder, `orca chat` holds a
 // conversation in the terminal, `orca sessions` lists and shows the
-// sessions a workspace's store keeps, and `orca trust` records which
-// workspaces may run their own command hooks.
+// sessions a workspace's store keeps, `orca trust` records which
+// workspaces may run their own command hooks, and `orca mcp serve` serves a
+// workspace's tools to MCP clients.
 //
 // The commands only parse flags and render events; everything they run is
 // the agent package's runtime and executor.

@@ -57,6 +57,11 @@ func usageErrorf(format string, args ...any) error {
 var version string
 
 func versionString() string {
+	return fmt.Sprintf("orca %s (%s %s/%s)", moduleVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// moduleVersion is orca's version alone: "v1.2.3", or "(devel)".
+func moduleVersion() string {
 	v := version
 	if v == "" {
 		if bi, ok := debug.ReadBuildInfo(); ok {
@@ -66,7 +71,7 @@ func versionString() string {
 	if v == "" {
 		v = "(devel)"
 	}
-	return fmt.Sprintf("orca %s (%s %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return v
 }
 
 // options are what a command line runs with besides its arguments and
@@ -175,6 +180,10 @@ every event as an observation row ('orca timeline --session ID'); with
 --timeline a run's events also go to .orca/runs/<run>/events.jsonl
 ('orca timeline').
 
+'orca mcp serve' serves the workspace's tools, and optionally the agent,
+to an MCP client (Claude Code, an IDE) over stdio, each call policed as
+the agent's own.
+
 Settings files ($XDG_CONFIG_HOME/orca/settings.json, .orca/settings.json and
 .orca/settings.local.json in the workspace) add permission rules, a default
 permission mode and command hooks, in Claude Code's format, and choose the
@@ -186,7 +195,7 @@ hook:<name>' has granted them.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newTimelineCmd(), newTrustCmd(o), newVersionCmd())
+	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(), newDecideCmd(true), newDecideCmd(false), newTimelineCmd(), newTrustCmd(o), mcpCommand(o), newVersionCmd())
 	return root
 }
 
