@@ -1210,6 +1210,137 @@ func TestClaudeArtifactOMCPluginHooks(t *testing.T) {
 	}
 }
 
+// oh-my-claude-sisyphus's ralph mode is a persistence loop driven by its
+// hooks. The keyword "ralph" in a prompt makes the keyword detector
+// (UserPromptSubmit) write ralph-state.json under .omc/state/sessions/<id>
+// (.omc at the git root; outside a repository it is ~/.omc), marked as
+// awaiting confirmation. A Skill call to ralph confirms it (the PreToolUse
+// enforcer drops the mark). The Stop hook (persistent-mode.mjs) then raises the state's iteration and sends the
+// agent back with "[RALPH LOOP - ITERATION n/100] Work is NOT done" and the
+// task. It sends it back once per turn: when stop_hook_active says a Stop
+// hook already did, it lets the turn end (its rule since oh-my-claudecode
+// #3141, so that Claude Code's cap on repeated blocks never fires). Each
+// later turn of the session is sent back once more, one iteration further,
+// until the cancel skill removes the state.
+//
+// orca reads no plugin skills, so the Skill call fails. The PreToolUse hook
+// runs before that and confirms the mode anyway. orca has no MCP client
+// either, so the cancel skill's state_clear tool is missing. This leaves
+// the skill's emergency fallback, which is for exactly this case. The
+// fallback needs the session id in OMC_SESSION_ID (or CLAUDE_SESSION_ID,
+// CLAUDECODE_SESSION_ID). Neither orca nor Claude Code sets those for Bash,
+// so the scripted command names the session itself, as the user who picked
+// --session would tell the model.
+func TestClaudeArtifactOMCPersistentLoop(t *testing.T) {
+	needPrograms(t, "git", "bash")
+	artifactEnv(t)
+	pkg := npmPackage(t, "oh-my-claude-sisyphus")
+	ws := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	const session = "s-loop"
+	stateDir := filepath.Join(".omc", "state", "sessions", session)
+	turn := func(prompt string, replies ...modelReply) claudeRun {
+		t.Helper()
+		run := runClaude(t, ws, newClaudeAPI(t, replies...), prompt, "--plugin-dir", pkg, "--session", session)
+		if f := run.hookFailures(); len(f) != 0 {
+			t.Errorf("%q: hooks failed: %v", prompt, f)
+		}
+		return run
+	}
+	type ralphState struct {
+		Active               bool   `json:"active"`
+		Iteration            int    `json:"iteration"`
+		MaxIterations        int    `json:"max_iterations"`
+		Prompt               string `json:"prompt"`
+		SessionID            string `json:"session_id"`
+		AwaitingConfirmation *bool  `json:"awaiting_confirmation"`
+	}
+	ralph := func(iteration int) {
+		t.Helper()
+		raw := readFile(t, ws, filepath.Join(stateDir, "ralph-state.json"))
+		var st ralphState
+		if err := json.Unmarshal([]byte(raw), &st); err != nil {
+			t.Fatal(err)
+		}
+		if !st.Active || st.Iteration != iteration || st.MaxIterations != 100 || st.SessionID != session || st.AwaitingConfirmation != nil ||
+			st.Prompt != "ralph: make the parser tests pass" {
+			t.Errorf("ralph-state.json, want active, confirmed, at iteration %d of 100:\n%s", iteration, raw)
+		}
+	}
+	sentBack := func(r modelRequest, iteration int) {
+		t.Helper()
+		told := r.last().text
+		if !strings.Contains(told, fmt.Sprintf("[RALPH LOOP - ITERATION %d/100] Work is NOT done. Continue working.", iteration)) ||
+			!strings.Contains(told, "Task: ralph: make the parser tests pass") {
+			t.Errorf("the Stop hook did not send the agent back at iteration %d: %q", iteration, told)
+		}
+	}
+
+	run := turn("ralph: make the parser tests pass",
+		use("Skill", map[string]string{"skill": "oh-my-claudecode:ralph"}),
+		say("The parser tests pass."),
+		say("They pass; nothing is left."),
+	)
+	run.answered(t, "They pass; nothing is left.")
+	run.requestsWant(t, 3) // one send-back, not orca's 20
+	if first := run.requests[0].messages[0].text; !strings.Contains(first, "[MAGIC KEYWORD: RALPH]") {
+		t.Errorf("the keyword detector did not route to ralph:\n%s", first)
+	}
+	if res := run.requests[1].result(t); !res.isError || !strings.Contains(res.text, `Unknown skill "oh-my-claudecode:ralph"`) {
+		t.Errorf("the plugin's ralph skill: %+v (orca reads no plugin skills)", res)
+	}
+	sentBack(run.requests[2], 2)
+	ralph(2)
+
+	for iteration := 3; iteration <= 4; iteration++ {
+		run := turn("go on", say("Going on."), say("Still nothing left."))
+		run.answered(t, "Still nothing left.")
+		run.requestsWant(t, 2)
+		if first := run.requests[0].last().text; !strings.Contains(first, "[RALPH LOOP RESTORED]") ||
+			!strings.Contains(first, fmt.Sprintf("Iteration: %d/100", iteration-1)) {
+			t.Errorf("session-start did not restore the loop at iteration %d:\n%s", iteration-1, first)
+		}
+		sentBack(run.requests[1], iteration)
+		ralph(iteration)
+	}
+
+	skill := readFile(t, pkg, "skills/cancel/SKILL.md")
+	start := strings.Index(skill, "# Emergency fallback")
+	end := strings.Index(skill[max(start, 0):], "\n```")
+	if start < 0 || end < 0 {
+		t.Fatal("the cancel skill has no emergency fallback")
+	}
+	fallback := strings.Replace(skill[start:start+end], `MODE="ralplan" # replace with the target mode`, `MODE="ralph"`, 1)
+	if fallback == skill[start:start+end] {
+		t.Fatal("the cancel skill's fallback names no MODE to replace")
+	}
+	run = turn("cancelomc",
+		use("Bash", map[string]string{"command": "OMC_SESSION_ID=" + session + " bash <<'OMC'\n" + fallback + "\nOMC"}),
+		say("Ralph is cancelled."),
+	)
+	run.answered(t, "Ralph is cancelled.")
+	run.requestsWant(t, 2) // no send-back
+	if first := run.requests[0].last().text; !strings.Contains(first, "[MAGIC KEYWORD: CANCEL]") || !strings.Contains(first, "skills/cancel/SKILL.md") {
+		t.Errorf("the keyword detector did not route to cancel:\n%s", first)
+	}
+	if res := run.requests[1].result(t); res.isError {
+		t.Errorf("the cancel fallback failed: %+v", res)
+	}
+	if fileExists(filepath.Join(ws, stateDir, "ralph-state.json")) {
+		t.Error("ralph-state.json is still there after the cancel")
+	}
+	var signal struct {
+		Active       bool
+		Mode, Source string
+	}
+	if err := json.Unmarshal([]byte(readFile(t, ws, filepath.Join(stateDir, "cancel-signal-state.json"))), &signal); err != nil ||
+		!signal.Active || signal.Mode != "ralph" || signal.Source != "bash_fallback" {
+		t.Errorf("cancel-signal-state.json: %+v (%v)", signal, err)
+	}
+}
+
 // orcaArtifact copies one of orca's own artifacts (testdata/claude/<name>,
 // a .claude folder) into a new workspace and returns it.
 func orcaArtifact(t *testing.T, name string) (ws string) {
