@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,7 @@ import (
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
+	"github.com/orca-agent/orca/mcp"
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/sandbox"
@@ -49,6 +51,7 @@ import (
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // DefaultName is the agent's name unless Config.Name says otherwise: the
@@ -122,7 +125,11 @@ type Config struct {
 	// agent.Definition.Verify): nil means the settings' "verify", "" none.
 	Verify *string
 	// ToolProviders are the runtime's tools (nil: the default tool set).
+	// The tools of the MCP servers the settings declare come after them.
 	ToolProviders []tool.Provider
+	// NoMCP starts none of the MCP servers the settings and the
+	// workspace's .mcp.json declare.
+	NoMCP bool
 
 	// Allow, Deny and Ask are permission rules on top of the settings'.
 	Allow, Deny, Ask []string
@@ -159,18 +166,21 @@ type App struct {
 	configDir string
 	claudeDir string
 	memory    []memoryFile
-	settings  *config.Settings
-	sandbox   *sandbox.Runner
-	wsID      string
-	warnings  []config.Warning
-	exts      []*extension.Extension
-	model     *model
-	svc       *agent.Services
-	store     store.Store
-	rt        *agent.Runtime
-	router    *session.Router
-	timeline  *observe.Timeline
-	closers   []func() error
+	// mcp is the provider of the MCP servers' tools (nil: none).
+	mcp      *mcp.Provider
+	logger   *slog.Logger
+	settings *config.Settings
+	sandbox  *sandbox.Runner
+	wsID     string
+	warnings []config.Warning
+	exts     []*extension.Extension
+	model    *model
+	svc      *agent.Services
+	store    store.Store
+	rt       *agent.Runtime
+	router   *session.Router
+	timeline *observe.Timeline
+	closers  []func() error
 
 	mu       sync.Mutex
 	sessions []*session.LiveSession
@@ -193,6 +203,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		}
 	}()
 	logger := cmp.Or(cfg.Logger, slog.Default())
+	a.logger = logger
 	if a.root, err = CheckWorkspace(cfg.Workspace); err != nil {
 		return nil, err
 	}
@@ -322,7 +333,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		ModelAliases:  a.model.aliases,
 		Prices:        budget.DefaultPrices.With(a.settings.Prices),
 		Verify:        verify,
-		ToolProviders: cfg.ToolProviders,
+		ToolProviders: a.toolProviders(cfg),
 	}, agent.Collaborators{
 		Client:      a.model.client,
 		Workspace:   a.root,
@@ -536,6 +547,33 @@ func (a *App) hookOptions() command.Options {
 			return name
 		},
 	}
+}
+
+// toolProviders are the runtime's: the Config's (or the default set),
+// then the MCP servers' the settings declare.
+func (a *App) toolProviders(cfg Config) []tool.Provider {
+	providers := cfg.ToolProviders
+	if providers == nil {
+		providers = toolset.Default()
+	}
+	if cfg.NoMCP || len(a.settings.MCPServers) == 0 {
+		return providers
+	}
+	servers := make([]mcp.Server, len(a.settings.MCPServers))
+	for i, s := range a.settings.MCPServers {
+		servers[i] = mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout}
+	}
+	a.mcp = mcp.NewProvider(servers, mcp.Options{Logger: a.logger})
+	return append(slices.Clone(providers), a.mcp)
+}
+
+// MCPServers returns the MCP servers' status: those the settings declare,
+// up, failed or down (empty without any).
+func (a *App) MCPServers() []mcp.Status {
+	if a.mcp == nil {
+		return nil
+	}
+	return a.mcp.Status()
 }
 
 // nestedMemory names the memory files of subfolders the runtime loads when

@@ -341,10 +341,23 @@ func (c *conn) drop(session *sdk.ClientSession, why string) {
 	c.session, c.proc, c.state, c.lastErr = nil, nil, StateDown, why
 	c.mu.Unlock()
 	endSession() // first: the SDK's subscription ends while the session can say so
-	session.Close()
+	closeSession(session, proc)
+}
+
+// closeSession closes session and stops proc at once: a server that does
+// not exit when its input ends (timers of its own keep node running) is
+// killed, which ends the session's reading.
+func closeSession(session *sdk.ClientSession, proc *process) error {
+	done := make(chan error, 1)
+	go func() { done <- session.Close() }()
 	if proc != nil {
 		proc.stop()
 	}
+	err := <-done
+	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+		err = nil
+	}
+	return err
 }
 
 func (c *conn) status() Status {
@@ -372,13 +385,8 @@ func (c *conn) close() error {
 	var err error
 	c.end() // first, as in drop
 	if session != nil {
-		err = session.Close()
-		if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
-			err = nil
-		}
-	}
-	c.end()
-	if proc != nil {
+		err = closeSession(session, proc)
+	} else if proc != nil {
 		proc.stop()
 	}
 	if err != nil {

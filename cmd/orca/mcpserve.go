@@ -93,6 +93,10 @@ func runMCPServe(cmd *cobra.Command, f *mcpServeFlags, o options) error {
 	if err != nil {
 		return err
 	}
+	// orca serving its tools starts no MCP servers of its own: a
+	// workspace's .mcp.json naming orca mcp serve would start it again,
+	// and again.
+	cfg.NoMCP = true
 	ctx := cmd.Context()
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	a, err := openApp(ctx, cfg, stderr)

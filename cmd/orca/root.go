@@ -180,9 +180,11 @@ every event as an observation row ('orca timeline --session ID'); with
 --timeline a run's events also go to .orca/runs/<run>/events.jsonl
 ('orca timeline').
 
-'orca mcp serve' serves the workspace's tools, and optionally the agent,
-to an MCP client (Claude Code, an IDE) over stdio, each call policed as
-the agent's own.
+The tools of the MCP servers that the settings' "mcpServers" and a
+trusted workspace's approved .mcp.json declare are the agent's too
+('orca mcp list' says which are up). 'orca mcp serve' serves the
+workspace's tools, and optionally the agent, to an MCP client (Claude
+Code, an IDE) over stdio, each call policed as the agent's own.
 
 Settings files ($XDG_CONFIG_HOME/orca/settings.json, .orca/settings.json and
 .orca/settings.local.json in the workspace) add permission rules, a default

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// mcpServersEnv names the folder where .ci/run installs the reference MCP
+// servers from npm (@modelcontextprotocol/server-filesystem and
+// server-everything, pinned): node_modules/@modelcontextprotocol/….
+const mcpServersEnv = "ORCA_MCP_SERVERS"
+
+// referenceServer returns the entry point of the reference MCP server
+// name, skipping the test without them.
+func referenceServer(t *testing.T, name string) string {
+	t.Helper()
+	root := os.Getenv(mcpServersEnv)
+	if root == "" {
+		t.Skipf("%s is not set: it names the folder of the reference MCP servers (npm install --prefix DIR @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything); .ci/run installs them and sets it", mcpServersEnv)
+	}
+	needPrograms(t, "node")
+	p := filepath.Join(root, "node_modules", "@modelcontextprotocol", name, "dist", "index.js")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return p
+}
+
+// A user's .mcp.json from Claude Code works unchanged in a trusted
+// workspace: the reference filesystem server starts (in the OS sandbox,
+// as Bash does), its tools are offered as mcp__files__*, the model's call
+// writes the file on disk and the next request carries the server's
+// answer; orca mcp list says it is up. In an untrusted workspace nothing
+// starts, and orca says so.
+func TestRunMCPFilesystemServer(t *testing.T) {
+	server := referenceServer(t, "server-filesystem")
+	ws := t.TempDir()
+	real, _ := filepath.EvalSymlinks(ws)
+	writeFileAt(t, ws, ".mcp.json", `{"mcpServers": {"files": {"command": "node", "args": ["`+server+`", "`+real+`"]}}}`)
+	writeFileAt(t, ws, ".claude/settings.local.json", `{"enableAllProjectMcpServers": true}`)
+	target := filepath.Join(real, "hello.txt")
+	sc := writeScript(t, `{"tool_calls": [{"id": "m1", "name": "mcp__files__write_file", "input": {"path": "`+target+`", "content": "written by the MCP server"}}]}`,
+		`{"tool_calls": [{"id": "m2", "name": "mcp__files__read_text_file", "input": {"path": "`+target+`"}}]}`, `{"text": "done"}`)
+	o := options{configDir: t.TempDir()}
+
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--script", sc, "-w", ws, "--json", "--permission-mode", "bypass", "go")
+	if code != 0 || fileExists(target) {
+		t.Fatalf("untrusted: exit %d, %s exists: %v\n%s", code, target, fileExists(target), stderr)
+	}
+	if !strings.Contains(stderr, "MCP server not started: the workspace is not trusted") || !strings.Contains(stdout, "unknown tool") {
+		t.Errorf("untrusted: stderr does not say so:\n%s", stderr)
+	}
+
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "run", "--script", sc, "-w", ws, "--json", "--trust", "--permission-mode", "bypass", "go")
+	if code != 0 {
+		t.Fatalf("trusted: exit %d\n%s", code, stderr)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "written by the MCP server" {
+		t.Fatalf("hello.txt = %q\n%s", data, stdout)
+	}
+	if ev := toolEventOf(t, parseEvents(t, stdout), "m2"); ev["is_error"] != false || !strings.Contains(ev.str("output"), "written by the MCP server") {
+		t.Errorf("read_text_file: %v", ev)
+	}
+
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "mcp", "list", "-w", ws, "--trust")
+	if code != 0 || !strings.Contains(stdout, "✓ files (stdio") || !strings.Contains(stdout, "mcp__files__write_file") {
+		t.Errorf("mcp list: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// The reference "everything" server: structured content reaches the
+// model as JSON, its annotations make its read-only tools run unasked in
+// default mode, and a server that fails is listed as failed.
+func TestRunMCPEverythingServer(t *testing.T) {
+	server := referenceServer(t, "server-everything")
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir()}
+	writeFileAt(t, o.configDir, "orca/settings.json", `{"mcpServers": {
+		"everything": {"command": "node", "args": ["`+server+`", "stdio"]},
+		"broken": {"command": "node", "args": ["-e", "process.exit(4)"]}}}`)
+	sc := writeScript(t, `{"tool_calls": [{"id": "e1", "name": "mcp__everything__get-structured-content", "input": {"location": "Chicago"}}]}`, `{"text": "done"}`)
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--script", sc, "-w", ws, "--json", "go")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	ev := toolEventOf(t, parseEvents(t, stdout), "e1")
+	if ev["is_error"] != false || !strings.Contains(ev.str("output"), "temperature") {
+		t.Errorf("get-structured-content (read-only: no ask in default mode): %v", ev)
+	}
+	stdout, _, code = orcaWith(t, t.Context(), o, "", "mcp", "list", "-w", ws, "--json")
+	if code != 1 || !strings.Contains(stdout, `"name": "broken"`) || !strings.Contains(stdout, `"state": "failed"`) || !strings.Contains(stdout, `"state": "up"`) {
+		t.Errorf("mcp list --json: exit %d\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orca-agent/orca/app"
+)
+
+// mcpListFlags are the flags of orca mcp list.
+type mcpListFlags struct {
+	agent agentFlags
+	json  bool
+}
+
+func mcpListCommand(o options) *cobra.Command {
+	var f mcpListFlags
+	cmd := &cobra.Command{
+		Use:   "list [flags]",
+		Short: "Start the MCP servers the settings and .mcp.json declare, and say which are up and what tools they offer",
+		Long: `Start the MCP servers a workspace's agent would use — the settings files'
+"mcpServers" and the workspace's .mcp.json (Claude Code's file: its servers
+start only in a trusted workspace, and only once a settings file approves
+them with "enabledMcpjsonServers" or "enableAllProjectMcpServers") — and
+list each: up, with the tools it offers (mcp__<server>__<tool>), or failed,
+with why. Servers that are not started at all are named on standard error,
+with what would start them. Exit status 1 if a server failed.`,
+		Example: `  orca mcp list -w ./project
+  orca mcp list -w ./project --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMCPList(cmd, &f, o)
+		},
+	}
+	addAgentFlags(cmd, &f.agent)
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the servers as one JSON array")
+	return cmd
+}
+
+func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
+	cfg, err := f.agent.check(cmd, o)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	a, err := openApp(ctx, cfg, stderr)
+	if errors.Is(err, app.ErrNoProvider) {
+		cfg.Client = noModel // listing needs no model
+		a, err = openApp(ctx, cfg, stderr)
+	}
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	servers := a.MCPServers()
+	failed := 0
+	for _, s := range servers {
+		if s.State == "failed" {
+			failed++
+		}
+	}
+	if f.json {
+		type row struct {
+			Name   string   `json:"name"`
+			Type   string   `json:"type"`
+			State  string   `json:"state"`
+			Server string   `json:"server,omitempty"`
+			Tools  []string `json:"tools"`
+			Error  string   `json:"error,omitempty"`
+		}
+		rows := []row{}
+		for _, s := range servers {
+			rows = append(rows, row{Name: s.Name, Type: s.Type, State: string(s.State), Server: s.Server, Tools: append([]string{}, s.Tools...), Error: s.Error})
+		}
+		b, _ := json.MarshalIndent(rows, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		if len(servers) == 0 {
+			fmt.Fprintf(stdout, "No MCP servers start in %s.\n", a.Root())
+		}
+		for _, s := range servers {
+			switch s.State {
+			case "up":
+				what := s.Type
+				if s.Server != "" {
+					what += ", " + s.Server
+				}
+				fmt.Fprintf(stdout, "✓ %s (%s): %s\n", s.Name, what, plural(len(s.Tools), "tool"))
+				for _, t := range s.Tools {
+					fmt.Fprintf(stdout, "    %s\n", t)
+				}
+			default:
+				fmt.Fprintf(stdout, "✗ %s (%s): %s: %s\n", s.Name, s.Type, s.State, s.Error)
+			}
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: exitTurn, err: fmt.Errorf("%s of %d failed", plural(failed, "MCP server"), len(servers))}
+	}
+	return nil
+}
