@@ -187,6 +187,9 @@ type Collaborators struct {
 	// NoClaude reads none of Claude Code's folders: neither ClaudeDir nor
 	// the workspace's .claude (which stays protected all the same).
 	NoClaude bool
+	// Plugins are Claude Code plugin folders whose skills and agents the
+	// runtime offers too, named plugin:name (config.Plugin reads them).
+	Plugins []tool.PluginFolder
 	// NestedMemory are the names of memory files (CLAUDE.md, AGENTS.md)
 	// that the runtime adds to a tool call's observation when the call
 	// first works in a subfolder of the workspace that has one, as
@@ -336,7 +339,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	rt.tools = tool.NewRegistry()
 	rt.closers = append(rt.closers, rt.tools)
 	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id),
-		Folders: tool.Folders{ConfigDir: c.ConfigDir, ClaudeDir: c.ClaudeDir, Claude: !c.NoClaude}}
+		Folders: tool.Folders{ConfigDir: c.ConfigDir, ClaudeDir: c.ClaudeDir, Claude: !c.NoClaude, Plugins: c.Plugins}}
 	switch env.ConfigDir {
 	case "-":
 		env.ConfigDir = ""

@@ -352,6 +352,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		// could read it.
 		TranscriptDir: a.transcriptDir(),
 		NestedMemory:  nestedMemory(cfg),
+		Plugins:       pluginFolders(a.settings.Plugins),
 	})
 	if err != nil {
 		return nil, err
@@ -574,6 +575,15 @@ func (a *App) MCPServers() []mcp.Status {
 		return nil
 	}
 	return a.mcp.Status()
+}
+
+// pluginFolders are the plugins whose skills and agents the runtime reads.
+func pluginFolders(plugins []config.Plugin) []tool.PluginFolder {
+	var out []tool.PluginFolder
+	for _, p := range plugins {
+		out = append(out, tool.PluginFolder{Name: p.Prefix, Dir: p.Dir})
+	}
+	return out
 }
 
 // nestedMemory names the memory files of subfolders the runtime loads when

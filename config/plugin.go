@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -27,14 +28,23 @@ import (
 // installed in the user's Claude Code folder (plugins/installed_plugins.json
 // says where). A project's settings enable plugins only in a trusted
 // workspace, as they grant hooks only there; a project file cannot name a
-// folder to run, only a plugin the user installed. Skills, agents and
-// commands of plugins are not read.
+// folder to run, only a plugin the user installed. Its MCP servers start
+// under the same trust (MCPServers); its skills/ and agents/ are the
+// runtime's to read (tool.Folders.Plugins), named prefix:name; its
+// commands/ are not read (a warning says so).
 type Plugin struct {
 	// Name is the plugin's name (name@marketplace when enabled by
 	// settings); Dir its folder.
 	Name, Dir string
+	// Prefix names its skills and agents (prefix:skill): its manifest's
+	// name, else its folder's.
+	Prefix string
 	// Hooks are its command hooks.
 	Hooks []command.Spec
+	// MCPServers are its MCP servers (its .mcp.json, or the manifest's
+	// mcpServers), named plugin_<prefix>_<server> as Claude Code names
+	// them, ${CLAUDE_PLUGIN_ROOT} the folder.
+	MCPServers []MCPServer
 }
 
 // loadPlugins reads the plugins opts names and enabled installs.
@@ -171,12 +181,69 @@ func readPlugin(name, dir string) (Plugin, []string, error) {
 	// The manifest may name its hooks: a file, relative to the plugin, or
 	// the hooks object itself.
 	var manifest struct {
-		Name  string          `json:"name"`
-		Hooks json.RawMessage `json:"hooks"`
+		Name       string          `json:"name"`
+		Hooks      json.RawMessage `json:"hooks"`
+		MCPServers json.RawMessage `json:"mcpServers"`
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, ".claude-plugin", "plugin.json")); err == nil {
 		if err := json.Unmarshal(data, &manifest); err != nil {
 			return Plugin{}, nil, fmt.Errorf(".claude-plugin/plugin.json: %v", err)
+		}
+	}
+	p.Prefix = strings.TrimSpace(manifest.Name)
+	if p.Prefix == "" {
+		p.Prefix = filepath.Base(dir)
+	}
+	// Its MCP servers: .mcp.json, else the manifest's (inline, or a file).
+	getenv := func(k string) (string, bool) {
+		if k == "CLAUDE_PLUGIN_ROOT" {
+			return dir, true
+		}
+		return os.LookupEnv(k)
+	}
+	mcpRaw, mcpPath := json.RawMessage(nil), filepath.Join(dir, MCPFile)
+	if data, err := os.ReadFile(mcpPath); err == nil {
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(data, &top); err != nil {
+			return Plugin{}, nil, fmt.Errorf("%s: %v", mcpPath, err)
+		}
+		mcpRaw = top["mcpServers"]
+	} else if m := strings.TrimSpace(string(manifest.MCPServers)); m != "" && m != "null" {
+		mcpRaw, mcpPath = manifest.MCPServers, filepath.Join(dir, ".claude-plugin", "plugin.json")
+		var rel string
+		if json.Unmarshal(manifest.MCPServers, &rel) == nil {
+			rel = strings.ReplaceAll(rel, "${CLAUDE_PLUGIN_ROOT}", dir)
+			if !filepath.IsAbs(rel) {
+				rel = filepath.Join(dir, rel)
+			}
+			data, err := os.ReadFile(rel)
+			if err != nil {
+				return Plugin{}, nil, err
+			}
+			var top map[string]json.RawMessage
+			if err := json.Unmarshal(data, &top); err != nil {
+				return Plugin{}, nil, fmt.Errorf("%s: %v", rel, err)
+			}
+			mcpRaw, mcpPath = top["mcpServers"], rel
+			if mcpRaw == nil {
+				mcpRaw = data // a file of servers alone
+			}
+		}
+	}
+	if len(mcpRaw) > 0 {
+		servers, err := parseMCPServers(mcpPath, mcpRaw, getenv)
+		if err != nil {
+			return Plugin{}, nil, err
+		}
+		for _, m := range servers {
+			m.Name = unsafeMCPName.ReplaceAllString("plugin_"+p.Prefix+"_"+m.Name, "_")
+			if m.Type == "stdio" && m.Env == nil {
+				m.Env = map[string]string{}
+			}
+			if m.Type == "stdio" {
+				m.Env["CLAUDE_PLUGIN_ROOT"] = dir
+			}
+			p.MCPServers = append(p.MCPServers, m)
 		}
 	}
 	sources := []string{filepath.Join(dir, "hooks", "hooks.json")}
@@ -238,5 +305,10 @@ func readPlugin(name, dir string) (Plugin, []string, error) {
 			return Plugin{}, nil, err
 		}
 	}
+	if fi, err := os.Stat(filepath.Join(dir, "commands")); err == nil && fi.IsDir() {
+		warns = append(warns, "commands/ not read: orca has no slash commands of plugins (its skills/ and agents/ are read)")
+	}
 	return p, warns, nil
 }
+
+var unsafeMCPName = regexp.MustCompile(`[^A-Za-z0-9_-]`)

@@ -320,13 +320,14 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 	if opts.Workspace != "" && !opts.NoClaude {
 		warns = append(warns, s.addMCPFile(opts.Workspace, trusted)...)
 	}
-	s.MCPServers = lastByName(s.MCPServers)
 	plugins, pwarns := loadPlugins(opts, s.EnabledPlugins)
 	warns = append(warns, pwarns...)
 	for _, p := range plugins {
 		s.Plugins = append(s.Plugins, p)
 		s.Hooks = append(s.Hooks, p.Hooks...)
+		s.MCPServers = append(s.MCPServers, p.MCPServers...)
 	}
+	s.MCPServers = lastByName(s.MCPServers)
 	if s.NoHooks && len(s.Hooks) > 0 {
 		warns = append(warns, Warning{File: s.noHooksFile, Message: fmt.Sprintf("disableAllHooks: %s of the settings files not run", plural(len(s.Hooks), "command hook"))})
 		s.Hooks = nil

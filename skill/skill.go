@@ -111,6 +111,7 @@ type Source uint8
 const (
 	Project Source = iota + 1 // <workspace>/.orca/skills or .claude/skills
 	User                      // <config>/orca/skills or <claude>/skills
+	Plugin                    // a Claude Code plugin's skills folder
 )
 
 func (s Source) String() string {
@@ -119,6 +120,8 @@ func (s Source) String() string {
 		return "project"
 	case User:
 		return "user"
+	case Plugin:
+		return "plugin"
 	}
 	return fmt.Sprintf("Source(%d)", uint8(s))
 }
@@ -289,9 +292,15 @@ func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Skill, []error) {
 	if in.ClaudeDir != "" {
 		levels = append(levels, userLevel(filepath.Join(in.ClaudeDir, "skills"), root))
 	}
+	for _, p := range in.Plugins {
+		l := userLevel(filepath.Join(p.Dir, "skills"), root)
+		l.source, l.prefix = Plugin, p.Name+":"
+		levels = append(levels, l)
+	}
 	var skills []Skill
 	for _, l := range levels {
 		for _, s := range scan(l, &problems) {
+			s.Name = l.prefix + s.Name
 			file := joinDir(s.Dir, FileName)
 			if i := slices.IndexFunc(skills, func(p Skill) bool { return p.Name == s.Name }); i >= 0 {
 				problems = append(problems, &Error{Path: file,
@@ -310,7 +319,9 @@ func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Skill, []error) {
 
 // level is one place skills are found, with the file operations for it.
 type level struct {
-	source   Source
+	source Source
+	// prefix comes before its skills' names (a plugin's "name:").
+	prefix   string
 	dir      string                      // the skills folder
 	join     func(elem ...string) string // path.Join or filepath.Join
 	show     func(dir string) string     // dir as Skill.Dir says it

@@ -371,3 +371,14 @@ func TestDiscoverWithoutReadDir(t *testing.T) {
 		t.Errorf("problems = %v, want the one of bad", problems)
 	}
 }
+
+// A plugin's skills are named plugin:skill, beside the others'.
+func TestDiscoverPluginSkills(t *testing.T) {
+	root, plugin := t.TempDir(), t.TempDir()
+	write(t, root, ".orca/skills/pdf/SKILL.md", skillMD("pdf", "Project PDF skill.", "project body"))
+	write(t, plugin, "skills/pdf/SKILL.md", skillMD("pdf", "The plugin's PDF skill.", "plugin body"))
+	skills, problems := skill.Discover(openWorkspace(t, root), tool.Folders{Plugins: []tool.PluginFolder{{Name: "docs", Dir: plugin}}})
+	if want := []string{"docs:pdf/plugin", "pdf/project"}; !slices.Equal(names(skills), want) || len(problems) != 0 {
+		t.Fatalf("skills = %v (%v), want %v", names(skills), problems, want)
+	}
+}

@@ -134,6 +134,7 @@ const ClaudeProjectDir = ".claude/agents"
 // order, a definition replacing an earlier one of the same name (the
 // built-in too):
 //
+//	<plugin>/agents        Claude Code plugins' (in.Plugins), as plugin:name
 //	<claude>/agents        the user's Claude Code folder (in.ClaudeDir)
 //	<config>/orca/agents   the user's (in.ConfigDir)
 //	.claude/agents         the workspace's, Claude Code's folder (in.Claude)
@@ -162,6 +163,7 @@ func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Definition, []error
 			return cmp.Or(cmp.Compare(a.depth, b.depth), strings.Compare(a.path, b.path))
 		})
 	}
+	var userAs func(dir, source, prefix string)
 	var walkUser func(dir string, depth int, out *[]found)
 	walkUser = func(dir string, depth int, out *[]found) {
 		entries, err := os.ReadDir(dir)
@@ -178,14 +180,15 @@ func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Definition, []error
 			}
 		}
 	}
-	user := func(dir string) {
+	user := func(dir string) { userAs(dir, "user", "") }
+	userAs = func(dir, source, prefix string) {
 		var files []found
 		walkUser(dir, 0, &files)
 		byDepth(files)
 		seen := map[string]string{}
 		for _, f := range files {
 			data, err := os.ReadFile(f.path)
-			add(byName, seen, &problems, f.path, "user", f.name, data, err)
+			add(byName, seen, &problems, f.path, source, f.name, data, err, prefix)
 		}
 	}
 	var walkProject func(dir string, depth int, out *[]found)
@@ -223,8 +226,11 @@ func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Definition, []error
 		seen := map[string]string{}
 		for _, f := range files {
 			data, err := fsys.ReadFile(f.path)
-			add(byName, seen, &problems, f.path, "project", f.name, data, err)
+			add(byName, seen, &problems, f.path, "project", f.name, data, err, "")
 		}
+	}
+	for _, p := range in.Plugins {
+		userAs(filepath.Join(p.Dir, "agents"), "plugin", p.Name+":")
 	}
 	if in.ClaudeDir != "" {
 		user(filepath.Join(in.ClaudeDir, "agents"))
@@ -249,7 +255,7 @@ func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Definition, []error
 // add adds the definition in file p; seen holds the names one agents
 // folder already defined (the first, shallowest, of a name in a folder
 // wins; a later folder replaces it).
-func add(byName map[string]Definition, seen map[string]string, problems *[]error, p, source, file string, data []byte, err error) {
+func add(byName map[string]Definition, seen map[string]string, problems *[]error, p, source, file string, data []byte, err error, prefix string) {
 	if err != nil {
 		*problems = append(*problems, fmt.Errorf("%s: %w", p, err))
 		return
@@ -264,6 +270,7 @@ func add(byName map[string]Definition, seen map[string]string, problems *[]error
 		return
 	}
 	seen[d.Name] = p
+	d.Name = prefix + d.Name // a plugin's agents are named plugin:agent
 	d.Source, d.Path = source, p
 	byName[d.Name] = d
 }

@@ -151,7 +151,9 @@ func TestDiscover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	defs, problems := subagent.Discover(fs, tool.Folders{ConfigDir: config, Claude: true})
+	plugin := t.TempDir()
+	write(plugin, "agents/executor.md", "---\nname: executor\ndescription: runs plans\nmodel: sonnet\n---\nexecute")
+	defs, problems := subagent.Discover(fs, tool.Folders{ConfigDir: config, Claude: true, Plugins: []tool.PluginFolder{{Name: "omc", Dir: plugin}}})
 	var names []string
 	for _, d := range defs {
 		names = append(names, d.Name+"/"+d.Source)
@@ -159,7 +161,7 @@ func TestDiscover(t *testing.T) {
 			t.Errorf("project does not win: %+v", d)
 		}
 	}
-	if strings.Join(names, ",") != "coder/project,deep/project,general-purpose/builtin,lead/user,mine/user,shared/project" {
+	if strings.Join(names, ",") != "coder/project,deep/project,general-purpose/builtin,lead/user,mine/user,omc:executor/plugin,shared/project" {
 		t.Errorf("discovered %v", names)
 	}
 	if len(problems) != 2 || !strings.Contains(problems[0].Error(), "v3/coder.md") || !errors.Is(problems[0], subagent.ErrShadowed) || !strings.Contains(problems[1].Error(), "broken.md") {

@@ -183,6 +183,15 @@ type Folders struct {
 	// Claude: the project's Claude Code folder, .claude (its skills and
 	// agents folders), is read too.
 	Claude bool
+	// Plugins are Claude Code plugin folders whose skills and agents
+	// folders are read too, their names prefixed with the plugin's
+	// ("plugin:skill"), as Claude Code names them.
+	Plugins []PluginFolder
+}
+
+// PluginFolder is a plugin's name and folder.
+type PluginFolder struct {
+	Name, Dir string
 }
 
 // Subagent describes a subagent a fork can run.
