@@ -16,7 +16,7 @@ func TestSessionStartEnvFileReachesBash(t *testing.T) {
 	cfgDir, ws := t.TempDir(), t.TempDir()
 	write(t, cfgDir, "orca/settings.json", `{"permissions": {"allow": ["Bash"]}, "hooks": {"SessionStart": [{"hooks": [{"type": "command",
 		"command": "printf 'export GREETING=hello\\nPLAIN=\"two words\"\\ntouch pwned\\n' >> \"$CLAUDE_ENV_FILE\""}]}]}}`)
-	model := script.New().ScriptAny(script.Call("Bash", map[string]string{"command": `echo "[$GREETING] [$PLAIN]"; ls`}), script.Text("done"))
+	model := script.New().ScriptAny(script.Call("Bash", map[string]string{"command": `echo "[$GREETING] [$PLAIN] [$CLAUDE_CODE_SESSION_ID]"; ls`}), script.Text("done"))
 	a, err := app.Open(t.Context(), app.Config{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-", Client: model, NoSandbox: true, Trust: true})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestSessionStartEnvFileReachesBash(t *testing.T) {
 		t.Fatalf("%d model calls", len(calls))
 	}
 	obs := calls[1].Observations()
-	if len(obs) != 1 || !strings.Contains(obs[0].Content, "[hello] [two words]") {
+	if len(obs) != 1 || !strings.Contains(obs[0].Content, "[hello] [two words] [session_") {
 		t.Fatalf("Bash saw %+v; want the hook's variables", obs)
 	}
 	if strings.Contains(obs[0].Content, "pwned") {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -742,7 +743,8 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", s.id, err)
 	}
-	turnCtx, cancel := context.WithCancelCause(sandbox.WithEnv(ctx, s.env))
+	// The session's commands know it, as Claude Code's do.
+	turnCtx, cancel := context.WithCancelCause(sandbox.WithEnv(ctx, append(slices.Clone(s.env), "CLAUDE_CODE_SESSION_ID="+s.id)))
 	defer cancel(nil)
 	turnID := "turn_" + randomID()
 
