@@ -23,6 +23,6 @@ confined and policed as the calls of orca's own agent are.`,
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(mcpServeCommand(o), mcpListCommand(o))
+	cmd.AddCommand(mcpServeCommand(o), mcpListCommand(o), mcpAddCommand(o), mcpRemoveCommand(o), mcpGetCommand(o))
 	return cmd
 }

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// orca mcp add, get and remove edit the scopes' files in Claude Code's
+// format, keep what else the files hold, and refuse what they could not
+// read back.
+func TestMCPAddGetRemove(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir()}
+	writeFileAt(t, ws, ".orca/settings.local.json", `{"permissions": {"allow": ["Read"]}}`)
+
+	out, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "-e", "LEVEL=${LEVEL:-info}", "files", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", ".")
+	if code != 0 || !strings.Contains(out, "Added MCP server files") {
+		t.Fatalf("add: exit %d\n%s%s", code, out, stderr)
+	}
+	var local struct {
+		Permissions struct{ Allow []string }
+		MCPServers  map[string]struct {
+			Command string
+			Args    []string
+			Env     map[string]string
+		} `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(filepath.Join(ws, ".orca", "settings.local.json"))
+	if err := json.Unmarshal(data, &local); err != nil {
+		t.Fatal(err)
+	}
+	f := local.MCPServers["files"]
+	if f.Command != "npx" || strings.Join(f.Args, " ") != "-y @modelcontextprotocol/server-filesystem ." || f.Env["LEVEL"] != "${LEVEL:-info}" || len(local.Permissions.Allow) != 1 {
+		t.Errorf("settings.local.json:\n%s", data)
+	}
+
+	out, _, code = orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "--scope", "project", "--transport", "http", "-H", "Authorization: Bearer ${TOKEN}", "docs", "https://mcp.example.com/mcp")
+	if code != 0 || !strings.Contains(out, "enabledMcpjsonServers") {
+		t.Fatalf("add project: exit %d\n%s", code, out)
+	}
+	if data, _ := os.ReadFile(filepath.Join(ws, ".mcp.json")); !strings.Contains(string(data), `"url": "https://mcp.example.com/mcp"`) || !strings.Contains(string(data), `"Authorization": "Bearer ${TOKEN}"`) {
+		t.Errorf(".mcp.json:\n%s", data)
+	}
+
+	out, _, code = orcaWith(t, t.Context(), o, "", "mcp", "get", "-w", ws, "docs")
+	if code != 0 || !strings.Contains(out, "docs (project scope") || !strings.Contains(out, `"type": "http"`) {
+		t.Errorf("get: exit %d\n%s", code, out)
+	}
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "--transport", "http", "bad", "ftp://x"); code != 2 || !strings.Contains(stderr, "not an http or https URL") {
+		t.Errorf("a bad URL: exit %d\n%s", code, stderr)
+	}
+	out, _, code = orcaWith(t, t.Context(), o, "", "mcp", "remove", "-w", ws, "files")
+	if code != 0 || !strings.Contains(out, "Removed MCP server files") {
+		t.Errorf("remove: exit %d\n%s", code, out)
+	}
+	if data, _ := os.ReadFile(filepath.Join(ws, ".orca", "settings.local.json")); strings.Contains(string(data), "npx") || !strings.Contains(string(data), "Read") {
+		t.Errorf("after remove:\n%s", data)
+	}
+	if _, _, code := orcaWith(t, t.Context(), o, "", "mcp", "remove", "-w", ws, "files"); code != 2 {
+		t.Errorf("removing it again: exit %d", code)
+	}
+}
