@@ -220,7 +220,7 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 		}
 		session, err := client.Connect(ctx, t, nil)
 		if err != nil {
-			return nil, nil, fmt.Errorf("connecting to %s: %w", c.srv.URL, err)
+			return nil, nil, explain(c.srv, err)
 		}
 		return session, nil, nil
 	}

@@ -255,3 +255,21 @@ func TestToolName(t *testing.T) {
 		t.Errorf("long names: %q", long)
 	}
 }
+
+// A remote server that wants authorization is reported by name, saying
+// how to give it a token; it offers no tools and hangs nothing.
+func TestServerThatWantsAuthorization(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://auth.example.com/.well-known/oauth-protected-resource"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	t.Cleanup(hs.Close)
+	p, reg := provider(t, []mcp.Server{{Name: "private", Type: "http", URL: hs.URL}}, mcp.Options{StartTimeout: 5 * time.Second})
+	if len(reg.Names()) != 0 {
+		t.Errorf("tools %v", reg.Names())
+	}
+	st := p.Status()[0]
+	if st.State != mcp.StateFailed || !strings.Contains(st.Error, "asks for authorization") || !strings.Contains(st.Error, hs.URL) || !strings.Contains(st.Error, `"headers"`) {
+		t.Errorf("status %+v", st)
+	}
+}
