@@ -13,8 +13,9 @@
 //     Options.StartTimeout, is reported (Status, the provider's log) and
 //     offers no tools; the others start regardless.
 //   - A server whose connection drops (the process exits, the HTTP session
-//     is lost) is reconnected on the next call of one of its tools, and its
-//     tool list read again.
+//     is lost) is reconnected on the next call of one of its tools — one
+//     new connection for all the calls that find it dropped — and its tool
+//     list read again.
 //   - notifications/tools/list_changed reloads the list: new tools are
 //     added to the runtime's registry, vanished ones removed.
 //   - A call has a timeout (Server.Timeout, else Options.CallTimeout); a
@@ -136,7 +137,10 @@ func (p *Provider) Tools(env tool.Env) ([]tool.Tool, error) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
 			defer cancel()
-			if err := c.connect(ctx); err != nil {
+			c.dial <- struct{}{} // no one else has it yet
+			err := c.connect(ctx)
+			c.unlockDial()
+			if err != nil {
 				p.opts.Logger.Warn("MCP server not started", "server", c.srv.Name, "err", err)
 			}
 		}()
