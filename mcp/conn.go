@@ -134,15 +134,20 @@ func (c *conn) unlockDial() { <-c.dial }
 
 // retry connects again, with growing pauses up to a minute, until the
 // server is up or the connection is closed: a server slow to start
-// joins when it is ready (its tools added to the registry).
+// joins when it is ready (its tools added to the registry). Each try
+// waits for the handshake twice as long as the one before, up to
+// maxStartWaits × StartTimeout: a server that needs longer than
+// StartTimeout to start gets that long, while nothing waits for it.
 func (c *conn) retry() {
+	wait := c.set.p.opts.StartTimeout
 	for pause := time.Second; ; pause = min(2*pause, time.Minute) {
+		wait = min(2*wait, maxStartWaits*c.set.p.opts.StartTimeout)
 		select {
 		case <-c.stopped:
 			return
 		case <-time.After(pause):
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.set.p.opts.StartTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		err := c.lockDial(ctx)
 		if err == nil {
 			if !c.up() { // else a call connected it meanwhile
@@ -156,6 +161,9 @@ func (c *conn) retry() {
 		}
 	}
 }
+
+// maxStartWaits bounds the handshake of retry, in StartTimeouts.
+const maxStartWaits = 16
 
 // up reports whether the connection has a session.
 func (c *conn) up() bool {

@@ -237,9 +237,22 @@ func matrix(t *testing.T, test func(t *testing.T, transport string)) {
 	}
 }
 
-// A server that starts within StartTimeout is up at once.
+// A server slower to start than StartTimeout is reported failed and
+// offers nothing; the background retry, waiting longer, brings it in,
+// and its tools appear in the registry. Within StartTimeout it is up
+// at once.
 func TestFaultSlowStart(t *testing.T) {
 	matrix(t, func(t *testing.T, tr string) {
+		t.Run("beyond", func(t *testing.T) {
+			r := setup(t, tr, mcptest.Faults{StartDelay: 400 * time.Millisecond}, mcp.Options{StartTimeout: 300 * time.Millisecond})
+			if st := r.status(); st.State != mcp.StateFailed || st.Error == "" || len(st.Tools) != 0 || r.has("echo") {
+				t.Fatalf("a server slower than StartTimeout: %+v; registry %v", st, r.reg.Names())
+			}
+			eventually(t, "the slow server joins", func() bool { return r.has("echo") && r.status().State == mcp.StateUp })
+			if res := r.call("echo", map[string]string{"text": "late"}); res.IsError || res.Content != "late" {
+				t.Errorf("echo: %+v", res)
+			}
+		})
 		t.Run("within", func(t *testing.T) {
 			r := setup(t, tr, mcptest.Faults{StartDelay: 200 * time.Millisecond}, mcp.Options{StartTimeout: 10 * time.Second})
 			if st := r.status(); st.State != mcp.StateUp || !r.has("echo") || st.Server != "orca-mcp-faults v1" {

@@ -11,7 +11,11 @@
 //
 //   - A server that fails to start, or does not answer its handshake within
 //     Options.StartTimeout, is reported (Status, the provider's log) and
-//     offers no tools; the others start regardless.
+//     offers no tools; the others start regardless. It is tried again in
+//     the background, with pauses growing to a minute, each try waiting
+//     twice as long for the handshake as the one before (up to 16 ×
+//     StartTimeout): a server slow to start joins when it is ready, its
+//     tools added to the runtime's registry.
 //   - A server whose connection drops (the process exits, the HTTP session
 //     is lost) is reconnected on the next call of one of its tools — one
 //     new connection for all the calls that find it dropped — and its tool
