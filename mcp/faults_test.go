@@ -265,6 +265,56 @@ func TestFaultSlowStart(t *testing.T) {
 	})
 }
 
+// A crash on the third call. write_note, not idempotent, is reported as
+// a call that may or may not have taken effect and is not sent again:
+// the note keeps the two lines of the calls before, and the next call is
+// the only one the server gets after. counter, read-only and so
+// idempotent, is sent again once, on a fresh connection, and succeeds.
+func TestFaultCrash(t *testing.T) {
+	matrix(t, func(t *testing.T, tr string) {
+		t.Run("not idempotent", func(t *testing.T) {
+			r := setup(t, tr, mcptest.Faults{CrashOnCall: 3}, mcp.Options{})
+			for _, line := range []string{"one", "two"} {
+				if res := r.note(line); res.IsError {
+					t.Fatalf("note %s: %+v", line, res)
+				}
+			}
+			res := r.note("three")
+			if !res.IsError || !strings.Contains(res.Content, "may or may not have taken effect") || !strings.Contains(res.Content, "Check its effect") {
+				t.Fatalf("the crashed call: %+v", res)
+			}
+			r.noteIs("one", "two")
+			// Not replayed: the next call is the first the restarted
+			// process gets, or the Handler's fourth.
+			want := map[string]int{"stdio": 1, "http": 4}[tr]
+			if n := r.counter(); n != want {
+				t.Errorf("the call after the crash is call %d, want %d", n, want)
+			}
+			if res := r.note("four"); res.IsError {
+				t.Errorf("note four: %+v", res)
+			}
+			r.noteIs("one", "two", "four")
+			if tr == "stdio" && r.processes() != 2 {
+				t.Errorf("%d server processes, want 2 (the crashed one, the restarted one)", r.processes())
+			}
+		})
+		t.Run("idempotent", func(t *testing.T) {
+			r := setup(t, tr, mcptest.Faults{CrashOnCall: 3}, mcp.Options{})
+			r.counter()
+			r.counter()
+			// Retried once on a fresh connection: the restarted process's
+			// first call, or the Handler's fourth.
+			want := map[string]int{"stdio": 1, "http": 4}[tr]
+			if n := r.counter(); n != want {
+				t.Errorf("the retried call is call %d, want %d", n, want)
+			}
+			if st := r.status(); st.State != mcp.StateUp {
+				t.Errorf("after the retry: %+v", st)
+			}
+		})
+	})
+}
+
 // A call the server never answers ends at the server's Timeout, reported
 // as one that may or may not have taken effect: the turn waiting for it
 // goes on. The server is reached afresh for the next call.

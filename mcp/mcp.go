@@ -28,6 +28,9 @@
 //     effect, and is never sent again, unless the tool is annotated
 //     idempotent (or read-only), which is retried once on a fresh
 //     connection.
+//   - A server's JSON-RPC error answer (an unknown tool, invalid
+//     arguments) is reported as a refusal, and the connection kept; a
+//     tool's own error (isError) is the observation, marked as an error.
 //   - Closing the runtime (the provider's closer, handed over through
 //     tool.Env.OnClose) closes every session and stops every process the
 //     provider started, with what those started.

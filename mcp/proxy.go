@@ -95,7 +95,7 @@ func (p *proxy) Execute(ctx context.Context, call *tool.Call) tool.Result {
 			// gets a fresh connection.
 			p.c.drop(session, fmt.Sprintf("a call timed out after %v", p.c.timeout()))
 			return tool.Errorf("The MCP server %s did not answer %s within %v: the call may or may not have taken effect.%s", p.c.srv.Name, p.remote, p.c.timeout(), p.retryNote())
-		case errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) || !isProtocolError(err):
+		case errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) || !answered(err):
 			p.c.drop(session, "the connection dropped during a call: "+errText(err))
 			if p.idempotent && attempt == 0 {
 				continue // safe to send again, on a fresh connection
@@ -117,12 +117,33 @@ func (p *proxy) retryNote() string {
 	return " Check its effect before calling it again."
 }
 
-// isProtocolError reports whether err is the server's JSON-RPC error
-// answer (as opposed to a transport failure): the server got the call
-// and refused it.
-func isProtocolError(err error) bool {
-	var werr *jsonrpc.Error
-	return errors.As(err, &werr)
+// answered reports whether err is the server's JSON-RPC error answer (as
+// opposed to a transport failure): the server got the call and refused
+// it. The SDK's own errors of that type — a request its transport could
+// not deliver (-32005), a connection closing (-32003, -32004) — are not
+// answers.
+func answered(err error) bool {
+	found := false
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil || found {
+			return
+		}
+		if e, ok := err.(*jsonrpc.Error); ok && (e.Code < -32005 || e.Code > -32003) {
+			found = true
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return found
 }
 
 // result turns a tool result into an observation: text as it is, other
