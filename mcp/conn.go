@@ -395,8 +395,13 @@ func (c *conn) drop(session *sdk.ClientSession, why string) {
 	}
 	c.session, c.proc, c.state, c.lastErr = nil, nil, StateDown, why
 	c.mu.Unlock()
-	endSession() // first: the SDK's subscription ends while the session can say so
-	closeSession(session, proc)
+	// Closed in the background: the call that dropped it has its answer,
+	// and a server that hangs may take its time to let go (an HTTP
+	// session's DELETE waits up to 5 seconds).
+	c.set.bg.Go(func() {
+		endSession() // first: the SDK's subscription ends while the session can say so
+		closeSession(session, proc)
+	})
 }
 
 // closeSession closes session and stops proc at once: a server that does
