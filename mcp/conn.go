@@ -245,15 +245,13 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 		if hc == nil {
 			hc = &http.Client{}
 		}
-		if len(c.srv.Headers) > 0 {
-			base := hc.Transport
-			if base == nil {
-				base = http.DefaultTransport
-			}
-			copied := *hc
-			copied.Transport = headerTransport{base: base, headers: c.srv.Headers}
-			hc = &copied
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
 		}
+		copied := *hc
+		copied.Transport = transport{base: base, headers: c.srv.Headers}
+		hc = &copied
 		var t sdk.Transport = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: hc, MaxRetries: 2}
 		if c.srv.Type == "sse" {
 			t = &sdk.SSEClientTransport{Endpoint: c.srv.URL, HTTPClient: hc}
@@ -267,18 +265,25 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 	return nil, nil, fmt.Errorf("unknown server type %q", c.srv.Type)
 }
 
-// headerTransport adds a server's headers to its requests.
-type headerTransport struct {
+// transport adds a server's headers to its requests, and tells a call
+// what became of the request that carried it (delivery).
+type transport struct {
 	base    http.RoundTripper
 	headers map[string]string
 }
 
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
+func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if d, ok := r.Context().Value(deliveryKey{}).(*delivery); ok && r.Method == http.MethodPost {
+		d.record(resp, err)
+	}
+	return resp, err
 }
 
 // loadTools reads the server's tool list and brings the registry to it.

@@ -344,8 +344,41 @@ func TestFaultHang(t *testing.T) {
 	})
 }
 
-// A changed tool list: reverse appears in the registry, add leaves it,
-// on the notification.
+// A dropped HTTP session (404 to the call's request): the server never
+// ran the call, so the call is sent again, once, on a new session, which
+// the client initializes and lists the tools of. Over stdio, which has no
+// sessions, the fault is ignored.
+func TestFaultDropSession(t *testing.T) {
+	matrix(t, func(t *testing.T, tr string) {
+		r := setup(t, tr, mcptest.Faults{DropSessionOnCall: 2}, mcp.Options{})
+		if res := r.note("one"); res.IsError {
+			t.Fatalf("note one: %+v", res)
+		}
+		if res := r.note("two"); res.IsError {
+			t.Fatalf("the call whose session was dropped: %+v", res)
+		}
+		r.noteIs("one", "two") // run once
+		if st := r.status(); st.State != mcp.StateUp {
+			t.Errorf("after the drop: %+v", st)
+		}
+		if tr == "http" {
+			if n := r.spy.sent("initialize"); n != 2 {
+				t.Errorf("%d initialize requests, want 2", n)
+			}
+			if n := r.spy.sent("tools/list"); n != 2 {
+				t.Errorf("%d tools/list requests, want 2: the tools are listed again on the new session", n)
+			}
+			if n := r.spy.sent("tools/call"); n != 3 {
+				t.Errorf("%d tools/call requests, want 3", n)
+			}
+		}
+	})
+}
+
+// A changed tool list: reverse appears in the registry, add leaves it —
+// on the notification, and over HTTP also when the notification is lost
+// (no standalone stream), by the tool list read again when the session
+// is made again.
 func TestFaultChangeTools(t *testing.T) {
 	matrix(t, func(t *testing.T, tr string) {
 		r := setup(t, tr, mcptest.Faults{ChangeToolsOnCall: 1}, mcp.Options{})
@@ -361,6 +394,22 @@ func TestFaultChangeTools(t *testing.T) {
 		}
 		if st := r.status(); !slices.Contains(st.Tools, "mcp__faults__reverse") || slices.Contains(st.Tools, "mcp__faults__add") {
 			t.Errorf("status tools %v", st.Tools)
+		}
+	})
+	t.Run("http/notification lost", func(t *testing.T) {
+		t.Parallel()
+		r := setup(t, "http", mcptest.Faults{ChangeToolsOnCall: 1, DropSessionOnCall: 2}, mcp.Options{},
+			func(r *rig, _ *mcp.Server) { r.spy.noStream.Store(true) })
+		r.call("echo", map[string]string{"text": "x"}) // call 1: the list changes, unheard
+		time.Sleep(200 * time.Millisecond)
+		if r.has("reverse") {
+			t.Fatalf("the notification was heard: the test proves nothing")
+		}
+		if res := r.note("after"); res.IsError { // call 2: dropped, sent again on a new session
+			t.Fatalf("note: %+v", res)
+		}
+		if !r.has("reverse") || r.has("add") {
+			t.Errorf("tools after the reconnect: %v", r.reg.Names())
 		}
 	})
 }

@@ -18,16 +18,27 @@
 //     tools added to the runtime's registry.
 //   - A server whose connection drops (the process exits, the HTTP session
 //     is lost) is reconnected on the next call of one of its tools — one
-//     new connection for all the calls that find it dropped — and its tool
-//     list read again.
-//   - notifications/tools/list_changed reloads the list: new tools are
-//     added to the runtime's registry, vanished ones removed.
+//     new connection for all the calls that find it dropped.
+//   - Every new connection reads the tool list again, and the registry
+//     follows it; so does notifications/tools/list_changed: new tools are
+//     added to the runtime's registry, vanished ones removed. (Over HTTP a
+//     list_changed sent while the client's stream is down is lost: the
+//     list read on reconnecting is how such a change arrives.)
 //   - A call has a timeout (Server.Timeout, else Options.CallTimeout); a
 //     call cut off — by the timeout, or the connection dropping while it
 //     ran — is reported to the model as one that may or may not have taken
 //     effect, and is never sent again, unless the tool is annotated
 //     idempotent (or read-only), which is retried once on a fresh
-//     connection.
+//     connection. A server that never answers cannot hold a turn longer
+//     than the timeout.
+//   - A call the server cannot have run is sent again once, on a fresh
+//     connection, whatever the tool: the SDK found the session closed
+//     before sending it, or its own HTTP request could not connect, or was
+//     answered 404 Not Found for a session the server no longer has (the
+//     MCP spec has a server refuse every request of a session it ended;
+//     the server restarted, or expired or dropped the session). A session
+//     lost while a call ran — the 404 went to another request — is a
+//     connection dropped during the call, as above.
 //   - A server's JSON-RPC error answer (an unknown tool, invalid
 //     arguments) is reported as a refusal, and the connection kept; a
 //     tool's own error (isError) is the observation, marked as an error.
