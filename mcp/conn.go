@@ -47,6 +47,9 @@ type conn struct {
 	endSession context.CancelFunc
 	// reload serializes tool list reloads.
 	reload sync.Mutex
+	// dial is held by the one connect under way: calls that find the
+	// connection dropped at once make one new connection, not one each.
+	dial chan struct{}
 }
 
 func newConn(s *set, srv Server) *conn {
@@ -54,7 +57,7 @@ func newConn(s *set, srv Server) *conn {
 		srv.Type = "stdio"
 	}
 	life, end := context.WithCancel(context.Background())
-	return &conn{set: s, srv: srv, state: StateDown, tools: map[string]*proxy{}, stopped: make(chan struct{}), life: life, end: end}
+	return &conn{set: s, srv: srv, state: StateDown, tools: map[string]*proxy{}, stopped: make(chan struct{}), life: life, end: end, dial: make(chan struct{}, 1)}
 }
 
 func (c *conn) timeout() time.Duration {
@@ -65,7 +68,7 @@ func (c *conn) timeout() time.Duration {
 }
 
 // connect starts the server (a stdio one's process), makes the session
-// and reads the tool list.
+// and reads the tool list. The caller holds dial.
 func (c *conn) connect(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -107,29 +110,66 @@ func (c *conn) connect(ctx context.Context) error {
 		c.watch(session, proc)
 	}()
 	if err := c.loadTools(ctx, session); err != nil {
-		c.fail(fmt.Errorf("listing its tools: %w", err), nil)
+		err = fmt.Errorf("listing its tools: %w", err)
+		c.drop(session, "")
+		c.fail(err, proc)
 		return err
 	}
 	return nil
 }
 
+// lockDial takes dial, unless ctx ends or the connection is closed first.
+func (c *conn) lockDial(ctx context.Context) error {
+	select {
+	case c.dial <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-c.stopped:
+		return errors.New("the runtime closed it")
+	}
+}
+
+func (c *conn) unlockDial() { <-c.dial }
+
 // retry connects again, with growing pauses up to a minute, until the
 // server is up or the connection is closed: a server slow to start
-// joins when it is ready (its tools added to the registry).
+// joins when it is ready (its tools added to the registry). Each try
+// waits for the handshake twice as long as the one before, up to
+// maxStartWaits × StartTimeout: a server that needs longer than
+// StartTimeout to start gets that long, while nothing waits for it.
 func (c *conn) retry() {
+	wait := c.set.p.opts.StartTimeout
 	for pause := time.Second; ; pause = min(2*pause, time.Minute) {
+		wait = min(2*wait, maxStartWaits*c.set.p.opts.StartTimeout)
 		select {
 		case <-c.stopped:
 			return
 		case <-time.After(pause):
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.set.p.opts.StartTimeout)
-		err := c.connect(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		err := c.lockDial(ctx)
+		if err == nil {
+			if !c.up() { // else a call connected it meanwhile
+				err = c.connect(ctx)
+			}
+			c.unlockDial()
+		}
 		cancel()
 		if err == nil {
 			return
 		}
 	}
+}
+
+// maxStartWaits bounds the handshake of retry, in StartTimeouts.
+const maxStartWaits = 16
+
+// up reports whether the connection has a session.
+func (c *conn) up() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session != nil
 }
 
 // fail records err (with the end of the process's stderr).
@@ -164,7 +204,7 @@ func (c *conn) watch(session *sdk.ClientSession, proc *process) {
 		if tail := proc.stderrTail(); tail != "" {
 			c.lastErr += "; its stderr ends: " + tail
 		}
-		go proc.stop()
+		c.set.bg.Go(proc.stop)
 	}
 }
 
@@ -205,15 +245,13 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 		if hc == nil {
 			hc = &http.Client{}
 		}
-		if len(c.srv.Headers) > 0 {
-			base := hc.Transport
-			if base == nil {
-				base = http.DefaultTransport
-			}
-			copied := *hc
-			copied.Transport = headerTransport{base: base, headers: c.srv.Headers}
-			hc = &copied
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
 		}
+		copied := *hc
+		copied.Transport = transport{base: base, headers: c.srv.Headers}
+		hc = &copied
 		var t sdk.Transport = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: hc, MaxRetries: 2}
 		if c.srv.Type == "sse" {
 			t = &sdk.SSEClientTransport{Endpoint: c.srv.URL, HTTPClient: hc}
@@ -227,18 +265,25 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 	return nil, nil, fmt.Errorf("unknown server type %q", c.srv.Type)
 }
 
-// headerTransport adds a server's headers to its requests.
-type headerTransport struct {
+// transport adds a server's headers to its requests, and tells a call
+// what became of the request that carried it (delivery).
+type transport struct {
 	base    http.RoundTripper
 	headers map[string]string
 }
 
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
+func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if d, ok := r.Context().Value(deliveryKey{}).(*delivery); ok && r.Method == http.MethodPost {
+		d.record(resp, err)
+	}
+	return resp, err
 }
 
 // loadTools reads the server's tool list and brings the registry to it.
@@ -306,31 +351,43 @@ func (c *conn) proxies() []tool.Tool {
 }
 
 // live returns the session, connecting again if the connection dropped.
+// Calls that find it dropped at once wait for one connect.
 func (c *conn) live(ctx context.Context) (*sdk.ClientSession, error) {
-	c.mu.Lock()
-	session, closed := c.session, c.closed
-	c.mu.Unlock()
-	switch {
-	case closed:
-		return nil, errors.New("the runtime closed it")
-	case session != nil:
-		return session, nil
+	session, err := c.current()
+	if session != nil || err != nil {
+		return session, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.set.p.opts.StartTimeout)
 	defer cancel()
+	if err := c.lockDial(cctx); err != nil {
+		return nil, err
+	}
+	defer c.unlockDial()
+	if session, err := c.current(); session != nil || err != nil {
+		return session, err // another call connected it
+	}
 	if err := c.connect(cctx); err != nil {
 		return nil, err
 	}
+	if session, err := c.current(); session != nil || err != nil {
+		return session, err
+	}
+	return nil, errors.New("its connection dropped again")
+}
+
+// current is the session, if there is one.
+func (c *conn) current() (*sdk.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.session == nil {
-		return nil, errors.New("its connection dropped again")
+	if c.closed {
+		return nil, errors.New("the runtime closed it")
 	}
 	return c.session, nil
 }
 
 // drop forgets session if it is still the connection's, so that the next
-// call connects again.
+// call connects again; why (with the end of a stdio server's stderr) is
+// the status's error.
 func (c *conn) drop(session *sdk.ClientSession, why string) {
 	c.mu.Lock()
 	if c.session != session {
@@ -338,10 +395,18 @@ func (c *conn) drop(session *sdk.ClientSession, why string) {
 		return
 	}
 	proc, endSession := c.proc, c.endSession
+	if tail := proc.stderrTail(); tail != "" && why != "" {
+		why += "; its stderr ends: " + tail
+	}
 	c.session, c.proc, c.state, c.lastErr = nil, nil, StateDown, why
 	c.mu.Unlock()
-	endSession() // first: the SDK's subscription ends while the session can say so
-	closeSession(session, proc)
+	// Closed in the background: the call that dropped it has its answer,
+	// and a server that hangs may take its time to let go (an HTTP
+	// session's DELETE waits up to 5 seconds).
+	c.set.bg.Go(func() {
+		endSession() // first: the SDK's subscription ends while the session can say so
+		closeSession(session, proc)
+	})
 }
 
 // closeSession closes session and stops proc at once: a server that does

@@ -11,18 +11,37 @@
 //
 //   - A server that fails to start, or does not answer its handshake within
 //     Options.StartTimeout, is reported (Status, the provider's log) and
-//     offers no tools; the others start regardless.
+//     offers no tools; the others start regardless. It is tried again in
+//     the background, with pauses growing to a minute, each try waiting
+//     twice as long for the handshake as the one before (up to 16 ×
+//     StartTimeout): a server slow to start joins when it is ready, its
+//     tools added to the runtime's registry.
 //   - A server whose connection drops (the process exits, the HTTP session
-//     is lost) is reconnected on the next call of one of its tools, and its
-//     tool list read again.
-//   - notifications/tools/list_changed reloads the list: new tools are
-//     added to the runtime's registry, vanished ones removed.
+//     is lost) is reconnected on the next call of one of its tools — one
+//     new connection for all the calls that find it dropped.
+//   - Every new connection reads the tool list again, and the registry
+//     follows it; so does notifications/tools/list_changed: new tools are
+//     added to the runtime's registry, vanished ones removed. (Over HTTP a
+//     list_changed sent while the client's stream is down is lost: the
+//     list read on reconnecting is how such a change arrives.)
 //   - A call has a timeout (Server.Timeout, else Options.CallTimeout); a
 //     call cut off — by the timeout, or the connection dropping while it
 //     ran — is reported to the model as one that may or may not have taken
 //     effect, and is never sent again, unless the tool is annotated
 //     idempotent (or read-only), which is retried once on a fresh
-//     connection.
+//     connection. A server that never answers cannot hold a turn longer
+//     than the timeout.
+//   - A call the server cannot have run is sent again once, on a fresh
+//     connection, whatever the tool: the SDK found the session closed
+//     before sending it, or its own HTTP request could not connect, or was
+//     answered 404 Not Found for a session the server no longer has (the
+//     MCP spec has a server refuse every request of a session it ended;
+//     the server restarted, or expired or dropped the session). A session
+//     lost while a call ran — the 404 went to another request — is a
+//     connection dropped during the call, as above.
+//   - A server's JSON-RPC error answer (an unknown tool, invalid
+//     arguments) is reported as a refusal, and the connection kept; a
+//     tool's own error (isError) is the observation, marked as an error.
 //   - Closing the runtime (the provider's closer, handed over through
 //     tool.Env.OnClose) closes every session and stops every process the
 //     provider started, with what those started.
@@ -136,7 +155,10 @@ func (p *Provider) Tools(env tool.Env) ([]tool.Tool, error) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), p.opts.StartTimeout)
 			defer cancel()
-			if err := c.connect(ctx); err != nil {
+			c.dial <- struct{}{} // no one else has it yet
+			err := c.connect(ctx)
+			c.unlockDial()
+			if err != nil {
 				p.opts.Logger.Warn("MCP server not started", "server", c.srv.Name, "err", err)
 			}
 		}()

@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 		serve()
 		return
 	}
+	if cfg := os.Getenv(faultsEnv); cfg != "" {
+		serveFaults(cfg)
+		return
+	}
 	// The SDK ends its list_changed subscription in a goroutine of its own
 	// that tells the server, giving up after 5 seconds
 	// (notifyCancellationTimeout): bounded, and the SDK's.

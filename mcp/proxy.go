@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,7 +83,8 @@ func (p *proxy) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		if err != nil {
 			return tool.Errorf("Not run: the MCP server %s is not available: %s", p.c.srv.Name, errText(err))
 		}
-		cctx, cancel := context.WithTimeout(ctx, p.c.timeout())
+		d := &delivery{}
+		cctx, cancel := context.WithTimeout(context.WithValue(ctx, deliveryKey{}, d), p.c.timeout())
 		res, err := session.CallTool(cctx, &sdk.CallToolParams{Name: p.remote, Arguments: args})
 		timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
@@ -95,16 +99,24 @@ func (p *proxy) Execute(ctx context.Context, call *tool.Call) tool.Result {
 			// gets a fresh connection.
 			p.c.drop(session, fmt.Sprintf("a call timed out after %v", p.c.timeout()))
 			return tool.Errorf("The MCP server %s did not answer %s within %v: the call may or may not have taken effect.%s", p.c.srv.Name, p.remote, p.c.timeout(), p.retryNote())
-		case errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) || !isProtocolError(err):
+		case notSent(err, d):
+			// The server never had the call: sending it again, on a fresh
+			// connection, cannot run it twice, whatever the tool.
+			p.c.drop(session, "the connection was lost: "+errText(err))
+			if attempt == 0 {
+				continue
+			}
+			return tool.Errorf("Not run: the connection to the MCP server %s was lost before the %s call reached it, twice (%s).", p.c.srv.Name, p.remote, errText(err))
+		case answered(err):
+			// The server answered with a JSON-RPC error (an unknown tool,
+			// invalid arguments): it did not run the tool.
+			return tool.Errorf("The MCP server %s refused the %s call: %s", p.c.srv.Name, p.remote, errText(err))
+		default:
 			p.c.drop(session, "the connection dropped during a call: "+errText(err))
 			if p.idempotent && attempt == 0 {
 				continue // safe to send again, on a fresh connection
 			}
 			return tool.Errorf("The connection to the MCP server %s dropped during the %s call (%s): it may or may not have taken effect.%s", p.c.srv.Name, p.remote, errText(err), p.retryNote())
-		default:
-			// The server answered with a protocol error (an unknown tool,
-			// invalid arguments): nothing was done.
-			return tool.Errorf("The MCP server %s refused the %s call: %s", p.c.srv.Name, p.remote, errText(err))
 		}
 	}
 }
@@ -117,12 +129,89 @@ func (p *proxy) retryNote() string {
 	return " Check its effect before calling it again."
 }
 
-// isProtocolError reports whether err is the server's JSON-RPC error
-// answer (as opposed to a transport failure): the server got the call
-// and refused it.
-func isProtocolError(err error) bool {
-	var werr *jsonrpc.Error
-	return errors.As(err, &werr)
+// delivery is what became of the HTTP request that carried one call, as
+// the provider's transport saw it (see notSent).
+type delivery struct {
+	mu     sync.Mutex
+	seen   bool
+	status int  // the answer's status code
+	unsent bool // the request never reached the server
+}
+
+type deliveryKey struct{}
+
+// record notes the outcome of the first POST of the call's context: the
+// one that carries it (a notifications/cancelled after it may share the
+// context).
+func (d *delivery) record(resp *http.Response, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.seen {
+		return
+	}
+	d.seen = true
+	var op *net.OpError
+	switch {
+	case err == nil:
+		d.status = resp.StatusCode
+	case errors.As(err, &op) && op.Op == "dial":
+		d.unsent = true
+	}
+}
+
+func (d *delivery) get() (status int, unsent bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.status, d.unsent
+}
+
+// notSent reports whether the call failed before the server could have
+// run it:
+//   - the SDK did not send it: the session was closed already
+//     (ErrConnectionClosed);
+//   - its own HTTP request was answered 404 for a session the server no
+//     longer has (ErrSessionMissing): the MCP spec has the server refuse
+//     every request of a session it ended, so it ran nothing;
+//   - its own HTTP request could not connect.
+//
+// ErrSessionMissing alone is not enough: it also ends the calls in flight
+// on a session lost while they ran (the standalone stream, or another
+// request, got the 404), which the server may have run.
+func notSent(err error, d *delivery) bool {
+	if errors.Is(err, sdk.ErrConnectionClosed) {
+		return true
+	}
+	status, unsent := d.get()
+	return unsent || status == http.StatusNotFound && errors.Is(err, sdk.ErrSessionMissing)
+}
+
+// answered reports whether err is the server's JSON-RPC error answer (as
+// opposed to a transport failure): the server got the call and refused
+// it. The SDK's own errors of that type — a request its transport could
+// not deliver (-32005), a connection closing (-32003, -32004) — are not
+// answers.
+func answered(err error) bool {
+	found := false
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil || found {
+			return
+		}
+		if e, ok := err.(*jsonrpc.Error); ok && (e.Code < -32005 || e.Code > -32003) {
+			found = true
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return found
 }
 
 // result turns a tool result into an observation: text as it is, other

@@ -146,3 +146,58 @@ func (h *Holder) release() {
 	}
 	<-h.closed
 }
+
+// lockFiles keeps the files Lock locked open (and so locked) for as long
+// as the process lives.
+var lockFiles []*os.File
+
+// Lock is called by a process a test started, in that process: it locks
+// a new file in dir and holds the lock until the process ends, so that
+// the test can count the processes that started (Locks) and require them
+// gone (RequireUnlocked) whatever PID namespace they run in.
+func Lock(dir string) error {
+	f, err := os.CreateTemp(dir, "lock-")
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return err
+	}
+	lockFiles = append(lockFiles, f)
+	return nil
+}
+
+// Locks returns the files of dir that Lock made: one per process.
+func Locks(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "lock-") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
+
+// RequireUnlocked fails the test unless every process that called Lock
+// with dir is gone within a few seconds.
+func RequireUnlocked(t testing.TB, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, name := range Locks(dir) {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			if time.Now().After(deadline) {
+				t.Errorf("the process that locked %s is still running", name)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		f.Close()
+	}
+}
