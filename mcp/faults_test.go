@@ -47,7 +47,7 @@ const faultsEnv = "ORCA_MCP_TEST_FAULTS"
 type faultServer struct {
 	Faults mcptest.Faults
 	Dir    string // the notes folder
-	Locks  string // the folder of proctest.Lock
+	Locks  string // the folder of proctest.Lock, if any
 	// Once: only the first process has the faults; a restarted one
 	// behaves.
 	Once bool
@@ -62,9 +62,11 @@ func serveFaults(cfg string) {
 	if fs.Once && len(proctest.Locks(fs.Locks)) > 0 {
 		fs.Faults = mcptest.Faults{}
 	}
-	if err := proctest.Lock(fs.Locks); err != nil {
-		fmt.Fprintln(os.Stderr, "fault server:", err)
-		os.Exit(2)
+	if fs.Locks != "" {
+		if err := proctest.Lock(fs.Locks); err != nil {
+			fmt.Fprintln(os.Stderr, "fault server:", err)
+			os.Exit(2)
+		}
 	}
 	err := mcptest.ServeStdio(context.Background(), fs.Faults, mcptest.Options{
 		Dir:     fs.Dir,
