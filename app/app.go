@@ -564,8 +564,31 @@ func (a *App) toolProviders(cfg Config) []tool.Provider {
 	for i, s := range a.settings.MCPServers {
 		servers[i] = mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout}
 	}
-	a.mcp = mcp.NewProvider(servers, mcp.Options{Logger: a.logger})
+	a.mcp = mcp.NewProvider(servers, mcp.Options{Logger: a.logger, OnChange: a.mcpChanged})
 	return append(slices.Clone(providers), a.mcp)
+}
+
+// mcpEvents are the events of the MCP servers' changes.
+var mcpEvents = map[mcp.ChangeKind]event.Name{
+	mcp.Started:      event.MCPServerStarted,
+	mcp.Failed:       event.MCPServerFailed,
+	mcp.Dropped:      event.MCPServerDropped,
+	mcp.Reconnected:  event.MCPServerReconnected,
+	mcp.ToolsChanged: event.MCPServerToolsChanged,
+}
+
+// mcpChanged publishes an MCP server's change as an mcp_server_* event,
+// in the scope of the runtime whose server it is: observation rows and
+// timelines keep it.
+func (a *App) mcpChanged(ch mcp.Change) {
+	name, ok := mcpEvents[ch.Kind]
+	if !ok {
+		return
+	}
+	st := ch.Status
+	a.svc.Bus.Publish(event.Event{Name: name, Time: time.Now(), Scope: scope.Scope{RuntimeID: ch.RuntimeID},
+		Data: &event.MCPServerData{Server: st.Name, Type: st.Type, State: string(st.State), Tools: st.Tools, Info: st.Server,
+			Error: st.Error, Added: ch.Added, Removed: ch.Removed}})
 }
 
 // MCPServers returns the MCP servers' status: those the settings declare,

@@ -17,6 +17,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(mcpServerEnv) != "" {
+		serveMCP() // the test binary is the MCP server of TestMCPServerEvents
+		return
+	}
 	// No Claude Code folder but the tests' own.
 	os.Setenv("CLAUDE_CONFIG_DIR", "/nonexistent/orca-tests/claude")
 	goleak.VerifyTestMain(m)

@@ -68,6 +68,17 @@ const (
 	SubagentStarted   Name = "subagent_started"
 	SubagentCompleted Name = "subagent_completed"
 	TurnCompleted     Name = "turn_completed"
+	// MCPServerStarted, MCPServerFailed, MCPServerDropped,
+	// MCPServerReconnected and MCPServerToolsChanged say how an MCP server
+	// of a runtime is: up for the first time; not started, or not
+	// connected again (once, not at every try after); its connection
+	// dropped; up again; its tool list changed. They carry the runtime's
+	// scope only.
+	MCPServerStarted      Name = "mcp_server_started"
+	MCPServerFailed       Name = "mcp_server_failed"
+	MCPServerDropped      Name = "mcp_server_dropped"
+	MCPServerReconnected  Name = "mcp_server_reconnected"
+	MCPServerToolsChanged Name = "mcp_server_tools_changed"
 )
 
 // Names lists every event name the runtime emits.
@@ -76,6 +87,7 @@ var Names = []Name{
 	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, ToolBlocked,
 	ApprovalRequested, ApprovalResolved, HookFailed, HookMessage, ConfigWarning, MiddlewareFailed, CompactionStarted, CompactionCompleted,
 	VerificationCompleted, SubagentStarted, SubagentCompleted, TurnCompleted, SessionEnded,
+	MCPServerStarted, MCPServerFailed, MCPServerDropped, MCPServerReconnected, MCPServerToolsChanged,
 }
 
 // newData returns a new value of the data type of each event name.
@@ -105,6 +117,11 @@ var newData = map[Name]func() any{
 	SubagentStarted:       func() any { return new(SubagentData) },
 	SubagentCompleted:     func() any { return new(SubagentData) },
 	TurnCompleted:         func() any { return new(TurnCompletedData) },
+	MCPServerStarted:      func() any { return new(MCPServerData) },
+	MCPServerFailed:       func() any { return new(MCPServerData) },
+	MCPServerDropped:      func() any { return new(MCPServerData) },
+	MCPServerReconnected:  func() any { return new(MCPServerData) },
+	MCPServerToolsChanged: func() any { return new(MCPServerData) },
 }
 
 // VerificationData is the data of VerificationCompleted.
@@ -330,6 +347,26 @@ type ConfigWarningData struct {
 	File      string `json:"file"`
 	Message   string `json:"message"`
 	Untrusted bool   `json:"untrusted,omitempty"`
+}
+
+// MCPServerData is the data of the mcp_server_* events: the server as it
+// is after the change.
+type MCPServerData struct {
+	// Server is the server's name (its tools are mcp__<server>__<tool>).
+	Server string `json:"server"`
+	// Type is stdio, http or sse.
+	Type string `json:"type"`
+	// State is up, failed or down.
+	State string `json:"state"`
+	// Tools are the names of the server's tools the runtime offers.
+	Tools []string `json:"tools,omitempty"`
+	// Info is what the server says it is (its name and version).
+	Info string `json:"server_info,omitempty"`
+	// Error is why it is not up (failed, dropped).
+	Error string `json:"error,omitempty"`
+	// Added and Removed are the tools that came and went (tools changed).
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
 }
 
 // MiddlewareFailedData is the data of MiddlewareFailed.

@@ -78,6 +78,11 @@ func TestDecodeRoundTrip(t *testing.T) {
 		event.SubagentStarted:       &event.SubagentData{Agent: "explorer", ToolUseID: "u", Background: true, TaskID: "task_1"},
 		event.SubagentCompleted:     &event.SubagentData{Agent: "explorer", ToolUseID: "u", StopReason: "answered", Answer: "found", Iterations: 2, ToolCalls: 1, Usage: &u},
 		event.TurnCompleted:         &event.TurnCompletedData{StopReason: "answered", Answer: "done", Iterations: 3, ToolCalls: 2, Usage: u},
+		event.MCPServerStarted:      &event.MCPServerData{Server: "files", Type: "stdio", State: "up", Tools: []string{"mcp__files__read"}, Info: "files 1.0"},
+		event.MCPServerFailed:       &event.MCPServerData{Server: "files", Type: "stdio", State: "failed", Error: "the handshake did not end in time"},
+		event.MCPServerDropped:      &event.MCPServerData{Server: "api", Type: "http", State: "down", Tools: []string{"mcp__api__get"}, Error: "the connection dropped: EOF"},
+		event.MCPServerReconnected:  &event.MCPServerData{Server: "api", Type: "http", State: "up", Tools: []string{"mcp__api__get"}, Info: "api 2"},
+		event.MCPServerToolsChanged: &event.MCPServerData{Server: "api", Type: "http", State: "up", Tools: []string{"mcp__api__get", "mcp__api__put"}, Added: []string{"mcp__api__put"}, Removed: []string{"mcp__api__del"}},
 	}
 	for _, n := range event.Names {
 		d, ok := samples[n]

@@ -38,6 +38,8 @@ type conn struct {
 	// offered: the runtime has the tools of the first list; later lists
 	// go to its registry.
 	offered bool
+	// started: it has been up (a later connection is a reconnection).
+	started bool
 	closed  bool
 	stopped chan struct{} // closed by close: ends retries
 	// life ends when the connection is closed (end is its cancel).
@@ -50,6 +52,9 @@ type conn struct {
 	// dial is held by the one connect under way: calls that find the
 	// connection dropped at once make one new connection, not one each.
 	dial chan struct{}
+	// notify is held while a change is made and told (emit): each
+	// server's changes reach Options.OnChange in order.
+	notify sync.Mutex
 }
 
 func newConn(s *set, srv Server) *conn {
@@ -109,13 +114,38 @@ func (c *conn) connect(ctx context.Context) error {
 		defer c.set.bg.Done()
 		c.watch(session, proc)
 	}()
-	if err := c.loadTools(ctx, session); err != nil {
+	added, removed, err := c.loadTools(ctx, session)
+	if err != nil {
 		err = fmt.Errorf("listing its tools: %w", err)
 		c.drop(session, "")
 		c.fail(err, proc)
 		return err
 	}
+	c.notify.Lock()
+	defer c.notify.Unlock()
+	c.mu.Lock()
+	current, again := c.session == session && !c.closed, c.started
+	c.started = c.started || current
+	c.mu.Unlock()
+	switch {
+	case !current:
+	case !again:
+		c.emit(Started, nil, nil)
+	default:
+		c.emit(Reconnected, nil, nil)
+		if len(added)+len(removed) > 0 {
+			c.emit(ToolsChanged, added, removed)
+		}
+	}
 	return nil
+}
+
+// emit tells Options.OnChange of a change of the server; the caller
+// holds notify.
+func (c *conn) emit(kind ChangeKind, added, removed []string) {
+	if f := c.set.p.opts.OnChange; f != nil {
+		f(Change{Kind: kind, RuntimeID: c.set.env.RuntimeID, Status: c.status(), Added: added, Removed: removed})
+	}
 }
 
 // lockDial takes dial, unless ctx ends or the connection is closed first.
@@ -181,17 +211,25 @@ func (c *conn) fail(err error, proc *process) {
 		}
 		proc.stop()
 	}
+	c.notify.Lock()
+	defer c.notify.Unlock()
 	c.mu.Lock()
+	was, closed := c.state, c.closed
 	c.state, c.lastErr = StateFailed, msg
 	c.mu.Unlock()
+	if was != StateFailed && !closed { // once, not at every try after
+		c.emit(Failed, nil, nil)
+	}
 }
 
 // watch marks the connection down when its session ends.
 func (c *conn) watch(session *sdk.ClientSession, proc *process) {
 	err := session.Wait()
+	c.notify.Lock()
+	defer c.notify.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.session != session || c.closed {
+		c.mu.Unlock()
 		return
 	}
 	c.endSession()
@@ -206,6 +244,8 @@ func (c *conn) watch(session *sdk.ClientSession, proc *process) {
 		}
 		c.set.bg.Go(proc.stop)
 	}
+	c.mu.Unlock()
+	c.emit(Dropped, nil, nil)
 }
 
 // open makes a session: for a stdio server, the process too.
@@ -223,8 +263,17 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 				defer c.set.bg.Done()
 				ctx, cancel := context.WithTimeout(c.life, c.set.p.opts.StartTimeout)
 				defer cancel()
-				if err := c.loadTools(ctx, session); err != nil && c.life.Err() == nil {
-					c.set.p.opts.Logger.Warn("MCP server's new tool list not read", "server", c.srv.Name, "err", err)
+				added, removed, err := c.loadTools(ctx, session)
+				if err != nil {
+					if c.life.Err() == nil {
+						c.set.p.opts.Logger.Warn("MCP server's new tool list not read", "server", c.srv.Name, "err", err)
+					}
+					return
+				}
+				if len(added)+len(removed) > 0 {
+					c.notify.Lock()
+					c.emit(ToolsChanged, added, removed)
+					c.notify.Unlock()
 				}
 			}()
 		},
@@ -286,17 +335,22 @@ func (t transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// loadTools reads the server's tool list and brings the registry to it.
-func (c *conn) loadTools(ctx context.Context, session *sdk.ClientSession) error {
+// loadTools reads the server's tool list and brings the registry to it;
+// it returns the tools (orca's names) that came and went. A tool whose
+// definition did not change stays in the registry as it was.
+func (c *conn) loadTools(ctx context.Context, session *sdk.ClientSession) (added, removed []string, err error) {
 	c.reload.Lock()
 	defer c.reload.Unlock()
 	var listed []*sdk.Tool
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		listed = append(listed, t)
 	}
+	c.mu.Lock()
+	old := c.tools
+	c.mu.Unlock()
 	next := map[string]*proxy{}
 	for _, t := range listed {
 		p, err := newProxy(c, t)
@@ -304,36 +358,51 @@ func (c *conn) loadTools(ctx context.Context, session *sdk.ClientSession) error 
 			c.set.p.opts.Logger.Warn("MCP tool not offered", "server", c.srv.Name, "tool", t.Name, "err", err)
 			continue
 		}
+		if was, ok := old[p.name]; ok && was.same(p) {
+			p = was
+		}
 		next[p.name] = p
 	}
+	for name := range next {
+		if _, ok := old[name]; !ok {
+			added = append(added, name)
+		}
+	}
+	for name := range old {
+		if _, ok := next[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
 	c.mu.Lock()
-	old := c.tools
 	c.tools = next
 	offered := c.offered
 	c.mu.Unlock()
 	reg := c.set.env.Registry
 	if reg == nil || !offered {
-		return nil
+		return added, removed, nil
 	}
 	// A reload (or a reconnect): the registry follows the server's list.
-	for name := range old {
-		if _, ok := next[name]; !ok {
-			reg.Remove(name)
-		}
+	for _, name := range removed {
+		reg.Remove(name)
 	}
 	for _, name := range slices.Sorted(maps.Keys(next)) {
-		if _, ok := reg.Lookup(name); ok {
-			if _, had := old[name]; had {
-				reg.Remove(name) // its schema or description may have changed
-			} else {
+		p := next[name]
+		if t, ok := reg.Lookup(name); ok {
+			if t == tool.Tool(p) {
+				continue // unchanged
+			}
+			if _, had := old[name]; !had {
 				continue // another server's, or a tool of orca's: kept
 			}
+			reg.Remove(name) // its schema or description changed
 		}
-		if err := reg.Add(next[name]); err != nil {
+		if err := reg.Add(p); err != nil {
 			c.set.p.opts.Logger.Warn("MCP tool not offered", "server", c.srv.Name, "tool", name, "err", err)
 		}
 	}
-	return nil
+	return added, removed, nil
 }
 
 // proxies returns the server's tools, sorted by name, as the runtime's
@@ -387,8 +456,10 @@ func (c *conn) current() (*sdk.ClientSession, error) {
 
 // drop forgets session if it is still the connection's, so that the next
 // call connects again; why (with the end of a stdio server's stderr) is
-// the status's error.
+// the status's error, and the change is told (Dropped) unless why is "".
 func (c *conn) drop(session *sdk.ClientSession, why string) {
+	c.notify.Lock()
+	defer c.notify.Unlock()
 	c.mu.Lock()
 	if c.session != session {
 		c.mu.Unlock()
@@ -407,6 +478,9 @@ func (c *conn) drop(session *sdk.ClientSession, why string) {
 		endSession() // first: the SDK's subscription ends while the session can say so
 		closeSession(session, proc)
 	})
+	if why != "" {
+		c.emit(Dropped, nil, nil)
+	}
 }
 
 // closeSession closes session and stops proc at once: a server that does

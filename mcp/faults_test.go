@@ -47,7 +47,7 @@ const faultsEnv = "ORCA_MCP_TEST_FAULTS"
 type faultServer struct {
 	Faults mcptest.Faults
 	Dir    string // the notes folder
-	Locks  string // the folder of proctest.Lock
+	Locks  string // the folder of proctest.Lock, if any
 	// Once: only the first process has the faults; a restarted one
 	// behaves.
 	Once bool
@@ -62,9 +62,11 @@ func serveFaults(cfg string) {
 	if fs.Once && len(proctest.Locks(fs.Locks)) > 0 {
 		fs.Faults = mcptest.Faults{}
 	}
-	if err := proctest.Lock(fs.Locks); err != nil {
-		fmt.Fprintln(os.Stderr, "fault server:", err)
-		os.Exit(2)
+	if fs.Locks != "" {
+		if err := proctest.Lock(fs.Locks); err != nil {
+			fmt.Fprintln(os.Stderr, "fault server:", err)
+			os.Exit(2)
+		}
 	}
 	err := mcptest.ServeStdio(context.Background(), fs.Faults, mcptest.Options{
 		Dir:     fs.Dir,
@@ -89,6 +91,9 @@ type rig struct {
 	spy   *spy   // over HTTP: what the server was sent
 	locks string // over stdio: a lock per server process started
 	once  bool   // over stdio: a restarted server behaves
+	// changes are what the provider told Options.OnChange.
+	mu      sync.Mutex
+	changes []mcp.Change
 }
 
 // setup serves faults f over transport and connects a provider with opts
@@ -129,8 +134,40 @@ func setup(t *testing.T, transport string, f mcptest.Faults, opts mcp.Options, a
 		cfg, _ := json.Marshal(faultServer{Faults: f, Dir: r.dir, Locks: r.locks, Once: true})
 		s.Env[faultsEnv] = string(cfg)
 	}
+	opts.OnChange = func(ch mcp.Change) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.changes = append(r.changes, ch)
+	}
 	r.p, r.reg = provider(t, []mcp.Server{s}, opts)
 	return r
+}
+
+// told returns the changes the provider told so far.
+func (r *rig) told() []mcp.Change {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.changes)
+}
+
+// toldAre fails the test unless the provider told the changes kinds, in
+// order (waiting a little for those told in the background, after the
+// registry changed).
+func (r *rig) toldAre(kinds ...mcp.ChangeKind) {
+	r.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); len(r.told()) < len(kinds) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	var got []mcp.ChangeKind
+	for _, ch := range r.told() {
+		got = append(got, ch.Kind)
+		if ch.RuntimeID != "rt" || ch.Status.Name != "faults" {
+			r.t.Errorf("change %+v: not of runtime rt's server faults", ch)
+		}
+	}
+	if !slices.Equal(got, kinds) {
+		r.t.Fatalf("changes %v, want %v", got, kinds)
+	}
 }
 
 // processes is how many server processes were started so far.
@@ -180,6 +217,14 @@ func (r *rig) has(toolName string) bool {
 }
 
 func (r *rig) status() mcp.Status { return r.p.Status()[0] }
+
+// toolsChanged fails unless ch says that reverse came and add went.
+func (r *rig) toolsChanged(ch mcp.Change) {
+	r.t.Helper()
+	if !slices.Equal(ch.Added, []string{"mcp__faults__reverse"}) || !slices.Equal(ch.Removed, []string{"mcp__faults__add"}) {
+		r.t.Errorf("tools changed: added %v, removed %v", ch.Added, ch.Removed)
+	}
+}
 
 // eventually waits a few seconds for cond.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -252,6 +297,12 @@ func TestFaultSlowStart(t *testing.T) {
 			if res := r.call("echo", map[string]string{"text": "late"}); res.IsError || res.Content != "late" {
 				t.Errorf("echo: %+v", res)
 			}
+			// Failed once, however many tries failed after; then started,
+			// with its tools (told once the registry has them).
+			r.toldAre(mcp.Failed, mcp.Started)
+			if told := r.told(); len(told) != 2 || told[0].Status.Error == "" || !slices.Contains(told[1].Status.Tools, "mcp__faults__echo") {
+				t.Errorf("changes %+v", told)
+			}
 		})
 		t.Run("within", func(t *testing.T) {
 			r := setup(t, tr, mcptest.Faults{StartDelay: 200 * time.Millisecond}, mcp.Options{StartTimeout: 10 * time.Second})
@@ -260,6 +311,10 @@ func TestFaultSlowStart(t *testing.T) {
 			}
 			if res := r.call("echo", map[string]string{"text": "on time"}); res.IsError || res.Content != "on time" {
 				t.Errorf("echo: %+v", res)
+			}
+			r.toldAre(mcp.Started)
+			if st := r.told()[0].Status; st.State != mcp.StateUp || st.Server != "orca-mcp-faults v1" || len(st.Tools) == 0 {
+				t.Errorf("started: %+v", st)
 			}
 		})
 	})
@@ -297,6 +352,10 @@ func TestFaultCrash(t *testing.T) {
 			if tr == "stdio" && r.processes() != 2 {
 				t.Errorf("%d server processes, want 2 (the crashed one, the restarted one)", r.processes())
 			}
+			r.toldAre(mcp.Started, mcp.Dropped, mcp.Reconnected)
+			if st := r.told()[1].Status; st.State != mcp.StateDown || st.Error == "" {
+				t.Errorf("dropped: %+v", st)
+			}
 		})
 		t.Run("idempotent", func(t *testing.T) {
 			r := setup(t, tr, mcptest.Faults{CrashOnCall: 3}, mcp.Options{})
@@ -311,6 +370,7 @@ func TestFaultCrash(t *testing.T) {
 			if st := r.status(); st.State != mcp.StateUp {
 				t.Errorf("after the retry: %+v", st)
 			}
+			r.toldAre(mcp.Started, mcp.Dropped, mcp.Reconnected)
 		})
 	})
 }
@@ -338,6 +398,7 @@ func TestFaultHang(t *testing.T) {
 			t.Errorf("the call after the hung one: %+v", res)
 		}
 		r.noteIs("one", "three")
+		r.toldAre(mcp.Started, mcp.Dropped, mcp.Reconnected)
 		if tr == "http" && r.spy.sent("initialize") != 2 {
 			t.Errorf("%d initialize requests, want 2: the hung session is not used again", r.spy.sent("initialize"))
 		}
@@ -361,16 +422,19 @@ func TestFaultDropSession(t *testing.T) {
 		if st := r.status(); st.State != mcp.StateUp {
 			t.Errorf("after the drop: %+v", st)
 		}
-		if tr == "http" {
-			if n := r.spy.sent("initialize"); n != 2 {
-				t.Errorf("%d initialize requests, want 2", n)
-			}
-			if n := r.spy.sent("tools/list"); n != 2 {
-				t.Errorf("%d tools/list requests, want 2: the tools are listed again on the new session", n)
-			}
-			if n := r.spy.sent("tools/call"); n != 3 {
-				t.Errorf("%d tools/call requests, want 3", n)
-			}
+		if tr == "stdio" {
+			r.toldAre(mcp.Started)
+			return
+		}
+		r.toldAre(mcp.Started, mcp.Dropped, mcp.Reconnected)
+		if n := r.spy.sent("initialize"); n != 2 {
+			t.Errorf("%d initialize requests, want 2", n)
+		}
+		if n := r.spy.sent("tools/list"); n != 2 {
+			t.Errorf("%d tools/list requests, want 2: the tools are listed again on the new session", n)
+		}
+		if n := r.spy.sent("tools/call"); n != 3 {
+			t.Errorf("%d tools/call requests, want 3", n)
 		}
 	})
 }
@@ -395,6 +459,8 @@ func TestFaultChangeTools(t *testing.T) {
 		if st := r.status(); !slices.Contains(st.Tools, "mcp__faults__reverse") || slices.Contains(st.Tools, "mcp__faults__add") {
 			t.Errorf("status tools %v", st.Tools)
 		}
+		r.toldAre(mcp.Started, mcp.ToolsChanged)
+		r.toolsChanged(r.told()[1])
 	})
 	t.Run("http/notification lost", func(t *testing.T) {
 		t.Parallel()
@@ -411,6 +477,8 @@ func TestFaultChangeTools(t *testing.T) {
 		if !r.has("reverse") || r.has("add") {
 			t.Errorf("tools after the reconnect: %v", r.reg.Names())
 		}
+		r.toldAre(mcp.Started, mcp.Dropped, mcp.Reconnected, mcp.ToolsChanged)
+		r.toolsChanged(r.told()[3])
 	})
 }
 
@@ -434,6 +502,7 @@ func TestFaultErrorResult(t *testing.T) {
 		if tr == "stdio" && r.processes() != 1 {
 			t.Errorf("%d server processes, want 1", r.processes())
 		}
+		r.toldAre(mcp.Started)
 	})
 }
 
@@ -466,5 +535,6 @@ func TestFaultConcurrentReconnect(t *testing.T) {
 				t.Errorf("%d initialize requests, want 2", n)
 			}
 		}
+		r.toldAre(mcp.Started, mcp.Dropped, mcp.Reconnected)
 	})
 }

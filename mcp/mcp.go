@@ -10,12 +10,12 @@
 // # The reliability contract
 //
 //   - A server that fails to start, or does not answer its handshake within
-//     Options.StartTimeout, is reported (Status, the provider's log) and
-//     offers no tools; the others start regardless. It is tried again in
-//     the background, with pauses growing to a minute, each try waiting
-//     twice as long for the handshake as the one before (up to 16 ×
-//     StartTimeout): a server slow to start joins when it is ready, its
-//     tools added to the runtime's registry.
+//     Options.StartTimeout, is reported (Status, the provider's log,
+//     Options.OnChange) and offers no tools; the others start regardless.
+//     It is tried again in the background, with pauses growing to a
+//     minute, each try waiting twice as long for the handshake as the one
+//     before (up to 16 × StartTimeout): a server slow to start joins when
+//     it is ready, its tools added to the runtime's registry.
 //   - A server whose connection drops (the process exits, the HTTP session
 //     is lost) is reconnected on the next call of one of its tools — one
 //     new connection for all the calls that find it dropped.
@@ -98,7 +98,45 @@ type Options struct {
 	// HTTPClient reaches http and sse servers (http.DefaultClient's
 	// transport if nil).
 	HTTPClient *http.Client
+	// OnChange, if set, is told each change of a server: it started,
+	// failed, dropped, reconnected, or its tools changed. It is called in
+	// order for each server, for one change of a server at a time, and
+	// must return quickly (publish the change; do not call back into the
+	// provider).
+	OnChange func(Change)
 }
+
+// A Change is what happened to a server, for Options.OnChange.
+type Change struct {
+	Kind ChangeKind
+	// RuntimeID is the runtime whose server it is (tool.Env.RuntimeID).
+	RuntimeID string
+	// Status is the server's status after the change.
+	Status Status
+	// Added and Removed are the tools (orca's names) that came and went
+	// (ToolsChanged).
+	Added, Removed []string
+}
+
+// ChangeKind says what changed.
+type ChangeKind string
+
+// Changes.
+const (
+	// Started: the server is up for the first time, its tools offered.
+	Started ChangeKind = "started"
+	// Failed: it did not start, or could not be connected again
+	// (Status.Error says why); told once, not again at each try after.
+	Failed ChangeKind = "failed"
+	// Dropped: its connection dropped (Status.Error says how); the next
+	// call connects again.
+	Dropped ChangeKind = "dropped"
+	// Reconnected: it is up again after its connection dropped or failed.
+	Reconnected ChangeKind = "reconnected"
+	// ToolsChanged: its tool list changed (Added, Removed), announced by
+	// list_changed or found on reconnecting.
+	ToolsChanged ChangeKind = "tools_changed"
+)
 
 // Defaults of Options.
 const (

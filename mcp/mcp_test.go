@@ -87,7 +87,7 @@ func provider(t *testing.T, servers []mcp.Server, opts mcp.Options) (*mcp.Provid
 	p := mcp.NewProvider(servers, opts)
 	reg := tool.NewRegistry()
 	var closers []io.Closer
-	tools, err := p.Tools(tool.Env{Registry: reg, OnClose: func(c io.Closer) { closers = append(closers, c) }})
+	tools, err := p.Tools(tool.Env{RuntimeID: "rt", Registry: reg, OnClose: func(c io.Closer) { closers = append(closers, c) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,12 @@ func newProxy(c *conn, t *sdk.Tool) (*proxy, error) {
 		p.idempotent = a.ReadOnlyHint || a.IdempotentHint
 	}
 	return p, nil
+}
+
+// same reports whether q defines the tool as p does.
+func (p *proxy) same(q *proxy) bool {
+	return p.name == q.name && p.remote == q.remote && p.desc == q.desc && bytes.Equal(p.schema, q.schema) &&
+		p.readOnly == q.readOnly && p.idempotent == q.idempotent
 }
 
 func (p *proxy) Name() string            { return p.name }
