@@ -8,9 +8,8 @@ package mcp_test
 // mcptest.ServeStdio, crashing as orca-mcp-faults does (exit status 3),
 // and holding a lock in a folder of the test's (proctest.Lock), so that
 // each test can count the server processes and check that none outlives
-// the provider. Over HTTP it is a
-// mcptest.Handler under httptest, behind a spy that counts the JSON-RPC
-// methods it is sent.
+// the provider. Over HTTP it is a mcptest.Handler under httptest, behind
+// a spy that counts the JSON-RPC methods it is sent.
 //
 // A stdio server that crashed is a new process when it comes back, and
 // counts its calls from 1 again; a Handler counts on across sessions.
