@@ -71,6 +71,23 @@ func writeTop(path string, top map[string]json.RawMessage) error {
 	return os.Rename(tmp, path)
 }
 
+// scopeFile reads the file of scope: its path, its keys and its servers.
+func scopeFile(o options, ws, scope string) (string, map[string]json.RawMessage, map[string]json.RawMessage, error) {
+	path, err := mcpFile(o, ws, scope)
+	if err != nil {
+		return "", nil, nil, usageErrorf("%v", err)
+	}
+	top, err := readTop(path)
+	if err != nil {
+		return "", nil, nil, &exitError{code: exitUsage, err: err}
+	}
+	all, err := servers(top)
+	if err != nil {
+		return "", nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
+	}
+	return path, top, all, nil
+}
+
 func servers(top map[string]json.RawMessage) (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}
 	if raw, ok := top["mcpServers"]; ok {
@@ -105,9 +122,9 @@ written back with its keys sorted.`,
   orca mcp add --transport http -H 'Authorization: Bearer ${DOCS_TOKEN}' docs https://mcp.example.com/mcp`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := mcpFile(o, f.workspace, f.scope)
+			path, top, all, err := scopeFile(o, f.workspace, f.scope)
 			if err != nil {
-				return usageErrorf("%v", err)
+				return err
 			}
 			name := args[0]
 			entry := map[string]any{}
@@ -161,14 +178,6 @@ written back with its keys sorted.`,
 			if f.timeout > 0 {
 				entry["timeout"] = f.timeout
 			}
-			top, err := readTop(path)
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			all, err := servers(top)
-			if err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
-			}
 			raw, _ := json.Marshal(entry)
 			_, replaced := all[name]
 			all[name] = raw
@@ -210,17 +219,9 @@ func mcpRemoveCommand(o options) *cobra.Command {
 			}
 			removed := 0
 			for _, sc := range scopes {
-				path, err := mcpFile(o, workspace, sc)
+				path, top, all, err := scopeFile(o, workspace, sc)
 				if err != nil {
-					return usageErrorf("%v", err)
-				}
-				top, err := readTop(path)
-				if err != nil {
-					return &exitError{code: exitUsage, err: err}
-				}
-				all, err := servers(top)
-				if err != nil {
-					return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
+					return err
 				}
 				if _, ok := all[args[0]]; !ok {
 					continue
@@ -253,17 +254,12 @@ func mcpGetCommand(o options) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			found := false
 			for _, sc := range slices.Backward(mcpScopes) {
-				path, err := mcpFile(o, workspace, sc)
+				path, _, all, err := scopeFile(o, workspace, sc)
 				if err != nil {
-					continue
-				}
-				top, err := readTop(path)
-				if err != nil {
-					return &exitError{code: exitUsage, err: err}
-				}
-				all, err := servers(top)
-				if err != nil {
-					return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
+					if sc == "user" {
+						continue // no user folder: the workspace's scopes still count
+					}
+					return err
 				}
 				raw, ok := all[args[0]]
 				if !ok {
