@@ -74,6 +74,16 @@ func (a MCPApproval) Approves(name string) bool {
 
 var mcpName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
+// CheckMCPName says what is wrong with name as an MCP server's, if
+// anything: letters, digits, _ and - (at most 64), so that its tools can
+// be named mcp__<name>__<tool>.
+func CheckMCPName(name string) error {
+	if !mcpName.MatchString(name) {
+		return fmt.Errorf("a server's name is letters, digits, _ and - (at most 64), so that its tools can be named mcp__%s__<tool>", name)
+	}
+	return nil
+}
+
 // parseMCPServers reads an "mcpServers" object; errors name the key.
 func parseMCPServers(path string, raw json.RawMessage, getenv func(string) (string, bool)) ([]MCPServer, error) {
 	fail := func(key string, format string, args ...any) error {
@@ -86,8 +96,8 @@ func parseMCPServers(path string, raw json.RawMessage, getenv func(string) (stri
 	var out []MCPServer
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		key := fmt.Sprintf("mcpServers[%q]", name)
-		if !mcpName.MatchString(name) {
-			return nil, fail(key, "a server's name is letters, digits, _ and - (at most 64), so that its tools can be named mcp__%s__<tool>", name)
+		if err := CheckMCPName(name); err != nil {
+			return nil, fail(key, "%v", err)
 		}
 		var s struct {
 			Type    string            `json:"type"`

@@ -127,6 +127,9 @@ written back with its keys sorted.`,
 				return err
 			}
 			name := args[0]
+			if err := config.CheckMCPName(name); err != nil {
+				return usageErrorf("%v", err)
+			}
 			entry := map[string]any{}
 			switch f.transport {
 			case "stdio", "":

@@ -53,6 +53,14 @@ func TestMCPAddGetRemove(t *testing.T) {
 	if _, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "--transport", "http", "bad", "ftp://x"); code != 2 || !strings.Contains(stderr, "not an http or https URL") {
 		t.Errorf("a bad URL: exit %d\n%s", code, stderr)
 	}
+	// A name orca could not read back is refused, and the file kept.
+	before, _ := os.ReadFile(filepath.Join(ws, ".orca", "settings.local.json"))
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "my server", "--", "cat"); code != 2 || !strings.Contains(stderr, "a server's name is letters") {
+		t.Errorf("a bad name: exit %d\n%s", code, stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(ws, ".orca", "settings.local.json")); string(after) != string(before) {
+		t.Errorf("a refused add changed the file:\n%s", after)
+	}
 	out, _, code = orcaWith(t, t.Context(), o, "", "mcp", "remove", "-w", ws, "files")
 	if code != 0 || !strings.Contains(out, "Removed MCP server files") {
 		t.Errorf("remove: exit %d\n%s", code, out)
