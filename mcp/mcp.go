@@ -62,8 +62,6 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -342,4 +340,3 @@ func errText(err error) string {
 }
 
 var _ tool.Provider = (*Provider)(nil)
-var _ = sdk.ErrConnectionClosed
