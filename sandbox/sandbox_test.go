@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -277,6 +278,56 @@ func TestSandboxStdin(t *testing.T) {
 		cmd.Wait()
 		outR.Close()
 	}
+}
+
+// A command gets its own standard streams and nothing of another's:
+// one started while another runs does not hold that one's pipes open (it
+// would keep the first's reader from ever seeing the end of its output).
+// Its open descriptors are those of a command started alone.
+func TestSandboxCommandsShareNoFiles(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	r := &sandbox.Runner{}
+	r.Policy.Writable = []string{dir}
+	const list = "ls -l /proc/self/fd | sed -n 's/.* \\([0-9]*\\) -> \\(.*\\)/\\1 \\2/p' | grep -v '^[0-9]* /proc/' | sed 's/[[0-9]*]//' | sort"
+	alone, code := run(t, r, dir, list)
+	if code != 0 || alone == "" {
+		t.Fatalf("alone: exit %d: %q", code, alone)
+	}
+	// A first command waits on its input, its pipes open.
+	first, err := r.Command(context.Background(), dir, "/bin/sh", "-c", "read line; echo $line")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Stdin, first.Stdout = inR, outW
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	inR.Close()
+	outW.Close()
+	beside, code := run(t, r, dir, list)
+	if code != 0 || beside != alone {
+		t.Errorf("a command started beside another has open\n%s\nwant, as alone,\n%s", beside, alone)
+	}
+	// The second is gone; the first's end of output comes when it ends.
+	fmt.Fprintln(inW, "bye")
+	inW.Close()
+	out, err := io.ReadAll(outR)
+	if string(out) != "bye\n" || err != nil {
+		t.Errorf("the first's output %q, %v", out, err)
+	}
+	first.Wait()
+	outR.Close()
 }
 
 // The cost the sandbox adds to one command: a sandboxed `exit 0` against

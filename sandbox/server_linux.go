@@ -83,7 +83,10 @@ func serve(raw string) int {
 	}()
 	buf, oob := make([]byte, 16), make([]byte, unix.CmsgSpace(4*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(ctlFD, buf, oob, 0)
+		// Close-on-exec: a command forked while another's streams are
+		// here must not inherit them (it would hold the other's pipes
+		// open, and could read them).
+		n, oobn, _, _, err := unix.Recvmsg(ctlFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err == unix.EINTR {
 			continue
 		}
