@@ -210,8 +210,9 @@ type Runtime struct {
 	client llm.Client
 	fs     workspace.FileSystem
 	tools  *tool.Registry
-	// expanders are the tools whose commands the user invokes directly
-	// (tool.Expander), in registry order.
+	// expanders have the commands the user invokes directly
+	// (tool.Expander): tools in registry order, then those the providers
+	// handed over (tool.Env.OnExpander).
 	expanders []tool.Expander
 	logger    *slog.Logger
 	hooks     *hook.Registry
@@ -424,6 +425,12 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	}
 	env.Registry = rt.tools
 	env.OnClose = func(c io.Closer) { rt.closers = append(rt.closers, c) }
+	var handed []tool.Expander
+	env.OnExpander = func(x tool.Expander) {
+		if x != nil {
+			handed = append(handed, x)
+		}
+	}
 	for _, p := range def.ToolProviders {
 		if p == nil {
 			return nil, fmt.Errorf("agent %q: nil tool provider", def.Name)
@@ -441,6 +448,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			}
 		}
 	}
+	rt.expanders = append(rt.expanders, handed...)
 	if def.Verify != "" {
 		if _, ok := rt.tools.CommandRunner(); !ok {
 			return nil, fmt.Errorf("agent %q: verification command %q needs a tool that runs commands (tool.CommandRunner, such as Bash), which no provider registered", def.Name, def.Verify)
@@ -506,6 +514,23 @@ func (r *Runtime) Bus() *event.Bus { return r.bus }
 
 // Queues returns the message queues the executor drains (its services').
 func (r *Runtime) Queues() *queue.Manager { return r.queues }
+
+// Commands lists the commands the user may invoke as a turn's input
+// ("/name arguments": skills, MCP servers' prompts), in the order the
+// runtime tries them; of two of one name, the first is the one run.
+func (r *Runtime) Commands() []tool.Command {
+	var out []tool.Command
+	seen := map[string]bool{}
+	for _, x := range r.expanders {
+		for _, c := range x.Commands() {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
 
 // Close releases what New created — the tools' resources, a workspace
 // opened from a folder, services of its own — in reverse order, and

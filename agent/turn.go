@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -217,9 +218,14 @@ func (t *turn) run() {
 	if t.req.fork == nil {
 		// The user invoking a tool's command ("/skill args").
 		for _, x := range t.rt.expanders {
-			if text, grants, ok := x.Expand(input[0].Text); ok {
-				input[0].Text = text
-				if err := t.Grant(grants); err != nil {
+			ex, err := x.Expand(t.ctx, input[0].Text)
+			if err != nil {
+				t.fail(fmt.Errorf("the command %s: %w", commandName(input[0].Text), err))
+				return
+			}
+			if ex != nil {
+				input[0].Text = ex.Text
+				if err := t.Grant(ex.Grants); err != nil {
 					t.rt.logger.Warn("the grants of an invoked command are not valid rules", "err", err)
 				}
 				break
@@ -559,4 +565,11 @@ func (t *turn) finish(reason StopReason) {
 		}
 		t.emit(event.TurnCompleted, d)
 	}
+}
+
+// commandName is the first word of an input that invokes a command.
+func commandName(input string) string {
+	name, _, _ := strings.Cut(strings.TrimSpace(input), " ")
+	name, _, _ = strings.Cut(name, "\n")
+	return name
 }

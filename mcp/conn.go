@@ -34,6 +34,10 @@ type conn struct {
 	lastErr string
 	info    string
 	tools   map[string]*proxy // by orca's name
+	// caps are what the server said it serves; prompts its prompts, as
+	// last listed.
+	caps    *sdk.ServerCapabilities
+	prompts []*sdk.Prompt
 	// offered: the runtime has the tools of the first list; later lists
 	// go to its registry.
 	offered bool
@@ -104,8 +108,12 @@ func (c *conn) connect(ctx context.Context) error {
 		return errors.New("closed")
 	}
 	c.session, c.proc, c.state, c.lastErr, c.endSession = session, proc, StateUp, "", endSession
-	if r := session.InitializeResult(); r != nil && r.ServerInfo != nil {
-		c.info = strings.TrimSpace(r.ServerInfo.Name + " " + r.ServerInfo.Version)
+	c.caps = nil
+	if r := session.InitializeResult(); r != nil {
+		if r.ServerInfo != nil {
+			c.info = strings.TrimSpace(r.ServerInfo.Name + " " + r.ServerInfo.Version)
+		}
+		c.caps = r.Capabilities
 	}
 	c.mu.Unlock()
 	c.set.bg.Add(1)
@@ -120,6 +128,8 @@ func (c *conn) connect(ctx context.Context) error {
 		c.fail(err, proc)
 		return err
 	}
+	c.loadPrompts(ctx, session)
+	c.set.offerResources(c)
 	c.notify.Lock()
 	defer c.notify.Unlock()
 	c.mu.Lock()
@@ -276,6 +286,19 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 				}
 			}()
 		},
+		PromptListChangedHandler: func(ctx context.Context, _ *sdk.PromptListChangedRequest) {
+			c.mu.Lock()
+			session := c.session
+			c.mu.Unlock()
+			if session == nil {
+				return
+			}
+			c.set.bg.Go(func() {
+				ctx, cancel := context.WithTimeout(c.life, c.set.p.opts.StartTimeout)
+				defer cancel()
+				c.loadPrompts(ctx, session)
+			})
+		},
 	})
 	switch c.srv.Type {
 	case "stdio":
@@ -404,6 +427,44 @@ func (c *conn) loadTools(ctx context.Context, session *sdk.ClientSession) (added
 	return added, removed, nil
 }
 
+// loadPrompts reads the server's prompt list, if it serves prompts: the
+// user's commands (see prompts.go). A list that cannot be read is
+// logged, and the prompts known before kept.
+func (c *conn) loadPrompts(ctx context.Context, session *sdk.ClientSession) {
+	c.mu.Lock()
+	serves := c.caps != nil && c.caps.Prompts != nil
+	c.mu.Unlock()
+	if !serves {
+		return
+	}
+	var listed []*sdk.Prompt
+	for p, err := range session.Prompts(ctx, nil) {
+		if err != nil {
+			if c.life.Err() == nil {
+				c.set.p.opts.Logger.Warn("MCP server's prompt list not read", "server", c.srv.Name, "err", err)
+			}
+			return
+		}
+		if p != nil && p.Name != "" {
+			listed = append(listed, p)
+		}
+	}
+	slices.SortFunc(listed, func(a, b *sdk.Prompt) int { return strings.Compare(a.Name, b.Name) })
+	c.mu.Lock()
+	if c.session == session || c.session == nil {
+		c.prompts = listed
+	}
+	c.mu.Unlock()
+}
+
+// servesResources reports whether the server, as last connected, said it
+// serves resources.
+func (c *conn) servesResources() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caps != nil && c.caps.Resources != nil
+}
+
 // proxies returns the server's tools, sorted by name, as the runtime's
 // first; from then on, new lists go to the registry.
 func (c *conn) proxies() []tool.Tool {
@@ -506,6 +567,10 @@ func (c *conn) status() Status {
 		st.State = StateClosed
 	}
 	st.Tools = slices.Sorted(maps.Keys(c.tools))
+	st.Resources = c.caps != nil && c.caps.Resources != nil
+	for _, p := range c.prompts {
+		st.Prompts = append(st.Prompts, ToolName(c.srv.Name, p.Name))
+	}
 	return st
 }
 

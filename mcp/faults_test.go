@@ -87,9 +87,10 @@ type rig struct {
 	dir   string // the server's notes folder
 	p     *mcp.Provider
 	reg   *tool.Registry
-	spy   *spy   // over HTTP: what the server was sent
-	locks string // over stdio: a lock per server process started
-	once  bool   // over stdio: a restarted server behaves
+	cmds  tool.Expander // the server's prompts
+	spy   *spy          // over HTTP: what the server was sent
+	locks string        // over stdio: a lock per server process started
+	once  bool          // over stdio: a restarted server behaves
 	// changes are what the provider told Options.OnChange.
 	mu      sync.Mutex
 	changes []mcp.Change
@@ -138,7 +139,7 @@ func setup(t *testing.T, transport string, f mcptest.Faults, opts mcp.Options, a
 		defer r.mu.Unlock()
 		r.changes = append(r.changes, ch)
 	}
-	r.p, r.reg = provider(t, []mcp.Server{s}, opts)
+	r.p, r.reg, r.cmds = providerCommands(t, []mcp.Server{s}, opts)
 	return r
 }
 
@@ -292,6 +293,9 @@ func TestFaultSlowStart(t *testing.T) {
 			if st := r.status(); st.State != mcp.StateFailed || st.Error == "" || len(st.Tools) != 0 || r.has("echo") {
 				t.Fatalf("a server slower than StartTimeout: %+v; registry %v", st, r.reg.Names())
 			}
+			if _, ok := r.reg.Lookup(mcp.ReadResourceTool); ok {
+				t.Errorf("resource tools before any server serves resources: %v", r.reg.Names())
+			}
 			eventually(t, "the slow server joins", func() bool { return r.has("echo") && r.status().State == mcp.StateUp })
 			if res := r.call("echo", map[string]string{"text": "late"}); res.IsError || res.Content != "late" {
 				t.Errorf("echo: %+v", res)
@@ -299,6 +303,11 @@ func TestFaultSlowStart(t *testing.T) {
 			// Failed once, however many tries failed after; then started,
 			// with its tools (told once the registry has them).
 			r.toldAre(mcp.Failed, mcp.Started)
+			// It serves resources: the resource tools came with it, before
+			// it was told started.
+			if _, ok := r.reg.Lookup(mcp.ReadResourceTool); !ok {
+				t.Errorf("the resource tools did not come with the server: %v", r.reg.Names())
+			}
 			if told := r.told(); len(told) != 2 || told[0].Status.Error == "" || !slices.Contains(told[1].Status.Tools, "mcp__faults__echo") {
 				t.Errorf("changes %+v", told)
 			}

@@ -7,6 +7,14 @@
 // idempotentHint: idempotent). Policy rules, hook matchers, approvals,
 // budgets, middleware and events see them as they see any tool.
 //
+// Resources and prompts: once a server says it serves resources, the
+// runtime has two read-only tools, ListMcpResourcesTool and
+// ReadMcpResourceTool (named as Claude Code names them), that list and
+// read the resources of every server; each server's prompts are the
+// user's commands (tool.Expander, handed over through
+// tool.Env.OnExpander): "/mcp__<server>__<prompt> arguments" as a turn's
+// input becomes the prompt's messages.
+//
 // # The reliability contract
 //
 //   - A server that fails to start, or does not answer its handshake within
@@ -169,9 +177,12 @@ func NewProvider(servers []Server, opts Options) *Provider {
 func (p *Provider) Name() string { return "mcp" }
 
 // Tools implements tool.Provider: it starts every server, at once, and
-// returns the tools of those that came up. It fails only on a server
-// list that cannot be used (two servers of one name); a server that does
-// not come up is in Status.
+// returns the tools of those that came up — in a runtime (env.Registry
+// set), it adds them to the registry itself, as it adds those that come
+// later, and returns none. It fails on a server list that cannot be used
+// (two servers of one name) and on a tool the registry has already; a
+// server that does not come up is in Status. The servers' prompts go to
+// env.OnExpander, as commands.
 func (p *Provider) Tools(env tool.Env) ([]tool.Tool, error) {
 	seen := map[string]bool{}
 	for _, s := range p.servers {
@@ -206,9 +217,14 @@ func (p *Provider) Tools(env tool.Env) ([]tool.Tool, error) {
 	if env.OnClose != nil {
 		env.OnClose(st)
 	}
-	var out []tool.Tool
+	out, err := st.firstList()
+	if err != nil {
+		return nil, err
+	}
+	if env.OnExpander != nil {
+		env.OnExpander(prompts{st})
+	}
 	for _, c := range st.conns {
-		out = append(out, c.proxies()...)
 		if c.status().State == StateFailed {
 			st.retries.Add(1)
 			go func() {
@@ -257,6 +273,12 @@ type Status struct {
 	State State
 	// Tools are the names of its tools the runtime offers.
 	Tools []string
+	// Prompts are the commands its prompts are ("/mcp__<server>__<prompt>"
+	// in a turn's input, without the slash).
+	Prompts []string
+	// Resources: it serves resources (ListMcpResourcesTool,
+	// ReadMcpResourceTool).
+	Resources bool
 	// Error is why it is not up (with the end of a stdio server's stderr).
 	Error string
 	// Server is what the server says it is (its name and version).
@@ -288,6 +310,10 @@ type set struct {
 	p     *Provider
 	env   tool.Env
 	conns []*conn
+	// listed: the runtime has its first tool list; resources: the
+	// resource tools are offered.
+	mu                sync.Mutex
+	listed, resources bool
 	// retries are the servers that did not start, trying again; bg the
 	// tool list reloads under way.
 	retries, bg sync.WaitGroup

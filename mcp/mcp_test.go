@@ -84,10 +84,20 @@ func serve() {
 // test.
 func provider(t *testing.T, servers []mcp.Server, opts mcp.Options) (*mcp.Provider, *tool.Registry) {
 	t.Helper()
+	p, reg, _ := providerCommands(t, servers, opts)
+	return p, reg
+}
+
+// providerCommands is provider, with the commands (the servers' prompts)
+// the provider handed the runtime.
+func providerCommands(t *testing.T, servers []mcp.Server, opts mcp.Options) (*mcp.Provider, *tool.Registry, tool.Expander) {
+	t.Helper()
 	p := mcp.NewProvider(servers, opts)
 	reg := tool.NewRegistry()
 	var closers []io.Closer
-	tools, err := p.Tools(tool.Env{RuntimeID: "rt", Registry: reg, OnClose: func(c io.Closer) { closers = append(closers, c) }})
+	var commands tool.Expander
+	tools, err := p.Tools(tool.Env{RuntimeID: "rt", Registry: reg, OnClose: func(c io.Closer) { closers = append(closers, c) },
+		OnExpander: func(x tool.Expander) { commands = x }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +113,7 @@ func provider(t *testing.T, servers []mcp.Server, opts mcp.Options) (*mcp.Provid
 			}
 		}
 	})
-	return p, reg
+	return p, reg, commands
 }
 
 func stdioServer(t *testing.T) mcp.Server {

@@ -232,27 +232,8 @@ func result(res *sdk.CallToolResult) tool.Result {
 		b.WriteString(s)
 	}
 	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *sdk.TextContent:
-			add(c.Text)
-		case *sdk.ImageContent:
-			add(fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *sdk.AudioContent:
-			add(fmt.Sprintf("[audio: %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *sdk.ResourceLink:
-			add(fmt.Sprintf("[resource link: %s <%s>%s]", c.Name, c.URI, strings.TrimSpace(" "+c.Description)))
-		case *sdk.EmbeddedResource:
-			if r := c.Resource; r != nil {
-				if r.Text != "" {
-					add(fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text))
-				} else {
-					add(fmt.Sprintf("[resource %s: %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
-				}
-			}
-		default:
-			if raw, err := json.Marshal(c); err == nil {
-				add(string(raw))
-			}
+		if t := contentText(c); t != "" {
+			add(t)
 		}
 	}
 	out := tool.Result{IsError: res.IsError}
@@ -272,6 +253,36 @@ func result(res *sdk.CallToolResult) tool.Result {
 		out.Content = "(no output)"
 	}
 	return out
+}
+
+// contentText is one content block of a result or a prompt as text:
+// text as it is, other content described.
+func contentText(c sdk.Content) string {
+	switch c := c.(type) {
+	case *sdk.TextContent:
+		return c.Text
+	case *sdk.ImageContent:
+		return fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *sdk.AudioContent:
+		return fmt.Sprintf("[audio: %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *sdk.ResourceLink:
+		return fmt.Sprintf("[resource link: %s <%s>%s]", c.Name, c.URI, strings.TrimSpace(" "+c.Description))
+	case *sdk.EmbeddedResource:
+		if r := c.Resource; r != nil {
+			if r.Text != "" {
+				return fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text)
+			}
+			return fmt.Sprintf("[resource %s: %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob))
+		}
+		return ""
+	case nil:
+		return ""
+	default:
+		if raw, err := json.Marshal(c); err == nil {
+			return string(raw)
+		}
+		return ""
+	}
 }
 
 var _ tool.Tool = (*proxy)(nil)

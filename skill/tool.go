@@ -245,10 +245,10 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 // names one of the skills — those hidden from the model included — is the
 // user invoking it, and becomes the skill's instructions (inline, even for
 // a skill that would run as a fork) and the grant of its allowed-tools.
-func (t *skillTool) Expand(input string) (string, []string, bool) {
+func (t *skillTool) Expand(_ context.Context, input string) (*tool.Expansion, error) {
 	rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/")
 	if !ok {
-		return "", nil, false
+		return nil, nil
 	}
 	name, args, _ := strings.Cut(rest, " ")
 	if nl := strings.IndexByte(name, '\n'); nl >= 0 {
@@ -256,14 +256,24 @@ func (t *skillTool) Expand(input string) (string, []string, bool) {
 	}
 	i, found := slices.BinarySearchFunc(t.skills, name, func(s Skill, name string) int { return strings.Compare(s.Name, name) })
 	if !found {
-		return "", nil, false
+		return nil, nil
 	}
 	s := t.skills[i]
 	text := fmt.Sprintf("The user invoked the %s skill (/%s).\n\n%s", s.Name, s.Name, render(s, strings.TrimSpace(args)))
 	if s.Fork {
 		text = fmt.Sprintf("The user invoked the %s skill (/%s); it runs inline here, not as a fork.\n\n%s", s.Name, s.Name, render(s, strings.TrimSpace(args)))
 	}
-	return text, slices.Clone(s.AllowedTools), true
+	return &tool.Expansion{Text: text, Grants: slices.Clone(s.AllowedTools)}, nil
+}
+
+// Commands implements tool.Expander: every skill, those hidden from the
+// model included, is a command.
+func (t *skillTool) Commands() []tool.Command {
+	out := make([]tool.Command, len(t.skills))
+	for i, s := range t.skills {
+		out[i] = tool.Command{Name: s.Name, Description: s.Description}
+	}
+	return out
 }
 
 // Traits: a skill with "context: fork" runs as a subagent fork.

@@ -127,15 +127,38 @@ func GrantsFrom(ctx context.Context) []string {
 	return r
 }
 
-// Expander is a tool the user can invoke directly: a turn's input that is
-// one of its commands ("/name arguments" for a skill) is expanded before
-// the model sees it. The runtime asks its tools in registry order; the
-// first that expands the input wins.
+// Expander has commands the user invokes directly: a turn's input that is
+// one of its commands ("/name arguments": a skill, an MCP server's
+// prompt) is expanded before the model sees it. The runtime asks its
+// expanders in order — tools in registry order, then those handed over
+// through Env.OnExpander —; the first that expands the input wins.
 type Expander interface {
-	// Expand returns what the input becomes and the permission rules it
-	// grants for the turn (see Granter); ok is false when the input is not
-	// one of the tool's commands.
-	Expand(input string) (text string, grants []string, ok bool)
+	// Commands lists the commands, for a UI's help and completion; it
+	// may change over a runtime's life (an MCP server's prompt list).
+	Commands() []Command
+	// Expand returns what the input becomes, or nil when the input is
+	// not one of its commands. An error means it is one, and could not be
+	// expanded (a server that is down, a required argument missing): the
+	// turn fails with it rather than send the command to the model.
+	Expand(ctx context.Context, input string) (*Expansion, error)
+}
+
+// A Command is one of an Expander's commands.
+type Command struct {
+	// Name is what follows the slash: "pdf", "mcp__docs__review".
+	Name string
+	// Description says what it does, Args what it takes ("<file> [focus]"),
+	// for a help listing; either may be empty.
+	Description, Args string
+}
+
+// An Expansion is what a command becomes.
+type Expansion struct {
+	// Text replaces the turn's input.
+	Text string
+	// Grants are the permission rules it grants for the turn (see
+	// Granter).
+	Grants []string
 }
 
 // Env is what a provider may give its tools: the runtime's collaborators.
@@ -168,6 +191,9 @@ type Env struct {
 	// before its tools (a provider's server connections). Nil outside a
 	// runtime: the provider's caller closes what it made.
 	OnClose func(io.Closer)
+	// OnExpander hands the runtime commands the user invokes directly
+	// that are no tool's (an MCP server's prompts). Nil outside a runtime.
+	OnExpander func(Expander)
 }
 
 // Folders are where a runtime reads configuration — skills, subagents —

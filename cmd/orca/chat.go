@@ -16,6 +16,7 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/mcp"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/session"
@@ -25,7 +26,8 @@ import (
 const chatHelp = `Type a message and press Enter. A line that ends with \ goes on on the next line.
   /compact [instructions]  summarise the older conversation, to free the model's context
   /cost                    what the session has spent, and its budget
-  /help                    this help
+  /mcp                     the MCP servers: up or not, their tools and prompts
+  /help                    this help, with the skills and MCP prompts to invoke
   /exit                    leave (so do Ctrl-D and Ctrl-C at the prompt)
 Ctrl-C interrupts the running turn; a second Ctrl-C within 2s leaves. Lines typed
 while a turn runs are queued into it: the model reads them at its next step.`
@@ -111,7 +113,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	// A chat ends when the user leaves its prompt.
 	l.endReason = session.EndPromptInputExit
 	defer l.close(ctx)
-	c.ls, c.queues = l.LiveSession, l.app.Runtime().Queues()
+	c.ls, c.queues, c.mcp = l.LiveSession, l.app.Runtime().Queues(), l.app.MCPServers
 
 	sigs := make(chan os.Signal, 4)
 	restore := o.interrupts.handle(func(sig os.Signal) {
@@ -139,8 +141,10 @@ type chat struct {
 	// queues are the runtime's message queues, where Run queues input
 	// typed while a turn runs.
 	queues *queue.Manager
-	con    *console
-	in     io.Reader
+	// mcp is the MCP servers' status (/mcp).
+	mcp func() []mcp.Status
+	con *console
+	in  io.Reader
 	// tty: the input is a terminal, where a person types. Prompts are shown,
 	// and lines typed while a turn runs are queued into it; otherwise the
 	// input is a script, read one line per finished turn.
@@ -400,7 +404,16 @@ func (c *chat) line(ctx context.Context, s string) {
 			c.con.note("Interrupting the turn, then leaving…")
 		}
 	case "/help":
-		c.con.note(chatHelp)
+		c.con.note(chatHelp + c.commandsHelp())
+		c.prompt()
+	case "/mcp":
+		var b strings.Builder
+		servers := c.mcp()
+		if len(servers) == 0 {
+			b.WriteString("No MCP servers: they come from .mcp.json and the settings' mcpServers (see orca mcp add).")
+		}
+		writeMCPServers(&b, servers)
+		c.con.note(strings.TrimRight(b.String(), "\n"))
 		c.prompt()
 	case "/cost":
 		c.cost(ctx)
@@ -412,9 +425,47 @@ func (c *chat) line(ctx context.Context, s string) {
 		}
 		c.start(trimmed, false)
 	default:
-		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /help and /exit.", name))
+		if c.invocable(name) {
+			c.submit(input)
+			return
+		}
+		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
 		c.prompt()
 	}
+}
+
+// invocable reports whether /name is one of the runtime's commands (a
+// skill, an MCP server's prompt): the turn expands it.
+func (c *chat) invocable(word string) bool {
+	name := strings.TrimPrefix(word, "/")
+	for _, cmd := range c.ls.Runtime().Commands() {
+		if cmd.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// commandsHelp lists the runtime's commands, for /help.
+func (c *chat) commandsHelp() string {
+	cmds := c.ls.Runtime().Commands()
+	if len(cmds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nSkills and MCP prompts, invoked as a message (\"/name arguments\"):")
+	for _, cmd := range cmds {
+		head := "/" + cmd.Name
+		if cmd.Args != "" {
+			head += " " + cmd.Args
+		}
+		desc := strings.Join(strings.Fields(cmd.Description), " ")
+		if n := 100; len([]rune(desc)) > n {
+			desc = string([]rune(desc)[:n-1]) + "…"
+		}
+		fmt.Fprintf(&b, "\n  %-24s %s", head, desc)
+	}
+	return b.String()
 }
 
 // isCommand reports whether word is a chat command's name: a slash and

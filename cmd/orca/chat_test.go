@@ -196,3 +196,24 @@ func TestChatTerminalKeepsOrder(t *testing.T) {
 		t.Errorf("user messages: %q, want %q\n%s", got, want, s.out)
 	}
 }
+
+// A skill whose name is a chat command's shape (/review) is invoked from
+// the chat, not refused as an unknown command; /help lists it with its
+// description.
+func TestChatInvokesSkill(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	writeFileAt(t, ws, ".orca/skills/review/SKILL.md", "---\nname: review\ndescription: Reviews the staged change for bugs.\n---\nRead the diff, then list the bugs you find.\n")
+	sc := writeScript(t, `{"text": "No bugs."}`)
+	stdout, stderr, code := orca(t, t.Context(), "/help\n/review the parser\n/exit\n", "chat", "--script", sc, "-w", ws, "--session", "c")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "/review                  Reviews the staged change for bugs.") || strings.Contains(stdout, "Unknown command") || !strings.Contains(stdout, "No bugs.") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	prompts := show(t, ws, "c").prompts()
+	if len(prompts) != 1 || !strings.HasPrefix(prompts[0], "The user invoked the review skill (/review).") || !strings.Contains(prompts[0], "Arguments: the parser") || !strings.Contains(prompts[0], "list the bugs you find") {
+		t.Errorf("the model was sent %q", prompts)
+	}
+}

@@ -94,3 +94,70 @@ func TestRunMCPEverythingServer(t *testing.T) {
 		t.Errorf("mcp list --json: exit %d\n%s", code, stdout)
 	}
 }
+
+// The reference "everything" server's resources and prompts: its prompt
+// is a command ("/mcp__everything__args-prompt Paris France" reaches the
+// model as the prompt's text, the arguments given in order), and the
+// model lists and reads its resources through ListMcpResourcesTool and
+// ReadMcpResourceTool (read-only: unasked in default mode), the next
+// request carrying what the server answered. A prompt missing its
+// required argument fails the turn, naming it, and sends the model
+// nothing.
+func TestRunMCPEverythingResourcesAndPrompts(t *testing.T) {
+	server := referenceServer(t, "server-everything")
+	ws := t.TempDir()
+	writeFileAt(t, ws, ".mcp.json", `{"mcpServers": {"everything": {"command": "node", "args": ["`+server+`", "stdio"]}}}`)
+	writeFileAt(t, ws, ".claude/settings.local.json", `{"enableAllProjectMcpServers": true}`)
+	doc := "demo://resource/static/document/architecture.md"
+	api := newClaudeAPI(t,
+		use("ListMcpResourcesTool", map[string]string{"server": "everything"}),
+		use("ReadMcpResourceTool", map[string]string{"server": "everything", "uri": doc}),
+		say("Read."))
+	run := runClaude(t, ws, api, "/mcp__everything__args-prompt Paris France", "--permission-mode", "default")
+	run.answered(t, "Read.")
+	run.requestsWant(t, 3)
+	if got := run.requests[0].messages[0].text; !strings.HasPrefix(got, "What's weather in Paris, France?") {
+		t.Errorf("the prompt reached the model as %q", got)
+	}
+	if list := run.requests[1].result(t); list.isError || !strings.Contains(list.text, "MCP server everything:") || !strings.Contains(list.text, "- "+doc) || !strings.Contains(list.text, "- template ") {
+		t.Errorf("ListMcpResourcesTool: %+v", list)
+	}
+	if read := run.requests[2].result(t); read.isError || !strings.Contains(read.text, "[resource "+doc+" (text/markdown)]") || !strings.Contains(read.text, "# Everything Server – Architecture") {
+		t.Errorf("ReadMcpResourceTool: %+v", read)
+	}
+
+	api = newClaudeAPI(t)
+	run = runClaude(t, ws, api, "/mcp__everything__args-prompt")
+	run.requestsWant(t, 0)
+	if run.code != 1 || !strings.Contains(run.stdout, `the argument \"city\" is required`) {
+		t.Errorf("a prompt without its argument: exit %d\n%s\n%s", run.code, run.stdout, run.stderr)
+	}
+}
+
+// In orca chat, the everything server's prompts are listed by /help and
+// /mcp, and "/mcp__everything__simple-prompt" sends the model the prompt's
+// text, which the store keeps as the user's message.
+func TestChatMCPPrompts(t *testing.T) {
+	server := referenceServer(t, "server-everything")
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir()}
+	writeFileAt(t, o.configDir, "orca/settings.json", `{"mcpServers": {"everything": {"command": "node", "args": ["`+server+`", "stdio"]}}}`)
+	sc := writeScript(t, `{"text": "Noted."}`)
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "/help\n/mcp\n/mcp__everything__simple-prompt\n/exit\n", "chat", "--script", sc, "-w", ws, "--session", "c")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"/mcp__everything__args-prompt <city> [state]", // /help
+		"✓ everything (stdio, mcp-servers/everything",  // /mcp
+		"    /mcp__everything__simple-prompt\n",        // /mcp
+		"Noted.",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if p := show(t, ws, "c").prompts(); len(p) != 1 || p[0] != "This is a simple prompt without arguments." {
+		t.Errorf("the model was sent %q", p)
+	}
+}

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/mcp"
 )
 
 // mcpListFlags are the flags of orca mcp list.
@@ -65,16 +67,19 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
 	}
 	if f.json {
 		type row struct {
-			Name   string   `json:"name"`
-			Type   string   `json:"type"`
-			State  string   `json:"state"`
-			Server string   `json:"server,omitempty"`
-			Tools  []string `json:"tools"`
-			Error  string   `json:"error,omitempty"`
+			Name      string   `json:"name"`
+			Type      string   `json:"type"`
+			State     string   `json:"state"`
+			Server    string   `json:"server,omitempty"`
+			Tools     []string `json:"tools"`
+			Prompts   []string `json:"prompts"`
+			Resources bool     `json:"resources"`
+			Error     string   `json:"error,omitempty"`
 		}
 		rows := []row{}
 		for _, s := range servers {
-			rows = append(rows, row{Name: s.Name, Type: s.Type, State: string(s.State), Server: s.Server, Tools: append([]string{}, s.Tools...), Error: s.Error})
+			rows = append(rows, row{Name: s.Name, Type: s.Type, State: string(s.State), Server: s.Server, Tools: append([]string{}, s.Tools...),
+				Prompts: append([]string{}, s.Prompts...), Resources: s.Resources, Error: s.Error})
 		}
 		b, _ := json.MarshalIndent(rows, "", "  ")
 		fmt.Fprintln(stdout, string(b))
@@ -82,24 +87,40 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
 		if len(servers) == 0 {
 			fmt.Fprintf(stdout, "No MCP servers start in %s.\n", a.Root())
 		}
-		for _, s := range servers {
-			switch s.State {
-			case "up":
-				what := s.Type
-				if s.Server != "" {
-					what += ", " + s.Server
-				}
-				fmt.Fprintf(stdout, "✓ %s (%s): %s\n", s.Name, what, plural(len(s.Tools), "tool"))
-				for _, t := range s.Tools {
-					fmt.Fprintf(stdout, "    %s\n", t)
-				}
-			default:
-				fmt.Fprintf(stdout, "✗ %s (%s): %s: %s\n", s.Name, s.Type, s.State, s.Error)
-			}
-		}
+		writeMCPServers(stdout, servers)
 	}
 	if failed > 0 {
 		return &exitError{code: exitTurn, err: fmt.Errorf("%s of %d failed", plural(failed, "MCP server"), len(servers))}
 	}
 	return nil
+}
+
+// writeMCPServers writes the servers' status for a person: each server
+// up with its tools, prompts (the commands "/mcp__<server>__<prompt>")
+// and whether it serves resources; each other with why it is not.
+func writeMCPServers(w io.Writer, servers []mcp.Status) {
+	for _, s := range servers {
+		if s.State != mcp.StateUp {
+			fmt.Fprintf(w, "✗ %s (%s): %s: %s\n", s.Name, s.Type, s.State, s.Error)
+			continue
+		}
+		what := s.Type
+		if s.Server != "" {
+			what += ", " + s.Server
+		}
+		extra := ""
+		if len(s.Prompts) > 0 {
+			extra += ", " + plural(len(s.Prompts), "prompt")
+		}
+		if s.Resources {
+			extra += ", resources"
+		}
+		fmt.Fprintf(w, "✓ %s (%s): %s%s\n", s.Name, what, plural(len(s.Tools), "tool"), extra)
+		for _, t := range s.Tools {
+			fmt.Fprintf(w, "    %s\n", t)
+		}
+		for _, p := range s.Prompts {
+			fmt.Fprintf(w, "    /%s\n", p)
+		}
+	}
 }

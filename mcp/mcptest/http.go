@@ -113,6 +113,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if opens && h.sse {
 		rq.w.onWrite = func(p []byte) { h.learnSSE(s, p) }
 	}
+	if opens && !h.sse {
+		// Known by its id before the client can learn it: the client's
+		// next request may come before this one's ServeHTTP returns.
+		rq.w.onHeader = func(hdr http.Header, code int) {
+			if sid := hdr.Get(sessionHeader); sid != "" && code < 300 {
+				h.mu.Lock()
+				if !h.forgotten[sid] {
+					s.id = sid
+					h.sessions[sid] = s
+				}
+				h.mu.Unlock()
+			}
+		}
+	}
 	h.reqs[rq] = s
 	h.mu.Unlock()
 
@@ -122,9 +136,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	delete(h.reqs, rq)
 	switch {
 	case opens && !h.sse:
-		if sid := rq.w.Header().Get(sessionHeader); sid != "" && rq.w.status() < 300 && rq.w.cutBy() == 0 {
+		if sid := rq.w.Header().Get(sessionHeader); sid != "" && rq.w.status() < 300 && rq.w.cutBy() == 0 && !h.forgotten[sid] {
 			s.id = sid
 			h.sessions[sid] = s
+		} else if s.id != "" && h.sessions[s.id] == s {
+			delete(h.sessions, s.id) // its answer never left
 		}
 	case opens && h.sse, r.Method == http.MethodDelete && s != nil:
 		// The session is over: the SSE GET that was it ended, or the
@@ -280,6 +296,10 @@ var errCut = errors.New("mcptest: request cut")
 type cutWriter struct {
 	http.ResponseWriter
 	onWrite func([]byte) // sees what is written; called without mu
+	// onHeader sees the header and status once, before they are sent;
+	// called without mu.
+	onHeader   func(http.Header, int)
+	headerOnce sync.Once
 
 	mu      sync.Mutex
 	code    int
@@ -316,7 +336,15 @@ func (w *cutWriter) status() int {
 	return w.code
 }
 
+// header tells onHeader of the header about to be sent.
+func (w *cutWriter) header(code int) {
+	if w.onHeader != nil {
+		w.headerOnce.Do(func() { w.onHeader(w.ResponseWriter.Header(), code) })
+	}
+}
+
 func (w *cutWriter) WriteHeader(code int) {
+	w.header(code)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.by != 0 || w.started {
@@ -327,6 +355,7 @@ func (w *cutWriter) WriteHeader(code int) {
 }
 
 func (w *cutWriter) Write(p []byte) (int, error) {
+	w.header(http.StatusOK)
 	w.mu.Lock()
 	if w.by != 0 {
 		w.mu.Unlock()
@@ -342,6 +371,7 @@ func (w *cutWriter) Write(p []byte) (int, error) {
 }
 
 func (w *cutWriter) Flush() {
+	w.header(http.StatusOK)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.by != 0 {
