@@ -256,3 +256,111 @@ func readMCPFile(workspace string, getenv func(string) (string, bool)) ([]MCPSer
 	}
 	return servers, err
 }
+
+// ClaudeStateFile is the name of Claude Code's state file of the user,
+// where `claude mcp add` keeps the servers of its user scope (the
+// top-level "mcpServers") and of its local scope (the "mcpServers" of the
+// project's entry under "projects", keyed by the project's path), and
+// where the user's answers about a project's .mcp.json servers are kept
+// (the entry's "enabledMcpjsonServers" and "disabledMcpjsonServers"). It
+// lies in $CLAUDE_CONFIG_DIR when that is set, else in the home folder,
+// beside ~/.claude.
+const ClaudeStateFile = ".claude.json"
+
+// claudeState is what orca reads of Claude Code's state file: the user's
+// servers, those of the user for the workspace, and the user's approvals
+// of the workspace's .mcp.json servers.
+type claudeState struct {
+	path     string
+	user     []MCPServer
+	local    []MCPServer
+	approval *MCPApproval
+}
+
+// claudeStatePath returns where the state file of Claude Code's folder
+// claudeDir is: inside it (as with $CLAUDE_CONFIG_DIR) if it is there,
+// else beside it.
+func claudeStatePath(claudeDir string) string {
+	inside := filepath.Join(claudeDir, ClaudeStateFile)
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) && filepath.Clean(d) == filepath.Clean(claudeDir) {
+		return inside // Claude Code's own override: nothing beside it is read
+	}
+	if fileExists(inside) {
+		return inside
+	}
+	return filepath.Join(filepath.Dir(claudeDir), ClaudeStateFile)
+}
+
+// readClaudeState reads the MCP servers and approvals of Claude Code's
+// state file for workspace ("" for none). The file is Claude Code's,
+// written by it with many keys orca has no use for: those are ignored,
+// and a file orca cannot use is a warning, never an error.
+func readClaudeState(claudeDir, workspace string, getenv func(string) (string, bool)) (*claudeState, []Warning) {
+	st := &claudeState{path: claudeStatePath(claudeDir)}
+	data, err := os.ReadFile(st.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	warn := func(format string, args ...any) []Warning {
+		return []Warning{{File: st.path, Message: fmt.Sprintf(format, args...)}}
+	}
+	if err != nil {
+		return st, warn("its MCP servers not used: %v", err)
+	}
+	var top struct {
+		MCPServers json.RawMessage                       `json:"mcpServers"`
+		Projects   map[string]map[string]json.RawMessage `json:"projects"`
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		return st, warn("its MCP servers not used: %v", err)
+	}
+	var warns []Warning
+	if len(top.MCPServers) > 0 && string(top.MCPServers) != "null" {
+		servers, err := parseMCPServers(st.path, top.MCPServers, getenv)
+		if err != nil {
+			warns = append(warns, warn("its user MCP servers not used: %v", err)...)
+		}
+		st.user = servers
+	}
+	if workspace == "" {
+		return st, warns
+	}
+	entry := projectEntry(top.Projects, workspace)
+	if entry == nil {
+		return st, warns
+	}
+	if raw, ok := entry["mcpServers"]; ok && string(raw) != "null" {
+		servers, err := parseMCPServers(st.path, raw, getenv)
+		if err != nil {
+			warns = append(warns, warn("its local MCP servers of %s not used: %v", workspace, err)...)
+		}
+		st.local = servers
+	}
+	a, err := parseMCPApproval(st.path, entry)
+	if err != nil {
+		warns = append(warns, warn("its approvals of %s's .mcp.json servers not used: %v", workspace, err)...)
+	} else {
+		st.approval = a
+	}
+	return st, warns
+}
+
+// projectEntry returns the entry of the state file's projects for
+// workspace: its key is the project's absolute path, as Claude Code
+// found it (links resolved or not).
+func projectEntry(projects map[string]map[string]json.RawMessage, workspace string) map[string]json.RawMessage {
+	want := []string{filepath.Clean(workspace)}
+	if real, err := filepath.EvalSymlinks(workspace); err == nil {
+		want = append(want, real)
+	}
+	for key, entry := range projects {
+		k := filepath.Clean(key)
+		if slices.Contains(want, k) {
+			return entry
+		}
+		if real, err := filepath.EvalSymlinks(k); err == nil && slices.Contains(want, real) {
+			return entry
+		}
+	}
+	return nil
+}

@@ -91,3 +91,70 @@ func TestMCPFileNeedsTrustAndApproval(t *testing.T) {
 		t.Errorf("NoClaude read .mcp.json: %v", names(s))
 	}
 }
+
+// The servers `claude mcp add` keeps in Claude Code's state file
+// (~/.claude.json) start as Claude Code starts them: the user scope's in
+// every workspace, the local scope's in theirs only, over a .mcp.json
+// server of the same name; the project entry's answers about .mcp.json
+// servers approve them. The file's other keys are Claude Code's business;
+// a file orca cannot use is a warning, not a refusal.
+func TestMCPServersOfClaudeState(t *testing.T) {
+	home, cfgDir, ws, other := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	claudeDir := home + "/.claude"
+	writeFile(t, home, ".claude/settings.json", `{}`)
+	writeFile(t, ws, ".mcp.json", `{"mcpServers": {"files": {"command": "files-mcp"}, "shell": {"command": "shell-mcp"}, "notes": {"command": "project-notes"}}}`)
+	state := `{
+	  "numStartups": 12, "installMethod": "npm", "autoUpdates": true, "userID": "x",
+	  "mcpServers": {"docs": {"type": "http", "url": "https://docs.example.com/mcp"}},
+	  "projects": {
+	    "` + ws + `": {
+	      "allowedTools": [], "history": [{"display": "fix the test"}], "hasTrustDialogAccepted": true,
+	      "mcpServers": {"notes": {"type": "stdio", "command": "my-notes", "args": ["--private"], "env": {}}},
+	      "enabledMcpjsonServers": ["files"], "disabledMcpjsonServers": ["shell"]
+	    },
+	    "` + other + `": {"mcpServers": {"elsewhere": {"command": "x"}}}
+	  }
+	}`
+	writeFile(t, home, ".claude.json", state)
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: claudeDir, TrustOverride: true})
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("%v, %v", err, warns)
+	}
+	var got []string
+	for _, m := range s.MCPServers {
+		got = append(got, m.Name+"="+m.Command+m.URL)
+	}
+	if want := "docs=https://docs.example.com/mcp files=files-mcp notes=my-notes"; strings.Join(got, " ") != want {
+		t.Errorf("servers %q, want %q", got, want)
+	}
+	// Untrusted: .mcp.json starts nothing; the user's own servers start.
+	s, _, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: claudeDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, m := range s.MCPServers {
+		got = append(got, m.Name)
+	}
+	if strings.Join(got, " ") != "docs notes" {
+		t.Errorf("untrusted: servers %q, want the user's docs and notes", got)
+	}
+	// $CLAUDE_CONFIG_DIR's state file is inside it.
+	writeFile(t, claudeDir, ".claude.json", `{"mcpServers": {"inside": {"command": "x"}}}`)
+	s, _, _ = config.Load(config.LoadOptions{ConfigDir: cfgDir, ClaudeDir: claudeDir})
+	if len(s.MCPServers) != 1 || s.MCPServers[0].Name != "inside" {
+		t.Errorf("the state file in Claude Code's folder: %+v", s.MCPServers)
+	}
+	for _, bad := range []string{`{"mcpServers": [1]`, `{"mcpServers": {"x": {"command": "${NOT_SET_HERE}"}}}`} {
+		writeFile(t, claudeDir, ".claude.json", bad)
+		s, warns, err := config.Load(config.LoadOptions{ConfigDir: cfgDir, ClaudeDir: claudeDir})
+		if err != nil || len(warns) != 1 || !strings.Contains(warns[0].File, ".claude.json") || !strings.Contains(warns[0].Message, "not used") || len(s.MCPServers) != 0 {
+			t.Errorf("%s: %v, %+v, %+v", bad, err, warns, s.MCPServers)
+		}
+	}
+	// NoClaude reads none of it.
+	s, _, _ = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: claudeDir, NoClaude: true, TrustOverride: true})
+	if len(s.MCPServers) != 0 {
+		t.Errorf("NoClaude: %+v", s.MCPServers)
+	}
+}

@@ -90,14 +90,17 @@ type Settings struct {
 	// Hooks are the command hooks that may run, in file order, then the
 	// plugins' (Plugins).
 	Hooks []command.Spec
-	// MCPServers are the MCP servers to start: the settings files'
-	// "mcpServers" (a project file's only in a trusted workspace) and the
-	// workspace's .mcp.json servers that are approved (MCPApproval) in a
-	// trusted workspace, in that order; a later one of a name replaces an
-	// earlier.
+	// MCPServers are the MCP servers to start: those of Claude Code's
+	// user scope (ClaudeStateFile), the settings files' "mcpServers" (a
+	// project file's only in a trusted workspace), the workspace's
+	// .mcp.json servers that are approved (MCPApproval) in a trusted
+	// workspace, those of Claude Code's local scope for the workspace
+	// (ClaudeStateFile), then the plugins', in that order; a later one of
+	// a name replaces an earlier.
 	MCPServers []MCPServer
 	// MCPApproval says which of .mcp.json's servers may start (the files'
-	// approval keys, together).
+	// approval keys, and those of the workspace's entry in Claude Code's
+	// state file, together).
 	MCPApproval MCPApproval
 	// EnabledPlugins are the files' "enabledPlugins": Claude Code plugins
 	// by name@marketplace, later files over earlier ones.
@@ -261,15 +264,23 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		claude bool
 	}
 	var user []place
+	var state *claudeState // Claude Code's state file: claude mcp add's servers
 	if !opts.NoClaude {
+		claudeDir := ""
 		switch opts.ClaudeDir {
 		case "-":
 		case "":
 			if d, err := ClaudeDir(); err == nil {
-				user = append(user, place{filepath.Join(d, ClaudeUserFile), true})
+				claudeDir = d
 			}
 		default:
-			user = append(user, place{filepath.Join(opts.ClaudeDir, ClaudeUserFile), true})
+			claudeDir = opts.ClaudeDir
+		}
+		if claudeDir != "" {
+			user = append(user, place{filepath.Join(claudeDir, ClaudeUserFile), true})
+			var w []Warning
+			state, w = readClaudeState(claudeDir, opts.Workspace, os.LookupEnv)
+			warns = append(warns, w...)
 		}
 	}
 	if configDir != "" {
@@ -313,12 +324,30 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		}
 		files = append(files, project...)
 	}
+	if state != nil {
+		// The user scope of claude mcp add: under every settings file's.
+		s.MCPServers = append(s.MCPServers, state.user...)
+	}
 	for _, f := range files {
 		s.merge(f)
 		warns = append(warns, f.warnings()...)
 	}
+	if state != nil && state.approval != nil {
+		s.MCPApproval.All = s.MCPApproval.All || state.approval.All
+		s.MCPApproval.Enabled = append(s.MCPApproval.Enabled, state.approval.Enabled...)
+		s.MCPApproval.Disabled = append(s.MCPApproval.Disabled, state.approval.Disabled...)
+	}
 	if opts.Workspace != "" && !opts.NoClaude {
-		warns = append(warns, s.addMCPFile(opts.Workspace, trusted)...)
+		var mine []MCPServer
+		if state != nil {
+			mine = state.local
+		}
+		warns = append(warns, s.addMCPFile(opts.Workspace, trusted, mine)...)
+	}
+	if state != nil {
+		// The local scope of claude mcp add: the user's own servers for
+		// this project, over the project's (as in Claude Code).
+		s.MCPServers = append(s.MCPServers, state.local...)
 	}
 	plugins, pwarns := loadPlugins(opts, s.EnabledPlugins)
 	warns = append(warns, pwarns...)
@@ -1207,8 +1236,10 @@ func (s *Settings) EnvList() []string {
 }
 
 // addMCPFile adds the workspace's .mcp.json servers that may start, and
-// says why the others do not.
-func (s *Settings) addMCPFile(workspace string, trusted bool) []Warning {
+// says why the others do not — but for those the settings disable by
+// name, and those a server of the user's own of the name (mine)
+// replaces.
+func (s *Settings) addMCPFile(workspace string, trusted bool, mine []MCPServer) []Warning {
 	servers, err := readMCPFile(workspace, os.LookupEnv)
 	path := filepath.Join(workspace, MCPFile)
 	if err != nil {
@@ -1222,9 +1253,12 @@ func (s *Settings) addMCPFile(workspace string, trusted bool) []Warning {
 	}
 	var off []string
 	for _, m := range servers {
-		if s.MCPApproval.Approves(m.Name) {
+		switch {
+		case s.MCPApproval.Approves(m.Name):
 			s.MCPServers = append(s.MCPServers, m)
-		} else {
+		case slices.Contains(s.MCPApproval.Disabled, m.Name),
+			slices.ContainsFunc(mine, func(o MCPServer) bool { return o.Name == m.Name }):
+		default:
 			off = append(off, m.Name)
 		}
 	}

@@ -161,3 +161,19 @@ func TestChatMCPPrompts(t *testing.T) {
 		t.Errorf("the model was sent %q", p)
 	}
 }
+
+// A server the user added with `claude mcp add` (local scope: kept in
+// Claude Code's state file, .claude.json, under the project's path)
+// starts in orca too, in a workspace orca does not trust: the user added
+// it, not the project.
+func TestMCPServerOfClaudeCodeState(t *testing.T) {
+	server := referenceServer(t, "server-everything")
+	ws, claudeDir := t.TempDir(), t.TempDir()
+	t.Setenv("CLAUDE_CONFIG_DIR", claudeDir)
+	writeFileAt(t, claudeDir, ".claude.json", `{"numStartups": 3, "projects": {"`+ws+`": {"hasTrustDialogAccepted": true,
+		"mcpServers": {"everything": {"type": "stdio", "command": "node", "args": ["`+server+`", "stdio"], "env": {}}}}}}`)
+	stdout, stderr, code := orcaWith(t, t.Context(), options{configDir: t.TempDir()}, "", "mcp", "list", "-w", ws)
+	if code != 0 || !strings.Contains(stdout, "✓ everything (stdio") || !strings.Contains(stdout, "/mcp__everything__simple-prompt") || !strings.Contains(stdout, ", resources") {
+		t.Errorf("mcp list: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
