@@ -79,7 +79,7 @@ func serveFaults(cfg string) {
 	os.Exit(0)
 }
 
-var transports = []string{"stdio", "http"}
+var transports = []string{"stdio", "http", "sse"}
 
 // rig is one fault server and the provider connected to it.
 type rig struct {
@@ -115,15 +115,18 @@ func setup(t *testing.T, transport string, f mcptest.Faults, opts mcp.Options, a
 		t.Cleanup(func() { proctest.RequireUnlocked(t, r.locks) })
 		cfg, _ := json.Marshal(faultServer{Faults: f, Dir: r.dir, Locks: r.locks})
 		s = mcp.Server{Name: "faults", Command: exe, Env: map[string]string{faultsEnv: string(cfg)}}
-	case "http":
+	case "http", "sse":
 		h := mcptest.NewStreamableHandler(f, mcptest.Options{Dir: r.dir})
+		if transport == "sse" {
+			h = mcptest.NewSSEHandler(f, mcptest.Options{Dir: r.dir})
+		}
 		r.spy = &spy{h: h, methods: map[string]int{}}
 		hs := httptest.NewServer(r.spy)
 		t.Cleanup(func() {
 			h.Close()
 			hs.Close()
 		})
-		s = mcp.Server{Name: "faults", Type: "http", URL: hs.URL}
+		s = mcp.Server{Name: "faults", Type: transport, URL: hs.URL}
 	default:
 		t.Fatalf("transport %q", transport)
 	}
@@ -349,7 +352,7 @@ func TestFaultCrash(t *testing.T) {
 			r.noteIs("one", "two")
 			// Not replayed: the next call is the first the restarted
 			// process gets, or the Handler's fourth.
-			want := map[string]int{"stdio": 1, "http": 4}[tr]
+			want := map[string]int{"stdio": 1, "http": 4, "sse": 4}[tr]
 			if n := r.counter(); n != want {
 				t.Errorf("the call after the crash is call %d, want %d", n, want)
 			}
@@ -371,7 +374,7 @@ func TestFaultCrash(t *testing.T) {
 			r.counter()
 			// Retried once on a fresh connection: the restarted process's
 			// first call, or the Handler's fourth.
-			want := map[string]int{"stdio": 1, "http": 4}[tr]
+			want := map[string]int{"stdio": 1, "http": 4, "sse": 4}[tr]
 			if n := r.counter(); n != want {
 				t.Errorf("the retried call is call %d, want %d", n, want)
 			}
@@ -416,12 +419,29 @@ func TestFaultHang(t *testing.T) {
 // A dropped HTTP session (404 to the call's request): the server never
 // ran the call, so the call is sent again, once, on a new session, which
 // the client initializes and lists the tools of. Over stdio, which has no
-// sessions, the fault is ignored.
+// sessions, the fault is ignored. Over SSE the call's request was
+// accepted (202) before its session's stream ended, so the client cannot
+// know it did not run: it is reported cut off, not sent again, and the
+// next call makes a new session.
 func TestFaultDropSession(t *testing.T) {
 	matrix(t, func(t *testing.T, tr string) {
 		r := setup(t, tr, mcptest.Faults{DropSessionOnCall: 2}, mcp.Options{})
 		if res := r.note("one"); res.IsError {
 			t.Fatalf("note one: %+v", res)
+		}
+		if tr == "sse" {
+			if res := r.note("two"); !res.IsError || !strings.Contains(res.Content, "may or may not have taken effect") {
+				t.Fatalf("the call whose session was dropped: %+v", res)
+			}
+			if res := r.note("three"); res.IsError {
+				t.Fatalf("the call after: %+v", res)
+			}
+			r.noteIs("one", "three")
+			r.toldAre(mcp.Started, mcp.Dropped, mcp.Reconnected)
+			if n := r.spy.sent("tools/call"); n != 3 {
+				t.Errorf("%d tools/call requests, want 3: the cut-off call is not sent again", n)
+			}
+			return
 		}
 		if res := r.note("two"); res.IsError {
 			t.Fatalf("the call whose session was dropped: %+v", res)

@@ -46,7 +46,9 @@
 //     MCP spec has a server refuse every request of a session it ended;
 //     the server restarted, or expired or dropped the session). A session
 //     lost while a call ran — the 404 went to another request — is a
-//     connection dropped during the call, as above.
+//     connection dropped during the call, as above. Over SSE the server
+//     accepts a call's request (202) before it runs the call, so a
+//     session lost after that is always a call cut off.
 //   - A server's JSON-RPC error answer (an unknown tool, invalid
 //     arguments) is reported as a refusal, and the connection kept; a
 //     tool's own error (isError) is the observation, marked as an error.
