@@ -70,7 +70,7 @@ func (p prompts) Expand(ctx context.Context, input string) (*tool.Expansion, err
 	}
 	values, err := bind(pr, args)
 	if err != nil {
-		return nil, fmt.Errorf("/%s %s: %w", name, usage(pr), err)
+		return nil, fmt.Errorf("%w; usage: /%s %s", err, name, usage(pr))
 	}
 	var res *sdk.GetPromptResult
 	err = c.request(ctx, "prompts/get", func(ctx context.Context, session *sdk.ClientSession) error {

@@ -463,7 +463,11 @@ func (c *chat) commandsHelp() string {
 		if n := 100; len([]rune(desc)) > n {
 			desc = string([]rune(desc)[:n-1]) + "…"
 		}
-		fmt.Fprintf(&b, "\n  %-24s %s", head, desc)
+		if len(head) > 24 {
+			fmt.Fprintf(&b, "\n  %s\n  %-24s %s", head, "", desc)
+		} else {
+			fmt.Fprintf(&b, "\n  %-24s %s", head, desc)
+		}
 	}
 	return b.String()
 }
