@@ -33,13 +33,18 @@ func (t *turn) callModel() (*llm.Response, error) {
 		return nil, fmt.Errorf("model call (iteration %d): %w", t.res.Iterations, err)
 	}
 	// A conversation the provider would refuse is a bug, orca's or a
-	// middleware's: caught here, not sent. Without middleware only what
-	// was added since the last call needs checking.
+	// middleware's: caught here, not sent. Only what was added since the
+	// last call needs checking — and, with llm_request middleware, the
+	// newest user turn they may edit: the cache guard held the rest as it
+	// was, unless the request let them change it.
 	from := 0
-	if !t.rt.mw.Has(middleware.LLMRequest) {
+	switch {
+	case !t.rt.mw.Has(middleware.LLMRequest):
 		from = t.pairsChecked
-		t.pairsChecked = len(t.msgs)
+	case req.Metadata.CacheInvalidationReason == "":
+		from = min(t.pairsChecked, prefixLen(t.msgs))
 	}
+	t.pairsChecked = len(t.msgs)
 	if err := checkPairs(req.Messages, from); err != nil {
 		t.pairsChecked = 0
 		return nil, fmt.Errorf("model call (iteration %d): the conversation is malformed, so it was not sent (a bug in orca or in an llm_request middleware): %w", t.res.Iterations, err)
@@ -93,6 +98,16 @@ func (t *turn) callModel() (*llm.Response, error) {
 		case <-timer.C:
 		}
 	}
+}
+
+// prefixLen is how many of msgs precede their trailing run of user
+// messages: the cache-sensitive prefix the cache guard holds.
+func prefixLen(msgs []llm.Message) int {
+	k := len(msgs)
+	for k > 0 && msgs[k-1].Role == llm.RoleUser {
+		k--
+	}
+	return k
 }
 
 // prepare runs the llm_request chain (with its cache guard) on a model

@@ -118,7 +118,7 @@ func (l *Loaded) register(svc *agent.Services, r *registered) error {
 	}
 	if r.x.Has(CapabilityHooks) {
 		for _, h := range m.Hooks() {
-			u, err := svc.Hooks.Register(h, HandlerName(m.Name), l.handler(r), hook.Priority(m.Priority), hook.Timeout(m.Timeout+hookGrace))
+			u, err := svc.Hooks.Register(h, HandlerName(m.Name), l.handler(r), hook.Priority(m.Priority), hook.Timeout(m.Timeout+hookGrace), hook.MayBlock())
 			if err != nil {
 				return &ManifestError{File: r.x.File, Field: "name", Msg: err.Error()}
 			}

@@ -208,6 +208,14 @@ func Timeout(d time.Duration) Option { return func(e *entry) { e.timeout = d } }
 // security hooks. Only hooks that can block or deny accept it.
 func FailClosed() Option { return func(e *entry) { e.failClosed = true } }
 
+// MayBlock says the handler may not return when its context ends — it
+// waits on something that ignores contexts — so it runs on a goroutine
+// of its own, and Run stops waiting for it at its timeout (the goroutine
+// is left to end by itself). Other handlers run on Run's goroutine, which
+// costs no goroutine and no channel: they must return once their context
+// is done (see Run).
+func MayBlock() Option { return func(e *entry) { e.mayBlock = true } }
+
 type entry struct {
 	hook       Name
 	name       string
@@ -215,6 +223,7 @@ type entry struct {
 	seq        int
 	timeout    time.Duration
 	failClosed bool
+	mayBlock   bool
 	h          Handler
 }
 
@@ -375,6 +384,14 @@ type Message struct {
 // Run calls hook p.Hook()'s handlers with p and combines their decisions.
 // It sets p's hook name and version. Run never fails: failures are in the
 // outcome.
+//
+// Handlers run one after another, in order, on Run's goroutine (those
+// registered MayBlock on one of their own). Their context ends at a
+// deadline the hook point's handlers share — the longest of their
+// timeouts from when Run began — or earlier if ctx ends; a handler that
+// returns after its own timeout has failed ("timed out"), and what it
+// answered is ignored. A handler that panics has failed too; the panic
+// goes no further.
 func (r *Registry) Run(ctx context.Context, p Payload) Outcome {
 	n := p.Hook()
 	c := p.common()
@@ -384,8 +401,22 @@ func (r *Registry) Run(ctx context.Context, p Payload) Outcome {
 		return out
 	}
 	var instructions []string
-	for _, e := range (*r.snap.Load())[n] {
-		d, err := e.call(ctx, out.Payload)
+	entries := (*r.snap.Load())[n]
+	if len(entries) == 0 {
+		return out
+	}
+	pc := newPointContext(ctx, entries)
+	defer pc.cancel()
+	for _, e := range entries {
+		var (
+			d   *Decision
+			err error
+		)
+		if e.mayBlock {
+			d, err = e.callAside(ctx, out.Payload)
+		} else {
+			d, err = pc.call(e, out.Payload)
+		}
 		if err == nil && d != nil {
 			var rewritten Payload
 			if rewritten, err = check(n, out.Payload, d); err == nil && rewritten != nil {
@@ -448,32 +479,152 @@ func (r *Registry) Run(ctx context.Context, p Payload) Outcome {
 	return out
 }
 
-// call runs the handler with its timeout, turning a panic into an error.
-func (e *entry) call(ctx context.Context, p Payload) (*Decision, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
-	defer cancel()
-	type answer struct {
-		d   *Decision
-		err error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		defer func() {
-			if v := recover(); v != nil {
-				ch <- answer{err: fmt.Errorf("panic: %v", v)}
-			}
-		}()
-		d, err := e.h.Handle(ctx, p)
-		ch <- answer{d, err}
-	}()
-	select {
-	case a := <-ch:
-		return a.d, a.err
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("timed out after %v", e.timeout)
+// pointContext is the context of a hook point's handlers that run on
+// Run's goroutine: ctx, ending at the longest of their timeouts — one
+// context for the point, not a context and a timer per handler, and its
+// timer set only once a handler asks when it ends (Done): a handler that
+// answers at once costs none. A handler whose own deadline (its timeout
+// from when it starts) is more than a millisecond off the point's gets a
+// context of its own.
+type pointContext struct {
+	parent   context.Context
+	ctx      context.Context // parent, or lazy
+	lazy     lazyDeadline
+	deadline time.Time
+}
+
+func newPointContext(ctx context.Context, entries []*entry) *pointContext {
+	pc := &pointContext{parent: ctx, ctx: ctx}
+	var longest time.Duration
+	for _, e := range entries {
+		if !e.mayBlock {
+			longest = max(longest, e.timeout)
 		}
-		return nil, ctx.Err()
+	}
+	if longest == 0 {
+		return pc
+	}
+	pc.deadline = time.Now().Add(longest)
+	if d, ok := ctx.Deadline(); ok && !d.After(pc.deadline) {
+		pc.deadline = d // ctx ends first anyway
+		return pc
+	}
+	pc.lazy.Context, pc.lazy.deadline = ctx, pc.deadline
+	pc.ctx = &pc.lazy
+	return pc
+}
+
+func (pc *pointContext) cancel() {
+	if pc.ctx == &pc.lazy {
+		pc.lazy.stop()
+	}
+}
+
+// lazyDeadline is its parent with a deadline whose timer is set the
+// first time Done is asked for. Once stopped (Run returned), it is done:
+// a handler that kept it finds it cancelled.
+type lazyDeadline struct {
+	context.Context
+	deadline time.Time
+	once     sync.Once
+	armed    atomic.Pointer[context.Context]
+	stopFn   context.CancelFunc
+}
+
+// stopped is the context a stopped lazyDeadline is.
+var stopped = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func (c *lazyDeadline) arm() context.Context {
+	c.once.Do(func() {
+		ctx, cancel := context.WithDeadline(c.Context, c.deadline)
+		c.stopFn = cancel
+		c.armed.Store(&ctx)
+	})
+	return *c.armed.Load()
+}
+
+func (c *lazyDeadline) stop() {
+	c.once.Do(func() { c.armed.Store(&stopped) })
+	if c.stopFn != nil {
+		c.stopFn()
+	}
+}
+
+func (c *lazyDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *lazyDeadline) Done() <-chan struct{}       { return c.arm().Done() }
+
+func (c *lazyDeadline) Err() error {
+	if a := c.armed.Load(); a != nil {
+		return (*a).Err()
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// call runs the handler on the caller's goroutine, turning a panic into
+// an error, and an answer that came after its timeout into a timeout.
+func (pc *pointContext) call(e *entry, p Payload) (d *Decision, err error) {
+	start := time.Now()
+	ctx := pc.ctx
+	if own := start.Add(e.timeout); own.Before(pc.deadline.Add(-time.Millisecond)) || own.After(pc.deadline.Add(time.Millisecond)) {
+		if d, ok := pc.parent.Deadline(); !ok || own.Before(d) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(pc.parent, own)
+			defer cancel()
+		} else {
+			ctx = pc.parent // it ends first anyway
+		}
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			d, err = nil, fmt.Errorf("panic: %v", v)
+			return
+		}
+		if took := time.Since(start); took >= e.timeout {
+			d, err = nil, fmt.Errorf("timed out after %v (it answered after %v)", e.timeout, took.Round(time.Millisecond))
+		}
+	}()
+	return e.h.Handle(ctx, p)
+}
+
+// callAside returns the call of a MayBlock handler: on a goroutine of its
+// own with its timeout, waited for no longer than that.
+func (e *entry) callAside(ctx context.Context, p Payload) (*Decision, error) {
+	{
+		ctx, cancel := context.WithTimeout(ctx, e.timeout)
+		defer cancel()
+		type answer struct {
+			d   *Decision
+			err error
+		}
+		ch := make(chan answer, 1)
+		go func() {
+			defer func() {
+				if v := recover(); v != nil {
+					ch <- answer{err: fmt.Errorf("panic: %v", v)}
+				}
+			}()
+			d, err := e.h.Handle(ctx, p)
+			ch <- answer{d, err}
+		}()
+		select {
+		case a := <-ch:
+			return a.d, a.err
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("timed out after %v", e.timeout)
+			}
+			return nil, ctx.Err()
+		}
 	}
 }
 

@@ -346,3 +346,70 @@ func TestEndTurnShortCircuits(t *testing.T) {
 		t.Errorf("ran %v, want warn and end only", ran)
 	}
 }
+
+// Handlers of one hook point that share a timeout share one context: a
+// handler that waits on it is ended at its timeout all the same, and is
+// a failure; a handler that keeps the context after it answered finds it
+// done once Run returned.
+func TestHandlersShareTheirPointsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := hook.NewRegistry()
+		var kept context.Context
+		want := 2 * time.Second
+		mustRegister(t, r, hook.PreToolUse, "quick", hook.HandlerFunc(func(ctx context.Context, _ hook.Payload) (*hook.Decision, error) {
+			kept = ctx
+			if d, ok := ctx.Deadline(); !ok || d != time.Now().Add(want) {
+				t.Errorf("deadline %v, %v; want in %v", d, ok, want)
+			}
+			return nil, ctx.Err()
+		}), hook.Timeout(2*time.Second))
+		mustRegister(t, r, hook.PreToolUse, "waiting", hook.HandlerFunc(func(ctx context.Context, _ hook.Payload) (*hook.Decision, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}), hook.Timeout(2*time.Second))
+		start := time.Now()
+		out := r.Run(context.Background(), toolPayload(`{}`))
+		if waited := time.Since(start); waited != 2*time.Second {
+			t.Errorf("the run took %v", waited)
+		}
+		if len(out.Failures) != 1 || out.Failures[0].Handler != "waiting" || !strings.Contains(out.Failures[0].Err.Error(), "timed out after 2s") {
+			t.Errorf("failures %+v", out.Failures)
+		}
+		select {
+		case <-kept.Done():
+		default:
+			t.Error("a context kept after Run returned is not done")
+		}
+		if kept.Err() == nil {
+			t.Error("its Err is nil")
+		}
+		// Run on a context that ends first: the handlers get it.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		want = time.Second
+		start = time.Now()
+		out = r.Run(ctx, toolPayload(`{}`))
+		if waited := time.Since(start); waited != time.Second || len(out.Failures) != 1 {
+			t.Errorf("under a shorter context: %v, %+v", waited, out.Failures)
+		}
+	})
+}
+
+// A MayBlock handler that never returns is left behind at its timeout.
+func TestMayBlockHandlerIsLeftAtItsTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := hook.NewRegistry()
+		release := make(chan struct{})
+		mustRegister(t, r, hook.PreToolUse, "stuck", hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+			<-release // ignores its context
+			return nil, nil
+		}), hook.Timeout(3*time.Second), hook.MayBlock())
+		start := time.Now()
+		out := r.Run(context.Background(), toolPayload(`{}`))
+		if waited := time.Since(start); waited != 3*time.Second || len(out.Failures) != 1 || !strings.Contains(out.Failures[0].Err.Error(), "timed out after 3s") {
+			t.Errorf("%v, %+v", waited, out.Failures)
+		}
+		close(release)
+		synctest.Wait()
+	})
+}

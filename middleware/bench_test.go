@@ -36,30 +36,34 @@ func BenchmarkExecuteTool(b *testing.B) {
 
 // BenchmarkApplyLLMRequest runs a model request of M messages through one
 // llm_request middleware that appends a reminder to the newest user turn:
-// the cost of the cache guard, which copies the prefix by value and
-// compares it after the middleware.
+// the cost of the cache guard, which keeps the prefix by reference (the
+// default) or copies it by value (strict), and compares it after the
+// middleware.
 func BenchmarkApplyLLMRequest(b *testing.B) {
-	for _, m := range []int{10, 100} {
-		b.Run(fmt.Sprintf("messages=%d", m), func(b *testing.B) {
-			r := middleware.NewRegistry()
-			if _, err := r.RegisterLLMRequest("reminder", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
-				last := &q.Messages[len(q.Messages)-1]
-				last.Content = append(last.Content[:1], llm.TextBlock("<reminder>"))
-				return q, nil
-			}); err != nil {
-				b.Fatal(err)
-			}
-			req := conversation()
-			for len(req.Messages) < m {
-				req.Messages = append(req.Messages[:len(req.Messages)-1], conversation().Messages[1:]...)
-			}
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := r.ApplyLLMRequest(ctx, req); err != nil {
+	for _, strict := range []bool{false, true} {
+		for _, m := range []int{10, 100, 1000} {
+			b.Run(fmt.Sprintf("strict=%v/messages=%d", strict, m), func(b *testing.B) {
+				r := middleware.NewRegistry()
+				r.SetStrictCacheGuard(strict)
+				if _, err := r.RegisterLLMRequest("reminder", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
+					last := &q.Messages[len(q.Messages)-1]
+					last.Content = append(last.Content[:1], llm.TextBlock("<reminder>"))
+					return q, nil
+				}); err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
+				req := conversation()
+				for len(req.Messages) < m {
+					req.Messages = append(req.Messages[:len(req.Messages)-1], conversation().Messages[1:]...)
+				}
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := r.ApplyLLMRequest(ctx, req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -35,45 +35,66 @@ func conversation() *llm.Request {
 
 // prefixEdits change the cache-sensitive prefix, in place or by
 // replacement; want is what the error must say changed.
+// inPlace edits assign a field of a block the caller shares: only the
+// strict guard sees those.
 var prefixEdits = []struct {
-	name string
-	edit func(q *llm.Request) *llm.Request
-	want string
+	name    string
+	edit    func(q *llm.Request) *llm.Request
+	want    string
+	inPlace bool
 }{
-	{"system", func(q *llm.Request) *llm.Request { q.System += " Be brief."; return q }, "System changed"},
+	{"system", func(q *llm.Request) *llm.Request { q.System += " Be brief."; return q }, "System changed", false},
 	{"new request, other system", func(q *llm.Request) *llm.Request {
 		c := *q
 		c.System = "other"
 		return &c
-	}, "System changed"},
+	}, "System changed", false},
 	{"add a tool", func(q *llm.Request) *llm.Request {
 		q.Tools = append(q.Tools, llm.ToolDefinition{Name: "Grep"})
 		return q
-	}, "Tools changed from 2 to 3"},
-	{"tool description", func(q *llm.Request) *llm.Request { q.Tools[1].Description = "x"; return q }, "Tools[1] (Bash) changed"},
-	{"tool schema bytes in place", func(q *llm.Request) *llm.Request { q.Tools[0].InputSchema[2] = 'T'; return q }, "Tools[0] (Read) changed"},
-	{"text in place", func(q *llm.Request) *llm.Request { q.Messages[0].Content[0].Text = "read b.txt"; return q }, "Messages[0] (user) changed"},
+	}, "Tools changed from 2 to 3", false},
+	{"tool description", func(q *llm.Request) *llm.Request { q.Tools[1].Description = "x"; return q }, "Tools[1] (Bash) changed", false},
+	{"tool schema bytes in place", func(q *llm.Request) *llm.Request { q.Tools[0].InputSchema[2] = 'T'; return q }, "Tools[0] (Read) changed", true},
+	{"text in place", func(q *llm.Request) *llm.Request { q.Messages[0].Content[0].Text = "read b.txt"; return q }, "Messages[0] (user) changed", true},
 	{"tool_use input bytes in place", func(q *llm.Request) *llm.Request {
 		q.Messages[1].Content[1].Input[2] = 'P'
 		return q
-	}, "Messages[1] (assistant) changed"},
-	{"tool_use id", func(q *llm.Request) *llm.Request { q.Messages[1].Content[1].ID = "tu9"; return q }, "Messages[1] (assistant) changed"},
-	{"tool_use name", func(q *llm.Request) *llm.Request { q.Messages[1].Content[1].Name = "Bash"; return q }, "Messages[1] (assistant) changed"},
+	}, "Messages[1] (assistant) changed", true},
+	{"tool_use id", func(q *llm.Request) *llm.Request { q.Messages[1].Content[1].ID = "tu9"; return q }, "Messages[1] (assistant) changed", true},
+	{"tool_use name", func(q *llm.Request) *llm.Request { q.Messages[1].Content[1].Name = "Bash"; return q }, "Messages[1] (assistant) changed", true},
 	{"block added", func(q *llm.Request) *llm.Request {
 		q.Messages[1].Content = append(q.Messages[1].Content, llm.TextBlock("more"))
 		return q
-	}, "Messages[1] (assistant) changed"},
-	{"tool_result tool_use_id", func(q *llm.Request) *llm.Request { q.Messages[2].Content[0].ToolUseID = "tu2"; return q }, "Messages[2] (user) changed"},
-	{"tool_result content", func(q *llm.Request) *llm.Request { q.Messages[2].Content[0].Content = "[redacted]"; return q }, "Messages[2] (user) changed"},
-	{"tool_result is_error", func(q *llm.Request) *llm.Request { q.Messages[2].Content[0].IsError = true; return q }, "Messages[2] (user) changed"},
-	{"role", func(q *llm.Request) *llm.Request { q.Messages[3].Role = llm.RoleUser; return q }, "Messages[3] (assistant) changed"},
-	{"history dropped", func(q *llm.Request) *llm.Request { q.Messages = q.Messages[2:]; return q }, "Messages[0] (user) changed"},
-	{"history truncated", func(q *llm.Request) *llm.Request { q.Messages = q.Messages[:2]; return q }, "Messages[2] (user) removed"},
+	}, "Messages[1] (assistant) changed", false},
+	{"tool_result tool_use_id", func(q *llm.Request) *llm.Request { q.Messages[2].Content[0].ToolUseID = "tu2"; return q }, "Messages[2] (user) changed", true},
+	{"tool_result content", func(q *llm.Request) *llm.Request { q.Messages[2].Content[0].Content = "[redacted]"; return q }, "Messages[2] (user) changed", true},
+	{"tool_result is_error", func(q *llm.Request) *llm.Request { q.Messages[2].Content[0].IsError = true; return q }, "Messages[2] (user) changed", true},
+	{"role", func(q *llm.Request) *llm.Request { q.Messages[3].Role = llm.RoleUser; return q }, "Messages[3] (assistant) changed", false},
+	{"history dropped", func(q *llm.Request) *llm.Request { q.Messages = q.Messages[2:]; return q }, "Messages[0] (user) changed", false},
+	{"history truncated", func(q *llm.Request) *llm.Request { q.Messages = q.Messages[:2]; return q }, "Messages[2] (user) removed", false},
 }
 
 func TestCacheGuardRefusesPrefixChanges(t *testing.T) {
 	for _, tc := range prefixEdits {
-		t.Run(tc.name, func(t *testing.T) {
+		for _, strict := range []bool{false, true} {
+			if tc.inPlace && !strict {
+				continue
+			}
+			name := tc.name
+			if strict {
+				name += "/strict"
+			}
+			t.Run(name, func(t *testing.T) { refused(t, tc.edit, tc.want, strict) })
+		}
+	}
+}
+
+// refused checks that the guard refuses edit, saying want, in each way a
+// middleware can lack the right to make it.
+func refused(t *testing.T, edit func(q *llm.Request) *llm.Request, want string, strict bool) {
+	t.Helper()
+	{
+		{
 			for _, c := range []struct {
 				allow  bool
 				reason string
@@ -84,26 +105,27 @@ func TestCacheGuardRefusesPrefixChanges(t *testing.T) {
 				{true, "", "no Metadata.CacheInvalidationReason"},
 			} {
 				r := middleware.NewRegistry()
+				r.SetStrictCacheGuard(strict)
 				var opts []middleware.Option
 				if c.allow {
 					opts = append(opts, middleware.AllowCacheInvalidation())
 				}
 				mustRegister(t)(r.RegisterLLMRequest("rewriter", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
-					return tc.edit(q), nil
+					return edit(q), nil
 				}, opts...))
 				req := conversation()
 				req.Metadata.CacheInvalidationReason = c.reason
 				provider := 0
 				_, err := callModel(r, req, &provider)
 				checkNamed(t, err, middleware.LLMRequest, "rewriter", middleware.ErrCacheInvalidation)
-				if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), c.why) {
-					t.Errorf("allow=%v reason=%q: err = %v, want it to say %q and %q", c.allow, c.reason, err, tc.want, c.why)
+				if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), c.why) {
+					t.Errorf("allow=%v reason=%q: err = %v, want it to say %q and %q", c.allow, c.reason, err, want, c.why)
 				}
 				if provider != 0 {
 					t.Errorf("the provider was called %d times after the guard refused", provider)
 				}
 			}
-		})
+		}
 	}
 }
 
@@ -111,6 +133,7 @@ func TestCacheGuardAllowsPrefixChangesWithOptionAndReason(t *testing.T) {
 	for _, tc := range prefixEdits {
 		t.Run(tc.name, func(t *testing.T) {
 			r := middleware.NewRegistry()
+			r.SetStrictCacheGuard(tc.inPlace)
 			mustRegister(t)(r.RegisterLLMRequest("rewriter", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
 				return tc.edit(q), nil
 			}, middleware.AllowCacheInvalidation()))
@@ -160,6 +183,7 @@ func TestCacheGuardAlwaysAllowsTheNewestUserTurnAndWhatIsNotPrefix(t *testing.T)
 // that ends with an assistant message has all of it in the prefix.
 func TestCacheGuardPrefixEndsBeforeTheTrailingUserMessages(t *testing.T) {
 	r := middleware.NewRegistry()
+	r.SetStrictCacheGuard(true) // the edits are made in place
 	target := 0
 	mustRegister(t)(r.RegisterLLMRequest("editor", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
 		q.Messages[target].Content[0].Text += "!"
@@ -221,7 +245,7 @@ func TestCacheGuardJudgesEachMiddlewareAgainstItsInput(t *testing.T) {
 	}
 
 	mustRegister(t)(r.RegisterLLMRequest("meddler", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
-		q.Messages[0].Content[0].Text = "changed"
+		q.Messages[0] = llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("changed")}}
 		return q, nil
 	}, middleware.Priority(3)))
 	req = conversation()
@@ -246,4 +270,51 @@ func callModel(r *middleware.Registry, req *llm.Request, providerCalls *int) (*l
 		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant}}, nil
 	})
 	return resp, err
+}
+
+// By reference (the default), the guard sees a message replaced or
+// re-sliced and takes a message rebuilt with the same content for the
+// same; a middleware that edits in place a block it shares with the
+// caller's transcript is caught by the strict guard, and the transcript
+// is what it was for the caller to see.
+func TestCacheGuardByReferenceAndStrict(t *testing.T) {
+	rebuild := func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
+		for i, m := range q.Messages {
+			q.Messages[i] = llm.Message{Role: m.Role, Content: append([]llm.Block(nil), m.Content...)}
+		}
+		return q, nil
+	}
+	for _, strict := range []bool{false, true} {
+		r := middleware.NewRegistry()
+		r.SetStrictCacheGuard(strict)
+		mustRegister(t)(r.RegisterLLMRequest("rebuild", rebuild))
+		if _, err := r.ApplyLLMRequest(context.Background(), conversation()); err != nil {
+			t.Errorf("strict=%v: the same content rebuilt: %v", strict, err)
+		}
+	}
+	r := middleware.NewRegistry()
+	mustRegister(t)(r.RegisterLLMRequest("swap", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
+		q.Messages[1] = q.Messages[3]
+		return q, nil
+	}))
+	if _, err := r.ApplyLLMRequest(context.Background(), conversation()); !errors.Is(err, middleware.ErrCacheInvalidation) || !strings.Contains(err.Error(), "Messages[1] (assistant) changed") {
+		t.Errorf("a message replaced: %v", err)
+	}
+
+	// The caller's transcript shares its blocks with the request, as the
+	// agent's does: the strict guard catches the edit made through them.
+	transcript := conversation().Messages
+	r = middleware.NewRegistry()
+	r.SetStrictCacheGuard(true)
+	mustRegister(t)(r.RegisterLLMRequest("redact", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
+		q.Messages[2].Content[0].Content = "[redacted]"
+		return q, nil
+	}))
+	req := conversation()
+	req.Messages = append([]llm.Message(nil), transcript...)
+	_, err := r.ApplyLLMRequest(context.Background(), req)
+	checkNamed(t, err, middleware.LLMRequest, "redact", middleware.ErrCacheInvalidation)
+	if !strings.Contains(err.Error(), "Messages[2] (user) changed") {
+		t.Errorf("err = %v", err)
+	}
 }

@@ -240,7 +240,16 @@ type Registry struct {
 	mu   sync.Mutex // serialises registrations
 	seq  uint64
 	snap atomic.Pointer[snapshot]
+	// strict: the cache guard copies the prefix by value (see
+	// ApplyLLMRequest).
+	strict atomic.Bool
 }
+
+// SetStrictCacheGuard makes the cache guard of ApplyLLMRequest copy the
+// prefix by value before the chain, so that it also catches a middleware
+// that edits, in place, a block the caller shares — at the cost of a copy
+// of the conversation per model call. For tests: orcatest turns it on.
+func (r *Registry) SetStrictCacheGuard(on bool) { r.strict.Store(on) }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{} }

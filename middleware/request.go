@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
@@ -53,10 +54,19 @@ func (r *Registry) ApplyToolRequest(ctx context.Context, call *tool.Call) (*tool
 // of the newest user turn, and adding messages after the prefix, is always
 // allowed.
 //
-// The prefix is copied by value before the first middleware runs — text,
-// ids, names, tool_use ids, content, is_error, input and schema bytes — so
-// edits made in place are caught as well as replaced slices. Model,
-// MaxTokens and Metadata are not part of the prefix.
+// The guard compares the prefix after each middleware with the prefix
+// before it. By default it keeps the prefix's messages by reference (a
+// copy of the message headers, pooled: no allocation, and no copy of the
+// conversation's content): a message replaced or removed, a content list
+// replaced or re-sliced, the system prompt or a tool definition changed
+// are caught, and a message rebuilt with the same content is not a
+// change. An edit made in place inside a block the caller still shares
+// — Messages[i].Content[j].Text assigned — is not seen by reference; the
+// strict guard (SetStrictCacheGuard; orcatest turns it on) copies the
+// prefix by value — text, ids, names, tool_use ids, content, is_error,
+// input and schema bytes — and catches those too, at the cost of a copy
+// of the conversation per call. Model, MaxTokens and Metadata are not
+// part of the prefix.
 //
 // Middleware may edit req in place. A refused edit is not undone, so a
 // caller that keeps slices of req (a transcript) should not reuse req after
@@ -70,7 +80,9 @@ func (r *Registry) ApplyLLMRequest(ctx context.Context, req *llm.Request) (*llm.
 		return nil, errors.New("middleware: llm_request: nil request")
 	}
 	reason := req.Metadata.CacheInvalidationReason
-	before := takePrefix(req)
+	strict := r.strict.Load()
+	before := takePrefix(req, strict)
+	defer before.release()
 	for _, e := range s.llmRequest {
 		next, err := pipe(ctx, e.fn, req)
 		if err != nil {
@@ -86,7 +98,8 @@ func (r *Registry) ApplyLLMRequest(ctx context.Context, req *llm.Request) (*llm.
 			if err != nil {
 				return nil, &Error{Chain: LLMRequest, Middleware: e.name, Err: err}
 			}
-			before = takePrefix(next) // the next middleware is judged against this one's output
+			before.release()
+			before = takePrefix(next, strict) // the next middleware is judged against this one's output
 		}
 		req = next
 	}
@@ -118,17 +131,35 @@ func cachedLen(msgs []llm.Message) int {
 	return k
 }
 
-// prefix is a copy, by value, of a request's cache-sensitive prefix. Its
-// blocks share one slice and its bytes one arena, so a copy costs four
-// allocations whatever the length of the conversation.
+// prefix is the cache-sensitive prefix of a request, kept by reference
+// (the message and tool headers, in pooled slices) or, strict, copied by
+// value (its blocks share one slice and its bytes one arena, so a copy
+// costs four allocations whatever the length of the conversation).
 type prefix struct {
 	system string
 	tools  []llm.ToolDefinition
 	msgs   []llm.Message
+	// pooled: tools and msgs are headers only, from headers; release
+	// hands them back.
+	pooled *headers
 }
 
-func takePrefix(r *llm.Request) prefix {
+// headers are reusable slices for the prefix kept by reference.
+type headers struct {
+	tools []llm.ToolDefinition
+	msgs  []llm.Message
+}
+
+var headerPool = sync.Pool{New: func() any { return new(headers) }}
+
+func takePrefix(r *llm.Request, strict bool) prefix {
 	msgs := r.Messages[:cachedLen(r.Messages)]
+	if !strict {
+		h := headerPool.Get().(*headers)
+		h.tools = append(h.tools[:0], r.Tools...)
+		h.msgs = append(h.msgs[:0], msgs...)
+		return prefix{system: r.System, tools: h.tools, msgs: h.msgs, pooled: h}
+	}
 	nBlocks, nBytes := 0, 0
 	for _, t := range r.Tools {
 		nBytes += len(t.InputSchema)
@@ -171,6 +202,20 @@ func takePrefix(r *llm.Request) prefix {
 	return p
 }
 
+// release hands a prefix kept by reference back to the pool, holding on
+// to none of the request's content.
+func (p *prefix) release() {
+	h := p.pooled
+	if h == nil {
+		return
+	}
+	p.pooled = nil
+	clear(h.tools)
+	clear(h.msgs)
+	h.tools, h.msgs = h.tools[:0], h.msgs[:0]
+	headerPool.Put(h)
+}
+
 // diff says how r's prefix differs from p, or returns "" if it does not.
 func (p *prefix) diff(r *llm.Request) string {
 	if r.System != p.system {
@@ -181,7 +226,7 @@ func (p *prefix) diff(r *llm.Request) string {
 	}
 	for i, t := range p.tools {
 		u := r.Tools[i]
-		if u.Name != t.Name || u.Description != t.Description || !bytes.Equal(u.InputSchema, t.InputSchema) {
+		if u.Name != t.Name || u.Description != t.Description || !sameBytes(u.InputSchema, t.InputSchema) {
 			return fmt.Sprintf("Tools[%d] (%s) changed", i, t.Name)
 		}
 	}
@@ -189,11 +234,23 @@ func (p *prefix) diff(r *llm.Request) string {
 		if i == len(r.Messages) {
 			return fmt.Sprintf("Messages[%d] (%s) removed", i, m.Role)
 		}
-		if !sameMessage(r.Messages[i], m) {
+		n := r.Messages[i]
+		if n.Role == m.Role && len(n.Content) == len(m.Content) && (len(m.Content) == 0 || &n.Content[0] == &m.Content[0]) {
+			continue // the same blocks (by value: see strict)
+		}
+		if !sameMessage(n, m) {
 			return fmt.Sprintf("Messages[%d] (%s) changed", i, m.Role)
 		}
 	}
 	return ""
+}
+
+// sameBytes is bytes.Equal, at once for the same bytes.
+func sameBytes(a, b []byte) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return bytes.Equal(a, b)
 }
 
 func sameMessage(a, b llm.Message) bool {

@@ -162,6 +162,9 @@ func NewNode(t testing.TB, opts ...Option) *Node {
 		svc := cfg.services
 		t.Cleanup(func() { svc.Close() })
 	}
+	// A test's middleware is held to the cache guard's strict check: an
+	// edit in place of a block the transcript shares is caught too.
+	cfg.services.Middleware.SetStrictCacheGuard(true)
 	if cfg.store == nil {
 		cfg.store = store.NewMemory()
 		st := cfg.store

@@ -110,7 +110,7 @@ func RegisterWith(reg *hook.Registry, specs []Spec, workspace string, opts Optio
 		if err == nil {
 			c.If, c.Env, c.Async = s.If, s.Env, s.Async
 			var u func()
-			u, err = reg.Register(c.hook, s.Name(), c, hook.Priority(i), hook.Timeout(c.timeout()+waitDelay+time.Second))
+			u, err = reg.Register(c.hook, s.Name(), c, hook.Priority(i), hook.Timeout(c.timeout()+waitDelay+time.Second), hook.MayBlock())
 			undo = append(undo, u)
 		}
 		if err != nil {
