@@ -6,8 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fdDir is a Dir on Linux: the folder's descriptor, and one openat(2) per
@@ -23,10 +27,76 @@ type fdDir struct {
 	path string
 }
 
+// heldRoot is the workspace root as an open descriptor, opened on first
+// use, from which OpenDir resolves a folder's whole path in one openat2(2).
+type heldRoot struct {
+	once  sync.Once
+	f     *os.File // nil if it could not be opened
+	rc    syscall.RawConn
+	noAt2 atomic.Bool // openat2 is missing or forbidden here
+}
+
+func (h *heldRoot) close() {
+	h.once.Do(func() {}) // none from now on
+	if h.f != nil {
+		h.f.Close()
+	}
+}
+
+// beneath opens the folder rel in one openat2(2) call with RESOLVE_BENEATH,
+// for which the kernel refuses to resolve a path anywhere but below the
+// root, whatever the path or its symlinks say and however they are swapped
+// meanwhile. It returns nil whenever that call does not simply succeed:
+// the caller then asks os.Root, whose answer (the error, or a folder
+// opened by a path openat2 refused, such as through a link that os.Root
+// accepts) is the one that counts. So openat2 only makes the common case
+// fast; it never changes what is opened or refused.
+func (l *Local) beneath(rel string) *os.File {
+	h := &l.held
+	h.once.Do(func() {
+		f, err := l.root.Open(".")
+		if err != nil {
+			return
+		}
+		rc, err := f.SyscallConn()
+		if err != nil {
+			f.Close()
+			return
+		}
+		h.f, h.rc = f, rc
+	})
+	if h.f == nil || h.noAt2.Load() {
+		return nil
+	}
+	fd, err := -1, error(nil)
+	how := unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	cerr := h.rc.Control(func(rootfd uintptr) {
+		for {
+			fd, err = unix.Openat2(int(rootfd), rel, &how)
+			if err != unix.EINTR {
+				return
+			}
+		}
+	})
+	if cerr == nil && (err == unix.ENOSYS || err == unix.EPERM) {
+		h.noAt2.Store(true) // an old kernel, or a seccomp filter
+	}
+	if cerr != nil || err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), rel)
+}
+
 func (l *Local) openDir(name, rel string) (Dir, error) {
-	f, err := l.root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY, 0)
-	if err != nil {
-		return nil, l.wrap(name, err)
+	f := l.beneath(rel)
+	if f == nil {
+		var err error
+		if f, err = l.root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY, 0); err != nil {
+			return nil, l.wrap(name, err)
+		}
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {

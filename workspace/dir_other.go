@@ -17,6 +17,11 @@ type rootDir struct {
 	path string
 }
 
+// heldRoot has nothing to hold where OpenDir goes through os.Root alone.
+type heldRoot struct{}
+
+func (heldRoot) close() {}
+
 func (l *Local) openDir(name, rel string) (Dir, error) {
 	r, err := l.root.OpenRoot(rel)
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package workspace_test
 
 import (
@@ -27,6 +29,21 @@ func mkfile(t *testing.T, root, rel, content string) {
 	}
 }
 
+// bothWays runs test on a fresh workspace whose OpenDir uses openat2(2),
+// where the system has it, and on one whose OpenDir goes through os.Root
+// alone.
+func bothWays(t *testing.T, test func(t *testing.T, l *workspace.Local, root string)) {
+	t.Run("openat2", func(t *testing.T) {
+		l, root := open(t)
+		test(t, l, root)
+	})
+	t.Run("os.Root", func(t *testing.T) {
+		l, root := open(t)
+		workspace.NoOpenat2(l)
+		test(t, l, root)
+	})
+}
+
 func readAll(t *testing.T, d workspace.Dir, name string) (string, error) {
 	t.Helper()
 	f, err := d.OpenFile(name)
@@ -38,8 +55,9 @@ func readAll(t *testing.T, d workspace.Dir, name string) (string, error) {
 	return string(b), err
 }
 
-func TestDirOpensFilesOfTheFolder(t *testing.T) {
-	l, root := open(t)
+func TestDirOpensFilesOfTheFolder(t *testing.T) { bothWays(t, testDirOpensFilesOfTheFolder) }
+
+func testDirOpensFilesOfTheFolder(t *testing.T, l *workspace.Local, root string) {
 	big := strings.Repeat("0123456789abcdef", 70_000) + "tail" // over a MiB, not a multiple of a page
 	mkfile(t, root, "a/b/c.txt", "deep\n")
 	mkfile(t, root, "a/b/big.txt", big)
@@ -113,7 +131,10 @@ func TestDirOpensFilesOfTheFolder(t *testing.T) {
 // blocking on a FIFO and without following a symlink, even to a file
 // inside the workspace.
 func TestDirRefusesWhatIsNotARegularEntry(t *testing.T) {
-	l, root := open(t)
+	bothWays(t, testDirRefusesWhatIsNotARegularEntry)
+}
+
+func testDirRefusesWhatIsNotARegularEntry(t *testing.T, l *workspace.Local, root string) {
 	outside := t.TempDir()
 	mkfile(t, outside, "secret", "secret\n")
 	mkfile(t, root, "sub/in.txt", "inside\n")
@@ -175,8 +196,9 @@ func TestDirRefusesWhatIsNotARegularEntry(t *testing.T) {
 	}
 }
 
-func TestOpenDirRefusesFoldersOutside(t *testing.T) {
-	l, root := open(t)
+func TestOpenDirRefusesFoldersOutside(t *testing.T) { bothWays(t, testOpenDirRefusesFoldersOutside) }
+
+func testOpenDirRefusesFoldersOutside(t *testing.T, l *workspace.Local, root string) {
 	outside := t.TempDir()
 	mkfile(t, outside, "secret", "secret\n")
 	mkfile(t, root, "in/x.txt", "x\n")
@@ -192,6 +214,29 @@ func TestOpenDirRefusesFoldersOutside(t *testing.T) {
 		}
 		if !errors.Is(err, workspace.ErrOutside) {
 			t.Errorf("OpenDir(%q) = %v, want ErrOutside", name, err)
+		}
+	}
+	// Where a link leads inside, OpenDir decides as Open (os.Root) does,
+	// whatever openat2 would (it refuses absolute links, which os.Root
+	// may not: os.Root's answer counts).
+	os.Symlink(filepath.Join(root, "in"), filepath.Join(root, "abs-in"))
+	os.Symlink("in-link", filepath.Join(root, "chain"))
+	os.MkdirAll(filepath.Join(root, "sub"), 0o755)
+	os.Symlink("../in", filepath.Join(root, "sub", "up"))
+	for _, name := range []string{"in-link", "abs-in", "chain", "sub/up", "sub/../in", "abs-in/../in", "chain/../in"} {
+		f, rerr := l.Open(name)
+		if rerr == nil {
+			f.Close()
+		}
+		d, err := l.OpenDir(name)
+		if err == nil {
+			if got, rerr := readAll(t, d, "x.txt"); rerr != nil || got != "x\n" {
+				t.Errorf("OpenDir(%s) then x.txt: %q, %v", name, got, rerr)
+			}
+			d.Close()
+		}
+		if (err == nil) != (rerr == nil) {
+			t.Errorf("OpenDir(%s) = %v; Open = %v", name, err, rerr)
 		}
 	}
 	// A link that stays inside is followed, as by Open.
@@ -211,7 +256,10 @@ func TestOpenDirRefusesFoldersOutside(t *testing.T) {
 // keeps reading the folder it opened; one opened after is refused.
 // Concurrent readers and swappers check the same under the race detector.
 func TestDirSurvivesAFolderSwappedForALink(t *testing.T) {
-	l, root := open(t)
+	bothWays(t, testDirSurvivesAFolderSwappedForALink)
+}
+
+func testDirSurvivesAFolderSwappedForALink(t *testing.T, l *workspace.Local, root string) {
 	outside := t.TempDir()
 	mkfile(t, outside, "f.txt", "secret\n")
 	mkfile(t, root, "sub/f.txt", "inside\n")
