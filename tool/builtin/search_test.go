@@ -509,6 +509,17 @@ func TestGrepWithoutDirOpener(t *testing.T) {
 	if err := os.Symlink("../../main.go", filepath.Join(f.dir, "pkg", "sub", "link.go")); err != nil {
 		t.Fatal(err)
 	}
+	// A .gitignore that is a symlink (inside the workspace) is read
+	// through it, as Grep always has; git has ignored such files since
+	// 2.32, but the walk keeps its rule.
+	f.write("shared-ignore", "more.go\n")
+	f.write("other/deeper/more.go", "needle\n")
+	if err := os.Symlink("../../shared-ignore", filepath.Join(f.dir, "other", "deeper", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	got := f.ok(f.call("Grep", map[string]any{"pattern": "needle"}))
+	contains(t, got, "pkg/sub/more.go")
+	lacks(t, got, "other/deeper/more.go")
 	with, without := &grepTool{fs: f.fs}, &grepTool{fs: plainFS{f.fs}}
 	if _, ok := without.fs.(workspace.DirOpener); ok {
 		t.Fatal("plainFS is a DirOpener")
@@ -528,7 +539,7 @@ func TestGrepWithoutDirOpener(t *testing.T) {
 	}
 	// The walk does not follow symlinks, but a path named explicitly is
 	// searched through one.
-	got := f.ok(f.call("Grep", map[string]any{"pattern": "needle", "path": "pkg/sub/link.go", "output_mode": "content"}))
+	got = f.ok(f.call("Grep", map[string]any{"pattern": "needle", "path": "pkg/sub/link.go", "output_mode": "content"}))
 	if got != "pkg/sub/link.go:3:func main() { needle() }" {
 		t.Errorf("Grep through an explicit symlink = %q", got)
 	}
