@@ -5,7 +5,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -114,32 +113,34 @@ func (d *fdDir) OpenFile(name string) (fs.File, error) {
 	if err := checkEntryName(d.path, name); err != nil {
 		return nil, err
 	}
-	p := joinEntry(d.path, name)
-	fd, err := -1, error(nil)
+	// The file is made first so that the function Control runs captures
+	// it alone: one allocation less per file for a search of thousands.
+	f := &fdFile{fd: -1, dir: d.path, name: name}
 	cerr := d.rc.Control(func(dirfd uintptr) {
 		for {
-			fd, err = syscall.Openat(int(dirfd), name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
-			if err != syscall.EINTR {
+			f.fd, f.err = syscall.Openat(int(dirfd), f.name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
+			if f.err != syscall.EINTR {
 				return
 			}
 		}
 	})
+	err := f.err
+	f.err = nil
 	switch {
 	case cerr != nil:
-		return nil, &fs.PathError{Op: "open", Path: p, Err: cerr}
+		return nil, &fs.PathError{Op: "open", Path: f.path(), Err: cerr}
 	case err == syscall.ELOOP:
-		return nil, &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w: it is a symbolic link", ErrNotRegular)}
+		return nil, &fs.PathError{Op: "open", Path: f.path(), Err: fmt.Errorf("%w: it is a symbolic link", ErrNotRegular)}
 	case err != nil:
-		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+		return nil, &fs.PathError{Op: "open", Path: f.path(), Err: err}
 	}
-	f := &fdFile{fd: fd, path: p}
-	if err := syscall.Fstat(fd, &f.st); err != nil {
-		syscall.Close(fd)
-		return nil, &fs.PathError{Op: "stat", Path: p, Err: err}
+	if err := syscall.Fstat(f.fd, &f.st); err != nil {
+		syscall.Close(f.fd)
+		return nil, &fs.PathError{Op: "stat", Path: f.path(), Err: err}
 	}
 	if f.st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		syscall.Close(fd)
-		return nil, &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w: it is a %v", ErrNotRegular, fileMode(&f.st).Type())}
+		syscall.Close(f.fd)
+		return nil, &fs.PathError{Op: "open", Path: f.path(), Err: fmt.Errorf("%w: it is a %v", ErrNotRegular, fileMode(&f.st).Type())}
 	}
 	// O_NONBLOCK has no effect on reading a regular file; it stays set.
 	return f, nil
@@ -148,11 +149,16 @@ func (d *fdDir) OpenFile(name string) (fs.File, error) {
 // fdFile is a regular file opened by fdDir. It is not safe for concurrent
 // use, as an fs.File need not be.
 type fdFile struct {
-	fd   int // -1 once closed
-	path string
+	fd   int    // -1 once closed
+	dir  string // the fdDir's Path
+	name string
+	err  error          // of the openat, while OpenFile runs
 	st   syscall.Stat_t // at open
 	off  int64          // bytes read
 }
+
+// path names the file in errors; it is joined only when one needs it.
+func (f *fdFile) path() string { return joinEntry(f.dir, f.name) }
 
 // Read implements io.Reader. A read that comes back short once the size
 // the file had when it was opened is reached ends the file, with io.EOF
@@ -160,7 +166,7 @@ type fdFile struct {
 // whose size is 0 (as /proc's files say they are) is read to a zero read.
 func (f *fdFile) Read(p []byte) (int, error) {
 	if f.fd < 0 {
-		return 0, &fs.PathError{Op: "read", Path: f.path, Err: fs.ErrClosed}
+		return 0, &fs.PathError{Op: "read", Path: f.path(), Err: fs.ErrClosed}
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -171,7 +177,7 @@ func (f *fdFile) Read(p []byte) (int, error) {
 			continue
 		}
 		if err != nil {
-			return 0, &fs.PathError{Op: "read", Path: f.path, Err: err}
+			return 0, &fs.PathError{Op: "read", Path: f.path(), Err: err}
 		}
 		if n == 0 {
 			return 0, io.EOF
@@ -187,19 +193,19 @@ func (f *fdFile) Read(p []byte) (int, error) {
 // Stat returns what the file was when it was opened.
 func (f *fdFile) Stat() (fs.FileInfo, error) {
 	if f.fd < 0 {
-		return nil, &fs.PathError{Op: "stat", Path: f.path, Err: fs.ErrClosed}
+		return nil, &fs.PathError{Op: "stat", Path: f.path(), Err: fs.ErrClosed}
 	}
-	return &fdInfo{name: path.Base(f.path), st: f.st}, nil
+	return &fdInfo{name: f.name, st: f.st}, nil
 }
 
 func (f *fdFile) Close() error {
 	if f.fd < 0 {
-		return &fs.PathError{Op: "close", Path: f.path, Err: fs.ErrClosed}
+		return &fs.PathError{Op: "close", Path: f.path(), Err: fs.ErrClosed}
 	}
 	err := syscall.Close(f.fd)
 	f.fd = -1
 	if err != nil {
-		return &fs.PathError{Op: "close", Path: f.path, Err: err}
+		return &fs.PathError{Op: "close", Path: f.path(), Err: err}
 	}
 	return nil
 }
