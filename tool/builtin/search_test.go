@@ -544,3 +544,28 @@ func TestGrepWithoutDirOpener(t *testing.T) {
 		t.Errorf("Grep through an explicit symlink = %q", got)
 	}
 }
+
+// FuzzLiteralLines checks on any pattern and text what
+// TestLiteralLinesMatchTheRegexpAlone checks on chosen ones: the lines
+// found through the literal are those the regular expression alone finds.
+func FuzzLiteralLines(f *testing.F) {
+	f.Add(`func \w+\(ctx`, "func f(ctx)\nFUNC G(CTX\n", true)
+	f.Add(`errors\.New`, "errors.New\nerrors.Nex\n", false)
+	f.Add(`^dead(line)+ exc$`, "deadlinelineEXC\n\u212a\n", true)
+	f.Fuzz(func(t *testing.T, pattern, text string, fold bool) {
+		re, lit, err := compilePattern(pattern, fold, false)
+		if err != nil || lit.text == nil {
+			return
+		}
+		data := []byte(text)
+		lines := func(lit literal) []int {
+			s := &search{re: re, literal: lit, find: newFinder(lit), mode: modeContent}
+			var got []int
+			s.matchLines(data, func(l int) bool { got = append(got, l); return true })
+			return got
+		}
+		if with, without := lines(lit), lines(literal{}); !slices.Equal(with, without) {
+			t.Errorf("%q -i %v on %q: lines %v with the literal %q, %v without", pattern, fold, text, with, lit.text, without)
+		}
+	})
+}
