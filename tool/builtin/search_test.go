@@ -547,7 +547,8 @@ func TestGrepWithoutDirOpener(t *testing.T) {
 
 // FuzzLiteralLines checks on any pattern and text what
 // TestLiteralLinesMatchTheRegexpAlone checks on chosen ones: the lines
-// found through the literal are those the regular expression alone finds.
+// found through the literal are those the regular expression alone finds,
+// and in multiline mode no text the pattern matches lacks the literal.
 func FuzzLiteralLines(f *testing.F) {
 	f.Add(`func \w+\(ctx`, "func f(ctx)\nFUNC G(CTX\n", true)
 	f.Add(`errors\.New`, "errors.New\nerrors.Nex\n", false)
@@ -566,6 +567,12 @@ func FuzzLiteralLines(f *testing.F) {
 		}
 		if with, without := lines(lit), lines(literal{}); !slices.Equal(with, without) {
 			t.Errorf("%q -i %v on %q: lines %v with the literal %q, %v without", pattern, fold, text, with, lit.text, without)
+		}
+		// In multiline mode the literal only rules out whole files.
+		if re, lit, err := compilePattern(pattern, fold, true); err == nil && lit.text != nil {
+			if re.Match(data) && newFinder(lit).index(data) < 0 {
+				t.Errorf("%q -i %v multiline matches %q, which lacks the literal %q", pattern, fold, text, lit.text)
+			}
 		}
 	})
 }
