@@ -22,6 +22,7 @@ type Local struct {
 	real   string // dir with symlinks resolved
 	guard  func(rel string) error
 	closed atomic.Bool
+	held   heldRoot // the root as a descriptor, for OpenDir
 }
 
 // LocalOption configures OpenLocal.
@@ -308,6 +309,7 @@ func (l *Local) Close() error {
 	if l.closed.Swap(true) {
 		return nil
 	}
+	l.held.close()
 	return l.root.Close()
 }
 

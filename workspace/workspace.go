@@ -4,7 +4,9 @@
 // by an os.Root, so that "..", absolute paths outside the root and symlinks
 // that lead out are refused by the operating system, not by string checks
 // alone. Every path a tool receives from a model goes through Resolve first,
-// and every refusal names the path it refused.
+// and every refusal names the path it refused. A caller that reads many
+// files of one folder can hold the folder open through DirOpener (Local
+// implements it) and open each file relative to it.
 package workspace
 
 import (

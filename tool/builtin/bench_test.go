@@ -2,37 +2,49 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/orca-agent/orca/tool"
-	"github.com/orca-agent/orca/workspace"
+	"time"
 )
 
 // BenchmarkGrep searches the Go distribution's source tree, as a model
-// looking for context-taking functions in a large repository would.
+// looking through a large repository would, with each of rgCases. When rg
+// is installed, every iteration also runs rg on the same question (outside
+// the timer, right after Grep, so both see the same load) and the
+// benchmark reports Grep's wall time over rg's as "x-rg" and rg's own as
+// "rg-ns/op". TestGrepAgreesWithRipgrep checks that the two find the same
+// matches.
 func BenchmarkGrep(b *testing.B) {
-	goroot, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		b.Skipf("go env GOROOT: %v", err)
-	}
-	fsys, err := workspace.OpenLocal(filepath.Join(strings.TrimSpace(string(goroot)), "src"))
-	if err != nil {
-		b.Skipf("no GOROOT source tree: %v", err)
-	}
-	defer fsys.Close()
+	fsys, dir := goSource(b)
 	grep := &grepTool{fs: fsys}
-	call := &tool.Call{Name: "Grep", Input: json.RawMessage(`{"pattern": "func \\w+\\(ctx context\\.Context", "output_mode": "files_with_matches"}`)}
-	r := grep.Execute(context.Background(), call)
-	if r.IsError || !strings.HasPrefix(r.Content, "Found ") {
-		b.Fatalf("Grep failed: %.300s", r.Content)
-	}
-	b.Logf("%s", r.Content[:strings.IndexByte(r.Content, '\n')])
-	b.ReportAllocs()
-	for b.Loop() {
-		grep.Execute(context.Background(), call)
+	_, rgErr := exec.LookPath("rg")
+	for _, c := range rgCases {
+		b.Run(c.name, func(b *testing.B) {
+			call := c.call(c.mode)
+			r := grep.Execute(context.Background(), call)
+			if r.IsError || r.Content == "" || strings.HasPrefix(r.Content, "No matches") {
+				b.Fatalf("Grep failed: %.300s", r.Content)
+			}
+			args := c.rgArgs(c.mode)
+			b.ReportAllocs()
+			var orca, rg time.Duration
+			for b.Loop() {
+				start := time.Now()
+				grep.Execute(context.Background(), call)
+				orca += time.Since(start)
+				if rgErr == nil {
+					b.StopTimer()
+					start = time.Now()
+					runRg(b, dir, args)
+					rg += time.Since(start)
+					b.StartTimer()
+				}
+			}
+			if rg > 0 {
+				b.ReportMetric(float64(orca)/float64(rg), "x-rg")
+				b.ReportMetric(float64(rg.Nanoseconds())/float64(b.N), "rg-ns/op")
+			}
+		})
 	}
 }

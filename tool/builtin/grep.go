@@ -183,7 +183,8 @@ const (
 // search is one Grep call, compiled.
 type search struct {
 	re        *regexp.Regexp
-	literal   []byte // every match contains it; nil if none is known
+	literal   literal // every match contains it
+	find      *finder // finds literal; nil if there is none
 	mode      string
 	multiline bool
 	before    int
@@ -233,6 +234,7 @@ func (t *grepTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	if err != nil {
 		return tool.Errorf("Grep: %v", err)
 	}
+	s.find = newFinder(s.literal)
 	keep, err := fileFilter(in.Glob, in.Type)
 	if err != nil {
 		return tool.Errorf("Grep: %v", err)
@@ -257,6 +259,7 @@ func (t *grepTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return tool.Errorf("Grep path %s is not a regular file or a directory (%v)", target, fi.Mode().Type())
 	}
 	var files []string
+	opener, _ := t.fs.(workspace.DirOpener)
 	if fi.IsDir() {
 		var mu sync.Mutex
 		err = walkVisible(ctx, t.fs, rel, t.hidden, func(p string, d fs.DirEntry) error {
@@ -274,11 +277,12 @@ func (t *grepTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		slices.Sort(files)
 	} else {
 		// A file named explicitly is searched whatever the filters say, as
-		// rg does.
+		// rg does, and opened by its path, through a symlink if it is one.
 		files = []string{rel}
+		opener = nil
 	}
 
-	results, n := t.run(ctx, s, files)
+	results, n := t.run(ctx, s, files, opener)
 	if err := ctx.Err(); err != nil {
 		return tool.Errorf("Grep %q in %s: %v", in.Pattern, target, err)
 	}
@@ -293,13 +297,18 @@ func (t *grepTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	return tool.Result{Content: out, Response: &grepResponse{Mode: s.mode, Content: out}}
 }
 
-// run searches files with a bounded pool of goroutines, taking files in
-// path order. It stops taking files once the files searched so far, in
-// order, hold more entries than the output can show, so the result is the
-// same whichever goroutine finishes first. It returns the results and the
-// length of the searched prefix of files.
-func (t *grepTool) run(ctx context.Context, s *search, files []string) ([]fileResult, int) {
+// run searches files (sorted by path) with a bounded pool of goroutines,
+// taking them in path order in batches of the files of one folder. With an
+// opener, a worker opens a folder once and each of its files relative to
+// it, refusing any that is no longer a regular file; without, it opens
+// each file by its path with Open. It stops taking
+// files once the files searched so far, in order, hold more entries than
+// the output can show, so the result is the same whichever goroutine
+// finishes first. It returns the results and the length of the searched
+// prefix of files.
+func (t *grepTool) run(ctx context.Context, s *search, files []string, opener workspace.DirOpener) ([]fileResult, int) {
 	results := make([]fileResult, len(files))
+	batches := folderBatches(files)
 	var (
 		next     atomic.Int64
 		stop     atomic.Bool
@@ -309,27 +318,52 @@ func (t *grepTool) run(ctx context.Context, s *search, files []string) ([]fileRe
 		total    int // entries in files[:frontier]
 		wg       sync.WaitGroup
 	)
-	workers := min(len(files), max(4, 2*runtime.GOMAXPROCS(0)), 16)
+	finish := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		done[i] = true
+		for frontier < len(files) && done[frontier] {
+			total += results[frontier].entries
+			frontier++
+		}
+		if total > s.limit {
+			stop.Store(true)
+		}
+	}
+	workers := min(len(batches), max(4, 2*runtime.GOMAXPROCS(0)), 16)
 	for range workers {
 		wg.Go(func() {
 			r := readerPool.Get().(*reader)
 			defer r.release()
 			for !stop.Load() && ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) {
+				k := int(next.Add(1) - 1)
+				if k >= len(batches) {
 					return
 				}
-				results[i] = s.file(t.fs, files[i], r)
-				mu.Lock()
-				done[i] = true
-				for frontier < len(files) && done[frontier] {
-					total += results[frontier].entries
-					frontier++
+				b := batches[k]
+				var dir workspace.Dir
+				if opener != nil {
+					// A folder that cannot be opened is left to Open, file
+					// by file, which says why in each file's result.
+					dir, _ = opener.OpenDir(b.dir)
 				}
-				if total > s.limit {
-					stop.Store(true)
+				for _, i := range b.files {
+					if stop.Load() || ctx.Err() != nil {
+						break
+					}
+					var f fs.File
+					var err error
+					if dir != nil {
+						f, err = dir.OpenFile(path.Base(files[i]))
+					} else {
+						f, err = t.fs.Open(files[i])
+					}
+					results[i] = s.file(f, err, files[i], r)
+					finish(i)
 				}
-				mu.Unlock()
+				if dir != nil {
+					dir.Close()
+				}
 			}
 		})
 	}
@@ -337,7 +371,37 @@ func (t *grepTool) run(ctx context.Context, s *search, files []string) ([]fileRe
 	return results, frontier
 }
 
-// reader is a Grep worker's read buffer; the pool lets a search reuse the
+// grepBatchFiles bounds a batch, so that a large folder is still searched
+// by several workers.
+const grepBatchFiles = 64
+
+// batch is files of one folder, by their index in the sorted list.
+type batch struct {
+	dir   string
+	files []int
+}
+
+// folderBatches groups sorted files by folder, in the order of each
+// folder's first file, each folder's files in order and at most
+// grepBatchFiles to a batch. The files of a folder need not be adjacent:
+// "a/b.go" < "a/b/c.go" < "a/c.go".
+func folderBatches(files []string) []batch {
+	var batches []batch
+	open := make(map[string]int) // folder → its batch that still has room
+	for i, f := range files {
+		dir := path.Dir(f)
+		k, ok := open[dir]
+		if !ok || len(batches[k].files) == grepBatchFiles {
+			k = len(batches)
+			batches = append(batches, batch{dir: dir})
+			open[dir] = k
+		}
+		batches[k].files = append(batches[k].files, i)
+	}
+	return batches
+}
+
+// reader is a Grep worker's buffers; the pool lets a search reuse the
 // memory of the one before.
 type reader struct {
 	buf   bytes.Buffer
@@ -357,9 +421,9 @@ func (r *reader) release() {
 	}
 }
 
-// file searches one file, reading it with r.
-func (s *search) file(fsys workspace.FileSystem, name string, r *reader) fileResult {
-	f, err := fsys.Open(name)
+// file searches one file, f (or the error that opening it gave), named
+// name, reading it with r, and closes it.
+func (s *search) file(f fs.File, err error, name string, r *reader) fileResult {
 	if err != nil {
 		return fileResult{skipped: "cannot open it: " + err.Error()}
 	}
@@ -377,7 +441,22 @@ func (s *search) file(fsys workspace.FileSystem, name string, r *reader) fileRes
 	if bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0 {
 		return fileResult{skipped: "it is a binary file"}
 	}
-	if s.literal != nil && !bytes.Contains(data, s.literal) {
+	switch {
+	case s.find == nil:
+	case s.multiline:
+		if s.find.index(data) < 0 {
+			return fileResult{}
+		}
+	case s.mode == modeFiles:
+		// The first line that holds the literal and matches is enough.
+		found := false
+		s.literalLines(data, func(start, end int) bool {
+			found = s.re.Match(data[start:end])
+			return !found
+		})
+		if found {
+			return fileResult{count: 1, entries: 1}
+		}
 		return fileResult{}
 	}
 	switch s.mode {
@@ -406,11 +485,50 @@ func (s *search) file(fsys workspace.FileSystem, name string, r *reader) fileRes
 	return s.content(name, data, matched)
 }
 
-// matchLines calls fn with the 0-based number of every line that holds a
-// match (in multiline mode, every line a match spans), once per line and in
-// increasing order, until fn returns false.
+// literalLines calls fn with the bounds (without the line break) of every
+// line of data that holds s.literal, once per line and in order, until fn
+// returns false.
+func (s *search) literalLines(data []byte, fn func(start, end int) bool) {
+	n := len(s.literal.text)
+	for pos := 0; pos < len(data); { // pos is where a line begins
+		i := s.find.index(data[pos:])
+		if i < 0 {
+			return
+		}
+		at := pos + i
+		start := pos + bytes.LastIndexByte(data[pos:at], '\n') + 1
+		end := len(data)
+		if j := bytes.IndexByte(data[at+n:], '\n'); j >= 0 {
+			end = at + n + j
+		}
+		if !fn(start, end) {
+			return
+		}
+		pos = end + 1
+	}
+}
+
+// matchLines calls fn with the 0-based number of every line of data that
+// holds a match (in multiline mode, every line a match spans), once per line
+// and in increasing order, until fn returns false.
 func (s *search) matchLines(data []byte, fn func(line int) bool) {
 	if len(data) == 0 {
+		return
+	}
+	if !s.multiline && s.find != nil {
+		// Every match lies on one line and holds the literal: only the
+		// lines that hold it need the regular expression, which sees each
+		// alone. That is the same as seeing it in the file: ^ and $ match
+		// at line boundaries, \b sees no word character past either end.
+		line, at := 0, 0 // line is the number of the line that starts at at
+		s.literalLines(data, func(start, end int) bool {
+			if !s.re.Match(data[start:end]) {
+				return true
+			}
+			line += bytes.Count(data[at:start], nl)
+			at = start
+			return fn(line)
+		})
 		return
 	}
 	if s.multiline {
@@ -602,8 +720,8 @@ func (s *search) unit() string {
 // boundaries; unless multiline is set, no match may span a line break, so
 // character classes lose "\n", "." never matches it and a pattern that
 // needs a line break is refused. It also returns a literal every match
-// contains, for a quick test of whole files.
-func compilePattern(pattern string, ignoreCase, multiline bool) (*regexp.Regexp, []byte, error) {
+// contains, for a quick test of whole files and lines.
+func compilePattern(pattern string, ignoreCase, multiline bool) (*regexp.Regexp, literal, error) {
 	flags := syntax.Perl &^ syntax.OneLine
 	if ignoreCase {
 		flags |= syntax.FoldCase
@@ -613,18 +731,18 @@ func compilePattern(pattern string, ignoreCase, multiline bool) (*regexp.Regexp,
 	}
 	re, err := syntax.Parse(pattern, flags)
 	if err != nil {
-		return nil, nil, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
+		return nil, literal{}, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
 	}
 	if !multiline && !singleLine(re) {
-		return nil, nil, fmt.Errorf("pattern %q matches a line break; set multiline to true to match across lines", pattern)
+		return nil, literal{}, fmt.Errorf("pattern %q matches a line break; set multiline to true to match across lines", pattern)
 	}
 	rx, err := regexp.Compile(re.String())
 	if err != nil {
-		return nil, nil, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
+		return nil, literal{}, fmt.Errorf("invalid regular expression %q: %v", pattern, err)
 	}
 	lit := requiredLiteral(re)
-	if len(lit) < 2 {
-		lit = nil
+	if len(lit.text) < 2 {
+		lit = literal{}
 	}
 	return rx, lit, nil
 }
@@ -670,32 +788,6 @@ func singleLine(re *syntax.Regexp) bool {
 		}
 	}
 	return true
-}
-
-// requiredLiteral returns a case-sensitive literal that every match of re
-// contains, the longest it finds, or nil.
-func requiredLiteral(re *syntax.Regexp) []byte {
-	switch re.Op {
-	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase == 0 {
-			return []byte(string(re.Rune))
-		}
-	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiteral(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min >= 1 {
-			return requiredLiteral(re.Sub[0])
-		}
-	case syntax.OpConcat:
-		var best []byte
-		for _, sub := range re.Sub {
-			if lit := requiredLiteral(sub); len(lit) > len(best) {
-				best = lit
-			}
-		}
-		return best
-	}
-	return nil
 }
 
 // fileFilter returns the test a file found below the searched folder dir

@@ -1,14 +1,22 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/workspace"
 )
 
 // repo lays out a small project with ignore rules at several levels.
@@ -310,21 +318,122 @@ func TestCompilePatternMatchesLines(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.pattern, err)
 		}
-		s := &search{re: re, literal: lit, mode: modeCount, multiline: c.multiline}
+		s := &search{re: re, literal: lit, find: newFinder(lit), mode: modeCount, multiline: c.multiline}
 		n := 0
 		s.matchLines([]byte(c.text), func(int) bool { n++; return true })
 		if n != c.want {
 			t.Errorf("%q (multiline %v) on %q: %d matching lines, want %d", c.pattern, c.multiline, c.text, n, c.want)
 		}
 	}
-	if _, lit, _ := compilePattern(`func \w+\(ctx context\.Context`, false, false); string(lit) != "(ctx context.Context" {
-		t.Errorf("required literal = %q", lit)
+	for _, c := range []struct {
+		pattern string
+		fold    bool
+		want    string
+		folded  bool
+	}{
+		{`func \w+\(ctx context\.Context`, false, "(ctx context.Context", false},
+		{`foo|barbaz`, false, "", false},
+		{`Context`, true, "context", true},
+		// K and S fold to the Kelvin sign and the long s: the literal
+		// stops at them.
+		{`KubernetesCluster`, true, "ubernete", true},
+		{`(?-i:Foo)bar`, true, "Foo", false},
+		{`(?i)Deadline exceeded`, false, "deadline exceeded", true},
+		{`(?i)ks`, false, "", false},
+		{`x`, false, "", false},
+	} {
+		_, lit, err := compilePattern(c.pattern, c.fold, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(lit.text) != c.want || lit.fold != c.folded || (c.want == "") != (lit.text == nil) {
+			t.Errorf("required literal of %q (-i %v) = %q folded %v, want %q folded %v", c.pattern, c.fold, lit.text, lit.fold, c.want, c.folded)
+		}
 	}
-	if _, lit, _ := compilePattern(`foo|barbaz`, false, false); lit != nil {
-		t.Errorf("required literal of an alternation = %q", lit)
+}
+
+// The literal's lines are a shortcut: with it, every line Grep reports is
+// the one the regular expression alone finds in the whole file.
+func TestLiteralLinesMatchTheRegexpAlone(t *testing.T) {
+	text := "func f(ctx context.Context) {}\n" +
+		"\tfunc g(ctx context.Context)\n" +
+		"FUNC H(CTX CONTEXT.CONTEXT)\n" +
+		"// not func (ctx context.Context)\n" +
+		"x := errors.New(\"Deadline exceeded\")\r\n" +
+		"deadline exceeded deadline exceeded\n" +
+		"DEADLINE EXCEEDED\u212a\n" + // the Kelvin sign folds to k
+		"errors.New\n" +
+		"errors.News errorsxNew\n" +
+		"\n" +
+		"kind ſtate KIND State\n" + // the long s folds to s
+		"deadline exceeded"
+	for _, pattern := range []string{
+		`func \w+\(ctx context\.Context`, `^func \w+\(ctx`, `Context\)$`, `Context\) \{\}$`,
+		`errors.New`, `\berrors\.New\b`, `errors\.New$`, `deadline exceeded`, `"Deadline exceeded"\)`,
+		`exceeded\r$`, `(?-i:DEADLINE) exceeded`, `kind state`, `exceeded.k`, `\bnot\b.*func`,
+	} {
+		for _, fold := range []bool{false, true} {
+			re, lit, err := compilePattern(pattern, fold, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := []byte(text)
+			lines := func(lit literal) []int {
+				s := &search{re: re, literal: lit, find: newFinder(lit), mode: modeContent}
+				var got []int
+				s.matchLines(data, func(l int) bool { got = append(got, l); return true })
+				return got
+			}
+			with, without := lines(lit), lines(literal{})
+			if !slices.Equal(with, without) {
+				t.Errorf("%q -i %v: lines %v with the literal %q, %v without", pattern, fold, with, lit.text, without)
+			}
+			if lit.text == nil {
+				t.Errorf("%q -i %v: no literal", pattern, fold)
+			}
+		}
 	}
-	if _, lit, _ := compilePattern(`Context`, true, false); lit != nil {
-		t.Errorf("required literal of a case-insensitive pattern = %q", lit)
+}
+
+// finder finds what a plain search finds: the first place the literal is,
+// with ASCII case ignored when it is folded, at every offset of texts made
+// to be hard (anchors everywhere, near misses, the literal at either end).
+func TestFinderFindsTheFirstOccurrence(t *testing.T) {
+	naive := func(data []byte, lit literal) int {
+		for i := 0; i+len(lit.text) <= len(data); i++ {
+			w := data[i : i+len(lit.text)]
+			if lit.fold && bytes.Equal(bytes.ToLower(w), lit.text) && !bytes.ContainsFunc(w, func(r rune) bool { return r >= 0x80 }) || !lit.fold && bytes.Equal(w, lit.text) {
+				return i
+			}
+		}
+		return -1
+	}
+	texts := []string{
+		"", "e", "errors", "errors.Ne", "errors.New", "xerrors.New", "ERRORS.NEW", "errors.NeW(",
+		strings.Repeat("NNNNNNNNNe", 300) + "errors.New",
+		strings.Repeat("errors.Nex", 200) + "errors.New" + strings.Repeat("e", 50),
+		strings.Repeat(".", 5000) + "ERRORS.new",
+		"deadline exceedeD", "DEADLINE exceeded\u212a", "x\x00deadline exceeded\xff",
+		strings.Repeat("aA", 3000) + "aAa",
+	}
+	lits := []literal{
+		{text: []byte("errors.New")}, {text: []byte("errors.new"), fold: true},
+		{text: []byte("deadline exceeded"), fold: true}, {text: []byte("deadline exceeded")},
+		{text: []byte("aaa")}, {text: []byte("aaa"), fold: true}, {text: []byte("aA")}, {text: []byte("e.")},
+	}
+	for _, text := range texts {
+		for _, lit := range lits {
+			f := newFinder(lit)
+			for off := range min(len(text)+1, 40) {
+				data := []byte(text[off:])
+				if got, want := f.index(data), naive(data, lit); got != want {
+					t.Fatalf("index of %q (folded %v) in %.40q… = %d, want %d", lit.text, lit.fold, data, got, want)
+				}
+			}
+		}
+	}
+	if newFinder(literal{}) != nil {
+		t.Error("a finder for no literal")
 	}
 }
 
@@ -334,4 +443,136 @@ func TestSearchHonoursCancellation(t *testing.T) {
 	cancel()
 	f.fails(f.callCtx(ctx, "s1", "Grep", map[string]any{"pattern": "needle"}), "context canceled")
 	f.fails(f.callCtx(ctx, "s1", "Glob", map[string]any{"pattern": "**"}), "context canceled")
+}
+
+// swapping is a workspace whose Walk calls swap once: when it reports the
+// entry at, or after the walk if at is "".
+type swapping struct {
+	*workspace.Local // and so its OpenDir
+	at               string
+	swap             func()
+	once             sync.Once
+}
+
+func (s *swapping) Walk(ctx context.Context, dir string, fn workspace.WalkFunc) error {
+	err := s.Local.Walk(ctx, dir, func(p string, d fs.DirEntry) error {
+		if p == s.at {
+			s.once.Do(s.swap)
+		}
+		return fn(p, d)
+	})
+	s.once.Do(s.swap)
+	return err
+}
+
+// A folder swapped for a symlink to a folder outside the workspace, while
+// Grep walks or between its walk and its reading, cannot make Grep read
+// what is outside: at worst the walk lists the outside folder's names,
+// and opening them is refused.
+func TestGrepDoesNotFollowAFolderSwappedOut(t *testing.T) {
+	for _, at := range []string{"sub", ""} {
+		f := newFixture(t)
+		outside := t.TempDir()
+		if err := os.WriteFile(filepath.Join(outside, "f.txt"), []byte("needle secret\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f.write("sub/f.txt", "needle inside\n")
+		f.write("top.txt", "needle top\n")
+		sub := filepath.Join(f.dir, "sub")
+		fsys := &swapping{Local: f.fs, at: at, swap: func() {
+			if err := os.Rename(sub, sub+".moved"); err != nil {
+				t.Error(err)
+			}
+			if err := os.Symlink(outside, sub); err != nil {
+				t.Error(err)
+			}
+		}}
+		grep := &grepTool{fs: fsys}
+		r := grep.Execute(context.Background(), &tool.Call{Name: "Grep", Input: json.RawMessage(`{"pattern": "needle", "output_mode": "content"}`)})
+		if r.IsError {
+			t.Fatalf("swap at %q: %s", at, r.Content)
+		}
+		lacks(t, r.Content, "secret")
+		contains(t, r.Content, "top.txt:1:needle top")
+	}
+}
+
+// plainFS hides the DirOpener of the workspace it wraps.
+type plainFS struct{ workspace.FileSystem }
+
+// Grep finds the same with a workspace that cannot hold folders open,
+// opening every file by its path.
+func TestGrepWithoutDirOpener(t *testing.T) {
+	f := repo(t)
+	f.write("pkg/sub/more.go", "package sub\n\n// Needle again\nvar x = 1 // needle\n")
+	f.write("pkg/sub/.hidden", "needle\n")
+	if err := os.Symlink("../../main.go", filepath.Join(f.dir, "pkg", "sub", "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	// A .gitignore that is a symlink (inside the workspace) is read
+	// through it, as Grep always has; git has ignored such files since
+	// 2.32, but the walk keeps its rule.
+	f.write("shared-ignore", "more.go\n")
+	f.write("other/deeper/more.go", "needle\n")
+	if err := os.Symlink("../../shared-ignore", filepath.Join(f.dir, "other", "deeper", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	got := f.ok(f.call("Grep", map[string]any{"pattern": "needle"}))
+	contains(t, got, "pkg/sub/more.go")
+	lacks(t, got, "other/deeper/more.go")
+	with, without := &grepTool{fs: f.fs}, &grepTool{fs: plainFS{f.fs}}
+	if _, ok := without.fs.(workspace.DirOpener); ok {
+		t.Fatal("plainFS is a DirOpener")
+	}
+	for _, in := range []string{
+		`{"pattern": "needle"}`,
+		`{"pattern": "needle", "-i": true, "output_mode": "content", "-C": 1}`,
+		`{"pattern": "Needle", "output_mode": "count"}`,
+		`{"pattern": "^package \\w+", "output_mode": "content", "head_limit": 3}`,
+	} {
+		call := &tool.Call{Name: "Grep", Input: json.RawMessage(in)}
+		a := with.Execute(context.Background(), call)
+		b := without.Execute(context.Background(), call)
+		if a.IsError || a.Content != b.Content {
+			t.Errorf("Grep %s:\nwith OpenDir:\n%s\nwithout:\n%s", in, a.Content, b.Content)
+		}
+	}
+	// The walk does not follow symlinks, but a path named explicitly is
+	// searched through one.
+	got = f.ok(f.call("Grep", map[string]any{"pattern": "needle", "path": "pkg/sub/link.go", "output_mode": "content"}))
+	if got != "pkg/sub/link.go:3:func main() { needle() }" {
+		t.Errorf("Grep through an explicit symlink = %q", got)
+	}
+}
+
+// FuzzLiteralLines checks on any pattern and text what
+// TestLiteralLinesMatchTheRegexpAlone checks on chosen ones: the lines
+// found through the literal are those the regular expression alone finds,
+// and in multiline mode no text the pattern matches lacks the literal.
+func FuzzLiteralLines(f *testing.F) {
+	f.Add(`func \w+\(ctx`, "func f(ctx)\nFUNC G(CTX\n", true)
+	f.Add(`errors\.New`, "errors.New\nerrors.Nex\n", false)
+	f.Add(`^dead(line)+ exc$`, "deadlinelineEXC\n\u212a\n", true)
+	f.Fuzz(func(t *testing.T, pattern, text string, fold bool) {
+		re, lit, err := compilePattern(pattern, fold, false)
+		if err != nil || lit.text == nil {
+			return
+		}
+		data := []byte(text)
+		lines := func(lit literal) []int {
+			s := &search{re: re, literal: lit, find: newFinder(lit), mode: modeContent}
+			var got []int
+			s.matchLines(data, func(l int) bool { got = append(got, l); return true })
+			return got
+		}
+		if with, without := lines(lit), lines(literal{}); !slices.Equal(with, without) {
+			t.Errorf("%q -i %v on %q: lines %v with the literal %q, %v without", pattern, fold, text, with, lit.text, without)
+		}
+		// In multiline mode the literal only rules out whole files.
+		if re, lit, err := compilePattern(pattern, fold, true); err == nil && lit.text != nil {
+			if re.Match(data) && newFinder(lit).index(data) < 0 {
+				t.Errorf("%q -i %v multiline matches %q, which lacks the literal %q", pattern, fold, text, lit.text)
+			}
+		}
+	})
 }

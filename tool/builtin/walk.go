@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -42,6 +44,7 @@ func walkVisible(ctx context.Context, fsys workspace.FileSystem, dir string, hid
 		}
 	}
 	rules.Store(dir, base)
+	opener, _ := fsys.(workspace.DirOpener)
 
 	return fsys.Walk(ctx, dir, func(p string, d fs.DirEntry) error {
 		name := path.Base(p)
@@ -68,7 +71,12 @@ func walkVisible(ctx context.Context, fsys workspace.FileSystem, dir string, hid
 			return nil
 		}
 		if isDir {
-			own := appendPatterns(pats[:len(pats):len(pats)], fsys, p+"/.gitignore", strings.Split(p, "/"))
+			own := pats[:len(pats):len(pats)]
+			if opener != nil {
+				own = appendDirPatterns(own, fsys, opener, p)
+			} else {
+				own = appendPatterns(own, fsys, p+"/.gitignore", strings.Split(p, "/"))
+			}
 			rules.Store(p, own)
 		}
 		return fn(p, d)
@@ -97,9 +105,43 @@ func appendPatterns(pats []gitignore.Pattern, fsys workspace.FileSystem, name st
 		return pats
 	}
 	data, err := fsys.ReadFile(name)
-	if err != nil || len(data) == 0 {
+	if err != nil {
 		return pats
 	}
+	return parsePatterns(pats, data, domain)
+}
+
+// appendDirPatterns appends the patterns of the .gitignore file of the
+// folder dir to pats, as appendPatterns does, but looks for the file from
+// the folder held open, which costs a few system calls where Stat costs
+// two per folder of the path. A .gitignore that is there but not a regular
+// file (a symlink, which appendPatterns follows; a FIFO, which it skips)
+// and a folder that cannot be opened take appendPatterns' way.
+func appendDirPatterns(pats []gitignore.Pattern, fsys workspace.FileSystem, opener workspace.DirOpener, dir string) []gitignore.Pattern {
+	name := dir + "/.gitignore"
+	d, err := opener.OpenDir(dir)
+	if err != nil {
+		return appendPatterns(pats, fsys, name, strings.Split(dir, "/"))
+	}
+	f, err := d.OpenFile(".gitignore")
+	d.Close()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return pats
+	case err != nil:
+		return appendPatterns(pats, fsys, name, strings.Split(dir, "/"))
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return pats
+	}
+	return parsePatterns(pats, data, strings.Split(dir, "/"))
+}
+
+// parsePatterns appends the patterns of an ignore file's contents, which
+// apply to the folder domain, to pats.
+func parsePatterns(pats []gitignore.Pattern, data []byte, domain []string) []gitignore.Pattern {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimSuffix(sc.Text(), "\r")

@@ -8,6 +8,7 @@ package workspacetest
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,7 +34,11 @@ import (
 //   - Walk reports every entry below a folder, folders before their
 //     contents, honours fs.SkipDir and stops when its context is done;
 //   - for a local folder (Root is not ""), a symlink that leads out of the
-//     root is refused, and an absolute path inside the root is accepted.
+//     root is refused, and an absolute path inside the root is accepted;
+//   - if the file system is a workspace.DirOpener, a Dir reads the files of
+//     its folder, refuses names that are not one entry of it and entries
+//     that are not regular files (symlinks included), and OpenDir refuses
+//     what leads out as Open does.
 func TestFileSystem(t *testing.T, mk func(t *testing.T) workspace.FileSystem) {
 	open := func(t *testing.T) workspace.FileSystem {
 		t.Helper()
@@ -167,6 +172,74 @@ func TestFileSystem(t *testing.T, mk func(t *testing.T) workspace.FileSystem) {
 		}
 		if _, err := os.Stat(filepath.Join(filepath.Dir(secret), "planted.txt")); err == nil {
 			t.Error("the file was planted outside the root")
+		}
+	})
+
+	t.Run("DirOpener", func(t *testing.T) {
+		fsys := open(t)
+		opener, ok := fsys.(workspace.DirOpener)
+		if !ok {
+			t.Skip("not a workspace.DirOpener")
+		}
+		fill(t, fsys)
+		d, err := opener.OpenDir("src")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if d.Path() != "src" {
+			t.Errorf("Path() = %q, want src", d.Path())
+		}
+		f, err := d.OpenFile("main.go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(f)
+		f.Close()
+		if err != nil || string(b) != files["src/main.go"] {
+			t.Errorf("OpenFile(main.go) read %q, %v", b, err)
+		}
+		if f, err := d.OpenFile("pkg"); !errors.Is(err, workspace.ErrNotRegular) {
+			if err == nil {
+				f.Close()
+			}
+			t.Errorf("OpenFile of a folder: %v, want workspace.ErrNotRegular", err)
+		}
+		for _, name := range []string{"", ".", "..", "../a.txt", "pkg/util.go"} {
+			if f, err := d.OpenFile(name); err == nil {
+				f.Close()
+				t.Errorf("OpenFile(%q) opened something that is not an entry of the folder", name)
+			}
+		}
+		for _, name := range []string{"..", "../x", "src/../.."} {
+			if d, err := opener.OpenDir(name); !errors.Is(err, workspace.ErrOutside) {
+				if err == nil {
+					d.Close()
+				}
+				t.Errorf("OpenDir(%q): %v, want workspace.ErrOutside", name, err)
+			}
+		}
+		root := fsys.Root()
+		if root == "" {
+			return
+		}
+		secret := filepath.Join(t.TempDir(), "secret.txt")
+		if err := os.WriteFile(secret, []byte("secret"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(secret, filepath.Join(root, "src", "link.txt")); err != nil {
+			t.Skipf("no symlinks here: %v", err)
+		}
+		if err := os.Symlink(filepath.Dir(secret), filepath.Join(root, "out")); err != nil {
+			t.Fatal(err)
+		}
+		if f, err := d.OpenFile("link.txt"); err == nil {
+			f.Close()
+			t.Error("OpenFile followed a symlink out of the root")
+		}
+		if d, err := opener.OpenDir("out"); err == nil {
+			d.Close()
+			t.Error("OpenDir followed a symlink out of the root")
 		}
 	})
 
