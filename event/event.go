@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/orca-agent/orca/llm"
@@ -147,27 +148,68 @@ type Event struct {
 
 // MarshalJSON encodes the event as one flat object: the envelope fields
 // followed by the data's fields.
-func (e Event) MarshalJSON() ([]byte, error) {
-	type envelope Event
-	head, err := json.Marshal(envelope(e))
-	if err != nil {
-		return nil, err
+func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
+
+// AppendJSON appends MarshalJSON's encoding of the event to b: the
+// envelope written directly (as encoding/json writes it: the same
+// escaping, the same omitted fields), the data with encoding/json. A
+// writer that keeps events (the observation rows) calls it rather than
+// json.Marshal, which would check and compact the result again.
+func (e Event) AppendJSON(b []byte) ([]byte, error) {
+	start := len(b)
+	b = append(b, `{"name":`...)
+	b = appendString(b, string(e.Name))
+	b = append(b, `,"time":"`...)
+	if y := e.Time.Year(); y < 0 || y > 9999 {
+		return b[:start], fmt.Errorf("event %s: time %v: year outside of range [0,9999]", e.Name, e.Time)
 	}
-	if e.Data == nil {
-		return head, nil
+	b = e.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","runtime_id":`...)
+	b = appendString(b, e.RuntimeID)
+	if e.RootRuntimeID != "" {
+		b = append(b, `,"root_runtime_id":`...)
+		b = appendString(b, e.RootRuntimeID)
 	}
-	data, err := json.Marshal(e.Data)
-	if err != nil {
-		return nil, err
+	b = append(b, `,"session_id":`...)
+	b = appendString(b, e.SessionID)
+	for _, f := range [...]struct{ key, v string }{
+		{`,"turn_id":`, e.TurnID}, {`,"execution_id":`, e.ExecutionID}, {`,"parent_execution_id":`, e.ParentExecutionID},
+	} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendString(b, f.v)
+		}
 	}
-	if len(data) <= 2 || data[0] != '{' {
-		return head, nil
+	if e.Depth != 0 {
+		b = append(b, `,"depth":`...)
+		b = strconv.AppendInt(b, int64(e.Depth), 10)
 	}
-	out := make([]byte, 0, len(head)+len(data))
-	out = append(out, head[:len(head)-1]...)
-	out = append(out, ',')
-	out = append(out, data[1:]...)
-	return out, nil
+	if e.Data != nil {
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			return b[:start], err
+		}
+		if len(data) > 2 && data[0] == '{' {
+			b = append(b, ',')
+			b = append(b, data[1:len(data)-1]...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json
+// escapes it; a string of plain printable ASCII — ids, names — is
+// copied as it is.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Decode decodes an event from its flat JSON form (MarshalJSON's, as

@@ -115,3 +115,60 @@ func TestDecodeRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// AppendJSON writes what encoding/json writes for the envelope and the
+// data, merged: the same bytes for odd strings (HTML characters, control
+// characters, invalid UTF-8, U+2028), omitted fields and depth.
+func TestAppendJSONIsEncodingJSONs(t *testing.T) {
+	reference := func(e event.Event) []byte {
+		type envelope struct {
+			Name event.Name `json:"name"`
+			Time time.Time  `json:"time"`
+			scope.Scope
+		}
+		head, err := json.Marshal(envelope{e.Name, e.Time, e.Scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Data == nil {
+			return head
+		}
+		data, err := json.Marshal(e.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) <= 2 {
+			return head
+		}
+		return append(append(head[:len(head)-1], ','), data[1:]...)
+	}
+	odd := []string{"", "plain-id_1", "a<b>&c", "quote \" and \\ backslash", "tab\tnew\nline\x01", "héllo — ☃", "bad \xff utf8", "line\u2028sep", "</script>"}
+	when := time.Date(2026, 12, 1, 15, 4, 5, 123456789, time.FixedZone("X", 3600))
+	var events []event.Event
+	for i, s := range odd {
+		events = append(events, event.Event{Name: event.Name("n" + s), Time: when.Add(time.Duration(i) * time.Second),
+			Scope: scope.Scope{RuntimeID: s, RootRuntimeID: s, SessionID: s, TurnID: s, ExecutionID: s, ParentExecutionID: s, Depth: i - 2}})
+	}
+	events = append(events,
+		event.Event{Name: event.ToolExecCompleted, Time: when, Scope: scope.Scope{RuntimeID: "r", SessionID: "s"},
+			Data: &event.ToolData{ToolUseID: "c1", ToolName: "Bash", Output: "<b>done</b>\n", Duration: time.Second}},
+		event.Event{Name: event.TurnStarted, Time: time.Time{}, Data: &event.TurnStartedData{Input: odd[6]}},
+		event.Event{Name: "custom", Time: when, Data: map[string]any{}},
+		event.Event{Name: "custom", Time: when, Data: json.RawMessage(`{"x":1}`)},
+	)
+	for _, e := range events {
+		got, err := e.AppendJSON([]byte("prefix"))
+		if err != nil {
+			t.Fatalf("%v: %v", e.Name, err)
+		}
+		if want := reference(e); string(got[len("prefix"):]) != string(want) {
+			t.Errorf("AppendJSON\n%s\nwant\n%s", got[len("prefix"):], want)
+		}
+		if m, _ := json.Marshal(e); string(m) != string(reference(e)) {
+			t.Errorf("json.Marshal\n%s\nwant\n%s", m, reference(e))
+		}
+	}
+	if _, err := (event.Event{Name: "x", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}).AppendJSON(nil); err == nil {
+		t.Error("a year past 9999 encoded")
+	}
+}

@@ -1,5 +1,6 @@
 // Package observe turns runtime events into records: observation rows in
-// the store (every event, whether or not anything else watches) and, when
+// the store (every event but the streamed deltas, whether or not anything
+// else watches) and, when
 // enabled, a run's timeline as JSON lines in .orca/runs/<run-id>/events.jsonl.
 // Both subscribe to the process's event bus: they only watch, and their
 // failures never reach a run.
@@ -35,6 +36,7 @@ type Rows struct {
 	mu      sync.Mutex // guards pending
 	wmu     sync.Mutex // serialises writes, so rows keep the events' order
 	pending []store.Observation
+	deltas  bool // llm_delta events are rows too
 	failed  atomic.Uint64
 	written atomic.Uint64
 	stop    chan struct{}
@@ -47,13 +49,25 @@ const (
 	FlushEvery = 200 * time.Millisecond
 )
 
-// NewRows starts writing bus's events to to. Close it to write what is
-// pending: nothing is lost on a clean shutdown.
-func NewRows(bus *event.Bus, to store.Observations, logger *slog.Logger) (*Rows, error) {
+// RowsOption configures NewRows.
+type RowsOption func(*Rows)
+
+// WithDeltas keeps llm_delta events as rows too. Without it they are not
+// written: a streamed answer is a delta per few tokens, and its whole
+// text is in the llm_call_completed row after them.
+func WithDeltas() RowsOption { return func(r *Rows) { r.deltas = true } }
+
+// NewRows starts writing bus's events to to — every event but the
+// llm_delta ones (see WithDeltas). Close it to write what is pending:
+// nothing is lost on a clean shutdown.
+func NewRows(bus *event.Bus, to store.Observations, logger *slog.Logger, opts ...RowsOption) (*Rows, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	r := &Rows{to: to, logger: logger, stop: make(chan struct{}), done: make(chan struct{})}
+	for _, o := range opts {
+		o(r)
+	}
 	sub, err := bus.SubscribePrefix("observation-rows", "", r.add, event.Buffer(Buffer), event.Priority(-1000))
 	if err != nil {
 		return nil, err
@@ -64,7 +78,10 @@ func NewRows(bus *event.Bus, to store.Observations, logger *slog.Logger) (*Rows,
 }
 
 func (r *Rows) add(e event.Event) error {
-	data, err := json.Marshal(e)
+	if e.Name == event.LLMDelta && !r.deltas {
+		return nil
+	}
+	data, err := e.AppendJSON(make([]byte, 0, 256))
 	if err != nil {
 		return fmt.Errorf("observation row for %s: %w", e.Name, err)
 	}

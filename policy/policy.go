@@ -20,6 +20,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -413,10 +414,14 @@ func (p *Policy) decode(req Request) call {
 		c.class = classPath
 	default:
 		var in map[string]json.RawMessage
-		if json.Unmarshal(req.Input, &in) == nil {
+		if namesArgument(req.Input) && json.Unmarshal(req.Input, &in) == nil {
 			for _, k := range argumentFields {
+				raw := in[k]
+				if len(raw) < 3 || raw[0] != '"' {
+					continue // absent, or not a non-empty string
+				}
 				var s string
-				if json.Unmarshal(in[k], &s) == nil && s != "" {
+				if json.Unmarshal(raw, &s) == nil && s != "" {
 					c.arg = s
 					break
 				}
@@ -424,6 +429,30 @@ func (p *Policy) decode(req Request) call {
 		}
 	}
 	return c
+}
+
+// argumentKeys are argumentFields as they appear in JSON, quoted.
+var argumentKeys = func() [][]byte {
+	out := make([][]byte, len(argumentFields))
+	for i, f := range argumentFields {
+		out[i] = []byte(`"` + f + `"`)
+	}
+	return out
+}()
+
+// namesArgument reports whether input may have one of argumentFields: it
+// has the name, quoted, somewhere (a key written with escapes is decoded
+// whatever this says, so it is a cheap first look, not a decision).
+func namesArgument(input []byte) bool {
+	if bytes.IndexByte(input, '\\') >= 0 {
+		return true
+	}
+	for _, k := range argumentKeys {
+		if bytes.Contains(input, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // inside reports whether every path of c, and where it really leads, is

@@ -10,15 +10,14 @@ import (
 	"github.com/orca-agent/orca/observe"
 )
 
-// eventNames returns the names of --json output's events, in order.
-// eventNames returns the names of the events of stdout, the session's
-// own (session_started, session_ended: orca run shows only its turn)
-// left out.
+// eventNames returns the names of the events of stdout, in order, the
+// session's own (session_started, session_ended: orca run shows only its
+// turn) and the llm_delta ones (not observation rows) left out.
 func eventNames(t *testing.T, stdout string) []string {
 	t.Helper()
 	var names []string
 	for _, ev := range parseEvents(t, stdout) {
-		if n := ev.str("name"); n != "session_started" && n != "session_ended" {
+		if n := ev.str("name"); n != "session_started" && n != "session_ended" && n != "llm_delta" {
 			names = append(names, n)
 		}
 	}
