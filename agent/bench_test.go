@@ -153,3 +153,42 @@ func BenchmarkPipeline(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPeerStyle is the comparison other runtimes' benchmarks make: a
+// fresh conversation per iteration, with N no-op tool steps before the
+// answer (N = 0, 1, 8, 32). The per-step cost is (T32 − T0)/32 of the
+// ns/op figures, the setup of a turn is T0.
+func BenchmarkPeerStyle(b *testing.B) {
+	for _, n := range []int{0, 1, 8, 32} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			calls := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c", "Noop", json.RawMessage(`{"n":1}`))}}, StopReason: llm.StopToolUse}
+			answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
+			client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+				if len(req.Messages) >= 2*n+1 {
+					return answer, nil
+				}
+				return calls, nil
+			})
+			fs, err := workspace.OpenLocal(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer fs.Close()
+			rt, err := agent.New(agent.Definition{Name: "bench", MaxIterations: n + 1, ToolProviders: []tool.Provider{tool.Static("noop", noop{})}},
+				agent.Collaborators{Client: client, FS: fs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close()
+			ex := agent.NewExecutor()
+			req := agent.Request{SessionID: "bench", Input: "go"}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := ex.Execute(ctx, rt, req); err != nil || res.ToolCalls != n {
+					b.Fatalf("turn: %+v, %v", res, err)
+				}
+			}
+		})
+	}
+}
