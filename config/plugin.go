@@ -29,9 +29,8 @@ import (
 // says where). A project's settings enable plugins only in a trusted
 // workspace, as they grant hooks only there; a project file cannot name a
 // folder to run, only a plugin the user installed. Its MCP servers start
-// under the same trust (MCPServers); its skills/ and agents/ are the
-// runtime's to read (tool.Folders.Plugins), named prefix:name; its
-// commands/ are not read (a warning says so).
+// under the same trust (MCPServers); its skills/, agents/ and commands/
+// are the runtime's to read (tool.Folders.Plugins), named prefix:name.
 type Plugin struct {
 	// Name is the plugin's name (name@marketplace when enabled by
 	// settings); Dir its folder.
@@ -304,9 +303,6 @@ func readPlugin(name, dir string) (Plugin, []string, error) {
 		if err := addSpecs(filepath.Join(dir, ".claude-plugin", "plugin.json"), inline); err != nil {
 			return Plugin{}, nil, err
 		}
-	}
-	if fi, err := os.Stat(filepath.Join(dir, "commands")); err == nil && fi.IsDir() {
-		warns = append(warns, "commands/ not read: orca has no slash commands of plugins (its skills/ and agents/ are read)")
 	}
 	return p, warns, nil
 }

@@ -1,7 +1,6 @@
 package config_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/orca-agent/orca/config"
@@ -29,11 +28,8 @@ func TestPluginMCPServersAndPrefix(t *testing.T) {
 	if m.Name != "plugin_state-tools_t" || m.Args[0] != plugin+"/server.js" || m.Env["CLAUDE_PLUGIN_ROOT"] != plugin || m.Project {
 		t.Errorf("server %+v", m)
 	}
-	said := false
-	for _, w := range warns {
-		said = said || strings.Contains(w.Message, "commands/ not read")
-	}
-	if !said {
+	// Its commands/ are the skill package's to read: no warning here.
+	if len(warns) != 0 {
 		t.Errorf("warnings %v", warns)
 	}
 }

@@ -37,8 +37,9 @@ func WithPolicy(p InvocationPolicy) Option {
 	return func(c *config) { c.policy = p }
 }
 
-// Provider returns the provider of the Skill tool. Each runtime built with
-// it discovers its skills once, when it is built: the tool's description
+// Provider returns the provider of the Skill tool, and of the custom slash
+// commands (DiscoverCommands; a skill wins over a command of its name).
+// Each runtime built with it discovers its skills once, when it is built: the tool's description
 // lists them and later changes to the files are seen by the next runtime
 // only (so that a model cannot rewrite a skill it is about to load). Every
 // discovery problem is logged as a warning on the runtime's logger and the
@@ -65,6 +66,15 @@ func Provider(opts ...Option) tool.Provider {
 		skills, problems := Discover(env.FS, in)
 		for _, p := range problems {
 			env.Logger.Warn("skill: "+p.Error(), "err", p)
+		}
+		// The custom slash commands come with the skills: the same
+		// folders' neighbours, and the same kind of text.
+		cmds, problems := DiscoverCommands(env.FS, in)
+		for _, p := range problems {
+			env.Logger.Warn("command: "+p.Error(), "err", p)
+		}
+		if len(cmds) > 0 && env.OnExpander != nil {
+			env.OnExpander(commands{list: cmds, fsys: env.FS, hidden: env.Hidden})
 		}
 		return []tool.Tool{newTool(skills, cfg.policy)}, nil
 	})

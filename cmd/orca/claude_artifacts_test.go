@@ -978,6 +978,36 @@ func TestClaudeArtifactGSDUpdateCheck(t *testing.T) {
 	}
 }
 
+// get-shit-done-cc's slash commands, as its installer puts them in
+// .claude/commands/gsd/: "/gsd:add-tests 12" (its front matter's name)
+// reaches the model as the command's body with $ARGUMENTS replaced and
+// the workflow file it references (@…/workflows/add-tests.md) attached,
+// and its allowed-tools are granted for the turn: Bash runs unasked in
+// default mode, where a headless run refuses it otherwise.
+func TestClaudeArtifactGSDCommand(t *testing.T) {
+	artifactEnv(t)
+	ws := gsd(t)
+	api := newClaudeAPI(t, use("Bash", map[string]string{"command": "echo granted > granted.txt"}), say("Planned."))
+	run := runClaude(t, ws, api, "/gsd:add-tests 12 focus on pricing", "--permission-mode", "default")
+	run.answered(t, "Planned.")
+	prompt := run.requests[0].messages[0].text
+	for _, want := range []string{
+		"Generate unit and E2E tests for a completed phase", // the command's body
+		"Phase: 12 focus on pricing",                        // $ARGUMENTS
+		"<file path=\"" + filepath.Join(ws, ".claude", "get-shit-done", "workflows", "add-tests.md") + "\">\n<purpose>", // the workflow, attached
+	} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the prompt lacks %q:\n%.2000s", want, prompt)
+		}
+	}
+	if strings.Contains(prompt, "/gsd:add-tests 12") && !strings.Contains(prompt, "Example: /gsd:add-tests 12") {
+		t.Errorf("the command itself reached the model: %.300s", prompt)
+	}
+	if got := readFile(t, ws, "granted.txt"); got != "granted\n" {
+		t.Errorf("granted.txt = %q (allowed-tools not granted?)", got)
+	}
+}
+
 // get-shit-done-cc's PostToolUse hook gsd-context-monitor.js reads the
 // context metrics its statusline leaves in $TMPDIR/claude-ctx-<session>.json
 // (orca runs no statusline: the test writes the file as it would) and,
