@@ -4,6 +4,7 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -184,7 +185,12 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"depth":`...)
 		b = strconv.AppendInt(b, int64(e.Depth), 10)
 	}
-	if e.Data != nil {
+	switch d := e.Data.(type) {
+	case nil:
+	case *ToolData:
+		// The commonest data (two per tool call), written directly.
+		b = d.appendFields(append(b, ','))
+	default:
 		data, err := json.Marshal(e.Data)
 		if err != nil {
 			return b[:start], err
@@ -195,6 +201,62 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// appendFields appends d's fields as MarshalJSON writes them, without
+// the braces.
+func (d *ToolData) appendFields(b []byte) []byte {
+	b = append(b, `"iteration":`...)
+	b = strconv.AppendInt(b, int64(d.Iteration), 10)
+	b = append(b, `,"tool_use_id":`...)
+	b = appendString(b, d.ToolUseID)
+	b = append(b, `,"tool_name":`...)
+	b = appendString(b, d.ToolName)
+	b = append(b, `,"input":`...)
+	b = appendRaw(b, d.Input)
+	for _, f := range [...]struct{ key, v string }{{`,"summary":`, d.Summary}, {`,"detail":`, d.Detail}, {`,"output":`, d.Output}} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendString(b, f.v)
+		}
+	}
+	b = append(b, `,"is_error":`...)
+	b = strconv.AppendBool(b, d.IsError)
+	if d.Duration != 0 {
+		b = append(b, `,"duration_ns":`...)
+		b = strconv.AppendInt(b, int64(d.Duration), 10)
+	}
+	if d.SavedTo != "" {
+		b = append(b, `,"saved_to":`...)
+		b = appendString(b, d.SavedTo)
+	}
+	return b
+}
+
+// appendRaw appends a call's input as ToolData.MarshalJSON has it: {}
+// for none, a string of it when it is not JSON, else the JSON compacted
+// and HTML-escaped, as encoding/json writes a RawMessage.
+func appendRaw(b []byte, raw json.RawMessage) []byte {
+	switch {
+	case len(raw) == 0:
+		return append(b, "{}"...)
+	case !json.Valid(raw):
+		return appendString(b, string(raw))
+	}
+	plain := true
+	for _, c := range raw {
+		if c <= ' ' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return append(b, raw...)
+	}
+	var compact, escaped bytes.Buffer
+	json.Compact(&compact, raw) // valid: checked above
+	json.HTMLEscape(&escaped, compact.Bytes())
+	return append(b, escaped.Bytes()...)
 }
 
 // appendString appends s as a JSON string, escaped as encoding/json

@@ -25,7 +25,7 @@ type Memory struct {
 	approvals []Approval
 	clock     clock.Clock
 	// observations are the observation rows (observation.go).
-	observations []Observation
+	observations obsRows
 	parked       []ParkedCall
 }
 

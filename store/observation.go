@@ -53,11 +53,34 @@ func (m *Memory) AppendObservations(ctx context.Context, rows []Observation) err
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range rows {
-		r.Seq = int64(len(m.observations)) + 1
+		r.Seq = int64(m.observations.n) + 1
 		r.Data = append(json.RawMessage(nil), r.Data...)
-		m.observations = append(m.observations, r)
+		m.observations.add(r)
 	}
 	return nil
+}
+
+// obsRows are the memory store's observation rows in chunks, so that a
+// store that keeps many (a long-running process, a benchmark) never
+// copies them to grow.
+type obsRows struct {
+	chunks [][]Observation
+	n      int
+}
+
+const obsChunk = 1024
+
+func (o *obsRows) add(r Observation) {
+	if o.n%obsChunk == 0 {
+		size := obsChunk
+		if o.n == 0 {
+			size = 16 // a store that keeps a few rows holds a few
+		}
+		o.chunks = append(o.chunks, make([]Observation, 0, size))
+	}
+	last := len(o.chunks) - 1
+	o.chunks[last] = append(o.chunks[last], r)
+	o.n++
 }
 
 // Observations implements Observations.
@@ -68,12 +91,14 @@ func (m *Memory) Observations(ctx context.Context, f ObservationFilter) ([]Obser
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var out []Observation
-	for _, o := range m.observations {
-		if f.match(o) {
-			o.Data = append(json.RawMessage(nil), o.Data...)
-			out = append(out, o)
-			if f.Limit > 0 && len(out) == f.Limit {
-				break
+	for _, chunk := range m.observations.chunks {
+		for _, o := range chunk {
+			if f.match(o) {
+				o.Data = append(json.RawMessage(nil), o.Data...)
+				out = append(out, o)
+				if f.Limit > 0 && len(out) == f.Limit {
+					return out, nil
+				}
 			}
 		}
 	}
