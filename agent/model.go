@@ -51,10 +51,12 @@ func (t *turn) callModel() (*llm.Response, error) {
 	}
 	var onDelta func(llm.Delta)
 	if t.observed() {
-		iter := t.res.Iterations
-		onDelta = func(d llm.Delta) {
-			t.emit(event.LLMDelta, &event.LLMDeltaData{Iteration: iter, Delta: d})
+		if t.onDelta == nil {
+			t.onDelta = func(d llm.Delta) {
+				t.emit(event.LLMDelta, &event.LLMDeltaData{Iteration: t.res.Iterations, Delta: d})
+			}
 		}
+		onDelta = t.onDelta
 	}
 	for attempt := 1; ; attempt++ {
 		if t.observed() {

@@ -55,6 +55,9 @@ type turn struct {
 	// ended is why a hook ended the turn (hook.Decision.EndTurn); the
 	// turn ends as blocked at the next boundary.
 	ended string
+	// onDelta emits a model call's deltas (made once per turn; the
+	// iteration is read when a delta comes, during its call).
+	onDelta func(llm.Delta)
 	// the last model priced, and its price
 	pricedModel string
 	priced      bool
