@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/tool"
 )
 
 // turn is the state of one execution.
@@ -572,7 +572,6 @@ func (t *turn) finish(reason StopReason) {
 
 // commandName is the first word of an input that invokes a command.
 func commandName(input string) string {
-	name, _, _ := strings.Cut(strings.TrimSpace(input), " ")
-	name, _, _ = strings.Cut(name, "\n")
-	return name
+	name, _, _ := tool.SplitCommand(input)
+	return "/" + name
 }

@@ -52,13 +52,9 @@ func usage(pr *sdk.Prompt) string {
 
 // Expand implements tool.Expander.
 func (p prompts) Expand(ctx context.Context, input string) (*tool.Expansion, error) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/")
-	if !ok || !strings.HasPrefix(rest, "mcp__") {
+	name, args, ok := tool.SplitCommand(input)
+	if !ok || !strings.HasPrefix(name, "mcp__") {
 		return nil, nil
-	}
-	name, args, _ := strings.Cut(rest, " ")
-	if nl := strings.IndexByte(name, '\n'); nl >= 0 {
-		name, args = name[:nl], rest[nl+1:]
 	}
 	c, pr := p.find(name)
 	if pr == nil {

@@ -253,13 +253,9 @@ var positional = regexp.MustCompile(`\$(ARGUMENTS|[1-9][0-9]*)`)
 // Expand implements tool.Expander: "/name arguments" becomes the body,
 // its $ARGUMENTS and $1… replaced, and the grant of its allowed-tools.
 func (cs commands) Expand(_ context.Context, input string) (*tool.Expansion, error) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/")
+	name, args, ok := tool.SplitCommand(input)
 	if !ok {
 		return nil, nil
-	}
-	name, args, _ := strings.Cut(rest, " ")
-	if nl := strings.IndexByte(name, '\n'); nl >= 0 {
-		name, args = name[:nl], rest[nl+1:]
 	}
 	i := slices.IndexFunc(cs.list, func(c Command) bool { return c.Name == name })
 	if i < 0 {

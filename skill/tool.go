@@ -256,13 +256,9 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 // user invoking it, and becomes the skill's instructions (inline, even for
 // a skill that would run as a fork) and the grant of its allowed-tools.
 func (t *skillTool) Expand(_ context.Context, input string) (*tool.Expansion, error) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/")
+	name, args, ok := tool.SplitCommand(input)
 	if !ok {
 		return nil, nil
-	}
-	name, args, _ := strings.Cut(rest, " ")
-	if nl := strings.IndexByte(name, '\n'); nl >= 0 {
-		name, args = name[:nl], rest[nl+1:]
 	}
 	i, found := slices.BinarySearchFunc(t.skills, name, func(s Skill, name string) int { return strings.Compare(s.Name, name) })
 	if !found {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/scope"
@@ -141,6 +142,21 @@ type Expander interface {
 	// expanded (a server that is down, a required argument missing): the
 	// turn fails with it rather than send the command to the model.
 	Expand(ctx context.Context, input string) (*Expansion, error)
+}
+
+// SplitCommand splits a turn's input that invokes a command, "/name
+// arguments", into the name and the arguments (after the first space or
+// line break); ok is false for input that does not start with a slash.
+func SplitCommand(input string) (name, args string, ok bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/")
+	if !ok {
+		return "", "", false
+	}
+	name, args, _ = strings.Cut(rest, " ")
+	if nl := strings.IndexByte(name, '\n'); nl >= 0 {
+		name, args = name[:nl], rest[nl+1:]
+	}
+	return name, args, true
 }
 
 // A Command is one of an Expander's commands.
