@@ -251,20 +251,7 @@ func TestSandboxStdin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inR, inW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		outR, outW, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stdin, cmd.Stdout = inR, outW
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		inR.Close()
-		outW.Close()
+		inW, outR := startPiped(t, cmd)
 		lines := bufio.NewReader(outR)
 		fmt.Fprintln(inW, "one")
 		if l, err := lines.ReadString('\n'); l != "got one\n" {
@@ -301,20 +288,7 @@ func TestSandboxCommandsShareNoFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	first.Stdin, first.Stdout = inR, outW
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	inR.Close()
-	outW.Close()
+	inW, outR := startPiped(t, first)
 	beside, code := run(t, r, dir, list)
 	if code != 0 || beside != alone {
 		t.Errorf("a command started beside another has open\n%s\nwant, as alone,\n%s", beside, alone)
@@ -328,6 +302,27 @@ func TestSandboxCommandsShareNoFiles(t *testing.T) {
 	}
 	first.Wait()
 	outR.Close()
+}
+
+// startPiped starts cmd with pipes for its input and output and returns
+// their other ends.
+func startPiped(t *testing.T, cmd *sandbox.Cmd) (stdin, stdout *os.File) {
+	t.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	inR.Close()
+	outW.Close()
+	return inW, outR
 }
 
 // The cost the sandbox adds to one command: a sandboxed `exit 0` against
