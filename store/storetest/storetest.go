@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RoundTrip", testRoundTrip},
 		{"Isolation", testIsolation},
 		{"RecordsFilter", testRecordsFilter},
+		{"LongTranscript", testLongTranscript},
 		{"MarkCompacted", testMarkCompacted},
 		{"Totals", testTotals},
 		{"ConcurrentTotals", testConcurrentTotals},
@@ -567,6 +568,52 @@ func testRecordsFilter(t *testing.T, s store.Store) {
 			if want := fmt.Sprint("m", r.Seq); r.Message.Text() != want {
 				t.Errorf("Records(%+v): Seq %d has text %q, want %q", tc.f, r.Seq, r.Message.Text(), want)
 			}
+		}
+	}
+}
+
+// A transcript of hundreds of records, written in batches of every size
+// with turns finished between them, reads back whole and in order from any
+// point, before and after a compaction: what a store keeps in pieces
+// (chunks, snapshots) must not show.
+func testLongTranscript(t *testing.T, s store.Store) {
+	const total = 700
+	provision(t, s, "s1", "r1")
+	var want []store.Record
+	for n, size := 0, 1; n < total; size = size%97 + 13 {
+		batch := make([]store.Record, min(size, total-n))
+		for i := range batch {
+			batch[i] = text(llm.RoleUser, fmt.Sprint("m", n+i+1))
+			batch[i].TurnID = fmt.Sprint("turn-", (n+i)/10)
+		}
+		got := appendRecs(t, s, "s1", batch...)
+		wantSeqs(t, fmt.Sprintf("Append of %d records after %d", len(batch), n), got, seqRange(int64(n+1), int64(n+len(batch))))
+		want = append(want, got...)
+		n += len(batch)
+		if err := s.FinishTurn(ctx, "s1", "go on"); err != nil {
+			t.Fatalf("FinishTurn after %d records: %v", n, err)
+		}
+	}
+	wantRecords(t, "Records of a long transcript", records(t, s, "s1", store.RecordFilter{}), want)
+	for _, after := range []int64{1, 127, 128, 129, 255, 256, 257, 600, total - 1} {
+		wantRecords(t, fmt.Sprintf("Records after Seq %d", after), records(t, s, "s1", store.RecordFilter{AfterSeq: after}), want[after:])
+	}
+	if err := s.MarkCompacted(ctx, "s1", 300); err != nil {
+		t.Fatal(err)
+	}
+	wantRecords(t, "live records after compacting 300", records(t, s, "s1", store.RecordFilter{}), want[300:])
+	more := appendRecs(t, s, "s1", text(llm.RoleAssistant, "after the compaction"))
+	wantSeqs(t, "Append after the compaction", more, []int64{total + 1})
+	if err := s.FinishTurn(ctx, "s1", "go on"); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, more...)
+	wantRecords(t, "live records after another turn", records(t, s, "s1", store.RecordFilter{}), want[300:])
+	all := records(t, s, "s1", store.RecordFilter{IncludeCompacted: true})
+	wantSeqs(t, "every record", all, seqRange(1, total+1))
+	for _, r := range all {
+		if r.Compacted != (r.Seq <= 300) {
+			t.Fatalf("Seq %d Compacted = %v", r.Seq, r.Compacted)
 		}
 	}
 }
