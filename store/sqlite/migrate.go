@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
@@ -134,7 +133,7 @@ CREATE INDEX parked_by_session ON parked (session_id, created_at);
 // migrate brings the schema up to date in one transaction: a file is at one
 // version or the next, never half-way.
 func (s *Store) migrate(ctx context.Context) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return transact(ctx, s.db, nil, func(ctx context.Context, tx *writeTx) error {
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 	version    INTEGER PRIMARY KEY,
 	applied_at INTEGER NOT NULL

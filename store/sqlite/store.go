@@ -69,7 +69,7 @@ func (s *Store) Provision(ctx context.Context, in store.Session) (store.Session,
 		return store.Session{}, s.fail("provision", in.ID, err)
 	}
 	var out store.Session
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		old, err := scanSession(tx.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", in.ID))
 		switch {
 		case err == nil && old.RuntimeID != in.RuntimeID:
@@ -166,10 +166,10 @@ func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, 
 	return out, nil
 }
 
-// lastSeq returns the session's last Seq, or ErrNotProvisioned.
-func lastSeq(ctx context.Context, tx *sql.Tx, sessionID string) (int64, error) {
+// lastSeq returns, in tx, the session's last Seq, or ErrNotProvisioned.
+func (s *Store) lastSeq(ctx context.Context, tx *writeTx, sessionID string) (int64, error) {
 	var last int64
-	err := tx.QueryRowContext(ctx, "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?", sessionID).Scan(&last)
+	err := tx.stmt(stmtLastSeq).QueryRowContext(ctx, sessionID).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, store.ErrNotProvisioned
 	}
@@ -203,8 +203,18 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 	}
 	out := make([]store.Record, len(recs))
 	var sum store.Totals
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		last, err := lastSeq(ctx, tx, sessionID)
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		now := s.clock.Now()
+		var last int64
+		var err error
+		if len(recs) == 0 {
+			last, err = s.lastSeq(ctx, tx, sessionID)
+		} else {
+			err = tx.stmt(stmtTouchSession).QueryRowContext(ctx, toNanos(now), sessionID).Scan(&last)
+			if errors.Is(err, sql.ErrNoRows) {
+				err = store.ErrNotProvisioned
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -214,19 +224,14 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 			}
 		}
 		if totals {
-			if sum, err = addTotals(ctx, tx, sessionID, step.Totals); err != nil {
+			if sum, err = s.addTotals(ctx, tx, sessionID, step.Totals); err != nil {
 				return err
 			}
 		}
 		if len(recs) == 0 {
 			return nil
 		}
-		now := s.clock.Now()
-		stmt, err := tx.PrepareContext(ctx, "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)")
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
+		insert := tx.stmt(stmtInsertRecord)
 		for i, r := range recs {
 			r.Seq = last + int64(i) + 1
 			r.SessionID = sessionID
@@ -234,13 +239,12 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 				r.Time = now
 			}
 			r.Time = r.Time.UTC()
-			if _, err := stmt.ExecContext(ctx, sessionID, r.Seq, r.TurnID, toNanos(r.Time), r.Kind, string(enc[i])); err != nil {
+			if _, err := insert.ExecContext(ctx, sessionID, r.Seq, r.TurnID, toNanos(r.Time), r.Kind, string(enc[i])); err != nil {
 				return fmt.Errorf("insert record %d: %w", r.Seq, err)
 			}
 			out[i] = r
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE sessions SET updated_at = ? WHERE id = ?", toNanos(now), sessionID)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, store.Totals{}, s.fail(op, sessionID, err)
@@ -258,10 +262,10 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 }
 
 // holds checks, in tx, that owner holds the session's lease.
-func (s *Store) holds(ctx context.Context, tx *sql.Tx, sessionID, owner string) error {
+func (s *Store) holds(ctx context.Context, tx *writeTx, sessionID, owner string) error {
 	var holder string
 	var expires int64
-	err := tx.QueryRowContext(ctx, "SELECT owner, expires_at FROM leases WHERE session_id = ?", sessionID).Scan(&holder, &expires)
+	err := tx.stmt(stmtLease).QueryRowContext(ctx, sessionID).Scan(&holder, &expires)
 	now := time.Now().UnixNano()
 	switch {
 	case errors.Is(err, sql.ErrNoRows) || err == nil && expires <= now:
@@ -280,8 +284,8 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, owner string, ttl t
 		return time.Time{}, s.fail("lease", sessionID, err)
 	}
 	var until time.Time
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := lastSeq(ctx, tx, sessionID); err != nil {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		if _, err := s.lastSeq(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		var holder string
@@ -307,8 +311,8 @@ ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excl
 
 // ReleaseLease implements store.Store.
 func (s *Store) ReleaseLease(ctx context.Context, sessionID, owner string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := lastSeq(ctx, tx, sessionID); err != nil {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		if _, err := s.lastSeq(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, "DELETE FROM leases WHERE session_id = ? AND owner = ?", sessionID, owner)
@@ -385,7 +389,7 @@ func (s *Store) liveRecords(ctx context.Context, q querier, sessionID string) ([
 
 // snapshot writes a new snapshot of the session's live records in tx when
 // snapshotEvery of them are past the old one.
-func (s *Store) snapshot(ctx context.Context, tx *sql.Tx, sessionID string) error {
+func (s *Store) snapshot(ctx context.Context, tx *writeTx, sessionID string) error {
 	var through int64
 	err := tx.QueryRowContext(ctx, "SELECT through_seq FROM snapshots WHERE session_id = ?", sessionID).Scan(&through)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -435,8 +439,8 @@ func (s *Store) records(ctx context.Context, q querier, sessionID, query string,
 
 // MarkCompacted implements store.Store.
 func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq int64) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		last, err := lastSeq(ctx, tx, sessionID)
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		last, err := s.lastSeq(ctx, tx, sessionID)
 		if err != nil {
 			return err
 		}
@@ -468,9 +472,9 @@ func scanTotals(row scanner) (store.Totals, error) {
 // the read of the result are one step.
 func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals) (store.Totals, error) {
 	var out store.Totals
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		var err error
-		out, err = addTotals(ctx, tx, sessionID, d)
+		out, err = s.addTotals(ctx, tx, sessionID, d)
 		return err
 	})
 	if err != nil {
@@ -479,12 +483,10 @@ func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals)
 	return out, nil
 }
 
-func addTotals(ctx context.Context, tx *sql.Tx, sessionID string, d store.Totals) (store.Totals, error) {
-	out, err := scanTotals(tx.QueryRowContext(ctx, `UPDATE totals SET
-	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
-WHERE session_id = ? RETURNING `+totalsColumns,
+// addTotals adds d to the session's totals in tx: one UPDATE … RETURNING,
+// so the add and the read of the result are one step.
+func (s *Store) addTotals(ctx context.Context, tx *writeTx, sessionID string, d store.Totals) (store.Totals, error) {
+	out, err := scanTotals(tx.stmt(stmtAddTotals).QueryRowContext(ctx,
 		d.Usage.InputTokens, d.Usage.OutputTokens, d.Usage.CacheReadTokens, d.Usage.CacheWriteTokens,
 		d.CostUSD, d.ToolCalls, int64(d.WallTime), d.Turns, sessionID))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -515,8 +517,8 @@ func (s *Store) SetBudget(ctx context.Context, sessionID string, b *budget.Limit
 			return s.fail("set budget of", sessionID, err)
 		}
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := lastSeq(ctx, tx, sessionID); err != nil {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		if _, err := s.lastSeq(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		if b == nil {
@@ -557,7 +559,7 @@ FROM sessions s LEFT JOIN budgets b ON b.session_id = s.id WHERE s.id = ?`, sess
 
 // FinishTurn implements store.Store.
 func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE sessions SET turns = turns + 1, last_prompt = ?, updated_at = ? WHERE id = ?", prompt, toNanos(s.clock.Now()), sessionID)
 		if err != nil {
 			return err
@@ -592,7 +594,7 @@ func (s *Store) AddApproval(ctx context.Context, a store.Approval) error {
 	if err := a.Validate(); err != nil {
 		return s.failApproval("add", a.RuntimeID, a.SessionID, err)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		if a.SessionID != "" {
 			runtimeID, err := sessionRuntime(ctx, tx, a.SessionID, store.ErrNotProvisioned)
 			if err != nil {
@@ -660,7 +662,7 @@ func (s *Store) RebindRuntime(ctx context.Context, from, to string) (int, error)
 		return 0, fmt.Errorf("rebind runtime %q to %q: %w: a runtime id is empty", from, to, store.ErrInvalid)
 	}
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE sessions SET runtime_id = ? WHERE runtime_id = ?", to, from)
 		if err != nil {
 			return err
@@ -716,8 +718,8 @@ func (s *Store) Park(ctx context.Context, p store.ParkedCall) error {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.clock.Now()
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := lastSeq(ctx, tx, p.SessionID); err != nil {
+	err = s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		if _, err := s.lastSeq(ctx, tx, p.SessionID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO parked ("+parkedColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', '', ?, 0)",
@@ -758,7 +760,7 @@ func (s *Store) ParkedCalls(ctx context.Context, f store.ParkFilter) ([]store.Pa
 // SetParkStatus implements store.Store.
 func (s *Store) SetParkStatus(ctx context.Context, id, status, by, note string) (store.ParkedCall, error) {
 	var out store.ParkedCall
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		p, err := scanParked(tx.QueryRowContext(ctx, "SELECT "+parkedColumns+" FROM parked WHERE id = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("parked call %s: %w", id, store.ErrNotFound)

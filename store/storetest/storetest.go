@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Sessions", testSessions},
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"Context", testContext},
+		{"CancelNeverLies", testCancelNeverLies},
 		{"Observations", testObservations},
 		{"Close", testClose},
 	} {
@@ -1018,6 +1019,58 @@ func testContext(t *testing.T, s store.Store) {
 	wantErr(t, "Session after a canceled Provision", err, store.ErrNotFound)
 	if got, _ := s.Totals(ctx, "s1"); got != (store.Totals{}) {
 		t.Errorf("a canceled AddTotals added %+v", got)
+	}
+}
+
+// Appends whose contexts end at every moment, many at once: each one that
+// returned nil is in the transcript, each one that failed is not, and the
+// failures are the contexts' own.
+func testCancelNeverLies(t *testing.T, s store.Store) {
+	const writers, each = 16, 30
+	ids := []string{"s1", "s2", "s3"}
+	for _, id := range ids {
+		provision(t, s, id, "r1")
+	}
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			id := ids[w%len(ids)]
+			for i := range each {
+				msg := fmt.Sprintf("w%d-%d", w, i)
+				ctx, cancel := context.WithTimeout(ctx, time.Duration((w*each+i)%7)*200*time.Microsecond)
+				_, err := s.Append(ctx, id, text(llm.RoleUser, msg))
+				cancel()
+				switch {
+				case err == nil:
+					mu.Lock()
+					acked[id+" "+msg] = true
+					mu.Unlock()
+				case !errors.Is(err, context.DeadlineExceeded):
+					t.Errorf("Append %s to %s: %v, want nil or the context's error", msg, id, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	stored := map[string]bool{}
+	for _, id := range ids {
+		recs := records(t, s, id, store.RecordFilter{})
+		wantSeqs(t, "Records of "+id, recs, seqRange(1, int64(len(recs))))
+		for _, r := range recs {
+			stored[id+" "+r.Message.Text()] = true
+		}
+	}
+	for k := range acked {
+		if !stored[k] {
+			t.Errorf("acknowledged append %s is not stored", k)
+		}
+	}
+	for k := range stored {
+		if !acked[k] {
+			t.Errorf("%s is stored, but its Append reported a failure", k)
+		}
 	}
 }
 

@@ -1,0 +1,91 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// stmtID names one of the store's prepared statements.
+type stmtID int
+
+const (
+	stmtLastSeq stmtID = iota
+	stmtTouchSession
+	stmtInsertRecord
+	stmtLease
+	stmtAddTotals
+	stmtSnapshot
+	stmtLiveAfter
+	stmtSavepoint
+	stmtRollbackTo
+	stmtRelease
+	numStmts
+)
+
+// queries are the statements of the hot paths (appending records, resuming
+// a session), prepared once when the store opens rather than parsed on
+// every call: parsing is most of what a small statement costs in a pure-Go
+// SQLite. database/sql prepares each on a connection the first time that
+// connection runs it, and keeps it there.
+var queries = [numStmts]string{
+	stmtLastSeq: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?",
+	// Moving UpdatedAt also finds the last Seq, and that the session
+	// exists: one statement for what an append needs first.
+	stmtTouchSession: "UPDATE sessions SET updated_at = ? WHERE id = ? RETURNING (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = sessions.id)",
+	stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)",
+	stmtLease:        "SELECT owner, expires_at FROM leases WHERE session_id = ?",
+	stmtAddTotals: `UPDATE totals SET
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
+WHERE session_id = ? RETURNING ` + totalsColumns,
+	stmtSnapshot:   "SELECT through_seq, data FROM snapshots WHERE session_id = ?",
+	stmtLiveAfter:  "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
+	stmtSavepoint:  "SAVEPOINT request",
+	stmtRollbackTo: "ROLLBACK TO request",
+	stmtRelease:    "RELEASE request",
+}
+
+// stmts are the prepared queries, on the database.
+type stmts [numStmts]*sql.Stmt
+
+func prepare(ctx context.Context, db *sql.DB) (*stmts, error) {
+	st := &stmts{}
+	for id, q := range queries {
+		stmt, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			st.close()
+			return nil, fmt.Errorf("prepare %q: %w", q, err)
+		}
+		st[id] = stmt
+	}
+	return st, nil
+}
+
+func (st *stmts) close() {
+	for _, stmt := range st {
+		if stmt != nil {
+			stmt.Close()
+		}
+	}
+}
+
+// writeTx is a write transaction: the *sql.Tx, and the store's prepared
+// statements bound to it, each bound once per transaction (binding costs
+// about as much as running a small statement, and a batch of the
+// committer runs each many times).
+type writeTx struct {
+	*sql.Tx
+	ctx   context.Context
+	stmts *stmts
+	bound [numStmts]*sql.Stmt
+}
+
+// stmt returns statement id bound to the transaction.
+func (tx *writeTx) stmt(id stmtID) *sql.Stmt {
+	if tx.bound[id] == nil {
+		tx.bound[id] = tx.StmtContext(tx.ctx, tx.stmts[id])
+	}
+	return tx.bound[id]
+}
