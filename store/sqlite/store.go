@@ -374,14 +374,11 @@ func (s *Store) liveRecords(ctx context.Context, q querier, sessionID string) ([
 	}
 	var out []store.Record
 	if err == nil {
-		snap, derr := wire.DecodeSnapshot(data)
-		if derr != nil {
+		out, err = wire.DecodeSnapshot(data, snapshotEvery, func(r wire.SnapRecord) store.Record {
+			return store.Record{Seq: r.Seq, SessionID: sessionID, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Message: r.Message}
+		})
+		if err != nil {
 			through = 0 // a snapshot that does not decode is not trusted: the records are read
-		} else {
-			out = make([]store.Record, len(snap), len(snap)+snapshotEvery)
-			for i, r := range snap {
-				out[i] = store.Record{Seq: r.Seq, SessionID: sessionID, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Message: r.Message}
-			}
 		}
 	}
 	return s.records(ctx, q, sessionID, "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq", through, out)

@@ -75,10 +75,14 @@ func appendStr(b []byte, s string) []byte {
 
 var errSnapshot = errors.New("snapshot: malformed")
 
-// DecodeSnapshot reads a snapshot back. The strings it returns share data,
-// which must not be changed afterwards; tool inputs are copies of their
-// own.
-func DecodeSnapshot(data []byte) ([]SnapRecord, error) {
+// DecodeSnapshot reads a snapshot back: it returns its records, each made
+// by record, in a slice with room for spare more. The strings it passes
+// share data, which must not be changed afterwards; the records' block
+// slices and tool inputs are their own (each capped, so that appending to
+// one never touches another), carved from a few large allocations rather
+// than one or two per record. A snapshot that does not decode whole is an
+// error, and nothing of it is returned.
+func DecodeSnapshot[R any](data []byte, spare int, record func(SnapRecord) R) ([]R, error) {
 	d := snapReader{b: data}
 	if d.byte() != snapVersion {
 		return nil, fmt.Errorf("%w: unknown version", errSnapshot)
@@ -87,22 +91,22 @@ func DecodeSnapshot(data []byte) ([]SnapRecord, error) {
 	if n > uint64(len(data)) {
 		return nil, errSnapshot
 	}
-	out := make([]SnapRecord, 0, n)
-	for range n {
+	out := make([]R, 0, int(n)+spare)
+	for i := range n {
 		r := SnapRecord{Seq: int64(d.uvarint()), Time: time.Unix(0, d.varint()).UTC()}
 		r.TurnID, r.Kind = d.str(), d.str()
 		r.Message.Role = llm.Role(d.str())
 		if d.byte() == 1 {
 			nb := d.uvarint()
-			if nb > uint64(len(data)) {
+			if nb > uint64(len(d.b)) {
 				return nil, errSnapshot
 			}
-			r.Message.Content = make([]llm.Block, nb)
-			for i := range r.Message.Content {
-				bl := &r.Message.Content[i]
+			r.Message.Content = d.blocks(int(nb), int(n-i))
+			for j := range r.Message.Content {
+				bl := &r.Message.Content[j]
 				bl.Type, bl.Text, bl.ID, bl.Name = llm.BlockType(d.str()), d.str(), d.str(), d.str()
 				if d.byte() == 1 {
-					bl.Input = []byte(d.str())
+					bl.Input = d.input()
 				}
 				bl.ToolUseID, bl.Content = d.str(), d.str()
 				bl.IsError = d.byte() == 1
@@ -112,7 +116,7 @@ func DecodeSnapshot(data []byte) ([]SnapRecord, error) {
 		if d.err {
 			return nil, errSnapshot
 		}
-		out = append(out, r)
+		out = append(out, record(r))
 	}
 	if d.err || len(d.b) != 0 {
 		return nil, errSnapshot
@@ -120,9 +124,46 @@ func DecodeSnapshot(data []byte) ([]SnapRecord, error) {
 	return out, nil
 }
 
+// inputChunk is the size of the allocations tool inputs are copied into.
+const inputChunk = 64 << 10
+
 type snapReader struct {
 	b   []byte
 	err bool
+	// blockBuf and inputBuf are the free space of the current block and
+	// input allocations.
+	blockBuf []llm.Block
+	inputBuf []byte
+}
+
+// blocks returns room for nb blocks of the record that has left records
+// to go (itself included). A new allocation is sized for one block per
+// record left, which most records have.
+func (d *snapReader) blocks(nb, left int) []llm.Block {
+	if nb > len(d.blockBuf) {
+		d.blockBuf = make([]llm.Block, max(nb, left+16))
+	}
+	out := d.blockBuf[:nb:nb]
+	d.blockBuf = d.blockBuf[nb:]
+	return out
+}
+
+// input returns a copy of the next string, as bytes of its own.
+func (d *snapReader) input() []byte {
+	s := d.str()
+	switch {
+	case len(s) == 0:
+		return []byte{} // present, and empty: not nil
+	case len(s) > inputChunk/4:
+		return []byte(s)
+	}
+	if len(s) > len(d.inputBuf) {
+		d.inputBuf = make([]byte, inputChunk)
+	}
+	out := d.inputBuf[:len(s):len(s)]
+	copy(out, s)
+	d.inputBuf = d.inputBuf[len(s):]
+	return out
 }
 
 func (d *snapReader) byte() byte {
@@ -136,6 +177,11 @@ func (d *snapReader) byte() byte {
 }
 
 func (d *snapReader) uvarint() uint64 {
+	if len(d.b) > 0 && d.b[0] < 0x80 { // most are lengths under 128
+		v := uint64(d.b[0])
+		d.b = d.b[1:]
+		return v
+	}
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.err = true
