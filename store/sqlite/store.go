@@ -254,6 +254,10 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 	}
 	// Return what is stored, not the caller's own slices.
 	for i := range out {
+		var ok bool
+		if out[i].Message, ok = wire.Stored(recs[i].Message); ok {
+			continue
+		}
 		if out[i].Message, err = wire.Decode(enc[i]); err != nil {
 			return nil, store.Totals{}, s.fail(op, sessionID, err)
 		}

@@ -139,3 +139,33 @@ func Decode(data []byte) (llm.Message, error) {
 	}
 	return m, nil
 }
+
+// Stored returns what Decode(Encode(m)) returns — m as a store keeps it —
+// without the round trip: a copy of m with slices of its own, and an
+// empty tool input dropped, as Encode drops it. It returns false if a
+// string of m is not valid UTF-8 (the stored form replaces the bad
+// bytes); the caller then decodes the encoding instead.
+func Stored(m llm.Message) (llm.Message, bool) {
+	if !utf8.ValidString(string(m.Role)) {
+		return llm.Message{}, false
+	}
+	if m.Content == nil {
+		return m, true
+	}
+	blocks := make([]llm.Block, len(m.Content))
+	for i, b := range m.Content {
+		for _, s := range [...]string{string(b.Type), b.Text, b.ID, b.Name, b.ToolUseID, b.Content, b.Thinking, b.Signature} {
+			if !utf8.ValidString(s) {
+				return llm.Message{}, false
+			}
+		}
+		if len(b.Input) == 0 {
+			b.Input = nil
+		} else {
+			b.Input = append(json.RawMessage(nil), b.Input...)
+		}
+		blocks[i] = b
+	}
+	m.Content = blocks
+	return m, true
+}
