@@ -135,6 +135,8 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 			}
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+			batches, writes := sqlite.Batches(s)
+			b.ReportMetric(float64(writes)/float64(batches), "writes/commit")
 		})
 	}
 }

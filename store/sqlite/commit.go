@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -137,6 +138,12 @@ func (c *committer) loop() {
 			c.mu.Unlock()
 			return
 		}
+		// Let the writers just answered (and any other runnable one)
+		// queue their next write first: the batch grows at the cost of
+		// a turn of the scheduler, and nothing when no one else runs.
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
 		n := min(len(c.queue), maxBatch)
 		batch = append(batch[:0], c.queue[:n]...)
 		rest := copy(c.queue, c.queue[n:])
