@@ -140,3 +140,30 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSessions lists the sessions of a store of 5,000 (ten runtimes
+// of 500): all of them, and the most recent one of a runtime (what a
+// program resuming its last session asks).
+func BenchmarkSessions(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "orca.db"), sqlite.WithDurability(sqlite.Normal))
+	defer s.Close()
+	for i := range 5000 {
+		if _, err := s.Provision(ctx, store.Session{ID: fmt.Sprint("s", i), RuntimeID: fmt.Sprint("r", i%10), Workspace: fmt.Sprint("/ws/", i%10)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("all", func(b *testing.B) {
+		for b.Loop() {
+			if ss, err := s.Sessions(ctx, store.Filter{}); err != nil || len(ss) != 5000 {
+				b.Fatal(len(ss), err)
+			}
+		}
+	})
+	b.Run("latest-of-runtime", func(b *testing.B) {
+		for b.Loop() {
+			if ss, err := s.Sessions(ctx, store.Filter{RuntimeID: "r3", Limit: 1}); err != nil || len(ss) != 1 || ss[0].ID != "s4993" {
+				b.Fatal(ss, err)
+			}
+		}
+	})
+}

@@ -10,3 +10,6 @@ func DB(s *Store) *sql.DB { return s.db }
 func Batches(s *Store) (batches, writes int64) {
 	return s.committer.batches.Load(), s.committer.batched.Load()
 }
+
+// Migrations are the schema versions.
+var Migrations = migrations
