@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -64,7 +66,12 @@ func (r *request) finish(err error) {
 // it, the caller waits for its outcome, which takes no longer than one
 // batch.
 type committer struct {
-	db    *sql.DB
+	db *sql.DB
+	// conn is the committer's own connection, taken from db at the first
+	// write: SQLite drops a connection's page cache whenever another
+	// connection has committed, so the writer keeps its pages warm only
+	// on a connection no one else writes through.
+	conn  *sql.Conn
 	stmts *stmts
 	// ctx is the context of every statement the committer runs; it is
 	// never canceled: Close drains the queue instead.
@@ -128,6 +135,11 @@ func (c *committer) stop() {
 
 func (c *committer) loop() {
 	defer close(c.exited)
+	defer func() {
+		if c.conn != nil {
+			c.conn.Close()
+		}
+	}()
 	var batch []*request
 	for {
 		c.mu.Lock()
@@ -176,12 +188,7 @@ func (c *committer) commit(batch []*request) {
 		tx.Rollback()
 		return
 	}
-	if err := r.fn(c.ctx, tx); err != nil {
-		tx.Rollback()
-		r.finish(err)
-		return
-	}
-	r.finish(tx.Commit())
+	r.finish(run(c.ctx, tx, r.fn))
 }
 
 // guarded runs batch in one transaction, each request inside a savepoint
@@ -235,7 +242,7 @@ func (c *committer) guarded(batch []*request) {
 func (c *committer) oneByOne(batch []*request) {
 	for _, r := range batch {
 		if r.state.Load() == taken || r.take() {
-			r.finish(transact(c.ctx, c.db, c.stmts, r.fn))
+			r.finish(c.transact(r.fn))
 		}
 	}
 }
@@ -250,12 +257,44 @@ func (c *committer) answer(batch []*request, err error) {
 	}
 }
 
-// begin starts a write transaction with BEGIN IMMEDIATE (_txlock).
+// begin starts a write transaction on the committer's connection, with
+// BEGIN IMMEDIATE (_txlock). A connection database/sql has given up on is
+// replaced once.
 func (c *committer) begin() (*writeTx, error) {
-	return begin(c.ctx, c.db, c.stmts)
+	for retry := 0; ; retry++ {
+		if c.conn == nil {
+			conn, err := c.db.Conn(c.ctx)
+			if err != nil {
+				return nil, err
+			}
+			c.conn = conn
+		}
+		tx, err := begin(c.ctx, c.conn, c.stmts)
+		if retry == 0 && (errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
+			c.conn.Close()
+			c.conn = nil
+			continue
+		}
+		return tx, err
+	}
 }
 
-func begin(ctx context.Context, db *sql.DB, st *stmts) (*writeTx, error) {
+// transact runs fn in a write transaction of its own on the committer's
+// connection.
+func (c *committer) transact(fn func(ctx context.Context, tx *writeTx) error) error {
+	tx, err := c.begin()
+	if err != nil {
+		return err
+	}
+	return run(c.ctx, tx, fn)
+}
+
+// beginner is a database or a connection.
+type beginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+func begin(ctx context.Context, db beginner, st *stmts) (*writeTx, error) {
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
 	if err != nil {
 		return nil, err
@@ -266,11 +305,16 @@ func begin(ctx context.Context, db *sql.DB, st *stmts) (*writeTx, error) {
 // transact runs fn in a write transaction of its own. st may be nil for a
 // transaction that uses no prepared statement: the migrations, which run
 // before the tables the statements name exist.
-func transact(ctx context.Context, db *sql.DB, st *stmts, fn func(ctx context.Context, tx *writeTx) error) error {
+func transact(ctx context.Context, db beginner, st *stmts, fn func(ctx context.Context, tx *writeTx) error) error {
 	tx, err := begin(ctx, db, st)
 	if err != nil {
 		return err
 	}
+	return run(ctx, tx, fn)
+}
+
+// run runs fn in tx and commits, or rolls back if fn fails.
+func run(ctx context.Context, tx *writeTx, fn func(ctx context.Context, tx *writeTx) error) error {
 	if err := fn(ctx, tx); err != nil {
 		tx.Rollback()
 		return err

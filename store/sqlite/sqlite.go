@@ -157,7 +157,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", abs, err)
 	}
-	conns := max(4, runtime.GOMAXPROCS(0))
+	conns := max(4, runtime.GOMAXPROCS(0)) + 1 // the readers', and the committer's own
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	s := &Store{db: db, path: abs}
