@@ -11,10 +11,12 @@ type stmtID int
 
 const (
 	stmtLastSeq stmtID = iota
+	stmtMaxSeq
 	stmtTouchSession
 	stmtInsertRecord
 	stmtLease
 	stmtAddTotals
+	stmtTotals
 	stmtSnapshot
 	stmtLiveAfter
 	stmtSavepoint
@@ -30,16 +32,18 @@ const (
 // connection runs it, and keeps it there.
 var queries = [numStmts]string{
 	stmtLastSeq: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?",
-	// Moving UpdatedAt also finds the last Seq, and that the session
-	// exists: one statement for what an append needs first.
-	stmtTouchSession: "UPDATE sessions SET updated_at = ? WHERE id = ? RETURNING (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = sessions.id)",
+	// (An UPDATE … RETURNING costs more here than the UPDATE and a SELECT
+	// after it in the same transaction.)
+	stmtMaxSeq:       "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?",
+	stmtTouchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
 	stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)",
 	stmtLease:        "SELECT owner, expires_at FROM leases WHERE session_id = ?",
 	stmtAddTotals: `UPDATE totals SET
 	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
 	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
 	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
-WHERE session_id = ? RETURNING ` + totalsColumns,
+WHERE session_id = ?`,
+	stmtTotals:     "SELECT " + totalsColumns + " FROM totals WHERE session_id = ?",
 	stmtSnapshot:   "SELECT through_seq, data FROM snapshots WHERE session_id = ?",
 	stmtLiveAfter:  "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
 	stmtSavepoint:  "SAVEPOINT request",

@@ -209,11 +209,8 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 		var err error
 		if len(recs) == 0 {
 			last, err = s.lastSeq(ctx, tx, sessionID)
-		} else {
-			err = tx.stmt(stmtTouchSession).QueryRowContext(ctx, toNanos(now), sessionID).Scan(&last)
-			if errors.Is(err, sql.ErrNoRows) {
-				err = store.ErrNotProvisioned
-			}
+		} else if err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, toNanos(now), sessionID)); err == nil {
+			err = tx.stmt(stmtMaxSeq).QueryRowContext(ctx, sessionID).Scan(&last)
 		}
 		if err != nil {
 			return err
@@ -469,8 +466,7 @@ func scanTotals(row scanner) (store.Totals, error) {
 	return t, err
 }
 
-// AddTotals implements store.Store: one UPDATE … RETURNING, so the add and
-// the read of the result are one step.
+// AddTotals implements store.Store.
 func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals) (store.Totals, error) {
 	var out store.Totals
 	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
@@ -484,16 +480,29 @@ func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals)
 	return out, nil
 }
 
-// addTotals adds d to the session's totals in tx: one UPDATE … RETURNING,
-// so the add and the read of the result are one step.
+// addTotals adds d to the session's totals in tx and returns the new
+// totals; the write transaction makes the add and the read one step.
 func (s *Store) addTotals(ctx context.Context, tx *writeTx, sessionID string, d store.Totals) (store.Totals, error) {
-	out, err := scanTotals(tx.stmt(stmtAddTotals).QueryRowContext(ctx,
+	err := touched(tx.stmt(stmtAddTotals).ExecContext(ctx,
 		d.Usage.InputTokens, d.Usage.OutputTokens, d.Usage.CacheReadTokens, d.Usage.CacheWriteTokens,
 		d.CostUSD, d.ToolCalls, int64(d.WallTime), d.Turns, sessionID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Totals{}, store.ErrNotProvisioned
+	if err != nil {
+		return store.Totals{}, err
 	}
-	return out, err
+	return scanTotals(tx.stmt(stmtTotals).QueryRowContext(ctx, sessionID))
+}
+
+// touched returns the error of an UPDATE of one session's row:
+// ErrNotProvisioned if it changed no row.
+func touched(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err == nil && n == 0 {
+		err = store.ErrNotProvisioned
+	}
+	return err
 }
 
 // Totals implements store.Store.
@@ -501,7 +510,7 @@ func (s *Store) Totals(ctx context.Context, sessionID string) (store.Totals, err
 	if err := s.read(ctx); err != nil {
 		return store.Totals{}, s.fail("read totals of", sessionID, err)
 	}
-	t, err := scanTotals(s.db.QueryRowContext(ctx, "SELECT "+totalsColumns+" FROM totals WHERE session_id = ?", sessionID))
+	t, err := scanTotals(s.stmts[stmtTotals].QueryRowContext(ctx, sessionID))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
