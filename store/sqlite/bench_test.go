@@ -105,8 +105,8 @@ func BenchmarkResume10k(b *testing.B) {
 // goroutines, each appending single records to a session of its own, each
 // append waiting for its commit. The appends/s metric is what the store
 // acknowledges across all of them, writes/commit how many appends group
-// commit put in each transaction. step=lease+totals is what a session's
-// loop writes instead: AppendStep with the writer's lease checked and the
+// commit put in each transaction. op=AppendStep is what a session's loop
+// writes instead: AppendStep with the writer's lease checked and the
 // step's spending added.
 func BenchmarkAppendConcurrent(b *testing.B) {
 	const writers = 64
@@ -114,7 +114,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 		name string
 		d    sqlite.Durability
 		step bool
-	}{{"sync=FULL", sqlite.Full, false}, {"sync=NORMAL", sqlite.Normal, false}, {"sync=FULL/step=lease+totals", sqlite.Full, true}} {
+	}{{"op=Append/sync=FULL", sqlite.Full, false}, {"op=Append/sync=NORMAL", sqlite.Normal, false}, {"op=AppendStep/sync=FULL", sqlite.Full, true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := open(b, filepath.Join(b.TempDir(), "orca.db"), sqlite.WithDurability(bc.d))
 			defer s.Close()
