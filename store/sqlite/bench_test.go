@@ -56,49 +56,76 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkResume10k opens the file and loads a 10,000-message session:
-// what resuming a long session costs.
+// BenchmarkResume10k opens the file and loads the live records of a
+// 10,100-message session: what resuming a long session costs.
+//
+//   - snapshot: turns ended now and then, so the snapshot holds the first
+//     10,000 and 100 records follow it (the usual case);
+//   - rows: no turn ever ended (a writer that crashed mid-turn, or one
+//     that never calls FinishTurn): every row is decoded;
+//   - compacted: the first 10,000 were compacted into a summary; the live
+//     records are the summary and the last 100.
 func BenchmarkResume10k(b *testing.B) {
 	const n = 10_000
-	path := filepath.Join(b.TempDir(), "orca.db")
-	s := open(b, path, sqlite.WithDurability(sqlite.Normal))
-	if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
-		b.Fatal(err)
+	for _, bc := range []struct {
+		name           string
+		turns, compact bool
+	}{{"snapshot", true, false}, {"rows", false, false}, {"compacted", true, true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "orca.db")
+			s := open(b, path, sqlite.WithDurability(sqlite.Normal))
+			if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < n; i += 500 {
+				batch := make([]store.Record, 500)
+				for j := range batch {
+					batch[j] = benchMessage(i + j)
+				}
+				if _, err := s.Append(ctx, "s1", batch...); err != nil {
+					b.Fatal(err)
+				}
+				// A turn ends now and then, as in a session: the
+				// snapshot follows.
+				if bc.turns {
+					if err := s.FinishTurn(ctx, "s1", "go"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			want := n + 100
+			if bc.compact {
+				summary := store.Record{Kind: store.KindSummary, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("Summary: the first 10,000 messages.")}}}
+				if _, err := s.Append(ctx, "s1", summary); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.MarkCompacted(ctx, "s1", n); err != nil {
+					b.Fatal(err)
+				}
+				want = 1 + 100
+			}
+			// The newest turn's records come after the snapshot.
+			for j := range 100 {
+				if _, err := s.Append(ctx, "s1", benchMessage(n+j)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				s := open(b, path)
+				recs, err := s.Records(ctx, "s1", store.RecordFilter{})
+				if err != nil || len(recs) != want {
+					b.Fatalf("Records = %d, %v; want %d", len(recs), err, want)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(want*b.N)/b.Elapsed().Seconds(), "records/s")
+		})
 	}
-	for i := 0; i < n; i += 500 {
-		batch := make([]store.Record, 500)
-		for j := range batch {
-			batch[j] = benchMessage(i + j)
-		}
-		if _, err := s.Append(ctx, "s1", batch...); err != nil {
-			b.Fatal(err)
-		}
-		// A turn ends now and then, as in a session: the snapshot
-		// follows.
-		if err := s.FinishTurn(ctx, "s1", "go"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	// The newest turn's records come after the snapshot.
-	for j := range 100 {
-		if _, err := s.Append(ctx, "s1", benchMessage(n+j)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		s := open(b, path)
-		recs, err := s.Records(ctx, "s1", store.RecordFilter{})
-		if err != nil || len(recs) != n+100 {
-			b.Fatalf("Records = %d, %v; want %d", len(recs), err, n+100)
-		}
-		if err := s.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
 }
 
 // BenchmarkAppendConcurrent is many live sessions writing at once: 64

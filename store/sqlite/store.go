@@ -422,12 +422,12 @@ func (s *Store) records(ctx context.Context, q querier, sessionID, query string,
 	for rows.Next() {
 		r := store.Record{SessionID: sessionID}
 		var at int64
-		var msg sql.RawBytes // decoded (and so copied) before the next row
+		var msg string // the message's strings share it
 		if err := rows.Scan(&r.Seq, &r.TurnID, &at, &r.Kind, &msg, &r.Compacted); err != nil {
 			return nil, err
 		}
 		r.Time = fromNanos(at)
-		if r.Message, err = wire.Decode(msg); err != nil {
+		if r.Message, err = wire.DecodeString(msg); err != nil {
 			return nil, fmt.Errorf("record %d: %w", r.Seq, err)
 		}
 		out = append(out, r)
@@ -445,11 +445,19 @@ func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq 
 		if err := store.ValidateMark(throughSeq, last); err != nil {
 			return err
 		}
-		if _, err = tx.ExecContext(ctx, "UPDATE records SET compacted = 1 WHERE session_id = ? AND seq <= ? AND compacted = 0", sessionID, throughSeq); err != nil {
+		res, err := tx.ExecContext(ctx, "UPDATE records SET compacted = 1 WHERE session_id = ? AND seq <= ? AND compacted = 0", sessionID, throughSeq)
+		if err != nil {
 			return err
 		}
-		// The snapshot holds records that are compacted now.
-		_, err = tx.ExecContext(ctx, "DELETE FROM snapshots WHERE session_id = ?", sessionID)
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // nothing newly compacted: the snapshot still holds
+		}
+		// Every record up to throughSeq is compacted now, and the old
+		// snapshot may hold some: an empty snapshot through throughSeq
+		// replaces it, so that reading the live records reads only the
+		// rows after it, not every row of the session to find them.
+		_, err = tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, through_seq, data) VALUES (?, ?, ?)
+ON CONFLICT (session_id) DO UPDATE SET through_seq = excluded.through_seq, data = excluded.data`, sessionID, throughSeq, wire.EncodeSnapshot(nil))
 		return err
 	})
 	if err != nil {

@@ -112,13 +112,27 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // Decode reads the stored form back into a message.
 func Decode(data []byte) (llm.Message, error) {
+	return DecodeString(string(data))
+}
+
+// DecodeString is Decode of a stored form held as a string, which the
+// message's strings may share.
+func DecodeString(data string) (llm.Message, error) {
+	if m, ok := decodeFast(data); ok {
+		return m, nil
+	}
 	var w message
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := json.Unmarshal([]byte(data), &w); err != nil {
 		return llm.Message{}, fmt.Errorf("decode stored message: %w", err)
 	}
+	return fromWire(w), nil
+}
+
+// fromWire is the message w stores.
+func fromWire(w message) llm.Message {
 	m := llm.Message{Role: w.Role}
 	if w.Content == nil {
-		return m, nil
+		return m
 	}
 	m.Content = make([]llm.Block, len(w.Content))
 	for i, b := range w.Content {
@@ -137,7 +151,7 @@ func Decode(data []byte) (llm.Message, error) {
 		}
 		m.Content[i] = out
 	}
-	return m, nil
+	return m
 }
 
 // Stored returns what Decode(Encode(m)) returns — m as a store keeps it —
