@@ -137,6 +137,19 @@ DROP INDEX sessions_by_update;
 DROP INDEX sessions_by_workspace;
 CREATE INDEX sessions_of_workspace ON sessions (workspace);
 `,
+	// 8: the snapshot in chunks. Each holds the live records after the
+	// chunk before it, so that keeping a long transcript's snapshot up
+	// to date encodes its new records only, not all of them again.
+	`
+CREATE TABLE snapshot_chunks (
+	session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	through_seq INTEGER NOT NULL, -- the live records after the previous chunk, up to it, are in data
+	data        BLOB NOT NULL,    -- wire.EncodeSnapshot
+	PRIMARY KEY (session_id, through_seq)
+) STRICT;
+INSERT INTO snapshot_chunks (session_id, through_seq, data) SELECT session_id, through_seq, data FROM snapshots;
+DROP TABLE snapshots;
+`,
 }
 
 // migrate brings the schema up to date in one transaction: a file is at one

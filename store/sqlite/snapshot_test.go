@@ -11,24 +11,18 @@ import (
 )
 
 // The snapshot is a cache: what Records returns is the same with it as
-// without it, after compaction (which leaves an empty snapshot through the
-// compacted records, so that a read skips them), after a reopen, and when
-// the snapshot is garbage.
+// without it — as appends add chunks to it, after a compaction (which
+// leaves one empty chunk through the compacted records, so that a read
+// skips them), after a reopen, and when a chunk is garbage.
 func TestSnapshotIsACache(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "orca.db")
 	s := open(t, path)
-	if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
-		t.Fatal(err)
-	}
 	add := func(from, n int) {
 		t.Helper()
 		for i := from; i < from+n; i++ {
 			if _, err := s.Append(ctx, "s1", benchMessage(i)); err != nil {
 				t.Fatal(err)
 			}
-		}
-		if err := s.FinishTurn(ctx, "s1", "turn"); err != nil {
-			t.Fatal(err)
 		}
 	}
 	// What Records must return: the live records, as stored.
@@ -49,51 +43,72 @@ func TestSnapshotIsACache(t *testing.T) {
 			t.Fatalf("%s: %d records (%v), want %d", what, len(got), err, len(want))
 		}
 	}
-	// snapshotOf returns the session's snapshot: through which Seq, and
-	// how many records it holds.
-	snapshotOf := func() (through int64, n int) {
+	// snapshot returns the session's chunks as "through:records" and
+	// checks that each holds records after the one before, up to its
+	// through_seq, in order.
+	snapshot := func() (chunks [][2]int64) {
+		t.Helper()
 		db, err := sql.Open("sqlite", path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		var data []byte
-		if err := db.QueryRowContext(ctx, "SELECT through_seq, data FROM snapshots WHERE session_id = 's1'").Scan(&through, &data); err != nil {
-			return 0, 0
-		}
-		recs, err := wire.DecodeSnapshot(data, 0, func(r wire.SnapRecord) int64 { return r.Seq })
+		rows, err := db.QueryContext(ctx, "SELECT through_seq, data FROM snapshot_chunks WHERE session_id = 's1' ORDER BY through_seq")
 		if err != nil {
-			t.Fatalf("the snapshot does not decode: %v", err)
+			t.Fatal(err)
 		}
-		return through, len(recs)
+		defer rows.Close()
+		var prev int64
+		for rows.Next() {
+			var through int64
+			var data []byte
+			if err := rows.Scan(&through, &data); err != nil {
+				t.Fatal(err)
+			}
+			seqs, err := wire.DecodeSnapshot(data, nil, nil, func(r wire.SnapRecord) int64 { return r.Seq })
+			if err != nil {
+				t.Fatalf("chunk through %d does not decode: %v", through, err)
+			}
+			for _, seq := range seqs {
+				if seq <= prev || seq > through {
+					t.Fatalf("chunk through %d after %d holds Seq %d", through, prev, seq)
+				}
+				prev = seq
+			}
+			prev = through
+			chunks = append(chunks, [2]int64{through, int64(len(seqs))})
+		}
+		return chunks
+	}
+	want := func(what string, chunks ...[2]int64) {
+		t.Helper()
+		if got := snapshot(); !reflect.DeepEqual(got, chunks) {
+			t.Errorf("%s: chunks (through, records) %v, want %v", what, got, chunks)
+		}
+	}
+	if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+		t.Fatal(err)
 	}
 	add(0, 300)
-	if through, n := snapshotOf(); through != 300 || n != 300 {
-		t.Fatalf("after 300 records and a turn, the snapshot holds %d records through %d", n, through)
-	}
-	add(300, 50)
-	check("snapshot and tail")
+	want("after 300 appends", [2]int64{256, 256})
+	check("a chunk and a tail")
 	if err := s.MarkCompacted(ctx, "s1", 200); err != nil {
 		t.Fatal(err)
 	}
-	if through, n := snapshotOf(); through != 200 || n != 0 {
-		t.Errorf("after compacting through 200, the snapshot holds %d records through %d; want none through 200", n, through)
-	}
+	want("after compacting through 200", [2]int64{200, 0})
 	check("after compaction")
-	add(350, 120)
-	if through, n := snapshotOf(); through != 470 || n != 270 {
-		t.Errorf("after 120 more records and a turn, the snapshot holds %d records through %d; want the 270 live ones through 470", n, through)
-	}
-	check("a new snapshot after compaction")
+	add(300, 250) // to Seq 550: past 512, 312 live records after the empty chunk
+	want("after 250 more", [2]int64{200, 0}, [2]int64{512, 312})
+	check("a chunk after compaction")
 	// Compacting what is compacted already changes nothing, and keeps the
 	// snapshot.
 	if err := s.MarkCompacted(ctx, "s1", 100); err != nil {
 		t.Fatal(err)
 	}
-	if through, n := snapshotOf(); through != 470 || n != 270 {
-		t.Errorf("a compaction that marked nothing changed the snapshot to %d records through %d", n, through)
-	}
-	check("a compaction that marked nothing")
+	want("after a compaction that marked nothing", [2]int64{200, 0}, [2]int64{512, 312})
+	add(550, 250) // to Seq 800: past 768, the next chunk
+	want("after 250 more again", [2]int64{200, 0}, [2]int64{512, 312}, [2]int64{768, 256})
+	check("three chunks and a tail")
 	s.Close()
 	s = open(t, path)
 	defer s.Close()
@@ -102,9 +117,9 @@ func TestSnapshotIsACache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, "UPDATE snapshots SET data = x'01ff'"); err != nil {
+	if _, err := db.ExecContext(ctx, "UPDATE snapshot_chunks SET data = x'01ff' WHERE through_seq = 512"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	check("a garbled snapshot")
+	check("a garbled chunk")
 }

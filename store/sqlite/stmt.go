@@ -17,7 +17,8 @@ const (
 	stmtLease
 	stmtAddTotals
 	stmtTotals
-	stmtSnapshot
+	stmtChunks
+	stmtFrontier
 	stmtLiveAfter
 	stmtSavepoint
 	stmtRollbackTo
@@ -44,7 +45,8 @@ var queries = [numStmts]string{
 	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
 WHERE session_id = ?`,
 	stmtTotals:     "SELECT " + totalsColumns + " FROM totals WHERE session_id = ?",
-	stmtSnapshot:   "SELECT through_seq, data FROM snapshots WHERE session_id = ?",
+	stmtChunks:     "SELECT through_seq, data FROM snapshot_chunks WHERE session_id = ? ORDER BY through_seq",
+	stmtFrontier:   "SELECT COALESCE(MAX(through_seq), 0) FROM snapshot_chunks WHERE session_id = ?",
 	stmtLiveAfter:  "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
 	stmtSavepoint:  "SAVEPOINT request",
 	stmtRollbackTo: "ROLLBACK TO request",

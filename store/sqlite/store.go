@@ -249,6 +249,9 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 	if len(recs) == 0 {
 		return nil, sum, nil
 	}
+	if last := out[len(out)-1].Seq; last/snapshotEvery != (last-int64(len(out)))/snapshotEvery {
+		s.extendSnapshot(ctx, sessionID)
+	}
 	// Return what is stored, not the caller's own slices.
 	for i := range out {
 		var ok bool
@@ -333,14 +336,17 @@ func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFil
 	var out []store.Record
 	var err error
 	if f.AfterSeq <= 0 && !f.IncludeCompacted {
-		out, err = s.liveRecords(ctx, s.db, sessionID)
+		out, err = s.liveRecords(ctx, sessionID)
 	} else {
 		q := "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ?"
 		if !f.IncludeCompacted {
 			q += " AND compacted = 0"
 		}
 		q += " ORDER BY seq"
-		out, err = s.records(ctx, s.db, sessionID, q, f.AfterSeq, nil)
+		var rows *sql.Rows
+		if rows, err = s.db.QueryContext(ctx, q, sessionID, f.AfterSeq); err == nil {
+			out, err = readRecords(rows, sessionID, nil)
+		}
 	}
 	if err != nil {
 		return nil, s.fail("read records of", sessionID, err)
@@ -354,70 +360,102 @@ func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFil
 	return out, nil
 }
 
-// querier is the database or a transaction.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// snapshotEvery is how many live records past a session's snapshot (or
-// without one) make FinishTurn write a new one.
+// snapshotEvery is how many live records past the last chunk of a
+// session's snapshot make an append add a chunk.
 const snapshotEvery = 256
 
-// liveRecords returns the session's live records: its snapshot's, and
-// the records after it.
-func (s *Store) liveRecords(ctx context.Context, q querier, sessionID string) ([]store.Record, error) {
-	var through int64
-	var data []byte
-	err := q.QueryRowContext(ctx, "SELECT through_seq, data FROM snapshots WHERE session_id = ?", sessionID).Scan(&through, &data)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+// liveRecords returns the session's live records: its snapshot's chunks,
+// and the records after them. A snapshot that does not decode is not
+// trusted: the records are read instead.
+func (s *Store) liveRecords(ctx context.Context, sessionID string) ([]store.Record, error) {
+	rows, err := s.stmts[stmtChunks].QueryContext(ctx, sessionID)
+	if err != nil {
 		return nil, err
 	}
-	var out []store.Record
-	if err == nil {
-		out, err = wire.DecodeSnapshot(data, snapshotEvery, func(r wire.SnapRecord) store.Record {
+	var through int64
+	var chunks [][]byte
+	n := 0
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&through, &data); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		chunks = append(chunks, data)
+		n += wire.SnapshotLen(data)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]store.Record, 0, n+snapshotEvery)
+	var arena wire.Arena
+	for _, data := range chunks {
+		if out, err = wire.DecodeSnapshot(data, out, &arena, func(r wire.SnapRecord) store.Record {
 			return store.Record{Seq: r.Seq, SessionID: sessionID, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Message: r.Message}
-		})
-		if err != nil {
-			through = 0 // a snapshot that does not decode is not trusted: the records are read
+		}); err != nil {
+			out, through = out[:0], 0
+			break
 		}
 	}
-	return s.records(ctx, q, sessionID, "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq", through, out)
+	if rows, err = s.stmts[stmtLiveAfter].QueryContext(ctx, sessionID, through); err != nil {
+		return nil, err
+	}
+	return readRecords(rows, sessionID, out)
 }
 
-// snapshot writes a new snapshot of the session's live records in tx when
-// snapshotEvery of them are past the old one.
-func (s *Store) snapshot(ctx context.Context, tx *writeTx, sessionID string) error {
-	var through int64
-	err := tx.QueryRowContext(ctx, "SELECT through_seq FROM snapshots WHERE session_id = ?", sessionID).Scan(&through)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+// extendSnapshot adds a chunk to the session's snapshot if snapshotEvery
+// live records or more are past its last chunk: an append that crossed a
+// multiple of snapshotEvery calls it, once its own records are committed,
+// on its caller's goroutine (not the committer's). The snapshot is a
+// cache, so this is best effort: a failure, or a chunk made stale by a
+// concurrent compaction or chunk, leaves the snapshot as it was, and only
+// makes the next resume read more rows.
+func (s *Store) extendSnapshot(ctx context.Context, sessionID string) {
+	var frontier int64
+	if err := s.stmts[stmtFrontier].QueryRowContext(ctx, sessionID).Scan(&frontier); err != nil {
+		return
 	}
-	var past int
-	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM records WHERE session_id = ? AND seq > ? AND compacted = 0", sessionID, through).Scan(&past); err != nil {
-		return err
+	rows, err := s.stmts[stmtLiveAfter].QueryContext(ctx, sessionID, frontier)
+	if err != nil {
+		return
 	}
-	if past < snapshotEvery {
-		return nil
-	}
-	recs, err := s.liveRecords(ctx, tx, sessionID)
-	if err != nil || len(recs) == 0 {
-		return err
+	recs, err := readRecords(rows, sessionID, nil)
+	if err != nil || len(recs) < snapshotEvery {
+		return
 	}
 	snap := make([]wire.SnapRecord, len(recs))
 	for i, r := range recs {
 		snap[i] = wire.SnapRecord{Seq: r.Seq, Time: r.Time, TurnID: r.TurnID, Kind: r.Kind, Message: r.Message}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, through_seq, data) VALUES (?, ?, ?)
-ON CONFLICT (session_id) DO UPDATE SET through_seq = excluded.through_seq, data = excluded.data`, sessionID, recs[len(recs)-1].Seq, wire.EncodeSnapshot(snap))
-	return err
+	s.addChunk(ctx, sessionID, frontier, recs[len(recs)-1].Seq, wire.EncodeSnapshot(snap))
 }
 
-func (s *Store) records(ctx context.Context, q querier, sessionID, query string, afterSeq int64, out []store.Record) ([]store.Record, error) {
-	rows, err := q.QueryContext(ctx, query, sessionID, afterSeq)
-	if err != nil {
-		return nil, err
-	}
+// addChunk stores a chunk holding the live records after frontier through
+// through, unless the snapshot no longer ends at frontier (another chunk,
+// or a compaction, came first); it reports whether it stored it.
+func (s *Store) addChunk(ctx context.Context, sessionID string, frontier, through int64, data []byte) bool {
+	added := false
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		added = false
+		var now int64
+		if err := tx.stmt(stmtFrontier).QueryRowContext(ctx, sessionID).Scan(&now); err != nil || now != frontier {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO snapshot_chunks (session_id, through_seq, data) VALUES (?, ?, ?)", sessionID, through, data); err != nil {
+			return err
+		}
+		added = true
+		return nil
+	})
+	return err == nil && added
+}
+
+// readRecords appends the records of rows (seq, turn_id, time, kind,
+// message, compacted) to out, and closes rows.
+func readRecords(rows *sql.Rows, sessionID string, out []store.Record) ([]store.Record, error) {
 	defer rows.Close()
 	for rows.Next() {
 		r := store.Record{SessionID: sessionID}
@@ -427,6 +465,7 @@ func (s *Store) records(ctx context.Context, q querier, sessionID, query string,
 			return nil, err
 		}
 		r.Time = fromNanos(at)
+		var err error
 		if r.Message, err = wire.DecodeString(msg); err != nil {
 			return nil, fmt.Errorf("record %d: %w", r.Seq, err)
 		}
@@ -450,14 +489,17 @@ func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq 
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err // nothing newly compacted: the snapshot still holds
+			return err // nothing newly compacted: the snapshot holds
 		}
-		// Every record up to throughSeq is compacted now, and the old
-		// snapshot may hold some: an empty snapshot through throughSeq
-		// replaces it, so that reading the live records reads only the
-		// rows after it, not every row of the session to find them.
-		_, err = tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, through_seq, data) VALUES (?, ?, ?)
-ON CONFLICT (session_id) DO UPDATE SET through_seq = excluded.through_seq, data = excluded.data`, sessionID, throughSeq, wire.EncodeSnapshot(nil))
+		// Every record up to throughSeq is compacted now, and the
+		// snapshot's chunks may hold some: one empty chunk through
+		// throughSeq replaces them, so that reading the live records
+		// reads only the rows after it, not every row of the session to
+		// find them.
+		if _, err := tx.ExecContext(ctx, "DELETE FROM snapshot_chunks WHERE session_id = ?", sessionID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO snapshot_chunks (session_id, through_seq, data) VALUES (?, ?, ?)", sessionID, throughSeq, wire.EncodeSnapshot(nil))
 		return err
 	})
 	if err != nil {
@@ -587,7 +629,7 @@ func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error 
 		} else if n == 0 {
 			return store.ErrNotProvisioned
 		}
-		return s.snapshot(ctx, tx, sessionID)
+		return nil
 	})
 	if err != nil {
 		return s.fail("finish turn of", sessionID, err)

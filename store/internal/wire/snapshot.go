@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -75,15 +76,48 @@ func appendStr(b []byte, s string) []byte {
 
 var errSnapshot = errors.New("snapshot: malformed")
 
-// DecodeSnapshot reads a snapshot back: it returns its records, each made
-// by record, in a slice with room for spare more. The strings it passes
-// share data, which must not be changed afterwards; the records' block
-// slices and tool inputs are their own (each capped, so that appending to
-// one never touches another), carved from a few large allocations rather
-// than one or two per record. A snapshot that does not decode whole is an
-// error, and nothing of it is returned.
-func DecodeSnapshot[R any](data []byte, spare int, record func(SnapRecord) R) ([]R, error) {
+// SnapshotLen returns how many records a snapshot holds, by its header
+// (0 if it has none).
+func SnapshotLen(data []byte) int {
 	d := snapReader{b: data}
+	if d.byte() != snapVersion {
+		return 0
+	}
+	n := d.uvarint()
+	if d.err || n > uint64(len(data)) {
+		return 0
+	}
+	return int(n)
+}
+
+// Arena is where DecodeSnapshot carves the records' block slices and
+// tool inputs from: one Arena for all the chunks of a transcript makes a
+// few large allocations serve them all. The zero Arena is ready to use.
+type Arena struct {
+	// blocks and inputs are the free space of the current allocations.
+	blocks []llm.Block
+	inputs []byte
+}
+
+// DecodeSnapshot reads a snapshot back: it appends its records, each made
+// by record, to out. The strings it passes share data, which must not be
+// changed afterwards; the records' block slices and tool inputs are their
+// own (each capped, so that appending to one never touches another),
+// carved from a (nil: from a new Arena). A snapshot that does not decode
+// whole is an error, and out is returned as it was.
+func DecodeSnapshot[R any](data []byte, out []R, a *Arena, record func(SnapRecord) R) ([]R, error) {
+	if a == nil {
+		a = new(Arena)
+	}
+	more, err := decodeSnapshot(data, out, a, record)
+	if err != nil {
+		return out, err
+	}
+	return more, nil
+}
+
+func decodeSnapshot[R any](data []byte, out []R, a *Arena, record func(SnapRecord) R) ([]R, error) {
+	d := snapReader{b: data, arena: a}
 	if d.byte() != snapVersion {
 		return nil, fmt.Errorf("%w: unknown version", errSnapshot)
 	}
@@ -91,7 +125,7 @@ func DecodeSnapshot[R any](data []byte, spare int, record func(SnapRecord) R) ([
 	if n > uint64(len(data)) {
 		return nil, errSnapshot
 	}
-	out := make([]R, 0, int(n)+spare)
+	out = slices.Grow(out, int(n))
 	for i := range n {
 		r := SnapRecord{Seq: int64(d.uvarint()), Time: time.Unix(0, d.varint()).UTC()}
 		r.TurnID, r.Kind = d.str(), d.str()
@@ -128,23 +162,21 @@ func DecodeSnapshot[R any](data []byte, spare int, record func(SnapRecord) R) ([
 const inputChunk = 64 << 10
 
 type snapReader struct {
-	b   []byte
-	err bool
-	// blockBuf and inputBuf are the free space of the current block and
-	// input allocations.
-	blockBuf []llm.Block
-	inputBuf []byte
+	b     []byte
+	err   bool
+	arena *Arena
 }
 
 // blocks returns room for nb blocks of the record that has left records
-// to go (itself included). A new allocation is sized for one block per
-// record left, which most records have.
+// to go in its snapshot (itself included). A new allocation is sized for
+// one block per record left, which most records have.
 func (d *snapReader) blocks(nb, left int) []llm.Block {
-	if nb > len(d.blockBuf) {
-		d.blockBuf = make([]llm.Block, max(nb, left+16))
+	a := d.arena
+	if nb > len(a.blocks) {
+		a.blocks = make([]llm.Block, max(nb, left+16))
 	}
-	out := d.blockBuf[:nb:nb]
-	d.blockBuf = d.blockBuf[nb:]
+	out := a.blocks[:nb:nb]
+	a.blocks = a.blocks[nb:]
 	return out
 }
 
@@ -157,12 +189,13 @@ func (d *snapReader) input() []byte {
 	case len(s) > inputChunk/4:
 		return []byte(s)
 	}
-	if len(s) > len(d.inputBuf) {
-		d.inputBuf = make([]byte, inputChunk)
+	a := d.arena
+	if len(s) > len(a.inputs) {
+		a.inputs = make([]byte, min(inputChunk, max(len(d.b)+len(s), 4<<10)))
 	}
-	out := d.inputBuf[:len(s):len(s)]
+	out := a.inputs[:len(s):len(s)]
 	copy(out, s)
-	d.inputBuf = d.inputBuf[len(s):]
+	a.inputs = a.inputs[len(s):]
 	return out
 }
 

@@ -21,7 +21,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		{Seq: 4, Kind: "message", Message: llm.Message{Role: llm.RoleAssistant}},
 	}
 	same := func(r SnapRecord) SnapRecord { return r }
-	got, err := DecodeSnapshot(EncodeSnapshot(recs), 0, same)
+	got, err := DecodeSnapshot(EncodeSnapshot(recs), nil, nil, same)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	// Truncated or garbled snapshots are refused, never half read.
 	b := EncodeSnapshot(recs)
 	for _, bad := range [][]byte{nil, {9}, b[:len(b)-1], append(append([]byte(nil), b...), 0)} {
-		if _, err := DecodeSnapshot(bad, 0, same); err == nil {
+		if _, err := DecodeSnapshot(bad, nil, nil, same); err == nil {
 			t.Errorf("a bad snapshot of %d bytes decoded", len(bad))
 		}
 	}
@@ -52,7 +52,7 @@ func TestSnapshotRecordsDoNotAlias(t *testing.T) {
 			llm.ToolUseBlock("t", "Read", json.RawMessage(`{"n":1}`)),
 		}}})
 	}
-	got, err := DecodeSnapshot(EncodeSnapshot(recs), 0, func(r SnapRecord) SnapRecord { return r })
+	got, err := DecodeSnapshot(EncodeSnapshot(recs), nil, nil, func(r SnapRecord) SnapRecord { return r })
 	if err != nil {
 		t.Fatal(err)
 	}
