@@ -32,14 +32,15 @@
 //
 // A write returns nil only once its transaction has committed (and, with
 // Full, been synced): an acknowledged write survives a crash as the
-// durability promises. A write that returns an error wrote nothing — with
-// one exception, the context: a write's context is honoured while the
-// write waits for its turn, and a write canceled then returns the
-// context's error and wrote nothing; once the committer has begun the
-// write, the caller waits for the outcome (no longer than one batch takes)
-// and gets it, error or not, whether its context was canceled meanwhile or
-// not. So a canceled Append either stored nothing and says so, or stored
-// its records and returns them; never stored them and reports a failure.
+// durability promises. A write that returns an error wrote nothing (short
+// of the file system failing the commit itself, when, as with any
+// database, the outcome is not known). Its context counts only while the
+// write waits for its turn: canceled then, the write is withdrawn and
+// returns the context's error; once the committer has begun it, the
+// caller waits for the outcome (no longer than one batch takes) and gets
+// it, whether its context ended meanwhile or not. So a canceled Append
+// either stored nothing and says so, or stored its records and returns
+// them; it never stores them and reports a failure.
 //
 // Close refuses the writes that come after it (ErrClosed), and waits for
 // the ones already waiting: each is committed and acknowledged, or fails
@@ -51,7 +52,10 @@
 // one transaction when the store opens; a file written by a newer orca is
 // refused rather than misread. Times are stored as Unix nanoseconds (UTC),
 // messages as JSON (see Record.Message for what is kept exactly), and
-// foreign keys are enforced.
+// foreign keys are enforced. A long transcript also keeps a snapshot of
+// its live records, in binary chunks that appends add to as they cross
+// every 256 records and that compaction resets, so that a resume decodes
+// a few blobs and the rows after them: a cache, never the truth.
 package sqlite
 
 import (
