@@ -73,6 +73,8 @@ type committer struct {
 	// on a connection no one else writes through.
 	conn  *sql.Conn
 	stmts *stmts
+	// seqs is what the committer knows of sessions' last Seqs.
+	seqs seqCache
 	// ctx is the context of every statement the committer runs; it is
 	// never canceled: Close drains the queue instead.
 	ctx context.Context
@@ -89,7 +91,8 @@ type committer struct {
 }
 
 func startCommitter(db *sql.DB, st *stmts) *committer {
-	c := &committer{db: db, stmts: st, ctx: context.Background(), exited: make(chan struct{})}
+	c := &committer{db: db, stmts: st, ctx: context.Background(), exited: make(chan struct{}),
+		seqs: seqCache{version: -1, last: make(map[string]int64)}}
 	c.wake.L = &c.mu
 	go c.loop()
 	return c
@@ -226,7 +229,7 @@ func (c *committer) guarded(batch []*request) {
 		c.oneByOne(batch)
 		return
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.commit(); err != nil {
 		c.oneByOne(batch)
 		return
 	}
@@ -260,6 +263,11 @@ func (c *committer) answer(batch []*request, err error) {
 // begin starts a write transaction on the committer's connection, with
 // BEGIN IMMEDIATE (_txlock). A connection database/sql has given up on is
 // replaced once.
+//
+// In the transaction, holding the write lock, it checks whether another
+// connection has written to the file since (PRAGMA data_version, which
+// counts per connection): if one has, or if it cannot tell, the last Seqs
+// it knows are forgotten.
 func (c *committer) begin() (*writeTx, error) {
 	for retry := 0; ; retry++ {
 		if c.conn == nil {
@@ -267,7 +275,7 @@ func (c *committer) begin() (*writeTx, error) {
 			if err != nil {
 				return nil, err
 			}
-			c.conn = conn
+			c.conn, c.seqs.version = conn, -1
 		}
 		tx, err := begin(c.ctx, c.conn, c.stmts)
 		if retry == 0 && (errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
@@ -275,7 +283,19 @@ func (c *committer) begin() (*writeTx, error) {
 			c.conn = nil
 			continue
 		}
-		return tx, err
+		if err != nil {
+			return nil, err
+		}
+		var version int64
+		if err := tx.stmt(stmtDataVersion).QueryRowContext(c.ctx).Scan(&version); err != nil {
+			version = -1
+		}
+		if version == -1 || version != c.seqs.version {
+			clear(c.seqs.last)
+			c.seqs.version = version
+		}
+		tx.seqs = &c.seqs
+		return tx, nil
 	}
 }
 
@@ -319,5 +339,5 @@ func run(ctx context.Context, tx *writeTx, fn func(ctx context.Context, tx *writ
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	return tx.commit()
 }

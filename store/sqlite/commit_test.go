@@ -317,3 +317,30 @@ func TestCloseCommitsPendingWrites(t *testing.T) {
 		t.Errorf("%d records after reopening, want the %d acknowledged", got, n)
 	}
 }
+
+// The committer remembers the last Seq of the sessions it appended to; a
+// write to the file by another connection (another process) makes it
+// forget them, so an append after one still gets the next Seq.
+func TestAnotherWriterInvalidatesKnownSeqs(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	if got, err := s.Append(ctx, "s1", note("ours")); err != nil || got[0].Seq != 1 {
+		t.Fatalf("Append = %+v, %v", got, err)
+	}
+	other, err := Open(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := other.Append(ctx, "s1", note("theirs")); err != nil || got[0].Seq != 2 {
+		t.Fatalf("the other store's Append = %+v, %v", got, err)
+	}
+	other.Close()
+	for _, want := range []int64{3, 4} {
+		if got, err := s.Append(ctx, "s1", note("ours again")); err != nil || got[0].Seq != want {
+			t.Fatalf("Append after another writer = %+v, %v; want Seq %d", got, err, want)
+		}
+	}
+	if got := fmt.Sprint(texts(t, s, "s1")); got != "[ours theirs ours again ours again]" {
+		t.Errorf("s1 holds %s", got)
+	}
+}

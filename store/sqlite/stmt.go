@@ -23,6 +23,7 @@ const (
 	stmtSavepoint
 	stmtRollbackTo
 	stmtRelease
+	stmtDataVersion
 	numStmts
 )
 
@@ -51,6 +52,8 @@ WHERE session_id = ?`,
 	stmtSavepoint:  "SAVEPOINT request",
 	stmtRollbackTo: "ROLLBACK TO request",
 	stmtRelease:    "RELEASE request",
+	// Changes when another connection has committed to the file.
+	stmtDataVersion: "PRAGMA data_version",
 }
 
 // stmts are the prepared queries, on the database.
@@ -86,6 +89,66 @@ type writeTx struct {
 	ctx   context.Context
 	stmts *stmts
 	bound [numStmts]*sql.Stmt
+	// seqs is the committer's knowledge of sessions' last Seqs (nil for
+	// a transaction of its own, like a migration); pending is what this
+	// transaction appended, which commit adds to seqs.
+	seqs    *seqCache
+	pending map[string]int64
+}
+
+// seqCache is the last Seq of the sessions the committer appended to, so
+// that an append need not look it up: it is right as long as no other
+// connection has written to the file (PRAGMA data_version tells, and the
+// committer forgets all when one has).
+type seqCache struct {
+	version int64 // data_version when last checked; -1: unknown
+	last    map[string]int64
+}
+
+// maxCachedSeqs bounds the cache: past it, the committer starts again.
+const maxCachedSeqs = 10_000
+
+// knownSeq returns the session's last Seq if the transaction knows it
+// without a query.
+func (tx *writeTx) knownSeq(sessionID string) (int64, bool) {
+	if last, ok := tx.pending[sessionID]; ok {
+		return last, true
+	}
+	if tx.seqs == nil {
+		return 0, false
+	}
+	last, ok := tx.seqs.last[sessionID]
+	return last, ok
+}
+
+// appended notes the session's last Seq after this transaction's append.
+// Call it only when the append has succeeded: what it notes is taken for
+// the truth once the transaction commits.
+func (tx *writeTx) appended(sessionID string, last int64) {
+	if tx.seqs == nil {
+		return
+	}
+	if tx.pending == nil {
+		tx.pending = make(map[string]int64)
+	}
+	tx.pending[sessionID] = last
+}
+
+// commit commits the transaction and, if it committed, keeps what it
+// appended in seqs.
+func (tx *writeTx) commit() error {
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if tx.seqs != nil && len(tx.pending) > 0 {
+		if len(tx.seqs.last)+len(tx.pending) > maxCachedSeqs {
+			clear(tx.seqs.last)
+		}
+		for id, last := range tx.pending {
+			tx.seqs.last[id] = last
+		}
+	}
+	return nil
 }
 
 // stmt returns statement id bound to the transaction.

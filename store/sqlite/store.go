@@ -210,7 +210,10 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 		if len(recs) == 0 {
 			last, err = s.lastSeq(ctx, tx, sessionID)
 		} else if err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, toNanos(now), sessionID)); err == nil {
-			err = tx.stmt(stmtMaxSeq).QueryRowContext(ctx, sessionID).Scan(&last)
+			var known bool
+			if last, known = tx.knownSeq(sessionID); !known {
+				err = tx.stmt(stmtMaxSeq).QueryRowContext(ctx, sessionID).Scan(&last)
+			}
 		}
 		if err != nil {
 			return err
@@ -241,6 +244,7 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 			}
 			out[i] = r
 		}
+		tx.appended(sessionID, last+int64(len(recs)))
 		return nil
 	})
 	if err != nil {
