@@ -11,18 +11,28 @@ import (
 )
 
 // The snapshot is a cache: what Records returns is the same with it as
-// without it — as appends add chunks to it, after a compaction (which
-// leaves one empty chunk through the compacted records, so that a read
-// skips them), after a reopen, and when a chunk is garbage.
+// without it — as finished turns (and, far enough past the last chunk,
+// appends) add chunks to it, after a compaction (which leaves one empty
+// chunk through the compacted records, so that a read skips them), after
+// a reopen, and when a chunk is garbage.
 func TestSnapshotIsACache(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "orca.db")
 	s := open(t, path)
-	add := func(from, n int) {
+	// appendOnly appends records from to from+n-1, one by one; add does,
+	// and then finishes the turn.
+	appendOnly := func(from, n int) {
 		t.Helper()
 		for i := from; i < from+n; i++ {
 			if _, err := s.Append(ctx, "s1", benchMessage(i)); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	add := func(from, n int) {
+		t.Helper()
+		appendOnly(from, n)
+		if err := s.FinishTurn(ctx, "s1", "go on"); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// What Records must return: the live records, as stored.
@@ -90,25 +100,33 @@ func TestSnapshotIsACache(t *testing.T) {
 		t.Fatal(err)
 	}
 	add(0, 300)
-	want("after 300 appends", [2]int64{256, 256})
+	want("after a turn of 300", [2]int64{300, 300})
+	add(300, 50)
+	want("after a turn of 50 more", [2]int64{300, 300})
 	check("a chunk and a tail")
 	if err := s.MarkCompacted(ctx, "s1", 200); err != nil {
 		t.Fatal(err)
 	}
 	want("after compacting through 200", [2]int64{200, 0})
 	check("after compaction")
-	add(300, 250) // to Seq 550: past 512, 312 live records after the empty chunk
-	want("after 250 more", [2]int64{200, 0}, [2]int64{512, 312})
+	add(350, 200) // to Seq 550: 350 live records after the empty chunk
+	want("after a turn of 200 more", [2]int64{200, 0}, [2]int64{550, 350})
 	check("a chunk after compaction")
 	// Compacting what is compacted already changes nothing, and keeps the
 	// snapshot.
 	if err := s.MarkCompacted(ctx, "s1", 100); err != nil {
 		t.Fatal(err)
 	}
-	want("after a compaction that marked nothing", [2]int64{200, 0}, [2]int64{512, 312})
-	add(550, 250) // to Seq 800: past 768, the next chunk
-	want("after 250 more again", [2]int64{200, 0}, [2]int64{512, 312}, [2]int64{768, 256})
+	want("after a compaction that marked nothing", [2]int64{200, 0}, [2]int64{550, 350})
+	add(550, 260)
+	want("after a turn of 260 more", [2]int64{200, 0}, [2]int64{550, 350}, [2]int64{810, 260})
 	check("three chunks and a tail")
+	// A turn that never ends: appends add a chunk once they are far
+	// enough past the last one, checking at every multiple of 256 (the
+	// first past 810+2,048 is 3,072).
+	appendOnly(810, 2300)
+	want("after 2,300 appends in a turn that did not end", [2]int64{200, 0}, [2]int64{550, 350}, [2]int64{810, 260}, [2]int64{3072, 2262})
+	check("four chunks and a tail")
 	s.Close()
 	s = open(t, path)
 	defer s.Close()
@@ -117,7 +135,7 @@ func TestSnapshotIsACache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, "UPDATE snapshot_chunks SET data = x'01ff' WHERE through_seq = 512"); err != nil {
+	if _, err := db.ExecContext(ctx, "UPDATE snapshot_chunks SET data = x'01ff' WHERE through_seq = 810"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

@@ -53,9 +53,10 @@
 // refused rather than misread. Times are stored as Unix nanoseconds (UTC),
 // messages as JSON (see Record.Message for what is kept exactly), and
 // foreign keys are enforced. A long transcript also keeps a snapshot of
-// its live records, in binary chunks that appends add to as they cross
-// every 256 records and that compaction resets, so that a resume decodes
-// a few blobs and the rows after them: a cache, never the truth.
+// its live records, in binary chunks that FinishTurn adds to (when 256
+// live records are past the last chunk; appends do when 2,048 are) and
+// that compaction resets, so that a resume decodes a few blobs and the
+// rows after them: a cache, never the truth.
 package sqlite
 
 import (

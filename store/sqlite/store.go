@@ -254,7 +254,7 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 		return nil, sum, nil
 	}
 	if last := out[len(out)-1].Seq; last/snapshotEvery != (last-int64(len(out)))/snapshotEvery {
-		s.extendSnapshot(ctx, sessionID)
+		s.extendSnapshot(ctx, sessionID, last, snapshotBehind)
 	}
 	// Return what is stored, not the caller's own slices.
 	for i := range out {
@@ -365,8 +365,16 @@ func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFil
 }
 
 // snapshotEvery is how many live records past the last chunk of a
-// session's snapshot make an append add a chunk.
+// session's snapshot make FinishTurn add a chunk: the turn's writer pays
+// for it once the turn is over, and a resume decodes at most that many
+// rows past a finished turn.
 const snapshotEvery = 256
+
+// snapshotBehind is how many make an append add one (appends check at
+// every multiple of snapshotEvery): a session whose turns never end — its
+// writer crashed mid-turn, or never calls FinishTurn — still has a
+// snapshot, and appends, the hot path, seldom pay for one.
+const snapshotBehind = 8 * snapshotEvery
 
 // liveRecords returns the session's live records: its snapshot's chunks,
 // and the records after them. A snapshot that does not decode is not
@@ -410,16 +418,24 @@ func (s *Store) liveRecords(ctx context.Context, sessionID string) ([]store.Reco
 	return readRecords(rows, sessionID, out)
 }
 
-// extendSnapshot adds a chunk to the session's snapshot if snapshotEvery
-// live records or more are past its last chunk: an append that crossed a
-// multiple of snapshotEvery calls it, once its own records are committed,
-// on its caller's goroutine (not the committer's). The snapshot is a
-// cache, so this is best effort: a failure, or a chunk made stale by a
-// concurrent compaction or chunk, leaves the snapshot as it was, and only
-// makes the next resume read more rows.
-func (s *Store) extendSnapshot(ctx context.Context, sessionID string) {
+// extendSnapshot adds a chunk to the session's snapshot if least live
+// records or more are past its last chunk. last is the session's last
+// Seq, if the caller knows it (else 0). It runs once the caller's own
+// write is committed, on the caller's goroutine, not the committer's.
+// The snapshot is a cache, so this is best effort: a failure, or a chunk
+// made stale by a concurrent compaction or chunk, leaves the snapshot as
+// it was, and only makes the next resume read more rows.
+func (s *Store) extendSnapshot(ctx context.Context, sessionID string, last int64, least int) {
 	var frontier int64
 	if err := s.stmts[stmtFrontier].QueryRowContext(ctx, sessionID).Scan(&frontier); err != nil {
+		return
+	}
+	if last == 0 {
+		if err := s.stmts[stmtMaxSeq].QueryRowContext(ctx, sessionID).Scan(&last); err != nil {
+			return
+		}
+	}
+	if last-frontier < int64(least) {
 		return
 	}
 	rows, err := s.stmts[stmtLiveAfter].QueryContext(ctx, sessionID, frontier)
@@ -427,7 +443,7 @@ func (s *Store) extendSnapshot(ctx context.Context, sessionID string) {
 		return
 	}
 	recs, err := readRecords(rows, sessionID, nil)
-	if err != nil || len(recs) < snapshotEvery {
+	if err != nil || len(recs) < least {
 		return
 	}
 	snap := make([]wire.SnapRecord, len(recs))
@@ -638,6 +654,7 @@ func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error 
 	if err != nil {
 		return s.fail("finish turn of", sessionID, err)
 	}
+	s.extendSnapshot(ctx, sessionID, 0, snapshotEvery)
 	return nil
 }
 
