@@ -193,13 +193,14 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 	if err := store.ValidateAppend(sessionID, recs); err != nil {
 		return nil, store.Totals{}, s.fail(op, sessionID, err)
 	}
-	enc := make([][]byte, len(recs))
+	// Encoded here, on the caller's goroutine, not the committer's.
+	enc := make([]string, len(recs))
 	for i, r := range recs {
 		b, err := wire.Encode(r.Message)
 		if err != nil {
 			return nil, store.Totals{}, s.fail(op, sessionID, fmt.Errorf("recs[%d]: %w", i, err))
 		}
-		enc[i] = b
+		enc[i] = string(b)
 	}
 	out := make([]store.Record, len(recs))
 	var sum store.Totals
@@ -239,7 +240,7 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 				r.Time = now
 			}
 			r.Time = r.Time.UTC()
-			if _, err := insert.ExecContext(ctx, sessionID, r.Seq, r.TurnID, toNanos(r.Time), r.Kind, string(enc[i])); err != nil {
+			if _, err := insert.ExecContext(ctx, sessionID, r.Seq, r.TurnID, toNanos(r.Time), r.Kind, enc[i]); err != nil {
 				return fmt.Errorf("insert record %d: %w", r.Seq, err)
 			}
 			out[i] = r
@@ -262,7 +263,7 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 		if out[i].Message, ok = wire.Stored(recs[i].Message); ok {
 			continue
 		}
-		if out[i].Message, err = wire.Decode(enc[i]); err != nil {
+		if out[i].Message, err = wire.DecodeString(enc[i]); err != nil {
 			return nil, store.Totals{}, s.fail(op, sessionID, err)
 		}
 	}
