@@ -14,6 +14,10 @@ import (
 // and so how long the first of them waits behind the others.
 const maxBatch = 128
 
+// maxTurns caps how many turns of the scheduler the committer yields,
+// while the queue grows, before it takes a batch.
+const maxTurns = 8
+
 // A write's state: a write waiting in the queue may still be withdrawn
 // by its caller; once the committer has taken it, its outcome is the
 // answer.
@@ -154,11 +158,15 @@ func (c *committer) loop() {
 			return
 		}
 		// Let the writers just answered (and any other runnable one)
-		// queue their next write first: the batch grows at the cost of
-		// a turn of the scheduler, and nothing when no one else runs.
-		c.mu.Unlock()
-		runtime.Gosched()
-		c.mu.Lock()
+		// queue their next write first, yielding while the queue grows:
+		// the batch grows at the cost of a few turns of the scheduler,
+		// and costs one turn when no one else runs.
+		for queued, turns := -1, 0; queued != len(c.queue) && len(c.queue) < maxBatch && turns < maxTurns; turns++ {
+			queued = len(c.queue)
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.mu.Lock()
+		}
 		n := min(len(c.queue), maxBatch)
 		batch = append(batch[:0], c.queue[:n]...)
 		rest := copy(c.queue, c.queue[n:])
