@@ -13,6 +13,7 @@ const (
 	stmtLastSeq stmtID = iota
 	stmtMaxSeq
 	stmtTouchSession
+	stmtTouchLeased
 	stmtInsertRecord
 	stmtLease
 	stmtAddTotals
@@ -38,6 +39,9 @@ var queries = [numStmts]string{
 	// after it in the same transaction.)
 	stmtMaxSeq:       "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?",
 	stmtTouchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
+	// The same, only if the writer holds the session's lease: a step's
+	// lease check and its session's UpdatedAt in one statement.
+	stmtTouchLeased:  "UPDATE sessions SET updated_at = ? WHERE id = ? AND EXISTS (SELECT 1 FROM leases WHERE session_id = sessions.id AND owner = ? AND expires_at > ?)",
 	stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)",
 	stmtLease:        "SELECT owner, expires_at FROM leases WHERE session_id = ?",
 	stmtAddTotals: `UPDATE totals SET

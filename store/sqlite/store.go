@@ -208,9 +208,27 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 		now := s.clock.Now()
 		var last int64
 		var err error
-		if len(recs) == 0 {
-			last, err = s.lastSeq(ctx, tx, sessionID)
-		} else if err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, toNanos(now), sessionID)); err == nil {
+		switch {
+		case len(recs) == 0:
+			if last, err = s.lastSeq(ctx, tx, sessionID); err == nil && step.Owner != "" {
+				err = s.holds(ctx, tx, sessionID, step.Owner)
+			}
+		case step.Owner != "":
+			// Moving UpdatedAt checks the lease too; only if it moved
+			// nothing is it worth asking why.
+			err = touched(tx.stmt(stmtTouchLeased).ExecContext(ctx, toNanos(now), sessionID, step.Owner, time.Now().UnixNano()))
+			if errors.Is(err, store.ErrNotProvisioned) {
+				if _, err = s.lastSeq(ctx, tx, sessionID); err == nil {
+					err = s.holds(ctx, tx, sessionID, step.Owner)
+				}
+				if err == nil { // holds asks what the UPDATE did; should they disagree, the lease decides
+					err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, toNanos(now), sessionID))
+				}
+			}
+		default:
+			err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, toNanos(now), sessionID))
+		}
+		if err == nil && len(recs) > 0 {
 			var known bool
 			if last, known = tx.knownSeq(sessionID); !known {
 				err = tx.stmt(stmtMaxSeq).QueryRowContext(ctx, sessionID).Scan(&last)
@@ -218,11 +236,6 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 		}
 		if err != nil {
 			return err
-		}
-		if step.Owner != "" {
-			if err := s.holds(ctx, tx, sessionID, step.Owner); err != nil {
-				return err
-			}
 		}
 		if totals {
 			if sum, err = s.addTotals(ctx, tx, sessionID, step.Totals); err != nil {
