@@ -43,9 +43,14 @@ type memRecord struct {
 	rec Record // Message is the store's own deep copy
 }
 
-// records is a session's transcript in chunks of a fixed size, so that a
-// growing transcript never copies its records (the memory store is on
-// every test's and benchmark's hot path).
+// records is a session's transcript in chunks of chunkSize records. A
+// full chunk is never copied again, so a long transcript grows without
+// moving what it holds (the memory store is on every test's and
+// benchmark's hot path). The first chunk grows by append, so that an idle
+// session with a few records holds a few records' worth of memory rather
+// than a whole chunk (BenchmarkIdleSessionHeap: under 2 KB for a session
+// of three records); a transcript that fills it is a long one, and its
+// later chunks are allocated whole.
 type records struct {
 	chunks [][]memRecord
 	n      int
@@ -59,7 +64,11 @@ func (rs *records) at(i int) *memRecord { return &rs.chunks[i/chunkSize][i%chunk
 
 func (rs *records) add(r memRecord) {
 	if rs.n%chunkSize == 0 {
-		rs.chunks = append(rs.chunks, make([]memRecord, 0, chunkSize))
+		var next []memRecord
+		if rs.n > 0 {
+			next = make([]memRecord, 0, chunkSize)
+		}
+		rs.chunks = append(rs.chunks, next)
 	}
 	last := len(rs.chunks) - 1
 	rs.chunks[last] = append(rs.chunks[last], r)

@@ -173,6 +173,12 @@ type RecordFilter struct {
 // Reads of an unknown session return ErrNotFound; writes to one return
 // ErrNotProvisioned and store nothing. Errors name the operation and the
 // session.
+//
+// A write whose context ends before it is done either stored nothing and
+// returns the context's error, or was done and returns its result as if
+// the context had not ended: a store never keeps a write it reported as
+// failed. (A store may finish a write it has begun rather than stop half
+// way: store/sqlite does, for a write already in a transaction.)
 type Store interface {
 	// Provision creates the session if it is absent and returns the stored
 	// one. It is idempotent: provisioning an existing session changes

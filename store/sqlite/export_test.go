@@ -4,3 +4,12 @@ import "database/sql"
 
 // DB exposes the store's database to the tests.
 func DB(s *Store) *sql.DB { return s.db }
+
+// Batches returns how many batches the store's committer has taken, and
+// how many writes were in them.
+func Batches(s *Store) (batches, writes int64) {
+	return s.committer.batches.Load(), s.committer.batched.Load()
+}
+
+// Migrations are the schema versions.
+var Migrations = migrations

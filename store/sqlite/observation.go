@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -17,7 +16,7 @@ func (s *Store) AppendObservations(ctx context.Context, rows []store.Observation
 	if len(rows) == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO observations (time, name, runtime_id, root_runtime_id, session_id, turn_id, execution_id, parent_execution_id, depth, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err

@@ -15,14 +15,36 @@
 //
 // A Store is one *sql.DB. Reads run in parallel on a pool of connections,
 // each seeing a consistent snapshot (WAL readers never wait for the
-// writer). Writes run one at a time: a one-slot semaphore, which honours
-// the caller's context while it waits, admits a single write transaction
-// at a time, so writers of this process never compete for SQLite's write
-// lock and never sleep in its busy handler. Each write transaction starts
-// with BEGIN IMMEDIATE, which takes the write lock at once: against another
-// process on the same file (the CLI next to a server), a transaction waits
-// up to the busy timeout at BEGIN, rather than failing with SQLITE_BUSY
-// half-way when it tries to upgrade a read lock.
+// writer). Writes are run by one goroutine, the committer, with group
+// commit: the writes that arrive while a transaction commits wait, and
+// then go in one transaction together, each inside a savepoint of its
+// own, with one sync for them all (see committer). So writers of this
+// process never compete for SQLite's write lock, a write that fails
+// undoes only itself, and many sessions appending at once share the cost
+// of the sync instead of queueing for one each (BenchmarkAppendConcurrent).
+// Each write transaction starts with BEGIN IMMEDIATE, which takes the write
+// lock at once: against another process on the same file (the CLI next to
+// a server), a transaction waits up to the busy timeout at BEGIN, rather
+// than failing with SQLITE_BUSY half-way when it tries to upgrade a read
+// lock.
+//
+// # Acknowledgement and cancellation
+//
+// A write returns nil only once its transaction has committed (and, with
+// Full, been synced): an acknowledged write survives a crash as the
+// durability promises. A write that returns an error wrote nothing (short
+// of the file system failing the commit itself, when, as with any
+// database, the outcome is not known). Its context counts only while the
+// write waits for its turn: canceled then, the write is withdrawn and
+// returns the context's error; once the committer has begun it, the
+// caller waits for the outcome (no longer than one batch takes) and gets
+// it, whether its context ended meanwhile or not. So a canceled Append
+// either stored nothing and says so, or stored its records and returns
+// them; it never stores them and reports a failure.
+//
+// Close refuses the writes that come after it (ErrClosed), and waits for
+// the ones already waiting: each is committed and acknowledged, or fails
+// with its own error, before the file is closed.
 //
 // # Schema
 //
@@ -30,7 +52,11 @@
 // one transaction when the store opens; a file written by a newer orca is
 // refused rather than misread. Times are stored as Unix nanoseconds (UTC),
 // messages as JSON (see Record.Message for what is kept exactly), and
-// foreign keys are enforced.
+// foreign keys are enforced. A long transcript also keeps a snapshot of
+// its live records, in binary chunks that FinishTurn adds to (when 256
+// live records are past the last chunk; appends do when 2,048 are) and
+// that compaction resets, so that a resume decodes a few blobs and the
+// rows after them: a cache, never the truth.
 package sqlite
 
 import (
@@ -102,9 +128,10 @@ func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyT
 type Store struct {
 	db   *sql.DB
 	path string
-	// writeSlot admits one write transaction at a time (see the package
-	// documentation).
-	writeSlot chan struct{}
+	// committer runs every write transaction (see the package
+	// documentation); it starts once the schema is up to date.
+	committer *committer
+	stmts     *stmts
 	clock     clock.Clock
 	closed    atomic.Bool
 }
@@ -135,14 +162,19 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", abs, err)
 	}
-	conns := max(4, runtime.GOMAXPROCS(0))
+	conns := max(4, runtime.GOMAXPROCS(0)) + 1 // the readers', and the committer's own
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	s := &Store{db: db, path: abs, writeSlot: make(chan struct{}, 1)}
+	s := &Store{db: db, path: abs}
 	if err := s.init(context.Background()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", abs, err)
 	}
+	if s.stmts, err = prepare(context.Background(), db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w", abs, err)
+	}
+	s.committer = startCommitter(db, s.stmts)
 	return s, nil
 }
 
@@ -189,37 +221,31 @@ func (s *Store) init(ctx context.Context) error {
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database. It is idempotent.
+// Close closes the store: the writes already waiting are committed (or
+// fail with their own error) and answered first, later calls return
+// ErrClosed, and the file is closed. It is idempotent.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.committer.stop()
+	s.stmts.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite store: close %s: %w", s.path, err)
 	}
 	return nil
 }
 
-// write runs fn in a write transaction, one at a time.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// write runs fn in a write transaction through the committer. fn runs
+// with the committer's context, not the caller's (see committer), and may
+// run again in a transaction of its own if its batch could not commit, so
+// it sets its results afresh each time. ctx is honoured only while the
+// write waits for its turn.
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *writeTx) error) error {
 	if s.closed.Load() {
 		return errClosed
 	}
-	select {
-	case s.writeSlot <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.writeSlot }()
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return s.committer.do(ctx, fn)
 }
 
 // read checks that the store is open before a read.

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/internal/wire"
 	"github.com/orca-agent/orca/store/sqlite"
 	"github.com/orca-agent/orca/store/storetest"
 )
@@ -101,10 +103,10 @@ func TestOpenCreatesOneFileWithTheSchema(t *testing.T) {
 		versions = append(versions, v)
 	}
 	rows.Close()
-	if fmt.Sprint(versions) != "[1 2 3 4 5 6]" {
-		t.Errorf("schema_migrations = %v, want [1 2 3 4 5 6]", versions)
+	if fmt.Sprint(versions) != "[1 2 3 4 5 6 7 8]" {
+		t.Errorf("schema_migrations = %v, want [1 2 3 4 5 6 7 8]", versions)
 	}
-	for _, table := range []string{"sessions", "records", "totals", "budgets", "approvals", "observations", "leases", "snapshots", "parked"} {
+	for _, table := range []string{"sessions", "records", "totals", "budgets", "approvals", "observations", "leases", "snapshot_chunks", "parked"} {
 		var n int
 		if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table).Scan(&n); err != nil || n != 1 {
 			t.Errorf("table %s: %d, %v", table, n, err)
@@ -188,6 +190,86 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "99") || !strings.Contains(err.Error(), path) {
 		t.Errorf("Open of a file at schema version 99: err = %v, want one naming the version and the file", err)
 	}
+}
+
+// A file of an earlier version is brought up to date, with what it holds.
+func TestMigrationFromVersion6(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orca.db")
+	db := rawDB(t, path)
+	if _, err := db.Exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT"); err != nil {
+		t.Fatal(err)
+	}
+	for v, m := range sqlite.Migrations[:6] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatalf("migration %d: %v", v+1, err)
+		}
+		if _, err := db.Exec("INSERT INTO schema_migrations VALUES (?, 0)", v+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec("INSERT INTO sessions (id, runtime_id, workspace, created_at, updated_at) VALUES ('s1', 'r1', '/ws', 1, 1), ('s2', 'r1', '/ws', 2, 2); INSERT INTO totals (session_id) VALUES ('s1'), ('s2')"); err != nil {
+		t.Fatal(err)
+	}
+	// s2 has three records, and a version-5 snapshot of the first two.
+	var snap []wire.SnapRecord
+	for i := 1; i <= 3; i++ {
+		m := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(fmt.Sprint("m", i))}}
+		data, err := wire.Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("INSERT INTO records (session_id, seq, time, kind, message) VALUES ('s2', ?, ?, 'message', ?)", i, i, string(data)); err != nil {
+			t.Fatal(err)
+		}
+		if i <= 2 {
+			snap = append(snap, wire.SnapRecord{Seq: int64(i), Time: time.Unix(0, int64(i)).UTC(), Kind: "message", Message: m})
+		}
+	}
+	if _, err := db.Exec("INSERT INTO snapshots (session_id, through_seq, data) VALUES ('s2', 2, ?)", wire.EncodeSnapshot(snap)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s := open(t, path)
+	defer s.Close()
+	if _, err := s.Append(ctx, "s1", store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []store.Filter{{}, {RuntimeID: "r1"}, {Workspace: "/ws"}} {
+		ss, err := s.Sessions(ctx, f)
+		if err != nil || len(ss) != 2 || ss[0].ID != "s1" || ss[1].ID != "s2" {
+			t.Errorf("Sessions(%+v) after the migration = %+v, %v; want s1 (just written to), s2", f, ss, err)
+		}
+	}
+	recs, err := s.Records(ctx, "s2", store.RecordFilter{})
+	if err != nil || len(recs) != 3 || recs[0].Message.Text() != "m1" || recs[2].Message.Text() != "m3" {
+		t.Errorf("Records of s2 after the migration = %+v, %v", recs, err)
+	}
+	var through int64
+	if err := sqlite.DB(s).QueryRowContext(ctx, "SELECT through_seq FROM snapshot_chunks WHERE session_id = 's2'").Scan(&through); err != nil || through != 2 {
+		t.Errorf("the version-5 snapshot became a chunk through %d (%v), want 2", through, err)
+	}
+}
+
+// Opening a file that is up to date reads; it does not wait for the write
+// lock that another process (here, another connection) holds.
+func TestOpenWhileAnotherWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orca.db")
+	open(t, path).Close()
+	db := rawDB(t, path)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, "ROLLBACK")
+	s, err := sqlite.Open(path, sqlite.WithBusyTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatalf("Open while another connection holds the write lock: %v", err)
+	}
+	s.Close()
 }
 
 func TestMigrationIsAllOrNothing(t *testing.T) {

@@ -69,7 +69,7 @@ func (s *Store) Provision(ctx context.Context, in store.Session) (store.Session,
 		return store.Session{}, s.fail("provision", in.ID, err)
 	}
 	var out store.Session
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		old, err := scanSession(tx.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", in.ID))
 		switch {
 		case err == nil && old.RuntimeID != in.RuntimeID:
@@ -166,10 +166,10 @@ func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, 
 	return out, nil
 }
 
-// lastSeq returns the session's last Seq, or ErrNotProvisioned.
-func lastSeq(ctx context.Context, tx *sql.Tx, sessionID string) (int64, error) {
+// lastSeq returns, in tx, the session's last Seq, or ErrNotProvisioned.
+func (s *Store) lastSeq(ctx context.Context, tx *writeTx, sessionID string) (int64, error) {
 	var last int64
-	err := tx.QueryRowContext(ctx, "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?", sessionID).Scan(&last)
+	err := tx.stmt(stmtLastSeq).QueryRowContext(ctx, sessionID).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, store.ErrNotProvisioned
 	}
@@ -193,40 +193,59 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 	if err := store.ValidateAppend(sessionID, recs); err != nil {
 		return nil, store.Totals{}, s.fail(op, sessionID, err)
 	}
-	enc := make([][]byte, len(recs))
+	// Encoded here, on the caller's goroutine, not the committer's.
+	enc := make([]string, len(recs))
 	for i, r := range recs {
 		b, err := wire.Encode(r.Message)
 		if err != nil {
 			return nil, store.Totals{}, s.fail(op, sessionID, fmt.Errorf("recs[%d]: %w", i, err))
 		}
-		enc[i] = b
+		enc[i] = string(b)
 	}
 	out := make([]store.Record, len(recs))
 	var sum store.Totals
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		last, err := lastSeq(ctx, tx, sessionID)
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		now := s.clock.Now()
+		var last int64
+		var err error
+		switch {
+		case len(recs) == 0:
+			if last, err = s.lastSeq(ctx, tx, sessionID); err == nil && step.Owner != "" {
+				err = s.holds(ctx, tx, sessionID, step.Owner)
+			}
+		case step.Owner != "":
+			// Moving UpdatedAt checks the lease too; only if it moved
+			// nothing is it worth asking why.
+			err = touched(tx.stmt(stmtTouchLeased).ExecContext(ctx, toNanos(now), sessionID, step.Owner, time.Now().UnixNano()))
+			if errors.Is(err, store.ErrNotProvisioned) {
+				if _, err = s.lastSeq(ctx, tx, sessionID); err == nil {
+					err = s.holds(ctx, tx, sessionID, step.Owner)
+				}
+				if err == nil { // holds asks what the UPDATE did; should they disagree, the lease decides
+					err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, toNanos(now), sessionID))
+				}
+			}
+		default:
+			err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, toNanos(now), sessionID))
+		}
+		if err == nil && len(recs) > 0 {
+			var known bool
+			if last, known = tx.knownSeq(sessionID); !known {
+				err = tx.stmt(stmtMaxSeq).QueryRowContext(ctx, sessionID).Scan(&last)
+			}
+		}
 		if err != nil {
 			return err
 		}
-		if step.Owner != "" {
-			if err := s.holds(ctx, tx, sessionID, step.Owner); err != nil {
-				return err
-			}
-		}
 		if totals {
-			if sum, err = addTotals(ctx, tx, sessionID, step.Totals); err != nil {
+			if sum, err = s.addTotals(ctx, tx, sessionID, step.Totals); err != nil {
 				return err
 			}
 		}
 		if len(recs) == 0 {
 			return nil
 		}
-		now := s.clock.Now()
-		stmt, err := tx.PrepareContext(ctx, "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)")
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
+		insert := tx.stmt(stmtInsertRecord)
 		for i, r := range recs {
 			r.Seq = last + int64(i) + 1
 			r.SessionID = sessionID
@@ -234,13 +253,13 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 				r.Time = now
 			}
 			r.Time = r.Time.UTC()
-			if _, err := stmt.ExecContext(ctx, sessionID, r.Seq, r.TurnID, toNanos(r.Time), r.Kind, string(enc[i])); err != nil {
+			if _, err := insert.ExecContext(ctx, sessionID, r.Seq, r.TurnID, toNanos(r.Time), r.Kind, enc[i]); err != nil {
 				return fmt.Errorf("insert record %d: %w", r.Seq, err)
 			}
 			out[i] = r
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE sessions SET updated_at = ? WHERE id = ?", toNanos(now), sessionID)
-		return err
+		tx.appended(sessionID, last+int64(len(recs)))
+		return nil
 	})
 	if err != nil {
 		return nil, store.Totals{}, s.fail(op, sessionID, err)
@@ -248,9 +267,16 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 	if len(recs) == 0 {
 		return nil, sum, nil
 	}
+	if last := out[len(out)-1].Seq; last/snapshotEvery != (last-int64(len(out)))/snapshotEvery {
+		s.extendSnapshot(ctx, sessionID, last, snapshotBehind)
+	}
 	// Return what is stored, not the caller's own slices.
 	for i := range out {
-		if out[i].Message, err = wire.Decode(enc[i]); err != nil {
+		var ok bool
+		if out[i].Message, ok = wire.Stored(recs[i].Message); ok {
+			continue
+		}
+		if out[i].Message, err = wire.DecodeString(enc[i]); err != nil {
 			return nil, store.Totals{}, s.fail(op, sessionID, err)
 		}
 	}
@@ -258,10 +284,10 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 }
 
 // holds checks, in tx, that owner holds the session's lease.
-func (s *Store) holds(ctx context.Context, tx *sql.Tx, sessionID, owner string) error {
+func (s *Store) holds(ctx context.Context, tx *writeTx, sessionID, owner string) error {
 	var holder string
 	var expires int64
-	err := tx.QueryRowContext(ctx, "SELECT owner, expires_at FROM leases WHERE session_id = ?", sessionID).Scan(&holder, &expires)
+	err := tx.stmt(stmtLease).QueryRowContext(ctx, sessionID).Scan(&holder, &expires)
 	now := time.Now().UnixNano()
 	switch {
 	case errors.Is(err, sql.ErrNoRows) || err == nil && expires <= now:
@@ -280,8 +306,8 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, owner string, ttl t
 		return time.Time{}, s.fail("lease", sessionID, err)
 	}
 	var until time.Time
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := lastSeq(ctx, tx, sessionID); err != nil {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		if _, err := s.lastSeq(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		var holder string
@@ -307,8 +333,8 @@ ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excl
 
 // ReleaseLease implements store.Store.
 func (s *Store) ReleaseLease(ctx context.Context, sessionID, owner string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := lastSeq(ctx, tx, sessionID); err != nil {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		if _, err := s.lastSeq(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, "DELETE FROM leases WHERE session_id = ? AND owner = ?", sessionID, owner)
@@ -328,14 +354,17 @@ func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFil
 	var out []store.Record
 	var err error
 	if f.AfterSeq <= 0 && !f.IncludeCompacted {
-		out, err = s.liveRecords(ctx, s.db, sessionID)
+		out, err = s.liveRecords(ctx, sessionID)
 	} else {
 		q := "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ?"
 		if !f.IncludeCompacted {
 			q += " AND compacted = 0"
 		}
 		q += " ORDER BY seq"
-		out, err = s.records(ctx, s.db, sessionID, q, f.AfterSeq, nil)
+		var rows *sql.Rows
+		if rows, err = s.db.QueryContext(ctx, q, sessionID, f.AfterSeq); err == nil {
+			out, err = readRecords(rows, sessionID, nil)
+		}
 	}
 	if err != nil {
 		return nil, s.fail("read records of", sessionID, err)
@@ -349,83 +378,129 @@ func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFil
 	return out, nil
 }
 
-// querier is the database or a transaction.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// snapshotEvery is how many live records past a session's snapshot (or
-// without one) make FinishTurn write a new one.
+// snapshotEvery is how many live records past the last chunk of a
+// session's snapshot make FinishTurn add a chunk: the turn's writer pays
+// for it once the turn is over, and a resume decodes at most that many
+// rows past a finished turn.
 const snapshotEvery = 256
 
-// liveRecords returns the session's live records: its snapshot's, and
-// the records after it.
-func (s *Store) liveRecords(ctx context.Context, q querier, sessionID string) ([]store.Record, error) {
-	var through int64
-	var data []byte
-	err := q.QueryRowContext(ctx, "SELECT through_seq, data FROM snapshots WHERE session_id = ?", sessionID).Scan(&through, &data)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+// snapshotBehind is how many make an append add one (appends check at
+// every multiple of snapshotEvery): a session whose turns never end — its
+// writer crashed mid-turn, or never calls FinishTurn — still has a
+// snapshot, and appends, the hot path, seldom pay for one.
+const snapshotBehind = 8 * snapshotEvery
+
+// liveRecords returns the session's live records: its snapshot's chunks,
+// and the records after them. A snapshot that does not decode is not
+// trusted: the records are read instead.
+func (s *Store) liveRecords(ctx context.Context, sessionID string) ([]store.Record, error) {
+	rows, err := s.stmts[stmtChunks].QueryContext(ctx, sessionID)
+	if err != nil {
 		return nil, err
 	}
-	var out []store.Record
-	if err == nil {
-		snap, derr := wire.DecodeSnapshot(data)
-		if derr != nil {
-			through = 0 // a snapshot that does not decode is not trusted: the records are read
-		} else {
-			out = make([]store.Record, len(snap), len(snap)+snapshotEvery)
-			for i, r := range snap {
-				out[i] = store.Record{Seq: r.Seq, SessionID: sessionID, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Message: r.Message}
-			}
+	var through int64
+	var chunks [][]byte
+	n := 0
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&through, &data); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		chunks = append(chunks, data)
+		n += wire.SnapshotLen(data)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]store.Record, 0, n+snapshotEvery)
+	var arena wire.Arena
+	for _, data := range chunks {
+		if out, err = wire.DecodeSnapshot(data, out, &arena, func(r wire.SnapRecord) store.Record {
+			return store.Record{Seq: r.Seq, SessionID: sessionID, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Message: r.Message}
+		}); err != nil {
+			out, through = out[:0], 0
+			break
 		}
 	}
-	return s.records(ctx, q, sessionID, "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq", through, out)
+	if rows, err = s.stmts[stmtLiveAfter].QueryContext(ctx, sessionID, through); err != nil {
+		return nil, err
+	}
+	return readRecords(rows, sessionID, out)
 }
 
-// snapshot writes a new snapshot of the session's live records in tx when
-// snapshotEvery of them are past the old one.
-func (s *Store) snapshot(ctx context.Context, tx *sql.Tx, sessionID string) error {
-	var through int64
-	err := tx.QueryRowContext(ctx, "SELECT through_seq FROM snapshots WHERE session_id = ?", sessionID).Scan(&through)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+// extendSnapshot adds a chunk to the session's snapshot if least live
+// records or more are past its last chunk. last is the session's last
+// Seq, if the caller knows it (else 0). It runs once the caller's own
+// write is committed, on the caller's goroutine, not the committer's.
+// The snapshot is a cache, so this is best effort: a failure, or a chunk
+// made stale by a concurrent compaction or chunk, leaves the snapshot as
+// it was, and only makes the next resume read more rows.
+func (s *Store) extendSnapshot(ctx context.Context, sessionID string, last int64, least int) {
+	var frontier int64
+	if err := s.stmts[stmtFrontier].QueryRowContext(ctx, sessionID).Scan(&frontier); err != nil {
+		return
 	}
-	var past int
-	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM records WHERE session_id = ? AND seq > ? AND compacted = 0", sessionID, through).Scan(&past); err != nil {
-		return err
+	if last == 0 {
+		if err := s.stmts[stmtMaxSeq].QueryRowContext(ctx, sessionID).Scan(&last); err != nil {
+			return
+		}
 	}
-	if past < snapshotEvery {
-		return nil
+	if last-frontier < int64(least) {
+		return
 	}
-	recs, err := s.liveRecords(ctx, tx, sessionID)
-	if err != nil || len(recs) == 0 {
-		return err
+	rows, err := s.stmts[stmtLiveAfter].QueryContext(ctx, sessionID, frontier)
+	if err != nil {
+		return
+	}
+	recs, err := readRecords(rows, sessionID, nil)
+	if err != nil || len(recs) < least {
+		return
 	}
 	snap := make([]wire.SnapRecord, len(recs))
 	for i, r := range recs {
 		snap[i] = wire.SnapRecord{Seq: r.Seq, Time: r.Time, TurnID: r.TurnID, Kind: r.Kind, Message: r.Message}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO snapshots (session_id, through_seq, data) VALUES (?, ?, ?)
-ON CONFLICT (session_id) DO UPDATE SET through_seq = excluded.through_seq, data = excluded.data`, sessionID, recs[len(recs)-1].Seq, wire.EncodeSnapshot(snap))
-	return err
+	s.addChunk(ctx, sessionID, frontier, recs[len(recs)-1].Seq, wire.EncodeSnapshot(snap))
 }
 
-func (s *Store) records(ctx context.Context, q querier, sessionID, query string, afterSeq int64, out []store.Record) ([]store.Record, error) {
-	rows, err := q.QueryContext(ctx, query, sessionID, afterSeq)
-	if err != nil {
-		return nil, err
-	}
+// addChunk stores a chunk holding the live records after frontier through
+// through, unless the snapshot no longer ends at frontier (another chunk,
+// or a compaction, came first); it reports whether it stored it.
+func (s *Store) addChunk(ctx context.Context, sessionID string, frontier, through int64, data []byte) bool {
+	added := false
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		added = false
+		var now int64
+		if err := tx.stmt(stmtFrontier).QueryRowContext(ctx, sessionID).Scan(&now); err != nil || now != frontier {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO snapshot_chunks (session_id, through_seq, data) VALUES (?, ?, ?)", sessionID, through, data); err != nil {
+			return err
+		}
+		added = true
+		return nil
+	})
+	return err == nil && added
+}
+
+// readRecords appends the records of rows (seq, turn_id, time, kind,
+// message, compacted) to out, and closes rows.
+func readRecords(rows *sql.Rows, sessionID string, out []store.Record) ([]store.Record, error) {
 	defer rows.Close()
 	for rows.Next() {
 		r := store.Record{SessionID: sessionID}
 		var at int64
-		var msg sql.RawBytes // decoded (and so copied) before the next row
+		var msg string // the message's strings share it
 		if err := rows.Scan(&r.Seq, &r.TurnID, &at, &r.Kind, &msg, &r.Compacted); err != nil {
 			return nil, err
 		}
 		r.Time = fromNanos(at)
-		if r.Message, err = wire.Decode(msg); err != nil {
+		var err error
+		if r.Message, err = wire.DecodeString(msg); err != nil {
 			return nil, fmt.Errorf("record %d: %w", r.Seq, err)
 		}
 		out = append(out, r)
@@ -435,19 +510,30 @@ func (s *Store) records(ctx context.Context, q querier, sessionID, query string,
 
 // MarkCompacted implements store.Store.
 func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq int64) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		last, err := lastSeq(ctx, tx, sessionID)
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		last, err := s.lastSeq(ctx, tx, sessionID)
 		if err != nil {
 			return err
 		}
 		if err := store.ValidateMark(throughSeq, last); err != nil {
 			return err
 		}
-		if _, err = tx.ExecContext(ctx, "UPDATE records SET compacted = 1 WHERE session_id = ? AND seq <= ? AND compacted = 0", sessionID, throughSeq); err != nil {
+		res, err := tx.ExecContext(ctx, "UPDATE records SET compacted = 1 WHERE session_id = ? AND seq <= ? AND compacted = 0", sessionID, throughSeq)
+		if err != nil {
 			return err
 		}
-		// The snapshot holds records that are compacted now.
-		_, err = tx.ExecContext(ctx, "DELETE FROM snapshots WHERE session_id = ?", sessionID)
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // nothing newly compacted: the snapshot holds
+		}
+		// Every record up to throughSeq is compacted now, and the
+		// snapshot's chunks may hold some: one empty chunk through
+		// throughSeq replaces them, so that reading the live records
+		// reads only the rows after it, not every row of the session to
+		// find them.
+		if _, err := tx.ExecContext(ctx, "DELETE FROM snapshot_chunks WHERE session_id = ?", sessionID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO snapshot_chunks (session_id, through_seq, data) VALUES (?, ?, ?)", sessionID, throughSeq, wire.EncodeSnapshot(nil))
 		return err
 	})
 	if err != nil {
@@ -464,13 +550,12 @@ func scanTotals(row scanner) (store.Totals, error) {
 	return t, err
 }
 
-// AddTotals implements store.Store: one UPDATE … RETURNING, so the add and
-// the read of the result are one step.
+// AddTotals implements store.Store.
 func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals) (store.Totals, error) {
 	var out store.Totals
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		var err error
-		out, err = addTotals(ctx, tx, sessionID, d)
+		out, err = s.addTotals(ctx, tx, sessionID, d)
 		return err
 	})
 	if err != nil {
@@ -479,18 +564,29 @@ func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals)
 	return out, nil
 }
 
-func addTotals(ctx context.Context, tx *sql.Tx, sessionID string, d store.Totals) (store.Totals, error) {
-	out, err := scanTotals(tx.QueryRowContext(ctx, `UPDATE totals SET
-	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
-WHERE session_id = ? RETURNING `+totalsColumns,
+// addTotals adds d to the session's totals in tx and returns the new
+// totals; the write transaction makes the add and the read one step.
+func (s *Store) addTotals(ctx context.Context, tx *writeTx, sessionID string, d store.Totals) (store.Totals, error) {
+	err := touched(tx.stmt(stmtAddTotals).ExecContext(ctx,
 		d.Usage.InputTokens, d.Usage.OutputTokens, d.Usage.CacheReadTokens, d.Usage.CacheWriteTokens,
 		d.CostUSD, d.ToolCalls, int64(d.WallTime), d.Turns, sessionID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Totals{}, store.ErrNotProvisioned
+	if err != nil {
+		return store.Totals{}, err
 	}
-	return out, err
+	return scanTotals(tx.stmt(stmtTotals).QueryRowContext(ctx, sessionID))
+}
+
+// touched returns the error of an UPDATE of one session's row:
+// ErrNotProvisioned if it changed no row.
+func touched(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err == nil && n == 0 {
+		err = store.ErrNotProvisioned
+	}
+	return err
 }
 
 // Totals implements store.Store.
@@ -498,7 +594,7 @@ func (s *Store) Totals(ctx context.Context, sessionID string) (store.Totals, err
 	if err := s.read(ctx); err != nil {
 		return store.Totals{}, s.fail("read totals of", sessionID, err)
 	}
-	t, err := scanTotals(s.db.QueryRowContext(ctx, "SELECT "+totalsColumns+" FROM totals WHERE session_id = ?", sessionID))
+	t, err := scanTotals(s.stmts[stmtTotals].QueryRowContext(ctx, sessionID))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -515,8 +611,8 @@ func (s *Store) SetBudget(ctx context.Context, sessionID string, b *budget.Limit
 			return s.fail("set budget of", sessionID, err)
 		}
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := lastSeq(ctx, tx, sessionID); err != nil {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		if _, err := s.lastSeq(ctx, tx, sessionID); err != nil {
 			return err
 		}
 		if b == nil {
@@ -557,7 +653,7 @@ FROM sessions s LEFT JOIN budgets b ON b.session_id = s.id WHERE s.id = ?`, sess
 
 // FinishTurn implements store.Store.
 func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE sessions SET turns = turns + 1, last_prompt = ?, updated_at = ? WHERE id = ?", prompt, toNanos(s.clock.Now()), sessionID)
 		if err != nil {
 			return err
@@ -567,11 +663,12 @@ func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error 
 		} else if n == 0 {
 			return store.ErrNotProvisioned
 		}
-		return s.snapshot(ctx, tx, sessionID)
+		return nil
 	})
 	if err != nil {
 		return s.fail("finish turn of", sessionID, err)
 	}
+	s.extendSnapshot(ctx, sessionID, 0, snapshotEvery)
 	return nil
 }
 
@@ -592,7 +689,7 @@ func (s *Store) AddApproval(ctx context.Context, a store.Approval) error {
 	if err := a.Validate(); err != nil {
 		return s.failApproval("add", a.RuntimeID, a.SessionID, err)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		if a.SessionID != "" {
 			runtimeID, err := sessionRuntime(ctx, tx, a.SessionID, store.ErrNotProvisioned)
 			if err != nil {
@@ -660,7 +757,7 @@ func (s *Store) RebindRuntime(ctx context.Context, from, to string) (int, error)
 		return 0, fmt.Errorf("rebind runtime %q to %q: %w: a runtime id is empty", from, to, store.ErrInvalid)
 	}
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE sessions SET runtime_id = ? WHERE runtime_id = ?", to, from)
 		if err != nil {
 			return err
@@ -716,8 +813,8 @@ func (s *Store) Park(ctx context.Context, p store.ParkedCall) error {
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.clock.Now()
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := lastSeq(ctx, tx, p.SessionID); err != nil {
+	err = s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		if _, err := s.lastSeq(ctx, tx, p.SessionID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO parked ("+parkedColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', '', ?, 0)",
@@ -758,7 +855,7 @@ func (s *Store) ParkedCalls(ctx context.Context, f store.ParkFilter) ([]store.Pa
 // SetParkStatus implements store.Store.
 func (s *Store) SetParkStatus(ctx context.Context, id, status, by, note string) (store.ParkedCall, error) {
 	var out store.ParkedCall
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		p, err := scanParked(tx.QueryRowContext(ctx, "SELECT "+parkedColumns+" FROM parked WHERE id = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("parked call %s: %w", id, store.ErrNotFound)

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RoundTrip", testRoundTrip},
 		{"Isolation", testIsolation},
 		{"RecordsFilter", testRecordsFilter},
+		{"LongTranscript", testLongTranscript},
 		{"MarkCompacted", testMarkCompacted},
 		{"Totals", testTotals},
 		{"ConcurrentTotals", testConcurrentTotals},
@@ -62,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Sessions", testSessions},
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"Context", testContext},
+		{"CancelNeverLies", testCancelNeverLies},
 		{"Observations", testObservations},
 		{"Close", testClose},
 	} {
@@ -571,6 +573,52 @@ func testRecordsFilter(t *testing.T, s store.Store) {
 	}
 }
 
+// A transcript of hundreds of records, written in batches of every size
+// with turns finished between them, reads back whole and in order from any
+// point, before and after a compaction: what a store keeps in pieces
+// (chunks, snapshots) must not show.
+func testLongTranscript(t *testing.T, s store.Store) {
+	const total = 700
+	provision(t, s, "s1", "r1")
+	var want []store.Record
+	for n, size := 0, 1; n < total; size = size%97 + 13 {
+		batch := make([]store.Record, min(size, total-n))
+		for i := range batch {
+			batch[i] = text(llm.RoleUser, fmt.Sprint("m", n+i+1))
+			batch[i].TurnID = fmt.Sprint("turn-", (n+i)/10)
+		}
+		got := appendRecs(t, s, "s1", batch...)
+		wantSeqs(t, fmt.Sprintf("Append of %d records after %d", len(batch), n), got, seqRange(int64(n+1), int64(n+len(batch))))
+		want = append(want, got...)
+		n += len(batch)
+		if err := s.FinishTurn(ctx, "s1", "go on"); err != nil {
+			t.Fatalf("FinishTurn after %d records: %v", n, err)
+		}
+	}
+	wantRecords(t, "Records of a long transcript", records(t, s, "s1", store.RecordFilter{}), want)
+	for _, after := range []int64{1, 127, 128, 129, 255, 256, 257, 600, total - 1} {
+		wantRecords(t, fmt.Sprintf("Records after Seq %d", after), records(t, s, "s1", store.RecordFilter{AfterSeq: after}), want[after:])
+	}
+	if err := s.MarkCompacted(ctx, "s1", 300); err != nil {
+		t.Fatal(err)
+	}
+	wantRecords(t, "live records after compacting 300", records(t, s, "s1", store.RecordFilter{}), want[300:])
+	more := appendRecs(t, s, "s1", text(llm.RoleAssistant, "after the compaction"))
+	wantSeqs(t, "Append after the compaction", more, []int64{total + 1})
+	if err := s.FinishTurn(ctx, "s1", "go on"); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, more...)
+	wantRecords(t, "live records after another turn", records(t, s, "s1", store.RecordFilter{}), want[300:])
+	all := records(t, s, "s1", store.RecordFilter{IncludeCompacted: true})
+	wantSeqs(t, "every record", all, seqRange(1, total+1))
+	for _, r := range all {
+		if r.Compacted != (r.Seq <= 300) {
+			t.Fatalf("Seq %d Compacted = %v", r.Seq, r.Compacted)
+		}
+	}
+}
+
 func testMarkCompacted(t *testing.T, s store.Store) {
 	provision(t, s, "s1", "r1")
 	summary := func(s string) store.Record {
@@ -971,6 +1019,58 @@ func testContext(t *testing.T, s store.Store) {
 	wantErr(t, "Session after a canceled Provision", err, store.ErrNotFound)
 	if got, _ := s.Totals(ctx, "s1"); got != (store.Totals{}) {
 		t.Errorf("a canceled AddTotals added %+v", got)
+	}
+}
+
+// Appends whose contexts end at every moment, many at once: each one that
+// returned nil is in the transcript, each one that failed is not, and the
+// failures are the contexts' own.
+func testCancelNeverLies(t *testing.T, s store.Store) {
+	const writers, each = 16, 30
+	ids := []string{"s1", "s2", "s3"}
+	for _, id := range ids {
+		provision(t, s, id, "r1")
+	}
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			id := ids[w%len(ids)]
+			for i := range each {
+				msg := fmt.Sprintf("w%d-%d", w, i)
+				ctx, cancel := context.WithTimeout(ctx, time.Duration((w*each+i)%7)*200*time.Microsecond)
+				_, err := s.Append(ctx, id, text(llm.RoleUser, msg))
+				cancel()
+				switch {
+				case err == nil:
+					mu.Lock()
+					acked[id+" "+msg] = true
+					mu.Unlock()
+				case !errors.Is(err, context.DeadlineExceeded):
+					t.Errorf("Append %s to %s: %v, want nil or the context's error", msg, id, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	stored := map[string]bool{}
+	for _, id := range ids {
+		recs := records(t, s, id, store.RecordFilter{})
+		wantSeqs(t, "Records of "+id, recs, seqRange(1, int64(len(recs))))
+		for _, r := range recs {
+			stored[id+" "+r.Message.Text()] = true
+		}
+	}
+	for k := range acked {
+		if !stored[k] {
+			t.Errorf("acknowledged append %s is not stored", k)
+		}
+	}
+	for k := range stored {
+		if !acked[k] {
+			t.Errorf("%s is stored, but its Append reported a failure", k)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -75,11 +76,48 @@ func appendStr(b []byte, s string) []byte {
 
 var errSnapshot = errors.New("snapshot: malformed")
 
-// DecodeSnapshot reads a snapshot back. The strings it returns share data,
-// which must not be changed afterwards; tool inputs are copies of their
-// own.
-func DecodeSnapshot(data []byte) ([]SnapRecord, error) {
+// SnapshotLen returns how many records a snapshot holds, by its header
+// (0 if it has none).
+func SnapshotLen(data []byte) int {
 	d := snapReader{b: data}
+	if d.byte() != snapVersion {
+		return 0
+	}
+	n := d.uvarint()
+	if d.err || n > uint64(len(data)) {
+		return 0
+	}
+	return int(n)
+}
+
+// Arena is where DecodeSnapshot carves the records' block slices and
+// tool inputs from: one Arena for all the chunks of a transcript makes a
+// few large allocations serve them all. The zero Arena is ready to use.
+type Arena struct {
+	// blocks and inputs are the free space of the current allocations.
+	blocks []llm.Block
+	inputs []byte
+}
+
+// DecodeSnapshot reads a snapshot back: it appends its records, each made
+// by record, to out. The strings it passes share data, which must not be
+// changed afterwards; the records' block slices and tool inputs are their
+// own (each capped, so that appending to one never touches another),
+// carved from a (nil: from a new Arena). A snapshot that does not decode
+// whole is an error, and out is returned as it was.
+func DecodeSnapshot[R any](data []byte, out []R, a *Arena, record func(SnapRecord) R) ([]R, error) {
+	if a == nil {
+		a = new(Arena)
+	}
+	more, err := decodeSnapshot(data, out, a, record)
+	if err != nil {
+		return out, err
+	}
+	return more, nil
+}
+
+func decodeSnapshot[R any](data []byte, out []R, a *Arena, record func(SnapRecord) R) ([]R, error) {
+	d := snapReader{b: data, arena: a}
 	if d.byte() != snapVersion {
 		return nil, fmt.Errorf("%w: unknown version", errSnapshot)
 	}
@@ -87,22 +125,22 @@ func DecodeSnapshot(data []byte) ([]SnapRecord, error) {
 	if n > uint64(len(data)) {
 		return nil, errSnapshot
 	}
-	out := make([]SnapRecord, 0, n)
-	for range n {
+	out = slices.Grow(out, int(n))
+	for i := range n {
 		r := SnapRecord{Seq: int64(d.uvarint()), Time: time.Unix(0, d.varint()).UTC()}
 		r.TurnID, r.Kind = d.str(), d.str()
 		r.Message.Role = llm.Role(d.str())
 		if d.byte() == 1 {
 			nb := d.uvarint()
-			if nb > uint64(len(data)) {
+			if nb > uint64(len(d.b)) {
 				return nil, errSnapshot
 			}
-			r.Message.Content = make([]llm.Block, nb)
-			for i := range r.Message.Content {
-				bl := &r.Message.Content[i]
+			r.Message.Content = d.blocks(int(nb), int(n-i))
+			for j := range r.Message.Content {
+				bl := &r.Message.Content[j]
 				bl.Type, bl.Text, bl.ID, bl.Name = llm.BlockType(d.str()), d.str(), d.str(), d.str()
 				if d.byte() == 1 {
-					bl.Input = []byte(d.str())
+					bl.Input = d.input()
 				}
 				bl.ToolUseID, bl.Content = d.str(), d.str()
 				bl.IsError = d.byte() == 1
@@ -112,7 +150,7 @@ func DecodeSnapshot(data []byte) ([]SnapRecord, error) {
 		if d.err {
 			return nil, errSnapshot
 		}
-		out = append(out, r)
+		out = append(out, record(r))
 	}
 	if d.err || len(d.b) != 0 {
 		return nil, errSnapshot
@@ -120,9 +158,45 @@ func DecodeSnapshot(data []byte) ([]SnapRecord, error) {
 	return out, nil
 }
 
+// inputChunk is the size of the allocations tool inputs are copied into.
+const inputChunk = 64 << 10
+
 type snapReader struct {
-	b   []byte
-	err bool
+	b     []byte
+	err   bool
+	arena *Arena
+}
+
+// blocks returns room for nb blocks of the record that has left records
+// to go in its snapshot (itself included). A new allocation is sized for
+// one block per record left, which most records have.
+func (d *snapReader) blocks(nb, left int) []llm.Block {
+	a := d.arena
+	if nb > len(a.blocks) {
+		a.blocks = make([]llm.Block, max(nb, left+16))
+	}
+	out := a.blocks[:nb:nb]
+	a.blocks = a.blocks[nb:]
+	return out
+}
+
+// input returns a copy of the next string, as bytes of its own.
+func (d *snapReader) input() []byte {
+	s := d.str()
+	switch {
+	case len(s) == 0:
+		return []byte{} // present, and empty: not nil
+	case len(s) > inputChunk/4:
+		return []byte(s)
+	}
+	a := d.arena
+	if len(s) > len(a.inputs) {
+		a.inputs = make([]byte, min(inputChunk, max(len(d.b)+len(s), 4<<10)))
+	}
+	out := a.inputs[:len(s):len(s)]
+	copy(out, s)
+	a.inputs = a.inputs[len(s):]
+	return out
 }
 
 func (d *snapReader) byte() byte {
@@ -136,6 +210,11 @@ func (d *snapReader) byte() byte {
 }
 
 func (d *snapReader) uvarint() uint64 {
+	if len(d.b) > 0 && d.b[0] < 0x80 { // most are lengths under 128
+		v := uint64(d.b[0])
+		d.b = d.b[1:]
+		return v
+	}
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.err = true

@@ -112,13 +112,27 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // Decode reads the stored form back into a message.
 func Decode(data []byte) (llm.Message, error) {
+	return DecodeString(string(data))
+}
+
+// DecodeString is Decode of a stored form held as a string, which the
+// message's strings may share.
+func DecodeString(data string) (llm.Message, error) {
+	if m, ok := decodeFast(data); ok {
+		return m, nil
+	}
 	var w message
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := json.Unmarshal([]byte(data), &w); err != nil {
 		return llm.Message{}, fmt.Errorf("decode stored message: %w", err)
 	}
+	return fromWire(w), nil
+}
+
+// fromWire is the message w stores.
+func fromWire(w message) llm.Message {
 	m := llm.Message{Role: w.Role}
 	if w.Content == nil {
-		return m, nil
+		return m
 	}
 	m.Content = make([]llm.Block, len(w.Content))
 	for i, b := range w.Content {
@@ -137,5 +151,35 @@ func Decode(data []byte) (llm.Message, error) {
 		}
 		m.Content[i] = out
 	}
-	return m, nil
+	return m
+}
+
+// Stored returns what Decode(Encode(m)) returns — m as a store keeps it —
+// without the round trip: a copy of m with slices of its own, and an
+// empty tool input dropped, as Encode drops it. It returns false if a
+// string of m is not valid UTF-8 (the stored form replaces the bad
+// bytes); the caller then decodes the encoding instead.
+func Stored(m llm.Message) (llm.Message, bool) {
+	if !utf8.ValidString(string(m.Role)) {
+		return llm.Message{}, false
+	}
+	if m.Content == nil {
+		return m, true
+	}
+	blocks := make([]llm.Block, len(m.Content))
+	for i, b := range m.Content {
+		for _, s := range [...]string{string(b.Type), b.Text, b.ID, b.Name, b.ToolUseID, b.Content, b.Thinking, b.Signature} {
+			if !utf8.ValidString(s) {
+				return llm.Message{}, false
+			}
+		}
+		if len(b.Input) == 0 {
+			b.Input = nil
+		} else {
+			b.Input = append(json.RawMessage(nil), b.Input...)
+		}
+		blocks[i] = b
+	}
+	m.Content = blocks
+	return m, true
 }

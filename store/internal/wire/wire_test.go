@@ -100,3 +100,53 @@ func TestMirrorsLLMTypes(t *testing.T) {
 	check(reflect.TypeFor[llm.Message](), "Role", "Content")
 	check(reflect.TypeFor[llm.Block](), "Type", "Text", "ID", "Name", "Input", "ToolUseID", "Content", "IsError", "Thinking", "Signature")
 }
+
+// Stored gives what a round trip through the stored form gives, or
+// declines: for every shape of message, and for strings that are not
+// UTF-8.
+func TestStoredIsTheRoundTrip(t *testing.T) {
+	msgs := []llm.Message{
+		{Role: llm.RoleUser},
+		{Role: llm.RoleUser, Content: []llm.Block{}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("t1", "boom <&>", true), llm.ToolResultBlock("t2", "", false)}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("a\x00b \u2028 🦀 e\u0301 \x7f")}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{
+			{Type: llm.BlockThinking, Thinking: "hmm", Signature: "c2ln+/="},
+			llm.ToolUseBlock("t1", "Read", json.RawMessage(`{"path":"a.go"}`)),
+			llm.ToolUseBlock("t2", "Bash", json.RawMessage(" {not json\x00 ")),
+			llm.ToolUseBlock("t3", "Grep", json.RawMessage("\xff\xfe")),
+			llm.ToolUseBlock("t4", "Noop", json.RawMessage{}),
+		}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("bad \xff byte")}},
+		{Role: "\xc3", Content: []llm.Block{llm.TextBlock("ok")}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("t\xff", "Read", json.RawMessage(`{}`))}},
+	}
+	for _, m := range msgs {
+		data, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := Stored(m)
+		if !ok {
+			if reflect.DeepEqual(want, m) {
+				t.Errorf("Stored declined %#v, which the round trip keeps", m)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Stored(%#v)\n = %#v\nthe round trip gives %#v", m, got, want)
+		}
+		for i := range got.Content {
+			if in := got.Content[i].Input; len(in) > 0 {
+				in[0] ^= 0xff
+				if m.Content[i].Input[0] == in[0] {
+					t.Errorf("Stored shares the input of block %d with its argument", i)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,351 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// maxBatch caps how many writes one transaction of the committer holds,
+// and so how long the first of them waits behind the others.
+const maxBatch = 128
+
+// maxTurns caps how many turns of the scheduler the committer yields,
+// while the queue grows, before it takes a batch.
+const maxTurns = 8
+
+// A write's state: a write waiting in the queue may still be withdrawn
+// by its caller; once the committer has taken it, its outcome is the
+// answer.
+const (
+	queued int32 = iota
+	taken
+	withdrawn
+)
+
+// request is one write waiting for the committer.
+type request struct {
+	// fn is the write's work; it runs in a transaction with the
+	// committer's context (see committer).
+	fn    func(ctx context.Context, tx *writeTx) error
+	state atomic.Int32
+	// err is the outcome, set before done is closed.
+	err  error
+	done chan struct{}
+}
+
+// take moves a queued request to the committer: false if its caller has
+// withdrawn it.
+func (r *request) take() bool { return r.state.CompareAndSwap(queued, taken) }
+
+func (r *request) finish(err error) {
+	r.err = err
+	close(r.done)
+}
+
+// committer is the one goroutine that runs a Store's write transactions
+// (group commit).
+//
+// A write queues a request and waits. The committer takes every request
+// queued (up to maxBatch), runs them in arrival order in one transaction,
+// each inside a savepoint of its own (a batch of one needs none) so that a
+// request that fails is undone alone while the others go on, and commits
+// once: one sync of the write-ahead log for the whole batch. Only after the commit does it
+// answer the requests, so an acknowledged write is a committed one. If the
+// batch itself cannot be completed (a savepoint or the commit fails), it
+// is rolled back and every request in it is run again in a transaction of
+// its own, each then answered with its own outcome. While one batch
+// commits, the next one queues: batches grow with the load, and a lone
+// write commits at once, without waiting for company.
+//
+// The requests run with the committer's context, never their caller's:
+// SQLite answers an interrupted statement by rolling back the whole
+// transaction, which would undo the other writes of the batch. A caller's
+// context is honoured while its request waits in the queue (the request is
+// withdrawn, and nothing of it is written); once the committer has taken
+// it, the caller waits for its outcome, which takes no longer than one
+// batch.
+type committer struct {
+	db *sql.DB
+	// conn is the committer's own connection, taken from db at the first
+	// write: SQLite drops a connection's page cache whenever another
+	// connection has committed, so the writer keeps its pages warm only
+	// on a connection no one else writes through.
+	conn  *sql.Conn
+	stmts *stmts
+	// seqs is what the committer knows of sessions' last Seqs.
+	seqs seqCache
+	// ctx is the context of every statement the committer runs; it is
+	// never canceled: Close drains the queue instead.
+	ctx context.Context
+
+	mu       sync.Mutex
+	wake     sync.Cond // signalled when the queue grows or stopping is set
+	queue    []*request
+	stopping bool
+	exited   chan struct{}
+
+	// batches and batched count the batches taken and the requests in
+	// them (the tests read them to see group commit at work).
+	batches, batched atomic.Int64
+}
+
+func startCommitter(db *sql.DB, st *stmts) *committer {
+	c := &committer{db: db, stmts: st, ctx: context.Background(), exited: make(chan struct{}),
+		seqs: seqCache{version: -1, last: make(map[string]int64)}}
+	c.wake.L = &c.mu
+	go c.loop()
+	return c
+}
+
+// do runs fn in a write transaction (see committer) and returns its
+// outcome: fn's error, the database's, ctx's if the request was withdrawn
+// before it ran, or errClosed if the committer is stopping.
+func (c *committer) do(ctx context.Context, fn func(ctx context.Context, tx *writeTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &request{fn: fn, done: make(chan struct{})}
+	c.mu.Lock()
+	if c.stopping {
+		c.mu.Unlock()
+		return errClosed
+	}
+	c.queue = append(c.queue, r)
+	c.mu.Unlock()
+	c.wake.Signal()
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		if r.state.CompareAndSwap(queued, withdrawn) {
+			return ctx.Err()
+		}
+		<-r.done // taken: it is being written; its outcome is the answer
+		return r.err
+	}
+}
+
+// stop refuses new requests, waits until every queued one is answered,
+// and ends the committer.
+func (c *committer) stop() {
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
+	c.wake.Signal()
+	<-c.exited
+}
+
+func (c *committer) loop() {
+	defer close(c.exited)
+	defer func() {
+		if c.conn != nil {
+			c.conn.Close()
+		}
+	}()
+	var batch []*request
+	for {
+		c.mu.Lock()
+		for len(c.queue) == 0 && !c.stopping {
+			c.wake.Wait()
+		}
+		if len(c.queue) == 0 { // stopping, and nothing left
+			c.mu.Unlock()
+			return
+		}
+		// Let the writers just answered (and any other runnable one)
+		// queue their next write first, yielding while the queue grows:
+		// the batch grows at the cost of a few turns of the scheduler,
+		// and costs one turn when no one else runs.
+		for queued, turns := -1, 0; queued != len(c.queue) && len(c.queue) < maxBatch && turns < maxTurns; turns++ {
+			queued = len(c.queue)
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.mu.Lock()
+		}
+		n := min(len(c.queue), maxBatch)
+		batch = append(batch[:0], c.queue[:n]...)
+		rest := copy(c.queue, c.queue[n:])
+		clear(c.queue[rest:])
+		c.queue = c.queue[:rest]
+		c.mu.Unlock()
+		c.batches.Add(1)
+		c.batched.Add(int64(n))
+
+		c.commit(batch)
+		clear(batch)
+	}
+}
+
+// commit runs batch in one transaction and answers each request. A
+// request alone runs as it is; in a batch of several, each runs inside a
+// savepoint (guarded).
+func (c *committer) commit(batch []*request) {
+	if len(batch) > 1 {
+		c.guarded(batch)
+		return
+	}
+	r := batch[0]
+	tx, err := c.begin()
+	if err != nil {
+		c.answer(batch, err)
+		return
+	}
+	if !r.take() {
+		tx.Rollback()
+		return
+	}
+	r.finish(run(c.ctx, tx, r.fn))
+}
+
+// guarded runs batch in one transaction, each request inside a savepoint
+// of its own, so that a request that fails is undone alone, and answers
+// each request.
+func (c *committer) guarded(batch []*request) {
+	tx, err := c.begin()
+	if err != nil {
+		c.answer(batch, err)
+		return
+	}
+	broken := false
+	for _, r := range batch {
+		if r.state.Load() != taken && !r.take() {
+			continue
+		}
+		if _, err := tx.stmt(stmtSavepoint).ExecContext(c.ctx); err != nil {
+			broken = true
+			break
+		}
+		r.err = r.fn(c.ctx, tx)
+		if r.err != nil {
+			if _, err := tx.stmt(stmtRollbackTo).ExecContext(c.ctx); err != nil {
+				broken = true // e.g. SQLite rolled the whole transaction back
+				break
+			}
+		}
+		if _, err := tx.stmt(stmtRelease).ExecContext(c.ctx); err != nil {
+			broken = true
+			break
+		}
+	}
+	if broken {
+		tx.Rollback()
+		c.oneByOne(batch)
+		return
+	}
+	if err := tx.commit(); err != nil {
+		c.oneByOne(batch)
+		return
+	}
+	for _, r := range batch {
+		if r.state.Load() == taken {
+			r.finish(r.err)
+		}
+	}
+}
+
+// oneByOne runs each request of a batch that could not be committed whole
+// in a transaction of its own, and answers it.
+func (c *committer) oneByOne(batch []*request) {
+	for _, r := range batch {
+		if r.state.Load() == taken || r.take() {
+			r.finish(c.transact(r.fn))
+		}
+	}
+}
+
+// answer gives err as the outcome of every request of batch that has not
+// been withdrawn.
+func (c *committer) answer(batch []*request, err error) {
+	for _, r := range batch {
+		if r.state.Load() == taken || r.take() {
+			r.finish(err)
+		}
+	}
+}
+
+// begin starts a write transaction on the committer's connection, with
+// BEGIN IMMEDIATE (_txlock). A connection database/sql has given up on is
+// replaced once.
+//
+// In the transaction, holding the write lock, it checks whether another
+// connection has written to the file since (PRAGMA data_version, which
+// counts per connection): if one has, or if it cannot tell, the last Seqs
+// it knows are forgotten.
+func (c *committer) begin() (*writeTx, error) {
+	for retry := 0; ; retry++ {
+		if c.conn == nil {
+			conn, err := c.db.Conn(c.ctx)
+			if err != nil {
+				return nil, err
+			}
+			c.conn, c.seqs.version = conn, -1
+		}
+		tx, err := begin(c.ctx, c.conn, c.stmts)
+		if retry == 0 && (errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
+			c.conn.Close()
+			c.conn = nil
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var version int64
+		if err := tx.stmt(stmtDataVersion).QueryRowContext(c.ctx).Scan(&version); err != nil {
+			version = -1
+		}
+		if version == -1 || version != c.seqs.version {
+			clear(c.seqs.last)
+			c.seqs.version = version
+		}
+		tx.seqs = &c.seqs
+		return tx, nil
+	}
+}
+
+// transact runs fn in a write transaction of its own on the committer's
+// connection.
+func (c *committer) transact(fn func(ctx context.Context, tx *writeTx) error) error {
+	tx, err := c.begin()
+	if err != nil {
+		return err
+	}
+	return run(c.ctx, tx, fn)
+}
+
+// beginner is a database or a connection.
+type beginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+func begin(ctx context.Context, db beginner, st *stmts) (*writeTx, error) {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		return nil, err
+	}
+	return &writeTx{Tx: tx, ctx: ctx, stmts: st}, nil
+}
+
+// transact runs fn in a write transaction of its own. st may be nil for a
+// transaction that uses no prepared statement: the migrations, which run
+// before the tables the statements name exist.
+func transact(ctx context.Context, db beginner, st *stmts, fn func(ctx context.Context, tx *writeTx) error) error {
+	tx, err := begin(ctx, db, st)
+	if err != nil {
+		return err
+	}
+	return run(ctx, tx, fn)
+}
+
+// run runs fn in tx and commits, or rolls back if fn fails.
+func run(ctx context.Context, tx *writeTx, fn func(ctx context.Context, tx *writeTx) error) error {
+	if err := fn(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.commit()
+}

@@ -1,0 +1,164 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// stmtID names one of the store's prepared statements.
+type stmtID int
+
+const (
+	stmtLastSeq stmtID = iota
+	stmtMaxSeq
+	stmtTouchSession
+	stmtTouchLeased
+	stmtInsertRecord
+	stmtLease
+	stmtAddTotals
+	stmtTotals
+	stmtChunks
+	stmtFrontier
+	stmtLiveAfter
+	stmtSavepoint
+	stmtRollbackTo
+	stmtRelease
+	stmtDataVersion
+	numStmts
+)
+
+// queries are the statements of the hot paths (appending records, resuming
+// a session), prepared once when the store opens rather than parsed on
+// every call: parsing is most of what a small statement costs in a pure-Go
+// SQLite. database/sql prepares each on a connection the first time that
+// connection runs it, and keeps it there.
+var queries = [numStmts]string{
+	stmtLastSeq: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?",
+	// (An UPDATE … RETURNING costs more here than the UPDATE and a SELECT
+	// after it in the same transaction.)
+	stmtMaxSeq:       "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?",
+	stmtTouchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
+	// The same, only if the writer holds the session's lease: a step's
+	// lease check and its session's UpdatedAt in one statement.
+	stmtTouchLeased:  "UPDATE sessions SET updated_at = ? WHERE id = ? AND EXISTS (SELECT 1 FROM leases WHERE session_id = sessions.id AND owner = ? AND expires_at > ?)",
+	stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)",
+	stmtLease:        "SELECT owner, expires_at FROM leases WHERE session_id = ?",
+	stmtAddTotals: `UPDATE totals SET
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
+WHERE session_id = ?`,
+	stmtTotals:     "SELECT " + totalsColumns + " FROM totals WHERE session_id = ?",
+	stmtChunks:     "SELECT through_seq, data FROM snapshot_chunks WHERE session_id = ? ORDER BY through_seq",
+	stmtFrontier:   "SELECT COALESCE(MAX(through_seq), 0) FROM snapshot_chunks WHERE session_id = ?",
+	stmtLiveAfter:  "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
+	stmtSavepoint:  "SAVEPOINT request",
+	stmtRollbackTo: "ROLLBACK TO request",
+	stmtRelease:    "RELEASE request",
+	// Changes when another connection has committed to the file.
+	stmtDataVersion: "PRAGMA data_version",
+}
+
+// stmts are the prepared queries, on the database.
+type stmts [numStmts]*sql.Stmt
+
+func prepare(ctx context.Context, db *sql.DB) (*stmts, error) {
+	st := &stmts{}
+	for id, q := range queries {
+		stmt, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			st.close()
+			return nil, fmt.Errorf("prepare %q: %w", q, err)
+		}
+		st[id] = stmt
+	}
+	return st, nil
+}
+
+func (st *stmts) close() {
+	for _, stmt := range st {
+		if stmt != nil {
+			stmt.Close()
+		}
+	}
+}
+
+// writeTx is a write transaction: the *sql.Tx, and the store's prepared
+// statements bound to it, each bound once per transaction (binding costs
+// about as much as running a small statement, and a batch of the
+// committer runs each many times).
+type writeTx struct {
+	*sql.Tx
+	ctx   context.Context
+	stmts *stmts
+	bound [numStmts]*sql.Stmt
+	// seqs is the committer's knowledge of sessions' last Seqs (nil for
+	// a transaction of its own, like a migration); pending is what this
+	// transaction appended, which commit adds to seqs.
+	seqs    *seqCache
+	pending map[string]int64
+}
+
+// seqCache is the last Seq of the sessions the committer appended to, so
+// that an append need not look it up: it is right as long as no other
+// connection has written to the file (PRAGMA data_version tells, and the
+// committer forgets all when one has).
+type seqCache struct {
+	version int64 // data_version when last checked; -1: unknown
+	last    map[string]int64
+}
+
+// maxCachedSeqs bounds the cache: past it, the committer starts again.
+const maxCachedSeqs = 10_000
+
+// knownSeq returns the session's last Seq if the transaction knows it
+// without a query.
+func (tx *writeTx) knownSeq(sessionID string) (int64, bool) {
+	if last, ok := tx.pending[sessionID]; ok {
+		return last, true
+	}
+	if tx.seqs == nil {
+		return 0, false
+	}
+	last, ok := tx.seqs.last[sessionID]
+	return last, ok
+}
+
+// appended notes the session's last Seq after this transaction's append.
+// Call it only when the append has succeeded: what it notes is taken for
+// the truth once the transaction commits.
+func (tx *writeTx) appended(sessionID string, last int64) {
+	if tx.seqs == nil {
+		return
+	}
+	if tx.pending == nil {
+		tx.pending = make(map[string]int64)
+	}
+	tx.pending[sessionID] = last
+}
+
+// commit commits the transaction and, if it committed, keeps what it
+// appended in seqs.
+func (tx *writeTx) commit() error {
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if tx.seqs != nil && len(tx.pending) > 0 {
+		if len(tx.seqs.last)+len(tx.pending) > maxCachedSeqs {
+			clear(tx.seqs.last)
+		}
+		for id, last := range tx.pending {
+			tx.seqs.last[id] = last
+		}
+	}
+	return nil
+}
+
+// stmt returns statement id bound to the transaction.
+func (tx *writeTx) stmt(id stmtID) *sql.Stmt {
+	if tx.bound[id] == nil {
+		tx.bound[id] = tx.StmtContext(tx.ctx, tx.stmts[id])
+	}
+	return tx.bound[id]
+}
