@@ -1,8 +1,12 @@
 package tool
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -271,4 +275,228 @@ func typeOf(v any) uint8 {
 		return jsonObject
 	}
 	return 0
+}
+
+// acceptsJSON is accepts over the input's bytes, without decoding them:
+// the fast path of every tool call, which would otherwise decode its
+// input twice (here, and into the tool's own type). It reports whether
+// data is certainly valid, and may say no where accepts would say yes —
+// a string with escapes whose length or value matters, a key with
+// escapes, a key given twice, more than 64 required properties — which
+// sends the input to the full validator, as a no from accepts does.
+func (s *fastSchema) acceptsJSON(data []byte) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	sc := scanner{b: data}
+	if !s.acceptValue(&sc) {
+		return false
+	}
+	sc.space()
+	return sc.i == len(sc.b)
+}
+
+// scanner reads JSON that json.Valid accepted.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (sc *scanner) space() {
+	for sc.i < len(sc.b) {
+		switch sc.b[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
+		}
+	}
+}
+
+// str reads a string at sc.i (its opening quote) and returns what is
+// between the quotes and whether it has escapes.
+func (sc *scanner) str() (raw []byte, escaped bool) {
+	start := sc.i + 1
+	for i := start; i < len(sc.b); i++ {
+		switch sc.b[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			sc.i = i + 1
+			return sc.b[start:i], escaped
+		}
+	}
+	sc.i = len(sc.b)
+	return nil, true
+}
+
+// skip reads past one value.
+func (sc *scanner) skip() {
+	sc.space()
+	switch sc.b[sc.i] {
+	case '"':
+		sc.str()
+	case '{', '[':
+		depth := 0
+		for sc.i < len(sc.b) {
+			switch sc.b[sc.i] {
+			case '"':
+				sc.str()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					sc.i++
+					return
+				}
+			}
+			sc.i++
+		}
+	default: // a number, true, false, null
+		for sc.i < len(sc.b) && !strings.ContainsRune(",}] \t\n\r", rune(sc.b[sc.i])) {
+			sc.i++
+		}
+	}
+}
+
+func (s *fastSchema) acceptValue(sc *scanner) bool {
+	sc.space()
+	switch c := sc.b[sc.i]; {
+	case c == '{':
+		return s.acceptObject(sc)
+	case c == '[':
+		return s.acceptArray(sc)
+	case c == '"':
+		raw, escaped := sc.str()
+		if s.types != 0 && s.types&jsonString == 0 {
+			return false
+		}
+		if s.hasEnum || s.minLength > 0 || s.maxLength >= 0 {
+			if escaped || !utf8.Valid(raw) {
+				return false // the decoded string decides: the slow path
+			}
+		}
+		if s.hasEnum && !slices.ContainsFunc(s.enum, func(e any) bool { v, ok := e.(string); return ok && v == string(raw) }) {
+			return false
+		}
+		if s.minLength > 0 || s.maxLength >= 0 {
+			n := utf8.RuneCount(raw)
+			return n >= s.minLength && (s.maxLength < 0 || n <= s.maxLength)
+		}
+		return true
+	case c == 't' || c == 'f':
+		v := c == 't'
+		sc.skip()
+		if s.types != 0 && s.types&jsonBool == 0 {
+			return false
+		}
+		return !s.hasEnum || slices.Contains(s.enum, any(v))
+	case c == 'n':
+		sc.skip()
+		if s.types != 0 && s.types&jsonNull == 0 {
+			return false
+		}
+		return !s.hasEnum || slices.Contains(s.enum, nil)
+	default:
+		start := sc.i
+		sc.skip()
+		f, err := strconv.ParseFloat(string(sc.b[start:sc.i]), 64)
+		if err != nil {
+			return false // out of range: encoding/json refuses it too
+		}
+		if s.types != 0 && s.types&typeOf(f) == 0 {
+			return false
+		}
+		if s.hasEnum && !slices.ContainsFunc(s.enum, func(e any) bool { v, ok := e.(float64); return ok && v == f }) {
+			return false
+		}
+		return (s.minimum == nil || f >= *s.minimum) && (s.maximum == nil || f <= *s.maximum) &&
+			(s.exclMin == nil || f > *s.exclMin) && (s.exclMax == nil || f < *s.exclMax)
+	}
+}
+
+func (s *fastSchema) acceptArray(sc *scanner) bool {
+	if s.types != 0 && s.types&jsonArray == 0 || s.hasEnum {
+		return false
+	}
+	sc.i++ // [
+	n := 0
+	for {
+		sc.space()
+		if sc.b[sc.i] == ']' {
+			sc.i++
+			break
+		}
+		if n > 0 {
+			sc.i++ // ,
+		}
+		if s.items != nil {
+			if !s.items.acceptValue(sc) {
+				return false
+			}
+		} else {
+			sc.skip()
+		}
+		n++
+	}
+	return n >= s.minItems && (s.maxItems < 0 || n <= s.maxItems)
+}
+
+func (s *fastSchema) acceptObject(sc *scanner) bool {
+	if s.types != 0 && s.types&jsonObject == 0 || s.hasEnum || len(s.required) > 64 {
+		return false
+	}
+	sc.i++ // {
+	var found uint64
+	var seen [16][]byte // keys seen, to refuse one given twice (the slow path decides)
+	nseen := 0
+	for first := true; ; first = false {
+		sc.space()
+		if sc.b[sc.i] == '}' {
+			sc.i++
+			break
+		}
+		if !first {
+			sc.i++ // ,
+			sc.space()
+		}
+		key, escaped := sc.str()
+		if escaped || nseen == len(seen) {
+			return false
+		}
+		for _, k := range seen[:nseen] {
+			if bytes.Equal(k, key) {
+				return false
+			}
+		}
+		seen[nseen] = key
+		nseen++
+		sc.space()
+		sc.i++ // :
+		for j, name := range s.required {
+			if name == string(key) {
+				found |= 1 << j
+			}
+		}
+		if p, ok := s.props[string(key)]; ok {
+			if !p.acceptValue(sc) {
+				return false
+			}
+			continue
+		}
+		if s.noExtra {
+			return false
+		}
+		if s.additional != nil {
+			if !s.additional.acceptValue(sc) {
+				return false
+			}
+			continue
+		}
+		sc.skip()
+	}
+	return found == 1<<len(s.required)-1
 }

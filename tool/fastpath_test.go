@@ -27,6 +27,9 @@ var fastInputs = []string{
 	`{"todos":[{"content":"a","status":"pending"},{"content":"b","status":"pending"},{"content":"c","status":"pending"},{"content":"d","status":"pending"}]}`,
 	`{"n":null}`, `{"n":9.99}`, `{"n":10}`, `{"n":"1"}`, `{"flag":1}`, `{"flag":false}`, `{"k":1}`, `{"k":1.0}`, `{"k":2.5}`, `{"k":3}`,
 	`{"k":null}`, `{"k":"x"}`, `{"k":"y"}`, `{"k":true}`, `{"other":"s"}`, `{"other":1}`, `{"file_path":"a","offset":1e400}`,
+	` { "file_path" : "a" , "offset" : 2 } `, `{"file_path":"a","file_path":1}`, `{"file_path":"a\"b"}`, `{"fil\u0065_path":"a"}`,
+	`{"todos":[{"content":"\u00e9","status":"pending"}]}`, `{"todos":[ ]}`, `{"k":-0}`, `{"k":25e-1}`, `{"n":1E1}`, `{"file_path":"a"} x`,
+	`{"todos":[{"content":"ab","status":"pending"} , {"content":"c","status":"completed"}]}`, "{\"file_path\":\"\xff\"}",
 }
 
 func checkAgreement(t *testing.T, schema, input string) {
@@ -44,10 +47,12 @@ func checkAgreement(t *testing.T, schema, input string) {
 	}
 	sch, _, _ := compile("T", json.RawMessage(schema))
 	var v any
-	if json.Unmarshal([]byte(input), &v) != nil {
-		return
+	decoded := json.Unmarshal([]byte(input), &v) == nil
+	// The byte path accepts only what the decoded path accepts.
+	if fast.acceptsJSON([]byte(input)) && (!decoded || !fast.accepts(v)) {
+		t.Errorf("acceptsJSON accepted %s against %s, which accepts (on the decoded value) does not", input, schema)
 	}
-	if !fast.accepts(v) {
+	if !decoded || !fast.accepts(v) {
 		return
 	}
 	w, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(input)))
@@ -70,9 +75,14 @@ func TestFastPathNeverAcceptsWhatTheValidatorRefuses(t *testing.T) {
 func TestFastPathAcceptsTheCommonCase(t *testing.T) {
 	doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(fastSchemas[0])))
 	var v any
-	json.Unmarshal([]byte(`{"file_path":"a.go","offset":3,"limit":10}`), &v)
-	if f := compileFast(doc); f == nil || !f.accepts(v) {
+	in := []byte(`{"file_path":"a.go","offset":3,"limit":10}`)
+	json.Unmarshal(in, &v)
+	f := compileFast(doc)
+	if f == nil || !f.accepts(v) || !f.acceptsJSON(in) {
 		t.Error("fast path does not accept a plain valid input")
+	}
+	if n := testing.AllocsPerRun(100, func() { f.acceptsJSON(in) }); n != 0 {
+		t.Errorf("acceptsJSON allocates %v times", n)
 	}
 	for _, s := range []string{
 		`{"type":"object","properties":{"a":{"type":"string","pattern":"^x"}}}`,
@@ -96,4 +106,22 @@ func FuzzFastPathAgreesWithValidator(f *testing.F) {
 			checkAgreement(t, s, input)
 		}
 	})
+}
+
+// The byte path says yes wherever the decoded path does, but for what it
+// leaves to the validator on purpose: escapes, repeated keys.
+func TestAcceptsJSONAgreesOnPlainInput(t *testing.T) {
+	for _, schema := range fastSchemas {
+		doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(schema)))
+		fast := compileFast(doc)
+		for _, in := range fastInputs {
+			var v any
+			if json.Unmarshal([]byte(in), &v) != nil || bytes.Contains([]byte(in), []byte(`\`)) || in == `{"file_path":"a","file_path":1}` {
+				continue
+			}
+			if got, want := fast.acceptsJSON([]byte(in)), fast.accepts(v); got != want {
+				t.Errorf("%s against %s: acceptsJSON %v, accepts %v", in, schema, got, want)
+			}
+		}
+	}
 }

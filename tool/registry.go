@@ -201,11 +201,8 @@ func validate(e *entry, input json.RawMessage) error {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = emptyObject
 	}
-	if e.fast != nil {
-		var v any
-		if json.Unmarshal(input, &v) == nil && e.fast.accepts(v) {
-			return nil
-		}
+	if e.fast != nil && e.fast.acceptsJSON(input) {
+		return nil
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
 	if err != nil {
