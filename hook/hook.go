@@ -554,6 +554,16 @@ func (c *lazyDeadline) stop() {
 	}
 }
 
+// Value looks in the armed context once there is one (so that
+// context.Cause and derived contexts find its cancellation), else in the
+// parent; the armed context holds the parent's values too.
+func (c *lazyDeadline) Value(key any) any {
+	if a := c.armed.Load(); a != nil && *a != stopped {
+		return (*a).Value(key)
+	}
+	return c.Context.Value(key)
+}
+
 func (c *lazyDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 func (c *lazyDeadline) Done() <-chan struct{}       { return c.arm().Done() }
 

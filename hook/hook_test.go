@@ -413,3 +413,24 @@ func TestMayBlockHandlerIsLeftAtItsTimeout(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// The shared context keeps the run's values, and tells its cause.
+func TestPointContextValuesAndCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		type key struct{}
+		r := hook.NewRegistry()
+		mustRegister(t, r, hook.PreToolUse, "waits", hook.HandlerFunc(func(ctx context.Context, _ hook.Payload) (*hook.Decision, error) {
+			if ctx.Value(key{}) != "v" {
+				t.Errorf("value %v before Done", ctx.Value(key{}))
+			}
+			child, cancel := context.WithCancel(ctx)
+			defer cancel()
+			<-child.Done()
+			if ctx.Value(key{}) != "v" || !errors.Is(context.Cause(ctx), context.DeadlineExceeded) || !errors.Is(child.Err(), context.DeadlineExceeded) {
+				t.Errorf("after the deadline: value %v, cause %v, child %v", ctx.Value(key{}), context.Cause(ctx), child.Err())
+			}
+			return nil, nil
+		}), hook.Timeout(time.Second))
+		r.Run(context.WithValue(context.Background(), key{}, "v"), toolPayload(`{}`))
+	})
+}
