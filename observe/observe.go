@@ -36,11 +36,15 @@ type Rows struct {
 	mu      sync.Mutex // guards pending
 	wmu     sync.Mutex // serialises writes, so rows keep the events' order
 	pending []store.Observation
-	deltas  bool // llm_delta events are rows too
-	failed  atomic.Uint64
-	written atomic.Uint64
-	stop    chan struct{}
-	done    chan struct{}
+	arena   []byte // the pending rows' Data
+	// spareRows and spareArena are a written batch's, for the next.
+	spareRows  []store.Observation
+	spareArena []byte
+	deltas     bool // llm_delta events are rows too
+	failed     atomic.Uint64
+	written    atomic.Uint64
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 // BatchSize and FlushEvery bound how long a row waits before it is written.
@@ -81,13 +85,18 @@ func (r *Rows) add(e event.Event) error {
 	if e.Name == event.LLMDelta && !r.deltas {
 		return nil
 	}
-	data, err := e.AppendJSON(make([]byte, 0, 256))
+	r.mu.Lock()
+	// The batch's rows are encoded into one buffer (the store keeps
+	// copies), reused once the batch is written.
+	start := len(r.arena)
+	buf, err := e.AppendJSON(r.arena)
 	if err != nil {
+		r.mu.Unlock()
 		return fmt.Errorf("observation row for %s: %w", e.Name, err)
 	}
-	r.mu.Lock()
+	r.arena = buf
 	r.pending = append(r.pending, store.Observation{
-		Time: e.Time, Name: string(e.Name), Scope: e.Scope, Data: data,
+		Time: e.Time, Name: string(e.Name), Scope: e.Scope, Data: buf[start:len(buf):len(buf)],
 	})
 	full := len(r.pending) >= BatchSize
 	r.mu.Unlock()
@@ -115,18 +124,35 @@ func (r *Rows) flush() {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	r.mu.Lock()
-	batch := r.pending
-	r.pending = nil
+	batch, arena := r.pending, r.arena
+	r.pending, r.arena = r.spareRows, r.spareArena
+	r.spareRows, r.spareArena = nil, nil
 	r.mu.Unlock()
 	if len(batch) == 0 {
+		r.keep(batch, arena)
 		return
 	}
 	if err := r.to.AppendObservations(context.Background(), batch); err != nil {
 		r.failed.Add(uint64(len(batch)))
 		r.logger.Warn("observation rows lost", "rows", len(batch), "err", err)
-		return
+	} else {
+		r.written.Add(uint64(len(batch)))
 	}
-	r.written.Add(uint64(len(batch)))
+	r.keep(batch, arena)
+}
+
+// keep hands a written batch's slices back for the next batch (not too
+// large ones: a burst's buffer is let go).
+func (r *Rows) keep(batch []store.Observation, arena []byte) {
+	clear(batch)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cap(batch) <= 4*BatchSize {
+		r.spareRows = batch[:0]
+	}
+	if cap(arena) <= 1<<20 {
+		r.spareArena = arena[:0]
+	}
 }
 
 // Stats says what happened to the events: rows written, rows a write lost,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,43 @@ func TestFindAndReadRuns(t *testing.T) {
 	bad := write("run_bad", `{"name":"turn_started"}`+"\nnot json\n")
 	if _, err := observe.ReadTimeline(bad); err == nil || !strings.Contains(err.Error(), bad+":2: not a JSON event") {
 		t.Errorf("bad line: %v", err)
+	}
+}
+
+// Many batches: each row is its own event, whole, after the writer has
+// reused its buffers from batch to batch.
+func TestRowsAcrossBatches(t *testing.T) {
+	st := store.NewMemory()
+	defer st.Close()
+	bus := event.NewBus(nil)
+	defer bus.Close()
+	rows, err := observe.NewRows(bus, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3*observe.BatchSize + 17
+	for i := range n {
+		bus.Publish(event.Event{Name: event.ToolExecCompleted, Time: time.Unix(int64(i), 0).UTC(),
+			Data: &event.ToolData{Iteration: i, ToolUseID: strings.Repeat("x", i%40), Output: "row " + strconv.Itoa(i)}})
+		if i%100 == 0 {
+			if err := rows.Flush(t.Context(), bus); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	bus.Flush(t.Context())
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Observations(t.Context(), store.ObservationFilter{})
+	if err != nil || len(got) != n {
+		t.Fatalf("%d rows, %v", len(got), err)
+	}
+	for i, o := range got {
+		ev, err := event.Decode(o.Data)
+		d, ok := ev.Data.(*event.ToolData)
+		if err != nil || !ok || d.Iteration != i || d.Output != "row "+strconv.Itoa(i) || d.ToolUseID != strings.Repeat("x", i%40) || !ev.Time.Equal(time.Unix(int64(i), 0)) {
+			t.Fatalf("row %d: %s (%v)", i, o.Data, err)
+		}
 	}
 }

@@ -35,7 +35,8 @@ type ObservationFilter struct {
 // of orca's do). Rows need no provisioned session: events of a run that
 // never opened one are observations too.
 type Observations interface {
-	// AppendObservations stores rows in one write, in order.
+	// AppendObservations stores rows in one write, in order. It keeps
+	// copies: the caller may reuse rows and their Data once it returns.
 	AppendObservations(ctx context.Context, rows []Observation) error
 	// Observations returns rows matching f in Seq order.
 	Observations(ctx context.Context, f ObservationFilter) ([]Observation, error)
