@@ -112,7 +112,8 @@ type Request struct {
 	// model call that sends it, or as the model's answer arrives — with
 	// what the turn has spent so far, so that a session writes its
 	// transcript and its totals as the turn goes (a crash loses neither).
-	// An error fails the turn.
+	// It is called from the turn's goroutine, one call at a time. An
+	// error fails the turn.
 	Record func(Recorded) error
 	// OnCompact, if set, receives the whole conversation each time it is
 	// compacted during the turn (a summary followed by the newest turns

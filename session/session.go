@@ -760,6 +760,7 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 
 	var recordErr error
 	var recorded store.Totals // what the turn's records have added to the totals
+	var one [1]store.Record   // the record of a step (see Record)
 	res, err := s.r.exec.Execute(turnCtx, s.r.rt, agent.Request{
 		SessionID: s.id,
 		TurnID:    turnID,
@@ -779,8 +780,12 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 		// write: a crash loses neither.
 		Record: func(r agent.Recorded) error {
 			now := spentTotals(r.Usage, r.Spent)
+			// One record per step, in a slice the turn reuses (the store
+			// keeps copies; Record is called one call at a time).
+			one[0] = store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message}
 			recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
-				Records: []store.Record{{TurnID: turnID, Kind: store.KindMessage, Message: r.Message}}, Totals: now.Sub(recorded)})
+				Records: one[:], Totals: now.Sub(recorded)})
+			one[0] = store.Record{}
 			if err != nil {
 				recordErr = err
 				return err

@@ -34,7 +34,8 @@ type Step struct {
 	// a writer whose lease expired or was taken over writes nothing
 	// (*LeaseError).
 	Owner string
-	// Records are appended as by Append (a step may have none).
+	// Records are appended as by Append (a step may have none). The
+	// store keeps copies: the caller may reuse the slice once it returns.
 	Records []Record
 	// Totals are added to the session's totals.
 	Totals Totals
