@@ -129,15 +129,25 @@ func (t *turn) prepare(req *llm.Request) (*llm.Request, error) {
 
 // attempt sends req to the provider once, through the llm_execution chain
 // when there is one (so that it runs once per attempt, for agent turns,
-// forks and the summariser alike).
+// forks and the summariser alike). onDelta is nil or the turn's own
+// (t.onDelta).
 func (t *turn) attempt(req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	var resp *llm.Response
 	var err error
 	if t.rt.mw.Has(middleware.LLMExecution) {
+		// The chain's final call, made once per turn for each of the two
+		// kinds of call (streamed to the turn's listeners, or not).
+		final := &t.generate[0]
+		if onDelta != nil {
+			final = &t.generate[1]
+		}
+		if *final == nil {
+			*final = func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
+				return t.rt.client.Generate(ctx, r, onDelta)
+			}
+		}
 		var failures []middleware.Failure
-		resp, failures, err = t.rt.mw.ExecuteLLM(t.ctx, req, func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
-			return t.rt.client.Generate(ctx, r, onDelta)
-		})
+		resp, failures, err = t.rt.mw.ExecuteLLM(t.ctx, req, *final)
 		t.middlewareFailed(failures)
 	} else {
 		resp, err = t.rt.client.Generate(t.ctx, req, onDelta)

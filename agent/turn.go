@@ -12,6 +12,7 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -58,6 +59,9 @@ type turn struct {
 	// onDelta emits a model call's deltas (made once per turn; the
 	// iteration is read when a delta comes, during its call).
 	onDelta func(llm.Delta)
+	// generate are the llm_execution chain's final calls: without
+	// deltas, and with onDelta (see attempt).
+	generate [2]middleware.LLMNext
 	// the last model priced, and its price
 	pricedModel string
 	priced      bool
