@@ -42,7 +42,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 	case !t.rt.mw.Has(middleware.LLMRequest):
 		from = t.pairsChecked
 	case req.Metadata.CacheInvalidationReason == "":
-		from = min(t.pairsChecked, prefixLen(t.msgs))
+		from = min(t.pairsChecked, middleware.PrefixLen(t.msgs))
 	}
 	t.pairsChecked = len(t.msgs)
 	if err := checkPairs(req.Messages, from); err != nil {
@@ -100,16 +100,6 @@ func (t *turn) callModel() (*llm.Response, error) {
 		case <-timer.C:
 		}
 	}
-}
-
-// prefixLen is how many of msgs precede their trailing run of user
-// messages: the cache-sensitive prefix the cache guard holds.
-func prefixLen(msgs []llm.Message) int {
-	k := len(msgs)
-	for k > 0 && msgs[k-1].Role == llm.RoleUser {
-		k--
-	}
-	return k
 }
 
 // prepare runs the llm_request chain (with its cache guard) on a model

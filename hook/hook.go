@@ -609,32 +609,30 @@ func (pc *pointContext) call(e *entry, p Payload) (d *Decision, err error) {
 // callAside returns the call of a MayBlock handler: on a goroutine of its
 // own with its timeout, waited for no longer than that.
 func (e *entry) callAside(ctx context.Context, p Payload) (*Decision, error) {
-	{
-		ctx, cancel := context.WithTimeout(ctx, e.timeout)
-		defer cancel()
-		type answer struct {
-			d   *Decision
-			err error
-		}
-		ch := make(chan answer, 1)
-		go func() {
-			defer func() {
-				if v := recover(); v != nil {
-					ch <- answer{err: fmt.Errorf("panic: %v", v)}
-				}
-			}()
-			d, err := e.h.Handle(ctx, p)
-			ch <- answer{d, err}
-		}()
-		select {
-		case a := <-ch:
-			return a.d, a.err
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("timed out after %v", e.timeout)
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	type answer struct {
+		d   *Decision
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				ch <- answer{err: fmt.Errorf("panic: %v", v)}
 			}
-			return nil, ctx.Err()
+		}()
+		d, err := e.h.Handle(ctx, p)
+		ch <- answer{d, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.d, a.err
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("timed out after %v", e.timeout)
 		}
+		return nil, ctx.Err()
 	}
 }
 

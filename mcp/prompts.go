@@ -58,8 +58,10 @@ func (p prompts) Expand(ctx context.Context, input string) (*tool.Expansion, err
 	}
 	c, pr := p.find(name)
 	if pr == nil {
-		if c != nil && c.status().State != StateUp {
-			st := c.status()
+		if c == nil {
+			return nil, nil
+		}
+		if st := c.status(); st.State != StateUp {
 			return nil, fmt.Errorf("the MCP server %s is not available (%s: %s), so its prompts are not known", c.srv.Name, st.State, st.Error)
 		}
 		return nil, nil

@@ -83,15 +83,9 @@ func (s *set) firstList() ([]tool.Tool, error) {
 		tools := c.proxies()
 		if reg == nil {
 			out = append(out, tools...)
-		}
-		for _, t := range tools {
-			if reg == nil {
-				break
-			}
-			if err := reg.Add(t); err != nil {
-				c.reload.Unlock()
-				return nil, err
-			}
+		} else if err := addAll(reg, tools); err != nil {
+			c.reload.Unlock()
+			return nil, err
 		}
 		c.reload.Unlock()
 		serves = serves || c.servesResources()
@@ -102,14 +96,20 @@ func (s *set) firstList() ([]tool.Tool, error) {
 	if !serves {
 		return out, nil
 	}
-	for _, t := range s.resourceTools() {
-		if reg == nil {
-			out = append(out, t)
-		} else if err := reg.Add(t); err != nil {
-			return nil, err
+	if reg == nil {
+		return append(out, s.resourceTools()...), nil
+	}
+	return nil, addAll(reg, s.resourceTools())
+}
+
+// addAll adds tools to reg, stopping at the first it refuses.
+func addAll(reg *tool.Registry, tools []tool.Tool) error {
+	for _, t := range tools {
+		if err := reg.Add(t); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func (s *set) resourceTools() []tool.Tool {

@@ -121,9 +121,9 @@ func pipe[Q any](ctx context.Context, fn func(context.Context, *Q) (*Q, error), 
 	return out, err
 }
 
-// cachedLen returns how many of msgs belong to the cache-sensitive prefix:
-// all but the trailing run of user messages.
-func cachedLen(msgs []llm.Message) int {
+// PrefixLen returns how many of msgs belong to the cache-sensitive prefix
+// the guard holds: all but the trailing run of user messages.
+func PrefixLen(msgs []llm.Message) int {
 	k := len(msgs)
 	for k > 0 && msgs[k-1].Role == llm.RoleUser {
 		k--
@@ -153,7 +153,7 @@ type headers struct {
 var headerPool = sync.Pool{New: func() any { return new(headers) }}
 
 func takePrefix(r *llm.Request, strict bool) prefix {
-	msgs := r.Messages[:cachedLen(r.Messages)]
+	msgs := r.Messages[:PrefixLen(r.Messages)]
 	if !strict {
 		h := headerPool.Get().(*headers)
 		h.tools = append(h.tools[:0], r.Tools...)

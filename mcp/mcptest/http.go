@@ -218,6 +218,15 @@ func (h *Handler) drop(s *session) {
 // crash is CrashOnCall under a Handler: a server that dies and comes back
 // at once, knowing no session.
 func (h *Handler) crash() {
+	h.cutAll()
+	for ss := range h.server.Sessions() {
+		h.bg.Go(func() { ss.Close() })
+	}
+}
+
+// cutAll forgets every session, ends the waits of their connections and
+// cuts the requests in flight, as a dying process would.
+func (h *Handler) cutAll() {
 	cut, conns := h.forgetAll()
 	for _, c := range conns {
 		c.release()
@@ -225,9 +234,6 @@ func (h *Handler) crash() {
 	for _, rq := range cut {
 		rq.w.cut(cutAbort)
 		rq.cancel()
-	}
-	for ss := range h.server.Sessions() {
-		h.bg.Go(func() { ss.Close() })
 	}
 }
 
@@ -268,14 +274,7 @@ func (h *Handler) Close() error {
 	}
 	h.closed = true
 	h.mu.Unlock()
-	cut, conns := h.forgetAll()
-	for _, c := range conns {
-		c.release()
-	}
-	for _, rq := range cut {
-		rq.w.cut(cutAbort)
-		rq.cancel()
-	}
+	h.cutAll()
 	for ss := range h.server.Sessions() {
 		ss.Close()
 	}
