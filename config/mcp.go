@@ -307,9 +307,11 @@ func readClaudeState(claudeDir, workspace string, getenv func(string) (string, b
 	if err != nil {
 		return st, warn("its MCP servers not used: %v", err)
 	}
+	// Only the keys orca reads are decoded: the file also holds every
+	// project's history, which may be megabytes.
 	var top struct {
-		MCPServers json.RawMessage                       `json:"mcpServers"`
-		Projects   map[string]map[string]json.RawMessage `json:"projects"`
+		MCPServers json.RawMessage          `json:"mcpServers"`
+		Projects   map[string]claudeProject `json:"projects"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
 		return st, warn("its MCP servers not used: %v", err)
@@ -325,18 +327,24 @@ func readClaudeState(claudeDir, workspace string, getenv func(string) (string, b
 	if workspace == "" {
 		return st, warns
 	}
-	entry := projectEntry(top.Projects, workspace)
-	if entry == nil {
+	entry, ok := projectEntry(top.Projects, workspace)
+	if !ok {
 		return st, warns
 	}
-	if raw, ok := entry["mcpServers"]; ok && string(raw) != "null" {
+	if raw := entry.MCPServers; len(raw) > 0 && string(raw) != "null" {
 		servers, err := parseMCPServers(st.path, raw, getenv)
 		if err != nil {
 			warns = append(warns, warn("its local MCP servers of %s not used: %v", workspace, err)...)
 		}
 		st.local = servers
 	}
-	a, err := parseMCPApproval(st.path, entry)
+	keys := map[string]json.RawMessage{}
+	for k, v := range map[string]json.RawMessage{"enableAllProjectMcpServers": entry.All, "enabledMcpjsonServers": entry.Enabled, "disabledMcpjsonServers": entry.Disabled} {
+		if len(v) > 0 {
+			keys[k] = v
+		}
+	}
+	a, err := parseMCPApproval(st.path, keys)
 	if err != nil {
 		warns = append(warns, warn("its approvals of %s's .mcp.json servers not used: %v", workspace, err)...)
 	} else {
@@ -345,22 +353,32 @@ func readClaudeState(claudeDir, workspace string, getenv func(string) (string, b
 	return st, warns
 }
 
+// claudeProject is what orca reads of a project's entry in the state
+// file.
+type claudeProject struct {
+	MCPServers json.RawMessage `json:"mcpServers"`
+	All        json.RawMessage `json:"enableAllProjectMcpServers"`
+	Enabled    json.RawMessage `json:"enabledMcpjsonServers"`
+	Disabled   json.RawMessage `json:"disabledMcpjsonServers"`
+}
+
 // projectEntry returns the entry of the state file's projects for
-// workspace: its key is the project's absolute path, as Claude Code
-// found it (links resolved or not).
-func projectEntry(projects map[string]map[string]json.RawMessage, workspace string) map[string]json.RawMessage {
-	want := []string{filepath.Clean(workspace)}
+// workspace: its key is the project's absolute path as Claude Code found
+// it, the workspace's own or its links resolved (Claude Code's working
+// folder is the resolved one).
+func projectEntry(projects map[string]claudeProject, workspace string) (claudeProject, bool) {
+	if e, ok := projects[filepath.Clean(workspace)]; ok {
+		return e, true
+	}
 	if real, err := filepath.EvalSymlinks(workspace); err == nil {
-		want = append(want, real)
-	}
-	for key, entry := range projects {
-		k := filepath.Clean(key)
-		if slices.Contains(want, k) {
-			return entry
-		}
-		if real, err := filepath.EvalSymlinks(k); err == nil && slices.Contains(want, real) {
-			return entry
+		if e, ok := projects[real]; ok {
+			return e, true
 		}
 	}
-	return nil
+	for key, e := range projects {
+		if filepath.Clean(key) == filepath.Clean(workspace) {
+			return e, true // a key written with a trailing slash
+		}
+	}
+	return claudeProject{}, false
 }
