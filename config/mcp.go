@@ -301,8 +301,11 @@ func readClaudeState(claudeDir, workspace string, getenv func(string) (string, b
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
+	// The warning names the file; the parsers' errors, which name it
+	// too, say it once.
 	warn := func(format string, args ...any) []Warning {
-		return []Warning{{File: st.path, Message: fmt.Sprintf(format, args...)}}
+		msg := strings.ReplaceAll(fmt.Sprintf(format, args...), st.path+": ", "")
+		return []Warning{{File: st.path, Message: msg}}
 	}
 	if err != nil {
 		return st, warn("its MCP servers not used: %v", err)

@@ -148,7 +148,7 @@ func TestMCPServersOfClaudeState(t *testing.T) {
 	for _, bad := range []string{`{"mcpServers": [1]`, `{"mcpServers": {"x": {"command": "${NOT_SET_HERE}"}}}`} {
 		writeFile(t, claudeDir, ".claude.json", bad)
 		s, warns, err := config.Load(config.LoadOptions{ConfigDir: cfgDir, ClaudeDir: claudeDir})
-		if err != nil || len(warns) != 1 || !strings.Contains(warns[0].File, ".claude.json") || !strings.Contains(warns[0].Message, "not used") || len(s.MCPServers) != 0 {
+		if err != nil || len(warns) != 1 || !strings.Contains(warns[0].File, ".claude.json") || !strings.Contains(warns[0].Message, "not used") || strings.Contains(warns[0].Message, warns[0].File) || len(s.MCPServers) != 0 {
 			t.Errorf("%s: %v, %+v, %+v", bad, err, warns, s.MCPServers)
 		}
 	}
