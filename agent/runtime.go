@@ -190,6 +190,10 @@ type Collaborators struct {
 	// Plugins are Claude Code plugin folders whose skills and agents the
 	// runtime offers too, named plugin:name (config.Plugin reads them).
 	Plugins []tool.PluginFolder
+	// UntrustedWorkspace says the workspace is not trusted: its own
+	// skills and slash commands load, but their allowed-tools grant
+	// nothing (tool.Folders.Untrusted).
+	UntrustedWorkspace bool
 	// NestedMemory are the names of memory files (CLAUDE.md, AGENTS.md)
 	// that the runtime adds to a tool call's observation when the call
 	// first works in a subfolder of the workspace that has one, as
@@ -340,7 +344,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	rt.tools = tool.NewRegistry()
 	rt.closers = append(rt.closers, rt.tools)
 	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id),
-		Folders: tool.Folders{ConfigDir: c.ConfigDir, ClaudeDir: c.ClaudeDir, Claude: !c.NoClaude, Plugins: c.Plugins}}
+		Folders: tool.Folders{ConfigDir: c.ConfigDir, ClaudeDir: c.ClaudeDir, Claude: !c.NoClaude, Plugins: c.Plugins, Untrusted: c.UntrustedWorkspace}}
 	switch env.ConfigDir {
 	case "-":
 		env.ConfigDir = ""

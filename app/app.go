@@ -353,6 +353,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		TranscriptDir: a.transcriptDir(),
 		NestedMemory:  nestedMemory(cfg),
 		Plugins:       pluginFolders(a.settings.Plugins),
+		// A cloned repository's /build cannot answer the asks of the
+		// turn it starts: the project's grants count once it is trusted.
+		UntrustedWorkspace: !cfg.Trust && (a.configDir == "" || !config.NewTrustStore(a.configDir).Trusted(a.root)),
 	})
 	if err != nil {
 		return nil, err

@@ -47,8 +47,11 @@ type Command struct {
 	// Description and ArgumentHint are the front matter's (the
 	// description, else the body's first line).
 	Description, ArgumentHint string
-	// AllowedTools are granted for the turn that invokes it.
+	// AllowedTools are granted for the turn that invokes it, unless
+	// Ungranted: the command is the project's and the workspace is not
+	// trusted (tool.Folders.Untrusted).
 	AllowedTools []string
+	Ungranted    bool
 	// Body is the Markdown after the front matter.
 	Body string
 	// Source says where it was found, Path is its file.
@@ -163,7 +166,16 @@ func DiscoverCommands(fsys workspace.FileSystem, in tool.Folders) ([]Command, []
 		problems []error
 	)
 	for _, l := range levels {
+		n := len(out)
 		scanCommands(l, l.dir, 0, &out, &problems)
+		if in.Untrusted && l.source == Project {
+			for i := range out[n:] {
+				if c := &out[n+i]; len(c.AllowedTools) > 0 {
+					c.Ungranted = true
+					problems = append(problems, &Error{Path: c.Path, Err: fmt.Errorf("%w (%s)", ErrUngranted, strings.Join(c.AllowedTools, ", "))})
+				}
+			}
+		}
 	}
 	slices.SortStableFunc(out, func(a, b Command) int { return strings.Compare(a.Name, b.Name) })
 	return out, problems
@@ -279,7 +291,11 @@ func (cs commands) Expand(_ context.Context, input string) (*tool.Expansion, err
 	if !named && args != "" {
 		text += "\n\nARGUMENTS: " + args
 	}
-	return &tool.Expansion{Text: text + cs.attach(text), Grants: slices.Clone(c.AllowedTools)}, nil
+	var grants []string
+	if !c.Ungranted {
+		grants = slices.Clone(c.AllowedTools)
+	}
+	return &tool.Expansion{Text: text + cs.attach(text), Grants: grants}, nil
 }
 
 var fileRef = regexp.MustCompile(`(?m)(?:^|[\s(])@([^\s)]+)`)

@@ -2,6 +2,7 @@ package skill_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -105,5 +106,41 @@ func TestParseCommand(t *testing.T) {
 	}
 	if _, _, err := skill.ParseCommand("x", []byte("---\ndescription: [unclosed\n---\nbody\n")); err == nil {
 		t.Error("malformed front matter parsed")
+	}
+}
+
+// In a workspace that is not trusted, the project's commands and skills
+// load but grant nothing, with a warning naming each; the user's and the
+// plugins' still grant.
+func TestUntrustedProjectGrants(t *testing.T) {
+	ws, user := t.TempDir(), t.TempDir()
+	write(t, ws, ".claude/commands/build.md", "---\nallowed-tools: Bash\n---\nBuild.\n")
+	write(t, ws, ".orca/skills/deploy/SKILL.md", "---\nname: deploy\ndescription: Deploys.\nallowed-tools: Bash\n---\nDeploy.\n")
+	write(t, user, ".claude/commands/mine.md", "---\nallowed-tools: Read\n---\nMine.\n")
+	in := tool.Folders{Claude: true, ClaudeDir: filepath.Join(user, ".claude"), Untrusted: true}
+	fsys, err := workspace.OpenLocal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	cmds, problems := skill.DiscoverCommands(fsys, in)
+	skills, skillProblems := skill.Discover(fsys, in)
+	var warned []string
+	for _, p := range append(problems, skillProblems...) {
+		if errors.Is(p, skill.ErrUngranted) {
+			warned = append(warned, p.Error())
+		}
+	}
+	if len(warned) != 2 || !strings.Contains(warned[0], ".claude/commands/build.md") || !strings.Contains(warned[1], ".orca/skills/deploy") {
+		t.Errorf("warnings %q", warned)
+	}
+	if len(cmds) != 2 || !cmds[0].Ungranted || cmds[1].Ungranted || len(skills) != 1 || !skills[0].Ungranted {
+		t.Errorf("commands %+v, skills %+v", cmds, skills)
+	}
+	x := commandsOf(t, ws, in, nil)
+	for name, want := range map[string]int{"/build": 0, "/mine": 1} {
+		if ex, err := x.Expand(context.Background(), name); err != nil || ex == nil || len(ex.Grants) != want {
+			t.Errorf("Expand(%s) = %+v, %v", name, ex, err)
+		}
 	}
 }

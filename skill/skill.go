@@ -88,6 +88,11 @@ var ErrShadowed = errors.New("skill shadowed")
 // Agent Skills rules in a way Claude Code tolerates: the skill loads.
 var ErrNonstandard = errors.New("nonstandard " + FileName)
 
+// ErrUngranted is wrapped by the warning that a project's skill or
+// command says allowed-tools in a workspace that is not trusted
+// (tool.Folders.Untrusted): it loads, and grants nothing.
+var ErrUngranted = errors.New("allowed-tools not granted: the workspace is not trusted")
+
 // Error is a problem Discover met with one file or folder.
 type Error struct {
 	// Path is the file or folder concerned, written as Skill.Dir is.
@@ -155,10 +160,21 @@ type Skill struct {
 	Instructions string
 	// Source says where the skill was found.
 	Source Source
+	// Ungranted says its AllowedTools are not granted: the skill is the
+	// project's and the workspace is not trusted (tool.Folders.Untrusted).
+	Ungranted bool
 	// Dir is the skill's folder: a slash-separated path relative to the
 	// workspace root when the folder lies inside the workspace, else an
 	// absolute OS path. Files the instructions mention are relative to it.
 	Dir string
+}
+
+// grants returns the rules invoking s grants: none when Ungranted.
+func (s *Skill) grants() []string {
+	if s.Ungranted {
+		return nil
+	}
+	return s.AllowedTools
 }
 
 // clone returns s with a slice of its own.
@@ -309,6 +325,10 @@ func Discover(fsys workspace.FileSystem, in tool.Folders) ([]Skill, []error) {
 			}
 			for _, w := range s.Warnings {
 				problems = append(problems, &Error{Path: file, Err: fmt.Errorf("%w: %s", ErrNonstandard, w)})
+			}
+			if in.Untrusted && l.source == Project && len(s.AllowedTools) > 0 {
+				s.Ungranted = true
+				problems = append(problems, &Error{Path: file, Err: fmt.Errorf("%w (%s)", ErrUngranted, strings.Join(s.AllowedTools, ", "))})
 			}
 			skills = append(skills, s)
 		}

@@ -226,8 +226,8 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		if f == nil {
 			return tool.Errorf("Skill %q runs as a fork, and this runtime cannot start forks here", s.Name)
 		}
-		if len(s.AllowedTools) > 0 {
-			ctx = tool.WithGrants(ctx, s.AllowedTools)
+		if g := s.grants(); len(g) > 0 {
+			ctx = tool.WithGrants(ctx, g)
 		}
 		fork, err := f.Fork(ctx, s.Agent, render(s, in.Args), false)
 		if err != nil {
@@ -240,7 +240,9 @@ func (t *skillTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return tool.Text(fmt.Sprintf("The %s skill ran as a subagent fork. Its answer:\n\n%s", s.Name, answer))
 	}
 	text := render(s, in.Args)
-	if len(s.AllowedTools) > 0 {
+	if s.Ungranted {
+		text += "\n\n(Its allowed tools are not granted: the skill is the workspace's and the workspace is not trusted, so calls of them are decided as any other.)"
+	} else if len(s.AllowedTools) > 0 {
 		g := tool.GranterFrom(ctx)
 		if g == nil {
 			text += "\n\n(Its allowed tools are not granted here: this runtime grants none, so calls of them are decided as any other.)"
@@ -269,7 +271,7 @@ func (t *skillTool) Expand(_ context.Context, input string) (*tool.Expansion, er
 	if s.Fork {
 		text = fmt.Sprintf("The user invoked the %s skill (/%s); it runs inline here, not as a fork.\n\n%s", s.Name, s.Name, render(s, strings.TrimSpace(args)))
 	}
-	return &tool.Expansion{Text: text, Grants: slices.Clone(s.AllowedTools)}, nil
+	return &tool.Expansion{Text: text, Grants: slices.Clone(s.grants())}, nil
 }
 
 // Commands implements tool.Expander: every skill, those hidden from the

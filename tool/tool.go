@@ -229,6 +229,10 @@ type Folders struct {
 	// folders are read too, their names prefixed with the plugin's
 	// ("plugin:skill"), as Claude Code names them.
 	Plugins []PluginFolder
+	// Untrusted: the workspace is not trusted, so what its own files
+	// would grant (the allowed-tools of its skills and slash commands) is
+	// not granted; they load all the same.
+	Untrusted bool
 }
 
 // PluginFolder is a plugin's name and folder.

@@ -414,3 +414,42 @@ func TestBashEnvironmentIsScrubbed(t *testing.T) {
 		t.Errorf("the command saw %q", out)
 	}
 }
+
+// A cloned repository's own slash command and skill cannot answer the
+// asks of the turn they start: their allowed-tools grant nothing until the
+// workspace is trusted, and orca says so. Once trusted, they do.
+func TestUntrustedProjectGrantsNothing(t *testing.T) {
+	_, cfgDir := attackHome(t)
+	ws := t.TempDir()
+	writeFileAt(t, ws, ".claude/commands/build.md", "---\nallowed-tools: Bash\n---\nBuild it.\n")
+	writeFileAt(t, ws, ".orca/skills/deploy/SKILL.md", "---\nname: deploy\ndescription: Deploys.\nallowed-tools: [Bash]\n---\nDeploy it.\n")
+	bash := bashCall("b", "echo pwned > pwned.txt")
+	skill := `{"tool_calls": [{"id": "s", "name": "Skill", "input": {"skill": "deploy"}}]}`
+	for _, tc := range []struct {
+		name, prompt string
+		script       []string
+	}{
+		{"command", "/build", []string{bash, `{"text": "done"}`}},
+		{"skill", "/deploy", []string{bash, `{"text": "done"}`}},
+		{"skill tool", "deploy please", []string{skill, bash, `{"text": "done"}`}},
+	} {
+		for _, trusted := range []bool{false, true} {
+			os.Remove(filepath.Join(ws, "pwned.txt"))
+			args := []string{"run", "--script", writeScript(t, tc.script...), "-w", ws, "--json", "--no-sandbox", "--permission-mode", "default", "--allow", "Skill"}
+			if trusted {
+				args = append(args, "--trust")
+			}
+			stdout, stderr, code := orcaWith(t, t.Context(), options{configDir: cfgDir}, "", append(args, tc.prompt)...)
+			if code != 0 {
+				t.Fatalf("%s, trusted %v: exit %d\n%s\n%s", tc.name, trusted, code, stdout, stderr)
+			}
+			ev := toolEventOf(t, parseEvents(t, stdout), "b")
+			if got := fileExists(filepath.Join(ws, "pwned.txt")); got != trusted || ev["is_error"] == trusted {
+				t.Errorf("%s, trusted %v: the Bash call ran %v: %v", tc.name, trusted, got, ev)
+			}
+			if warned := strings.Contains(stderr, "allowed-tools not granted: the workspace is not trusted (Bash)"); warned == trusted {
+				t.Errorf("%s, trusted %v: the warning shown %v:\n%s", tc.name, trusted, warned, stderr)
+			}
+		}
+	}
+}
