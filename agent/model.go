@@ -27,6 +27,8 @@ func (t *turn) callModel() (*llm.Response, error) {
 		Tools:     t.rt.tools.Definitions(),
 		MaxTokens: def.MaxTokens,
 		Metadata:  llm.Metadata{TraceID: t.res.SessionID, Feature: t.feature(), Component: def.Name},
+		// One call at a time: the model need not ask for more at once.
+		OneToolCall: def.MaxParallelTools == 1,
 	}
 	req, err := t.prepare(req)
 	if err != nil {
@@ -138,7 +140,7 @@ func (t *turn) attempt(req *llm.Request, onDelta func(llm.Delta)) (*llm.Response
 		}
 		var failures []middleware.Failure
 		resp, failures, err = t.rt.mw.ExecuteLLM(t.ctx, req, *final)
-		t.middlewareFailed(failures)
+		t.middlewareFailed("", failures)
 	} else {
 		resp, err = t.rt.client.Generate(t.ctx, req, onDelta)
 	}

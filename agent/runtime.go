@@ -61,6 +61,9 @@ const (
 	// of their own; the cap, with the iteration limit and the budgets, is
 	// the guard against one that does not.
 	DefaultMaxContinuations = 20
+	// DefaultMaxParallelTools is how many calls of one response run at
+	// once, as Claude Code's default.
+	DefaultMaxParallelTools = 10
 )
 
 // Definition says what an agent is.
@@ -130,6 +133,12 @@ type Definition struct {
 	MaxContinuations int
 	// MaxDepth caps how deep subagent forks nest (DefaultMaxDepth if zero).
 	MaxDepth int
+	// MaxParallelTools caps how many calls of one response's read-only
+	// tools (tool.Traits: read-only, not forking, not exclusive) run at
+	// once (DefaultMaxParallelTools if zero). 1 runs every call after the
+	// one before, and asks the model for one call per response
+	// (llm.Request.OneToolCall).
+	MaxParallelTools int
 	// Subagents are the subagents Task offers; nil means the built-in
 	// general-purpose agent plus those found in .orca/agents and the
 	// user's config folder.
@@ -282,6 +291,9 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	}
 	if def.MaxContinuations <= 0 {
 		def.MaxContinuations = DefaultMaxContinuations
+	}
+	if def.MaxParallelTools <= 0 {
+		def.MaxParallelTools = DefaultMaxParallelTools
 	}
 	if def.KeepTurns <= 0 {
 		def.KeepTurns = DefaultKeepTurns

@@ -17,46 +17,183 @@ import (
 	"github.com/orca-agent/orca/tool"
 )
 
-// runTools runs every tool use of the assistant message, in order, and
-// returns the user message carrying one result per use. Once the context is
-// done, the remaining uses are answered as cancelled without running.
+// runTools runs every tool use of the assistant message and returns the
+// user message carrying one result per use, in the order of the uses.
+// Once the context is done, the remaining uses are answered as cancelled
+// without running.
 //
-// Each result is recorded as soon as its call ends (Request.Record, a user
-// message of its own), so that a crash in the middle of the calls loses
-// none that ended: a resumed session knows which ran. false means
-// recording failed (and ended the turn).
+// Consecutive uses of tools that may run beside each other (parallel:
+// read-only, not forking, not Exclusive) form a batch: each call is
+// admitted in order (tool_request middleware, validation, PRE_TOOL_USE
+// hooks, policy, approval — one approval prompt at a time), then the
+// admitted calls run at once, at most Definition.MaxParallelTools of them,
+// and what follows a call (POST_TOOL_USE hooks, events) is done here, one
+// call at a time, as they end. A use of any other tool waits for the batch
+// before it and runs alone: the model's order of changes is kept, and a
+// read it asked for after a write sees the write.
+//
+// Each result is recorded (Request.Record, a user message of its own) as
+// soon as it and every result before it are in, so that a crash in the
+// middle of the calls loses none of a prefix that ended: a resumed session
+// knows which ran (only read-only calls can have ended unrecorded). false
+// means recording failed (and ended the turn).
 func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
-	results := make([]llm.Block, 0, uses)
+	b := batch{t: t, results: make([]llm.Block, 0, uses), ok: true}
 	for i := range content {
-		b := &content[i]
-		if b.Type != llm.BlockToolUse {
+		u := &content[i]
+		if u.Type != llm.BlockToolUse {
 			continue
 		}
-		var r llm.Block
-		if why := t.notRun(); why != "" {
-			r = llm.ToolResultBlock(b.ID, why, true)
-		} else {
-			t.res.ToolCalls++
-			res := t.runTool(b)
-			if t.res.Parked != nil {
-				// Parked: no result for it, nor for the calls after it;
-				// the turn stops, and runs them when someone decided.
-				t.res.ToolCalls--
-				return llm.Message{Role: llm.RoleUser, Content: results}, true
-			}
-			r = llm.ToolResultBlock(b.ID, res.Content, res.IsError)
+		if !b.ok {
+			break
 		}
-		results = append(results, r)
-		if t.req.Record != nil {
-			rec := Recorded{Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{r}}, Usage: t.res.Usage, Spent: t.turnSpent()}
-			if err := t.req.Record(rec); err != nil {
-				t.res.Err = fmt.Errorf("recording the transcript: %w", err)
-				t.finish(StopFailed)
-				return llm.Message{Role: llm.RoleUser, Content: results}, false
+		tl, found := t.rt.tools.Lookup(u.Name)
+		if !found || !t.parallel(tl) {
+			if !b.flush() {
+				break
+			}
+		}
+		k := b.slot()
+		if why := t.notRun(); why != "" {
+			b.done(k, llm.ToolResultBlock(u.ID, why, true))
+			continue
+		}
+		t.res.ToolCalls++
+		call, start := t.started(u)
+		a, res, admitted := t.admit(call)
+		if t.res.Parked != nil {
+			// Parked: no result for it, nor for the calls after it; the
+			// turn stops, and runs them when someone decided. The calls
+			// admitted before it run first.
+			t.res.ToolCalls--
+			b.flush()
+			b.results = b.results[:k]
+			return b.message(), b.ok
+		}
+		switch {
+		case !admitted:
+			b.done(k, t.closeCall(call, start, res))
+		case t.parallel(a.tl) && t.rt.def.MaxParallelTools > 1:
+			b.jobs = append(b.jobs, job{slot: k, a: a, start: start})
+		default:
+			if b.flush() {
+				res, failures := t.execute(a)
+				t.middlewareFailed(call.ID, failures)
+				b.done(k, t.closeCall(call, start, t.after(a, res)))
 			}
 		}
 	}
-	return llm.Message{Role: llm.RoleUser, Content: results}, true
+	b.flush()
+	return b.message(), b.ok
+}
+
+// parallel reports whether calls of tl may run beside other calls of the
+// same response.
+func (t *turn) parallel(tl tool.Tool) bool {
+	tr := tool.TraitsOf(tl)
+	return tr.ReadOnly && !tr.Forks && !tr.Exclusive
+}
+
+// batch is the results of one response's tool uses, in the model's order
+// (a slot not filled yet is the zero Block), and the admitted calls
+// waiting to run together (jobs).
+type batch struct {
+	t        *turn
+	results  []llm.Block
+	recorded int
+	jobs     []job
+	// ok is false once recording failed (the turn ended).
+	ok bool
+}
+
+// job is an admitted call of a batch and its slot in the results.
+type job struct {
+	slot  int
+	a     admitted
+	start time.Time
+	res   tool.Result
+	fails []middleware.Failure
+}
+
+// slot reserves the next result.
+func (b *batch) slot() int {
+	b.results = append(b.results, llm.Block{})
+	return len(b.results) - 1
+}
+
+// message is the results that are in, in order.
+func (b *batch) message() llm.Message {
+	out := b.results[:0]
+	for _, r := range b.results {
+		if r.Type != "" {
+			out = append(out, r)
+		}
+	}
+	return llm.Message{Role: llm.RoleUser, Content: out}
+}
+
+// done fills slot k and records every result of the prefix that is in.
+func (b *batch) done(k int, r llm.Block) {
+	b.results[k] = r
+	t := b.t
+	for b.ok && b.recorded < len(b.results) && b.results[b.recorded].Type != "" {
+		r := b.results[b.recorded]
+		b.recorded++
+		if t.req.Record == nil {
+			continue
+		}
+		rec := Recorded{Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{r}}, Usage: t.res.Usage, Spent: t.turnSpent()}
+		if err := t.req.Record(rec); err != nil {
+			t.res.Err = fmt.Errorf("recording the transcript: %w", err)
+			t.finish(StopFailed)
+			b.ok = false
+		}
+	}
+}
+
+// flush runs the waiting jobs at once, at most MaxParallelTools at a
+// time, and finishes each here as it ends. It reports b.ok.
+func (b *batch) flush() bool {
+	jobs := b.jobs
+	b.jobs = b.jobs[:0]
+	if len(jobs) == 0 {
+		return b.ok
+	}
+	t := b.t
+	if len(jobs) == 1 {
+		j := &jobs[0]
+		j.res, j.fails = t.execute(j.a)
+		b.finish(j)
+		return b.ok
+	}
+	todo := make(chan *job)
+	ended := make(chan *job)
+	workers := min(len(jobs), t.rt.def.MaxParallelTools)
+	for range workers {
+		go func() {
+			for j := range todo {
+				j.res, j.fails = t.execute(j.a)
+				ended <- j
+			}
+		}()
+	}
+	go func() {
+		for i := range jobs {
+			todo <- &jobs[i]
+		}
+		close(todo)
+	}()
+	for range jobs {
+		b.finish(<-ended)
+	}
+	return b.ok
+}
+
+// finish does what follows a job's call, and fills its slot.
+func (b *batch) finish(j *job) {
+	t := b.t
+	t.middlewareFailed(j.a.call.ID, j.fails)
+	b.done(j.slot, t.closeCall(j.a.call, j.start, t.after(j.a, j.res)))
 }
 
 // notRun says why the next tool call of the turn must not run — the turn
@@ -81,6 +218,14 @@ func (t *turn) notRun() string {
 // runTool takes one tool call through the pipeline Executor's doc draws
 // and returns the observation. Nothing runs before it is allowed.
 func (t *turn) runTool(b *llm.Block) tool.Result {
+	call, start := t.started(b)
+	r := t.pipeline(call)
+	r.Content = t.closeCall(call, start, r).Content
+	return r
+}
+
+// started makes the call of tool use b and tells it started.
+func (t *turn) started(b *llm.Block) (*tool.Call, time.Time) {
 	call := &tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, Scope: t.res.Scope}
 	var start time.Time
 	if t.observed() {
@@ -91,37 +236,70 @@ func (t *turn) runTool(b *llm.Block) tool.Result {
 		}
 		t.emit(event.ToolExecStarted, &event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail})
 	}
-	r := t.pipeline(call)
-	var saved string
-	r.Content, saved = t.capResult(call.ID, call.Name, r.Content)
-	if t.observed() {
-		name := event.ToolExecCompleted
-		if r.IsError {
-			name = event.ToolExecFailed
-		}
-		t.emit(name, &event.ToolData{
-			Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
-			Output: r.Content, IsError: r.IsError, Duration: time.Since(start), SavedTo: saved,
-		})
-	}
-	return r
+	return call, start
 }
 
+// closeCall caps the observation r of call, tells the call ended and
+// returns its result block.
+func (t *turn) closeCall(call *tool.Call, start time.Time, r tool.Result) llm.Block {
+	var saved string
+	r.Content, saved = t.capResult(call.ID, call.Name, r.Content)
+	t.completed(call, start, r, saved)
+	return llm.ToolResultBlock(call.ID, r.Content, r.IsError)
+}
+
+// completed tells that call ended with r.
+func (t *turn) completed(call *tool.Call, start time.Time, r tool.Result, saved string) {
+	if !t.observed() {
+		return
+	}
+	name := event.ToolExecCompleted
+	if r.IsError {
+		name = event.ToolExecFailed
+	}
+	t.emit(name, &event.ToolData{
+		Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
+		Output: r.Content, IsError: r.IsError, Duration: time.Since(start), SavedTo: saved,
+	})
+}
+
+// pipeline takes call through admission, execution and what follows it.
 func (t *turn) pipeline(call *tool.Call) tool.Result {
+	a, r, ok := t.admit(call)
+	if !ok {
+		return r
+	}
+	res, failures := t.execute(a)
+	t.middlewareFailed(call.ID, failures)
+	return t.after(a, res)
+}
+
+// admitted is a call that admission let through: its tool, and what the
+// PRE_TOOL_USE hooks added for the model.
+type admitted struct {
+	call *tool.Call
+	tl   tool.Tool
+	pre  []string
+}
+
+// admit takes call through the tool_request chain, validation, the
+// PRE_TOOL_USE hooks, the policy and approval. false comes with the
+// observation of a call that must not run.
+func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
 	rt := t.rt
 	if rt.mw.Has(middleware.ToolRequest) {
 		c, err := rt.mw.ApplyToolRequest(t.ctx, call)
 		if err != nil {
-			return tool.Errorf("%v", err)
+			return admitted{}, tool.Errorf("%v", err), false
 		}
 		call = c
 	}
 	tl, ok := rt.tools.Lookup(call.Name)
 	if !ok {
-		return tool.Result{Content: rt.tools.Validate(call.Name, call.Input).Error(), IsError: true}
+		return admitted{}, tool.Result{Content: rt.tools.Validate(call.Name, call.Input).Error(), IsError: true}, false
 	}
 	if err := rt.tools.Validate(call.Name, call.Input); err != nil {
-		return tool.Errorf("%v", err)
+		return admitted{}, tool.Errorf("%v", err), false
 	}
 
 	hookSays, hookBy := hook.Continue, ""
@@ -129,17 +307,17 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 	if rt.hooks.Has(hook.PreToolUse) {
 		out := t.runHook(&hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call)})
 		if out.EndTurn != "" {
-			return t.blocked(call, "hook:"+out.By, fmt.Sprintf("Not run: the turn was %s.", t.ended))
+			return admitted{}, t.blocked(call, "hook:"+out.By, fmt.Sprintf("Not run: the turn was %s.", t.ended)), false
 		}
 		if out.Action == hook.Block {
 			r := t.blocked(call, "hook:"+out.By, fmt.Sprintf("Blocked by hook %s: %s", out.By, out.Reason))
 			r.Content += contextSuffix(hook.PreToolUse, out.Context)
-			return r
+			return admitted{}, r, false
 		}
 		if out.Rewritten {
 			args := out.Payload.(*hook.PreToolUsePayload).Arguments
 			if err := rt.tools.Validate(call.Name, args); err != nil {
-				return t.blocked(call, "hook:"+out.By, fmt.Sprintf("Blocked: a PRE_TOOL_USE hook rewrote the arguments of %s, and the result is invalid: %v", call.Name, err))
+				return admitted{}, t.blocked(call, "hook:"+out.By, fmt.Sprintf("Blocked: a PRE_TOOL_USE hook rewrote the arguments of %s, and the result is invalid: %v", call.Name, err)), false
 			}
 			call.Input = args
 		}
@@ -148,29 +326,41 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 
 	if r, ok := t.authorize(call, tl, hookSays, hookBy); !ok {
 		r.Content += contextSuffix(hook.PreToolUse, preContext)
-		return r
+		return admitted{}, r, false
 	}
+	return admitted{call: call, tl: tl, pre: preContext}, tool.Result{}, true
+}
 
+// execute runs an admitted call through the tool_execution chain. It
+// touches no state of the turn but the nested memory (which locks), so
+// that calls of tools that may run in parallel run at once.
+func (t *turn) execute(a admitted) (tool.Result, []middleware.Failure) {
+	rt, call, tl := t.rt, a.call, a.tl
 	ctx := t.ctx
 	if tool.TraitsOf(tl).Forks {
 		ctx = subagent.WithForker(ctx, &forker{t: t, call: call})
 		ctx = tool.WithGranter(ctx, t)
 	}
 	var res tool.Result
+	var failures []middleware.Failure
 	if rt.mw.Has(middleware.ToolExecution) {
-		var failures []middleware.Failure
 		res, failures = rt.mw.ExecuteTool(ctx, call, func(ctx context.Context, c *tool.Call) (tool.Result, error) {
 			return tool.Run(ctx, tl, c), nil
 		})
-		t.middlewareFailed(failures)
 	} else {
 		res = tool.Run(ctx, tl, call)
 	}
-
-	res.Content += contextSuffix(hook.PreToolUse, preContext)
+	res.Content += contextSuffix(hook.PreToolUse, a.pre)
 	if !res.IsError && rt.nested != nil {
 		res.Content += t.nestedMemoryFor(tl, call)
 	}
+	return res, failures
+}
+
+// after runs the POST_TOOL_USE (or POST_TOOL_USE_FAILURE) hooks of an
+// executed call and returns its observation.
+func (t *turn) after(a admitted, res tool.Result) tool.Result {
+	rt, call := t.rt, a.call
 	switch {
 	case !res.IsError && rt.hooks.Has(hook.PostToolUse):
 		p := &hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call), Output: res.Content}
@@ -192,9 +382,9 @@ func (t *turn) pipeline(call *tool.Call) tool.Result {
 	return res
 }
 
-func (t *turn) middlewareFailed(failures []middleware.Failure) {
+func (t *turn) middlewareFailed(toolUseID string, failures []middleware.Failure) {
 	for _, f := range failures {
-		t.emit(event.MiddlewareFailed, &event.MiddlewareFailedData{Chain: f.Chain, Middleware: f.Middleware, Error: f.Err.Error()})
+		t.emit(event.MiddlewareFailed, &event.MiddlewareFailedData{ToolUseID: toolUseID, Chain: f.Chain, Middleware: f.Middleware, Error: f.Err.Error()})
 	}
 }
 

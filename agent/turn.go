@@ -150,16 +150,34 @@ func (t *turn) ownTranscript() string {
 // runHook runs a hook and reports its failures as hook_failed events.
 func (t *turn) runHook(p hook.Payload) hook.Outcome {
 	out := t.rt.hooks.Run(t.ctx, p)
-	for _, f := range out.Failures {
-		t.emit(event.HookFailed, &event.HookFailedData{Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed})
-	}
-	for _, m := range out.Messages {
-		t.emit(event.HookMessage, &event.HookMessageData{Hook: string(p.Hook()), Handler: m.Handler, Message: m.Text})
+	if len(out.Failures)+len(out.Messages) > 0 {
+		id := toolUseIDOf(p)
+		for _, f := range out.Failures {
+			t.emit(event.HookFailed, &event.HookFailedData{ToolUseID: id, Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed})
+		}
+		for _, m := range out.Messages {
+			t.emit(event.HookMessage, &event.HookMessageData{ToolUseID: id, Hook: string(p.Hook()), Handler: m.Handler, Message: m.Text})
+		}
 	}
 	if out.EndTurn != "" && t.ended == "" {
 		t.ended = fmt.Sprintf("ended by hook %s: %s", out.By, out.EndTurn)
 	}
 	return out
+}
+
+// toolUseIDOf returns the call a tool hook's payload is about, or "".
+func toolUseIDOf(p hook.Payload) string {
+	switch p := p.(type) {
+	case *hook.PreToolUsePayload:
+		return p.ToolUseID
+	case *hook.PostToolUsePayload:
+		return p.ToolUseID
+	case *hook.PostToolUseFailurePayload:
+		return p.ToolUseID
+	case *hook.PermissionRequestPayload:
+		return p.ToolUseID
+	}
+	return ""
 }
 
 // hookContext is how context a hook added is shown to the model.

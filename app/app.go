@@ -121,6 +121,10 @@ type Config struct {
 	// MaxIterations caps the model calls of a turn
 	// (agent.DefaultMaxIterations if zero).
 	MaxIterations int
+	// MaxParallelTools caps how many read-only calls of one response run
+	// at once (agent.Definition.MaxParallelTools): the settings'
+	// "maxParallelTools" if zero, then agent.DefaultMaxParallelTools.
+	MaxParallelTools int
 	// Verify is the command that checks every finished turn (see
 	// agent.Definition.Verify): nil means the settings' "verify", "" none.
 	Verify *string
@@ -326,14 +330,15 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	sb.Env = append(sb.Env, a.settings.EnvList()...) // the settings' env block
 	a.sandbox = sb
 	a.rt, err = agent.New(agent.Definition{
-		Name:          cmp.Or(cfg.Name, DefaultName),
-		SystemPrompt:  prompt,
-		MaxIterations: cfg.MaxIterations,
-		Model:         a.model.cfg.Model,
-		ModelAliases:  a.model.aliases,
-		Prices:        budget.DefaultPrices.With(a.settings.Prices),
-		Verify:        verify,
-		ToolProviders: a.toolProviders(cfg),
+		Name:             cmp.Or(cfg.Name, DefaultName),
+		SystemPrompt:     prompt,
+		MaxIterations:    cfg.MaxIterations,
+		MaxParallelTools: cmp.Or(cfg.MaxParallelTools, a.settings.MaxParallelTools),
+		Model:            a.model.cfg.Model,
+		ModelAliases:     a.model.aliases,
+		Prices:           budget.DefaultPrices.With(a.settings.Prices),
+		Verify:           verify,
+		ToolProviders:    a.toolProviders(cfg),
 	}, agent.Collaborators{
 		Client:      a.model.client,
 		Workspace:   a.root,

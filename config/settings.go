@@ -42,7 +42,9 @@
 // entry for a model, or for an alias, replaces an earlier one's. Model
 // aliases, like the model, belong to the file's provider if it names one.
 // The "sandbox" key, in Claude Code's shape, says how commands are
-// sandboxed (see Sandbox).
+// sandboxed (see Sandbox). "maxParallelTools" caps how many read-only
+// calls of one model response run at once (1: one after another, and the
+// model is asked for one call per response).
 //
 // Project files come with the workspace, so a cloned repository could use
 // them to run commands or grant itself permissions. Their hooks therefore
@@ -121,6 +123,9 @@ type Settings struct {
 	// that sets it wins. A project's is skipped in an untrusted workspace:
 	// it is a command.
 	Verify string
+	// MaxParallelTools is the "maxParallelTools" key (agent.Definition.
+	// MaxParallelTools; the last file that sets it wins), 0 if none does.
+	MaxParallelTools int
 	// Env are the variables of the files' "env" blocks (a later file's
 	// value wins), given to command hooks and commands. A project's are
 	// skipped in an untrusted workspace.
@@ -440,6 +445,9 @@ func (s *Settings) merge(f *file) {
 	if f.verify != "" {
 		s.Verify = f.verify
 	}
+	if f.parallel > 0 {
+		s.MaxParallelTools = f.parallel
+	}
 	if f.claudeModel != "" {
 		s.ClaudeModel = f.claudeModel
 	}
@@ -477,11 +485,13 @@ type file struct {
 	perms   Permissions
 	hooks   []command.Spec
 
-	model   ModelSettings
-	prices  budget.Prices
-	verify  string
-	sandbox *sandboxFile
-	env     map[string]string
+	model  ModelSettings
+	prices budget.Prices
+	verify string
+	// parallel is "maxParallelTools", 0 if not given.
+	parallel int
+	sandbox  *sandboxFile
+	env      map[string]string
 	// claudeModel is the "model" of a Claude Code file.
 	claudeModel string
 	noHooks     bool // "disableAllHooks": true
@@ -748,6 +758,13 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			return nil, fail("verify", "want a command (a non-empty string), got %s", kind(raw))
 		}
 		f.verify = v
+	}
+	if raw, ok := top["maxParallelTools"]; ok {
+		var n int
+		if err := json.Unmarshal(raw, &n); err != nil || n < 1 {
+			return nil, fail("maxParallelTools", "want a whole number of calls, at least 1, got %s", raw)
+		}
+		f.parallel = n
 	}
 	if raw, ok := top["env"]; ok {
 		var env map[string]json.RawMessage

@@ -324,6 +324,26 @@ func TestLoadVerify(t *testing.T) {
 	}
 }
 
+// maxParallelTools: the last file that sets it wins, trusted or not; a
+// value that is not a whole number of at least 1 fails naming the key and
+// the file.
+func TestLoadMaxParallelTools(t *testing.T) {
+	cfgDir, ws := setup(t)
+	writeFile(t, cfgDir, "orca/settings.json", `{"maxParallelTools": 4}`)
+	writeFile(t, ws, ".orca/settings.json", `{"maxParallelTools": 1}`)
+	s, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
+	if err != nil || s.MaxParallelTools != 1 {
+		t.Errorf("%d, %v", s.MaxParallelTools, err)
+	}
+	for _, bad := range []string{`0`, `-3`, `2.5`, `"8"`} {
+		writeFile(t, ws, ".orca/settings.json", `{"maxParallelTools": `+bad+`}`)
+		_, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
+		if err == nil || !strings.Contains(err.Error(), "maxParallelTools") || !strings.Contains(err.Error(), "settings.json") || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
 func TestUserResources(t *testing.T) {
 	dir := t.TempDir()
 	if r, err := config.UserResources(dir); err != nil || len(r) != 0 {

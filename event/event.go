@@ -432,6 +432,8 @@ type CompactionData struct {
 
 // HookFailedData is the data of HookFailed.
 type HookFailedData struct {
+	// ToolUseID is the call the hook ran for (the tool hooks), if any.
+	ToolUseID  string `json:"tool_use_id,omitempty"`
 	Hook       string `json:"hook"`
 	Handler    string `json:"handler"`
 	Error      string `json:"error"`
@@ -441,9 +443,11 @@ type HookFailedData struct {
 
 // HookMessageData is the data of HookMessage.
 type HookMessageData struct {
-	Hook    string `json:"hook"`
-	Handler string `json:"handler"`
-	Message string `json:"message"`
+	// ToolUseID is the call the hook ran for (the tool hooks), if any.
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	Hook      string `json:"hook"`
+	Handler   string `json:"handler"`
+	Message   string `json:"message"`
 }
 
 // ConfigWarningData is the data of ConfigWarning.
@@ -475,6 +479,8 @@ type MCPServerData struct {
 
 // MiddlewareFailedData is the data of MiddlewareFailed.
 type MiddlewareFailedData struct {
+	// ToolUseID is the call the middleware ran around (the tool chains).
+	ToolUseID  string `json:"tool_use_id,omitempty"`
 	Chain      string `json:"chain"`
 	Middleware string `json:"middleware"`
 	Error      string `json:"error"`

@@ -198,6 +198,10 @@ type Request struct {
 	Tools     []ToolDefinition `json:"tools,omitempty"`
 	MaxTokens int              `json:"max_tokens,omitempty"`
 	Metadata  Metadata         `json:"metadata"`
+	// OneToolCall asks the model for at most one tool call per response
+	// (Anthropic's disable_parallel_tool_use, OpenAI's
+	// parallel_tool_calls: false); it means nothing without Tools.
+	OneToolCall bool `json:"one_tool_call,omitempty"`
 }
 
 // Response is the model's complete answer to one call.

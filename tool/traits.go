@@ -23,6 +23,12 @@ type Traits struct {
 	// Forks: the tool starts or manages subagent forks; the runtime hands
 	// it a subagent.Forker through its context.
 	Forks bool
+	// Exclusive: a call of the tool runs alone, never beside the other
+	// calls of the same response, even when the tool is ReadOnly: it keeps
+	// state of its own whose order matters (TodoWrite's list). The runtime
+	// runs the calls of read-only tools that neither fork nor are
+	// exclusive at once (agent.Definition.MaxParallelTools).
+	Exclusive bool
 }
 
 // Access is what one call touches, read from its input. Paths are as the

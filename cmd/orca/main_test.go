@@ -469,6 +469,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"missing workspace", []string{"--script", good, "-w", filepath.Join(dir, "nowhere")}, []string{filepath.Join(dir, "nowhere"), "does not exist"}},
 		{"workspace is a file", []string{"--script", good, "-w", notDir}, []string{notDir, "not a folder"}},
 		{"bad max iterations", []string{"--script", good, "--max-iterations", "0"}, []string{"--max-iterations"}},
+		{"bad max parallel tools", []string{"--script", good, "--max-parallel-tools", "-2"}, []string{"--max-parallel-tools", "-2"}},
 		{"unknown flag", []string{"--frobnicate"}, []string{"unknown flag: --frobnicate", "orca run --help"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

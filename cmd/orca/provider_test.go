@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -404,5 +405,33 @@ func TestChatOpenAI(t *testing.T) {
 	}
 	if !strings.Contains(reqs[2].raw, "Wrote hello.txt.") || !strings.Contains(reqs[2].raw, "What does it say?") {
 		t.Errorf("the second turn's request lacks the conversation: %s", reqs[2].raw)
+	}
+}
+
+// The parallel setting reaches the provider: --max-parallel-tools 1, or
+// the settings' maxParallelTools: 1, asks the model for one tool call per
+// response; by default the API's own default (parallel) stands.
+func TestMaxParallelToolsReachesTheProvider(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings string
+		args     []string
+		one      bool
+	}{
+		{"default", "", nil, false},
+		{"flag", "", []string{"--max-parallel-tools", "1"}, true},
+		{"settings", `{"maxParallelTools": 1}`, nil, true},
+		{"flag over settings", `{"maxParallelTools": 1}`, []string{"--max-parallel-tools", "4"}, false},
+	} {
+		ws := t.TempDir()
+		if tc.settings != "" {
+			writeFileAt(t, ws, ".orca/settings.json", tc.settings)
+		}
+		api := newClaudeAPI(t, say("ok"))
+		run := runClaude(t, ws, api, "hi", tc.args...)
+		run.answered(t, "ok")
+		if got := bytes.Contains(api.bodies[0], []byte(`"disable_parallel_tool_use":true`)); got != tc.one {
+			t.Errorf("%s: disable_parallel_tool_use sent %v:\n%.300s", tc.name, got, api.bodies[0])
+		}
 	}
 }

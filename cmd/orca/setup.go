@@ -23,23 +23,24 @@ import (
 // agentFlags are the flags of the commands that run an agent in a session
 // of a workspace: run and chat.
 type agentFlags struct {
-	provider      string
-	model         string
-	baseURL       string
-	script        string
-	verify        string
-	workspace     string
-	maxIterations int
-	system        string
-	perm          permFlags
-	trust         bool
-	noSandbox     bool
-	noClaude      bool
-	pluginDirs    []string
-	session       string
-	cont          bool
-	fork          bool
-	budget        budgetFlags
+	provider         string
+	model            string
+	baseURL          string
+	script           string
+	verify           string
+	workspace        string
+	maxIterations    int
+	maxParallelTools int
+	system           string
+	perm             permFlags
+	trust            bool
+	noSandbox        bool
+	noClaude         bool
+	pluginDirs       []string
+	session          string
+	cont             bool
+	fork             bool
+	budget           budgetFlags
 	// timeline: also write the run's events to .orca/runs/<run>/events.jsonl.
 	timeline bool
 	// park: with no one to ask, park the calls the policy asks about.
@@ -68,6 +69,7 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 		"to fix it, and a turn still failing ends as escalated (default: the settings' \"verify\"; \"\" for none)")
 	fl.StringVarP(&f.workspace, "workspace", "w", ".", "workspace `DIR`: the folder the tools work in, whose .orca/orca.db keeps the sessions")
 	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "end a turn after `N` model calls (iterations)")
+	fl.IntVar(&f.maxParallelTools, "max-parallel-tools", 0, "run at most `N` read-only tool calls of one response at once (1: one after another; default: the settings' maxParallelTools, else 10)")
 	fl.StringVar(&f.session, "session", "", "continue session `ID`, or start it if the workspace has none by that id (default: a new session)")
 	fl.BoolVar(&f.cont, "continue", false, "continue the workspace's most recently active session")
 	fl.BoolVar(&f.fork, "fork-session", false, "with --session or --continue: start a new session from that one's conversation, leaving it as it was")
@@ -91,6 +93,9 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 	if f.maxIterations < 1 {
 		return app.Config{}, usageErrorf("--max-iterations must be at least 1, not %d", f.maxIterations)
 	}
+	if f.maxParallelTools < 0 {
+		return app.Config{}, usageErrorf("--max-parallel-tools must be at least 1, not %d", f.maxParallelTools)
+	}
 	if f.cont && f.session != "" {
 		return app.Config{}, usageErrorf("--continue and --session %s name two sessions: give one of them", f.session)
 	}
@@ -112,18 +117,19 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 		return app.Config{}, usageErrorf("--budget-time must not be negative, not %s", b.wallTime)
 	}
 	cfg := app.Config{
-		Workspace:     f.workspace,
-		ConfigDir:     o.configDir,
-		Trust:         f.trust,
-		NoSandbox:     f.noSandbox,
-		NoClaude:      f.noClaude,
-		PluginDirs:    f.pluginDirs,
-		Model:         app.ModelConfig{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script},
-		Labels:        labels,
-		Getenv:        o.env,
-		SystemPrompt:  app.DefaultSystemPrompt,
-		MaxIterations: f.maxIterations,
-		Timeline:      f.timeline,
+		Workspace:        f.workspace,
+		ConfigDir:        o.configDir,
+		Trust:            f.trust,
+		NoSandbox:        f.noSandbox,
+		NoClaude:         f.noClaude,
+		PluginDirs:       f.pluginDirs,
+		Model:            app.ModelConfig{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script},
+		Labels:           labels,
+		Getenv:           o.env,
+		SystemPrompt:     app.DefaultSystemPrompt,
+		MaxIterations:    f.maxIterations,
+		MaxParallelTools: f.maxParallelTools,
+		Timeline:         f.timeline,
 	}
 	if fl.Changed("system") {
 		cfg.SystemPrompt = f.system

@@ -496,3 +496,28 @@ func TestUnsendableRequest(t *testing.T) {
 		t.Errorf("%d requests reached the API", api.requests())
 	}
 }
+
+// OneToolCall is tool_choice auto with disable_parallel_tool_use, sent
+// only with tools; without it the API's default (parallel) stands.
+func TestOneToolCall(t *testing.T) {
+	tools := []llm.ToolDefinition{{Name: "Read", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	for _, tc := range []struct {
+		one   bool
+		tools []llm.ToolDefinition
+		want  string
+	}{
+		{true, tools, `{"disable_parallel_tool_use":true,"type":"auto"}`},
+		{false, tools, ``},
+		{true, nil, ``},
+	} {
+		api := newFakeAPI(t, answer{resp: textResponse("ok")})
+		req := userRequest("hi")
+		req.Tools, req.OneToolCall = tc.tools, tc.one
+		if _, err := newClient(t, api.URL).Generate(t.Context(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(api.body(t, 0).ToolChoice); got != tc.want {
+			t.Errorf("one %v, %d tools: tool_choice %s, want %s", tc.one, len(tc.tools), got, tc.want)
+		}
+	}
+}

@@ -55,6 +55,9 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, error) {
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
 	}
+	if req.OneToolCall && len(p.Tools) > 0 {
+		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: param.NewOpt(true)}}
+	}
 	// The cache-sensitive prefix ends with the message before the newest
 	// user turn.
 	breakpoint := -1

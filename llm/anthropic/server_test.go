@@ -260,6 +260,9 @@ type wireRequest struct {
 	Messages  []wireMessage   `json:"messages"`
 	Tools     []wireTool      `json:"tools"`
 	Thinking  json.RawMessage `json:"thinking"`
+	// ToolChoice and OutputConfig are kept raw: the tests compare them.
+	ToolChoice   json.RawMessage `json:"tool_choice"`
+	OutputConfig json.RawMessage `json:"output_config"`
 }
 
 type wireMessage struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -395,5 +396,34 @@ func TestUnsendableRequest(t *testing.T) {
 	}
 	if api.requests() != 0 {
 		t.Errorf("%d requests reached the API", api.requests())
+	}
+}
+
+// OneToolCall is parallel_tool_calls: false, sent only with tools (the
+// API refuses it without); without it the API's default (parallel) stands.
+func TestOneToolCall(t *testing.T) {
+	tools := []llm.ToolDefinition{{Name: "Read", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	for _, tc := range []struct {
+		one   bool
+		tools []llm.ToolDefinition
+		want  string
+	}{
+		{true, tools, "false"},
+		{false, tools, "absent"},
+		{true, nil, "absent"},
+	} {
+		api := newFakeAPI(t, answer{resp: textResponse("ok")})
+		req := userRequest("hi")
+		req.Tools, req.OneToolCall = tc.tools, tc.one
+		if _, err := newClient(t, api.v1()).Generate(t.Context(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		got := "absent"
+		if p := api.body(t, 0).ParallelToolCalls; p != nil {
+			got = fmt.Sprint(*p)
+		}
+		if got != tc.want {
+			t.Errorf("one %v, %d tools: parallel_tool_calls %s, want %s", tc.one, len(tc.tools), got, tc.want)
+		}
 	}
 }

@@ -58,6 +58,9 @@ func (c *Client) params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 		}
 		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(fn))
 	}
+	if req.OneToolCall && len(p.Tools) > 0 {
+		p.ParallelToolCalls = param.NewOpt(false)
+	}
 	switch {
 	case c.effort != "":
 		p.ReasoningEffort = shared.ReasoningEffort(c.effort)

@@ -284,6 +284,8 @@ type wireRequest struct {
 	Stream              bool            `json:"stream"`
 	StreamOptions       json.RawMessage `json:"stream_options"`
 	ReasoningEffort     string          `json:"reasoning_effort"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
 	Messages            []wireMessage   `json:"messages"`
 	Tools               []struct {
 		Type     string `json:"type"`

@@ -252,6 +252,8 @@ type Recorded struct {
 	System   string
 	Messages []llm.Message
 	Tools    []llm.ToolDefinition
+	// OneToolCall is the request's (llm.Request.OneToolCall).
+	OneToolCall bool
 	// Err is the error the call returned, if any.
 	Err error
 }
@@ -398,7 +400,7 @@ func (c *Client) Remaining(route string) int {
 // Generate implements llm.Client.
 func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	name := RouteOf(req.Metadata)
-	rec := Recorded{Route: name, Metadata: req.Metadata, Model: req.Model, System: req.System, Messages: req.Messages, Tools: req.Tools}
+	rec := Recorded{Route: name, Metadata: req.Metadata, Model: req.Model, System: req.System, Messages: req.Messages, Tools: req.Tools, OneToolCall: req.OneToolCall}
 	if err := ctx.Err(); err != nil {
 		return nil, c.record(rec, fmt.Errorf("script: route %q: %w", name, err))
 	}

@@ -133,7 +133,9 @@ func (b *bashTool) Display(in json.RawMessage) tool.Display {
 }
 
 // TodoWrite changes only orca's bookkeeping (the session's todo list).
-func (*todoTool) Traits() tool.Traits { return tool.Traits{ReadOnly: true, Idempotent: true} }
+func (*todoTool) Traits() tool.Traits {
+	return tool.Traits{ReadOnly: true, Idempotent: true, Exclusive: true}
+}
 
 // Display shows the list itself, one item a line: ☐ pending, ◐ in
 // progress, ☒ completed.
