@@ -123,6 +123,9 @@ type Request struct {
 	// Budget overrides the definition's budget for this turn's session
 	// (nil: the definition's).
 	Budget *budget.Limits
+	// Output asks this turn for its answer as a JSON value of a schema
+	// (see Output), over the definition's; nil: the definition's.
+	Output *Output
 	// Spent is what the session had spent before this turn.
 	Spent budget.Spent
 	// PromptTokens is the size of History in tokens if known (from the
@@ -157,8 +160,12 @@ type Result struct {
 	Parked *Parked
 	// Answer is the text of the model's final message when the turn was
 	// answered, and empty otherwise (text that came with tool calls is in
-	// Messages).
+	// Messages). With an Output, it is the value's JSON.
 	Answer string
+	// Output is the structured answer, compact JSON that holds to the
+	// turn's Output schema, when the turn asked for one and was answered
+	// (Decode decodes it); nil otherwise.
+	Output json.RawMessage
 	// Reason says why a blocked turn was blocked, why a turn was
 	// escalated, or what the provider said of a refusal.
 	Reason string

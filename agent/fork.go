@@ -108,6 +108,12 @@ func (f *forker) Fork(ctx context.Context, agentType, prompt string, background 
 		return nil, fmt.Errorf("%s: %v", f.call.Name, err)
 	}
 	info := &forkInfo{agent: def.Name, toolUseID: f.call.ID, background: background, grants: tool.GrantsFrom(ctx), exec: exec}
+	if schema := subagent.OutputSchemaFrom(ctx); schema != nil {
+		info.output = &Output{Name: "task", Schema: schema}
+		if _, err := compileOutput(info.output, t.rt.client); err != nil {
+			return nil, fmt.Errorf("%s: the output_schema: %v", f.call.Name, err)
+		}
+	}
 	if _, err := policy.ParseRules(info.grants, nil, nil); err != nil {
 		return nil, fmt.Errorf("%s: the fork's granted tools: %v", f.call.Name, err)
 	}
@@ -178,6 +184,7 @@ func (t *turn) fork(ctx context.Context, f *forkInfo, child *Runtime, prompt str
 		OnEvent:           onEvent,
 		OnBackgroundEvent: t.req.OnBackgroundEvent,
 		Account:           t.req.Account,
+		Output:            f.output,
 		fork:              f,
 	}, t.res.Child(child.id, cmp.Or(f.exec, newID("exec"))))
 }
@@ -210,4 +217,7 @@ type forkInfo struct {
 	// exec is the fork's execution id, made before SUBAGENT_START so that
 	// its hooks can name it (agent_id).
 	exec string
+	// output is the structured answer asked of the fork (Task's
+	// output_schema), or nil.
+	output *Output
 }

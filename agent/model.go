@@ -30,6 +30,13 @@ func (t *turn) callModel() (*llm.Response, error) {
 		// One call at a time: the model need not ask for more at once.
 		OneToolCall: def.MaxParallelTools == 1,
 	}
+	if o := t.out; o != nil {
+		if o.req != nil {
+			req.Output = o.req
+		} else {
+			req.Tools = append(slices.Clip(req.Tools), *o.def)
+		}
+	}
 	req, err := t.prepare(req)
 	if err != nil {
 		return nil, fmt.Errorf("model call (iteration %d): %w", t.res.Iterations, err)

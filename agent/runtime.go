@@ -139,6 +139,10 @@ type Definition struct {
 	// one before, and asks the model for one call per response
 	// (llm.Request.OneToolCall).
 	MaxParallelTools int
+	// Output, if set, asks every turn for its answer as a JSON value of a
+	// schema (see Output; a Request's Output overrides it). Its schema is
+	// compiled by New: one that does not compile fails the build.
+	Output *Output
 	// Subagents are the subagents Task offers; nil means the built-in
 	// general-purpose agent plus those found in .orca/agents and the
 	// user's config folder.
@@ -221,6 +225,8 @@ type Runtime struct {
 	id     string
 	def    Definition
 	client llm.Client
+	// output is the definition's Output, compiled.
+	output *output
 	fs     workspace.FileSystem
 	tools  *tool.Registry
 	// expanders have the commands the user invokes directly
@@ -311,6 +317,13 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		def.ToolProviders = toolset.Default()
 	}
 	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: newNestedMemory(c.NestedMemory)}
+	if def.Output != nil {
+		o, err := compileOutput(def.Output, c.Client)
+		if err != nil {
+			return nil, err
+		}
+		rt.output = o
+	}
 	if rt.approver == nil {
 		rt.approver = policy.Headless{}
 	}

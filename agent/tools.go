@@ -54,6 +54,10 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			}
 		}
 		k := b.slot()
+		if !found && t.out != nil && t.out.def != nil && u.Name == OutputToolName {
+			b.done(k, t.acceptOutput(u))
+			continue
+		}
 		if why := t.notRun(); why != "" {
 			b.done(k, llm.ToolResultBlock(u.ID, why, true))
 			continue

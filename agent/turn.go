@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -69,6 +70,13 @@ type turn struct {
 	// (Runtime.CallTool): no conversation of its own, nothing to park.
 	outside    bool
 	modelPrice budget.Price
+	// out is the turn's Output (nil: a text answer); corrections counts
+	// the answers sent back for not holding to it; given is the value the
+	// final-answer tool accepted, outputErr why it refused one.
+	out         *output
+	corrections int
+	given       json.RawMessage
+	outputErr   error
 }
 
 // instruct sends the agent back to work with an instruction.
@@ -202,6 +210,15 @@ func (t *turn) run() {
 		t.limits = *t.req.Budget
 	}
 	t.emit(event.TurnStarted, &event.TurnStartedData{Input: t.req.Input})
+	t.out = t.rt.output
+	if t.req.Output != nil {
+		o, err := compileOutput(t.req.Output, t.rt.client)
+		if err != nil {
+			t.fail(err)
+			return
+		}
+		t.out = o
+	}
 	t.msgs = t.req.History
 	t.histLen = len(t.req.History)
 	t.recorded = len(t.req.History)
@@ -362,7 +379,39 @@ func (t *turn) run() {
 			if t.stopped() || t.endedByHook() {
 				return
 			}
-			continue
+			if t.given == nil {
+				if err := t.outputErr; err != nil {
+					// The final-answer tool said what is wrong.
+					t.outputErr = nil
+					if !t.correct(err) {
+						return
+					}
+				}
+				continue
+			}
+			// The model answered through the final-answer tool.
+		}
+		answer := msg.Text()
+		if t.out != nil {
+			var v json.RawMessage
+			var err error
+			switch {
+			case t.given != nil:
+				v, t.given = t.given, nil
+			case t.out.def != nil:
+				err = fmt.Errorf("the answer came as text, not through %s", OutputToolName)
+			default:
+				v, err = t.out.value(answer)
+			}
+			if err != nil {
+				if !t.correct(err) {
+					return
+				}
+				t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(t.out.correction(err))}})
+				continue
+			}
+			answer = string(v)
+			t.res.Output = v
 		}
 		// The model answered. Messages the user sent meanwhile, or a STOP
 		// hook, may send it back to work while iterations remain.
@@ -376,10 +425,10 @@ func (t *turn) run() {
 			stopHook := hook.Stop
 			switch {
 			case !t.res.Fork() && t.rt.hooks.Has(hook.Stop):
-				out = t.runHook(&hook.StopPayload{Common: t.common(), Answer: msg.Text(), Iterations: t.res.Iterations, Continued: t.stops})
+				out = t.runHook(&hook.StopPayload{Common: t.common(), Answer: answer, Iterations: t.res.Iterations, Continued: t.stops})
 			case t.res.Fork() && t.rt.hooks.Has(hook.SubagentStop):
 				stopHook = hook.SubagentStop
-				out = t.runHook(&hook.SubagentStopPayload{Common: t.common(), Agent: def.Name, AgentID: t.res.ExecutionID, Answer: msg.Text(), Continued: t.stops, AgentTranscriptPath: t.ownTranscript()})
+				out = t.runHook(&hook.SubagentStopPayload{Common: t.common(), Agent: def.Name, AgentID: t.res.ExecutionID, Answer: answer, Continued: t.stops, AgentTranscriptPath: t.ownTranscript()})
 			}
 			if out.Action == hook.Revise && out.EndTurn == "" {
 				if t.stops < def.MaxContinuations {
@@ -393,7 +442,7 @@ func (t *turn) run() {
 					Message: fmt.Sprintf("asked to keep working after %d continuations; orca's cap ends the turn here", t.stops)})
 			}
 		}
-		t.res.Answer = msg.Text()
+		t.res.Answer = answer
 		if t.ended != "" {
 			// A STOP hook said stop now (continue: false): the answer
 			// stands, unverified.
@@ -401,7 +450,7 @@ func (t *turn) run() {
 			t.finish(StopAnswered)
 			return
 		}
-		if reason, more := t.verify(msg.Text()); more {
+		if reason, more := t.verify(answer); more {
 			continue
 		} else if reason != StopAnswered {
 			t.finish(reason)
@@ -411,6 +460,30 @@ func (t *turn) run() {
 		return
 	}
 	t.finish(StopMaxIterations)
+}
+
+// correct counts one more answer sent back for not holding to the
+// output schema, or ends the turn failed when the cap is reached.
+func (t *turn) correct(err error) bool {
+	if t.corrections >= MaxOutputCorrections {
+		t.fail(fmt.Errorf("%w after %d corrections: %v", ErrInvalidOutput, t.corrections, err))
+		return false
+	}
+	t.corrections++
+	t.emit(event.OutputRejected, &event.OutputRejectedData{Iteration: t.res.Iterations, Correction: t.corrections, Error: err.Error()})
+	return true
+}
+
+// acceptOutput answers a call of the final-answer tool: the value, if it
+// holds, is the answer.
+func (t *turn) acceptOutput(u *llm.Block) llm.Block {
+	v, err := t.out.check(u.Input)
+	if err != nil {
+		t.outputErr = err
+		return llm.ToolResultBlock(u.ID, t.out.correction(err), true)
+	}
+	t.given = v
+	return llm.ToolResultBlock(u.ID, "Accepted: this is your answer.", false)
 }
 
 // endedByHook ends the turn as blocked if a hook ended it, and reports
@@ -569,6 +642,9 @@ func (t *turn) finish(reason StopReason) {
 		return // flush finished the turn as failed
 	}
 	t.res.StopReason = reason
+	if reason != StopAnswered {
+		t.res.Output = nil
+	}
 	if len(t.msgs) > t.histLen {
 		t.res.Messages = t.msgs[t.histLen:]
 	}
@@ -579,6 +655,7 @@ func (t *turn) finish(reason StopReason) {
 		d := &event.TurnCompletedData{
 			StopReason: string(reason),
 			Answer:     t.res.Answer,
+			Output:     t.res.Output,
 			Reason:     t.res.Reason,
 			Iterations: t.res.Iterations,
 			ToolCalls:  t.res.ToolCalls,

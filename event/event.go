@@ -38,6 +38,9 @@ const (
 	// UserMessageInjected: messages the user queued while the turn ran
 	// entered it at an iteration boundary.
 	UserMessageInjected Name = "user_message_injected"
+	// OutputRejected: the model's answer did not hold to the turn's output
+	// schema (agent.Output) and went back to it with what is wrong.
+	OutputRejected Name = "output_rejected"
 	// ToolBlocked: a tool call was refused (by a hook, the policy or the
 	// approver) and did not run.
 	ToolBlocked       Name = "tool_blocked"
@@ -86,7 +89,7 @@ const (
 // Names lists every event name the runtime emits.
 var Names = []Name{
 	SessionStarted, TurnStarted, IterationStarted, LLMCallStarted, LLMDelta, LLMCallCompleted, LLMCallFailed,
-	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, ToolBlocked,
+	ToolExecStarted, ToolExecCompleted, ToolExecFailed, UserMessageInjected, OutputRejected, ToolBlocked,
 	ApprovalRequested, ApprovalResolved, HookFailed, HookMessage, ConfigWarning, MiddlewareFailed, CompactionStarted, CompactionCompleted,
 	VerificationCompleted, SubagentStarted, SubagentCompleted, TurnCompleted, SessionEnded,
 	MCPServerStarted, MCPServerFailed, MCPServerDropped, MCPServerReconnected, MCPServerToolsChanged,
@@ -106,6 +109,7 @@ var newData = map[Name]func() any{
 	ToolExecCompleted:     func() any { return new(ToolData) },
 	ToolExecFailed:        func() any { return new(ToolData) },
 	UserMessageInjected:   func() any { return new(UserMessageData) },
+	OutputRejected:        func() any { return new(OutputRejectedData) },
 	ToolBlocked:           func() any { return new(ToolBlockedData) },
 	ApprovalRequested:     func() any { return new(ApprovalData) },
 	ApprovalResolved:      func() any { return new(ApprovalData) },
@@ -386,6 +390,15 @@ type UserMessageData struct {
 	Messages  []string `json:"messages"`
 }
 
+// OutputRejectedData is the data of OutputRejected.
+type OutputRejectedData struct {
+	Iteration int `json:"iteration"`
+	// Correction counts the answers sent back in the turn, this one
+	// included; Error says what is wrong.
+	Correction int    `json:"correction"`
+	Error      string `json:"error"`
+}
+
 // ToolBlockedData is the data of ToolBlocked.
 type ToolBlockedData struct {
 	Iteration int             `json:"iteration"`
@@ -488,12 +501,15 @@ type MiddlewareFailedData struct {
 
 // TurnCompletedData is the data of TurnCompleted.
 type TurnCompletedData struct {
-	StopReason string    `json:"stop_reason"`
-	Answer     string    `json:"answer"`
-	Reason     string    `json:"reason,omitempty"`
-	Iterations int       `json:"iterations"`
-	ToolCalls  int       `json:"tool_calls"`
-	Usage      llm.Usage `json:"usage"`
+	StopReason string `json:"stop_reason"`
+	Answer     string `json:"answer"`
+	// Output is the structured answer of a turn that asked for one
+	// (agent.Output), as compact JSON.
+	Output     json.RawMessage `json:"output,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+	Iterations int             `json:"iterations"`
+	ToolCalls  int             `json:"tool_calls"`
+	Usage      llm.Usage       `json:"usage"`
 	// Budget names the dimension of a budget_exhausted turn.
 	Budget string `json:"budget_dimension,omitempty"`
 	Error  string `json:"error,omitempty"`

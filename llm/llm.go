@@ -202,6 +202,37 @@ type Request struct {
 	// (Anthropic's disable_parallel_tool_use, OpenAI's
 	// parallel_tool_calls: false); it means nothing without Tools.
 	OneToolCall bool `json:"one_tool_call,omitempty"`
+	// Output asks for the answer — the response that calls no tool — as
+	// a JSON value of a schema, through the provider's own mechanism (a
+	// client says it has one with OutputNative). Nil: text.
+	Output *Output `json:"output,omitempty"`
+}
+
+// Output is the schema an answer must be a value of.
+type Output struct {
+	// Name names the schema for providers that want one (OpenAI's
+	// json_schema name): letters, digits, _ and -.
+	Name string `json:"name"`
+	// Schema is a JSON Schema of an object.
+	Schema json.RawMessage `json:"schema"`
+	// Strict asks the provider to hold the answer to the schema as it
+	// generates it (OpenAI's strict), which it can only for a schema
+	// whose every object lists all its properties as required and allows
+	// no others.
+	Strict bool `json:"strict,omitempty"`
+}
+
+// OutputNative is implemented by clients that honour Request.Output with
+// the provider's own mechanism. For one that does not, the runtime offers
+// the model a final-answer tool instead.
+type OutputNative interface {
+	NativeOutput() bool
+}
+
+// HasNativeOutput reports whether c honours Request.Output itself.
+func HasNativeOutput(c Client) bool {
+	n, ok := c.(OutputNative)
+	return ok && n.NativeOutput()
 }
 
 // Response is the model's complete answer to one call.

@@ -667,12 +667,29 @@ func (s *LiveSession) Budget(ctx context.Context) (budget.Limits, error) {
 	return *b, nil
 }
 
+// RunOption changes how Run runs its turns.
+type RunOption func(*runConfig)
+
+type runConfig struct {
+	output *agent.Output
+}
+
+// WithOutput asks the turns for their answer as a JSON value of o's schema
+// (agent.Request.Output; Result.Decode decodes it).
+func WithOutput(o *agent.Output) RunOption {
+	return func(c *runConfig) { c.output = o }
+}
+
 // Run runs one turn with input and waits for it. Input "/compact [instructions]"
 // compacts the conversation instead (StopCompacted). If a turn is already
 // running, input is queued into it and Run returns ErrQueued at once.
 // Messages still queued when a turn ends start the next turn before Run
 // returns (its result is the last turn's).
-func (s *LiveSession) Run(ctx context.Context, input string) (*agent.Result, error) {
+func (s *LiveSession) Run(ctx context.Context, input string, opts ...RunOption) (*agent.Result, error) {
+	var rc runConfig
+	for _, o := range opts {
+		o(&rc)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -704,7 +721,7 @@ func (s *LiveSession) Run(ctx context.Context, input string) (*agent.Result, err
 		return s.compact(ctx, strings.TrimSpace(rest))
 	}
 	for {
-		res, err := s.turn(ctx, input)
+		res, err := s.turn(ctx, input, rc)
 		if err != nil || res.StopReason != agent.StopAnswered {
 			return res, err
 		}
@@ -721,7 +738,7 @@ func (s *LiveSession) Run(ctx context.Context, input string) (*agent.Result, err
 }
 
 // turn runs one turn: state from the store in, records and totals out.
-func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, error) {
+func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*agent.Result, error) {
 	// A parked call may have been decided since (orca approve, another
 	// process): settle again.
 	s.mu.Lock()
@@ -774,6 +791,7 @@ func (s *LiveSession) turn(ctx context.Context, input string) (*agent.Result, er
 		// session's feed while the session is open.
 		OnBackgroundEvent: s.feedFunc(),
 		Budget:            &limits,
+		Output:            rc.output,
 		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
 		PromptTokens:      promptTokens,
 		// Each message goes with what the turn has spent up to it, in one

@@ -2,6 +2,7 @@ package subagent
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/orca-agent/orca/scope"
 )
@@ -44,6 +45,21 @@ func WithForker(ctx context.Context, f Forker) context.Context {
 func ForkerFrom(ctx context.Context) Forker {
 	f, _ := ctx.Value(forkerKey{}).(Forker)
 	return f
+}
+
+type outputKey struct{}
+
+// WithOutputSchema returns a context carrying schema, a JSON Schema of an
+// object: a fork started with it must answer with a JSON value of it
+// (agent.Output), checked before the answer is returned.
+func WithOutputSchema(ctx context.Context, schema json.RawMessage) context.Context {
+	return context.WithValue(ctx, outputKey{}, schema)
+}
+
+// OutputSchemaFrom returns the schema WithOutputSchema put in ctx, or nil.
+func OutputSchemaFrom(ctx context.Context) json.RawMessage {
+	s, _ := ctx.Value(outputKey{}).(json.RawMessage)
+	return s
 }
 
 // Owner returns who owns the background tasks started in s: the user's

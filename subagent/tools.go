@@ -93,7 +93,8 @@ func (*taskTool) Schema() json.RawMessage {
     "description": {"type": "string", "description": "A short (3-5 word) description of the task"},
     "prompt": {"type": "string", "description": "The task for the agent to perform"},
     "subagent_type": {"type": "string", "description": "The type of specialized agent to use for this task"},
-    "run_in_background": {"type": "boolean", "description": "Start the task in the background and return its task_id at once"}
+    "run_in_background": {"type": "boolean", "description": "Start the task in the background and return its task_id at once"},
+    "output_schema": {"type": "object", "description": "A JSON Schema of an object (\"type\": \"object\"): the agent must answer with a JSON value of it, checked before it is returned to you"}
   },
   "required": ["description", "prompt", "subagent_type"],
   "additionalProperties": false
@@ -101,10 +102,11 @@ func (*taskTool) Schema() json.RawMessage {
 }
 
 type taskInput struct {
-	Description     string `json:"description"`
-	Prompt          string `json:"prompt"`
-	SubagentType    string `json:"subagent_type"`
-	RunInBackground bool   `json:"run_in_background"`
+	Description     string          `json:"description"`
+	Prompt          string          `json:"prompt"`
+	SubagentType    string          `json:"subagent_type"`
+	RunInBackground bool            `json:"run_in_background"`
+	OutputSchema    json.RawMessage `json:"output_schema"`
 }
 
 // Display shows the task's description, its agent and whether it runs in
@@ -129,6 +131,9 @@ func (t *taskTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	var in taskInput
 	if err := json.Unmarshal(call.Input, &in); err != nil {
 		return tool.Errorf("Task: %v", err)
+	}
+	if len(in.OutputSchema) > 0 {
+		ctx = WithOutputSchema(ctx, in.OutputSchema)
 	}
 	fork, err := f.Fork(ctx, in.SubagentType, in.Prompt, in.RunInBackground)
 	if err != nil {

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -104,24 +106,30 @@ func (r *Registry) define() {
 }
 
 func compile(name string, schema json.RawMessage) (*jsonschema.Schema, *fastSchema, error) {
+	return compileSchema("tool "+strconv.Quote(name), "input schema", schema)
+}
+
+// compileSchema compiles an object schema; what names it in errors
+// (`tool "Read"`), kind says which schema it is.
+func compileSchema(what, kind string, schema json.RawMessage) (*jsonschema.Schema, *fastSchema, error) {
 	if len(schema) == 0 {
-		return nil, nil, fmt.Errorf("tool %q: empty input schema", name)
+		return nil, nil, fmt.Errorf("%s: empty %s", what, kind)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		return nil, nil, fmt.Errorf("tool %q: input schema is not JSON: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %s is not JSON: %w", what, kind, err)
 	}
 	if m, ok := doc.(map[string]any); !ok || m["type"] != "object" {
-		return nil, nil, fmt.Errorf("tool %q: input schema must be an object schema with \"type\": \"object\"", name)
+		return nil, nil, fmt.Errorf("%s: %s must be an object schema with \"type\": \"object\"", what, kind)
 	}
 	c := jsonschema.NewCompiler()
-	url := "orca:tool/" + name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, nil, fmt.Errorf("tool %q: input schema: %w", name, err)
+	loc := "orca:schema/" + url.PathEscape(what) + ".json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, nil, fmt.Errorf("%s: %s: %w", what, kind, err)
 	}
-	sch, err := c.Compile(url)
+	sch, err := c.Compile(loc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tool %q: input schema does not compile: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %s does not compile: %w", what, kind, err)
 	}
 	return sch, compileFast(doc), nil
 }
@@ -201,15 +209,23 @@ func validate(e *entry, input json.RawMessage) error {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = emptyObject
 	}
-	if e.fast != nil && e.fast.acceptsJSON(input) {
+	return check(e.schema, e.fast, input, "arguments are", func(what string) error {
+		return fmt.Errorf("%w for %s: %s", ErrInvalidInput, e.tool.Name(), what)
+	})
+}
+
+// check validates input against a compiled schema; noun says what input
+// is ("arguments are") and wrap words the error.
+func check(schema *jsonschema.Schema, fast *fastSchema, input json.RawMessage, noun string, wrap func(string) error) error {
+	if fast != nil && fast.acceptsJSON(input) {
 		return nil
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
 	if err != nil {
-		return fmt.Errorf("%w for %s: arguments are not valid JSON (%v): %s", ErrInvalidInput, e.tool.Name(), err, clip(input, 200))
+		return wrap(fmt.Sprintf("%s not valid JSON (%v): %s", noun, err, clip(input, 200)))
 	}
-	if err := e.schema.Validate(v); err != nil {
-		return fmt.Errorf("%w for %s: %s", ErrInvalidInput, e.tool.Name(), describe(err))
+	if err := schema.Validate(v); err != nil {
+		return wrap(describe(err))
 	}
 	return nil
 }

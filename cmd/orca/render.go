@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
@@ -219,6 +220,9 @@ func (r *textRenderer) render(ev event.Event) {
 		}
 		r.block()
 		r.write(indent("❯ ", "  ", d.Input) + "\n")
+	case *event.OutputRejectedData:
+		r.block()
+		r.write(fmt.Sprintf("✗ not a value of the output schema, sent back (%d of %d): %s\n", d.Correction, agent.MaxOutputCorrections, d.Error))
 	case *event.UserMessageData:
 		// Lines typed while the turn ran (orca chat) enter it now.
 		r.block()

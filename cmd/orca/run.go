@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -16,12 +17,14 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/tool"
 )
 
 // runFlags are the flags of orca run.
 type runFlags struct {
-	agent agentFlags
-	json  bool
+	agent        agentFlags
+	json         bool
+	outputSchema string
 }
 
 func newRunCmd(o options) *cobra.Command {
@@ -116,6 +119,7 @@ decision on one.`,
 	}
 	addAgentFlags(cmd, &f.agent)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the events as JSON lines instead of text")
+	cmd.Flags().StringVar(&f.outputSchema, "output-schema", "", "ask for the answer as a JSON value of the JSON Schema (of an object) in `FILE`: checked, sent back to the model to correct (twice at most), printed as JSON; with --json, turn_completed's \"output\"")
 	cmd.Flags().BoolVar(&f.agent.park, "park-approvals", false, "with no one at a terminal to ask, park a call the policy asks about instead of refusing it: "+
 		"the turn stops (exit 3) until 'orca approve ID' or 'orca deny ID', and the next run of the session runs an approved call first")
 	return cmd
@@ -125,6 +129,11 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	cfg, err := f.agent.check(cmd, o)
 	if err != nil {
 		return err
+	}
+	if f.outputSchema != "" {
+		if f.agent.output, err = readOutputSchema(f.outputSchema); err != nil {
+			return usageErrorf("--output-schema %s: %v", f.outputSchema, err)
+		}
 	}
 	prompt := func(ctx context.Context) (string, error) { return readPrompt(ctx, cmd.InOrStdin(), args) }
 	return runTurn(cmd, o, cfg, &f.agent, f.json, prompt, func(l *live, text *textRenderer) {
@@ -204,7 +213,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		}
 		cancel()
 	})
-	res, err := l.Run(runCtx, input)
+	res, err := l.Run(runCtx, input, session.WithOutput(f.output))
 	restore()
 	l.view.stop() // a background fork still running is not shown after the turn
 	r.close()
@@ -277,4 +286,33 @@ func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, er
 		return "", usageErrorf("the prompt is empty")
 	}
 	return prompt, nil
+}
+
+// readOutputSchema reads the JSON Schema of --output-schema: an object
+// schema that compiles, named after its file.
+func readOutputSchema(path string) (*agent.Output, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > 1<<20 {
+		return nil, fmt.Errorf("%d bytes, at most 1 MiB", fi.Size())
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	if _, err := tool.CompileSchema("output "+name, raw); err != nil {
+		return nil, err
+	}
+	return &agent.Output{Name: name, Schema: raw}, nil
 }

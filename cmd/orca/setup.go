@@ -23,6 +23,8 @@ import (
 // agentFlags are the flags of the commands that run an agent in a session
 // of a workspace: run and chat.
 type agentFlags struct {
+	// output is what --output-schema asks of the turn (nil: text).
+	output           *agent.Output
 	provider         string
 	model            string
 	baseURL          string

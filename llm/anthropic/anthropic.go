@@ -196,6 +196,10 @@ func New(opts ...Option) (*Client, error) {
 	}, nil
 }
 
+// NativeOutput implements llm.OutputNative: Request.Output is sent as
+// output_config.format: a JSON Schema.
+func (*Client) NativeOutput() bool { return true }
+
 // Generate streams one Messages request; see llm.Client.
 func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {

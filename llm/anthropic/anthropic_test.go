@@ -521,3 +521,32 @@ func TestOneToolCall(t *testing.T) {
 		}
 	}
 }
+
+// Output is output_config.format: the JSON Schema, as given.
+func TestOutputConfig(t *testing.T) {
+	api := newFakeAPI(t, answer{resp: textResponse(`{"city":"Oslo"}`)}, answer{resp: textResponse("ok")})
+	req := userRequest("hi")
+	req.Output = &llm.Output{Name: "answer", Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`)}
+	c := newClient(t, api.URL)
+	if _, err := c.Generate(t.Context(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Generate(t.Context(), userRequest("hi"), nil); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Format struct {
+			Type   string         `json:"type"`
+			Schema map[string]any `json:"schema"`
+		} `json:"format"`
+	}
+	if err := json.Unmarshal(api.body(t, 0).OutputConfig, &got); err != nil || got.Format.Type != "json_schema" || got.Format.Schema["additionalProperties"] != false || got.Format.Schema["required"] == nil {
+		t.Errorf("output_config %s (%v)", api.body(t, 0).OutputConfig, err)
+	}
+	if oc := api.body(t, 1).OutputConfig; oc != nil {
+		t.Errorf("a request without Output sent output_config %s", oc)
+	}
+	if !llm.HasNativeOutput(c) {
+		t.Error("the client does not say it has a mechanism")
+	}
+}

@@ -55,6 +55,13 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, error) {
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
 	}
+	if o := req.Output; o != nil {
+		var schema map[string]any
+		if err := json.Unmarshal(o.Schema, &schema); err != nil || schema == nil {
+			return p, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("output schema %q: not a JSON object", o.Name)}
+		}
+		p.OutputConfig = sdk.OutputConfigParam{Format: sdk.JSONOutputFormatParam{Schema: schema}}
+	}
 	if req.OneToolCall && len(p.Tools) > 0 {
 		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: param.NewOpt(true)}}
 	}

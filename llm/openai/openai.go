@@ -217,6 +217,10 @@ func New(opts ...Option) (*Client, error) {
 	}, nil
 }
 
+// NativeOutput implements llm.OutputNative: Request.Output is sent as
+// response_format json_schema, strict when the schema allows it.
+func (*Client) NativeOutput() bool { return true }
+
 // Generate streams one chat completion; see llm.Client.
 func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	if err := ctx.Err(); err != nil {

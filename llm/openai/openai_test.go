@@ -427,3 +427,32 @@ func TestOneToolCall(t *testing.T) {
 		}
 	}
 }
+
+// Output is response_format json_schema, with its name and strict as the
+// request says.
+func TestResponseFormat(t *testing.T) {
+	for _, strict := range []bool{true, false} {
+		api := newFakeAPI(t, answer{resp: textResponse(`{"city":"Oslo"}`)})
+		req := userRequest("hi")
+		req.Output = &llm.Output{Name: "forecast", Strict: strict, Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`)}
+		c := newClient(t, api.v1())
+		if _, err := c.Generate(t.Context(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Type       string `json:"type"`
+			JSONSchema struct {
+				Name   string         `json:"name"`
+				Strict bool           `json:"strict"`
+				Schema map[string]any `json:"schema"`
+			} `json:"json_schema"`
+		}
+		rf := api.body(t, 0).ResponseFormat
+		if err := json.Unmarshal(rf, &got); err != nil || got.Type != "json_schema" || got.JSONSchema.Name != "forecast" || got.JSONSchema.Strict != strict || got.JSONSchema.Schema["required"] == nil {
+			t.Errorf("strict %v: response_format %s (%v)", strict, rf, err)
+		}
+		if !llm.HasNativeOutput(c) {
+			t.Error("the client does not say it has a mechanism")
+		}
+	}
+}

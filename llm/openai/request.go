@@ -58,6 +58,14 @@ func (c *Client) params(req *llm.Request) (sdk.ChatCompletionNewParams, error) {
 		}
 		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(fn))
 	}
+	if o := req.Output; o != nil {
+		if !json.Valid(o.Schema) {
+			return p, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("output schema %q: not valid JSON", o.Name)}
+		}
+		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: o.Name, Schema: json.RawMessage(o.Schema), Strict: param.NewOpt(o.Strict)},
+		}}
+	}
 	if req.OneToolCall && len(p.Tools) > 0 {
 		p.ParallelToolCalls = param.NewOpt(false)
 	}

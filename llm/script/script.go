@@ -49,8 +49,12 @@ type Error struct {
 
 // Response is one scripted model response.
 type Response struct {
-	Text      string     `json:"text,omitempty"`
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Text string `json:"text,omitempty"`
+	// Output is a structured answer: a JSON value, sent as the response's
+	// text (the scripted model honours llm.Request.Output as a provider
+	// does: the answer it gives is the value). Not with Text.
+	Output    json.RawMessage `json:"output,omitempty"`
+	ToolCalls []ToolCall      `json:"tool_calls,omitempty"`
 	// StopReason defaults to refusal when Refusal is set, else to tool_use
 	// when there are tool calls, else end_turn.
 	StopReason llm.StopReason `json:"stop_reason,omitempty"`
@@ -65,6 +69,10 @@ type Response struct {
 
 // Text returns a response that answers with s.
 func Text(s string) Response { return Response{Text: s} }
+
+// Output returns a response that answers with v as a structured answer
+// (marshalled to JSON; a json.RawMessage or []byte is used as is).
+func Output(v any) Response { return Response{Output: mustJSON(v)} }
 
 // Call returns a response that asks for one tool call with the given input
 // (marshalled to JSON; a json.RawMessage or []byte is used as is).
@@ -173,6 +181,9 @@ func checkResponses(where0 string, responses []Response) error {
 		if resp.Error != nil && resp.Error.Kind == "" {
 			return fmt.Errorf("%s[%d].error: no kind", where0, i)
 		}
+		if len(resp.Output) > 0 && resp.Text != "" {
+			return fmt.Errorf("%s[%d]: give text or output, not both", where0, i)
+		}
 	}
 	return nil
 }
@@ -252,8 +263,9 @@ type Recorded struct {
 	System   string
 	Messages []llm.Message
 	Tools    []llm.ToolDefinition
-	// OneToolCall is the request's (llm.Request.OneToolCall).
+	// OneToolCall and Output are the request's (llm.Request).
 	OneToolCall bool
+	Output      *llm.Output
 	// Err is the error the call returned, if any.
 	Err error
 }
@@ -397,10 +409,14 @@ func (c *Client) Remaining(route string) int {
 	return len(r.responses) - r.next
 }
 
+// NativeOutput implements llm.OutputNative: a scripted Output answer is
+// the structured answer a request's Output asks for.
+func (*Client) NativeOutput() bool { return true }
+
 // Generate implements llm.Client.
 func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	name := RouteOf(req.Metadata)
-	rec := Recorded{Route: name, Metadata: req.Metadata, Model: req.Model, System: req.System, Messages: req.Messages, Tools: req.Tools, OneToolCall: req.OneToolCall}
+	rec := Recorded{Route: name, Metadata: req.Metadata, Model: req.Model, System: req.System, Messages: req.Messages, Tools: req.Tools, OneToolCall: req.OneToolCall, Output: req.Output}
 	if err := ctx.Err(); err != nil {
 		return nil, c.record(rec, fmt.Errorf("script: route %q: %w", name, err))
 	}
@@ -466,6 +482,9 @@ var emptyInput = json.RawMessage(`{}`)
 
 func build(s Response, index int, onDelta func(llm.Delta)) *llm.Response {
 	out := &llm.Response{Model: "script", StopReason: s.StopReason, Refusal: s.Refusal}
+	if len(s.Output) > 0 {
+		s.Text = string(s.Output)
+	}
 	n := len(s.ToolCalls)
 	if s.Text != "" {
 		n++

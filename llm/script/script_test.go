@@ -2,6 +2,7 @@ package script_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -143,6 +144,7 @@ func TestParse(t *testing.T) {
 		{`{"responses":[{"tool_calls":[{"input":{}}]}]}`, "responses[0].tool_calls[0]: no name"},
 		{`{"responses":[{"tool_calls":[{"name":"A","input":{},"input_raw":"{}"}]}]}`, "not both"},
 		{`{"responses":[{"error":{}}]}`, "no kind"},
+		{`{"responses":[{"text":"a","output":{"b":1}}]}`, "responses[0]: give text or output, not both"},
 		{`{"responses":[]} {}`, "trailing"},
 		{`[1,2]`, "line 1, column 1"},
 		{`{"responses":[{"text":"a"},]}`, "line 1, column 28"},
@@ -186,5 +188,23 @@ func TestRoutesInAFile(t *testing.T) {
 	}
 	if _, err := script.Parse(strings.NewReader(`{"routes": {"sideways": []}}`)); err == nil || !strings.Contains(err.Error(), "routes.sideways") {
 		t.Errorf("unknown route: %v", err)
+	}
+}
+
+// An output response answers with the value's JSON as its text; the
+// request's Output is recorded.
+func TestOutputResponse(t *testing.T) {
+	f, err := script.Parse(strings.NewReader(`{"responses":[{"output": {"city": "Oslo"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := script.New().ScriptAny(f.Responses...)
+	out := &llm.Output{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`)}
+	r, err := c.Generate(context.Background(), &llm.Request{Metadata: llm.Metadata{TraceID: "x"}, Output: out}, nil)
+	if err != nil || r.Message.Text() != `{"city": "Oslo"}` || r.StopReason != llm.StopEndTurn {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	if rec := c.Calls(); len(rec) != 1 || rec[0].Output != out || !llm.HasNativeOutput(c) {
+		t.Errorf("recorded %+v", rec)
 	}
 }
