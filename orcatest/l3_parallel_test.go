@@ -13,6 +13,7 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
@@ -354,4 +355,29 @@ func storedResults(t *testing.T, n *orcatest.Node, session string) []llm.Block {
 		}
 	}
 	return out
+}
+
+// A call of a group parked for a person: the calls admitted before it run
+// and are recorded, it and those after it wait (the session is parked).
+func TestL3_ParallelParked(t *testing.T) {
+	p := &probes{}
+	n := probeNode(t, p, agent.Definition{})
+	n.Services.Hooks.Register(hook.PreToolUse, "defer-x", hook.On(func(ctx context.Context, pl *hook.PreToolUsePayload) (*hook.Decision, error) {
+		if pl.ToolUseID == "x" {
+			return &hook.Decision{Action: hook.Defer, Reason: "ops decides"}, nil
+		}
+		return nil, nil
+	}))
+	n.Script("s", calls("Probe", "a", "b", "x", "c"), script.Text("done"))
+	res, _ := n.Open("s").Run(t.Context(), "go")
+	if res == nil || res.StopReason != agent.StopAwaitingApproval || res.Parked == nil || res.Parked.ToolUseID != "x" || res.ToolCalls != 2 {
+		t.Fatalf("%+v", res)
+	}
+	var ids []string
+	for _, b := range storedResults(t, n, "s") {
+		ids = append(ids, b.ToolUseID)
+	}
+	if strings.Join(ids, " ") != "a b" || p.index("start a") < 0 || p.index("start b") < 0 || p.index("start x") >= 0 || p.index("start c") >= 0 {
+		t.Errorf("stored %v, ran %v", ids, p.log)
+	}
 }
