@@ -165,6 +165,23 @@ func (m *Memory) Session(ctx context.Context, id string) (Session, error) {
 	return s.s, nil
 }
 
+// DeleteSession implements Store.
+func (m *Memory) DeleteSession(ctx context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.get(ctx, id, false)
+	if err != nil {
+		return opErr("delete", id, err)
+	}
+	if s.owner != "" && time.Now().Before(s.expires) {
+		return opErr("delete", id, &LeaseError{SessionID: id, Owner: s.owner, Expires: s.expires})
+	}
+	delete(m.sessions, id)
+	m.approvals = slices.DeleteFunc(m.approvals, func(a Approval) bool { return a.SessionID == id })
+	m.parked = slices.DeleteFunc(m.parked, func(p ParkedCall) bool { return p.SessionID == id })
+	return nil
+}
+
 // Sessions implements Store.
 func (m *Memory) Sessions(ctx context.Context, f Filter) ([]Session, error) {
 	m.mu.RLock()

@@ -192,6 +192,12 @@ type Store interface {
 	// Sessions lists sessions matching f, most recently updated first
 	// (ties by ID).
 	Sessions(ctx context.Context, f Filter) ([]Session, error)
+	// DeleteSession removes the session and everything kept for it — its
+	// transcript, totals, budget, session-reach approvals, parked calls —
+	// but not its observation rows, the log of what ran. A session that
+	// is absent is ErrNotFound; one whose writer's lease has not expired
+	// (a live session holds it) is a *LeaseError (ErrLeased).
+	DeleteSession(ctx context.Context, id string) error
 
 	// Append adds records to the end of the session's transcript and
 	// returns them as stored (Seq, SessionID and Time set). A batch is

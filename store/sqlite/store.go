@@ -331,6 +331,35 @@ ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excl
 	return until, nil
 }
 
+// DeleteSession implements store.Store: the session's row goes, and with
+// it (ON DELETE CASCADE) every row kept for it but the observations.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", id).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrNotFound
+		}
+		var holder string
+		var expires int64
+		err := tx.QueryRowContext(ctx, "SELECT owner, expires_at FROM leases WHERE session_id = ?", id).Scan(&holder, &expires)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil && expires > time.Now().UnixNano() {
+			return &store.LeaseError{SessionID: id, Owner: holder, Expires: fromNanos(expires)}
+		}
+		_, err = tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
+		return err
+	})
+	if err != nil {
+		return s.fail("delete", id, err)
+	}
+	return nil
+}
+
 // ReleaseLease implements store.Store.
 func (s *Store) ReleaseLease(ctx context.Context, sessionID, owner string) error {
 	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {

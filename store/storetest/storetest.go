@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FinishTurn", testFinishTurn},
 		{"Approvals", testApprovals},
 		{"Sessions", testSessions},
+		{"DeleteSession", testDeleteSession},
 		{"ConcurrentAppends", testConcurrentAppends},
 		{"Context", testContext},
 		{"CancelNeverLies", testCancelNeverLies},
