@@ -126,6 +126,11 @@ type Request struct {
 	// Output asks this turn for its answer as a JSON value of a schema
 	// (see Output), over the definition's; nil: the definition's.
 	Output *Output
+	// OnEnd, if set, receives the turn's result once it is final, before
+	// the turn_completed event: what a session keeps of the turn (totals,
+	// a parked call) is written by then, so that whoever sees the event
+	// finds it. It is called on the turn's goroutine.
+	OnEnd func(*Result)
 	// Spent is what the session had spent before this turn.
 	Spent budget.Spent
 	// PromptTokens is the size of History in tokens if known (from the

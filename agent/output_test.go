@@ -48,7 +48,9 @@ func TestOutputThroughTheFinalAnswerTool(t *testing.T) {
 		t.Fatalf("%+v, %v", res, err)
 	}
 	for i, r := range reqs[:3] {
-		if r.Output != nil || !slices.ContainsFunc(r.Tools, func(d llm.ToolDefinition) bool { return d.Name == agent.OutputToolName && string(d.InputSchema) == string(schema) }) {
+		if r.Output != nil || !slices.ContainsFunc(r.Tools, func(d llm.ToolDefinition) bool {
+			return d.Name == agent.OutputToolName && string(d.InputSchema) == string(schema)
+		}) {
 			t.Errorf("request %d: output %v, tools %d", i, r.Output, len(r.Tools))
 		}
 	}

@@ -651,6 +651,9 @@ func (t *turn) finish(reason StopReason) {
 	t.res.Transcript = t.msgs
 	t.res.PromptTokens = t.promptTokens
 	t.res.Spent = t.turnSpent()
+	if t.req.OnEnd != nil {
+		t.req.OnEnd(t.res)
+	}
 	if t.observed() {
 		d := &event.TurnCompletedData{
 			StopReason: string(reason),

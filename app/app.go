@@ -166,6 +166,7 @@ type Config struct {
 // one agent in one workspace. Its methods are safe for concurrent use.
 type App struct {
 	cfg       Config
+	rows      *observe.Rows
 	root      string
 	configDir string
 	claudeDir string
@@ -307,6 +308,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("observation rows: %w", err)
 		}
+		a.rows = rows
 		a.closers = append(a.closers, rows.Close)
 	}
 	if cfg.Timeline {
@@ -509,6 +511,10 @@ func (a *App) Runtime() *agent.Runtime { return a.rt }
 // Services returns the process's services: hook and middleware
 // registries, bus, queues, background tasks.
 func (a *App) Services() *agent.Services { return a.svc }
+
+// Rows returns the writer of the observation rows, nil when the store
+// keeps none.
+func (a *App) Rows() *observe.Rows { return a.rows }
 
 // Store returns the session store.
 func (a *App) Store() store.Store { return a.store }

@@ -43,8 +43,11 @@ type Rows struct {
 	deltas     bool // llm_delta events are rows too
 	failed     atomic.Uint64
 	written    atomic.Uint64
-	stop       chan struct{}
-	done       chan struct{}
+	// next is closed (and replaced) once a batch is written.
+	nmu  sync.Mutex
+	next chan struct{}
+	stop chan struct{}
+	done chan struct{}
 }
 
 // BatchSize and FlushEvery bound how long a row waits before it is written.
@@ -68,7 +71,7 @@ func NewRows(bus *event.Bus, to store.Observations, logger *slog.Logger, opts ..
 	if logger == nil {
 		logger = slog.Default()
 	}
-	r := &Rows{to: to, logger: logger, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &Rows{to: to, logger: logger, next: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	for _, o := range opts {
 		o(r)
 	}
@@ -98,7 +101,9 @@ func (r *Rows) add(e event.Event) error {
 	r.pending = append(r.pending, store.Observation{
 		Time: e.Time, Name: string(e.Name), Scope: e.Scope, Data: buf[start:len(buf):len(buf)],
 	})
-	full := len(r.pending) >= BatchSize
+	// A batch is written when full, and when a turn ends: a reader
+	// following the rows (orca serve) sees the end without waiting.
+	full := len(r.pending) >= BatchSize || e.Name == event.TurnCompleted && e.Scope.Depth == 0
 	r.mu.Unlock()
 	if full {
 		r.flush()
@@ -137,8 +142,21 @@ func (r *Rows) flush() {
 		r.logger.Warn("observation rows lost", "rows", len(batch), "err", err)
 	} else {
 		r.written.Add(uint64(len(batch)))
+		r.nmu.Lock()
+		close(r.next)
+		r.next = make(chan struct{})
+		r.nmu.Unlock()
 	}
 	r.keep(batch, arena)
+}
+
+// Written returns a channel that is closed once the next batch of rows
+// is in the store: a reader following the rows (orca serve's event
+// streams) waits on it instead of polling.
+func (r *Rows) Written() <-chan struct{} {
+	r.nmu.Lock()
+	defer r.nmu.Unlock()
+	return r.next
 }
 
 // keep hands a written batch's slices back for the next batch (not too

@@ -13,3 +13,6 @@ func randomID() string {
 
 // NewID returns a fresh session id.
 func NewID() string { return "session_" + randomID() }
+
+// NewTurnID returns a new turn id (WithTurnID).
+func NewTurnID() string { return "turn_" + randomID() }

@@ -672,6 +672,14 @@ type RunOption func(*runConfig)
 
 type runConfig struct {
 	output *agent.Output
+	turnID string
+}
+
+// WithTurnID names the first turn Run runs (the id is made up
+// otherwise), so that a caller can tell it before the turn starts (orca
+// serve answers a message with it). It must be unique in the store.
+func WithTurnID(id string) RunOption {
+	return func(c *runConfig) { c.turnID = id }
 }
 
 // WithOutput asks the turns for their answer as a JSON value of o's schema
@@ -722,6 +730,7 @@ func (s *LiveSession) Run(ctx context.Context, input string, opts ...RunOption) 
 	}
 	for {
 		res, err := s.turn(ctx, input, rc)
+		rc.turnID = "" // the queued messages' turns get their own
 		if err != nil || res.StopReason != agent.StopAnswered {
 			return res, err
 		}
@@ -763,7 +772,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	// The session's commands know it, as Claude Code's do.
 	turnCtx, cancel := context.WithCancelCause(sandbox.WithEnv(ctx, append(slices.Clone(s.env), "CLAUDE_CODE_SESSION_ID="+s.id)))
 	defer cancel(nil)
-	turnID := "turn_" + randomID()
+	turnID := cmp.Or(rc.turnID, "turn_"+randomID())
 
 	s.mu.Lock()
 	s.turnID, s.cancel = turnID, cancel
@@ -775,9 +784,40 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	promptTokens := s.promptTokens
 	s.mu.Unlock()
 
-	var recordErr error
+	var recordErr, endErr error
 	var recorded store.Totals // what the turn's records have added to the totals
 	var one [1]store.Record   // the record of a step (see Record)
+	// What the session keeps of the turn is written before the turn says
+	// it ended (turn_completed): the turn calls end (Request.OnEnd) — or,
+	// for a turn an interceptor answered without running it, Run's caller
+	// does.
+	ended := false
+	end := func(res *agent.Result) {
+		ended = true
+		// Spent, not the turn's own ToolCalls: its foreground forks'
+		// calls are the session's too. What the records added already
+		// is not added again.
+		final := spentTotals(res.Usage, res.Spent)
+		final.Turns = 1
+		if _, _, terr := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: final.Sub(recorded)}); terr != nil && recordErr == nil {
+			endErr = fmt.Errorf("session %s: totals: %w", s.id, terr)
+			return
+		}
+		if ferr := s.r.store.FinishTurn(ctx, s.id, input); ferr != nil && recordErr == nil {
+			endErr = fmt.Errorf("session %s: finish turn: %w", s.id, ferr)
+			return
+		}
+		if p := res.Parked; p != nil && res.StopReason == agent.StopAwaitingApproval {
+			pc := store.ParkedCall{ID: "park_" + randomID(), SessionID: s.id, RuntimeID: s.r.rt.ID(), TurnID: turnID,
+				ToolUseID: p.ToolUseID, ToolName: p.ToolName, Input: p.Input, Reason: p.Reason, Rules: p.Rules, Status: store.ParkPending}
+			if perr := s.r.store.Park(ctx, pc); perr != nil {
+				endErr = fmt.Errorf("session %s: parking %s: %w", s.id, p.ToolName, perr)
+			}
+			s.mu.Lock()
+			s.parked = &pc
+			s.mu.Unlock()
+		}
+	}
 	res, err := s.r.exec.Execute(turnCtx, s.r.rt, agent.Request{
 		SessionID: s.id,
 		TurnID:    turnID,
@@ -815,6 +855,9 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 			return nil
 		},
 		OnCompact: func(h []llm.Message) error { return s.replace(ctx, turnID, h) },
+		// What the session keeps of the turn is written before the turn
+		// says it ended (turn_completed).
+		OnEnd: end,
 		// Background forks finish after the turn: their spending is added
 		// to the session's totals when they do.
 		Account: func(sp budget.Spent, u llm.Usage) {
@@ -826,25 +869,11 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	if res == nil {
 		return nil, err
 	}
-	// Spent, not the turn's own ToolCalls: its foreground forks' calls are
-	// the session's too. What the records added already is not added again.
-	final := spentTotals(res.Usage, res.Spent)
-	final.Turns = 1
-	if _, _, terr := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: final.Sub(recorded)}); terr != nil && recordErr == nil {
-		return res, fmt.Errorf("session %s: totals: %w", s.id, terr)
+	if !ended {
+		end(res)
 	}
-	if ferr := s.r.store.FinishTurn(ctx, s.id, input); ferr != nil && recordErr == nil {
-		return res, fmt.Errorf("session %s: finish turn: %w", s.id, ferr)
-	}
-	if p := res.Parked; p != nil && res.StopReason == agent.StopAwaitingApproval {
-		pc := store.ParkedCall{ID: "park_" + randomID(), SessionID: s.id, RuntimeID: s.r.rt.ID(), TurnID: turnID,
-			ToolUseID: p.ToolUseID, ToolName: p.ToolName, Input: p.Input, Reason: p.Reason, Rules: p.Rules, Status: store.ParkPending}
-		if perr := s.r.store.Park(ctx, pc); perr != nil && err == nil {
-			err = fmt.Errorf("session %s: parking %s: %w", s.id, p.ToolName, perr)
-		}
-		s.mu.Lock()
-		s.parked = &pc
-		s.mu.Unlock()
+	if endErr != nil && err == nil {
+		err = endErr
 	}
 	s.mu.Lock()
 	if res.Transcript != nil {

@@ -29,11 +29,12 @@ var layers = [][]string{
 	{"session", "observe"},
 	{"extension", "mcp/mcpserve"},
 	{"app"},
-	{"orcatest", "cmd/orca"},
+	{"orcatest", "serve"},
+	{"cmd/orca"},
 }
 
 // adapters and roots may link the heavy dependencies; the core may not.
-var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "mcp": true, "app": true, "cmd/orca": true,
+var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "mcp": true, "app": true, "serve": true, "cmd/orca": true,
 	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true}
 
 var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk"}

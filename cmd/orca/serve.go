@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/serve"
+)
+
+// TokenEnv is the variable that gives orca serve its bearer token.
+const TokenEnv = "ORCA_SERVE_TOKEN"
+
+type serveFlags struct {
+	agent   agentFlags
+	addr    string
+	origins []string
+	hosts   []string
+}
+
+func newServeCmd(o options) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Serve the workspace's agent over HTTP: sessions, messages, resumable event streams, approvals",
+		Long: `Serve the agent of a workspace as a JSON HTTP API (GET /v1/openapi.json
+describes it): create, list, read and delete sessions; post a message, which
+starts a turn and answers with its id; follow a session's or a turn's events
+as Server-Sent Events, resumable with Last-Event-ID (the store's observation
+rows are the log); interrupt a turn; list the calls parked for approval and
+approve or deny them; compact; read totals, set budgets.
+
+It listens on 127.0.0.1:4747 by default (--addr), answers requests for
+loopback host names only (--allow-host adds one), refuses pages of other
+origins (--allow-origin adds one), and needs a bearer token on every request:
+$` + TokenEnv + `, else the token kept in orca's configuration folder
+(orca/serve-token), made and printed on the first start. A call the policy
+asks about parks its turn until someone decides it (POST /v1/approvals/ID);
+the session's next message runs an approved call first.
+
+The model, the workspace and the permissions are chosen as for 'orca run'.
+Ctrl-C (or SIGTERM) stops it: running turns are cancelled, streams closed.`,
+		Example: `  orca serve --script demo.json
+  orca serve --provider anthropic -w ./project --permission-mode accept-edits
+  curl -H "Authorization: Bearer $ORCA_SERVE_TOKEN" http://127.0.0.1:4747/v1/sessions`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, &f, o) },
+	}
+	addAgentFlags(cmd, &f.agent)
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:4747", "`HOST:PORT` to listen on (port 0: any free one, printed)")
+	fl.StringArrayVar(&f.origins, "allow-origin", nil, "let pages of `ORIGIN` (scheme://host[:port]) call the API; repeatable")
+	fl.StringArrayVar(&f.hosts, "allow-host", nil, "answer requests for `HOST` too (a name the server is reached by, besides loopback ones); repeatable")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
+	for _, name := range []string{"session", "continue", "fork-session", "budget-tokens", "budget-cost", "budget-tool-calls", "budget-time"} {
+		if cmd.Flags().Changed(name) {
+			return usageErrorf("--%s does not apply to orca serve: sessions and budgets are the API's (POST /v1/sessions, PUT /v1/sessions/ID/budget)", name)
+		}
+	}
+	cfg, err := f.agent.check(cmd, o)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return usageErrorf("--addr %s: %v", f.addr, err)
+	}
+	defer ln.Close()
+	stderr := cmd.ErrOrStderr()
+	token, where, err := serveToken(o)
+	if err != nil {
+		return &exitError{code: exitTurn, err: err}
+	}
+	cfg.Approver = policy.Parking{}
+	ctx := cmd.Context()
+	a, err := openApp(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	srv, err := serve.New(a, serve.Options{Token: token, AllowedOrigins: f.origins, AllowedHosts: f.hosts})
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	fmt.Fprintf(cmd.OutOrStdout(), "orca serve: %s on http://%s (workspace %s)\n%s\n", a.Runtime().Definition().Name, ln.Addr(), a.Root(), where)
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Close() // turns cancelled, streams told to end
+	if serr := hs.Shutdown(shut); serr != nil && err == nil {
+		err = serr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if err != nil {
+		return &exitError{code: exitTurn, err: err}
+	}
+	return nil
+}
+
+// serveToken returns the bearer token — $ORCA_SERVE_TOKEN, else the one
+// kept in the configuration folder, made on the first start — and a line
+// saying where it is (the token itself only when it was just made).
+func serveToken(o options) (token, where string, err error) {
+	if t := strings.TrimSpace(o.env(TokenEnv)); t != "" {
+		if len(t) < 16 {
+			return "", "", usageErrorf("$%s is %d characters: a token has at least 16", TokenEnv, len(t))
+		}
+		return t, "token: $" + TokenEnv, nil
+	}
+	dir := o.configDir
+	if dir == "" {
+		if dir, err = config.Dir(); err != nil {
+			return "", "", fmt.Errorf("no configuration folder to keep the token in (%v): set $%s", err, TokenEnv)
+		}
+	}
+	path := filepath.Join(dir, "orca", "serve-token")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 16 {
+		return strings.TrimSpace(string(b)), "token: in " + path, nil
+	}
+	raw := make([]byte, 24)
+	rand.Read(raw)
+	token = hex.EncodeToString(raw)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", "", fmt.Errorf("keeping the token: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("keeping the token: %w", err)
+	}
+	return token, fmt.Sprintf("token (new, kept in %s): %s", path, token), nil
+}

@@ -1,0 +1,132 @@
+package serve
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/orca-agent/orca/store"
+)
+
+func (s *Server) sessionEvents(w http.ResponseWriter, r *http.Request) error {
+	return s.stream(w, r, store.ObservationFilter{SessionID: r.PathValue("id")})
+}
+
+func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) error {
+	return s.stream(w, r, store.ObservationFilter{SessionID: r.PathValue("id"), TurnID: r.PathValue("turn")})
+}
+
+// stream sends the observation rows f selects as Server-Sent Events —
+// those after Last-Event-ID (or ?after=) first, then new ones as they are
+// written — until the client goes, the server closes, or (with
+// ?follow=false) the rows there are have been sent. Each event's id is
+// its row's sequence number, its event name the runtime event's, its data
+// the event's flat JSON.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.ObservationFilter) error {
+	if err := s.ours(r.Context(), f.SessionID); err != nil {
+		return err
+	}
+	rows, ok := s.app.Store().(store.Observations)
+	if !ok {
+		return &apiError{status: http.StatusNotImplemented, code: "no_rows", msg: "this store keeps no observation rows"}
+	}
+	last := r.Header.Get("Last-Event-ID")
+	field := "Last-Event-ID"
+	if last == "" {
+		last, field = r.URL.Query().Get("after"), "after"
+	}
+	if last != "" {
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n < 0 {
+			return badRequest(field, "%s: want an event id (a whole number), got %q", field, last)
+		}
+		f.AfterSeq = n
+	}
+	follow := true
+	if v := r.URL.Query().Get("follow"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return badRequest("follow", "follow: want true or false, got %q", v)
+		}
+		follow = b
+	}
+	if n := s.streams.Add(1); n > int64(s.opts.MaxStreams) {
+		s.streams.Add(-1)
+		return &apiError{status: http.StatusServiceUnavailable, code: "too_many_streams", msg: fmt.Sprintf("%d event streams are open, the most this server keeps", s.opts.MaxStreams)}
+	}
+	defer s.streams.Add(-1)
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	var buf bytes.Buffer
+	send := func() error {
+		if buf.Len() == 0 {
+			return nil
+		}
+		rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+		_, err := w.Write(buf.Bytes())
+		buf.Reset()
+		if err == nil {
+			err = rc.Flush()
+		}
+		return err
+	}
+	// The retry hint, and the headers out now: the client knows the
+	// stream is open before any event.
+	buf.WriteString("retry: 1000\n\n")
+	if err := send(); err != nil {
+		return nil
+	}
+	f.Limit = pageRows
+	heartbeat := time.NewTicker(s.opts.Heartbeat)
+	defer heartbeat.Stop()
+	poll := time.NewTicker(s.opts.Poll)
+	defer poll.Stop()
+	for {
+		// Wait for the rows written after this read, not before it.
+		var written <-chan struct{}
+		if w := s.app.Rows(); w != nil {
+			written = w.Written()
+		}
+		page, err := rows.Observations(r.Context(), f)
+		if err != nil {
+			if r.Context().Err() != nil {
+				return nil
+			}
+			s.opts.Logger.Warn("orca serve: reading events", "session", f.SessionID, "err", err)
+			return nil // the headers are out: the client reconnects
+		}
+		for _, o := range page {
+			fmt.Fprintf(&buf, "id: %d\nevent: %s\ndata: %s\n\n", o.Seq, o.Name, o.Data)
+			f.AfterSeq = o.Seq
+		}
+		if err := send(); err != nil {
+			return nil // the client went, or read too slowly: it reconnects
+		}
+		if len(page) == pageRows {
+			continue
+		}
+		if !follow {
+			return nil
+		}
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-s.ctx.Done():
+			return nil
+		case <-written:
+		case <-poll.C:
+		case <-heartbeat.C:
+			buf.WriteString(": keep-alive\n\n")
+			if err := send(); err != nil {
+				return nil
+			}
+		}
+	}
+}
