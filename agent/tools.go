@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,14 +77,14 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 		}
 		switch {
 		case !admitted:
-			b.done(k, t.closeCall(call, start, res))
+			b.done(k, t.closeCall(call, start, res, nil))
 		case t.parallel(a.tl) && t.rt.def.MaxParallelTools > 1:
 			b.jobs = append(b.jobs, job{slot: k, a: a, start: start})
 		default:
 			if b.flush() {
 				res, failures := t.execute(a)
 				t.middlewareFailed(call.ID, failures)
-				b.done(k, t.closeCall(call, start, t.after(a, res)))
+				b.done(k, t.closeCall(a.call, start, t.after(a, res), &a))
 			}
 		}
 	}
@@ -197,7 +198,7 @@ func (b *batch) flush() bool {
 func (b *batch) finish(j *job) {
 	t := b.t
 	t.middlewareFailed(j.a.call.ID, j.fails)
-	b.done(j.slot, t.closeCall(j.a.call, j.start, t.after(j.a, j.res)))
+	b.done(j.slot, t.closeCall(j.a.call, j.start, t.after(j.a, j.res), &j.a))
 }
 
 // notRun says why the next tool call of the turn must not run — the turn
@@ -223,9 +224,16 @@ func (t *turn) notRun() string {
 // and returns the observation. Nothing runs before it is allowed.
 func (t *turn) runTool(b *llm.Block) tool.Result {
 	call, start := t.started(b)
-	r := t.pipeline(call)
-	r.Content = t.closeCall(call, start, r).Content
-	return r
+	a, r, ok := t.admit(call)
+	if !ok {
+		r.Content = t.closeCall(call, start, r, nil).Content
+		return r
+	}
+	res, failures := t.execute(a)
+	t.middlewareFailed(call.ID, failures)
+	res = t.after(a, res)
+	res.Content = t.closeCall(a.call, start, res, &a).Content
+	return res
 }
 
 // started makes the call of tool use b and tells it started.
@@ -243,39 +251,26 @@ func (t *turn) started(b *llm.Block) (*tool.Call, time.Time) {
 	return call, start
 }
 
-// closeCall caps the observation r of call, tells the call ended and
-// returns its result block.
-func (t *turn) closeCall(call *tool.Call, start time.Time, r tool.Result) llm.Block {
+// closeCall caps the observation r of call, tells the call ended (a of
+// an admitted call: what let it run) and returns its result block.
+func (t *turn) closeCall(call *tool.Call, start time.Time, r tool.Result, a *admitted) llm.Block {
 	var saved string
 	r.Content, saved = t.capResult(call.ID, call.Name, r.Content)
-	t.completed(call, start, r, saved)
+	if t.observed() {
+		name := event.ToolExecCompleted
+		if r.IsError {
+			name = event.ToolExecFailed
+		}
+		d := &event.ToolData{
+			Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
+			Output: r.Content, IsError: r.IsError, Duration: time.Since(start), SavedTo: saved,
+		}
+		if a != nil {
+			d.AllowedBy, d.RewrittenBy = a.allowed, a.rewritten
+		}
+		t.emit(name, d)
+	}
 	return llm.ToolResultBlock(call.ID, r.Content, r.IsError)
-}
-
-// completed tells that call ended with r.
-func (t *turn) completed(call *tool.Call, start time.Time, r tool.Result, saved string) {
-	if !t.observed() {
-		return
-	}
-	name := event.ToolExecCompleted
-	if r.IsError {
-		name = event.ToolExecFailed
-	}
-	t.emit(name, &event.ToolData{
-		Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
-		Output: r.Content, IsError: r.IsError, Duration: time.Since(start), SavedTo: saved,
-	})
-}
-
-// pipeline takes call through admission, execution and what follows it.
-func (t *turn) pipeline(call *tool.Call) tool.Result {
-	a, r, ok := t.admit(call)
-	if !ok {
-		return r
-	}
-	res, failures := t.execute(a)
-	t.middlewareFailed(call.ID, failures)
-	return t.after(a, res)
 }
 
 // admitted is a call that admission let through: its tool, and what the
@@ -284,6 +279,9 @@ type admitted struct {
 	call *tool.Call
 	tl   tool.Tool
 	pre  []string
+	// allowed is what let it run, rewritten what changed its input.
+	allowed   event.Decision
+	rewritten []string
 }
 
 // admit takes call through the tool_request chain, validation, the
@@ -291,10 +289,20 @@ type admitted struct {
 // observation of a call that must not run.
 func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
 	rt := t.rt
+	var rewritten []string
 	if rt.mw.Has(middleware.ToolRequest) {
 		c, err := rt.mw.ApplyToolRequest(t.ctx, call)
 		if err != nil {
 			return admitted{}, tool.Errorf("%v", err), false
+		}
+		if c != call && (c.Name != call.Name || !bytes.Equal(c.Input, call.Input)) {
+			rewritten = append(rewritten, "middleware:tool_request")
+		}
+		if c.ID != call.ID {
+			// The result answers the model's call: its id is the model's.
+			cc := *c
+			cc.ID = call.ID
+			c = &cc
 		}
 		call = c
 	}
@@ -324,15 +332,29 @@ func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
 				return admitted{}, t.blocked(call, "hook:"+out.By, fmt.Sprintf("Blocked: a PRE_TOOL_USE hook rewrote the arguments of %s, and the result is invalid: %v", call.Name, err)), false
 			}
 			call.Input = args
+			for _, by := range out.RewrittenBy {
+				rewritten = append(rewritten, "hook:"+by)
+			}
 		}
 		hookSays, hookBy, preContext = out.Action, out.By, out.Context
 	}
 
-	if r, ok := t.authorize(call, tl, hookSays, hookBy); !ok {
+	var d decided
+	if r, ok := t.authorize(call, tl, hookSays, hookBy, &d); !ok {
 		r.Content += contextSuffix(hook.PreToolUse, preContext)
 		return admitted{}, r, false
 	}
-	return admitted{call: call, tl: tl, pre: preContext}, tool.Result{}, true
+	return admitted{call: call, tl: tl, pre: preContext, allowed: d.allowed, rewritten: append(rewritten, d.rewritten...)}, tool.Result{}, true
+}
+
+// decided is what authorize says of a call it let run.
+type decided struct {
+	allowed   event.Decision
+	rewritten []string
+}
+
+func (d *decided) by(by, rule, reason string) {
+	d.allowed = event.Decision{By: by, Rule: rule, Reason: reason}
 }
 
 // execute runs an admitted call through the tool_execution chain. It
@@ -421,7 +443,7 @@ func (t *turn) blocked(call *tool.Call, by, reason string) tool.Result {
 // an approval would, once; it never beats a deny (a rule, built-in
 // protection). A hook's defer parks the call for a person. It returns
 // false with the denial's observation when the call must not run.
-func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, hookBy string) (tool.Result, bool) {
+func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, hookBy string, d *decided) (tool.Result, bool) {
 	rt := t.rt
 	preq := policy.RequestFor(tl, call.Input, rt.fs)
 	pol := rt.policy
@@ -432,6 +454,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 		if len(preq.Access.Writes) > 0 || preq.Access.Command != "" {
 			pol = rt.guard
 		} else if hookSays != hook.RequestPermission && hookSays != hook.Defer {
+			d.by("none", "", "no policy is set")
 			return tool.Result{}, true
 		}
 	}
@@ -444,6 +467,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 	}
 	if t.req.Approved[call.ID] && (verdict.Decision == policy.Ask || hookSays == hook.Defer || hookSays == hook.RequestPermission) {
 		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "approved while the session was parked", Allowed: true, Scope: string(policy.ScopeOnce), By: "parked"})
+		d.by("parked", string(policy.ScopeOnce), "approved while the session was parked")
 		return tool.Result{}, true
 	}
 	if hookSays == hook.Defer {
@@ -460,14 +484,17 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 		verdict = policy.Verdict{Decision: policy.Ask, Reason: "a PRE_TOOL_USE hook asked for permission", Rule: "hook"}
 	}
 	if verdict.Decision != policy.Ask {
+		d.by("policy", verdict.Rule, verdict.Reason)
 		return tool.Result{}, true
 	}
 	if t.approved(preq) {
+		d.by("approval", "", "an earlier \"always allow\" approval, or a rule granted for the turn, covers it")
 		return tool.Result{}, true
 	}
 	if hookSays == hook.Allow {
 		// The hook's allow is the approval the ask wanted.
 		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "allowed by a PRE_TOOL_USE hook", Allowed: true, Scope: string(policy.ScopeOnce), By: "hook:" + hookBy})
+		d.by("hook:"+hookBy, "", "allowed by a PRE_TOOL_USE hook")
 		return tool.Result{}, true
 	}
 
@@ -475,6 +502,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 	resolve := func(allowed bool, scope, by, reason string) (tool.Result, bool) {
 		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: reason, Allowed: allowed, Scope: scope, By: by})
 		if allowed {
+			d.by(by, scope, reason)
 			return tool.Result{}, true
 		}
 		return t.blocked(call, by, reason), false
@@ -503,6 +531,9 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 					}
 				}
 				call.Input = args
+				for _, by := range out.RewrittenBy {
+					d.rewritten = append(d.rewritten, "hook:"+by)
+				}
 			}
 			return resolve(true, string(policy.ScopeOnce), "hook:"+out.By, out.Reason)
 		case hook.Deny:

@@ -234,6 +234,29 @@ func (d *ToolData) appendFields(b []byte) []byte {
 		b = append(b, `,"saved_to":`...)
 		b = appendString(b, d.SavedTo)
 	}
+	if a := d.AllowedBy; a != (Decision{}) {
+		b = append(b, `,"allowed_by":{"by":`...)
+		b = appendString(b, a.By)
+		if a.Rule != "" {
+			b = append(b, `,"rule":`...)
+			b = appendString(b, a.Rule)
+		}
+		if a.Reason != "" {
+			b = append(b, `,"reason":`...)
+			b = appendString(b, a.Reason)
+		}
+		b = append(b, '}')
+	}
+	if len(d.RewrittenBy) > 0 {
+		b = append(b, `,"rewritten_by":[`...)
+		for i, r := range d.RewrittenBy {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, r)
+		}
+		b = append(b, ']')
+	}
 	return b
 }
 
@@ -382,6 +405,24 @@ type ToolData struct {
 	// SavedTo is the workspace file that holds the whole result when it
 	// was too long for the conversation (Output is what the model saw).
 	SavedTo string `json:"saved_to,omitempty"`
+	// AllowedBy says what let a call that ran run (completed and failed
+	// events of calls that were not refused); RewrittenBy names what
+	// changed its input on the way ("middleware:tool_request",
+	// "hook:NAME"), in order. A refusal is a ToolBlocked event.
+	AllowedBy   Decision `json:"allowed_by,omitzero"`
+	RewrittenBy []string `json:"rewritten_by,omitempty"`
+}
+
+// Decision is what decided about a tool call: By is "policy" (Rule is the
+// rule or "mode:NAME" that allowed it), "approval" (an earlier "always
+// allow", or a rule a skill or command granted), "approver" (a person, now;
+// Rule is the scope they gave), "parked" (a person, while the session was
+// parked), "hook:NAME" (a PRE_TOOL_USE or PERMISSION_REQUEST hook), or
+// "none" (no policy is set); Reason says it in words.
+type Decision struct {
+	By     string `json:"by"`
+	Rule   string `json:"rule,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // UserMessageData is the data of UserMessageInjected.

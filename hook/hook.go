@@ -359,8 +359,10 @@ type Outcome struct {
 	// Payload is the payload after every applied rewrite (the one given
 	// when there was none).
 	Payload Payload
-	// Rewritten says whether any handler rewrote the payload.
-	Rewritten bool
+	// Rewritten says whether any handler rewrote the payload;
+	// RewrittenBy names those that did, in order.
+	Rewritten   bool
+	RewrittenBy []string
 	// Context is what handlers added, in order.
 	Context []string
 	// Instruction is the revise instructions, in order, joined by blank
@@ -421,6 +423,7 @@ func (r *Registry) Run(ctx context.Context, p Payload) Outcome {
 			var rewritten Payload
 			if rewritten, err = check(n, out.Payload, d); err == nil && rewritten != nil {
 				out.Payload, out.Rewritten = rewritten, true
+				out.RewrittenBy = append(out.RewrittenBy, e.name)
 			}
 		}
 		if err != nil {
