@@ -25,7 +25,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/subtle"
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +52,14 @@ import (
 
 //go:embed openapi.json
 var openAPI []byte
+
+// ui is the page GET / serves (ui/index.html, app.js, style.css).
+//
+//go:embed ui
+var ui embed.FS
+
+// cookieName is the sign-in cookie of the page: it carries the token.
+const cookieName = "orca_token"
 
 // Defaults of Options' zero fields.
 const (
@@ -141,7 +149,10 @@ type turnState struct {
 type route struct {
 	method, pattern string
 	public          bool
-	h               func(w http.ResponseWriter, r *http.Request) error
+	// page: a file of the web page, not an API operation (not in the
+	// OpenAPI document).
+	page bool
+	h    func(w http.ResponseWriter, r *http.Request) error
 	// body is the request body's type, for the OpenAPI check (nil: none).
 	body any
 }
@@ -168,7 +179,11 @@ func New(a *app.App, opts Options) (*Server, error) {
 	s := &Server{app: a, opts: opts, mux: http.NewServeMux(), sessions: map[string]*entry{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.routes = []route{
+		{method: "GET", pattern: "/{$}", public: true, page: true, h: s.page("ui/index.html")},
+		{method: "GET", pattern: "/ui/app.js", public: true, page: true, h: s.page("ui/app.js")},
+		{method: "GET", pattern: "/ui/style.css", public: true, page: true, h: s.page("ui/style.css")},
 		{method: "GET", pattern: "/v1/openapi.json", public: true, h: s.openAPI},
+		{method: "POST", pattern: "/v1/login", public: true, h: s.login, body: loginRequest{}},
 		{method: "GET", pattern: "/v1/sessions", h: s.listSessions},
 		{method: "POST", pattern: "/v1/sessions", h: s.createSession, body: createSessionRequest{}},
 		{method: "GET", pattern: "/v1/sessions/{id}", h: s.getSession},
@@ -292,6 +307,9 @@ func (s *Server) admitted(w http.ResponseWriter, r *http.Request, public bool) b
 		return true
 	}
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if c, err := r.Cookie(cookieName); !ok && err == nil {
+		token, ok = c.Value, true
+	}
 	if !ok && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/events") {
 		token, ok = r.URL.Query().Get("access_token"), r.URL.Query().Has("access_token")
 	}
@@ -483,6 +501,45 @@ func parkedOf(p store.ParkedCall) parkedJSON {
 
 func sessionOf(st store.Session) sessionJSON {
 	return sessionJSON{ID: st.ID, Agent: st.Agent, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt, Turns: st.Turns, LastPrompt: st.LastPrompt}
+}
+
+// page serves a file of the web page.
+func (s *Server) page(name string) func(w http.ResponseWriter, r *http.Request) error {
+	types := map[string]string{".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		b, err := ui.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		h := w.Header()
+		h.Set("Content-Type", types[name[strings.LastIndexByte(name, '.'):]])
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-cache")
+		_, err = w.Write(b)
+		return err
+	}
+}
+
+type loginRequest struct {
+	// Token is the server's token. Required.
+	Token string `json:"token"`
+}
+
+// login checks the token and gives the page its sign-in cookie (HttpOnly,
+// SameSite=Strict: no other site's page sends it).
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	var req loginRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.opts.Token)) != 1 {
+		return &apiError{status: http.StatusUnauthorized, code: "unauthorized", field: "token", msg: "the token is wrong"}
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.opts.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) error {

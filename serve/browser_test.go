@@ -1,0 +1,133 @@
+package serve_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/serve"
+)
+
+// browserEnv set to "required" (as .ci/run sets it) makes a missing
+// browser a failure instead of a skip.
+const browserEnv = "ORCA_BROWSER"
+
+// screenshotEnv names a folder where the test leaves its screenshots, for
+// a person to look at.
+const screenshotEnv = "ORCA_SCREENSHOTS"
+
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv(browserEnv) == "required" {
+		t.Fatalf("no headless browser (chromium) on PATH, and %s=required", browserEnv)
+	}
+	t.Skipf("no headless browser (chromium) on PATH; set %s=required to make this a failure", browserEnv)
+	return ""
+}
+
+// The page in a real headless browser: sign in with the token, pick the
+// session, send a message to the scripted model, watch the tool call
+// appear and wait for approval, approve it from the page, send the next
+// message and see the call run — with the control plane's story (parked,
+// then allowed) on screen — and its effect on disk.
+func TestPageInABrowser(t *testing.T) {
+	exe := chromium(t)
+	f := newFixture(t, app.Config{}, serve.Options{})
+	f.model.Script("web",
+		script.Response{ToolCalls: []script.ToolCall{{ID: "b1", Name: "Bash", Input: []byte(`{"command": "echo from the page > page.txt"}`)}}},
+		script.Text("Ran it: page.txt is written."))
+	f.json("POST", "/v1/sessions", `{"id": "web"}`, 201)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelTimeout()
+
+	shot := func(name string) {
+		t.Helper()
+		dir := os.Getenv(screenshotEnv)
+		if dir == "" {
+			return
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		for i, a := range actions {
+			if err := chromedp.Do(ctx, a); err != nil {
+				if dir := os.Getenv(screenshotEnv); dir != "" {
+					if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+						os.WriteFile(filepath.Join(dir, "failed.png"), png, 0o644)
+					}
+				}
+				t.Fatalf("in the browser, %s (step %d): %v", what, i+1, err)
+			}
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("the text of %s: %v", sel, err)
+		}
+		return s
+	}
+	step("signing in",
+		chromedp.Navigate(f.http.URL+"/"),
+		chromedp.WaitVisible(`#login`),
+		chromedp.SendKeys(`#token`, token),
+		chromedp.Click(`#login button`),
+		chromedp.WaitVisible(`#sessions li[data-id="web"]`),
+		chromedp.WaitVisible(`#detail`),
+		chromedp.SendKeys(`#message`, "run it"),
+		chromedp.Click(`#chat button`),
+		chromedp.WaitVisible(`#timeline [data-tool-use-id="b1"] .badge.ask`),
+		chromedp.WaitVisible(`.approval button.approve`))
+	shot("1-waiting")
+	step("approving and going on",
+		chromedp.Click(`.approval button.approve`),
+		chromedp.WaitNotPresent(`.approval`),
+		chromedp.SendKeys(`#message`, "go on"),
+		chromedp.Click(`#chat button`),
+		chromedp.WaitVisible(`#timeline [data-tool-use-id="b1"] .badge.ok`),
+		chromedp.WaitVisible(`#transcript .msg.assistant`))
+	shot("2-done")
+	story, transcript, status := text(`#timeline`), text(`#transcript`), text(`#status`)
+	for _, want := range []string{"asked", "needs the user's approval", "parked approver: a person decides", "allowed by parked", "Bash echo from the page > page.txt"} {
+		if !strings.Contains(story, want) {
+			t.Errorf("the timeline lacks %q:\n%s", want, story)
+		}
+	}
+	if !strings.Contains(transcript, "Ran it: page.txt is written.") || !strings.Contains(transcript, "run it") {
+		t.Errorf("the conversation:\n%s", transcript)
+	}
+	if status != "1 session" {
+		t.Errorf("status %q", status)
+	}
+	if b, err := os.ReadFile(filepath.Join(f.ws, "page.txt")); err != nil || string(b) != "from the page\n" {
+		t.Errorf("page.txt %q, %v", b, err)
+	}
+}

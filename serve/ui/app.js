@@ -1,0 +1,298 @@
+// orca serve's page: sessions, a session's conversation, its timeline (with
+// what allowed, asked, rewrote or blocked each tool call), its parked
+// approvals, and a chat box. It talks to the API of the same origin (the
+// sign-in cookie carries the token) and follows the session's events over
+// Server-Sent Events. Data is put on the page as text, never as HTML.
+'use strict';
+
+const $ = (s) => document.querySelector(s);
+const EVENTS = ['session_started', 'session_ended', 'turn_started', 'iteration_started', 'llm_call_started', 'llm_call_completed',
+  'llm_call_failed', 'tool_exec_started', 'tool_exec_completed', 'tool_exec_failed', 'user_message_injected', 'output_rejected',
+  'tool_blocked', 'approval_requested', 'approval_resolved', 'hook_failed', 'hook_message', 'config_warning', 'middleware_failed',
+  'compaction_started', 'compaction_completed', 'verification_completed', 'subagent_started', 'subagent_completed', 'turn_completed',
+  'mcp_server_started', 'mcp_server_failed', 'mcp_server_dropped', 'mcp_server_reconnected', 'mcp_server_tools_changed'];
+
+let current = null;   // the session shown
+let source = null;    // its EventSource
+let events = [];      // its events, in order
+let renderQueued = false;
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k.startsWith('data-')) e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+  }
+  return e;
+}
+
+async function api(method, path, body) {
+  const opts = { method, credentials: 'same-origin', headers: {} };
+  if (body !== undefined) {
+    opts.headers['Content-Type'] = 'application/json';
+    opts.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, opts);
+  if (r.status === 401) {
+    showLogin();
+    throw new Error('sign in first');
+  }
+  const text = await r.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!r.ok) throw new Error(data && data.error ? data.error.message : r.statusText);
+  return data;
+}
+
+function showLogin() {
+  $('#app').hidden = true;
+  $('#login').hidden = false;
+  $('#token').focus();
+}
+
+$('#login').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  $('#login-error').textContent = '';
+  const r = await fetch('/v1/login', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token: $('#token').value }) });
+  if (!r.ok) {
+    $('#login-error').textContent = 'That is not the token.';
+    return;
+  }
+  $('#token').value = '';
+  start();
+});
+
+const num = (n) => (n || 0).toLocaleString('en');
+const ms = (ns) => ns ? (ns / 1e6 >= 1000 ? (ns / 1e9).toFixed(1) + ' s' : Math.round(ns / 1e6) + ' ms') : '';
+const plural = (n, w) => `${num(n)} ${w}${n === 1 ? '' : 's'}`;
+const totalsText = (t) => t ? `${plural(t.turns, 'turn')} · ${plural(t.input_tokens + t.output_tokens, 'token')} · ${plural(t.tool_calls, 'tool call')} · $${(t.cost_usd || 0).toFixed(4)}` : '';
+
+async function loadSessions() {
+  const { sessions } = await api('GET', '/v1/sessions');
+  const ul = $('#sessions');
+  ul.replaceChildren(...sessions.map((s) => el('li', { class: s.id === current ? 'active' : '', 'data-id': s.id, onclick: () => select(s.id) },
+    s.id, el('small', {}, s.last_prompt ? s.last_prompt.slice(0, 60) : 'no turn yet'), el('small', {}, totalsText(s.totals)))));
+  $('#status').textContent = `${sessions.length} session${sessions.length === 1 ? '' : 's'}`;
+}
+
+$('#new-session').addEventListener('click', async () => {
+  const s = await api('POST', '/v1/sessions', {});
+  await loadSessions();
+  select(s.id);
+});
+
+async function select(id) {
+  current = id;
+  events = [];
+  if (source) source.close();
+  $('#empty').hidden = true;
+  $('#detail').hidden = false;
+  $('#session-title').textContent = id;
+  document.querySelectorAll('#sessions li').forEach((li) => li.classList.toggle('active', li.dataset.id === id));
+  await refresh();
+  source = new EventSource(`/v1/sessions/${encodeURIComponent(id)}/events`);
+  for (const name of EVENTS) {
+    source.addEventListener(name, (m) => onEvent(id, Number(m.lastEventId), name, JSON.parse(m.data)));
+  }
+  renderTimeline();
+}
+
+function onEvent(id, seq, name, data) {
+  if (id !== current) return;
+  events.push({ seq, name, data });
+  if (!renderQueued) {
+    renderQueued = true;
+    requestAnimationFrame(() => { renderQueued = false; renderTimeline(); });
+  }
+  if ((name === 'turn_completed' && !data.depth) || name === 'approval_requested' || name === 'compaction_completed') {
+    refresh();
+    loadSessions();
+  }
+}
+
+async function refresh() {
+  const id = current;
+  const s = await api('GET', `/v1/sessions/${encodeURIComponent(id)}`);
+  if (id !== current) return;
+  $('#session-totals').textContent = totalsText(s.totals) + (s.running_turn ? ' · running' : '');
+  renderTranscript(s.transcript || []);
+  renderApprovals(s.parked || []);
+}
+
+function renderTranscript(msgs) {
+  const out = [];
+  for (const m of msgs) {
+    for (const b of m.content || []) {
+      if (b.type === 'text' && b.text) out.push(el('div', { class: 'msg ' + m.role }, el('span', { class: 'who' }, m.role === 'user' ? 'you' : 'agent'), b.text));
+      if (b.type === 'tool_use') out.push(el('div', { class: 'msg tool' }, el('span', { class: 'who' }, 'tool call'), `${b.name} ${JSON.stringify(b.input)}`));
+      if (b.type === 'tool_result') out.push(el('div', { class: 'msg tool' }, el('span', { class: 'who' }, b.is_error ? 'tool error' : 'tool result'), (b.content || '').slice(0, 2000)));
+    }
+  }
+  $('#transcript').replaceChildren(...out);
+}
+
+function renderApprovals(parked) {
+  $('#approvals').replaceChildren(...parked.map((p) => el('div', { class: 'approval', 'data-id': p.id },
+    el('b', {}, `${p.tool_name} waits for your decision`),
+    el('pre', {}, JSON.stringify(p.input, null, 2)),
+    el('div', { class: 'muted' }, p.reason),
+    el('div', { class: 'row' },
+      el('span', { class: 'muted' }, 'Approved calls run at the next message.'),
+      el('span', {},
+        el('button', { class: 'primary approve', type: 'button', onclick: () => decide(p.id, true) }, 'Approve'),
+        ' ',
+        el('button', { class: 'deny', type: 'button', onclick: () => decide(p.id, false) }, 'Deny'))))));
+}
+
+async function decide(id, approve) {
+  try {
+    await api('POST', `/v1/approvals/${encodeURIComponent(id)}`, { approve, by: 'web' });
+    $('#chat-error').textContent = approve ? 'Approved: send a message to go on.' : 'Denied.';
+  } catch (e) {
+    $('#chat-error').textContent = e.message;
+  }
+  refresh();
+}
+
+// story says what the control plane did with one tool call.
+function story(call) {
+  const lines = [];
+  for (const a of call.asked) lines.push(['asked', a.reason]);
+  for (const r of call.resolved) {
+    const parked = !r.allowed && (r.reason || '').startsWith('parked');
+    lines.push([r.allowed ? 'approved' : parked ? 'parked' : 'refused', `${r.by}${r.scope ? ' (' + r.scope + ')' : ''}${r.reason && !parked ? ': ' + r.reason : parked ? ': a person decides' : ''}`]);
+  }
+  if (call.blocked) lines.push(['blocked by ' + call.blocked.by, call.blocked.reason]);
+  if (call.end && call.end.allowed_by) {
+    const a = call.end.allowed_by;
+    lines.push(['allowed by ' + a.by, (a.rule ? a.rule + ' — ' : '') + (a.reason || '')]);
+  }
+  if (call.end && call.end.rewritten_by) lines.push(['input rewritten by', call.end.rewritten_by.join(', ')]);
+  for (const h of call.hooks) lines.push([`hook ${h.handler}`, h.message || h.error]);
+  return lines.map(([k, v]) => el('div', { class: 'story' }, el('b', {}, k), ' ', v || ''));
+}
+
+function renderTimeline() {
+  const turns = new Map();
+  const calls = new Map();
+  const turnOf = (d) => {
+    if (!turns.has(d.turn_id)) turns.set(d.turn_id, { id: d.turn_id, items: [], end: null, input: '' });
+    return turns.get(d.turn_id);
+  };
+  for (const { name, data: d } of events) {
+    if (!d.turn_id) continue;
+    const t = turnOf(d);
+    const depth = d.depth || 0;
+    switch (name) {
+      case 'turn_started':
+        if (!depth) t.input = d.input;
+        break;
+      case 'turn_completed':
+        if (!depth) t.end = d;
+        break;
+      case 'llm_call_completed':
+      case 'llm_call_failed':
+        t.items.push({ kind: 'llm', depth, d, name });
+        break;
+      case 'tool_exec_started': {
+        const c = { kind: 'tool', depth, start: d, end: null, asked: [], resolved: [], blocked: null, hooks: [] };
+        calls.set(d.tool_use_id, c);
+        t.items.push(c);
+        break;
+      }
+      case 'tool_exec_completed':
+      case 'tool_exec_failed':
+        if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).end = d;
+        break;
+      case 'approval_requested':
+        if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).asked.push(d);
+        break;
+      case 'approval_resolved':
+        if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).resolved.push(d);
+        break;
+      case 'tool_blocked':
+        if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).blocked = d;
+        break;
+      case 'hook_message':
+      case 'hook_failed':
+        if (d.tool_use_id && calls.has(d.tool_use_id)) calls.get(d.tool_use_id).hooks.push(d);
+        else t.items.push({ kind: 'note', depth, text: `hook ${d.handler}: ${d.message || d.error}` });
+        break;
+      case 'subagent_started':
+        t.items.push({ kind: 'note', depth, text: `subagent ${d.agent} started${d.background ? ' in the background' : ''}` });
+        break;
+      case 'subagent_completed':
+        t.items.push({ kind: 'note', depth, text: `subagent ${d.agent} ${d.stop_reason}: ${(d.answer || d.error || '').slice(0, 200)}` });
+        break;
+      case 'output_rejected':
+        t.items.push({ kind: 'note', depth, text: `answer rejected (${d.correction}): ${d.error}` });
+        break;
+      case 'middleware_failed':
+        t.items.push({ kind: 'note', depth, text: `middleware ${d.middleware} (${d.chain}) failed: ${d.error}` });
+        break;
+    }
+  }
+  const out = [];
+  for (const t of turns.values()) {
+    const head = t.end ? `${t.end.stop_reason} · ${plural(t.end.iterations, 'iteration')} · ${plural(t.end.tool_calls, 'tool call')}` : 'running…';
+    const items = t.items.map((it) => {
+      const cls = `item depth${Math.min(it.depth, 3)}`;
+      if (it.kind === 'llm') {
+        const u = it.d.usage || {};
+        return el('div', { class: cls + ' llm' }, `model call · iteration ${it.d.iteration} · ${num(u.input_tokens)} in / ${num(u.output_tokens)} out · ${ms(it.d.duration_ns)}`,
+          it.name === 'llm_call_failed' ? el('span', { class: 'badge bad' }, 'failed') : null);
+      }
+      if (it.kind === 'note') return el('div', { class: cls + ' note muted' }, it.text);
+      const s = it.start, e = it.end;
+      const state = e ? (e.is_error ? ['bad', it.blocked ? 'blocked' : 'failed'] : ['ok', 'done']) : (it.asked.length ? ['ask', 'waiting'] : ['', 'running']);
+      return el('div', { class: cls + ' tool', 'data-tool-use-id': s.tool_use_id },
+        el('span', { class: 'tool' }, `${s.tool_name} ${s.summary || ''}`),
+        el('span', { class: 'badge ' + state[0] }, state[1]),
+        e ? el('span', { class: 'muted' }, ' ' + ms(e.duration_ns)) : null,
+        story(it),
+        el('details', { class: 'io' }, el('summary', { class: 'muted' }, 'input and output'),
+          el('pre', {}, JSON.stringify(s.input, null, 2)), e ? el('pre', { class: 'output' }, e.output || '') : null));
+    });
+    out.push(el('details', { class: 'turn', open: true, 'data-turn': t.id },
+      el('summary', {}, el('b', {}, (t.input || '').slice(0, 80)), ' ', el('span', { class: 'muted' }, head)), items));
+  }
+  $('#timeline').replaceChildren(...out);
+}
+
+$('#chat').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const text = $('#message').value;
+  if (!text.trim() || !current) return;
+  $('#chat-error').textContent = '';
+  try {
+    const r = await api('POST', `/v1/sessions/${encodeURIComponent(current)}/messages`, { text });
+    $('#message').value = '';
+    if (r.queued) $('#chat-error').textContent = 'Queued into the running turn.';
+  } catch (e) {
+    $('#chat-error').textContent = e.message;
+  }
+});
+
+$('#message').addEventListener('keydown', (ev) => {
+  if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) $('#chat').requestSubmit();
+});
+
+async function start() {
+  try {
+    await loadSessions();
+  } catch (e) {
+    return;
+  }
+  $('#login').hidden = true;
+  $('#app').hidden = false;
+  const first = document.querySelector('#sessions li');
+  if (first) select(first.dataset.id);
+}
+
+start();
