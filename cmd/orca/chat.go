@@ -114,6 +114,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	l.endReason = session.EndPromptInputExit
 	defer l.close(ctx)
 	c.ls, c.queues, c.mcp = l.LiveSession, l.app.Runtime().Queues(), l.app.MCPServers
+	c.model, c.root = modelLabel(l.app), l.app.Root()
 
 	sigs := make(chan os.Signal, 4)
 	restore := o.interrupts.handle(func(sig os.Signal) {
@@ -143,6 +144,9 @@ type chat struct {
 	queues *queue.Manager
 	// mcp is the MCP servers' status (/mcp).
 	mcp func() []mcp.Status
+	// model names the provider and model (modelLabel); root is the
+	// workspace, for the command that resumes the session.
+	model, root string
 	con *console
 	in  io.Reader
 	// tty: the input is a terminal, where a person types. Prompts are shown,
@@ -298,6 +302,7 @@ func (c *chat) run(ctx context.Context) error {
 	for {
 		c.dispatch()
 		if c.exiting && c.running == 0 && len(c.backlog) == 0 {
+			c.farewell(ctx)
 			return c.con.err()
 		}
 		in := lines
@@ -603,14 +608,20 @@ func (c *chat) prompt() {
 // greet says which session the chat is in.
 func (c *chat) greet(ctx context.Context) {
 	s := fmt.Sprintf("orca chat · session %s", c.ls.ID())
-	if c.ls.Source() == "resumed" {
+	resumed := c.ls.Source() == "resumed"
+	if resumed {
 		if t, err := c.ls.Totals(ctx); err == nil {
 			s += fmt.Sprintf(" (resumed: %s so far)", plural(int(t.Turns), "turn"))
 		}
 	} else {
 		s += " (new)"
 	}
-	c.con.note(s + "\nType /help for the commands, /exit to leave.")
+	c.con.note(s + " · " + c.model + "\nType /help for the commands, /exit to leave.")
+	if resumed {
+		if r := recap(c.ls.Transcript()); r != "" {
+			c.con.note(r)
+		}
+	}
 }
 
 // report says what a Run call did that the turn's events did not show.

@@ -385,7 +385,7 @@ func toolHeader(name string, input json.RawMessage, d tool.Display) string {
 }
 
 // observation returns the first lines of a tool's output, indented under
-// its header, each line clipped.
+// its header, each line clipped unless the output is an error.
 func observation(out string, isError bool) string {
 	mark := "  ⎿  "
 	if isError {
@@ -407,7 +407,13 @@ func observation(out string, isError bool) string {
 		} else {
 			b.WriteString("     ")
 		}
-		b.WriteString(clip(printable(l), maxLineRunes))
+		if isError {
+			// What went wrong, and the hint that follows (a refusal's
+			// --allow flag), is never cut: the terminal wraps it.
+			b.WriteString(printable(l))
+		} else {
+			b.WriteString(clip(printable(l), maxLineRunes))
+		}
 		b.WriteByte('\n')
 	}
 	if n := len(lines) - len(shown); n > 0 {

@@ -34,6 +34,7 @@ func TestObservation(t *testing.T) {
 		{"one line", "ok\n", false, "  ⎿  ok\n"},
 		{"error", "no such file: a.txt", true, "  ✗  no such file: a.txt\n"},
 		{"long line", long, false, "  ⎿  " + strings.Repeat("x", maxLineRunes-1) + "…\n"},
+		{"long error", long, true, "  ✗  " + long + "\n"}, // a refusal's hint comes last: never cut
 		{"many lines", strings.Join(lines, "\n"), false,
 			"  ⎿  line\n" + strings.Repeat("     line\n", maxObservationLines-1) + "     … +12 lines\n"},
 		{"control characters", "a\x1b[31mred\r\n", false, "  ⎿  ared\n"},

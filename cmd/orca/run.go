@@ -93,14 +93,23 @@ hook.yaml manifest) run only once granted: 'orca trust hook:<name> DIR'.
 Ctrl-C interrupts the turn (it ends as interrupted); a second Ctrl-C
 cancels it.
 
-Exit codes: 0 the turn answered; 1 it failed, was interrupted, was
-escalated (its --verify check still failed), exhausted the session's budget
-or reached --max-iterations, or the session store could not be opened; 2
-usage errors (flags, no provider chosen or an unknown one, a missing API
-key, script file, workspace, settings files, extension manifests, a session
-of another runtime, nothing to --continue); 3 the turn stopped at a call
-parked for approval (--park-approvals), or the session still waits for a
-decision on one.`,
+Exit codes, by how the turn ended (its stop_reason, in the summary line and
+in --json's turn_completed):
+  0  answered; compacted (PROMPT /compact)
+  1  failed (a provider error retries did not cure, a used-up script)
+     interrupted (Ctrl-C)
+     escalated (its --verify check still failed after two revisions)
+     refused (the model or its provider's safety classifier declined)
+     blocked (refused before the model was asked, or ended by a hook)
+     budget_exhausted (the session's budget is spent)
+     max_iterations (--max-iterations model calls)
+     — and 1 too when the session store could not be opened
+  2  usage errors, before the turn (flags, no provider chosen or an unknown
+     one, a missing API key, script file, workspace, settings files,
+     extension manifests, a session of another runtime, nothing to
+     --continue)
+  3  awaiting_approval (--park-approvals parked a call), or the session
+     still waits for a decision on one`,
 		Example: `  orca run --provider anthropic "Fix the failing test"
   orca run --provider openai --base-url http://localhost:11434/v1 --model qwen3-coder "Fix the failing test"
   orca run --provider anthropic --verify 'go test ./...' "Fix the failing test"
@@ -132,7 +141,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		if t, err := l.Totals(cmd.Context()); err == nil {
 			n = plural(int(t.Turns), "turn")
 		}
-		text.note(fmt.Sprintf("session %s · %s · continue it with --continue or --session %s", l.ID(), n, l.ID()))
+		text.note(fmt.Sprintf("%s · session %s · %s · continue it with --continue or --session %s", modelLabel(l.app), l.ID(), n, l.ID()))
 	})
 }
 
