@@ -147,8 +147,8 @@ type chat struct {
 	// model names the provider and model (modelLabel); root is the
 	// workspace, for the command that resumes the session.
 	model, root string
-	con *console
-	in  io.Reader
+	con         *console
+	in          io.Reader
 	// tty: the input is a terminal, where a person types. Prompts are shown,
 	// and lines typed while a turn runs are queued into it; otherwise the
 	// input is a script, read one line per finished turn.
