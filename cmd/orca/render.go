@@ -84,14 +84,17 @@ type textRenderer struct {
 
 	wrote    bool // something was written: blocks are separated by a blank line
 	midLine  bool // the last write did not end a line
+	fresh    bool // a block was started and nothing written in it yet
 	streamed bool // the current model call streamed text
 	start    time.Time
+	used     llm.Usage // the turn's model calls so far, for the thinking spinner
 
 	inTool   bool     // a tool call started and has not ended
 	detailed bool     // the tool call started showed a detail (its output is not shown)
-	spin     *spinner // animates the running tool call's line, or nil
+	spin     *spinner // animates the running tool call's line, or the model's thinking; or nil
 	spinLine string   // that line, without its bullet
-	header   string   // the running tool call's header, written when it ends
+	spinInfo string   // what follows the seconds in the spinner's line (the tokens so far)
+	header   string   // the running tool call's header, written when it ends ("" for thinking)
 }
 
 func newTextRenderer(ctx context.Context, w io.Writer, opt textOptions) *textRenderer {
@@ -138,7 +141,7 @@ func (r *textRenderer) write(s string) {
 		return
 	}
 	r.rawWrite(s)
-	r.wrote = true
+	r.wrote, r.fresh = true, false
 	r.midLine = !strings.HasSuffix(s, "\n")
 }
 
@@ -157,12 +160,17 @@ func (r *textRenderer) endLine() {
 	}
 }
 
-// block starts a new block: a blank line after whatever came before.
+// block starts a new block: a blank line after whatever came before,
+// unless a block was started and is still empty.
 func (r *textRenderer) block() {
+	if r.fresh {
+		return
+	}
 	r.endLine()
 	if r.wrote {
 		r.write("\n")
 	}
+	r.fresh = true
 }
 
 // startToolLine shows header, the bullet line of a tool call that
@@ -177,12 +185,28 @@ func (r *textRenderer) startToolLine(header string) {
 	r.spin = startSpinner(r.ctx, r.drawSpinner)
 }
 
+// startThinking shows, on a terminal, a spinner while the model is asked
+// and until its first words arrive (or its call ends), on the line where
+// its text will start: with the seconds elapsed and the turn's tokens so
+// far. Its line is erased when it ends; nothing replaces it.
+func (r *textRenderer) startThinking() {
+	if !r.opt.terminal {
+		return
+	}
+	r.block()
+	r.header, r.spinLine = "", "Thinking…"
+	if t := tokens(r.used); len(t) > 0 {
+		r.spinInfo = " · " + strings.Join(t, " · ")
+	}
+	r.spin = startSpinner(r.ctx, r.drawSpinner)
+}
+
 // drawSpinner draws the spinner's line over itself. It draws the first
 // frame on the renderer's goroutine and the others on the spinner's, which
 // is the only writer while the spinner runs.
 func (r *textRenderer) drawSpinner(frame rune, elapsed time.Duration) {
 	line := r.spinLine
-	suffix := fmt.Sprintf(" (%ds)", int(elapsed/time.Second))
+	suffix := fmt.Sprintf(" (%ds%s)", int(elapsed/time.Second), r.spinInfo)
 	if r.opt.width > 0 {
 		// Leave the last column free: some terminals wrap on it.
 		line = clip(line, max(1, r.opt.width-1-2-utf8.RuneCountInString(suffix)))
@@ -200,12 +224,15 @@ func (r *textRenderer) endToolLine() {
 	r.spin = nil
 	r.rawWrite(eraseLine)
 	r.write(r.header)
-	r.header, r.spinLine = "", ""
+	r.header, r.spinLine, r.spinInfo = "", "", ""
 }
 
 func (r *textRenderer) render(ev event.Event) {
+	if d, ok := ev.Data.(*event.LLMDeltaData); ok && ev.Depth == 0 && (d.Delta.Type != llm.DeltaText || d.Delta.Text == "") {
+		return // not shown: the model is still thinking
+	}
 	// Whatever comes after a tool call's start (its end, normally) ends
-	// its spinner.
+	// its spinner; the model's first words end the thinking spinner.
 	r.endToolLine()
 	if ev.Depth > 0 {
 		r.renderFork(ev)
@@ -213,7 +240,7 @@ func (r *textRenderer) render(ev event.Event) {
 	}
 	switch d := ev.Data.(type) {
 	case *event.TurnStartedData:
-		r.start = ev.Time
+		r.start, r.used = ev.Time, llm.Usage{}
 		if r.opt.hideInput {
 			return
 		}
@@ -243,7 +270,11 @@ func (r *textRenderer) render(ev event.Event) {
 		switch ev.Name {
 		case event.LLMCallStarted:
 			r.streamed = false
+			r.startThinking()
 		case event.LLMCallCompleted:
+			if d.Usage != nil {
+				r.used = r.used.Add(*d.Usage)
+			}
 			// A client that does not stream still shows its text.
 			if !r.streamed && d.Text != "" {
 				r.block()

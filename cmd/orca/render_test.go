@@ -393,3 +393,63 @@ func TestSanitize(t *testing.T) {
 		}
 	}
 }
+
+// While the model is asked, a terminal shows a spinner with the seconds
+// elapsed and, from the second call on, the turn's tokens so far; thinking
+// deltas of a tool call's input keep it, the first words erase it, and the text starts on its
+// line. Off a terminal nothing of it is written.
+func TestThinkingSpinner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &fakeTerminal{}
+		r := newTextRenderer(t.Context(), out, textOptionsFor(out))
+		call := func(name event.Name, u *llm.Usage) event.Event {
+			return newEvent(name, &event.LLMCallData{Iteration: 1, Usage: u})
+		}
+		delta := func(typ llm.DeltaType, text string) event.Event {
+			return newEvent(event.LLMDelta, &event.LLMDeltaData{Iteration: 1, Delta: llm.Delta{Type: typ, Text: text}})
+		}
+		r.render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "fix it"}))
+		r.render(call(event.LLMCallStarted, nil))
+		want := "❯ fix it\n\n" + spinFrame(0, "Thinking…")
+		if got := out.String(); got != want {
+			t.Fatalf("when the model is asked:\ngot  %q\nwant %q", got, want)
+		}
+		time.Sleep(1000 * time.Millisecond)
+		synctest.Wait()
+		r.render(delta(llm.DeltaToolInput, `{"pat`))
+		for i := 1; i <= 10; i++ {
+			want += spinFrame(i, "Thinking…")
+		}
+		if got := out.String(); got != want {
+			t.Fatalf("after 1s and a tool input delta:\ngot  %q\nwant %q", got, want)
+		}
+		r.render(delta(llm.DeltaText, "I'll look."))
+		r.render(call(event.LLMCallCompleted, &llm.Usage{InputTokens: 1200, OutputTokens: 30}))
+		want += eraseLine + "I'll look.\n"
+		if got := out.String(); got != want {
+			t.Fatalf("after the first words:\ngot  %q\nwant %q", got, want)
+		}
+		// A tool call, then the next model call: its spinner says the
+		// tokens so far; a call that ends without text just erases it.
+		r.render(toolEvent(event.ToolExecStarted, "Glob", `{"pattern": "*.go"}`, ""))
+		r.render(toolEvent(event.ToolExecCompleted, "Glob", `{"pattern": "*.go"}`, "a.go"))
+		r.render(call(event.LLMCallStarted, nil))
+		r.render(call(event.LLMCallCompleted, nil))
+		r.close()
+		want += "\n" + spinFrame(0, "Glob *.go") + eraseLine + "● Glob *.go\n  ⎿  a.go\n\n" +
+			eraseLine + "⠋ Thinking… (0s · 1.2k tokens in · 30 out)" + eraseLine
+		if got := out.String(); got != want {
+			t.Fatalf("the second call:\ngot  %q\nwant %q", got, want)
+		}
+
+		var plain bytes.Buffer
+		r = newTextRenderer(t.Context(), &plain, textOptions{})
+		r.render(call(event.LLMCallStarted, nil))
+		r.render(delta(llm.DeltaText, "Hi."))
+		r.render(call(event.LLMCallCompleted, nil))
+		r.close()
+		if got := plain.String(); got != "Hi.\n" {
+			t.Errorf("off a terminal: %q", got)
+		}
+	})
+}
