@@ -285,7 +285,7 @@ func TestRunTerminal(t *testing.T) {
 		`{"text": "Done.", "usage": {"input_tokens": 1234, "output_tokens": 340}}`,
 	)
 	// On a terminal each tool call's line is a spinner, replaced by the
-	// bullet line when the call ends. (How many frames it draws depends on
+	// bullet line when the call ends; so is the model's, until it writes. (How many frames it draws depends on
 	// how long the tools take: the renderer's tests count them.)
 	out := &fakeTerminal{}
 	var errOut bytes.Buffer
@@ -296,7 +296,8 @@ func TestRunTerminal(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%q\nstderr:\n%s", code, stdout, errOut.String())
 	}
 	for _, want := range []string{
-		"❯ write a file\n\nWriting.\n\n" + eraseLine + "⠋ Write a.txt (0s)",
+		"❯ write a file\n\n" + eraseLine + "⠋ Thinking… (0s)", // until the model's first words, which start on its line
+		eraseLine + "Writing.\n\n" + eraseLine + "⠋ Write a.txt (0s)",
 		eraseLine + "● Write a.txt\n  ⎿  ",
 		"\n\n" + eraseLine + "⠋ Read missing.txt (0s)",
 		eraseLine + "● Read missing.txt\n  ✗  ",

@@ -14,6 +14,7 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tui"
 )
 
 // renderer shows a turn's events. Its methods are called from one
@@ -89,24 +90,36 @@ type textRenderer struct {
 	start    time.Time
 	used     llm.Usage // the turn's model calls so far, for the thinking spinner
 
-	inTool   bool     // a tool call started and has not ended
-	detailed bool     // the tool call started showed a detail (its output is not shown)
-	spin     *spinner // animates the running tool call's line, or the model's thinking; or nil
-	spinLine string   // that line, without its bullet
-	spinInfo string   // what follows the seconds in the spinner's line (the tokens so far)
-	header   string   // the running tool call's header, written when it ends ("" for thinking)
+	inTool   bool          // a tool call started and has not ended
+	detailed bool          // the tool call started showed a detail (its output is not shown)
+	spin     *spinner      // animates the running tool call's line, or the model's thinking; or nil
+	spinLine string        // that line, without its bullet
+	spinInfo string        // what follows the seconds in the spinner's line (the tokens so far)
+	header   string        // the running tool call's header, written when it ends ("" for thinking)
+	failed   bool          // the running tool call failed (known at its end, when its header is drawn)
+	took     time.Duration // how long the running tool call took
+
+	md       *tui.Markdown // the model's text as markdown (opt.markdown), or nil
+	mdBlocks int           // blocks of the current model call drawn
 }
 
 func newTextRenderer(ctx context.Context, w io.Writer, opt textOptions) *textRenderer {
-	return &textRenderer{ctx: ctx, w: w, opt: opt}
+	r := &textRenderer{ctx: ctx, w: w, opt: opt}
+	if opt.markdown {
+		r.md = tui.NewMarkdown(opt.cols, opt.profile)
+	}
+	return r
 }
 
 func (r *textRenderer) err() error { return r.first }
 
 // close ends the rendering: a spinner still running stops and leaves its
-// tool call's bullet line. Rendering may go on after it (a chat's next
-// turn).
-func (r *textRenderer) close() { r.endToolLine() }
+// tool call's bullet line, text waiting for the end of its markdown block
+// is drawn. Rendering may go on after it (a chat's next turn).
+func (r *textRenderer) close() {
+	r.flushMarkdown()
+	r.endToolLine()
+}
 
 // note writes s, lines of the program's own (not the turn's), as a block
 // of its own. A running tool call's spinner stops and leaves its line.
@@ -126,8 +139,26 @@ func (r *textRenderer) prompt(p string, cont bool) {
 	} else {
 		r.block()
 	}
-	r.write(p)
+	r.emit(p, r.opt.theme.Prompt)
 	r.midLine = false
+}
+
+// emit writes s, stripped as write strips it, in style (of opt.theme:
+// nothing off a real terminal).
+func (r *textRenderer) emit(s string, style func(string) string) {
+	if !r.opt.theme.On() || style == nil {
+		r.write(s)
+		return
+	}
+	if r.first != nil || s == "" {
+		return
+	}
+	if s = sanitize(s); s == "" {
+		return
+	}
+	r.rawWrite(style(s))
+	r.wrote, r.fresh = true, false
+	r.midLine = !strings.HasSuffix(s, "\n")
 }
 
 // write writes s, stripped of terminal control sequences (see sanitize):
@@ -207,11 +238,12 @@ func (r *textRenderer) startThinking() {
 func (r *textRenderer) drawSpinner(frame rune, elapsed time.Duration) {
 	line := r.spinLine
 	suffix := fmt.Sprintf(" (%ds%s)", int(elapsed/time.Second), r.spinInfo)
-	if r.opt.width > 0 {
+	if w := r.opt.cols(); w > 0 {
 		// Leave the last column free: some terminals wrap on it.
-		line = clip(line, max(1, r.opt.width-1-2-utf8.RuneCountInString(suffix)))
+		line = clip(line, max(1, w-1-2-utf8.RuneCountInString(suffix)))
 	}
-	r.rawWrite(eraseLine + string(frame) + " " + line + suffix)
+	th := r.opt.theme
+	r.rawWrite(eraseLine + th.Spin(string(frame)) + " " + line + th.Faint(suffix))
 }
 
 // endToolLine stops the running tool call's spinner, if any, and replaces
@@ -223,13 +255,94 @@ func (r *textRenderer) endToolLine() {
 	r.spin.halt()
 	r.spin = nil
 	r.rawWrite(eraseLine)
-	r.write(r.header)
-	r.header, r.spinLine, r.spinInfo = "", "", ""
+	r.writeHeader(r.header, r.failed, r.took)
+	r.header, r.spinLine, r.spinInfo, r.failed, r.took = "", "", "", false, 0
+}
+
+// writeHeader writes a tool call's header; in colour, its bullet says
+// whether the call failed, its name is bold, and the time it took follows.
+func (r *textRenderer) writeHeader(header string, failed bool, took time.Duration) {
+	th := r.opt.theme
+	if !th.On() || header == "" {
+		r.write(header)
+		return
+	}
+	first, rest, _ := strings.Cut(header, "\n")
+	r.emit(first, func(l string) string {
+		name, args, _ := strings.Cut(strings.TrimPrefix(l, "● "), " ")
+		bullet := th.OK("●")
+		if failed {
+			bullet = th.Fail("●")
+		}
+		out := bullet + " " + th.Tool(name)
+		if args != "" {
+			out += " " + args
+		}
+		if took >= 100*time.Millisecond {
+			out += th.Faint(" · " + took.Round(100*time.Millisecond).String())
+		}
+		return out
+	})
+	r.write("\n" + rest)
+}
+
+// streamMarkdown takes a piece of the model's text: the blocks it
+// completes are drawn; until the first is, the thinking spinner goes on.
+func (r *textRenderer) streamMarkdown(text string) {
+	out, err := r.md.Write(sanitize(text))
+	r.drawMarkdown(out, err, text)
+}
+
+// flushMarkdown draws the model's text still waiting for its block's end.
+func (r *textRenderer) flushMarkdown() {
+	if r.md == nil || !r.md.Pending() {
+		return
+	}
+	out, err := r.md.Flush()
+	r.drawMarkdown(out, err, "")
+}
+
+func (r *textRenderer) drawMarkdown(out string, err error, text string) {
+	if err != nil {
+		// The markdown cannot be drawn: show the text as it is.
+		r.endToolLine()
+		r.md = nil
+		r.streamed = true
+		r.write(text)
+		return
+	}
+	if out == "" {
+		return
+	}
+	r.endToolLine()
+	if !r.streamed {
+		r.streamed = true
+		r.block()
+	}
+	if r.mdBlocks > 0 {
+		r.rawWrite("\n")
+	}
+	r.mdBlocks++
+	r.rawWrite(out + "\n")
+	r.wrote, r.fresh, r.midLine = true, false, false
 }
 
 func (r *textRenderer) render(ev event.Event) {
-	if d, ok := ev.Data.(*event.LLMDeltaData); ok && ev.Depth == 0 && (d.Delta.Type != llm.DeltaText || d.Delta.Text == "") {
-		return // not shown: the model is still thinking
+	if d, ok := ev.Data.(*event.LLMDeltaData); ok && ev.Depth == 0 {
+		if d.Delta.Type != llm.DeltaText || d.Delta.Text == "" {
+			return // not shown: the model is still thinking
+		}
+		if r.md != nil {
+			r.streamMarkdown(d.Delta.Text)
+			return
+		}
+	}
+	if ev.Depth == 0 && (ev.Name == event.LLMCallCompleted || ev.Name == event.LLMCallFailed) {
+		r.flushMarkdown()
+	}
+	if d, ok := ev.Data.(*event.ToolData); ok && ev.Depth == 0 && ev.Name != event.ToolExecStarted {
+		// The call's end draws its header: in colour, with how it went.
+		r.failed, r.took = d.IsError, d.Duration
 	}
 	// Whatever comes after a tool call's start (its end, normally) ends
 	// its spinner; the model's first words end the thinking spinner.
@@ -269,7 +382,7 @@ func (r *textRenderer) render(ev event.Event) {
 	case *event.LLMCallData:
 		switch ev.Name {
 		case event.LLMCallStarted:
-			r.streamed = false
+			r.streamed, r.mdBlocks = false, 0
 			r.startThinking()
 		case event.LLMCallCompleted:
 			if d.Usage != nil {
@@ -277,8 +390,13 @@ func (r *textRenderer) render(ev event.Event) {
 			}
 			// A client that does not stream still shows its text.
 			if !r.streamed && d.Text != "" {
-				r.block()
-				r.write(d.Text)
+				if r.md != nil {
+					r.streamMarkdown(d.Text)
+					r.flushMarkdown()
+				} else {
+					r.block()
+					r.write(d.Text)
+				}
 			}
 			r.endLine()
 		case event.LLMCallFailed:
@@ -309,7 +427,11 @@ func (r *textRenderer) render(ev event.Event) {
 			if !d.IsError && r.detailed {
 				return // the detail under the header says it all
 			}
-			r.write(observation(d.Output, d.IsError))
+			style := r.opt.theme.Faint
+			if d.IsError {
+				style = r.opt.theme.Fail
+			}
+			r.emit(observation(d.Output, d.IsError), style)
 		}
 	case *event.VerificationData:
 		// The built-in verification, after the model answered.
@@ -333,6 +455,18 @@ func (r *textRenderer) render(ev event.Event) {
 			took = ev.Time.Sub(r.start)
 		}
 		r.block()
+		if th := r.opt.theme; th.On() {
+			line, rest, _ := strings.Cut(summary(d, took), "\n")
+			mark, counts, _ := strings.Cut(line, " · ")
+			style := th.OK
+			if d.StopReason != "answered" {
+				style = th.Fail
+			}
+			r.emit(mark, style)
+			r.emit(" · "+counts+"\n", th.Faint)
+			r.emit(rest, th.Fail)
+			return
+		}
 		r.write(summary(d, took))
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/muesli/termenv"
 	"golang.org/x/term"
+
+	"github.com/orca-agent/orca/tui"
 )
 
 // textOptions says how the text renderer may draw on its writer.
@@ -20,6 +23,24 @@ type textOptions struct {
 	// hideInput: the turn's input was typed on this terminal (orca chat),
 	// so turn_started does not show it again.
 	hideInput bool
+	// theme colours the output (a real terminal, without NO_COLOR); the
+	// zero theme colours nothing.
+	theme tui.Theme
+	// markdown renders the model's text as markdown, block by block, in
+	// the profile's colours (a real terminal; plain text elsewhere).
+	markdown bool
+	profile  termenv.Profile
+	// size returns the terminal's width now (0: unknown), for a terminal
+	// that may be resized; nil: width.
+	size func() int
+}
+
+// cols returns the terminal's width now.
+func (o textOptions) cols() int {
+	if o.size != nil {
+		return o.size()
+	}
+	return o.width
 }
 
 // terminalWriter is a writer that says itself whether it is a terminal:
@@ -29,7 +50,8 @@ type terminalWriter interface {
 }
 
 // textOptionsFor returns the options of a text renderer writing to w: the
-// spinner only when w is a terminal.
+// spinner only when w is a terminal, colour and markdown only when it is a
+// real one (the tests' fake terminals get today's plain lines).
 func textOptionsFor(w io.Writer) textOptions {
 	switch w := w.(type) {
 	case terminalWriter:
@@ -40,11 +62,15 @@ func textOptionsFor(w io.Writer) textOptions {
 		if !term.IsTerminal(fd) {
 			return textOptions{}
 		}
-		width, _, err := term.GetSize(fd)
-		if err != nil {
-			width = 0
+		size := func() int {
+			width, _, err := term.GetSize(fd)
+			if err != nil {
+				return 0
+			}
+			return width
 		}
-		return textOptions{terminal: true, width: width}
+		p := tui.Profile(true, os.Getenv)
+		return textOptions{terminal: true, width: size(), size: size, markdown: true, profile: p, theme: tui.NewTheme(w, p)}
 	}
 	return textOptions{}
 }
