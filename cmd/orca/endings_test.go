@@ -11,7 +11,7 @@ import (
 // and never "context canceled".
 func TestInterruptAtApproval(t *testing.T) {
 	for _, args := range [][]string{
-		{"demo", "--permission-mode", "default"},
+		{"demo", "--fast", "--permission-mode", "default"},
 		{"run", "--script", writeScript(t, bashCall("t", "touch x"), `{"text": "never"}`), "-w", t.TempDir(), "go"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
@@ -112,5 +112,26 @@ func TestChatFarewellAndRecap(t *testing.T) {
 	want := "Earlier in this session (the last 2 exchanges of 2):\n\n❯ hello\nOne.\n\n❯ run it\nTwo,\nover two lines.\n"
 	if !strings.Contains(stdout, "orca chat · session c (resumed: 2 turns so far) · script\n") || !strings.Contains(stdout, want) {
 		t.Errorf("the resumed chat does not show %q:\n%s", want, stdout)
+	}
+}
+
+// On a terminal the demo's model takes a thinking time before each
+// response; --fast, --json and other outputs skip it.
+func TestDemoPaced(t *testing.T) {
+	t.Parallel()
+	total := 0
+	for i, r := range demoScript(true) {
+		if r.DelayMS <= 0 {
+			t.Errorf("response %d comes at once", i)
+		}
+		total += r.DelayMS
+	}
+	if total < 5000 || total > 12000 {
+		t.Errorf("the demo thinks %dms in all", total)
+	}
+	for i, r := range demoScript(false) {
+		if r.DelayMS != 0 {
+			t.Errorf("unpaced response %d waits %dms", i, r.DelayMS)
+		}
 	}
 }

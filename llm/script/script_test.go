@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/llmtest"
@@ -143,6 +145,7 @@ func TestParse(t *testing.T) {
 		{`{"responses":[{"tool_calls":[{"input":{}}]}]}`, "responses[0].tool_calls[0]: no name"},
 		{`{"responses":[{"tool_calls":[{"name":"A","input":{},"input_raw":"{}"}]}]}`, "not both"},
 		{`{"responses":[{"error":{}}]}`, "no kind"},
+		{`{"responses":[{"text":"a","delay_ms":-1}]}`, "responses[0].delay_ms: -1 is negative"},
 		{`{"responses":[]} {}`, "trailing"},
 		{`[1,2]`, "line 1, column 1"},
 		{`{"responses":[{"text":"a"},]}`, "line 1, column 28"},
@@ -187,4 +190,28 @@ func TestRoutesInAFile(t *testing.T) {
 	if _, err := script.Parse(strings.NewReader(`{"routes": {"sideways": []}}`)); err == nil || !strings.Contains(err.Error(), "routes.sideways") {
 		t.Errorf("unknown route: %v", err)
 	}
+}
+
+// A response's delay_ms holds the answer back that long; the call's
+// context ending cuts it short, and the call fails.
+func TestDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := script.Parse(strings.NewReader(`{"responses":[{"text":"slow","delay_ms":1500},{"text":"never","delay_ms":60000}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := script.New().ScriptAny(f.Responses...)
+		req := &llm.Request{Metadata: llm.Metadata{TraceID: "x"}}
+		start := time.Now()
+		r, err := c.Generate(t.Context(), req, nil)
+		if err != nil || r.Message.Text() != "slow" || time.Since(start) != 1500*time.Millisecond {
+			t.Errorf("after %v: %v, %v", time.Since(start), r, err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		start = time.Now()
+		if _, err := c.Generate(ctx, req, nil); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Second {
+			t.Errorf("cancelled after %v: %v", time.Since(start), err)
+		}
+	})
 }
