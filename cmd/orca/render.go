@@ -344,8 +344,11 @@ func (r *textRenderer) render(ev event.Event) {
 		// The call's end draws its header: in colour, with how it went.
 		r.failed, r.took = d.IsError, d.Duration
 	}
-	// Whatever comes after a tool call's start (its end, normally) ends
-	// its spinner; the model's first words end the thinking spinner.
+	if ev.Depth == 0 && !drawn(ev) {
+		return // a spinner runs on: nothing is drawn for ev
+	}
+	// Whatever is drawn after a tool call's start (its end, normally)
+	// ends its spinner; the model's first words end the thinking spinner.
 	r.endToolLine()
 	if ev.Depth > 0 {
 		r.renderFork(ev)
@@ -469,6 +472,21 @@ func (r *textRenderer) render(ev event.Event) {
 		}
 		r.write(summary(d, took))
 	}
+}
+
+// drawn reports whether render may draw something for ev, a turn's own
+// event (a fork's are drawn under their Task call): the others (a policy
+// decision, say) leave a running spinner alone, so that a call's bullet
+// line is drawn at its end, when its outcome is known. An approval request
+// is drawn: its question comes under the call's line.
+func drawn(ev event.Event) bool {
+	switch ev.Data.(type) {
+	case *event.TurnStartedData, *event.UserMessageData, *event.CompactionData, *event.LLMCallData, *event.LLMDeltaData,
+		*event.ToolData, *event.VerificationData, *event.HookFailedData, *event.HookMessageData, *event.TurnCompletedData,
+		*event.ApprovalData:
+		return true
+	}
+	return false
 }
 
 // hookLine shows a line of a hook's after mark: under the tool call it
