@@ -44,6 +44,10 @@ type promptApprover struct {
 	// ready, if set, waits until the screen is free for the question about
 	// a tool use (see approvalGate).
 	ready func(ctx context.Context, toolUseID string) error
+	// asking, if set, is told each question as it is asked — the call,
+	// the answer keys and what they do — after begin: the chat's terminal
+	// UI shows it, and takes only those keys.
+	asking func(question, keys, choices string)
 
 	mu sync.Mutex
 }
@@ -127,6 +131,13 @@ func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest
 	// way — can never be: no answer the model wrote can pass for orca's
 	// question, nor cover it.
 	question := "? Allow " + printable(call) + "?"
+	if a.asking != nil {
+		keys, short := "yn", "[y] yes, once · [n] no (Esc)"
+		if len(rules) > 0 {
+			keys, short = "yan", "[y] yes, once · [a] yes, and allow "+printable(strings.Join(rules, ", "))+" for this session · [n] no (Esc)"
+		}
+		a.asking("Allow "+printable(call)+"?", keys, short)
+	}
 	if isTerminal(a.out) && os.Getenv("NO_COLOR") == "" {
 		question = "\x1b[1;7m " + question + " \x1b[0m"
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/tui"
 )
 
 // chatHelp lists the chat's commands.
@@ -83,7 +85,6 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	opt := textOptionsFor(stdout)
 	opt.hideInput = tty // the terminal shows what was typed
 	c := &chat{
-		con:      &console{w: stdout, r: newTextRenderer(ctx, stdout, opt)},
 		in:       stdin,
 		tty:      tty,
 		asks:     make(chan *ask),
@@ -91,11 +92,40 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 		activity: make(chan struct{}, 1),
 		window:   2 * time.Second,
 	}
+	sigs := make(chan os.Signal, 4)
+	if useChatUI(stdin, stdout) {
+		// The UI draws the spinner and the prompt; turns show their input.
+		opt.terminal, opt.hideInput = false, false
+		var h *tui.History
+		if dir := o.userConfigDir(); dir != "" {
+			root, _ := filepath.Abs(f.workspace)
+			if r, err := filepath.EvalSymlinks(root); err == nil {
+				root = r
+			}
+			h, _ = tui.OpenHistory(historyPath(dir, root))
+		}
+		c.ui = newChatUI(ctx, stdin.(*os.File), stdout.(*os.File), opt.theme, h, sigs)
+		defer c.ui.close()
+		c.con = &console{w: c.ui.out, r: newTextRenderer(ctx, c.ui.out, opt)}
+	} else {
+		c.con = &console{w: stdout, r: newTextRenderer(ctx, stdout, opt)}
+	}
 	gate := newApprovalGate()
 	var approver policy.Approver
 	if tty && isTerminal(stdout) {
 		q := &question{c: c}
-		approver = &promptApprover{read: q.read, begin: q.begin, end: q.end, out: c.con, ready: gate.wait}
+		pa := &promptApprover{read: q.read, begin: q.begin, end: q.end, out: c.con, ready: gate.wait}
+		if c.ui != nil {
+			pa.asking = func(question, keys, choices string) {
+				c.ui.out.flush()
+				c.ui.send(tui.Ask{Question: question, Keys: keys, Choices: choices})
+			}
+			pa.end = func() {
+				q.end()
+				c.ui.send(tui.Answered{})
+			}
+		}
+		approver = pa
 	}
 	show := gated(c.con.render, gate)
 	cfg.Approver = approver
@@ -105,6 +135,9 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	}
 	l, err := f.openSession(ctx, a, stderr, func(ev event.Event) {
 		show(ev)
+		if c.ui != nil {
+			c.ui.event(ev)
+		}
 		c.poke()
 	}, false)
 	if err != nil {
@@ -116,7 +149,6 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	c.ls, c.queues, c.mcp = l.LiveSession, l.app.Runtime().Queues(), l.app.MCPServers
 	c.model, c.root = modelLabel(l.app), l.app.Root()
 
-	sigs := make(chan os.Signal, 4)
 	restore := o.interrupts.handle(func(sig os.Signal) {
 		select {
 		case sigs <- sig:
@@ -148,7 +180,10 @@ type chat struct {
 	// workspace, for the command that resumes the session.
 	model, root string
 	con         *console
-	in          io.Reader
+	// ui is the terminal UI the person types in (a real terminal), or nil:
+	// the input is read line by line.
+	ui *chatUI
+	in io.Reader
 	// tty: the input is a terminal, where a person types. Prompts are shown,
 	// and lines typed while a turn runs are queued into it; otherwise the
 	// input is a script, read one line per finished turn.
@@ -260,6 +295,9 @@ func (q *question) end() {
 // end of the input (then it closes the channel) or stop. A read from a
 // terminal cannot be cancelled: the goroutine ends with the process then.
 func (c *chat) readLines() (lines <-chan line, stop func()) {
+	if c.ui != nil {
+		return c.ui.lines, func() {}
+	}
 	ch := make(chan line)
 	done := make(chan struct{})
 	go func() {
@@ -309,7 +347,15 @@ func (c *chat) run(ctx context.Context) error {
 		if c.exiting || (c.running > 0 && !c.tty && c.asked == nil) {
 			in = nil // a script's next line waits for the turn
 		}
+		var answers <-chan string
+		if c.ui != nil && c.asked != nil {
+			answers = c.ui.answers
+		}
 		select {
+		case k := <-answers:
+			if !c.asked.give(line{s: k + "\n"}) {
+				c.asked = nil
+			}
 		case l, ok := <-in:
 			if !ok {
 				lines = nil
@@ -330,6 +376,9 @@ func (c *chat) run(ctx context.Context) error {
 			}
 			c.line(ctx, strings.TrimRight(l.s, "\r\n"))
 		case a := <-c.asks:
+			if c.ui != nil {
+				c.ui.drainAnswers() // keys pressed before the question cannot answer it
+			}
 			if c.exiting {
 				a.lines <- line{err: errors.New("the chat is ending")}
 				continue
@@ -345,6 +394,10 @@ func (c *chat) run(ctx context.Context) error {
 			}
 			c.report(o)
 			c.takeBack(o)
+			if c.ui != nil && c.running == 0 {
+				c.ui.send(tui.Idle{})
+				c.showStatus(ctx)
+			}
 			if c.con.err() != nil && !c.exiting {
 				// The screen is gone: nobody is there to chat with.
 				c.leave()
@@ -372,7 +425,7 @@ func (c *chat) endOfInput() {
 			c.submit(input)
 		}
 	}
-	if c.tty && c.running == 0 {
+	if c.tty && c.running == 0 && c.ui == nil {
 		c.con.newline()
 	}
 	c.exiting = true
@@ -510,7 +563,7 @@ func (c *chat) signal(sig os.Signal, cancelRuns context.CancelFunc) {
 		c.con.note("(the unfinished input was dropped)")
 		c.prompt()
 	default:
-		if c.tty {
+		if c.tty && c.ui == nil {
 			c.con.newline()
 		}
 		c.leave()
@@ -600,6 +653,9 @@ func (c *chat) leave() { c.exiting = true }
 
 // prompt shows the prompt, when a person types and no turn runs.
 func (c *chat) prompt() {
+	if c.ui != nil {
+		return // the UI's editor is the prompt
+	}
 	if c.tty && c.running == 0 && len(c.backlog) == 0 && !c.exiting {
 		c.con.prompt("❯ ", false)
 	}
@@ -617,6 +673,7 @@ func (c *chat) greet(ctx context.Context) {
 		s += " (new)"
 	}
 	c.con.note(s + " · " + c.model + "\nType /help for the commands, /exit to leave.")
+	c.showStatus(ctx)
 	if resumed {
 		if r := recap(c.ls.Transcript()); r != "" {
 			c.con.note(r)
@@ -624,10 +681,31 @@ func (c *chat) greet(ctx context.Context) {
 	}
 }
 
+// showStatus sets the UI's status line: the model, the session, what it
+// has used.
+func (c *chat) showStatus(ctx context.Context) {
+	if c.ui == nil {
+		return
+	}
+	s := c.model + " · session " + c.ls.ID()
+	if t, err := c.ls.Totals(ctx); err == nil {
+		s += " · " + plural(int(t.Turns), "turn")
+		if tk := tokens(t.Usage); len(tk) > 0 {
+			s += " · " + strings.Join(tk, " · ")
+		}
+		if t.CostUSD > 0 {
+			s += fmt.Sprintf(" · $%.2f", t.CostUSD)
+		}
+	}
+	c.ui.send(tui.Status(s + " · Enter sends · Alt+Enter new line · Ctrl-D leaves"))
+}
+
 // report says what a Run call did that the turn's events did not show.
 func (c *chat) report(o outcome) {
 	if errors.Is(o.err, session.ErrQueued) {
-		c.con.note("↳ queued: the running turn reads it at its next step.")
+		if c.ui == nil { // the UI shows its queue
+			c.con.note("↳ queued: the running turn reads it at its next step.")
+		}
 		return
 	}
 	c.con.endTurn()

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 var sgrSeq = regexp.MustCompile("\x1b\\[[0-9;]*m")
@@ -51,4 +54,96 @@ func TestTerminalNoColor(t *testing.T) {
 	if !strings.Contains(sc, "✓ answered") || !strings.Contains(sc, "Fixed: Sum in calc.go") {
 		t.Errorf("screen:\n%s", sc)
 	}
+}
+
+// orca chat in a real terminal: the editor, the history, a bracketed
+// paste, the thinking spinner, markdown, an approval that typed-ahead
+// input cannot answer, Ctrl-C, Ctrl-D — and what reached the store is
+// exactly what the person meant.
+func TestTerminalChat(t *testing.T) {
+	t.Parallel()
+	ws, cfg := t.TempDir(), t.TempDir()
+	sc := writeScript(t,
+		`{"text": "Hello with **bold** and `+"`code`"+`.", "delay_ms": 1500}`,
+		`{"tool_calls": [{"id": "t", "name": "Bash", "input": {"command": "touch x.txt"}}], "delay_ms": 1500}`,
+		`{"text": "Touched."}`,
+		`{"text": "never", "delay_ms": 60000}`,
+	)
+	p := startPTY(t, cfg, nil, "chat", "--script", sc, "-w", ws, "--session", "c")
+	p.waitFor("session c · 0 turns", 1) // the status line
+
+	// Typed with a typo, mended with the arrows.
+	p.typ("hllo")
+	p.typ("\x1b[D\x1b[D\x1b[De")
+	p.waitFor("❯ hello", 1)
+	sent := time.Now()
+	p.typ("\r")
+	p.waitFor("Thinking…", 1)
+	if d := time.Since(sent); d > time.Second {
+		t.Errorf("the spinner came %v after Enter", d)
+	}
+	p.waitUntil("the answer, and no spinner", func(s string) bool {
+		return strings.Contains(s, "Hello with bold and  code .") && !strings.Contains(s, "Thinking…")
+	})
+	if !regexp.MustCompile("\x1b\\[[0-9;]*1m[^\x1b]*bold").MatchString(p.Raw()) {
+		t.Error("the answer's bold is not drawn bold")
+	}
+
+	// ↑ recalls it; Ctrl-C clears the editor.
+	p.typ("\x1b[A")
+	p.waitUntil("hello recalled", func(s string) bool { return strings.HasSuffix(lastLines(s, 3), "❯ hello") || strings.Contains(lastLines(s, 3), "❯ hello\n") })
+	p.typ("\x03")
+	p.waitUntil("the editor cleared", func(s string) bool { return !strings.Contains(lastLines(s, 3), "❯ hello") })
+
+	// A pasted block of five lines is one message, sent by Enter.
+	paste := "line one\nline two\nline three\nline four\nline five"
+	p.typ("\x1b[200~" + paste + "\x1b[201~")
+	p.waitFor("  line five", 1)
+	p.typ("\r")
+	p.waitFor("Thinking…", 1)
+	// Typed ahead of the question: a message for the turn, not an answer.
+	p.typ("y\r")
+	p.waitFor("↳ queued: y", 1)
+	p.waitFor("? Allow Bash touch x.txt?", 1)
+	if fileExists(filepath.Join(ws, "x.txt")) {
+		t.Fatal("the typed-ahead y answered the question")
+	}
+	p.typ("y")
+	p.waitFor("Touched.", 1)
+	if !fileExists(filepath.Join(ws, "x.txt")) {
+		t.Error("the approved command did not run")
+	}
+
+	// Ctrl-C interrupts the turn; Ctrl-D leaves, naming the session.
+	p.typ("wait\r")
+	p.waitFor("Thinking…", 1)
+	p.typ("\x03")
+	p.waitFor("✗ interrupted", 1)
+	p.typ("\x04")
+	last := p.waitFor("resume it with: orca chat --session c", 1)
+	if code := p.wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, last)
+	}
+	want := []string{"hello", paste, "y", "wait"}
+	if got := show(t, ws, "c").prompts(); !slices.Equal(got, want) {
+		t.Errorf("the store holds %q, want %q", got, want)
+	}
+
+	// The history is the workspace's: a new chat there recalls it.
+	p = startPTY(t, cfg, nil, "chat", "--script", sc, "-w", ws, "--continue")
+	p.waitFor("session c · 3 turns", 1)
+	p.typ("\x1b[A")
+	p.waitUntil("wait recalled", func(s string) bool { return strings.Contains(lastLines(s, 3), "❯ wait") })
+	p.typ("\x1b[A")
+	p.waitUntil("y recalled", func(s string) bool { return strings.Contains(lastLines(s, 3), "❯ y") })
+	p.typ("\x03\x04")
+	if code := p.wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, p.screen())
+	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	l := strings.Split(s, "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
