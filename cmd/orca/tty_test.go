@@ -91,7 +91,9 @@ func TestTerminalChat(t *testing.T) {
 
 	// ↑ recalls it; Ctrl-C clears the editor.
 	p.typ("\x1b[A")
-	p.waitUntil("hello recalled", func(s string) bool { return strings.HasSuffix(lastLines(s, 3), "❯ hello") || strings.Contains(lastLines(s, 3), "❯ hello\n") })
+	p.waitUntil("hello recalled", func(s string) bool {
+		return strings.HasSuffix(lastLines(s, 3), "❯ hello") || strings.Contains(lastLines(s, 3), "❯ hello\n")
+	})
 	p.typ("\x03")
 	p.waitUntil("the editor cleared", func(s string) bool { return !strings.Contains(lastLines(s, 3), "❯ hello") })
 
