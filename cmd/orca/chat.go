@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/mcp"
@@ -25,9 +26,14 @@ import (
 )
 
 // chatHelp lists the chat's commands.
-const chatHelp = `Type a message and press Enter. A line that ends with \ goes on on the next line.
+const chatHelp = `Type a message and press Enter. A line that ends with \ goes on on the next line
+(in a terminal, so do Alt+Enter and Ctrl+J; ↑ and ↓ recall what you typed before).
   /compact [instructions]  summarise the older conversation, to free the model's context
   /cost                    what the session has spent, and its budget
+  /model                   the provider and model the chat talks to
+  /permissions             the permission mode and the allow, ask and deny rules in force
+  /resume                  the workspace's other sessions, and how to open one
+  /clear                   end this session (it is kept) and go on in a new one
   /mcp                     the MCP servers: up or not, their tools and prompts
   /help                    this help, with the skills and MCP prompts to invoke
   /exit                    leave (so do Ctrl-D and Ctrl-C at the prompt)
@@ -148,6 +154,12 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	defer l.close(ctx)
 	c.ls, c.queues, c.mcp = l.LiveSession, l.app.Runtime().Queues(), l.app.MCPServers
 	c.model, c.root = modelLabel(l.app), l.app.Root()
+	c.env = &chatEnv{app: l.app, cfg: cfg, store: l.app.Store(),
+		newSession: func(ctx context.Context) (*session.LiveSession, error) {
+			return l.app.Session(ctx, app.SessionOptions{OnEvent: l.view.feed})
+		},
+		swap: func(ls *session.LiveSession) { l.LiveSession = ls },
+	}
 
 	restore := o.interrupts.handle(func(sig os.Signal) {
 		select {
@@ -179,6 +191,7 @@ type chat struct {
 	// model names the provider and model (modelLabel); root is the
 	// workspace, for the command that resumes the session.
 	model, root string
+	env         *chatEnv // for /model, /permissions, /resume, /clear
 	con         *console
 	// ui is the terminal UI the person types in (a real terminal), or nil:
 	// the input is read line by line.
@@ -476,6 +489,18 @@ func (c *chat) line(ctx context.Context, s string) {
 	case "/cost":
 		c.cost(ctx)
 		c.prompt()
+	case "/model":
+		c.con.note(c.modelNote())
+		c.prompt()
+	case "/permissions":
+		c.con.note(c.permissionsNote())
+		c.prompt()
+	case "/resume":
+		c.con.note(c.resumeNote(ctx))
+		c.prompt()
+	case "/clear":
+		c.clear(ctx)
+		c.prompt()
 	case "/compact":
 		if c.running > 0 || len(c.backlog) > 0 {
 			c.con.note("A turn is running: /compact once it has ended.")
@@ -487,7 +512,7 @@ func (c *chat) line(ctx context.Context, s string) {
 			c.submit(input)
 			return
 		}
-		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
+		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /model, /permissions, /resume, /clear, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
 		c.prompt()
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -133,5 +134,42 @@ func TestDemoPaced(t *testing.T) {
 		if r.DelayMS != 0 {
 			t.Errorf("unpaced response %d waits %dms", i, r.DelayMS)
 		}
+	}
+}
+
+// /model, /permissions, /resume and /clear: what they show, and /clear
+// going on in a new session while the old one keeps its turns.
+func TestChatCommands(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sc := writeScript(t, `{"text": "One."}`, `{"text": "Two."}`)
+	input := "/model\n/permissions\nhello\n/clear\nagain\n/resume\n/exit\n"
+	stdout, stderr, code := orca(t, t.Context(), input, "chat", "--script", sc, "-w", ws, "--session", "c",
+		"--allow", "Bash(go test:*)", "--deny", "Write", "--permission-mode", "accept-edits")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"Model: script\n",
+		"Permission mode: accept-edits (",
+		"  deny   Write (--deny)\n",
+		"  ask    none\n",
+		"  allow  Bash(go test:*) (--allow)\n",
+		"Session c is kept (orca chat --session c -w ",
+		"The workspace's other sessions, most recently active first:\n  c  ",
+		"  1 turn  hello\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if got := show(t, ws, "c").prompts(); !slices.Equal(got, []string{"hello"}) {
+		t.Errorf("session c holds %q", got)
+	}
+	// The farewell names the new session, which holds the turn after /clear.
+	_, after, _ := strings.Cut(stdout, "A new session: ")
+	id, _, _ := strings.Cut(after, ".")
+	if got := show(t, ws, id).prompts(); !slices.Equal(got, []string{"again"}) || !strings.Contains(stdout, "Session "+id+" · 1 turn · resume it with: orca chat --session "+id) {
+		t.Errorf("session %q holds %q:\n%s", id, got, stdout)
 	}
 }
