@@ -41,7 +41,9 @@ type chatUI struct {
 	wake   chan struct{} // poked when inbox grows
 	closed bool          // Ctrl-D: nothing more comes
 
-	writing bool // the model call streams text (event's goroutine only)
+	// On the events' goroutine only:
+	writing bool      // the model call streams text
+	used    llm.Usage // the turn's model calls so far
 }
 
 // useChatUI reports whether orca chat draws its terminal UI: both
@@ -168,6 +170,7 @@ func (u *chatUI) event(ev event.Event) {
 	}
 	switch d := ev.Data.(type) {
 	case *event.TurnStartedData:
+		u.used = llm.Usage{}
 		u.send(tui.Entered{})
 		u.send(tui.Busy{Activity: "Thinking…", Since: time.Now()})
 	case *event.UserMessageData:
@@ -176,8 +179,15 @@ func (u *chatUI) event(ev event.Event) {
 		switch ev.Name {
 		case event.LLMCallStarted:
 			u.writing = false
-			u.send(tui.Busy{Activity: "Thinking…", Since: time.Now()})
+			what := "Thinking…"
+			if t := tokens(u.used); len(t) > 0 {
+				what += " · " + strings.Join(t, " · ")
+			}
+			u.send(tui.Busy{Activity: what, Since: time.Now()})
 		case event.LLMCallCompleted, event.LLMCallFailed:
+			if d.Usage != nil {
+				u.used = u.used.Add(*d.Usage)
+			}
 			// What the model wrote is printed: no spinner under it until
 			// the turn does something else.
 			u.send(tui.Busy{})

@@ -65,8 +65,8 @@ func TestTerminalChat(t *testing.T) {
 	ws, cfg := t.TempDir(), t.TempDir()
 	sc := writeScript(t,
 		`{"text": "Hello with **bold** and `+"`code`"+`.", "delay_ms": 1500}`,
-		`{"tool_calls": [{"id": "t", "name": "Bash", "input": {"command": "touch x.txt"}}], "delay_ms": 1500}`,
-		`{"text": "Touched."}`,
+		`{"tool_calls": [{"id": "t", "name": "Bash", "input": {"command": "touch x.txt"}}], "delay_ms": 1500, "usage": {"input_tokens": 1200, "output_tokens": 30}}`,
+		`{"text": "Touched.", "delay_ms": 500}`,
 		`{"text": "never", "delay_ms": 60000}`,
 	)
 	p := startPTY(t, cfg, nil, "chat", "--script", sc, "-w", ws, "--session", "c")
@@ -104,13 +104,20 @@ func TestTerminalChat(t *testing.T) {
 	p.typ("\r")
 	p.waitFor("Thinking…", 1)
 	// Typed ahead of the question: a message for the turn, not an answer.
-	p.typ("y\r")
+	// While it is typed, the spinner's line stays whole.
+	p.typ("y")
+	p.waitUntil("the spinner above the editor", func(s string) bool {
+		l := strings.Split(lastLines(s, 3), "\n")
+		return len(l) == 3 && strings.Contains(l[0], " Thinking… (") && strings.HasSuffix(l[0], "s · Ctrl-C interrupts)") && l[1] == "❯ y"
+	})
+	p.typ("\r")
 	p.waitFor("↳ queued: y", 1)
 	p.waitFor("? Allow Bash touch x.txt?", 1)
 	if fileExists(filepath.Join(ws, "x.txt")) {
 		t.Fatal("the typed-ahead y answered the question")
 	}
 	p.typ("y")
+	p.waitFor("Thinking… · 1.2k tokens in · 30 out (", 1) // the turn's tokens so far
 	p.waitFor("Touched.", 1)
 	if !fileExists(filepath.Join(ws, "x.txt")) {
 		t.Error("the approved command did not run")
