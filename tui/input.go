@@ -107,6 +107,9 @@ func NewInput(theme Theme, h *History, on Handlers) *Input {
 	ta.FocusedStyle.CursorLine = lipgloss.NewStyle()
 	ta.FocusedStyle.Base = lipgloss.NewStyle()
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	// The terminal pastes (bracketed): no reading the system clipboard
+	// behind the user's back.
+	ta.KeyMap.Paste.SetEnabled(false)
 	ta.SetHeight(1)
 	ta.Focus()
 	if h == nil {
@@ -265,6 +268,7 @@ func (m *Input) View() string {
 		return ""
 	}
 	var b strings.Builder
+	b.WriteString("\n") // apart from what is printed above
 	for _, q := range m.queued {
 		first, _, more := strings.Cut(q, "\n")
 		if more {
