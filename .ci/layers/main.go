@@ -21,9 +21,9 @@ const module = "github.com/orca-agent/orca"
 // layers lists the packages from the bottom up; a package may import the
 // packages of lower layers only. Keep it as ARCHITECTURE.md draws it.
 var layers = [][]string{
-	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "mcp/mcptest", "tui"},
+	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "mcp/mcptest"},
 	{"cmd/orca-mcp-faults", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
-	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp"},
+	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp", "tui"},
 	{"config", "skill", "store/sqlite", "store/storetest"},
 	{"toolset"},
 	{"agent"},

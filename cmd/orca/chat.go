@@ -88,8 +88,8 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 
 	tty := isTerminal(stdin)
-	opt := textOptionsFor(stdout)
-	opt.hideInput = tty // the terminal shows what was typed
+	opt := tui.OptionsFor(stdout)
+	opt.HideInput = tty // the terminal shows what was typed
 	c := &chat{
 		in:       stdin,
 		tty:      tty,
@@ -101,7 +101,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	sigs := make(chan os.Signal, 4)
 	if useChatUI(stdin, stdout) {
 		// The UI draws the spinner and the prompt; turns show their input.
-		opt.terminal, opt.hideInput = false, false
+		opt.Terminal, opt.HideInput = false, false
 		var h *tui.History
 		if dir := o.userConfigDir(); dir != "" {
 			root, _ := filepath.Abs(f.workspace)
@@ -110,11 +110,11 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 			}
 			h, _ = tui.OpenHistory(historyPath(dir, root))
 		}
-		c.ui = newChatUI(ctx, stdin.(*os.File), stdout.(*os.File), opt.theme, h, sigs)
+		c.ui = newChatUI(ctx, stdin.(*os.File), stdout.(*os.File), opt.Theme, h, sigs)
 		defer c.ui.close()
-		c.con = &console{w: c.ui.out, r: newTextRenderer(ctx, c.ui.out, opt)}
+		c.con = &console{w: c.ui.out, r: tui.NewText(ctx, c.ui.out, opt)}
 	} else {
-		c.con = &console{w: stdout, r: newTextRenderer(ctx, stdout, opt)}
+		c.con = &console{w: stdout, r: tui.NewText(ctx, stdout, opt)}
 	}
 	gate := newApprovalGate()
 	var approver policy.Approver
@@ -692,7 +692,7 @@ func (c *chat) greet(ctx context.Context) {
 	resumed := c.ls.Source() == "resumed"
 	if resumed {
 		if t, err := c.ls.Totals(ctx); err == nil {
-			s += fmt.Sprintf(" (resumed: %s so far)", plural(int(t.Turns), "turn"))
+			s += fmt.Sprintf(" (resumed: %s so far)", tui.Plural(int(t.Turns), "turn"))
 		}
 	} else {
 		s += " (new)"
@@ -714,8 +714,8 @@ func (c *chat) showStatus(ctx context.Context) {
 	}
 	s := c.model + " · session " + c.ls.ID()
 	if t, err := c.ls.Totals(ctx); err == nil {
-		s += " · " + plural(int(t.Turns), "turn")
-		if tk := tokens(t.Usage); len(tk) > 0 {
+		s += " · " + tui.Plural(int(t.Turns), "turn")
+		if tk := tui.Tokens(t.Usage); len(tk) > 0 {
 			s += " · " + strings.Join(tk, " · ")
 		}
 		if t.CostUSD > 0 {
@@ -772,7 +772,7 @@ func (c *chat) cost(ctx context.Context) {
 		return
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Session %s · %s\n", c.ls.ID(), plural(int(t.Turns), "turn"))
+	fmt.Fprintf(&sb, "Session %s · %s\n", c.ls.ID(), tui.Plural(int(t.Turns), "turn"))
 	writeSpending(&sb, t, b)
 	c.con.note(sb.String())
 }
@@ -783,39 +783,39 @@ func (c *chat) cost(ctx context.Context) {
 type console struct {
 	mu sync.Mutex
 	w  io.Writer
-	r  *textRenderer
+	r  *tui.Text
 }
 
 func (c *console) render(ev event.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.render(ev)
+	c.r.Render(ev)
 }
 
 // endTurn stops what the last turn left animated.
 func (c *console) endTurn() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.close()
+	c.r.Close()
 }
 
 func (c *console) note(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.note(s)
+	c.r.Note(s)
 }
 
 func (c *console) prompt(p string, cont bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.prompt(p, cont)
+	c.r.Prompt(p, cont)
 }
 
 // newline ends the prompt's line, which no Enter ended (Ctrl-C, Ctrl-D).
 func (c *console) newline() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.write("\n")
+	c.r.Newline()
 }
 
 // Write writes the approver's question.
@@ -828,5 +828,5 @@ func (c *console) Write(p []byte) (int, error) {
 func (c *console) err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.r.err()
+	return c.r.Err()
 }

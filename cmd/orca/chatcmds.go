@@ -9,6 +9,7 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/tui"
 )
 
 // chatEnv is what the chat's commands read of the App and the flags, and
@@ -89,7 +90,7 @@ func (c *chat) resumeNote(ctx context.Context) string {
 			b.WriteString("The workspace's other sessions, most recently active first:\n")
 		}
 		n++
-		fmt.Fprintf(&b, "  %s  %s  %s  %s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), plural(int(s.Turns), "turn"), oneLine(s.LastPrompt, 50))
+		fmt.Fprintf(&b, "  %s  %s  %s  %s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), tui.Plural(int(s.Turns), "turn"), tui.OneLine(s.LastPrompt, 50))
 	}
 	if n == 0 {
 		return "No other session in this workspace."

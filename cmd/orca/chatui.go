@@ -180,7 +180,7 @@ func (u *chatUI) event(ev event.Event) {
 		case event.LLMCallStarted:
 			u.writing = false
 			what := "Thinking…"
-			if t := tokens(u.used); len(t) > 0 {
+			if t := tui.Tokens(u.used); len(t) > 0 {
 				what += " · " + strings.Join(t, " · ")
 			}
 			u.send(tui.Busy{Activity: what, Since: time.Now()})
@@ -199,7 +199,7 @@ func (u *chatUI) event(ev event.Event) {
 		}
 	case *event.ToolData:
 		if ev.Name == event.ToolExecStarted {
-			head, _, _ := strings.Cut(toolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
+			head, _, _ := strings.Cut(tui.ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
 			u.send(tui.Busy{Activity: strings.TrimPrefix(head, "● "), Since: time.Now()})
 		}
 	case *event.CompactionData:

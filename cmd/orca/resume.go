@@ -10,6 +10,7 @@ import (
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
+	"github.com/orca-agent/orca/tui"
 )
 
 // modelLabel names the model an App talks to, for people: the provider
@@ -78,14 +79,14 @@ func recap(msgs []llm.Message) string {
 	}
 	shown := xs[max(0, len(xs)-recapExchanges):]
 	var b strings.Builder
-	fmt.Fprintf(&b, "Earlier in this session (the last %s of %d):\n", plural(len(shown), "exchange"), len(xs))
+	fmt.Fprintf(&b, "Earlier in this session (the last %s of %d):\n", tui.Plural(len(shown), "exchange"), len(xs))
 	for _, x := range shown {
 		b.WriteString("\n")
 		if x.prompt != "" {
-			b.WriteString(indent("❯ ", "  ", sanitize(x.prompt)) + "\n")
+			b.WriteString(tui.Indent("❯ ", "  ", tui.Sanitize(x.prompt)) + "\n")
 		}
 		if x.answer != "" {
-			lines := strings.Split(sanitize(x.answer), "\n")
+			lines := strings.Split(tui.Sanitize(x.answer), "\n")
 			if n := len(lines) - recapLines; n > 0 {
 				lines = append(lines[:recapLines], fmt.Sprintf("… +%d lines", n))
 			}
@@ -109,7 +110,7 @@ func hasToolResult(m llm.Message) bool {
 func (c *chat) farewell(ctx context.Context) {
 	turns := ""
 	if t, err := c.ls.Totals(ctx); err == nil {
-		turns = " · " + plural(int(t.Turns), "turn")
+		turns = " · " + tui.Plural(int(t.Turns), "turn")
 	}
 	c.con.note(fmt.Sprintf("Session %s%s · resume it with: %s", c.ls.ID(), turns, resumeCommand(c.ls.ID(), c.root)))
 }

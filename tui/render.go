@@ -1,4 +1,4 @@
-package main
+package tui
 
 import (
 	"context"
@@ -14,52 +14,51 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
-	"github.com/orca-agent/orca/tui"
 )
 
-// renderer shows a turn's events. Its methods are called from one
+// Renderer shows a turn's events. Its methods are called from one
 // goroutine, the one that ranges over the turn's stream.
-type renderer interface {
-	// render shows one event of the stream.
-	render(ev event.Event)
-	// close ends the rendering, after the last event (or when the stream
+type Renderer interface {
+	// Render shows one event of the stream.
+	Render(ev event.Event)
+	// Close ends the rendering, after the last event (or when the stream
 	// ended early): nothing is drawn after it.
-	close()
-	// err returns the first write error, if any; call it after close.
-	err() error
+	Close()
+	// Err returns the first write error, if any; call it after Close.
+	Err() error
 }
 
-// jsonRenderer writes every event as one JSON object per line, in the flat
+// JSON writes every event as one JSON object per line, in the flat
 // encoding of event.Event.MarshalJSON. It writes nothing else.
-type jsonRenderer struct {
+type JSON struct {
 	enc   *json.Encoder
 	first error
 }
 
-func newJSONRenderer(w io.Writer) *jsonRenderer {
+func NewJSON(w io.Writer) *JSON {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // observations are code: keep <, > and & readable
-	return &jsonRenderer{enc: enc}
+	return &JSON{enc: enc}
 }
 
-func (r *jsonRenderer) render(ev event.Event) {
+func (r *JSON) Render(ev event.Event) {
 	if r.first == nil {
 		r.first = r.enc.Encode(ev)
 	}
 }
 
-func (r *jsonRenderer) close() {}
+func (r *JSON) Close() {}
 
-func (r *jsonRenderer) err() error { return r.first }
+func (r *JSON) Err() error { return r.first }
 
 // Limits of the text rendering of observations.
 const (
 	maxObservationLines = 8   // lines of an observation shown under its tool call (the fold)
-	maxLineRunes        = 160 // runes of one observation line
-	maxSummaryRunes     = 100 // runes of a tool call's one-line summary
+	MaxLineRunes        = 160 // runes of one observation line
+	MaxSummaryRunes     = 100 // runes of a tool call's one-line summary
 )
 
-// textRenderer renders a turn for people: the prompt, the model's text as
+// Text renders a turn for people: the prompt, the model's text as
 // it streams, one block per tool call (a bullet line naming the call, then
 // the first lines of its observation) and a summary of how the turn ended.
 //
@@ -77,10 +76,10 @@ const (
 // line is written when the call starts and nothing is ever redrawn.
 //
 // render is called from one goroutine; close ends the rendering.
-type textRenderer struct {
+type Text struct {
 	ctx   context.Context // the turn's: cancelling it stops the spinner
 	w     io.Writer
-	opt   textOptions
+	opt   Options
 	first error
 
 	wrote    bool // something was written: blocks are separated by a blank line
@@ -99,61 +98,65 @@ type textRenderer struct {
 	failed   bool          // the running tool call failed (known at its end, when its header is drawn)
 	took     time.Duration // how long the running tool call took
 
-	md       *tui.Markdown // the model's text as markdown (opt.markdown), or nil
-	mdBlocks int           // blocks of the current model call drawn
+	md       *Markdown // the model's text as markdown (opt.Markdown), or nil
+	mdBlocks int       // blocks of the current model call drawn
 }
 
-func newTextRenderer(ctx context.Context, w io.Writer, opt textOptions) *textRenderer {
-	r := &textRenderer{ctx: ctx, w: w, opt: opt}
-	if opt.markdown {
-		r.md = tui.NewMarkdown(opt.cols, opt.profile)
+func NewText(ctx context.Context, w io.Writer, opt Options) *Text {
+	r := &Text{ctx: ctx, w: w, opt: opt}
+	if opt.Markdown {
+		r.md = NewMarkdown(opt.cols, opt.Profile)
 	}
 	return r
 }
 
-func (r *textRenderer) err() error { return r.first }
+func (r *Text) Err() error { return r.first }
 
-// close ends the rendering: a spinner still running stops and leaves its
+// Close ends the rendering: a spinner still running stops and leaves its
 // tool call's bullet line, text waiting for the end of its markdown block
 // is drawn. Rendering may go on after it (a chat's next turn).
-func (r *textRenderer) close() {
+func (r *Text) Close() {
 	r.flushMarkdown()
 	r.endToolLine()
 }
 
-// note writes s, lines of the program's own (not the turn's), as a block
+// Note writes s, lines of the program's own (not the turn's), as a block
 // of its own. A running tool call's spinner stops and leaves its line.
-func (r *textRenderer) note(s string) {
+func (r *Text) Note(s string) {
 	r.endToolLine()
 	r.block()
 	r.write(strings.TrimRight(s, "\n") + "\n")
 }
 
-// prompt writes the prompt p of a line the person types: after a blank
+// Newline ends the line a prompt left open, which no Enter ended (Ctrl-C,
+// Ctrl-D at the prompt).
+func (r *Text) Newline() { r.write("\n") }
+
+// Prompt writes the prompt p of a line the person types: after a blank
 // line, unless cont (the prompt of a continued line). The person's Enter
 // ends the line.
-func (r *textRenderer) prompt(p string, cont bool) {
+func (r *Text) Prompt(p string, cont bool) {
 	r.endToolLine()
 	if cont {
 		r.endLine()
 	} else {
 		r.block()
 	}
-	r.emit(p, r.opt.theme.Prompt)
+	r.emit(p, r.opt.Theme.Prompt)
 	r.midLine = false
 }
 
-// emit writes s, stripped as write strips it, in style (of opt.theme:
+// emit writes s, stripped as write strips it, in style (of opt.Theme:
 // nothing off a real terminal).
-func (r *textRenderer) emit(s string, style func(string) string) {
-	if !r.opt.theme.On() || style == nil {
+func (r *Text) emit(s string, style func(string) string) {
+	if !r.opt.Theme.On() || style == nil {
 		r.write(s)
 		return
 	}
 	if r.first != nil || s == "" {
 		return
 	}
-	if s = sanitize(s); s == "" {
+	if s = Sanitize(s); s == "" {
 		return
 	}
 	r.rawWrite(style(s))
@@ -161,14 +164,14 @@ func (r *textRenderer) emit(s string, style func(string) string) {
 	r.midLine = !strings.HasSuffix(s, "\n")
 }
 
-// write writes s, stripped of terminal control sequences (see sanitize):
+// write writes s, stripped of terminal control sequences (see Sanitize):
 // what the model, a tool or a hook says can never move the cursor, clear
 // the screen, set the title or the clipboard, or fake a question.
-func (r *textRenderer) write(s string) {
+func (r *Text) write(s string) {
 	if r.first != nil || s == "" {
 		return
 	}
-	if s = sanitize(s); s == "" {
+	if s = Sanitize(s); s == "" {
 		return
 	}
 	r.rawWrite(s)
@@ -178,14 +181,14 @@ func (r *textRenderer) write(s string) {
 
 // rawWrite writes s without tracking lines: for the spinner's line, which
 // is always erased before anything else is written.
-func (r *textRenderer) rawWrite(s string) {
+func (r *Text) rawWrite(s string) {
 	if r.first == nil {
 		_, r.first = io.WriteString(r.w, s)
 	}
 }
 
 // endLine ends a line the streamed text left open.
-func (r *textRenderer) endLine() {
+func (r *Text) endLine() {
 	if r.midLine {
 		r.write("\n")
 	}
@@ -193,7 +196,7 @@ func (r *textRenderer) endLine() {
 
 // block starts a new block: a blank line after whatever came before,
 // unless a block was started and is still empty.
-func (r *textRenderer) block() {
+func (r *Text) block() {
 	if r.fresh {
 		return
 	}
@@ -206,13 +209,13 @@ func (r *textRenderer) block() {
 
 // startToolLine shows header, the bullet line of a tool call that
 // started: on a terminal as a spinner until the call ends, else at once.
-func (r *textRenderer) startToolLine(header string) {
-	if !r.opt.terminal {
+func (r *Text) startToolLine(header string) {
+	if !r.opt.Terminal {
 		r.write(header)
 		return
 	}
 	first, _, _ := strings.Cut(header, "\n")
-	r.header, r.spinLine = header, printable(strings.TrimPrefix(first, "● ")) // drawn with rawWrite
+	r.header, r.spinLine = header, Printable(strings.TrimPrefix(first, "● ")) // drawn with rawWrite
 	r.spin = startSpinner(r.ctx, r.drawSpinner)
 }
 
@@ -220,13 +223,13 @@ func (r *textRenderer) startToolLine(header string) {
 // and until its first words arrive (or its call ends), on the line where
 // its text will start: with the seconds elapsed and the turn's tokens so
 // far. Its line is erased when it ends; nothing replaces it.
-func (r *textRenderer) startThinking() {
-	if !r.opt.terminal {
+func (r *Text) startThinking() {
+	if !r.opt.Terminal {
 		return
 	}
 	r.block()
 	r.header, r.spinLine = "", "Thinking…"
-	if t := tokens(r.used); len(t) > 0 {
+	if t := Tokens(r.used); len(t) > 0 {
 		r.spinInfo = " · " + strings.Join(t, " · ")
 	}
 	r.spin = startSpinner(r.ctx, r.drawSpinner)
@@ -235,34 +238,34 @@ func (r *textRenderer) startThinking() {
 // drawSpinner draws the spinner's line over itself. It draws the first
 // frame on the renderer's goroutine and the others on the spinner's, which
 // is the only writer while the spinner runs.
-func (r *textRenderer) drawSpinner(frame rune, elapsed time.Duration) {
+func (r *Text) drawSpinner(frame rune, elapsed time.Duration) {
 	line := r.spinLine
 	suffix := fmt.Sprintf(" (%ds%s)", int(elapsed/time.Second), r.spinInfo)
 	if w := r.opt.cols(); w > 0 {
 		// Leave the last column free: some terminals wrap on it.
 		line = clip(line, max(1, w-1-2-utf8.RuneCountInString(suffix)))
 	}
-	th := r.opt.theme
-	r.rawWrite(eraseLine + th.Spin(string(frame)) + " " + line + th.Faint(suffix))
+	th := r.opt.Theme
+	r.rawWrite(EraseLine + th.Spin(string(frame)) + " " + line + th.Faint(suffix))
 }
 
 // endToolLine stops the running tool call's spinner, if any, and replaces
 // its line with the call's bullet line, written once.
-func (r *textRenderer) endToolLine() {
+func (r *Text) endToolLine() {
 	if r.spin == nil {
 		return
 	}
 	r.spin.halt()
 	r.spin = nil
-	r.rawWrite(eraseLine)
+	r.rawWrite(EraseLine)
 	r.writeHeader(r.header, r.failed, r.took)
 	r.header, r.spinLine, r.spinInfo, r.failed, r.took = "", "", "", false, 0
 }
 
 // writeHeader writes a tool call's header; in colour, its bullet says
 // whether the call failed, its name is bold, and the time it took follows.
-func (r *textRenderer) writeHeader(header string, failed bool, took time.Duration) {
-	th := r.opt.theme
+func (r *Text) writeHeader(header string, failed bool, took time.Duration) {
+	th := r.opt.Theme
 	if !th.On() || header == "" {
 		r.write(header)
 		return
@@ -288,13 +291,13 @@ func (r *textRenderer) writeHeader(header string, failed bool, took time.Duratio
 
 // streamMarkdown takes a piece of the model's text: the blocks it
 // completes are drawn; until the first is, the thinking spinner goes on.
-func (r *textRenderer) streamMarkdown(text string) {
-	out, err := r.md.Write(sanitize(text))
+func (r *Text) streamMarkdown(text string) {
+	out, err := r.md.Write(Sanitize(text))
 	r.drawMarkdown(out, err, text)
 }
 
 // flushMarkdown draws the model's text still waiting for its block's end.
-func (r *textRenderer) flushMarkdown() {
+func (r *Text) flushMarkdown() {
 	if r.md == nil || !r.md.Pending() {
 		return
 	}
@@ -302,7 +305,7 @@ func (r *textRenderer) flushMarkdown() {
 	r.drawMarkdown(out, err, "")
 }
 
-func (r *textRenderer) drawMarkdown(out string, err error, text string) {
+func (r *Text) drawMarkdown(out string, err error, text string) {
 	if err != nil {
 		// The markdown cannot be drawn: show the text as it is.
 		r.endToolLine()
@@ -327,7 +330,7 @@ func (r *textRenderer) drawMarkdown(out string, err error, text string) {
 	r.wrote, r.fresh, r.midLine = true, false, false
 }
 
-func (r *textRenderer) render(ev event.Event) {
+func (r *Text) Render(ev event.Event) {
 	if d, ok := ev.Data.(*event.LLMDeltaData); ok && ev.Depth == 0 {
 		if d.Delta.Type != llm.DeltaText || d.Delta.Text == "" {
 			return // not shown: the model is still thinking
@@ -357,15 +360,15 @@ func (r *textRenderer) render(ev event.Event) {
 	switch d := ev.Data.(type) {
 	case *event.TurnStartedData:
 		r.start, r.used = ev.Time, llm.Usage{}
-		if r.opt.hideInput {
+		if r.opt.HideInput {
 			return
 		}
 		r.block()
-		r.write(indent("❯ ", "  ", d.Input) + "\n")
+		r.write(Indent("❯ ", "  ", d.Input) + "\n")
 	case *event.UserMessageData:
 		// Lines typed while the turn ran (orca chat) enter it now.
 		r.block()
-		r.write(indent("↳ into the turn: ", "  ", strings.Join(d.Messages, "\n")) + "\n")
+		r.write(Indent("↳ into the turn: ", "  ", strings.Join(d.Messages, "\n")) + "\n")
 	case *event.CompactionData:
 		if ev.Name != event.CompactionCompleted {
 			return
@@ -373,13 +376,13 @@ func (r *textRenderer) render(ev event.Event) {
 		r.block()
 		switch {
 		case d.Error != "":
-			r.write(fmt.Sprintf("✗ compaction (%s) failed: %s\n", d.Trigger, oneLine(d.Error, 0)))
+			r.write(fmt.Sprintf("✗ compaction (%s) failed: %s\n", d.Trigger, OneLine(d.Error, 0)))
 		case d.Skipped != "":
-			r.write(fmt.Sprintf("○ not compacted (%s): %s\n", d.Trigger, oneLine(d.Skipped, 0)))
+			r.write(fmt.Sprintf("○ not compacted (%s): %s\n", d.Trigger, OneLine(d.Skipped, 0)))
 		default:
 			parts := []string{fmt.Sprintf("⟳ compacted the conversation (%s): %s → %d, the oldest summarised", d.Trigger,
-				plural(d.MessagesBefore, "message"), d.MessagesAfter)}
-			parts = append(parts, tokens(d.Usage)...)
+				Plural(d.MessagesBefore, "message"), d.MessagesAfter)}
+			parts = append(parts, Tokens(d.Usage)...)
 			r.write(strings.Join(parts, " · ") + "\n")
 		}
 	case *event.LLMCallData:
@@ -407,7 +410,7 @@ func (r *textRenderer) render(ev event.Event) {
 			// says it then.
 			if d.Retrying {
 				r.block()
-				r.write(fmt.Sprintf("✗ model call failed (attempt %d), retrying: %s\n", d.Attempt, oneLine(d.Error, 0)))
+				r.write(fmt.Sprintf("✗ model call failed (attempt %d), retrying: %s\n", d.Attempt, OneLine(d.Error, 0)))
 			}
 		}
 	case *event.LLMDeltaData:
@@ -423,27 +426,27 @@ func (r *textRenderer) render(ev event.Event) {
 		switch ev.Name {
 		case event.ToolExecStarted:
 			r.block()
-			r.startToolLine(toolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}))
+			r.startToolLine(ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}))
 			r.inTool, r.detailed = true, d.Detail != ""
 		case event.ToolExecCompleted, event.ToolExecFailed:
 			r.inTool = false
 			if !d.IsError && r.detailed {
 				return // the detail under the header says it all
 			}
-			style := r.opt.theme.Faint
+			style := r.opt.Theme.Faint
 			if d.IsError {
-				style = r.opt.theme.Fail
+				style = r.opt.Theme.Fail
 			}
-			r.emit(observation(d.Output, d.IsError), style)
+			r.emit(Observation(d.Output, d.IsError), style)
 		}
 	case *event.VerificationData:
 		// The built-in verification, after the model answered.
 		r.block()
 		if d.Passed {
-			r.write("✓ verified: " + oneLine(d.Command, maxLineRunes) + "\n")
+			r.write("✓ verified: " + OneLine(d.Command, MaxLineRunes) + "\n")
 			return
 		}
-		r.write("✗ verification failed: " + oneLine(d.Command, maxLineRunes) + "\n" + observation(d.Output, true))
+		r.write("✗ verification failed: " + OneLine(d.Command, MaxLineRunes) + "\n" + Observation(d.Output, true))
 	case *event.HookFailedData:
 		// A failed hook does not stop the run, but whoever wrote it wants
 		// to know.
@@ -458,7 +461,7 @@ func (r *textRenderer) render(ev event.Event) {
 			took = ev.Time.Sub(r.start)
 		}
 		r.block()
-		if th := r.opt.theme; th.On() {
+		if th := r.opt.Theme; th.On() {
 			line, rest, _ := strings.Cut(summary(d, took), "\n")
 			mark, counts, _ := strings.Cut(line, " · ")
 			style := th.OK
@@ -491,7 +494,7 @@ func drawn(ev event.Event) bool {
 
 // hookLine shows a line of a hook's after mark: under the tool call it
 // belongs to, or on its own.
-func (r *textRenderer) hookLine(mark, text string) {
+func (r *Text) hookLine(mark, text string) {
 	prefix := "  " + mark + " "
 	if r.inTool {
 		r.endLine()
@@ -499,7 +502,7 @@ func (r *textRenderer) hookLine(mark, text string) {
 		r.block()
 		prefix = mark + " "
 	}
-	r.write(prefix + oneLine(text, maxLineRunes) + "\n")
+	r.write(prefix + OneLine(text, MaxLineRunes) + "\n")
 }
 
 // renderFork shows an event of a subagent fork (depth ≥ 1) as a line under
@@ -512,25 +515,25 @@ func (r *textRenderer) hookLine(mark, text string) {
 //
 // Its text, prompt and successful observations are not shown: the fork's
 // answer is the Task call's observation.
-func (r *textRenderer) renderFork(ev event.Event) {
+func (r *Text) renderFork(ev event.Event) {
 	var s string
 	switch d := ev.Data.(type) {
 	case *event.ToolData:
 		switch {
 		case ev.Name == event.ToolExecStarted:
-			s, _, _ = strings.Cut(toolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
+			s, _, _ = strings.Cut(ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
 		case d.IsError:
 			first, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
-			s = "  ✗ " + oneLine(first, maxLineRunes)
+			s = "  ✗ " + OneLine(first, MaxLineRunes)
 		}
 	case *event.LLMCallData:
 		if ev.Name == event.LLMCallFailed && d.Retrying {
-			s = fmt.Sprintf("✗ model call failed (attempt %d), retrying: %s", d.Attempt, oneLine(d.Error, maxLineRunes))
+			s = fmt.Sprintf("✗ model call failed (attempt %d), retrying: %s", d.Attempt, OneLine(d.Error, MaxLineRunes))
 		}
 	case *event.HookFailedData:
-		s = "! " + oneLine(fmt.Sprintf("hook %s failed: %s", d.Handler, d.Error), maxLineRunes)
+		s = "! " + OneLine(fmt.Sprintf("hook %s failed: %s", d.Handler, d.Error), MaxLineRunes)
 	case *event.HookMessageData:
-		s = "◆ " + oneLine(fmt.Sprintf("hook %s: %s", d.Handler, d.Message), maxLineRunes)
+		s = "◆ " + OneLine(fmt.Sprintf("hook %s: %s", d.Handler, d.Message), MaxLineRunes)
 	case *event.TurnCompletedData:
 		s = strings.TrimRight(summary(d, 0), "\n")
 	}
@@ -539,37 +542,37 @@ func (r *textRenderer) renderFork(ev event.Event) {
 	}
 	prefix := strings.Repeat("  │ ", ev.Depth)
 	r.endLine()
-	r.write(indent(prefix, prefix, s) + "\n")
+	r.write(Indent(prefix, prefix, s) + "\n")
 }
 
-// toolHeader returns the bullet line of a tool call — its name and what
+// ToolHeader returns the bullet line of a tool call — its name and what
 // the tool says the call does (its arguments if the tool says nothing) —
 // then the lines the tool shows under it (a plan's checklist).
-func toolHeader(name string, input json.RawMessage, d tool.Display) string {
+func ToolHeader(name string, input json.RawMessage, d tool.Display) string {
 	head := "● " + name
 	if len(input) > 0 && !json.Valid(input) {
-		return head + " " + oneLine("(arguments are not valid JSON: "+strings.TrimSpace(string(input))+")", maxSummaryRunes) + "\n"
+		return head + " " + OneLine("(arguments are not valid JSON: "+strings.TrimSpace(string(input))+")", MaxSummaryRunes) + "\n"
 	}
 	s := d.Summary
 	if s == "" && d.Detail == "" {
 		s = tool.CompactArgs(input)
 	}
 	if s != "" {
-		head += " " + oneLine(s, maxSummaryRunes)
+		head += " " + OneLine(s, MaxSummaryRunes)
 	}
 	var b strings.Builder
 	b.WriteString(head + "\n")
 	for _, l := range strings.Split(strings.TrimRight(d.Detail, "\n"), "\n") {
 		if l != "" {
-			b.WriteString("  " + oneLine(l, maxLineRunes) + "\n")
+			b.WriteString("  " + OneLine(l, MaxLineRunes) + "\n")
 		}
 	}
 	return b.String()
 }
 
-// observation returns the first lines of a tool's output, indented under
+// Observation returns the first lines of a tool's output, indented under
 // its header, each line clipped unless the output is an error.
-func observation(out string, isError bool) string {
+func Observation(out string, isError bool) string {
 	mark := "  ⎿  "
 	if isError {
 		mark = "  ✗  "
@@ -593,9 +596,9 @@ func observation(out string, isError bool) string {
 		if isError {
 			// What went wrong, and the hint that follows (a refusal's
 			// --allow flag), is never cut: the terminal wraps it.
-			b.WriteString(printable(l))
+			b.WriteString(Printable(l))
 		} else {
-			b.WriteString(clip(printable(l), maxLineRunes))
+			b.WriteString(clip(Printable(l), MaxLineRunes))
 		}
 		b.WriteByte('\n')
 	}
@@ -617,40 +620,40 @@ func summary(d *event.TurnCompletedData, took time.Duration) string {
 	}
 	parts := []string{
 		mark + " " + how,
-		plural(d.Iterations, "iteration"),
-		plural(d.ToolCalls, "tool call"),
+		Plural(d.Iterations, "iteration"),
+		Plural(d.ToolCalls, "tool call"),
 	}
-	parts = append(parts, tokens(d.Usage)...)
+	parts = append(parts, Tokens(d.Usage)...)
 	if took = took.Round(time.Millisecond); took > 0 {
 		parts = append(parts, took.String())
 	}
 	s := strings.Join(parts, " · ") + "\n"
 	switch {
 	case d.Error != "":
-		s += indent("  ", "  ", d.Error) + "\n"
+		s += Indent("  ", "  ", d.Error) + "\n"
 	case d.Reason != "" && d.StopReason != "answered":
-		s += indent("  ", "  ", d.Reason) + "\n"
+		s += Indent("  ", "  ", d.Reason) + "\n"
 	}
 	return s
 }
 
-// tokens says how many tokens went in and out, when the provider counted
+// Tokens says how many tokens went in and out, when the provider counted
 // any: "1.2k tokens in", "340 out". Cache reads and writes count as in.
-func tokens(u llm.Usage) []string {
+func Tokens(u llm.Usage) []string {
 	in, out := u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens, u.OutputTokens
 	switch {
 	case in > 0 && out > 0:
-		return []string{tokenCount(in) + " tokens in", tokenCount(out) + " out"}
+		return []string{TokenCount(in) + " tokens in", TokenCount(out) + " out"}
 	case in > 0:
-		return []string{tokenCount(in) + " tokens in"}
+		return []string{TokenCount(in) + " tokens in"}
 	case out > 0:
-		return []string{tokenCount(out) + " tokens out"}
+		return []string{TokenCount(out) + " tokens out"}
 	}
 	return nil
 }
 
-// tokenCount writes n short: 340, 1.2k, 12.3k, 456k, 1.2M.
-func tokenCount(n int64) string {
+// TokenCount writes n short: 340, 1.2k, 12.3k, 456k, 1.2M.
+func TokenCount(n int64) string {
 	short := func(v float64, unit string) string {
 		s := strconv.FormatFloat(v, 'f', 0, 64)
 		if v < 99.95 {
@@ -667,40 +670,40 @@ func tokenCount(n int64) string {
 	return short(float64(n)/1e6, "M")
 }
 
-func plural(n int, what string) string {
+func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
 	return strconv.Itoa(n) + " " + what + "s"
 }
 
-// indent prefixes the first line of s with first and the others with rest.
-func indent(first, rest, s string) string {
+// Indent prefixes the first line of s with first and the others with rest.
+func Indent(first, rest, s string) string {
 	return first + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+rest)
 }
 
-// oneLine folds s onto one line and clips it to n runes (n <= 0: no clip).
-func oneLine(s string, n int) string {
-	s = printable(strings.Join(strings.Fields(s), " "))
+// OneLine folds s onto one line and clips it to n runes (n <= 0: no clip).
+func OneLine(s string, n int) string {
+	s = Printable(strings.Join(strings.Fields(s), " "))
 	if n > 0 {
 		s = clip(s, n)
 	}
 	return s
 }
 
-// printable drops control characters (terminal escapes, carriage returns,
+// Printable drops control characters (terminal escapes, carriage returns,
 // line breaks) but keeps tabs.
-func printable(s string) string {
-	return strings.ReplaceAll(sanitize(s), "\n", "")
+func Printable(s string) string {
+	return strings.ReplaceAll(Sanitize(s), "\n", "")
 }
 
-// sanitize removes from s what a terminal would act on rather than show:
+// Sanitize removes from s what a terminal would act on rather than show:
 // escape sequences whole (CSI, OSC — the title, the clipboard —, DCS and
 // the like, up to their end), then every other control character but line
 // feeds and tabs (carriage returns, backspaces, C1 controls such as the
 // one-byte CSI, bytes that are not UTF-8) and the bidirectional overrides that reorder what is
 // shown. Line feeds and tabs stay.
-func sanitize(s string) string {
+func Sanitize(s string) string {
 	clean := utf8.ValidString(s)
 	for _, r := range s {
 		if !clean || unsafeRune(r) {

@@ -1,4 +1,4 @@
-package main
+package tui
 
 import (
 	"context"
@@ -8,59 +8,57 @@ import (
 
 	"github.com/muesli/termenv"
 	"golang.org/x/term"
-
-	"github.com/orca-agent/orca/tui"
 )
 
-// textOptions says how the text renderer may draw on its writer.
-type textOptions struct {
-	// terminal: the writer is a terminal, so the line of a running tool
+// Options says how the text renderer may draw on its writer.
+type Options struct {
+	// Terminal: the writer is a terminal, so the line of a running tool
 	// call is animated with a spinner. Pipes and files never are.
-	terminal bool
-	// width is the terminal's width in columns (0: unknown). Spinner lines
+	Terminal bool
+	// Width is the terminal's width in columns (0: unknown). Spinner lines
 	// are clipped to it: a line that wrapped could not be redrawn in place.
-	width int
-	// hideInput: the turn's input was typed on this terminal (orca chat),
+	Width int
+	// HideInput: the turn's input was typed on this terminal (orca chat),
 	// so turn_started does not show it again.
-	hideInput bool
-	// theme colours the output (a real terminal, without NO_COLOR); the
+	HideInput bool
+	// Theme colours the output (a real terminal, without NO_COLOR); the
 	// zero theme colours nothing.
-	theme tui.Theme
-	// markdown renders the model's text as markdown, block by block, in
-	// the profile's colours (a real terminal; plain text elsewhere).
-	markdown bool
-	profile  termenv.Profile
-	// size returns the terminal's width now (0: unknown), for a terminal
-	// that may be resized; nil: width.
-	size func() int
+	Theme Theme
+	// Markdown renders the model's text as markdown, block by block, in
+	// Profile's colours (a real terminal; plain text elsewhere).
+	Markdown bool
+	Profile  termenv.Profile
+	// Size returns the terminal's width now (0: unknown), for a terminal
+	// that may be resized; nil: Width.
+	Size func() int
 }
 
 // cols returns the terminal's width now.
-func (o textOptions) cols() int {
-	if o.size != nil {
-		return o.size()
+func (o Options) cols() int {
+	if o.Size != nil {
+		return o.Size()
 	}
-	return o.width
+	return o.Width
 }
 
-// terminalWriter is a writer that says itself whether it is a terminal:
+// TerminalWriter is a writer that says itself whether it is a terminal:
 // the fake terminals of the tests.
-type terminalWriter interface {
-	terminal() (width int, ok bool)
+type TerminalWriter interface {
+	Terminal() (width int, ok bool)
 }
 
-// textOptionsFor returns the options of a text renderer writing to w: the
+// OptionsFor returns the options of a text renderer writing to w: the
 // spinner only when w is a terminal, colour and markdown only when it is a
 // real one (the tests' fake terminals get today's plain lines).
-func textOptionsFor(w io.Writer) textOptions {
+func OptionsFor(w io.Writer) Options {
 	switch w := w.(type) {
-	case terminalWriter:
-		width, ok := w.terminal()
-		return textOptions{terminal: ok, width: width}
+	case TerminalWriter:
+		width, ok := w.Terminal()
+		return Options{Terminal: ok, Width: width}
 	case *os.File:
 		fd := int(w.Fd())
 		if !term.IsTerminal(fd) {
-			return textOptions{}
+			return Options{}
 		}
 		size := func() int {
 			width, _, err := term.GetSize(fd)
@@ -69,23 +67,23 @@ func textOptionsFor(w io.Writer) textOptions {
 			}
 			return width
 		}
-		p := tui.Profile(true, os.Getenv)
-		return textOptions{terminal: true, width: size(), size: size, markdown: true, profile: p, theme: tui.NewTheme(w, p)}
+		p := Profile(true, os.Getenv)
+		return Options{Terminal: true, Width: size(), Size: size, Markdown: true, Profile: p, Theme: NewTheme(w, p)}
 	}
-	return textOptions{}
+	return Options{}
 }
 
 // Spinner frames and pace.
 const (
-	spinFrames   = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-	spinInterval = 100 * time.Millisecond
+	SpinFrames   = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+	SpinInterval = 100 * time.Millisecond
 )
 
-// eraseLine moves to the start of the line and clears it.
-const eraseLine = "\r\x1b[2K"
+// EraseLine moves to the start of the line and clears it.
+const EraseLine = "\r\x1b[2K"
 
 // spinner animates the line of a running tool call: its goroutine calls
-// draw with the next frame and the time elapsed every spinInterval, until
+// draw with the next frame and the time elapsed every SpinInterval, until
 // halt is called or ctx is done.
 //
 // While it runs, the spinner's goroutine is the only one that draws: the
@@ -100,13 +98,13 @@ type spinner struct {
 // startSpinner draws the first frame at once, then starts the goroutine
 // that redraws.
 func startSpinner(ctx context.Context, draw func(frame rune, elapsed time.Duration)) *spinner {
-	frames := []rune(spinFrames)
+	frames := []rune(SpinFrames)
 	s := &spinner{stop: make(chan struct{}), done: make(chan struct{})}
 	start := time.Now()
 	draw(frames[0], 0)
 	go func() {
 		defer close(s.done)
-		tick := time.NewTicker(spinInterval)
+		tick := time.NewTicker(SpinInterval)
 		defer tick.Stop()
 		for i := 1; ; i++ {
 			select {
