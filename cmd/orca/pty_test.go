@@ -113,17 +113,18 @@ func (p *ptyProc) waitUntil(what string, ok func(screen string) bool) string {
 	p.t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
+		// The channel is taken with the output it follows, and ok runs
+		// unlocked: it may read the output itself.
 		p.mu.Lock()
-		sc := screenOf(p.raw.String(), p.cols)
-		if ok(sc) {
-			p.mu.Unlock()
-			return sc
-		}
+		raw := p.raw.String()
 		if p.changed == nil {
 			p.changed = make(chan struct{})
 		}
 		ch := p.changed
 		p.mu.Unlock()
+		if sc := screenOf(raw, p.cols); ok(sc) {
+			return sc
+		}
 		select {
 		case <-ch:
 		case <-p.done:

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/creack/pty"
 )
 
 var sgrSeq = regexp.MustCompile("\x1b\\[[0-9;]*m")
@@ -139,13 +142,34 @@ func TestTerminalChat(t *testing.T) {
 	}
 
 	// The history is the workspace's: a new chat there recalls it.
-	p = startPTY(t, cfg, nil, "chat", "--script", sc, "-w", ws, "--continue")
+	long := strings.TrimSpace(strings.Repeat("All the words of a long answer wrap at the terminal's new width. ", 4))
+	p = startPTY(t, cfg, nil, "chat", "--script", writeScript(t, `{"text": "`+long+`"}`), "-w", ws, "--continue")
 	p.waitFor("session c · 3 turns", 1)
 	p.typ("\x1b[A")
 	p.waitUntil("wait recalled", func(s string) bool { return strings.Contains(lastLines(s, 3), "❯ wait") })
 	p.typ("\x1b[A")
 	p.waitUntil("y recalled", func(s string) bool { return strings.Contains(lastLines(s, 3), "❯ y") })
-	p.typ("\x03\x04")
+	p.typ("\x03")
+
+	// Narrowed to 50 columns, the next answer is wrapped to them.
+	if err := pty.Setsize(p.f, &pty.Winsize{Rows: 50, Cols: 50}); err != nil {
+		t.Fatal(err)
+	}
+	from := len(p.Raw())
+	p.typ("narrow\r")
+	p.waitUntil("the long answer", func(string) bool { return strings.Contains(p.Raw()[from:], "✓ answered") })
+	printed := regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]").ReplaceAllString(p.Raw()[from:], "")
+	_, answer, _ := strings.Cut(printed, "All the words")
+	answer, _, _ = strings.Cut(answer, "✓ answered")
+	for _, l := range strings.Split(answer, "\r\n") {
+		if n := utf8.RuneCountInString(strings.TrimRight(l, " ")); n > 50 {
+			t.Errorf("a line of %d columns in a terminal of 50: %q", n, l)
+		}
+	}
+	if strings.Count(answer, "\r\n") < 5 {
+		t.Errorf("the answer is not wrapped: %q", answer)
+	}
+	p.typ("\x04")
 	if code := p.wait(); code != 0 {
 		t.Errorf("exit %d:\n%s", code, p.screen())
 	}
