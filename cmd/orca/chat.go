@@ -53,6 +53,12 @@ shows them, and calls the policy asks about are asked about at the terminal.
 
 ` + chatHelp + `
 
+In a terminal (standard input and output both), the input is an editor
+under the conversation: Alt+Enter or Ctrl+J for a new line, ↑/↓ for the
+workspace's history, a pasted block sent whole; while a turn runs a spinner
+says what it does, messages you send are listed as queued, and an approval
+is a question only a key pressed once it is shown answers (y, a, n or Esc).
+
 When standard input is not a terminal (a pipe, a file), its lines are read
 as a script: one turn after another, each line waiting for the previous turn
 to end, and no prompt is shown.
