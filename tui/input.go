@@ -21,7 +21,7 @@ import (
 // bracketed paste is inserted whole, line breaks included, and sent only
 // with Enter; Ctrl-C clears what is typed, or with nothing typed
 // interrupts (the chat decides what that means); Ctrl-D with nothing
-// typed ends the input.
+// typed ends the input; Ctrl-O unfolds the last tool call's output.
 //
 // While an approval is asked (Ask), the editor is set aside, what it holds
 // kept: only a key pressed from then on answers — one of Ask.Keys, or Esc
@@ -57,6 +57,9 @@ type Handlers struct {
 	Interrupt func()
 	// EOF is Ctrl-D with nothing typed.
 	EOF func()
+	// Expand is Ctrl-O: show the last tool call's output whole (nil: the
+	// key does nothing).
+	Expand func()
 }
 
 // Messages the chat sends the Input (tea.Program.Send).
@@ -188,6 +191,11 @@ func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
 		return nil // nothing else answers, and the editor waits
 	}
 	switch msg.Type {
+	case tea.KeyCtrlO:
+		if m.on.Expand != nil {
+			m.on.Expand()
+		}
+		return nil
 	case tea.KeyCtrlC:
 		if m.ta.Value() != "" {
 			m.ta.Reset()

@@ -13,6 +13,7 @@ import (
 type inputs struct {
 	sent, answers []string
 	interrupts    int
+	expands       int
 	eof           bool
 }
 
@@ -24,6 +25,7 @@ func newTestInput(t *testing.T, h *History) (*Input, *inputs) {
 		Answer:    func(k string) { rec.answers = append(rec.answers, k) },
 		Interrupt: func() { rec.interrupts++ },
 		EOF:       func() { rec.eof = true },
+		Expand:    func() { rec.expands++ },
 	})
 	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
 	return m, rec
@@ -83,7 +85,11 @@ func TestInputEditing(t *testing.T) {
 	if m.ta.Value() != "" || rec.interrupts != 0 {
 		t.Errorf("Ctrl-C with text: %q, %d interrupts", m.ta.Value(), rec.interrupts)
 	}
-	keys(m, ctrlC, ctrlD)
+	keys(m, runes("kept"), tea.KeyMsg{Type: tea.KeyCtrlO})
+	if rec.expands != 1 || m.ta.Value() != "kept" {
+		t.Errorf("Ctrl-O: %d expands, editor %q", rec.expands, m.ta.Value())
+	}
+	keys(m, ctrlC, ctrlC, ctrlD)
 	if rec.interrupts != 1 || !rec.eof {
 		t.Errorf("%d interrupts, eof %v", rec.interrupts, rec.eof)
 	}

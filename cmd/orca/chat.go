@@ -116,7 +116,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 			}
 			h, _ = tui.OpenHistory(historyPath(dir, root))
 		}
-		c.ui = newChatUI(ctx, stdin.(*os.File), stdout.(*os.File), opt.Theme, h, sigs)
+		c.ui = newChatUI(ctx, stdin.(*os.File), stdout.(*os.File), opt.Theme, h, sigs, func(s string) { c.con.note(s) })
 		defer c.ui.close()
 		c.con = &console{w: c.ui.out, r: tui.NewText(ctx, c.ui.out, opt)}
 	} else {
@@ -728,7 +728,7 @@ func (c *chat) showStatus(ctx context.Context) {
 			s += fmt.Sprintf(" · $%.2f", t.CostUSD)
 		}
 	}
-	c.ui.send(tui.Status(s + " · Enter sends · Alt+Enter new line · Ctrl-D leaves"))
+	c.ui.send(tui.Status(s + " · Enter sends · Alt+Enter new line · Ctrl-O last output · Ctrl-D leaves"))
 }
 
 // report says what a Run call did that the turn's events did not show.

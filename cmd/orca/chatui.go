@@ -42,8 +42,13 @@ type chatUI struct {
 	closed bool          // Ctrl-D: nothing more comes
 
 	// On the events' goroutine only:
-	writing bool      // the model call streams text
-	used    llm.Usage // the turn's model calls so far
+	writing bool              // the model call streams text
+	used    llm.Usage         // the turn's model calls so far
+	heads   map[string]string // the running tool calls' lines, by tool use id
+
+	lastMu   sync.Mutex
+	lastHead string // the last tool call's line, for Ctrl-O
+	lastOut  string // its output, whole
 }
 
 // useChatUI reports whether orca chat draws its terminal UI: both
@@ -62,8 +67,10 @@ func historyPath(configDir, root string) string {
 	return filepath.Join(configDir, "orca", "history", hex.EncodeToString(sum[:8])+".jsonl")
 }
 
-// newChatUI starts the UI's program on in and out; sigs takes its Ctrl-C.
-func newChatUI(ctx context.Context, in, out *os.File, theme tui.Theme, h *tui.History, sigs chan<- os.Signal) *chatUI {
+// newChatUI starts the UI's program on in and out; sigs takes its Ctrl-C;
+// expand shows a note above the program (the chat's console: Ctrl-O's
+// output goes where the turns go, between their lines).
+func newChatUI(ctx context.Context, in, out *os.File, theme tui.Theme, h *tui.History, sigs chan<- os.Signal, expand func(string)) *chatUI {
 	u := &chatUI{lines: make(chan line), answers: make(chan string, 8), done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	model := tui.NewInput(theme, h, tui.Handlers{
 		Submit: func(s string) { u.push(line{s: s + "\n"}) },
@@ -80,6 +87,15 @@ func newChatUI(ctx context.Context, in, out *os.File, theme tui.Theme, h *tui.Hi
 			}
 		},
 		EOF: u.end,
+		Expand: func() {
+			// On a goroutine of its own: printing waits for the program,
+			// whose goroutine this is.
+			go func() {
+				if expand != nil {
+					expand(u.lastOutput())
+				}
+			}()
+		},
 	})
 	u.p = tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithoutSignalHandler())
 	u.out = &printer{p: u.p, width: func() int {
@@ -199,14 +215,46 @@ func (u *chatUI) event(ev event.Event) {
 		}
 	case *event.ToolData:
 		if ev.Name == event.ToolExecStarted {
+			// Only the start says how the tool shows the call.
 			head, _, _ := strings.Cut(tui.ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
-			u.send(tui.Busy{Activity: strings.TrimPrefix(head, "● "), Since: time.Now()})
+			head = strings.TrimPrefix(head, "● ")
+			if u.heads == nil {
+				u.heads = make(map[string]string)
+			}
+			u.heads[d.ToolUseID] = head
+			u.send(tui.Busy{Activity: head, Since: time.Now()})
+			return
 		}
+		head := u.heads[d.ToolUseID]
+		delete(u.heads, d.ToolUseID)
+		if head == "" {
+			head = d.ToolName
+		}
+		u.lastMu.Lock()
+		u.lastHead, u.lastOut = head, d.Output
+		u.lastMu.Unlock()
 	case *event.CompactionData:
 		if ev.Name == event.CompactionStarted {
 			u.send(tui.Busy{Activity: "Compacting the conversation…", Since: time.Now()})
 		}
 	}
+}
+
+// lastOutput returns the last tool call's line and its whole output, as
+// Ctrl-O shows them; "" before any call.
+func (u *chatUI) lastOutput() string {
+	u.lastMu.Lock()
+	head, out := u.lastHead, u.lastOut
+	u.lastMu.Unlock()
+	if head == "" {
+		return "No tool call yet: Ctrl-O shows the last one's output whole."
+	}
+	out = strings.TrimRight(tui.Sanitize(out), "\n")
+	if strings.TrimSpace(out) == "" {
+		out = "(no output)"
+	}
+	n := strings.Count(out, "\n") + 1
+	return tui.Indent("⎿  ", "   ", head+" · "+tui.Plural(n, "line")+", whole:\n"+out)
 }
 
 // drainAnswers forgets keys pressed before a question was asked.

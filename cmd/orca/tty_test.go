@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -143,7 +144,12 @@ func TestTerminalChat(t *testing.T) {
 
 	// The history is the workspace's: a new chat there recalls it.
 	long := strings.TrimSpace(strings.Repeat("All the words of a long answer wrap at the terminal's new width. ", 4))
-	p = startPTY(t, cfg, nil, "chat", "--script", writeScript(t, `{"text": "`+long+`"}`), "-w", ws, "--continue")
+	var big strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&big, "row %d\n", i)
+	}
+	writeFileAt(t, ws, "big.txt", big.String())
+	p = startPTY(t, cfg, nil, "chat", "--script", writeScript(t, `{"tool_calls": [{"name": "Read", "input": {"file_path": "big.txt"}}]}`, `{"text": "`+long+`"}`), "-w", ws, "--continue")
 	p.waitFor("session c · 3 turns", 1)
 	p.typ("\x1b[A")
 	p.waitUntil("wait recalled", func(s string) bool { return strings.Contains(lastLines(s, 3), "❯ wait") })
@@ -169,6 +175,13 @@ func TestTerminalChat(t *testing.T) {
 	if strings.Count(answer, "\r\n") < 5 {
 		t.Errorf("the answer is not wrapped: %q", answer)
 	}
+	// The Read's output was folded; Ctrl-O shows it whole.
+	if sc := p.screen(); !strings.Contains(sc, "… +12 lines") || strings.Contains(sc, "row 20") {
+		t.Errorf("the Read's output is not folded:\n%s", sc)
+	}
+	p.typ("\x0f")
+	p.waitFor("⎿  Read big.txt · 20 lines, whole:", 1)
+	p.waitFor("row 20", 1)
 	p.typ("\x04")
 	if code := p.wait(); code != 0 {
 		t.Errorf("exit %d:\n%s", code, p.screen())
