@@ -542,6 +542,11 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 	}
 	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{Scope: t.res.Scope, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Access: preq.Access, Display: tool.DisplayOf(tl, call.Input), Verdict: verdict})
 	if err != nil {
+		if t.ctx.Err() != nil {
+			// Ctrl-C at the question: the turn ends as interrupted, and
+			// the call's observation says why, as notRun does.
+			return resolve(false, "", "approver", t.notRun())
+		}
 		return resolve(false, "", "approver", fmt.Sprintf("Not run: asking for approval of %s failed: %v", call.Name, err))
 	}
 	if why := t.cannotWait(); a.Park && why != "" {

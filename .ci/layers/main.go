@@ -1,7 +1,8 @@
 // Command layers checks the package map of ARCHITECTURE.md against the
 // code: every import of an orca package points down the layers (to a
-// lower one), and the core — everything but the adapters and the roots —
-// links no provider SDK and no database driver. CI runs it:
+// lower one), the core — everything but the adapters and the roots —
+// links no provider SDK and no database driver, and only tui and cmd/orca
+// link the terminal libraries. CI runs it:
 //
 //	go run ./.ci/layers
 package main
@@ -22,7 +23,7 @@ const module = "github.com/orca-agent/orca"
 var layers = [][]string{
 	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "mcp/mcptest"},
 	{"cmd/orca-mcp-faults", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
-	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp"},
+	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp", "tui"},
 	{"config", "skill", "store/sqlite", "store/storetest"},
 	{"toolset"},
 	{"agent"},
@@ -38,6 +39,12 @@ var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/pr
 	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true}
 
 var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk"}
+
+// The terminal libraries (the Charm stack) are for the terminal UI alone:
+// tui and the CLI on top of it, not even app.
+var termOK = map[string]bool{"tui": true, "cmd/orca": true}
+
+var term = []string{"github.com/charmbracelet/", "github.com/muesli/termenv", "github.com/alecthomas/chroma", "github.com/yuin/goldmark"}
 
 func main() {
 	rank := map[string]int{}
@@ -74,6 +81,15 @@ func main() {
 				problems = append(problems, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports point down the layers", pkg, r, dep, rank[dep]))
 			}
 		}
+		if !termOK[pkg] {
+			for _, dep := range strings.Split(f[2], ",") {
+				for _, h := range term {
+					if strings.HasPrefix(dep, h) {
+						problems = append(problems, fmt.Sprintf("%s links %s: only tui and cmd/orca link the terminal libraries", pkg, dep))
+					}
+				}
+			}
+		}
 		if heavyOK[pkg] {
 			continue
 		}
@@ -91,5 +107,5 @@ func main() {
 		}
 		os.Exit(1)
 	}
-	fmt.Printf("layers: %d layers hold, and the core links no SDK or driver\n", len(layers))
+	fmt.Printf("layers: %d layers hold, the core links no SDK or driver, and only tui and cmd/orca the terminal libraries\n", len(layers))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tui"
 )
 
 // parkedJSON is a parked call in --json output.
@@ -82,7 +83,7 @@ too. With --json, stdout is {"parked": [CALL, ...]}, CALL being {"id",
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSESSION\tSTATUS\tCALL")
 			for _, p := range calls {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.SessionID, p.Status, oneLine(p.ToolName+" "+tool.CompactArgs(p.Input), 80))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.SessionID, p.Status, tui.OneLine(p.ToolName+" "+tool.CompactArgs(p.Input), 80))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -13,14 +13,15 @@ import (
 	"golang.org/x/term"
 
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/tui"
 )
 
 // isTerminal reports whether f (a stream of the command) is a terminal:
 // an *os.File on one, or a test's fake that says it is.
 func isTerminal(f any) bool {
 	switch f := f.(type) {
-	case terminalWriter:
-		_, ok := f.terminal()
+	case tui.TerminalWriter:
+		_, ok := f.Terminal()
 		return ok
 	case *os.File:
 		return term.IsTerminal(int(f.Fd()))
@@ -44,6 +45,10 @@ type promptApprover struct {
 	// ready, if set, waits until the screen is free for the question about
 	// a tool use (see approvalGate).
 	ready func(ctx context.Context, toolUseID string) error
+	// asking, if set, is told each question as it is asked — the call,
+	// the answer keys and what they do — after begin: the chat's terminal
+	// UI shows it, and takes only those keys.
+	asking func(question, keys, choices string)
 
 	mu sync.Mutex
 }
@@ -111,7 +116,7 @@ func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest
 		}
 		defer a.end()
 	}
-	call, _, _ := strings.Cut(strings.TrimPrefix(toolHeader(req.ToolName, req.Input, req.Display), "● "), "\n")
+	call, _, _ := strings.Cut(strings.TrimPrefix(tui.ToolHeader(req.ToolName, req.Input, req.Display), "● "), "\n")
 	rules := req.Verdict.Suggestions
 	if len(rules) == 0 && req.Verdict.Suggest != "" {
 		rules = []string{req.Verdict.Suggest}
@@ -126,16 +131,23 @@ func (a *promptApprover) Approve(ctx context.Context, req policy.ApprovalRequest
 	// drawn in reverse video, which the model's text — stripped the same
 	// way — can never be: no answer the model wrote can pass for orca's
 	// question, nor cover it.
-	question := "? Allow " + printable(call) + "?"
+	question := "? Allow " + tui.Printable(call) + "?"
+	if a.asking != nil {
+		keys, short := "yn", "[y] yes, once · [n] no (Esc)"
+		if len(rules) > 0 {
+			keys, short = "yan", "[y] yes, once · [a] yes, and allow "+tui.Printable(strings.Join(rules, ", "))+" for this session · [n] no (Esc)"
+		}
+		a.asking("Allow "+tui.Printable(call)+"?", keys, short)
+	}
 	if isTerminal(a.out) && os.Getenv("NO_COLOR") == "" {
 		question = "\x1b[1;7m " + question + " \x1b[0m"
 	}
 	var b strings.Builder
 	b.WriteString("  " + question + "\n")
 	if reason := strings.TrimSpace(req.Verdict.Reason); reason != "" {
-		b.WriteString(indent("    ", "    ", oneLine(reason, 0)) + "\n")
+		b.WriteString(tui.Indent("    ", "    ", tui.OneLine(reason, 0)) + "\n")
 	}
-	b.WriteString("    " + printable(choices))
+	b.WriteString("    " + tui.Printable(choices))
 	if _, err := io.WriteString(a.out, b.String()); err != nil {
 		return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -14,18 +15,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/mcp"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/tui"
 )
 
 // chatHelp lists the chat's commands.
-const chatHelp = `Type a message and press Enter. A line that ends with \ goes on on the next line.
+const chatHelp = `Type a message and press Enter. A line that ends with \ goes on on the next line
+(in a terminal, so do Alt+Enter and Ctrl+J; ↑ and ↓ recall what you typed before).
   /compact [instructions]  summarise the older conversation, to free the model's context
   /cost                    what the session has spent, and its budget
+  /model                   the provider and model the chat talks to
+  /permissions             the permission mode and the allow, ask and deny rules in force
+  /resume                  the workspace's other sessions, and how to open one
+  /clear                   end this session (it is kept) and go on in a new one
   /mcp                     the MCP servers: up or not, their tools and prompts
   /help                    this help, with the skills and MCP prompts to invoke
   /exit                    leave (so do Ctrl-D and Ctrl-C at the prompt)
@@ -44,6 +52,12 @@ of 'orca run' — a new session by default, the most recently active one with
 shows them, and calls the policy asks about are asked about at the terminal.
 
 ` + chatHelp + `
+
+In a terminal (standard input and output both), the input is an editor
+under the conversation: Alt+Enter or Ctrl+J for a new line, ↑/↓ for the
+workspace's history, a pasted block sent whole; while a turn runs a spinner
+says what it does, messages you send are listed as queued, and an approval
+is a question only a key pressed once it is shown answers (y, a, n or Esc).
 
 When standard input is not a terminal (a pipe, a file), its lines are read
 as a script: one turn after another, each line waiting for the previous turn
@@ -80,10 +94,9 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 
 	tty := isTerminal(stdin)
-	opt := textOptionsFor(stdout)
-	opt.hideInput = tty // the terminal shows what was typed
+	opt := tui.OptionsFor(stdout)
+	opt.HideInput = tty // the terminal shows what was typed
 	c := &chat{
-		con:      &console{w: stdout, r: newTextRenderer(ctx, stdout, opt)},
 		in:       stdin,
 		tty:      tty,
 		asks:     make(chan *ask),
@@ -91,11 +104,40 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 		activity: make(chan struct{}, 1),
 		window:   2 * time.Second,
 	}
+	sigs := make(chan os.Signal, 4)
+	if useChatUI(stdin, stdout) {
+		// The UI draws the spinner and the prompt; turns show their input.
+		opt.Terminal, opt.HideInput = false, false
+		var h *tui.History
+		if dir := o.userConfigDir(); dir != "" {
+			root, _ := filepath.Abs(f.workspace)
+			if r, err := filepath.EvalSymlinks(root); err == nil {
+				root = r
+			}
+			h, _ = tui.OpenHistory(historyPath(dir, root))
+		}
+		c.ui = newChatUI(ctx, stdin.(*os.File), stdout.(*os.File), opt.Theme, h, sigs, func(s string) { c.con.note(s) })
+		defer c.ui.close()
+		c.con = &console{w: c.ui.out, r: tui.NewText(ctx, c.ui.out, opt)}
+	} else {
+		c.con = &console{w: stdout, r: tui.NewText(ctx, stdout, opt)}
+	}
 	gate := newApprovalGate()
 	var approver policy.Approver
 	if tty && isTerminal(stdout) {
 		q := &question{c: c}
-		approver = &promptApprover{read: q.read, begin: q.begin, end: q.end, out: c.con, ready: gate.wait}
+		pa := &promptApprover{read: q.read, begin: q.begin, end: q.end, out: c.con, ready: gate.wait}
+		if c.ui != nil {
+			pa.asking = func(question, keys, choices string) {
+				c.ui.out.flush()
+				c.ui.send(tui.Ask{Question: question, Keys: keys, Choices: choices})
+			}
+			pa.end = func() {
+				q.end()
+				c.ui.send(tui.Answered{})
+			}
+		}
+		approver = pa
 	}
 	show := gated(c.con.render, gate)
 	cfg.Approver = approver
@@ -105,6 +147,9 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	}
 	l, err := f.openSession(ctx, a, stderr, func(ev event.Event) {
 		show(ev)
+		if c.ui != nil {
+			c.ui.event(ev)
+		}
 		c.poke()
 	}, false)
 	if err != nil {
@@ -114,8 +159,14 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	l.endReason = session.EndPromptInputExit
 	defer l.close(ctx)
 	c.ls, c.queues, c.mcp = l.LiveSession, l.app.Runtime().Queues(), l.app.MCPServers
+	c.model, c.root = modelLabel(l.app), l.app.Root()
+	c.env = &chatEnv{app: l.app, cfg: cfg, store: l.app.Store(),
+		newSession: func(ctx context.Context) (*session.LiveSession, error) {
+			return l.app.Session(ctx, app.SessionOptions{OnEvent: l.view.feed})
+		},
+		swap: func(ls *session.LiveSession) { l.LiveSession = ls },
+	}
 
-	sigs := make(chan os.Signal, 4)
 	restore := o.interrupts.handle(func(sig os.Signal) {
 		select {
 		case sigs <- sig:
@@ -143,8 +194,15 @@ type chat struct {
 	queues *queue.Manager
 	// mcp is the MCP servers' status (/mcp).
 	mcp func() []mcp.Status
-	con *console
-	in  io.Reader
+	// model names the provider and model (modelLabel); root is the
+	// workspace, for the command that resumes the session.
+	model, root string
+	env         *chatEnv // for /model, /permissions, /resume, /clear
+	con         *console
+	// ui is the terminal UI the person types in (a real terminal), or nil:
+	// the input is read line by line.
+	ui *chatUI
+	in io.Reader
 	// tty: the input is a terminal, where a person types. Prompts are shown,
 	// and lines typed while a turn runs are queued into it; otherwise the
 	// input is a script, read one line per finished turn.
@@ -256,6 +314,9 @@ func (q *question) end() {
 // end of the input (then it closes the channel) or stop. A read from a
 // terminal cannot be cancelled: the goroutine ends with the process then.
 func (c *chat) readLines() (lines <-chan line, stop func()) {
+	if c.ui != nil {
+		return c.ui.lines, func() {}
+	}
 	ch := make(chan line)
 	done := make(chan struct{})
 	go func() {
@@ -298,13 +359,22 @@ func (c *chat) run(ctx context.Context) error {
 	for {
 		c.dispatch()
 		if c.exiting && c.running == 0 && len(c.backlog) == 0 {
+			c.farewell(ctx)
 			return c.con.err()
 		}
 		in := lines
 		if c.exiting || (c.running > 0 && !c.tty && c.asked == nil) {
 			in = nil // a script's next line waits for the turn
 		}
+		var answers <-chan string
+		if c.ui != nil && c.asked != nil {
+			answers = c.ui.answers
+		}
 		select {
+		case k := <-answers:
+			if !c.asked.give(line{s: k + "\n"}) {
+				c.asked = nil
+			}
 		case l, ok := <-in:
 			if !ok {
 				lines = nil
@@ -325,6 +395,9 @@ func (c *chat) run(ctx context.Context) error {
 			}
 			c.line(ctx, strings.TrimRight(l.s, "\r\n"))
 		case a := <-c.asks:
+			if c.ui != nil {
+				c.ui.drainAnswers() // keys pressed before the question cannot answer it
+			}
 			if c.exiting {
 				a.lines <- line{err: errors.New("the chat is ending")}
 				continue
@@ -340,6 +413,10 @@ func (c *chat) run(ctx context.Context) error {
 			}
 			c.report(o)
 			c.takeBack(o)
+			if c.ui != nil && c.running == 0 {
+				c.ui.send(tui.Idle{})
+				c.showStatus(ctx)
+			}
 			if c.con.err() != nil && !c.exiting {
 				// The screen is gone: nobody is there to chat with.
 				c.leave()
@@ -367,7 +444,7 @@ func (c *chat) endOfInput() {
 			c.submit(input)
 		}
 	}
-	if c.tty && c.running == 0 {
+	if c.tty && c.running == 0 && c.ui == nil {
 		c.con.newline()
 	}
 	c.exiting = true
@@ -418,6 +495,18 @@ func (c *chat) line(ctx context.Context, s string) {
 	case "/cost":
 		c.cost(ctx)
 		c.prompt()
+	case "/model":
+		c.con.note(c.modelNote())
+		c.prompt()
+	case "/permissions":
+		c.con.note(c.permissionsNote())
+		c.prompt()
+	case "/resume":
+		c.con.note(c.resumeNote(ctx))
+		c.prompt()
+	case "/clear":
+		c.clear(ctx)
+		c.prompt()
 	case "/compact":
 		if c.running > 0 || len(c.backlog) > 0 {
 			c.con.note("A turn is running: /compact once it has ended.")
@@ -429,7 +518,7 @@ func (c *chat) line(ctx context.Context, s string) {
 			c.submit(input)
 			return
 		}
-		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
+		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /model, /permissions, /resume, /clear, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
 		c.prompt()
 	}
 }
@@ -505,7 +594,7 @@ func (c *chat) signal(sig os.Signal, cancelRuns context.CancelFunc) {
 		c.con.note("(the unfinished input was dropped)")
 		c.prompt()
 	default:
-		if c.tty {
+		if c.tty && c.ui == nil {
 			c.con.newline()
 		}
 		c.leave()
@@ -595,6 +684,9 @@ func (c *chat) leave() { c.exiting = true }
 
 // prompt shows the prompt, when a person types and no turn runs.
 func (c *chat) prompt() {
+	if c.ui != nil {
+		return // the UI's editor is the prompt
+	}
 	if c.tty && c.running == 0 && len(c.backlog) == 0 && !c.exiting {
 		c.con.prompt("❯ ", false)
 	}
@@ -603,20 +695,48 @@ func (c *chat) prompt() {
 // greet says which session the chat is in.
 func (c *chat) greet(ctx context.Context) {
 	s := fmt.Sprintf("orca chat · session %s", c.ls.ID())
-	if c.ls.Source() == "resumed" {
+	resumed := c.ls.Source() == "resumed"
+	if resumed {
 		if t, err := c.ls.Totals(ctx); err == nil {
-			s += fmt.Sprintf(" (resumed: %s so far)", plural(int(t.Turns), "turn"))
+			s += fmt.Sprintf(" (resumed: %s so far)", tui.Plural(int(t.Turns), "turn"))
 		}
 	} else {
 		s += " (new)"
 	}
-	c.con.note(s + "\nType /help for the commands, /exit to leave.")
+	c.con.note(s + " · " + c.model + "\nType /help for the commands, /exit to leave.")
+	c.showStatus(ctx)
+	if resumed {
+		if r := recap(c.ls.Transcript()); r != "" {
+			c.con.note(r)
+		}
+	}
+}
+
+// showStatus sets the UI's status line: the model, the session, what it
+// has used.
+func (c *chat) showStatus(ctx context.Context) {
+	if c.ui == nil {
+		return
+	}
+	s := c.model + " · session " + c.ls.ID()
+	if t, err := c.ls.Totals(ctx); err == nil {
+		s += " · " + tui.Plural(int(t.Turns), "turn")
+		if tk := tui.Tokens(t.Usage); len(tk) > 0 {
+			s += " · " + strings.Join(tk, " · ")
+		}
+		if t.CostUSD > 0 {
+			s += fmt.Sprintf(" · $%.2f", t.CostUSD)
+		}
+	}
+	c.ui.send(tui.Status(s + " · Enter sends · Alt+Enter new line · Ctrl-O last output · Ctrl-D leaves"))
 }
 
 // report says what a Run call did that the turn's events did not show.
 func (c *chat) report(o outcome) {
 	if errors.Is(o.err, session.ErrQueued) {
-		c.con.note("↳ queued: the running turn reads it at its next step.")
+		if c.ui == nil { // the UI shows its queue
+			c.con.note("↳ queued: the running turn reads it at its next step.")
+		}
 		return
 	}
 	c.con.endTurn()
@@ -658,7 +778,7 @@ func (c *chat) cost(ctx context.Context) {
 		return
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Session %s · %s\n", c.ls.ID(), plural(int(t.Turns), "turn"))
+	fmt.Fprintf(&sb, "Session %s · %s\n", c.ls.ID(), tui.Plural(int(t.Turns), "turn"))
 	writeSpending(&sb, t, b)
 	c.con.note(sb.String())
 }
@@ -669,39 +789,39 @@ func (c *chat) cost(ctx context.Context) {
 type console struct {
 	mu sync.Mutex
 	w  io.Writer
-	r  *textRenderer
+	r  *tui.Text
 }
 
 func (c *console) render(ev event.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.render(ev)
+	c.r.Render(ev)
 }
 
 // endTurn stops what the last turn left animated.
 func (c *console) endTurn() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.close()
+	c.r.Close()
 }
 
 func (c *console) note(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.note(s)
+	c.r.Note(s)
 }
 
 func (c *console) prompt(p string, cont bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.prompt(p, cont)
+	c.r.Prompt(p, cont)
 }
 
 // newline ends the prompt's line, which no Enter ended (Ctrl-C, Ctrl-D).
 func (c *console) newline() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.r.write("\n")
+	c.r.Newline()
 }
 
 // Write writes the approver's question.
@@ -714,5 +834,5 @@ func (c *console) Write(p []byte) (int, error) {
 func (c *console) err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.r.err()
+	return c.r.Err()
 }

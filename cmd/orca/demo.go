@@ -77,10 +77,25 @@ func Mean(xs []int) float64 {
 
 const demoPrompt = "The tests of the calc package fail. Find the bug and fix it."
 
+// demoThinking is how long the demo's model thinks before each response,
+// when it is paced: about what a fast real model takes.
+var demoThinking = []int{1400, 900, 700, 1600, 800, 700, 1500}
+
 // demoScript is what the scripted model answers, one response per model
 // call. Only the responses are scripted: the tools really run, in the demo
-// workspace, and their observations are real.
-func demoScript() []script.Response {
+// workspace, and their observations are real. paced: each response comes
+// after a model's thinking time (demoThinking), for a person to watch.
+func demoScript(paced bool) []script.Response {
+	rs := demoResponses()
+	if paced {
+		for i := range rs {
+			rs[i].DelayMS = demoThinking[i%len(demoThinking)]
+		}
+	}
+	return rs
+}
+
+func demoResponses() []script.Response {
 	type todo struct {
 		Content    string `json:"content"`
 		Status     string `json:"status"`
@@ -120,7 +135,7 @@ func demoScript() []script.Response {
 const demoMode = policy.ModeBypass
 
 func newDemoCmd(o options) *cobra.Command {
-	var asJSON bool
+	var asJSON, fast bool
 	var perm permFlags
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -134,23 +149,30 @@ see are the real observations. The folder is kept so you can look at it.
 The demo runs in permission mode bypass, so that nothing asks; it reads no
 settings files. The permission flags still apply: try --permission-mode
 default to be asked about the Edit and the Bash call, or --deny "Bash" to see
-a refused call.`,
+a refused call.
+
+On a terminal the model takes a moment before each response, as a real one
+does, so that you see the agent think, call its tools and finish (about
+eight seconds in all); --fast, --json and an output that is not a terminal
+skip the pauses.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd, asJSON, &perm, o)
+			return runDemo(cmd, asJSON, fast, &perm, o)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the events as JSON lines (like run --json); the workspace is named on stderr")
+	cmd.Flags().BoolVar(&fast, "fast", false, "answer at once: no thinking time before the scripted model's responses")
 	addPermFlags(cmd, &perm, string(demoMode))
 	return cmd
 }
 
-func runDemo(cmd *cobra.Command, asJSON bool, perm *permFlags, o options) error {
+func runDemo(cmd *cobra.Command, asJSON, fast bool, perm *permFlags, o options) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	paced := !fast && !asJSON && isTerminal(out)
 	cfg := app.Config{
 		ConfigDir:    o.configDir,
 		NoSettings:   true,
-		Client:       script.New().ScriptAny(demoScript()...),
+		Client:       script.New().ScriptAny(demoScript(paced)...),
 		SystemPrompt: app.DefaultSystemPrompt,
 		Mode:         demoMode,
 		// The demo's session is its own: nothing is kept but the folder.

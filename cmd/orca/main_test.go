@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/orca-agent/orca/tui"
 )
 
 // No test may leave a goroutine behind: not the turn's, not a spinner's.
@@ -285,7 +287,7 @@ func TestRunTerminal(t *testing.T) {
 		`{"text": "Done.", "usage": {"input_tokens": 1234, "output_tokens": 340}}`,
 	)
 	// On a terminal each tool call's line is a spinner, replaced by the
-	// bullet line when the call ends. (How many frames it draws depends on
+	// bullet line when the call ends; so is the model's, until it writes. (How many frames it draws depends on
 	// how long the tools take: the renderer's tests count them.)
 	out := &fakeTerminal{}
 	var errOut bytes.Buffer
@@ -296,10 +298,11 @@ func TestRunTerminal(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%q\nstderr:\n%s", code, stdout, errOut.String())
 	}
 	for _, want := range []string{
-		"❯ write a file\n\nWriting.\n\n" + eraseLine + "⠋ Write a.txt (0s)",
-		eraseLine + "● Write a.txt\n  ⎿  ",
-		"\n\n" + eraseLine + "⠋ Read missing.txt (0s)",
-		eraseLine + "● Read missing.txt\n  ✗  ",
+		"❯ write a file\n\n" + tui.EraseLine + "⠋ Thinking… (0s)", // until the model's first words, which start on its line
+		tui.EraseLine + "Writing.\n\n" + tui.EraseLine + "⠋ Write a.txt (0s)",
+		tui.EraseLine + "● Write a.txt\n  ⎿  ",
+		"\n\n" + tui.EraseLine + "⠋ Read missing.txt (0s)",
+		tui.EraseLine + "● Read missing.txt\n  ✗  ",
 		"Done.\n\n✓ answered · 2 iterations · 2 tool calls · 1.2k tokens in · 340 out", // then the wall time, unless it rounds to 0
 	} {
 		if !strings.Contains(stdout, want) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/mcp"
+	"github.com/orca-agent/orca/tui"
 )
 
 // mcpListFlags are the flags of orca mcp list.
@@ -90,7 +91,7 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
 		writeMCPServers(stdout, servers)
 	}
 	if failed > 0 {
-		return &exitError{code: exitTurn, err: fmt.Errorf("%s of %d failed", plural(failed, "MCP server"), len(servers))}
+		return &exitError{code: exitTurn, err: fmt.Errorf("%s of %d failed", tui.Plural(failed, "MCP server"), len(servers))}
 	}
 	return nil
 }
@@ -110,12 +111,12 @@ func writeMCPServers(w io.Writer, servers []mcp.Status) {
 		}
 		extra := ""
 		if len(s.Prompts) > 0 {
-			extra += ", " + plural(len(s.Prompts), "prompt")
+			extra += ", " + tui.Plural(len(s.Prompts), "prompt")
 		}
 		if s.Resources {
 			extra += ", resources"
 		}
-		fmt.Fprintf(w, "✓ %s (%s): %s%s\n", s.Name, what, plural(len(s.Tools), "tool"), extra)
+		fmt.Fprintf(w, "✓ %s (%s): %s%s\n", s.Name, what, tui.Plural(len(s.Tools), "tool"), extra)
 		for _, t := range s.Tools {
 			fmt.Fprintf(w, "    %s\n", t)
 		}

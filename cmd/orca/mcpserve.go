@@ -14,6 +14,7 @@ import (
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/mcp/mcpserve"
+	"github.com/orca-agent/orca/tui"
 )
 
 // mcpServeFlags are the flags of orca mcp serve.
@@ -129,7 +130,7 @@ func runMCPServe(cmd *cobra.Command, f *mcpServeFlags, o options) error {
 	if f.agentTool {
 		served++
 	}
-	fmt.Fprintf(stderr, "orca: serving %s of %s over MCP on stdin and stdout, in session %s\n", plural(served, "tool"), a.Root(), l.ID())
+	fmt.Fprintf(stderr, "orca: serving %s of %s over MCP on stdin and stdout, in session %s\n", tui.Plural(served, "tool"), a.Root(), l.ID())
 
 	in, ok := stdin.(io.ReadCloser)
 	if !ok {

@@ -28,7 +28,7 @@ func TestRunOutputSchema(t *testing.T) {
 	}
 
 	stdout, stderr, code = orca(t, t.Context(), "", "run", "--script", sc, "-w", t.TempDir(), "--output-schema", schema, "weather?")
-	if code != 0 || !strings.Contains(stdout, `{"city": "Oslo", "celsius": 4}`) || !strings.Contains(stdout, "✗ not a value of the output schema, sent back (1 of 2): invalid value for output forecast: at /celsius: got string, want integer") {
+	if code != 0 || !strings.Contains(stdout, `{"city": "Oslo", "celsius": 4}`) || !strings.Contains(stdout, "✗ not a value of the output schema, sent back (correction 1): invalid value for output forecast: at /celsius: got string, want integer") {
 		t.Errorf("text: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 

@@ -359,7 +359,7 @@ func TestPromptApproverCancelled(t *testing.T) {
 // fakeTTY is a standard input that passes for a terminal.
 type fakeTTY struct{ io.Reader }
 
-func (fakeTTY) terminal() (int, bool) { return 0, true }
+func (fakeTTY) Terminal() (int, bool) { return 0, true }
 
 // On a terminal, orca asks; "a" allows the rest of the session's matching
 // calls, "n" refuses with the user's denial as the observation.

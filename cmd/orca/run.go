@@ -18,6 +18,7 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tui"
 )
 
 // runFlags are the flags of orca run.
@@ -96,14 +97,23 @@ hook.yaml manifest) run only once granted: 'orca trust hook:<name> DIR'.
 Ctrl-C interrupts the turn (it ends as interrupted); a second Ctrl-C
 cancels it.
 
-Exit codes: 0 the turn answered; 1 it failed, was interrupted, was
-escalated (its --verify check still failed), exhausted the session's budget
-or reached --max-iterations, or the session store could not be opened; 2
-usage errors (flags, no provider chosen or an unknown one, a missing API
-key, script file, workspace, settings files, extension manifests, a session
-of another runtime, nothing to --continue); 3 the turn stopped at a call
-parked for approval (--park-approvals), or the session still waits for a
-decision on one.`,
+Exit codes, by how the turn ended (its stop_reason, in the summary line and
+in --json's turn_completed):
+  0  answered; compacted (PROMPT /compact)
+  1  failed (a provider error retries did not cure, a used-up script)
+     interrupted (Ctrl-C)
+     escalated (its --verify check still failed after two revisions)
+     refused (the model or its provider's safety classifier declined)
+     blocked (refused before the model was asked, or ended by a hook)
+     budget_exhausted (the session's budget is spent)
+     max_iterations (--max-iterations model calls)
+     — and 1 too when the session store could not be opened
+  2  usage errors, before the turn (flags, no provider chosen or an unknown
+     one, a missing API key, script file, workspace, settings files,
+     extension manifests, a session of another runtime, nothing to
+     --continue)
+  3  awaiting_approval (--park-approvals parked a call), or the session
+     still waits for a decision on one`,
 		Example: `  orca run --provider anthropic "Fix the failing test"
   orca run --provider openai --base-url http://localhost:11434/v1 --model qwen3-coder "Fix the failing test"
   orca run --provider anthropic --verify 'go test ./...' "Fix the failing test"
@@ -136,12 +146,12 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		}
 	}
 	prompt := func(ctx context.Context) (string, error) { return readPrompt(ctx, cmd.InOrStdin(), args) }
-	return runTurn(cmd, o, cfg, &f.agent, f.json, prompt, func(l *live, text *textRenderer) {
+	return runTurn(cmd, o, cfg, &f.agent, f.json, prompt, func(l *live, text *tui.Text) {
 		n := "a new session"
 		if t, err := l.Totals(cmd.Context()); err == nil {
-			n = plural(int(t.Turns), "turn")
+			n = tui.Plural(int(t.Turns), "turn")
 		}
-		text.note(fmt.Sprintf("session %s · %s · continue it with --continue or --session %s", l.ID(), n, l.ID()))
+		text.Note(fmt.Sprintf("%s · session %s · %s · continue it with --continue or --session %s", modelLabel(l.app), l.ID(), n, l.ID()))
 	})
 }
 
@@ -151,15 +161,15 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 // gives the turn's input once the App is open (a usage error should not
 // wait for standard input); after the turn, done may add a note to the
 // text. It returns nil if the turn answered (or compacted).
-func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSON bool, prompt func(context.Context) (string, error), done func(*live, *textRenderer)) error {
+func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSON bool, prompt func(context.Context) (string, error), done func(*live, *tui.Text)) error {
 	ctx := cmd.Context()
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	var r renderer
-	var text *textRenderer
+	var r tui.Renderer
+	var text *tui.Text
 	if asJSON {
-		r = newJSONRenderer(stdout)
+		r = tui.NewJSON(stdout)
 	} else {
-		text = newTextRenderer(ctx, stdout, textOptionsFor(stdout))
+		text = tui.NewText(ctx, stdout, tui.OptionsFor(stdout))
 		r = text
 	}
 	gate := newApprovalGate()
@@ -184,7 +194,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		return err
 	}
 	// The events are rendered as the turn emits them, on its goroutine.
-	l, err := f.openSession(ctx, a, stderr, gated(r.render, gate), true)
+	l, err := f.openSession(ctx, a, stderr, gated(r.Render, gate), true)
 	if err != nil {
 		return err
 	}
@@ -216,14 +226,14 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	res, err := l.Run(runCtx, input, session.WithOutput(f.output))
 	restore()
 	l.view.stop() // a background fork still running is not shown after the turn
-	r.close()
+	r.Close()
 	if errors.Is(err, session.ErrAwaitingApproval) {
 		return &exitError{code: exitParked, err: err}
 	}
 	if res == nil {
 		return &exitError{code: exitTurn, err: err}
 	}
-	if werr := r.err(); werr != nil {
+	if werr := r.Err(); werr != nil {
 		return &exitError{code: exitTurn, err: fmt.Errorf("writing the events: %w", werr)}
 	}
 	if err != nil && res.Err == nil {
@@ -247,7 +257,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	if res.BudgetDimension != "" {
 		msg += fmt.Sprintf(" (the session's %s budget)", strings.ReplaceAll(string(res.BudgetDimension), "_", " "))
 	}
-	msg += " after " + plural(res.Iterations, "iteration")
+	msg += " after " + tui.Plural(res.Iterations, "iteration")
 	switch {
 	case res.Err != nil:
 		msg += ": " + res.Err.Error()

@@ -15,6 +15,7 @@ import (
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
+	"github.com/orca-agent/orca/tui"
 )
 
 // asCLI makes the test binary run as the orca command line (TestMain),
@@ -384,7 +385,7 @@ func TestModelTextCannotDriveTheTerminal(t *testing.T) {
 	if real < 0 {
 		t.Fatalf("no question in reverse video:\n%q", screen)
 	}
-	if strings.Contains(strings.ReplaceAll(screen[:real], eraseLine, ""), "\x1b") || strings.Count(screen, "\x1b[1;7m") != 1 {
+	if strings.Contains(strings.ReplaceAll(screen[:real], tui.EraseLine, ""), "\x1b") || strings.Count(screen, "\x1b[1;7m") != 1 {
 		t.Errorf("the model's text drew on the terminal:\n%q", screen)
 	}
 	if fileExists(filepath.Join(ws, "\x1b[2Jx.txt")) {

@@ -457,7 +457,7 @@ func (b *syncBuffer) waitFor(t *testing.T, s string, n int) {
 // terminalBuffer is a syncBuffer that passes for a terminal.
 type terminalBuffer struct{ *syncBuffer }
 
-func (terminalBuffer) terminal() (int, bool) { return 0, true }
+func (terminalBuffer) Terminal() (int, bool) { return 0, true }
 
 // proc is orca running in the background with its input, output and
 // signals in the test's hands.
@@ -569,4 +569,25 @@ func TestRunApprovalOutlivesTheRun(t *testing.T) {
 	if strings.Contains(out, "? Allow") || !fileExists(filepath.Join(ws, "two.txt")) {
 		t.Errorf("the stored approval did not hold:\n%s", out)
 	}
+}
+
+// fakeTerminal is an output that passes for a terminal of unknown width,
+// safe for concurrent use (the spinner writes from its own goroutine).
+type fakeTerminal struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (f *fakeTerminal) Terminal() (int, bool) { return 0, true }
+
+func (f *fakeTerminal) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf.Write(p)
+}
+
+func (f *fakeTerminal) String() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf.String()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tui"
 )
 
 // sessionsFlags are the flags of orca sessions and orca sessions show.
@@ -154,7 +155,7 @@ func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags) error {
 			closed = append(closed, fmt.Sprintf("* %s cannot be continued here: %s", s.ID, s.WhyNot))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", id, s.CreatedAt.Local().Format("2006-01-02 15:04"),
-			s.Turns, tokenCount(s.Totals.Tokens), usd(s.Totals.CostUSD), oneLine(s.LastPrompt, 60))
+			s.Turns, tui.TokenCount(s.Totals.Tokens), usd(s.Totals.CostUSD), tui.OneLine(s.LastPrompt, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -221,7 +222,7 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 			compacted++
 		}
 	}
-	fmt.Fprintf(&b, "\nTranscript: %s", plural(len(recs), "record"))
+	fmt.Fprintf(&b, "\nTranscript: %s", tui.Plural(len(recs), "record"))
 	if compacted > 0 {
 		fmt.Fprintf(&b, ", %d compacted (summarised by a later summary record: kept, but no longer sent to the model)", compacted)
 	}
@@ -361,12 +362,12 @@ func writeRecord(b *strings.Builder, r store.Record, display func(name string, i
 	for _, bl := range r.Message.Content {
 		switch bl.Type {
 		case llm.BlockText:
-			b.WriteString(indent("   ", "   ", printableText(bl.Text)) + "\n")
+			b.WriteString(tui.Indent("   ", "   ", printableText(bl.Text)) + "\n")
 		case llm.BlockToolUse:
-			b.WriteString("   → " + strings.TrimPrefix(toolHeader(bl.Name, bl.Input, display(bl.Name, bl.Input)), "● "))
+			b.WriteString("   → " + strings.TrimPrefix(tui.ToolHeader(bl.Name, bl.Input, display(bl.Name, bl.Input)), "● "))
 		case llm.BlockToolResult:
 			// Under the tool use it answers, one column further in.
-			b.WriteString(indent(" ", " ", observation(bl.Content, bl.IsError)) + "\n")
+			b.WriteString(tui.Indent(" ", " ", tui.Observation(bl.Content, bl.IsError)) + "\n")
 		default:
 			fmt.Fprintf(b, "   (%s block)\n", bl.Type)
 		}
@@ -377,7 +378,7 @@ func writeRecord(b *strings.Builder, r store.Record, display func(name string, i
 func printableText(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = printable(l)
+		lines[i] = tui.Printable(l)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -393,7 +394,7 @@ func writeSpending(w io.Writer, t store.Totals, b budget.Limits) {
 		return s
 	}
 	tok := strconv.FormatInt(t.Usage.Total(), 10)
-	if parts := tokens(t.Usage); len(parts) > 0 {
+	if parts := tui.Tokens(t.Usage); len(parts) > 0 {
 		tok += " (" + strings.Join(parts, " · ") + ")"
 	}
 	fmt.Fprintln(tw, "  \tspent\tbudget")

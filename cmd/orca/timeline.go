@@ -16,6 +16,7 @@ import (
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tui"
 )
 
 // timelineFlags are the flags of orca timeline.
@@ -144,9 +145,9 @@ func writeTimeline(out io.Writer, title string, lines []json.RawMessage) error {
 		}
 		evs = append(evs, ev)
 	}
-	fmt.Fprintf(&b, "%s · %s", title, plural(len(lines), "event"))
+	fmt.Fprintf(&b, "%s · %s", title, tui.Plural(len(lines), "event"))
 	if deltas > 0 {
-		fmt.Fprintf(&b, " (%s not listed)", plural(deltas, "llm_delta event"))
+		fmt.Fprintf(&b, " (%s not listed)", tui.Plural(deltas, "llm_delta event"))
 	}
 	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -191,7 +192,7 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolData) string {
 		if st, ok := starts[d.ToolUseID]; ok {
 			shown = tool.Display{Summary: st.Summary, Detail: st.Detail}
 		}
-		first, _, _ := strings.Cut(toolHeader(d.ToolName, d.Input, shown), "\n")
+		first, _, _ := strings.Cut(tui.ToolHeader(d.ToolName, d.Input, shown), "\n")
 		s = strings.TrimPrefix(first, "● ")
 		if ev.Name != event.ToolExecStarted {
 			mark := "→ "
@@ -221,10 +222,10 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolData) string {
 			s += " · " + d.TaskID
 		}
 	case *event.TurnCompletedData:
-		s = fmt.Sprintf("%s · %s · %s", d.StopReason, plural(d.Iterations, "iteration"), plural(d.ToolCalls, "tool call"))
+		s = fmt.Sprintf("%s · %s · %s", d.StopReason, tui.Plural(d.Iterations, "iteration"), tui.Plural(d.ToolCalls, "tool call"))
 		if d.Error != "" {
 			s += " · " + d.Error
 		}
 	}
-	return oneLine(s, maxSummaryRunes)
+	return tui.OneLine(s, tui.MaxSummaryRunes)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/hook/command"
+	"github.com/orca-agent/orca/tui"
 )
 
 func newTrustCmd(o options) *cobra.Command {
@@ -194,7 +195,7 @@ func grant(out, stderr io.Writer, store *config.TrustStore, g, dir string) error
 	x := exts[i]
 	var b strings.Builder
 	b.WriteString("It asks for:\n")
-	b.WriteString(indent("  ", "  ", describeExtension(x)) + "\n")
+	b.WriteString(tui.Indent("  ", "  ", describeExtension(x)) + "\n")
 	if x.Trusted {
 		ports := make([]string, len(x.Ports))
 		for i, p := range x.Ports {

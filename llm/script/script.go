@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/orca-agent/orca/llm"
 )
@@ -65,6 +66,11 @@ type Response struct {
 	Usage *llm.Usage `json:"usage,omitempty"`
 	// Error, if set, makes the call fail instead.
 	Error *Error `json:"error,omitempty"`
+	// DelayMS is how long, in milliseconds, the model takes before it
+	// answers (or fails): a real model's thinking time, for people
+	// watching (orca demo) and for tests of what is shown meanwhile. The
+	// call's context ending cuts it short, and the call fails then.
+	DelayMS int `json:"delay_ms,omitempty"`
 }
 
 // Text returns a response that answers with s.
@@ -183,6 +189,9 @@ func checkResponses(where0 string, responses []Response) error {
 		}
 		if len(resp.Output) > 0 && resp.Text != "" {
 			return fmt.Errorf("%s[%d]: give text or output, not both", where0, i)
+		}
+		if resp.DelayMS < 0 {
+			return fmt.Errorf("%s[%d].delay_ms: %d is negative", where0, i, resp.DelayMS)
 		}
 	}
 	return nil
@@ -462,6 +471,15 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(ll
 			return nil, c.record(rec, missErr)
 		}
 		resp = *fallback
+	}
+	if resp.DelayMS > 0 {
+		t := time.NewTimer(time.Duration(resp.DelayMS) * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, c.record(rec, fmt.Errorf("script: route %q: %w", name, ctx.Err()))
+		}
 	}
 	if resp.Error != nil {
 		return nil, c.record(rec, &llm.Error{Kind: resp.Error.Kind, Message: resp.Error.Message})

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/llmtest"
@@ -145,6 +147,7 @@ func TestParse(t *testing.T) {
 		{`{"responses":[{"tool_calls":[{"name":"A","input":{},"input_raw":"{}"}]}]}`, "not both"},
 		{`{"responses":[{"error":{}}]}`, "no kind"},
 		{`{"responses":[{"text":"a","output":{"b":1}}]}`, "responses[0]: give text or output, not both"},
+		{`{"responses":[{"text":"a","delay_ms":-1}]}`, "responses[0].delay_ms: -1 is negative"},
 		{`{"responses":[]} {}`, "trailing"},
 		{`[1,2]`, "line 1, column 1"},
 		{`{"responses":[{"text":"a"},]}`, "line 1, column 28"},
@@ -207,4 +210,28 @@ func TestOutputResponse(t *testing.T) {
 	if rec := c.Calls(); len(rec) != 1 || rec[0].Output != out || !llm.HasNativeOutput(c) {
 		t.Errorf("recorded %+v", rec)
 	}
+}
+
+// A response's delay_ms holds the answer back that long; the call's
+// context ending cuts it short, and the call fails.
+func TestDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := script.Parse(strings.NewReader(`{"responses":[{"text":"slow","delay_ms":1500},{"text":"never","delay_ms":60000}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := script.New().ScriptAny(f.Responses...)
+		req := &llm.Request{Metadata: llm.Metadata{TraceID: "x"}}
+		start := time.Now()
+		r, err := c.Generate(t.Context(), req, nil)
+		if err != nil || r.Message.Text() != "slow" || time.Since(start) != 1500*time.Millisecond {
+			t.Errorf("after %v: %v, %v", time.Since(start), r, err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		start = time.Now()
+		if _, err := c.Generate(ctx, req, nil); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != time.Second {
+			t.Errorf("cancelled after %v: %v", time.Since(start), err)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package main
+package tui
 
 import (
 	"bytes"
@@ -33,12 +33,13 @@ func TestObservation(t *testing.T) {
 		{"empty", "", false, "  ⎿  (no output)\n"},
 		{"one line", "ok\n", false, "  ⎿  ok\n"},
 		{"error", "no such file: a.txt", true, "  ✗  no such file: a.txt\n"},
-		{"long line", long, false, "  ⎿  " + strings.Repeat("x", maxLineRunes-1) + "…\n"},
+		{"long line", long, false, "  ⎿  " + strings.Repeat("x", MaxLineRunes-1) + "…\n"},
+		{"long error", long, true, "  ✗  " + long + "\n"}, // a refusal's hint comes last: never cut
 		{"many lines", strings.Join(lines, "\n"), false,
 			"  ⎿  line\n" + strings.Repeat("     line\n", maxObservationLines-1) + "     … +12 lines\n"},
 		{"control characters", "a\x1b[31mred\r\n", false, "  ⎿  ared\n"},
 	} {
-		if got := observation(tc.out, tc.isError); got != tc.want {
+		if got := Observation(tc.out, tc.isError); got != tc.want {
 			t.Errorf("%s: got\n%q\nwant\n%q", tc.name, got, tc.want)
 		}
 	}
@@ -62,7 +63,7 @@ func TestToolHeader(t *testing.T) {
 		{"Other", `{}`, "● Other\n"},
 		{"Read", `{"file_path": `, "● Read (arguments are not valid JSON: {\"file_path\":)\n"},
 	} {
-		if got := toolHeader(tc.name, json.RawMessage(tc.input), display(tc.name, json.RawMessage(tc.input))); got != tc.want {
+		if got := ToolHeader(tc.name, json.RawMessage(tc.input), display(tc.name, json.RawMessage(tc.input))); got != tc.want {
 			t.Errorf("%s %s: got %q, want %q", tc.name, tc.input, got, tc.want)
 		}
 	}
@@ -96,8 +97,8 @@ func TestTokenCount(t *testing.T) {
 		0: "0", 340: "340", 999: "999", 1000: "1k", 1234: "1.2k", 12_345: "12.3k", 99_949: "99.9k",
 		99_950: "100k", 123_456: "123k", 999_499: "999k", 999_500: "1M", 1_234_567: "1.2M",
 	} {
-		if got := tokenCount(n); got != want {
-			t.Errorf("tokenCount(%d) = %q, want %q", n, got, want)
+		if got := TokenCount(n); got != want {
+			t.Errorf("TokenCount(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
@@ -111,7 +112,7 @@ type fakeTerminal struct {
 	buf   bytes.Buffer
 }
 
-func (f *fakeTerminal) terminal() (int, bool) { return f.width, true }
+func (f *fakeTerminal) Terminal() (int, bool) { return f.width, true }
 
 func (f *fakeTerminal) Write(p []byte) (int, error) {
 	f.mu.Lock()
@@ -145,12 +146,12 @@ func toolEvent(name event.Name, tool, input, output string) event.Event {
 var testDisplays = sync.OnceValue(func() func(string, json.RawMessage) tool.Display { return app.ToolDisplays(os.TempDir()) })
 
 // spinFrame returns the line the spinner draws for tick i (0: the first
-// frame, drawn at once) of a tool call shown as line, at spinInterval per
+// frame, drawn at once) of a tool call shown as line, at SpinInterval per
 // tick.
 func spinFrame(i int, line string) string {
-	frames := []rune(spinFrames)
-	elapsed := time.Duration(i) * spinInterval
-	return eraseLine + string(frames[i%len(frames)]) + " " + line + " (" + strconv.Itoa(int(elapsed/time.Second)) + "s)"
+	frames := []rune(SpinFrames)
+	elapsed := time.Duration(i) * SpinInterval
+	return EraseLine + string(frames[i%len(frames)]) + " " + line + " (" + strconv.Itoa(int(elapsed/time.Second)) + "s)"
 }
 
 // The spinner's tests run in a synctest bubble: time is fake, so a
@@ -161,9 +162,9 @@ func spinFrame(i int, line string) string {
 func TestSpinner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		out := &fakeTerminal{}
-		r := newTextRenderer(t.Context(), out, textOptionsFor(out))
-		r.render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "fix it"}))
-		r.render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "calc.go"}`, ""))
+		r := NewText(t.Context(), out, OptionsFor(out))
+		r.Render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "fix it"}))
+		r.Render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "calc.go"}`, ""))
 		// The first frame is drawn at once.
 		want := "❯ fix it\n\n" + spinFrame(0, "Read calc.go")
 		if got := out.String(); got != want {
@@ -185,7 +186,7 @@ func TestSpinner(t *testing.T) {
 		// The tool's end stops the spinner at once: its goroutine has
 		// exited when render returns, and the bullet line is written once.
 		sp := r.spin
-		r.render(toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "calc.go"}`, "package calc\n"))
+		r.Render(toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "calc.go"}`, "package calc\n"))
 		select {
 		case <-sp.done:
 		default:
@@ -194,7 +195,7 @@ func TestSpinner(t *testing.T) {
 		if r.spin != nil {
 			t.Error("the renderer still has a spinner")
 		}
-		want += eraseLine + "● Read calc.go\n  ⎿  package calc\n"
+		want += EraseLine + "● Read calc.go\n  ⎿  package calc\n"
 		time.Sleep(time.Second)
 		synctest.Wait()
 		if got := out.String(); got != want {
@@ -203,16 +204,16 @@ func TestSpinner(t *testing.T) {
 		// The next tool call gets a spinner of its own, from frame 0; a
 		// failure ends it too. TodoWrite spins on its first line and shows
 		// its list when it ends.
-		r.render(toolEvent(event.ToolExecStarted, "TodoWrite", `{"todos": [{"content": "a", "status": "pending"}]}`, ""))
-		time.Sleep(spinInterval)
+		r.Render(toolEvent(event.ToolExecStarted, "TodoWrite", `{"todos": [{"content": "a", "status": "pending"}]}`, ""))
+		time.Sleep(SpinInterval)
 		synctest.Wait()
-		r.render(toolEvent(event.ToolExecFailed, "TodoWrite", `{"todos": [{"content": "a", "status": "pending"}]}`, "bad list"))
-		want += "\n" + spinFrame(0, "TodoWrite") + spinFrame(1, "TodoWrite") + eraseLine + "● TodoWrite\n  ☐ a\n  ✗  bad list\n"
-		r.close()
+		r.Render(toolEvent(event.ToolExecFailed, "TodoWrite", `{"todos": [{"content": "a", "status": "pending"}]}`, "bad list"))
+		want += "\n" + spinFrame(0, "TodoWrite") + spinFrame(1, "TodoWrite") + EraseLine + "● TodoWrite\n  ☐ a\n  ✗  bad list\n"
+		r.Close()
 		if got := out.String(); got != want {
 			t.Fatalf("after a failed tool:\ngot  %q\nwant %q", got, want)
 		}
-		if err := r.err(); err != nil {
+		if err := r.Err(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -222,9 +223,9 @@ func TestSpinnerStopsWhenCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		out := &fakeTerminal{}
-		r := newTextRenderer(ctx, out, textOptionsFor(out))
-		r.render(toolEvent(event.ToolExecStarted, "Bash", `{"command": "sleep 100"}`, ""))
-		time.Sleep(spinInterval)
+		r := NewText(ctx, out, OptionsFor(out))
+		r.Render(toolEvent(event.ToolExecStarted, "Bash", `{"command": "sleep 100"}`, ""))
+		time.Sleep(SpinInterval)
 		synctest.Wait()
 		sp := r.spin
 		cancel()
@@ -241,8 +242,8 @@ func TestSpinnerStopsWhenCancelled(t *testing.T) {
 		if got := out.String(); got != want {
 			t.Fatalf("after the cancellation:\ngot  %q\nwant %q", got, want)
 		}
-		r.render(toolEvent(event.ToolExecFailed, "Bash", `{"command": "sleep 100"}`, "cancelled"))
-		want += eraseLine + "● Bash sleep 100\n  ✗  cancelled\n"
+		r.Render(toolEvent(event.ToolExecFailed, "Bash", `{"command": "sleep 100"}`, "cancelled"))
+		want += EraseLine + "● Bash sleep 100\n  ✗  cancelled\n"
 		if got := out.String(); got != want {
 			t.Fatalf("after the tool failed:\ngot  %q\nwant %q", got, want)
 		}
@@ -254,27 +255,27 @@ func TestSpinnerEndsWithTheTurn(t *testing.T) {
 		// The stream ends while a tool runs: close stops the spinner and
 		// leaves the bullet line.
 		out := &fakeTerminal{}
-		r := newTextRenderer(t.Context(), out, textOptionsFor(out))
-		r.render(toolEvent(event.ToolExecStarted, "Glob", `{"pattern": "*.go"}`, ""))
+		r := NewText(t.Context(), out, OptionsFor(out))
+		r.Render(toolEvent(event.ToolExecStarted, "Glob", `{"pattern": "*.go"}`, ""))
 		sp := r.spin
-		r.close()
+		r.Close()
 		select {
 		case <-sp.done:
 		default:
 			t.Fatal("the spinner's goroutine is still running after close")
 		}
-		r.close() // twice is fine
-		if got, want := out.String(), spinFrame(0, "Glob *.go")+eraseLine+"● Glob *.go\n"; got != want {
+		r.Close() // twice is fine
+		if got, want := out.String(), spinFrame(0, "Glob *.go")+EraseLine+"● Glob *.go\n"; got != want {
 			t.Fatalf("closed:\ngot  %q\nwant %q", got, want)
 		}
 
 		// Any other event ends the spinner too, before it is shown.
 		out = &fakeTerminal{}
-		r = newTextRenderer(t.Context(), out, textOptionsFor(out))
-		r.render(toolEvent(event.ToolExecStarted, "Glob", `{"pattern": "*.go"}`, ""))
-		r.render(newEvent(event.TurnCompleted, &event.TurnCompletedData{StopReason: "failed", Iterations: 1, ToolCalls: 1, Error: "boom"}))
-		r.close()
-		if got, want := out.String(), spinFrame(0, "Glob *.go")+eraseLine+"● Glob *.go\n\n✗ failed · 1 iteration · 1 tool call\n  boom\n"; got != want {
+		r = NewText(t.Context(), out, OptionsFor(out))
+		r.Render(toolEvent(event.ToolExecStarted, "Glob", `{"pattern": "*.go"}`, ""))
+		r.Render(newEvent(event.TurnCompleted, &event.TurnCompletedData{StopReason: "failed", Iterations: 1, ToolCalls: 1, Error: "boom"}))
+		r.Close()
+		if got, want := out.String(), spinFrame(0, "Glob *.go")+EraseLine+"● Glob *.go\n\n✗ failed · 1 iteration · 1 tool call\n  boom\n"; got != want {
 			t.Fatalf("turn completed:\ngot  %q\nwant %q", got, want)
 		}
 	})
@@ -285,14 +286,14 @@ func TestSpinnerWidth(t *testing.T) {
 		// The spinner's line fits in the terminal, less its last column;
 		// the final bullet line is not clipped.
 		out := &fakeTerminal{width: 20}
-		r := newTextRenderer(t.Context(), out, textOptionsFor(out))
-		r.render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "a/long/path/to/file.go"}`, ""))
-		r.close()
+		r := NewText(t.Context(), out, OptionsFor(out))
+		r.Render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "a/long/path/to/file.go"}`, ""))
+		r.Close()
 		line := "⠋ Read a/long… (0s)"
 		if n := utf8.RuneCountInString(line); n != 19 {
 			t.Fatalf("the test's line is %d runes", n)
 		}
-		if got, want := out.String(), eraseLine+line+eraseLine+"● Read a/long/path/to/file.go\n"; got != want {
+		if got, want := out.String(), EraseLine+line+EraseLine+"● Read a/long/path/to/file.go\n"; got != want {
 			t.Fatalf("got  %q\nwant %q", got, want)
 		}
 	})
@@ -302,22 +303,22 @@ func TestNoSpinnerOffTerminal(t *testing.T) {
 	// Not a terminal: the bullet line is written when the tool starts, no
 	// goroutine is started and nothing is redrawn.
 	var out bytes.Buffer
-	if opt := textOptionsFor(&out); opt.terminal {
+	if opt := OptionsFor(&out); opt.Terminal {
 		t.Fatal("a buffer passes for a terminal")
 	}
-	if opt := textOptionsFor(os.Stdout); opt.terminal {
+	if opt := OptionsFor(os.Stdout); opt.Terminal {
 		t.Skip("the tests' stdout is a terminal") // go test runs them with stdout on a pipe
 	}
-	r := newTextRenderer(t.Context(), &out, textOptionsFor(os.Stdout))
-	r.render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "calc.go"}`, ""))
+	r := NewText(t.Context(), &out, OptionsFor(os.Stdout))
+	r.Render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "calc.go"}`, ""))
 	if r.spin != nil {
 		t.Fatal("a spinner started off a terminal")
 	}
 	if got, want := out.String(), "● Read calc.go\n"; got != want {
 		t.Fatalf("when the tool starts: got %q, want %q", got, want)
 	}
-	r.render(toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "calc.go"}`, "ok"))
-	r.close()
+	r.Render(toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "calc.go"}`, "ok"))
+	r.Close()
 	if got, want := out.String(), "● Read calc.go\n  ⎿  ok\n"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -326,13 +327,13 @@ func TestNoSpinnerOffTerminal(t *testing.T) {
 // A failed hook is shown under the tool call it belongs to, or on its own.
 func TestHookFailedLine(t *testing.T) {
 	var out bytes.Buffer
-	r := newTextRenderer(t.Context(), &out, textOptions{})
-	r.render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "go"}))
-	r.render(newEvent(event.HookFailed, &event.HookFailedData{Hook: "USER_PROMPT_SUBMIT", Handler: "s.json#UserPromptSubmit[0].hooks[0]", Error: "command \"x\" exited with status 1: boom"}))
-	r.render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "a.go"}`, ""))
-	r.render(newEvent(event.HookFailed, &event.HookFailedData{Hook: "PRE_TOOL_USE", Handler: "s.json#PreToolUse[0].hooks[0]", Error: "timed out\nafter 1s"}))
-	r.render(toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "a.go"}`, "package a"))
-	r.close()
+	r := NewText(t.Context(), &out, Options{})
+	r.Render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "go"}))
+	r.Render(newEvent(event.HookFailed, &event.HookFailedData{Hook: "USER_PROMPT_SUBMIT", Handler: "s.json#UserPromptSubmit[0].hooks[0]", Error: "command \"x\" exited with status 1: boom"}))
+	r.Render(toolEvent(event.ToolExecStarted, "Read", `{"file_path": "a.go"}`, ""))
+	r.Render(newEvent(event.HookFailed, &event.HookFailedData{Hook: "PRE_TOOL_USE", Handler: "s.json#PreToolUse[0].hooks[0]", Error: "timed out\nafter 1s"}))
+	r.Render(toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "a.go"}`, "package a"))
+	r.Close()
 	want := "❯ go\n\n" +
 		"! hook s.json#UserPromptSubmit[0].hooks[0] failed: command \"x\" exited with status 1: boom\n\n" +
 		"● Read a.go\n" +
@@ -345,18 +346,18 @@ func TestHookFailedLine(t *testing.T) {
 
 func TestForkLines(t *testing.T) {
 	var out bytes.Buffer
-	r := newTextRenderer(t.Context(), &out, textOptions{})
+	r := NewText(t.Context(), &out, Options{})
 	fork := func(depth int, ev event.Event) event.Event { ev.Depth = depth; return ev }
-	r.render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "go"}))
-	r.render(toolEvent(event.ToolExecStarted, "Task", `{"description": "Find it", "prompt": "…", "subagent_type": "explorer"}`, ""))
-	r.render(fork(1, newEvent(event.TurnStarted, &event.TurnStartedData{Input: "…"})))
-	r.render(fork(1, toolEvent(event.ToolExecStarted, "Read", `{"file_path": "a.go"}`, "")))
-	r.render(fork(1, toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "a.go"}`, "package a")))
-	r.render(fork(2, toolEvent(event.ToolExecStarted, "Grep", `{"pattern": "x"}`, "")))
-	r.render(fork(2, toolEvent(event.ToolExecFailed, "Grep", `{"pattern": "x"}`, "bad pattern\nmore")))
-	r.render(fork(1, newEvent(event.TurnCompleted, &event.TurnCompletedData{StopReason: "answered", Iterations: 2, ToolCalls: 1})))
-	r.render(toolEvent(event.ToolExecCompleted, "Task", `{}`, "found it"))
-	r.close()
+	r.Render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "go"}))
+	r.Render(toolEvent(event.ToolExecStarted, "Task", `{"description": "Find it", "prompt": "…", "subagent_type": "explorer"}`, ""))
+	r.Render(fork(1, newEvent(event.TurnStarted, &event.TurnStartedData{Input: "…"})))
+	r.Render(fork(1, toolEvent(event.ToolExecStarted, "Read", `{"file_path": "a.go"}`, "")))
+	r.Render(fork(1, toolEvent(event.ToolExecCompleted, "Read", `{"file_path": "a.go"}`, "package a")))
+	r.Render(fork(2, toolEvent(event.ToolExecStarted, "Grep", `{"pattern": "x"}`, "")))
+	r.Render(fork(2, toolEvent(event.ToolExecFailed, "Grep", `{"pattern": "x"}`, "bad pattern\nmore")))
+	r.Render(fork(1, newEvent(event.TurnCompleted, &event.TurnCompletedData{StopReason: "answered", Iterations: 2, ToolCalls: 1})))
+	r.Render(toolEvent(event.ToolExecCompleted, "Task", `{}`, "found it"))
+	r.Close()
 	want := "❯ go\n\n" +
 		"● Task Find it (explorer)\n" +
 		"  │ ● Read a.go\n" +
@@ -387,8 +388,68 @@ func TestSanitize(t *testing.T) {
 		"\x1bc reset":                           " reset",
 		"ünïcødé, emoji 🐋 and CJK 漢字 stay":      "ünïcødé, emoji 🐋 and CJK 漢字 stay",
 	} {
-		if got := sanitize(in); got != want {
-			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
+		if got := Sanitize(in); got != want {
+			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// While the model is asked, a terminal shows a spinner with the seconds
+// elapsed and, from the second call on, the turn's tokens so far; thinking
+// deltas of a tool call's input keep it, the first words erase it, and the text starts on its
+// line. Off a terminal nothing of it is written.
+func TestThinkingSpinner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &fakeTerminal{}
+		r := NewText(t.Context(), out, OptionsFor(out))
+		call := func(name event.Name, u *llm.Usage) event.Event {
+			return newEvent(name, &event.LLMCallData{Iteration: 1, Usage: u})
+		}
+		delta := func(typ llm.DeltaType, text string) event.Event {
+			return newEvent(event.LLMDelta, &event.LLMDeltaData{Iteration: 1, Delta: llm.Delta{Type: typ, Text: text}})
+		}
+		r.Render(newEvent(event.TurnStarted, &event.TurnStartedData{Input: "fix it"}))
+		r.Render(call(event.LLMCallStarted, nil))
+		want := "❯ fix it\n\n" + spinFrame(0, "Thinking…")
+		if got := out.String(); got != want {
+			t.Fatalf("when the model is asked:\ngot  %q\nwant %q", got, want)
+		}
+		time.Sleep(1000 * time.Millisecond)
+		synctest.Wait()
+		r.Render(delta(llm.DeltaToolInput, `{"pat`))
+		for i := 1; i <= 10; i++ {
+			want += spinFrame(i, "Thinking…")
+		}
+		if got := out.String(); got != want {
+			t.Fatalf("after 1s and a tool input delta:\ngot  %q\nwant %q", got, want)
+		}
+		r.Render(delta(llm.DeltaText, "I'll look."))
+		r.Render(call(event.LLMCallCompleted, &llm.Usage{InputTokens: 1200, OutputTokens: 30}))
+		want += EraseLine + "I'll look.\n"
+		if got := out.String(); got != want {
+			t.Fatalf("after the first words:\ngot  %q\nwant %q", got, want)
+		}
+		// A tool call, then the next model call: its spinner says the
+		// tokens so far; a call that ends without text just erases it.
+		r.Render(toolEvent(event.ToolExecStarted, "Glob", `{"pattern": "*.go"}`, ""))
+		r.Render(toolEvent(event.ToolExecCompleted, "Glob", `{"pattern": "*.go"}`, "a.go"))
+		r.Render(call(event.LLMCallStarted, nil))
+		r.Render(call(event.LLMCallCompleted, nil))
+		r.Close()
+		want += "\n" + spinFrame(0, "Glob *.go") + EraseLine + "● Glob *.go\n  ⎿  a.go\n\n" +
+			EraseLine + "⠋ Thinking… (0s · 1.2k tokens in · 30 out)" + EraseLine
+		if got := out.String(); got != want {
+			t.Fatalf("the second call:\ngot  %q\nwant %q", got, want)
+		}
+
+		var plain bytes.Buffer
+		r = NewText(t.Context(), &plain, Options{})
+		r.Render(call(event.LLMCallStarted, nil))
+		r.Render(delta(llm.DeltaText, "Hi."))
+		r.Render(call(event.LLMCallCompleted, nil))
+		r.Close()
+		if got := plain.String(); got != "Hi.\n" {
+			t.Errorf("off a terminal: %q", got)
+		}
+	})
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/tui"
+)
+
+// chatEnv is what the chat's commands read of the App and the flags, and
+// how /clear opens a new session.
+type chatEnv struct {
+	app   *app.App
+	cfg   app.Config
+	store store.Store
+	// newSession opens a new session of the App, its events shown as the
+	// chat's.
+	newSession func(ctx context.Context) (*session.LiveSession, error)
+	// swap makes ls the chat's session (the one closed at the end).
+	swap func(ls *session.LiveSession)
+}
+
+// modelNote is /model: the provider and model, and how to choose another.
+func (c *chat) modelNote() string {
+	return "Model: " + c.model + "\n" +
+		"Choose another when you open the chat: --provider, --model, --base-url (or the settings' \"provider\", \"model\", \"base_url\");\n" +
+		"'orca chat --session " + c.ls.ID() + " --model NAME' goes on with this session on another model."
+}
+
+// permissionsNote is /permissions: the mode and the rules in force.
+func (c *chat) permissionsNote() string {
+	e := c.env
+	rules, err := e.app.Settings().Rules()
+	if err != nil {
+		return "✗ the settings' rules: " + err.Error()
+	}
+	extra, err := policy.ParseRules(e.cfg.Allow, e.cfg.Deny, e.cfg.Ask)
+	if err != nil {
+		return "✗ the flags' rules: " + err.Error()
+	}
+	mode := e.cfg.Mode
+	if mode == "" {
+		mode = e.app.Settings().Mode()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Permission mode: %s (--permission-mode, or the settings' defaultMode)\n", mode)
+	for _, l := range []struct {
+		name       string
+		from, flag []policy.Rule
+	}{{"deny", rules.Deny, extra.Deny}, {"ask", rules.Ask, extra.Ask}, {"allow", rules.Allow, extra.Allow}} {
+		var names []string
+		for _, r := range l.from {
+			names = append(names, r.String())
+		}
+		for _, r := range l.flag {
+			names = append(names, r.String()+" (--"+l.name+")")
+		}
+		if len(names) == 0 {
+			names = []string{"none"}
+		}
+		fmt.Fprintf(&b, "  %-6s %s\n", l.name, strings.Join(names, ", "))
+	}
+	b.WriteString("Deny beats ask beats allow. An [a] answer adds an allow rule for the rest of this session.")
+	return b.String()
+}
+
+// resumeNote is /resume: the workspace's other sessions, most recently
+// active first, and the command that opens one.
+func (c *chat) resumeNote(ctx context.Context) string {
+	ss, err := c.env.store.Sessions(ctx, store.Filter{})
+	if err != nil {
+		return "✗ listing the sessions: " + err.Error()
+	}
+	var b strings.Builder
+	n := 0
+	for _, s := range ss {
+		if s.ID == c.ls.ID() {
+			continue
+		}
+		if n == 10 {
+			fmt.Fprintf(&b, "  … and %d more: 'orca sessions' lists them all\n", len(ss)-1-n)
+			break
+		}
+		if n == 0 {
+			b.WriteString("The workspace's other sessions, most recently active first:\n")
+		}
+		n++
+		fmt.Fprintf(&b, "  %s  %s  %s  %s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), tui.Plural(int(s.Turns), "turn"), tui.OneLine(s.LastPrompt, 50))
+	}
+	if n == 0 {
+		return "No other session in this workspace."
+	}
+	b.WriteString("Open one with: " + resumeCommand("ID", c.root))
+	return b.String()
+}
+
+// clear is /clear: the session ends (as Claude Code's /clear ends it,
+// reason "clear"), and the chat goes on in a new one.
+func (c *chat) clear(ctx context.Context) {
+	if c.running > 0 || len(c.backlog) > 0 {
+		c.con.note("A turn is running: /clear once it has ended.")
+		return
+	}
+	old := c.ls
+	ls, err := c.env.newSession(ctx)
+	if err != nil {
+		c.con.note("✗ a new session: " + err.Error())
+		return
+	}
+	old.End(context.WithoutCancel(ctx), session.EndClear)
+	c.env.swap(ls)
+	c.ls = ls
+	c.con.note(fmt.Sprintf("Session %s is kept (%s). A new session: %s.", old.ID(), resumeCommand(old.ID(), c.root), ls.ID()))
+	c.showStatus(ctx)
+}

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/term"
+
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tui"
+)
+
+// chatUI is orca chat's input on a real terminal: a bubbletea program
+// (tui.Input) owns the terminal's bottom lines — the editor, the queue,
+// the spinner, the approval question, the status line — and everything
+// the chat shows is printed above it, one whole line at a time (printer).
+// What the person types reaches the chat loop as the lines readLines
+// would have read, in order; answers to approval questions go apart, so
+// that no line typed ahead can answer one.
+type chatUI struct {
+	p       *tea.Program
+	out     *printer
+	lines   chan line
+	answers chan string
+	done    chan struct{} // closed when the program has returned
+
+	mu     sync.Mutex
+	inbox  []line        // typed, not yet taken by the chat loop
+	wake   chan struct{} // poked when inbox grows
+	closed bool          // Ctrl-D: nothing more comes
+
+	// On the events' goroutine only:
+	writing bool              // the model call streams text
+	used    llm.Usage         // the turn's model calls so far
+	heads   map[string]string // the running tool calls' lines, by tool use id
+
+	lastMu   sync.Mutex
+	lastHead string // the last tool call's line, for Ctrl-O
+	lastOut  string // its output, whole
+}
+
+// useChatUI reports whether orca chat draws its terminal UI: both
+// standard input and output are terminals (real ones: the tests' fakes
+// get the line-by-line chat).
+func useChatUI(stdin, stdout any) bool {
+	in, ok1 := stdin.(*os.File)
+	out, ok2 := stdout.(*os.File)
+	return ok1 && ok2 && isTerminal(in) && isTerminal(out)
+}
+
+// historyPath is where the inputs typed in workspace root are kept: in
+// orca's configuration folder, one file per workspace.
+func historyPath(configDir, root string) string {
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(configDir, "orca", "history", hex.EncodeToString(sum[:8])+".jsonl")
+}
+
+// newChatUI starts the UI's program on in and out; sigs takes its Ctrl-C;
+// expand shows a note above the program (the chat's console: Ctrl-O's
+// output goes where the turns go, between their lines).
+func newChatUI(ctx context.Context, in, out *os.File, theme tui.Theme, h *tui.History, sigs chan<- os.Signal, expand func(string)) *chatUI {
+	u := &chatUI{lines: make(chan line), answers: make(chan string, 8), done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	model := tui.NewInput(theme, h, tui.Handlers{
+		Submit: func(s string) { u.push(line{s: s + "\n"}) },
+		Answer: func(k string) {
+			select {
+			case u.answers <- k:
+			default:
+			}
+		},
+		Interrupt: func() {
+			select {
+			case sigs <- os.Interrupt:
+			default:
+			}
+		},
+		EOF: u.end,
+		Expand: func() {
+			// On a goroutine of its own: printing waits for the program,
+			// whose goroutine this is.
+			go func() {
+				if expand != nil {
+					expand(u.lastOutput())
+				}
+			}()
+		},
+	})
+	u.p = tea.NewProgram(model, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithoutSignalHandler())
+	u.out = &printer{p: u.p, width: func() int {
+		w, _, err := term.GetSize(int(out.Fd()))
+		if err != nil {
+			return 0
+		}
+		return w
+	}}
+	go func() {
+		defer close(u.done)
+		u.p.Run()
+		u.end() // the program is gone: so is the input
+	}()
+	go u.forward()
+	return u
+}
+
+func (u *chatUI) push(l line) {
+	u.mu.Lock()
+	if !u.closed {
+		u.inbox = append(u.inbox, l)
+	}
+	u.mu.Unlock()
+	u.poke()
+}
+
+func (u *chatUI) end() {
+	u.mu.Lock()
+	u.closed = true
+	u.mu.Unlock()
+	u.poke()
+}
+
+func (u *chatUI) poke() {
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}
+
+// forward hands the lines typed to the chat loop in order, then closes
+// lines at the end of the input.
+func (u *chatUI) forward() {
+	defer close(u.lines)
+	for {
+		u.mu.Lock()
+		var next *line
+		if len(u.inbox) > 0 {
+			next = &u.inbox[0]
+			u.inbox = u.inbox[1:]
+		}
+		closed := u.closed
+		u.mu.Unlock()
+		switch {
+		case next != nil:
+			select {
+			case u.lines <- *next:
+			case <-u.done:
+				return
+			}
+		case closed:
+			return
+		default:
+			select {
+			case <-u.wake:
+			case <-u.done:
+				return
+			}
+		}
+	}
+}
+
+// send gives the program msg, unless it has ended.
+func (u *chatUI) send(msg tea.Msg) {
+	select {
+	case <-u.done:
+	default:
+		u.p.Send(msg)
+	}
+}
+
+// event tells the UI what a turn's event means for its spinner, queue
+// and question.
+func (u *chatUI) event(ev event.Event) {
+	if ev.Depth > 0 {
+		return
+	}
+	switch d := ev.Data.(type) {
+	case *event.TurnStartedData:
+		u.used = llm.Usage{}
+		u.send(tui.Entered{})
+		u.send(tui.Busy{Activity: "Thinking…", Since: time.Now()})
+	case *event.UserMessageData:
+		u.send(tui.Entered{})
+	case *event.LLMCallData:
+		switch ev.Name {
+		case event.LLMCallStarted:
+			u.writing = false
+			what := "Thinking…"
+			if t := tui.Tokens(u.used); len(t) > 0 {
+				what += " · " + strings.Join(t, " · ")
+			}
+			u.send(tui.Busy{Activity: what, Since: time.Now()})
+		case event.LLMCallCompleted, event.LLMCallFailed:
+			if d.Usage != nil {
+				u.used = u.used.Add(*d.Usage)
+			}
+			// What the model wrote is printed: no spinner under it until
+			// the turn does something else.
+			u.send(tui.Busy{})
+		}
+	case *event.LLMDeltaData:
+		if d.Delta.Type == llm.DeltaText && !u.writing {
+			u.writing = true
+			u.send(tui.Busy{Activity: "Writing…", Since: time.Now()})
+		}
+	case *event.ToolData:
+		if ev.Name == event.ToolExecStarted {
+			// Only the start says how the tool shows the call.
+			head, _, _ := strings.Cut(tui.ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
+			head = strings.TrimPrefix(head, "● ")
+			if u.heads == nil {
+				u.heads = make(map[string]string)
+			}
+			u.heads[d.ToolUseID] = head
+			u.send(tui.Busy{Activity: head, Since: time.Now()})
+			return
+		}
+		head := u.heads[d.ToolUseID]
+		delete(u.heads, d.ToolUseID)
+		if head == "" {
+			head = d.ToolName
+		}
+		u.lastMu.Lock()
+		u.lastHead, u.lastOut = head, d.Output
+		u.lastMu.Unlock()
+	case *event.CompactionData:
+		if ev.Name == event.CompactionStarted {
+			u.send(tui.Busy{Activity: "Compacting the conversation…", Since: time.Now()})
+		}
+	}
+}
+
+// lastOutput returns the last tool call's line and its whole output, as
+// Ctrl-O shows them; "" before any call.
+func (u *chatUI) lastOutput() string {
+	u.lastMu.Lock()
+	head, out := u.lastHead, u.lastOut
+	u.lastMu.Unlock()
+	if head == "" {
+		return "No tool call yet: Ctrl-O shows the last one's output whole."
+	}
+	out = strings.TrimRight(tui.Sanitize(out), "\n")
+	if strings.TrimSpace(out) == "" {
+		out = "(no output)"
+	}
+	n := strings.Count(out, "\n") + 1
+	return tui.Indent("⎿  ", "   ", head+" · "+tui.Plural(n, "line")+", whole:\n"+out)
+}
+
+// drainAnswers forgets keys pressed before a question was asked.
+func (u *chatUI) drainAnswers() {
+	for {
+		select {
+		case <-u.answers:
+		default:
+			return
+		}
+	}
+}
+
+// close erases the UI's lines and waits for the program to end.
+func (u *chatUI) close() {
+	u.out.flush()
+	u.send(tui.Quit{})
+	<-u.done
+}
+
+// printer prints what is written to it above the program, whole lines at
+// a time; flush prints a line still open (an approval question's "›").
+type printer struct {
+	p     *tea.Program
+	width func() int // the terminal's width now (0: unknown)
+	mu    sync.Mutex
+	buf   bytes.Buffer
+}
+
+func (w *printer) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if i := bytes.LastIndexByte(w.buf.Bytes(), '\n'); i >= 0 {
+		s := string(w.buf.Next(i + 1))
+		w.println(w.wrap(strings.TrimSuffix(s, "\n")))
+	}
+	return len(b), nil
+}
+
+// wrap breaks the lines of s that are wider than the terminal: the
+// program erases what it printed over only up to the width it knows, so
+// a line the terminal wrapped would leave the rest of the old screen line.
+func (w *printer) wrap(s string) string {
+	width := 0
+	if w.width != nil {
+		width = w.width()
+	}
+	if width <= 1 {
+		return s
+	}
+	return ansi.Hardwrap(s, width-1, true)
+}
+
+func (w *printer) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.buf.Len() > 0 {
+		w.println(w.wrap(w.buf.String()))
+		w.buf.Reset()
+	}
+}
+
+// println prints s above the program; nothing once it has ended
+// (Program.Println would wait for it for ever).
+func (w *printer) println(s string) { w.p.Send(tea.Println(s)()) }
+
+var _ io.Writer = (*printer)(nil)

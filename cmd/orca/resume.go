@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/provider"
+	"github.com/orca-agent/orca/tui"
+)
+
+// modelLabel names the model an App talks to, for people: the provider
+// and the model ("anthropic claude-sonnet-4-5"), "script" for the
+// scripted model of --script, "scripted model" for one the program gave.
+func modelLabel(a *app.App) string {
+	m := a.Model()
+	switch {
+	case m.Provider == "":
+		return "scripted model"
+	case m.Provider == app.ScriptProvider:
+		return "script"
+	}
+	name := m.Model
+	if name == "" {
+		name = provider.DefaultModel(m.Provider)
+	}
+	return m.Provider + " " + name
+}
+
+// resumeCommand is the command line that opens session id of the
+// workspace root again: -w only when root is not the current folder.
+func resumeCommand(id, root string) string {
+	s := "orca chat --session " + shellQuote(id)
+	if wd, err := os.Getwd(); err == nil {
+		if wd, err = filepath.EvalSymlinks(wd); err == nil && wd == root {
+			return s
+		}
+	}
+	return s + " -w " + shellQuote(root)
+}
+
+// Limits of the recap of a resumed chat.
+const (
+	recapExchanges = 3  // the last exchanges shown
+	recapLines     = 12 // lines of one answer shown
+)
+
+// recap returns the last exchanges of a conversation — what the user
+// said, what the model answered last — as a resumed chat shows them
+// before its prompt, "" for a conversation without any. Tool calls and
+// their results are left out: the exchange is the words.
+func recap(msgs []llm.Message) string {
+	type exchange struct{ prompt, answer string }
+	var xs []exchange
+	for _, m := range msgs {
+		text := strings.TrimSpace(m.Text())
+		if text == "" {
+			continue // tool calls, tool results, thinking
+		}
+		switch m.Role {
+		case llm.RoleUser:
+			if hasToolResult(m) {
+				continue
+			}
+			xs = append(xs, exchange{prompt: text})
+		case llm.RoleAssistant:
+			if len(xs) == 0 {
+				xs = append(xs, exchange{})
+			}
+			xs[len(xs)-1].answer = text // the last words of the turn
+		}
+	}
+	if len(xs) == 0 {
+		return ""
+	}
+	shown := xs[max(0, len(xs)-recapExchanges):]
+	var b strings.Builder
+	fmt.Fprintf(&b, "Earlier in this session (the last %s of %d):\n", tui.Plural(len(shown), "exchange"), len(xs))
+	for _, x := range shown {
+		b.WriteString("\n")
+		if x.prompt != "" {
+			b.WriteString(tui.Indent("❯ ", "  ", tui.Sanitize(x.prompt)) + "\n")
+		}
+		if x.answer != "" {
+			lines := strings.Split(tui.Sanitize(x.answer), "\n")
+			if n := len(lines) - recapLines; n > 0 {
+				lines = append(lines[:recapLines], fmt.Sprintf("… +%d lines", n))
+			}
+			b.WriteString(strings.Join(lines, "\n") + "\n")
+		}
+	}
+	return b.String()
+}
+
+func hasToolResult(m llm.Message) bool {
+	for _, b := range m.Content {
+		if b.Type == llm.BlockToolResult {
+			return true
+		}
+	}
+	return false
+}
+
+// farewell says, as the chat ends, which session it was and how to come
+// back to it.
+func (c *chat) farewell(ctx context.Context) {
+	turns := ""
+	if t, err := c.ls.Totals(ctx); err == nil {
+		turns = " · " + tui.Plural(int(t.Turns), "turn")
+	}
+	c.con.note(fmt.Sprintf("Session %s%s · resume it with: %s", c.ls.ID(), turns, resumeCommand(c.ls.ID(), c.root)))
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/creack/pty"
+)
+
+var sgrSeq = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// In a real terminal the demo is in colour: green bullets for the calls
+// that succeeded, red for the one refused (--deny Bash, which also spares
+// the test a go test run), the summary's mark, the model's markdown rendered (no
+// backticks left) with its inline code styled.
+func TestTerminalDemoColour(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	p := startPTY(t, t.TempDir(), []string{"TMPDIR=" + tmp}, "demo", "--fast", "--deny", "Bash")
+	sc := p.waitFor("The workspace is kept:", 1)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, sc)
+	}
+	for _, want := range []string{"● Grep", "● Edit calc.go", "● Bash go test ./...", "✓ answered · 7 iterations · 6 tool calls"} {
+		if !strings.Contains(sc, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, sc)
+		}
+	}
+	if strings.Contains(sc, "`") || !strings.Contains(sc, "Fixed:  Sum  in calc.go") {
+		t.Errorf("the answer's markdown is not rendered:\n%s", sc)
+	}
+	raw := p.Raw()
+	for _, want := range []string{"\x1b[32m●\x1b[0m \x1b[1mEdit\x1b[0m", "\x1b[31m●\x1b[0m \x1b[1mBash\x1b[0m", "\x1b[32m✓ answered\x1b[0m", "\x1b[38;5;203;48;5;236m Sum \x1b[0m"} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the output lacks %q:\n%q", want, raw)
+		}
+	}
+}
+
+// NO_COLOR: not one style is written; the markdown is still rendered,
+// without colour.
+func TestTerminalNoColor(t *testing.T) {
+	t.Parallel()
+	p := startPTY(t, t.TempDir(), []string{"TMPDIR=" + t.TempDir(), "NO_COLOR=1"}, "demo", "--fast", "--deny", "Bash")
+	sc := p.waitFor("The workspace is kept:", 1)
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, sc)
+	}
+	if m := sgrSeq.FindAllString(p.Raw(), 3); len(m) > 0 {
+		t.Errorf("styles written with NO_COLOR: %q", m)
+	}
+	if !strings.Contains(sc, "✓ answered") || !strings.Contains(sc, "Fixed: Sum in calc.go") {
+		t.Errorf("screen:\n%s", sc)
+	}
+}
+
+// orca chat in a real terminal: the editor, the history, a bracketed
+// paste, the thinking spinner, markdown, an approval that typed-ahead
+// input cannot answer, Ctrl-C, Ctrl-D — and what reached the store is
+// exactly what the person meant.
+func TestTerminalChat(t *testing.T) {
+	t.Parallel()
+	ws, cfg := t.TempDir(), t.TempDir()
+	sc := writeScript(t,
+		`{"text": "Hello with **bold** and `+"`code`"+`.", "delay_ms": 1500}`,
+		`{"tool_calls": [{"id": "t", "name": "Bash", "input": {"command": "touch x.txt"}}], "delay_ms": 1500, "usage": {"input_tokens": 1200, "output_tokens": 30}}`,
+		`{"text": "Touched.", "delay_ms": 500}`,
+		`{"text": "never", "delay_ms": 60000}`,
+	)
+	p := startPTY(t, cfg, nil, "chat", "--script", sc, "-w", ws, "--session", "c")
+	p.waitFor("session c · 0 turns", 1) // the status line
+
+	// Typed with a typo, mended with the arrows.
+	p.typ("hllo")
+	p.typ("\x1b[D\x1b[D\x1b[De")
+	p.waitFor("❯ hello", 1)
+	sent := time.Now()
+	p.typ("\r")
+	p.waitFor("Thinking…", 1)
+	if d := time.Since(sent); d > time.Second {
+		t.Errorf("the spinner came %v after Enter", d)
+	}
+	p.waitUntil("the answer, and no spinner", func(s string) bool {
+		return strings.Contains(s, "Hello with bold and  code .") && !strings.Contains(s, "Thinking…")
+	})
+	if !regexp.MustCompile("\x1b\\[[0-9;]*1m[^\x1b]*bold").MatchString(p.Raw()) {
+		t.Error("the answer's bold is not drawn bold")
+	}
+
+	// ↑ recalls it; Ctrl-C clears the editor.
+	p.typ("\x1b[A")
+	p.waitUntil("hello recalled", func(s string) bool {
+		return strings.HasSuffix(lastLines(s, 3), "❯ hello") || strings.Contains(lastLines(s, 3), "❯ hello\n")
+	})
+	p.typ("\x03")
+	p.waitUntil("the editor cleared", func(s string) bool { return !strings.Contains(lastLines(s, 3), "❯ hello") })
+
+	// A pasted block of five lines is one message, sent by Enter.
+	paste := "line one\nline two\nline three\nline four\nline five"
+	p.typ("\x1b[200~" + paste + "\x1b[201~")
+	p.waitFor("  line five", 1)
+	p.typ("\r")
+	p.waitFor("Thinking…", 1)
+	// Typed ahead of the question: a message for the turn, not an answer.
+	// While it is typed, the spinner's line stays whole.
+	p.typ("y")
+	p.waitUntil("the spinner above the editor", func(s string) bool {
+		l := strings.Split(lastLines(s, 3), "\n")
+		return len(l) == 3 && strings.Contains(l[0], " Thinking… (") && strings.HasSuffix(l[0], "s · Ctrl-C interrupts)") && l[1] == "❯ y"
+	})
+	p.typ("\r")
+	p.waitFor("↳ queued: y", 1)
+	p.waitFor("? Allow Bash touch x.txt?", 1)
+	if fileExists(filepath.Join(ws, "x.txt")) {
+		t.Fatal("the typed-ahead y answered the question")
+	}
+	p.typ("y")
+	p.waitFor("Thinking… · 1.2k tokens in · 30 out (", 1) // the turn's tokens so far
+	p.waitFor("Touched.", 1)
+	if !fileExists(filepath.Join(ws, "x.txt")) {
+		t.Error("the approved command did not run")
+	}
+
+	// Ctrl-C interrupts the turn; Ctrl-D leaves, naming the session.
+	p.typ("wait\r")
+	p.waitFor("Thinking…", 1)
+	p.typ("\x03")
+	p.waitFor("✗ interrupted", 1)
+	p.typ("\x04")
+	last := p.waitFor("resume it with: orca chat --session c", 1)
+	if code := p.wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, last)
+	}
+	want := []string{"hello", paste, "y", "wait"}
+	if got := show(t, ws, "c").prompts(); !slices.Equal(got, want) {
+		t.Errorf("the store holds %q, want %q", got, want)
+	}
+
+	// The history is the workspace's: a new chat there recalls it.
+	long := strings.TrimSpace(strings.Repeat("All the words of a long answer wrap at the terminal's new width. ", 4))
+	var big strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&big, "row %d\n", i)
+	}
+	writeFileAt(t, ws, "big.txt", big.String())
+	p = startPTY(t, cfg, nil, "chat", "--script", writeScript(t, `{"tool_calls": [{"name": "Read", "input": {"file_path": "big.txt"}}]}`, `{"text": "`+long+`"}`), "-w", ws, "--continue")
+	p.waitFor("session c · 3 turns", 1)
+	p.typ("\x1b[A")
+	p.waitUntil("wait recalled", func(s string) bool { return strings.Contains(lastLines(s, 3), "❯ wait") })
+	p.typ("\x1b[A")
+	p.waitUntil("y recalled", func(s string) bool { return strings.Contains(lastLines(s, 3), "❯ y") })
+	p.typ("\x03")
+
+	// Narrowed to 50 columns, the next answer is wrapped to them.
+	if err := pty.Setsize(p.f, &pty.Winsize{Rows: 50, Cols: 50}); err != nil {
+		t.Fatal(err)
+	}
+	from := len(p.Raw())
+	p.typ("narrow\r")
+	p.waitUntil("the long answer", func(string) bool { return strings.Contains(p.Raw()[from:], "✓ answered") })
+	printed := regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]").ReplaceAllString(p.Raw()[from:], "")
+	_, answer, _ := strings.Cut(printed, "All the words")
+	answer, _, _ = strings.Cut(answer, "✓ answered")
+	for _, l := range strings.Split(answer, "\r\n") {
+		if n := utf8.RuneCountInString(strings.TrimRight(l, " ")); n > 50 {
+			t.Errorf("a line of %d columns in a terminal of 50: %q", n, l)
+		}
+	}
+	if strings.Count(answer, "\r\n") < 5 {
+		t.Errorf("the answer is not wrapped: %q", answer)
+	}
+	// The Read's output was folded; Ctrl-O shows it whole.
+	if sc := p.screen(); !strings.Contains(sc, "… +12 lines") || strings.Contains(sc, "row 20") {
+		t.Errorf("the Read's output is not folded:\n%s", sc)
+	}
+	p.typ("\x0f")
+	p.waitFor("⎿  Read big.txt · 20 lines, whole:", 1)
+	p.waitFor("row 20", 1)
+	p.typ("\x04")
+	if code := p.wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, p.screen())
+	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	l := strings.Split(s, "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
+}

@@ -1,0 +1,316 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textarea"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Input is the chat's input, a bubbletea model drawn under the
+// conversation (which the program prints above it): a multi-line editor
+// with history, the messages queued while a turn runs, a spinner saying
+// what the turn does, an approval question, and a status line.
+//
+// Keys: Enter sends; Alt+Enter or Ctrl+J (or a line ending with \) starts
+// a new line; ↑ and ↓ on the first and last line walk the history; a
+// bracketed paste is inserted whole, line breaks included, and sent only
+// with Enter; Ctrl-C clears what is typed, or with nothing typed
+// interrupts (the chat decides what that means); Ctrl-D with nothing
+// typed ends the input; Ctrl-O unfolds the last tool call's output.
+//
+// While an approval is asked (Ask), the editor is set aside, what it holds
+// kept: only a key pressed from then on answers — one of Ask.Keys, or Esc
+// for no — so that nothing typed ahead, or pasted, can answer for the
+// user.
+type Input struct {
+	ta      textarea.Model
+	theme   Theme
+	on      Handlers
+	history *History
+	browse  int    // index into the history while walking it; len: not walking
+	draft   string // what was typed before walking the history
+
+	queued   []string // sent while a turn runs, not yet taken by it
+	busy     bool
+	activity string
+	since    time.Time
+	now      time.Time
+	ask      *Ask
+	status   string
+	width    int
+	done     bool
+}
+
+// Handlers are what Input does with the user's input. They are called on
+// the program's goroutine and must not block.
+type Handlers struct {
+	// Submit sends an input: a message or a command.
+	Submit func(s string)
+	// Answer answers the approval question with one of its keys.
+	Answer func(key string)
+	// Interrupt is Ctrl-C with nothing typed.
+	Interrupt func()
+	// EOF is Ctrl-D with nothing typed.
+	EOF func()
+	// Expand is Ctrl-O: show the last tool call's output whole (nil: the
+	// key does nothing).
+	Expand func()
+}
+
+// Messages the chat sends the Input (tea.Program.Send).
+type (
+	// Busy says a turn runs and what it does now ("Thinking…", a tool
+	// call's line), since when; no Activity: no spinner is shown (the
+	// model's text was just printed).
+	Busy struct {
+		Activity string
+		Since    time.Time
+	}
+	// Idle says no turn runs.
+	Idle struct{}
+	// Entered says the turn took the queued messages (or a new turn
+	// started with them).
+	Entered struct{}
+	// Ask asks for an approval: Question is shown, and Keys are the
+	// answers (such as "yan"), each described in Choices.
+	Ask struct {
+		Question string
+		Keys     string
+		Choices  string
+	}
+	// Answered says the approval question was answered.
+	Answered struct{}
+	// Status sets the status line.
+	Status string
+	// Quit ends the program, its view erased.
+	Quit struct{}
+)
+
+type tick time.Time
+
+// NewInput returns the chat's input, its history from h (nil: none kept).
+func NewInput(theme Theme, h *History, on Handlers) *Input {
+	ta := textarea.New()
+	ta.Prompt = "  "
+	ta.SetPromptFunc(2, func(line int) string {
+		if line == 0 {
+			return theme.Prompt("❯ ")
+		}
+		return "  "
+	})
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.MaxHeight = 0
+	ta.Placeholder = "Type a message · /help for the commands"
+	ta.FocusedStyle.CursorLine = lipgloss.NewStyle()
+	ta.FocusedStyle.Base = lipgloss.NewStyle()
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	// The terminal pastes (bracketed): no reading the system clipboard
+	// behind the user's back.
+	ta.KeyMap.Paste.SetEnabled(false)
+	ta.SetHeight(1)
+	ta.Focus()
+	if h == nil {
+		h = &History{}
+	}
+	return &Input{ta: ta, theme: theme, on: on, history: h, browse: len(h.entries)}
+}
+
+// Init implements tea.Model.
+func (m *Input) Init() tea.Cmd { return textarea.Blink }
+
+// Update implements tea.Model.
+func (m *Input) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width = msg.Width
+		m.ta.SetWidth(max(10, msg.Width-1))
+		m.fit()
+		return m, nil
+	case Busy:
+		start := !m.busy
+		m.busy, m.activity = true, msg.Activity
+		if !msg.Since.IsZero() {
+			m.since, m.now = msg.Since, msg.Since
+		}
+		if start {
+			return m, m.tick()
+		}
+		return m, nil
+	case Idle:
+		m.busy, m.activity, m.ask = false, "", nil
+		return m, nil
+	case Entered:
+		m.queued = nil
+		return m, nil
+	case Ask:
+		m.ask = &msg
+		return m, nil
+	case Answered:
+		m.ask = nil
+		return m, nil
+	case Status:
+		m.status = string(msg)
+		return m, nil
+	case Quit:
+		m.done = true
+		return m, tea.Quit
+	case tick:
+		if !m.busy {
+			return m, nil
+		}
+		m.now = time.Time(msg)
+		return m, m.tick()
+	case tea.KeyMsg:
+		return m, m.key(msg)
+	}
+	var cmd tea.Cmd
+	m.ta, cmd = m.ta.Update(msg)
+	return m, cmd
+}
+
+func (m *Input) tick() tea.Cmd {
+	return tea.Tick(100*time.Millisecond, func(t time.Time) tea.Msg { return tick(t) })
+}
+
+func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
+	if m.ask != nil {
+		switch {
+		case msg.Type == tea.KeyCtrlC:
+			m.on.Interrupt()
+		case msg.Type == tea.KeyEsc:
+			m.on.Answer("n")
+		case msg.Type == tea.KeyRunes && !msg.Paste && len(msg.Runes) == 1 && strings.ContainsRune(m.ask.Keys, msg.Runes[0]|0x20):
+			m.on.Answer(string(msg.Runes[0] | 0x20))
+		}
+		return nil // nothing else answers, and the editor waits
+	}
+	switch msg.Type {
+	case tea.KeyCtrlO:
+		if m.on.Expand != nil {
+			m.on.Expand()
+		}
+		return nil
+	case tea.KeyCtrlC:
+		if m.ta.Value() != "" {
+			m.ta.Reset()
+			m.browse = len(m.history.entries)
+			m.fit()
+			return nil
+		}
+		m.on.Interrupt()
+		return nil
+	case tea.KeyCtrlD:
+		if m.ta.Value() == "" {
+			m.on.EOF()
+			return nil
+		}
+	case tea.KeyEnter:
+		if msg.Alt {
+			break
+		}
+		v := m.ta.Value()
+		if strings.HasSuffix(v, `\`) && m.ta.Line() == m.ta.LineCount()-1 {
+			// The old way to go on on the next line.
+			m.ta.SetValue(strings.TrimSuffix(v, `\`) + "\n")
+			m.fit()
+			return nil
+		}
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
+		m.history.Add(v)
+		m.browse, m.draft = len(m.history.entries), ""
+		m.ta.Reset()
+		m.fit()
+		if m.busy && !strings.HasPrefix(v, "/") {
+			m.queued = append(m.queued, v)
+		}
+		m.on.Submit(v)
+		return nil
+	case tea.KeyUp:
+		if m.ta.Line() == 0 && m.browse > 0 {
+			if m.browse == len(m.history.entries) {
+				m.draft = m.ta.Value()
+			}
+			m.browse--
+			m.set(m.history.entries[m.browse])
+			return nil
+		}
+	case tea.KeyDown:
+		if m.ta.Line() == m.ta.LineCount()-1 && m.browse < len(m.history.entries) {
+			m.browse++
+			if m.browse == len(m.history.entries) {
+				m.set(m.draft)
+			} else {
+				m.set(m.history.entries[m.browse])
+			}
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	m.ta, cmd = m.ta.Update(msg)
+	m.fit()
+	return cmd
+}
+
+// set replaces what is typed with s, the cursor at its end.
+func (m *Input) set(s string) {
+	m.ta.SetValue(s)
+	m.fit()
+}
+
+// fit makes the editor as tall as what it holds, up to 10 lines.
+func (m *Input) fit() {
+	m.ta.SetHeight(min(10, max(1, m.ta.LineCount())))
+}
+
+// View implements tea.Model.
+func (m *Input) View() string {
+	if m.done {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n") // apart from what is printed above
+	for _, q := range m.queued {
+		first, _, more := strings.Cut(q, "\n")
+		if more {
+			first += " …"
+		}
+		b.WriteString(m.theme.Faint(clipTo("  ↳ queued: "+first, m.width)) + "\n")
+	}
+	if m.busy && m.activity != "" {
+		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+		el := m.now.Sub(m.since)
+		f := string(frames[int(el/(100*time.Millisecond))%len(frames)])
+		line := clipTo(m.activity, m.width-30)
+		b.WriteString(m.theme.Spin(f) + " " + line + m.theme.Faint(fmt.Sprintf(" (%ds · Ctrl-C interrupts)", int(el/time.Second))) + "\n")
+	}
+	if m.ask != nil {
+		q := " ? " + m.ask.Question + " "
+		if m.theme.On() {
+			q = "\x1b[1;7m" + q + "\x1b[0m"
+		}
+		b.WriteString("  " + q + "\n    " + m.ask.Choices + "\n")
+	} else {
+		b.WriteString(m.ta.View() + "\n")
+	}
+	if m.status != "" {
+		b.WriteString(m.theme.Faint(clipTo(m.status, m.width-1)))
+	}
+	return b.String()
+}
+
+// clipTo cuts s to n columns (runes), with an ellipsis; n <= 0: no cut.
+func clipTo(s string, n int) string {
+	r := []rune(s)
+	if n <= 0 || len(r) <= n {
+		return s
+	}
+	return string(r[:max(1, n-1)]) + "…"
+}

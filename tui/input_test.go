@@ -1,0 +1,150 @@
+package tui
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// inputs records what an Input did.
+type inputs struct {
+	sent, answers []string
+	interrupts    int
+	expands       int
+	eof           bool
+}
+
+func newTestInput(t *testing.T, h *History) (*Input, *inputs) {
+	t.Helper()
+	rec := &inputs{}
+	m := NewInput(Theme{}, h, Handlers{
+		Submit:    func(s string) { rec.sent = append(rec.sent, s) },
+		Answer:    func(k string) { rec.answers = append(rec.answers, k) },
+		Interrupt: func() { rec.interrupts++ },
+		EOF:       func() { rec.eof = true },
+		Expand:    func() { rec.expands++ },
+	})
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
+	return m, rec
+}
+
+func keys(m *Input, msgs ...tea.KeyMsg) {
+	for _, k := range msgs {
+		m.Update(k)
+	}
+}
+
+func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+
+var (
+	enter = tea.KeyMsg{Type: tea.KeyEnter}
+	up    = tea.KeyMsg{Type: tea.KeyUp}
+	down  = tea.KeyMsg{Type: tea.KeyDown}
+	left  = tea.KeyMsg{Type: tea.KeyLeft}
+	ctrlC = tea.KeyMsg{Type: tea.KeyCtrlC}
+	ctrlD = tea.KeyMsg{Type: tea.KeyCtrlD}
+	ctrlJ = tea.KeyMsg{Type: tea.KeyCtrlJ}
+)
+
+// Editing, new lines, the history (kept on disk), Ctrl-C and Ctrl-D.
+func TestInputEditing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h", "history.jsonl")
+	h, err := OpenHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, rec := newTestInput(t, h)
+	keys(m, runes("wrld"), left, left, left, runes("o"), enter)
+	keys(m, runes("two"), ctrlJ, runes("lines"), enter)
+	keys(m, runes(`old\`), enter, runes("style"), enter)
+	keys(m, enter) // nothing typed: nothing sent
+	if want := []string{"world", "two\nlines", "old\nstyle"}; !slices.Equal(rec.sent, want) {
+		t.Fatalf("sent %q, want %q", rec.sent, want)
+	}
+
+	// ↑ walks back, ↓ forward to what was being typed.
+	keys(m, runes("draft"), up)
+	if got := m.ta.Value(); got != "old\nstyle" {
+		t.Errorf("↑: %q", got)
+	}
+	keys(m, up) // the cursor is on the last line of "old\nstyle": ↑ moves it first
+	keys(m, up)
+	if got := m.ta.Value(); got != "two\nlines" {
+		t.Errorf("↑↑↑: %q", got)
+	}
+	keys(m, down, down, down, down)
+	if got := m.ta.Value(); got != "draft" {
+		t.Errorf("back down: %q", got)
+	}
+
+	// Ctrl-C clears what is typed; with nothing typed it interrupts.
+	keys(m, ctrlC)
+	if m.ta.Value() != "" || rec.interrupts != 0 {
+		t.Errorf("Ctrl-C with text: %q, %d interrupts", m.ta.Value(), rec.interrupts)
+	}
+	keys(m, runes("kept"), tea.KeyMsg{Type: tea.KeyCtrlO})
+	if rec.expands != 1 || m.ta.Value() != "kept" {
+		t.Errorf("Ctrl-O: %d expands, editor %q", rec.expands, m.ta.Value())
+	}
+	keys(m, ctrlC, ctrlC, ctrlD)
+	if rec.interrupts != 1 || !rec.eof {
+		t.Errorf("%d interrupts, eof %v", rec.interrupts, rec.eof)
+	}
+
+	// The history is on disk, for the next chat.
+	h2, err := OpenHistory(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h2.Entries(); !slices.Equal(got, rec.sent) {
+		t.Errorf("the history kept %q", got)
+	}
+}
+
+// A bracketed paste is inserted whole and sent by Enter as one message.
+func TestInputPaste(t *testing.T) {
+	m, rec := newTestInput(t, nil)
+	block := "panic: boom\n\ngoroutine 1:\nmain.main()\n\t/x/main.go:3"
+	keys(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(block), Paste: true})
+	if len(rec.sent) != 0 {
+		t.Fatalf("the paste was sent: %q", rec.sent)
+	}
+	keys(m, enter)
+	// (The editor turns a tab into spaces, as it does for typed ones.)
+	if want := strings.ReplaceAll(block, "\t", "    "); len(rec.sent) != 1 || rec.sent[0] != want {
+		t.Errorf("sent %q, want one message %q", rec.sent, want)
+	}
+}
+
+// An approval takes only its keys pressed once it is asked: not a paste,
+// not another key, and the editor keeps what was typed. While a turn
+// runs, what is sent is listed as queued until the turn takes it.
+func TestInputApproval(t *testing.T) {
+	m, rec := newTestInput(t, nil)
+	m.Update(Busy{Activity: "Thinking…"})
+	keys(m, runes("also this"), enter, runes("half typ"))
+	if v := m.View(); !strings.Contains(v, "↳ queued: also this") || !strings.Contains(v, "Thinking…") {
+		t.Errorf("view:\n%s", v)
+	}
+	m.Update(Ask{Question: "Allow Bash rm x?", Keys: "yn", Choices: "[y] yes · [n] no"})
+	keys(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y"), Paste: true}, runes("a"), runes("x"), enter)
+	if len(rec.answers) != 0 || len(rec.sent) != 1 {
+		t.Fatalf("answers %q, sent %q", rec.answers, rec.sent)
+	}
+	if v := m.View(); !strings.Contains(v, "? Allow Bash rm x?") || strings.Contains(v, "half typ") {
+		t.Errorf("view during the question:\n%s", v)
+	}
+	keys(m, runes("N"))
+	m.Update(Answered{})
+	if !slices.Equal(rec.answers, []string{"n"}) || m.ta.Value() != "half typ" {
+		t.Errorf("answers %q, editor %q", rec.answers, m.ta.Value())
+	}
+	m.Update(Entered{})
+	m.Update(Idle{})
+	if v := m.View(); strings.Contains(v, "queued") || strings.Contains(v, "Thinking") {
+		t.Errorf("view after the turn:\n%s", v)
+	}
+}
