@@ -26,7 +26,7 @@ var layers = [][]string{
 	{"config", "skill", "store/sqlite", "store/storetest"},
 	{"toolset"},
 	{"agent"},
-	{"session", "observe"},
+	{"session", "observe", "telemetry"},
 	{"extension", "mcp/mcpserve"},
 	{"app"},
 	{"orcatest", "cmd/orca"},
@@ -34,9 +34,10 @@ var layers = [][]string{
 
 // adapters and roots may link the heavy dependencies; the core may not.
 var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "mcp": true, "app": true, "cmd/orca": true,
-	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true}
+	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true}
 
-var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk"}
+var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk",
+	"go.opentelemetry.io/otel"}
 
 func main() {
 	rank := map[string]int{}
