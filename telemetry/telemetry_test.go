@@ -353,3 +353,58 @@ func TestContentCaptureIsOptIn(t *testing.T) {
 		t.Errorf("output messages %q", str(chat, "gen_ai.output.messages"))
 	}
 }
+
+// A background fork outlives its Task call, and its context carries none
+// of the call's values: its span is the call's child all the same, in the
+// turn's trace.
+func TestBackgroundForkJoinsTheTrace(t *testing.T) {
+	r := newRig(t, false, allow(t, "Task", "AgentOutput"))
+	bg := script.Call("Task", map[string]any{"description": "later", "prompt": "in the background", "subagent_type": forkAgent, "run_in_background": true})
+	r.node.Script("s", bg, script.Call("AgentOutput", map[string]any{"task_id": "task_1", "block": true}), script.Text("done"))
+	r.node.Script(script.ForkRoute("s", forkAgent), script.Text("the background answer"))
+	res := r.run(t, "start it")
+	if res.StopReason != agent.StopAnswered || !strings.Contains(observation(res, "call_2_1"), "the background answer") {
+		t.Fatalf("turn %s; AgentOutput saw %q", res.StopReason, observation(res, "call_2_1"))
+	}
+	spans := r.spans.GetSpans()
+	root, task, fork := one(t, spans, "invoke_agent lead"), one(t, spans, "execute_tool Task"), one(t, spans, "invoke_agent "+forkAgent)
+	childOf(t, task, root)
+	childOf(t, fork, task)
+	if fork.SpanContext.TraceID() != root.SpanContext.TraceID() {
+		t.Error("the background fork is in another trace")
+	}
+	if v, _ := attr(fork, "orca.background"); !v.AsBool() || str(fork, "orca.task.id") != "task_1" {
+		t.Errorf("fork attributes %v", fork.Attributes)
+	}
+	for _, c := range named(spans, "chat scripted-1") {
+		if c.Parent.SpanID() != root.SpanContext.SpanID() && c.Parent.SpanID() != fork.SpanContext.SpanID() {
+			t.Errorf("a chat span under %v", c.Parent.SpanID())
+		}
+	}
+}
+
+// observation returns the result of call id among res's messages.
+func observation(res *agent.Result, id string) string {
+	for _, m := range res.Messages {
+		for _, b := range m.Content {
+			if b.Type == llm.BlockToolResult && b.ToolUseID == id {
+				return b.Content
+			}
+		}
+	}
+	return ""
+}
+
+// A nil Telemetry is off: no interceptor, no middleware.
+func TestNilIsOff(t *testing.T) {
+	var tel *telemetry.Telemetry
+	if tel.Interceptor() != nil || tel.CaptureContent() || tel.Shutdown(t.Context()) != nil {
+		t.Error("a nil Telemetry does something")
+	}
+	n := orcatest.NewNode(t)
+	unregister, err := tel.Register(n.Services.Middleware)
+	if err != nil || !n.Services.Middleware.Empty() {
+		t.Errorf("Register on nil: %v, chains %v", err, n.Services.Middleware.Names("llm_execution"))
+	}
+	unregister()
+}

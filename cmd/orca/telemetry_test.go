@@ -17,7 +17,8 @@ import (
 )
 
 // receiver is an OTLP/HTTP receiver: it decodes the protobuf payloads the
-// real exporters send, as a collector does.
+// real exporters send, as a collector does, and refuses requests without
+// the header OTEL_EXPORTER_OTLP_HEADERS gives.
 type receiver struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
@@ -31,8 +32,8 @@ func newReceiver(t *testing.T) *receiver {
 	r := &receiver{}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(req.Body, 16<<20))
-		if err != nil || req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/x-protobuf" {
-			r.fail(req.Method + " " + req.URL.Path + " " + req.Header.Get("Content-Type"))
+		if err != nil || req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/x-protobuf" || req.Header.Get("Authorization") != "Bearer t0ken" {
+			r.fail(req.Method + " " + req.URL.Path + " " + req.Header.Get("Content-Type") + " " + req.Header.Get("Authorization"))
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
 		}
@@ -145,6 +146,7 @@ func TestTelemetryOverOTLP(t *testing.T) {
 	env := map[string]string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.srv.URL, // http://127.0.0.1:port
 		"OTEL_SERVICE_NAME":           "orca-under-test",
+		"OTEL_EXPORTER_OTLP_HEADERS":  "Authorization=Bearer%20t0ken",
 	}
 	o := options{configDir: t.TempDir(), getenv: func(k string) string { return env[k] }}
 	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--script", sc, "-w", ws, "--permission-mode", "bypass", "find a.txt")
