@@ -18,6 +18,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
@@ -407,4 +408,29 @@ func TestNilIsOff(t *testing.T) {
 		t.Errorf("Register on nil: %v, chains %v", err, n.Services.Middleware.Names("llm_execution"))
 	}
 	unregister()
+}
+
+// A PRE_TOOL_USE hook that blocks a call: its message and its block are
+// events of the call's span, the block naming the hook.
+func TestHookDecisionsAreToolSpanEvents(t *testing.T) {
+	r := newRig(t, false, allow(t, "Glob"))
+	r.node.Services.Hooks.Register(hook.PreToolUse, "guard", hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+		return &hook.Decision{Action: hook.Block, Reason: "not today", Message: "guard looked"}, nil
+	}))
+	r.node.Script("s", script.Call("Glob", map[string]string{"pattern": "*"}), script.Text("ok"))
+	r.run(t, "look")
+	sp := one(t, r.spans.GetSpans(), "execute_tool Glob")
+	events := map[string]map[string]string{}
+	for _, e := range sp.Events {
+		events[e.Name] = map[string]string{}
+		for _, a := range e.Attributes {
+			events[e.Name][string(a.Key)] = a.Value.String()
+		}
+	}
+	if m := events["hook_message"]; m["handler"] != "guard" || m["message"] != "guard looked" || m["hook"] != string(hook.PreToolUse) {
+		t.Errorf("hook_message %v (events %v)", m, events)
+	}
+	if b := events["tool_blocked"]; b["by"] != "hook:guard" || !strings.Contains(b["reason"], "not today") {
+		t.Errorf("tool_blocked %v", b)
+	}
 }
