@@ -27,8 +27,6 @@ type execution struct {
 	ctx context.Context
 	// id is the execution's id, known from its first event ("" before).
 	id string
-	// root: a user's turn (the interceptor's), not a fork.
-	root bool
 	// tools are the open tool spans, by tool use id.
 	tools map[string]trace.Span
 }
@@ -50,7 +48,7 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 		attrs = append(attrs, AttrTurnID.String(req.TurnID))
 	}
 	ctx, span := t.tracer.Start(ctx, "invoke_agent "+def.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	ex := &execution{span: span, ctx: ctx, root: true, tools: map[string]trace.Span{}}
+	ex := &execution{span: span, ctx: ctx, tools: map[string]trace.Span{}}
 	if t.capture && req.Input != "" {
 		span.SetAttributes(semconv.GenAIInputMessagesKey.String(messagesJSON([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(req.Input)}}})))
 	}
@@ -387,12 +385,11 @@ func (f *forker) Fork(ctx context.Context, agentName, prompt string, background 
 		if t.capture && err == nil {
 			span.SetAttributes(semconv.GenAIOutputMessagesKey.String(messagesJSON([]llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(answer)}}})))
 		}
+		var failed error
 		if err != nil {
-			err := fmt.Errorf("subagent %s: %w", fk.Agent, err)
-			t.finish(ex, nil, err)
-		} else {
-			t.finish(ex, nil, nil)
+			failed = fmt.Errorf("subagent %s: %w", fk.Agent, err)
 		}
+		t.finish(ex, nil, failed)
 		return answer, err
 	}
 	return &out, nil

@@ -434,3 +434,31 @@ func TestHookDecisionsAreToolSpanEvents(t *testing.T) {
 		t.Errorf("tool_blocked %v", b)
 	}
 }
+
+// The read-only calls of one response run at once: each in its own span,
+// each under the turn.
+func TestParallelCallsEachHaveTheirSpan(t *testing.T) {
+	r := newRig(t, false, allow(t, "Glob", "Read"))
+	r.node.WriteFile("a.txt", "x")
+	both := script.Response{ToolCalls: []script.ToolCall{
+		{Name: "Glob", Input: json.RawMessage(`{"pattern": "*"}`)},
+		{Name: "Read", Input: json.RawMessage(`{"file_path": "a.txt"}`)},
+		{Name: "Glob", Input: json.RawMessage(`{"pattern": "*.txt"}`)},
+	}}
+	r.node.Script("s", both, script.Text("ok"))
+	r.run(t, "look")
+	spans := r.spans.GetSpans()
+	root := one(t, spans, "invoke_agent lead")
+	tools := append(named(spans, "execute_tool Glob"), named(spans, "execute_tool Read")...)
+	ids := map[string]bool{}
+	for _, s := range tools {
+		childOf(t, s, root)
+		ids[str(s, "gen_ai.tool.call.id")] = true
+		if s.Status.Code == codes.Error {
+			t.Errorf("%s failed", s.Name)
+		}
+	}
+	if len(tools) != 3 || len(ids) != 3 {
+		t.Errorf("%d tool spans, %d call ids", len(tools), len(ids))
+	}
+}
