@@ -47,7 +47,21 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 	if req.TurnID != "" {
 		attrs = append(attrs, AttrTurnID.String(req.TurnID))
 	}
-	ctx, span := t.tracer.Start(ctx, "invoke_agent "+def.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	t.mu.Lock()
+	parked, resumed := t.parked[req.SessionID]
+	delete(t.parked, req.SessionID)
+	t.mu.Unlock()
+	if resumed {
+		// The turn that goes on after a parked call was decided: in the
+		// trace of the turn that parked, and linked to its caller's span.
+		if caller := trace.SpanContextFromContext(ctx); caller.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: caller}))
+		}
+		ctx = trace.ContextWithSpanContext(ctx, parked)
+		attrs = append(attrs, AttrResumed.Bool(true))
+	}
+	ctx, span := t.tracer.Start(ctx, "invoke_agent "+def.Name, append(opts, trace.WithAttributes(attrs...))...)
 	ex := &execution{span: span, ctx: ctx, tools: map[string]trace.Span{}}
 	if t.capture && req.Input != "" {
 		span.SetAttributes(semconv.GenAIInputMessagesKey.String(messagesJSON([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(req.Input)}}})))
@@ -244,12 +258,33 @@ func (t *Telemetry) finish(ex *execution, res *agent.Result, err error) {
 		if res.StopReason == agent.StopFailed && err == nil {
 			err = res.Err
 		}
+		if res.StopReason == agent.StopAwaitingApproval && res.Depth == 0 && res.SessionID != "" {
+			t.remember(res.SessionID, ex.span.SpanContext())
+		}
 	}
 	if err != nil {
 		ex.span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
 		ex.span.SetStatus(codes.Error, err.Error())
 	}
 	ex.span.End()
+}
+
+// maxParked bounds the parked turns remembered: sessions whose parked
+// call is never decided in this process must not grow the map forever.
+const maxParked = 4096
+
+// remember keeps the span of session's turn that parked, for the turn that
+// goes on once the call is decided.
+func (t *Telemetry) remember(session string, sc trace.SpanContext) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.parked[session]; !ok && len(t.parked) >= maxParked {
+		for k := range t.parked { // any one: the map has no order to keep
+			delete(t.parked, k)
+			break
+		}
+	}
+	t.parked[session] = sc
 }
 
 // scopeAttrs are a scope's ids as span attributes.

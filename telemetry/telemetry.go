@@ -45,6 +45,10 @@
 // the call's span, whichever context the fork runs in (a background
 // task's has none of the call's values).
 //
+// A turn that goes on after a parked call was decided is a child of the
+// turn that parked, in its trace, when both ran through this Telemetry
+// (one process); the caller's span, if any, is then a link.
+//
 // Content — prompts, answers, tool arguments and results — is recorded
 // only when Options.CaptureContent says so
 // (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true with FromEnv).
@@ -95,6 +99,9 @@ const (
 	AttrBlockedBy       = attribute.Key("orca.tool.blocked_by")
 	AttrBackground      = attribute.Key("orca.background")
 	AttrTaskID          = attribute.Key("orca.task.id")
+	// AttrResumed marks a turn that went on after a parked call was
+	// decided, in the parked turn's trace.
+	AttrResumed = attribute.Key("orca.resumed")
 )
 
 // Options configure a Telemetry.
@@ -133,6 +140,10 @@ type Telemetry struct {
 	// named its execution, by the parent's execution and the call.
 	execs   map[string]*execution
 	pending map[callKey][]*execution
+	// parked are the spans of turns that parked a call, by session: the
+	// session's next turn, which goes on once the call is decided, joins
+	// their trace.
+	parked map[string]trace.SpanContext
 }
 
 type callKey struct{ exec, toolUseID string }
@@ -153,6 +164,7 @@ func New(opts Options) (*Telemetry, error) {
 		shutdown: opts.shutdown,
 		execs:    make(map[string]*execution),
 		pending:  make(map[callKey][]*execution),
+		parked:   make(map[string]trace.SpanContext),
 	}
 	if t.provider == "" {
 		t.provider = "unknown"

@@ -24,6 +24,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/telemetry"
 )
@@ -460,5 +461,51 @@ func TestParallelCallsEachHaveTheirSpan(t *testing.T) {
 	}
 	if len(tools) != 3 || len(ids) != 3 {
 		t.Errorf("%d tool spans, %d call ids", len(tools), len(ids))
+	}
+}
+
+// A turn that parks a call and the turn that goes on once a person
+// approved it are one trace: the second under the first, marked resumed.
+func TestResumedTurnJoinsTheParkedTrace(t *testing.T) {
+	pol, err := policy.New(policy.ModeDefault, policy.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, false, orcatest.WithPolicy(pol, policy.Parking{}))
+	r.node.Script("s", script.Response{ToolCalls: []script.ToolCall{{ID: "a", Name: "Bash", Input: json.RawMessage(`{"command":"echo a >> ran"}`)}}}, script.Text("ran it"))
+	router := session.NewRouter(r.node.Runtime, r.node.Store, r.exec)
+	s, err := router.Open(t.Context(), "s", session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	res, err := s.Run(t.Context(), "run a")
+	if err != nil || res.StopReason != agent.StopAwaitingApproval {
+		t.Fatalf("first turn: %+v, %v", res, err)
+	}
+	if _, err := router.Decide(t.Context(), s.Parked().ID, true, "ana", ""); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = s.Run(t.Context(), "go on"); err != nil || res.Answer != "ran it" {
+		t.Fatalf("resumed turn: %+v, %v", res, err)
+	}
+	turns := named(r.spans.GetSpans(), "invoke_agent lead")
+	if len(turns) != 2 {
+		t.Fatalf("%d turn spans", len(turns))
+	}
+	parked, resumed := turns[0], turns[1]
+	if str(parked, "orca.stop_reason") != "awaiting_approval" || resumed.SpanContext.TraceID() != parked.SpanContext.TraceID() {
+		t.Errorf("parked %v, resumed in trace %v, not %v", parked.Attributes, resumed.SpanContext.TraceID(), parked.SpanContext.TraceID())
+	}
+	childOf(t, resumed, parked)
+	if v, _ := attr(resumed, "orca.resumed"); !v.AsBool() {
+		t.Errorf("resumed turn's attributes %v", resumed.Attributes)
+	}
+	var ran bool
+	for _, sp := range named(r.spans.GetSpans(), "execute_tool Bash") {
+		ran = ran || sp.Parent.SpanID() == resumed.SpanContext.SpanID()
+	}
+	if !ran {
+		t.Error("no Bash span in the resumed turn")
 	}
 }
