@@ -126,7 +126,10 @@ type Options struct {
 // is off: its Interceptor is nil (intercept.Wrap skips it), Register adds
 // nothing, Shutdown does nothing.
 type Telemetry struct {
-	tracer   trace.Tracer
+	tracer trace.Tracer
+	// tracing: spans are made (a TracerProvider was given); without it
+	// only the metrics are, and nothing watches the runs' events.
+	tracing  bool
 	provider string
 	capture  bool
 	shutdown func(context.Context) error
@@ -159,6 +162,7 @@ func New(opts Options) (*Telemetry, error) {
 	}
 	t := &Telemetry{
 		tracer:   tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		tracing:  opts.TracerProvider != nil,
 		provider: opts.Provider,
 		capture:  opts.CaptureContent,
 		shutdown: opts.shutdown,
@@ -189,18 +193,19 @@ func New(opts Options) (*Telemetry, error) {
 func (t *Telemetry) CaptureContent() bool { return t != nil && t.capture }
 
 // Interceptor returns the interceptor that traces each run as an
-// invoke_agent span (order Order); nil for a nil Telemetry.
+// invoke_agent span (order Order); nil for a nil Telemetry or one that
+// makes no spans.
 func (t *Telemetry) Interceptor() agent.Interceptor {
-	if t == nil {
+	if t == nil || !t.tracing {
 		return nil
 	}
 	return intercept.Named[*agent.Runtime, agent.Request, *agent.Result](MiddlewareName, Order, t.intercept)
 }
 
 // Register adds the llm_execution middleware (chat spans and the metrics)
-// and the tool_execution middleware (the tool's context, forks' spans) to
-// r, and returns the function that removes both. For a nil Telemetry it
-// adds nothing.
+// and, when it makes spans, the tool_execution middleware (the tool's
+// context, forks' spans) to r, and returns the function that removes
+// them. For a nil Telemetry it adds nothing.
 func (t *Telemetry) Register(r *middleware.Registry) (unregister func(), err error) {
 	if t == nil {
 		return func() {}, nil
@@ -208,6 +213,9 @@ func (t *Telemetry) Register(r *middleware.Registry) (unregister func(), err err
 	un1, err := r.RegisterLLMExecution(MiddlewareName, t.chat, middleware.Priority(Priority))
 	if err != nil {
 		return nil, err
+	}
+	if !t.tracing {
+		return un1, nil
 	}
 	un2, err := r.RegisterToolExecution(MiddlewareName, t.executeTool, middleware.Priority(Priority))
 	if err != nil {

@@ -509,3 +509,30 @@ func TestResumedTurnJoinsTheParkedTrace(t *testing.T) {
 		t.Error("no Bash span in the resumed turn")
 	}
 }
+
+// With metrics only, nothing watches the runs: no interceptor, no
+// tool_execution middleware; the model calls are still measured.
+func TestMetricsOnly(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	tel, err := telemetry.New(telemetry.Options{MeterProvider: mp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := orcatest.NewNode(t)
+	unregister, err := tel.Register(n.Services.Middleware)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unregister()
+	if tel.Interceptor() != nil || n.Services.Middleware.Has("tool_execution") || !n.Services.Middleware.Has("llm_execution") {
+		t.Fatalf("interceptor %v, chains tool %v llm %v", tel.Interceptor(), n.Services.Middleware.Names("tool_execution"), n.Services.Middleware.Names("llm_execution"))
+	}
+	n.Script("s", script.Text("hi"))
+	n.Run(t.Context(), "s", "hello")
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(t.Context(), &rm); err != nil || len(rm.ScopeMetrics) != 1 || len(rm.ScopeMetrics[0].Metrics) != 2 {
+		t.Errorf("metrics %+v, %v", rm.ScopeMetrics, err)
+	}
+}
