@@ -32,7 +32,7 @@ type execution struct {
 }
 
 // intercept traces one run: the interceptor.
-func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.Request, next agent.Next) (*agent.Result, error) {
+func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.Request, next agent.Next) (res *agent.Result, err error) {
 	def := rt.Definition()
 	attrs := []attribute.KeyValue{
 		semconv.GenAIOperationNameInvokeAgent,
@@ -68,9 +68,10 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 	}
 	req.OnEvent = t.watch(ex, req.OnEvent)
 	req.OnBackgroundEvent = t.watch(nil, req.OnBackgroundEvent)
-	res, err := next.Proceed(ctx, rt, req)
-	t.finish(ex, res, err)
-	return res, err
+	// Deferred: should an inner interceptor panic, the span still ends and
+	// the execution is forgotten.
+	defer func() { t.finish(ex, res, err) }()
+	return next.Proceed(ctx, rt, req)
 }
 
 // watch returns the OnEvent that traces what the events of root's
