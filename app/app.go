@@ -50,9 +50,14 @@ import (
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
+	"github.com/orca-agent/orca/telemetry"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/toolset"
 )
+
+// telemetryFlush bounds how long Close waits for the last spans and
+// metrics to be exported.
+const telemetryFlush = 10 * time.Second
 
 // DefaultName is the agent's name unless Config.Name says otherwise: the
 // CLI's, so that a program opening the same workspace finds the sessions
@@ -109,7 +114,8 @@ type Config struct {
 	// Labels name Model's fields in error messages.
 	Labels Labels
 	// Getenv reads the environment variables that choose the model
-	// (ORCA_PROVIDER, ORCA_MODEL); os.Getenv if nil.
+	// (ORCA_PROVIDER, ORCA_MODEL) and, with Telemetry, the OTEL_* ones;
+	// os.Getenv if nil.
 	Getenv func(string) string
 
 	// Name is the agent's name (DefaultName if empty).
@@ -151,6 +157,11 @@ type Config struct {
 	// Interceptors wrap every execution of the App's sessions: turns and
 	// manual compactions.
 	Interceptors []agent.Interceptor
+	// Telemetry traces and measures the App's runs with OpenTelemetry as
+	// the standard OTEL_* variables say, read with Getenv (see
+	// telemetry.FromEnv): off unless they name an OTLP endpoint. Close
+	// flushes what is buffered.
+	Telemetry bool
 
 	// Store keeps the sessions (Open does not close one it is given); nil
 	// means the workspace's SQLite store, <workspace>/.orca/orca.db.
@@ -274,6 +285,28 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 
 	a.svc = agent.NewServices(logger)
 	a.closers = append(a.closers, a.svc.Close)
+	interceptors := cfg.Interceptors
+	if cfg.Telemetry {
+		// Shut down after everything that may still end a span (the
+		// sessions, the runtime's background forks) has closed.
+		tel, err := telemetry.FromEnv(ctx, getenv, telemetry.Options{Provider: a.model.cfg.Provider})
+		if err != nil {
+			return nil, &ConfigError{Err: fmt.Errorf("telemetry: %w", err)}
+		}
+		if tel != nil {
+			a.closers = append(a.closers, func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), telemetryFlush)
+				defer cancel()
+				return tel.Shutdown(ctx)
+			})
+			unregister, err := tel.Register(a.svc.Middleware)
+			if err != nil {
+				return nil, err
+			}
+			a.closers = append(a.closers, func() error { unregister(); return nil })
+			interceptors = append(slices.Clip(interceptors), tel.Interceptor())
+		}
+	}
 	unregister, err := a.settings.RegisterHooksWith(a.svc.Hooks, a.root, a.hookOptions())
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -375,7 +408,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, fmt.Errorf("adopting the workspace's earlier sessions: %w", err)
 		}
 	}
-	a.router = session.NewRouter(a.rt, a.store, intercept.Wrap(agent.NewExecutor(), cfg.Interceptors...))
+	a.router = session.NewRouter(a.rt, a.store, intercept.Wrap(agent.NewExecutor(), interceptors...))
 	// What the configuration asked for and does not get is an event too,
 	// once: for observation rows and whoever watches the bus.
 	for _, w := range a.warnings {
@@ -732,7 +765,8 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 // Close closes what Open built, in reverse: the sessions still open
 // (firing SESSION_END), the runtime, the timeline, the observation rows
 // (writing what they hold), the store, the extensions, the command hooks,
-// the services. It is idempotent.
+// the telemetry (exporting what it holds), the services. It is
+// idempotent.
 func (a *App) Close() error {
 	a.mu.Lock()
 	if a.closed {

@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"config", "skill", "store/sqlite", "store/storetest"},
 	{"toolset"},
 	{"agent"},
-	{"session", "observe"},
+	{"session", "observe", "telemetry"},
 	{"extension", "mcp/mcpserve"},
 	{"app"},
 	{"orcatest", "serve"},
@@ -36,9 +36,10 @@ var layers = [][]string{
 
 // adapters and roots may link the heavy dependencies; the core may not.
 var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "mcp": true, "app": true, "serve": true, "cmd/orca": true,
-	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true}
+	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true}
 
-var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk"}
+var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk",
+	"go.opentelemetry.io/otel"}
 
 // The terminal libraries (the Charm stack) are for the terminal UI alone:
 // tui and the CLI on top of it, not even app.

@@ -132,6 +132,8 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 		MaxIterations:    f.maxIterations,
 		MaxParallelTools: f.maxParallelTools,
 		Timeline:         f.timeline,
+		// OpenTelemetry, when the OTEL_* variables name an endpoint.
+		Telemetry: true,
 	}
 	if fl.Changed("system") {
 		cfg.SystemPrompt = f.system
