@@ -212,6 +212,9 @@ func New(a *app.App, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// Streams returns how many event streams are open.
+func (s *Server) Streams() int { return int(s.streams.Load()) }
+
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
