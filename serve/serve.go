@@ -434,16 +434,16 @@ func (s *Server) ours(ctx context.Context, id string) error {
 
 // sessionJSON is a session as the API shows it.
 type sessionJSON struct {
-	ID         string       `json:"id"`
-	Agent      string       `json:"agent"`
-	CreatedAt  time.Time    `json:"created_at"`
-	UpdatedAt  time.Time    `json:"updated_at"`
-	Turns      int          `json:"turns"`
-	LastPrompt string       `json:"last_prompt"`
-	Totals     *totalsJSON  `json:"totals,omitempty"`
-	Budget     *budgetJSON  `json:"budget,omitempty"`
-	Running    string       `json:"running_turn,omitempty"`
-	Parked     []parkedJSON `json:"parked,omitempty"`
+	ID         string      `json:"id"`
+	Agent      string      `json:"agent"`
+	CreatedAt  time.Time   `json:"created_at"`
+	UpdatedAt  time.Time   `json:"updated_at"`
+	Turns      int         `json:"turns"`
+	LastPrompt string      `json:"last_prompt"`
+	Totals     *totalsJSON `json:"totals,omitempty"`
+	Budget     *budgetJSON `json:"budget,omitempty"`
+	Running    string      `json:"running_turn,omitempty"`
+	Parked     []Parked    `json:"parked,omitempty"`
 	// Transcript is the conversation, on GET of one session.
 	Transcript []llm.Message `json:"transcript,omitempty"`
 }
@@ -475,7 +475,8 @@ func budgetOf(l budget.Limits) *budgetJSON {
 	return &budgetJSON{Tokens: l.Tokens, CostUSD: l.CostUSD, ToolCalls: l.ToolCalls, WallTimeMS: l.WallTime.Milliseconds()}
 }
 
-type parkedJSON struct {
+// Parked is a parked call as the API (and orca approvals --json) shows it.
+type Parked struct {
 	ID        string          `json:"id"`
 	SessionID string          `json:"session_id"`
 	TurnID    string          `json:"turn_id"`
@@ -489,7 +490,9 @@ type parkedJSON struct {
 	Note      string          `json:"note,omitempty"`
 }
 
-func parkedOf(p store.ParkedCall) parkedJSON {
+// ParkedOf returns p as the API shows it (arguments that are not JSON
+// become a JSON string).
+func ParkedOf(p store.ParkedCall) Parked {
 	in := p.Input
 	if !json.Valid(in) {
 		in, _ = json.Marshal(string(in))
@@ -498,7 +501,7 @@ func parkedOf(p store.ParkedCall) parkedJSON {
 	if rules == nil {
 		rules = []string{}
 	}
-	return parkedJSON{ID: p.ID, SessionID: p.SessionID, TurnID: p.TurnID, ToolUseID: p.ToolUseID, ToolName: p.ToolName, Input: in,
+	return Parked{ID: p.ID, SessionID: p.SessionID, TurnID: p.TurnID, ToolUseID: p.ToolUseID, ToolName: p.ToolName, Input: in,
 		Reason: p.Reason, Rules: rules, Status: p.Status, DecidedBy: p.DecidedBy, Note: p.Note}
 }
 
@@ -646,7 +649,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	for _, p := range parked {
-		j.Parked = append(j.Parked, parkedOf(p))
+		j.Parked = append(j.Parked, ParkedOf(p))
 	}
 	j.Transcript = e.ls.Transcript()
 	writeJSON(w, http.StatusOK, j)
@@ -1012,10 +1015,10 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := []parkedJSON{}
+	out := []Parked{}
 	for _, p := range calls {
 		if p.RuntimeID == "" || p.RuntimeID == s.app.Runtime().ID() {
-			out = append(out, parkedOf(p))
+			out = append(out, ParkedOf(p))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
@@ -1060,6 +1063,6 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, parkedOf(p))
+	writeJSON(w, http.StatusOK, ParkedOf(p))
 	return nil
 }

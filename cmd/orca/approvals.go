@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/user"
@@ -9,33 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orca-agent/orca/serve"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tui"
 )
-
-// parkedJSON is a parked call in --json output.
-type parkedJSON struct {
-	ID        string          `json:"id"`
-	SessionID string          `json:"session_id"`
-	ToolUseID string          `json:"tool_use_id"`
-	ToolName  string          `json:"tool_name"`
-	Input     json.RawMessage `json:"input"`
-	Reason    string          `json:"reason"`
-	Rules     []string        `json:"rules"`
-	Status    string          `json:"status"`
-	DecidedBy string          `json:"decided_by,omitempty"`
-	Note      string          `json:"note,omitempty"`
-}
-
-func parkedOf(p store.ParkedCall) parkedJSON {
-	in := p.Input
-	if !json.Valid(in) {
-		in, _ = json.Marshal(string(in))
-	}
-	return parkedJSON{ID: p.ID, SessionID: p.SessionID, ToolUseID: p.ToolUseID, ToolName: p.ToolName, Input: in,
-		Reason: p.Reason, Rules: p.Rules, Status: p.Status, DecidedBy: p.DecidedBy, Note: p.Note}
-}
 
 func newApprovalsCmd() *cobra.Command {
 	var ws string
@@ -68,12 +45,12 @@ too. With --json, stdout is {"parked": [CALL, ...]}, CALL being {"id",
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				list := []parkedJSON{}
+				list := []serve.Parked{}
 				for _, p := range calls {
-					list = append(list, parkedOf(p))
+					list = append(list, serve.ParkedOf(p))
 				}
 				return writeJSON(out, struct {
-					Parked []parkedJSON `json:"parked"`
+					Parked []serve.Parked `json:"parked"`
 				}{list})
 			}
 			if len(calls) == 0 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/internal/proctest"
+	"github.com/orca-agent/orca/serve"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
 )
@@ -216,7 +217,7 @@ func TestParkApprovals(t *testing.T) {
 	}
 	stdout, _, _ = orca(t, t.Context(), "", "approvals", "-w", ws, "--json")
 	var list struct {
-		Parked []parkedJSON `json:"parked"`
+		Parked []serve.Parked `json:"parked"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &list); err != nil || len(list.Parked) != 1 || list.Parked[0].ToolName != "Bash" || list.Parked[0].Status != "pending" {
 		t.Fatalf("orca approvals: %s (%v)", stdout, err)
