@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -178,7 +179,17 @@ func (m *Input) tick() tea.Cmd {
 	return tea.Tick(100*time.Millisecond, func(t time.Time) tea.Msg { return tick(t) })
 }
 
+// tabMark stands for a tab in the editor, which would turn a tab into
+// spaces: the user sees ␉, and the message carries the tab.
+const tabMark = "\u2409"
+
+// value is what the editor holds, its tabs given back.
+func (m *Input) value() string { return strings.ReplaceAll(m.ta.Value(), tabMark, "\t") }
+
 func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
+	if msg.Type == tea.KeyRunes && slices.Contains(msg.Runes, '\t') {
+		msg.Runes = []rune(strings.ReplaceAll(string(msg.Runes), "\t", tabMark))
+	}
 	if m.ask != nil {
 		switch {
 		case msg.Type == tea.KeyCtrlC:
@@ -214,10 +225,10 @@ func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
 		if msg.Alt {
 			break
 		}
-		v := m.ta.Value()
+		v := m.value()
 		if strings.HasSuffix(v, `\`) && m.ta.Line() == m.ta.LineCount()-1 {
 			// The old way to go on on the next line.
-			m.ta.SetValue(strings.TrimSuffix(v, `\`) + "\n")
+			m.set(strings.TrimSuffix(v, `\`) + "\n")
 			m.fit()
 			return nil
 		}
@@ -236,7 +247,7 @@ func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
 	case tea.KeyUp:
 		if m.ta.Line() == 0 && m.browse > 0 {
 			if m.browse == len(m.history.entries) {
-				m.draft = m.ta.Value()
+				m.draft = m.value()
 			}
 			m.browse--
 			m.set(m.history.entries[m.browse])
@@ -261,7 +272,7 @@ func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
 
 // set replaces what is typed with s, the cursor at its end.
 func (m *Input) set(s string) {
-	m.ta.SetValue(s)
+	m.ta.SetValue(strings.ReplaceAll(s, "\t", tabMark))
 	m.fit()
 }
 

@@ -112,10 +112,18 @@ func TestInputPaste(t *testing.T) {
 	if len(rec.sent) != 0 {
 		t.Fatalf("the paste was sent: %q", rec.sent)
 	}
+	if v := m.View(); !strings.Contains(v, "\u2409/x/main.go:3") {
+		t.Errorf("the tab is not shown as ␉:\n%s", v)
+	}
 	keys(m, enter)
-	// (The editor turns a tab into spaces, as it does for typed ones.)
-	if want := strings.ReplaceAll(block, "\t", "    "); len(rec.sent) != 1 || rec.sent[0] != want {
-		t.Errorf("sent %q, want one message %q", rec.sent, want)
+	// The tab reaches the model as a tab, not the editor's spaces.
+	if len(rec.sent) != 1 || rec.sent[0] != block {
+		t.Errorf("sent %q, want one message %q", rec.sent, block)
+	}
+	// Recalled from the history, it is a tab again when sent.
+	keys(m, tea.KeyMsg{Type: tea.KeyUp}, enter)
+	if len(rec.sent) != 2 || rec.sent[1] != block {
+		t.Errorf("sent again %q", rec.sent)
 	}
 }
 

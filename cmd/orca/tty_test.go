@@ -101,10 +101,12 @@ func TestTerminalChat(t *testing.T) {
 	p.typ("\x03")
 	p.waitUntil("the editor cleared", func(s string) bool { return !strings.Contains(lastLines(s, 3), "❯ hello") })
 
-	// A pasted block of five lines is one message, sent by Enter.
-	paste := "line one\nline two\nline three\nline four\nline five"
+	// A pasted block of five lines is one message, sent by Enter, its
+	// tab a tab (shown as ␉ in the editor).
+	paste := "line one\nline\ttwo\nline three\nline four\nline five"
 	p.typ("\x1b[200~" + paste + "\x1b[201~")
 	p.waitFor("  line five", 1)
+	p.waitFor("line\u2409two", 1)
 	p.typ("\r")
 	p.waitFor("Thinking…", 1)
 	// Typed ahead of the question: a message for the turn, not an answer.
