@@ -32,7 +32,7 @@ const chatHelp = `Type a message and press Enter. A line that ends with \ goes o
   /cost                    what the session has spent, and its budget
   /model                   the provider and model the chat talks to
   /permissions             the permission mode and the allow, ask and deny rules in force
-  /resume                  the workspace's other sessions, and how to open one
+  /resume [ID]             the workspace's other sessions; with an ID, go on in that one
   /clear                   end this session (it is kept) and go on in a new one
   /mcp                     the MCP servers: up or not, their tools and prompts
   /help                    this help, with the skills and MCP prompts to invoke
@@ -163,6 +163,9 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	c.env = &chatEnv{app: l.app, cfg: cfg, store: l.app.Store(),
 		newSession: func(ctx context.Context) (*session.LiveSession, error) {
 			return l.app.Session(ctx, app.SessionOptions{OnEvent: l.view.feed})
+		},
+		openSession: func(ctx context.Context, id string) (*session.LiveSession, error) {
+			return l.app.Session(ctx, app.SessionOptions{ID: id, OnEvent: l.view.feed})
 		},
 		swap: func(ls *session.LiveSession) { l.LiveSession = ls },
 	}
@@ -502,7 +505,11 @@ func (c *chat) line(ctx context.Context, s string) {
 		c.con.note(c.permissionsNote())
 		c.prompt()
 	case "/resume":
-		c.con.note(c.resumeNote(ctx))
+		if id := strings.TrimSpace(strings.TrimPrefix(trimmed, "/resume")); id != "" {
+			c.resume(ctx, id)
+		} else {
+			c.con.note(c.resumeNote(ctx))
+		}
 		c.prompt()
 	case "/clear":
 		c.clear(ctx)

@@ -19,8 +19,9 @@ type chatEnv struct {
 	cfg   app.Config
 	store store.Store
 	// newSession opens a new session of the App, its events shown as the
-	// chat's.
-	newSession func(ctx context.Context) (*session.LiveSession, error)
+	// chat's; openSession the one id names.
+	newSession  func(ctx context.Context) (*session.LiveSession, error)
+	openSession func(ctx context.Context, id string) (*session.LiveSession, error)
 	// swap makes ls the chat's session (the one closed at the end).
 	swap func(ls *session.LiveSession)
 }
@@ -95,8 +96,43 @@ func (c *chat) resumeNote(ctx context.Context) string {
 	if n == 0 {
 		return "No other session in this workspace."
 	}
-	b.WriteString("Open one with: " + resumeCommand("ID", c.root))
+	b.WriteString("Go on in one with /resume ID (or, later: " + resumeCommand("ID", c.root) + ")")
 	return b.String()
+}
+
+// resume is /resume ID: the chat goes on in session id, which must exist;
+// the session it leaves is kept, and the earlier exchange of id is shown.
+func (c *chat) resume(ctx context.Context, id string) {
+	if c.running > 0 || len(c.backlog) > 0 {
+		c.con.note("A turn is running: /resume once it has ended.")
+		return
+	}
+	if id == c.ls.ID() {
+		c.con.note("This is session " + id + " already.")
+		return
+	}
+	if _, err := c.env.store.Session(ctx, id); err != nil {
+		c.con.note(fmt.Sprintf("✗ no session %s in this workspace: /resume lists them.", id))
+		return
+	}
+	ls, err := c.env.openSession(ctx, id)
+	if err != nil {
+		c.con.note("✗ " + err.Error())
+		return
+	}
+	old := c.ls
+	old.End(context.WithoutCancel(ctx), session.EndOther)
+	c.env.swap(ls)
+	c.ls = ls
+	msg := fmt.Sprintf("Session %s is kept (%s). Going on in session %s", old.ID(), resumeCommand(old.ID(), c.root), ls.ID())
+	if t, err := ls.Totals(ctx); err == nil {
+		msg += fmt.Sprintf(" (%s so far)", tui.Plural(int(t.Turns), "turn"))
+	}
+	c.con.note(msg + ".")
+	if r := recap(ls.Transcript()); r != "" {
+		c.con.note(r)
+	}
+	c.showStatus(ctx)
 }
 
 // clear is /clear: the session ends (as Claude Code's /clear ends it,

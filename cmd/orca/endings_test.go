@@ -173,3 +173,34 @@ func TestChatCommands(t *testing.T) {
 		t.Errorf("session %q holds %q:\n%s", id, got, stdout)
 	}
 }
+
+// /resume ID goes on in that session inside the chat: its earlier
+// exchange is shown, the next message joins it, the session left is kept;
+// an unknown id is refused, naming it.
+func TestChatResumeSwitches(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sc := writeScript(t, `{"text": "First answer."}`, `{"text": "Second answer."}`, `{"text": "Third answer."}`)
+	input := "first question\n/clear\nsecond question\n/resume nope\n/resume c\nthird question\n/exit\n"
+	stdout, stderr, code := orca(t, t.Context(), input, "chat", "--script", sc, "-w", ws, "--session", "c")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	_, after, _ := strings.Cut(stdout, "A new session: ")
+	other, _, _ := strings.Cut(after, ".")
+	for _, want := range []string{
+		"✗ no session nope in this workspace",
+		"Session " + other + " is kept (orca chat --session " + other,
+		"Going on in session c (1 turn so far).\n\nEarlier in this session (the last 1 exchange of 1):\n\n❯ first question\nFirst answer.\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if got := show(t, ws, "c").prompts(); !slices.Equal(got, []string{"first question", "third question"}) {
+		t.Errorf("session c holds %q", got)
+	}
+	if got := show(t, ws, other).prompts(); !slices.Equal(got, []string{"second question"}) {
+		t.Errorf("session %s holds %q", other, got)
+	}
+}
