@@ -884,6 +884,15 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	return res, err
 }
 
+// PromptTokens is the size of the last prompt the session sent the model,
+// as the provider counted it (0 before the first, and after a
+// compaction): how much of the context window the conversation fills.
+func (s *LiveSession) PromptTokens() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.promptTokens
+}
+
 // Parked returns the call the session's last turn parked that no one has
 // decided on yet, if any.
 func (s *LiveSession) Parked() *store.ParkedCall {

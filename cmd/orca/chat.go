@@ -735,6 +735,9 @@ func (c *chat) showStatus(ctx context.Context) {
 			s += fmt.Sprintf(" · $%.2f", t.CostUSD)
 		}
 	}
+	if p, w := c.ls.PromptTokens(), c.ls.Runtime().Definition().ContextWindow; p > 0 && w > 0 {
+		s += fmt.Sprintf(" · context %d%% of %s", p*100/int64(w), tui.TokenCount(int64(w)))
+	}
 	c.ui.send(tui.Status(s + " · Enter sends · Alt+Enter new line · Ctrl-O last output · Ctrl-D leaves"))
 }
 

@@ -70,7 +70,7 @@ func TestTerminalChat(t *testing.T) {
 	sc := writeScript(t,
 		`{"text": "Hello with **bold** and `+"`code`"+`.", "delay_ms": 1500}`,
 		`{"tool_calls": [{"id": "t", "name": "Bash", "input": {"command": "touch x.txt"}}], "delay_ms": 1500, "usage": {"input_tokens": 1200, "output_tokens": 30}}`,
-		`{"text": "Touched.", "delay_ms": 500}`,
+		`{"text": "Touched.", "delay_ms": 500, "usage": {"input_tokens": 50000, "output_tokens": 10}}`,
 		`{"text": "never", "delay_ms": 60000}`,
 	)
 	p := startPTY(t, cfg, nil, "chat", "--script", sc, "-w", ws, "--session", "c")
@@ -125,6 +125,7 @@ func TestTerminalChat(t *testing.T) {
 	p.typ("y")
 	p.waitFor("Thinking… · 1.2k tokens in · 30 out (", 1) // the turn's tokens so far
 	p.waitFor("Touched.", 1)
+	p.waitFor("context 25% of 200k", 1) // the status line: how full the window is
 	if !fileExists(filepath.Join(ws, "x.txt")) {
 		t.Error("the approved command did not run")
 	}
