@@ -606,7 +606,7 @@ func Observation(out string, isError bool) string {
 		b.WriteByte('\n')
 	}
 	if n := len(lines) - len(shown); n > 0 {
-		fmt.Fprintf(&b, "     … +%d lines\n", n)
+		fmt.Fprintf(&b, "     … +%s\n", Plural(n, "line"))
 	}
 	return b.String()
 }

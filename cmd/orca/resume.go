@@ -88,7 +88,7 @@ func recap(msgs []llm.Message) string {
 		if x.answer != "" {
 			lines := strings.Split(tui.Sanitize(x.answer), "\n")
 			if n := len(lines) - recapLines; n > 0 {
-				lines = append(lines[:recapLines], fmt.Sprintf("… +%d lines", n))
+				lines = append(lines[:recapLines], "… +"+tui.Plural(n, "line"))
 			}
 			b.WriteString(strings.Join(lines, "\n") + "\n")
 		}
