@@ -64,7 +64,7 @@ func (t *turn) summarise(msgs []llm.Message, trigger, instructions string) (comp
 	render(&b, msgs[:cut])
 	b.WriteString("</conversation>")
 	req := &llm.Request{
-		Model:     def.Model,
+		Model:     t.model(),
 		System:    summaryPrompt,
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(b.String())}}},
 		MaxTokens: def.MaxTokens,
@@ -149,7 +149,7 @@ func render(b *strings.Builder, msgs []llm.Message) {
 func (t *turn) compact(trigger, instructions string) bool {
 	out, err := t.summarise(t.msgs, trigger, instructions)
 	t.res.Usage = t.res.Usage.Add(out.usage)
-	t.cost += t.rt.def.Prices.Cost(t.rt.def.Model, out.usage)
+	t.cost += t.rt.def.Prices.Cost(t.model(), out.usage)
 	if err != nil {
 		if t.stopped() {
 			return false
@@ -181,7 +181,7 @@ func (t *turn) compactOnly() {
 	t.msgs = t.req.History
 	out, err := t.summarise(t.req.History, TriggerManual, t.req.Input)
 	t.res.Usage = out.usage
-	t.cost += t.rt.def.Prices.Cost(t.rt.def.Model, out.usage)
+	t.cost += t.rt.def.Prices.Cost(t.model(), out.usage)
 	t.res.Spent = budget.Spent{Tokens: out.usage.Total(), CostUSD: t.cost}
 	t.res.Transcript = t.req.History
 	if err != nil {

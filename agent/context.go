@@ -270,7 +270,7 @@ func (t *turn) compactTurn(trigger string) bool {
 	b.WriteString("</work so far>")
 	text, usage, err := t.summariser(b.String())
 	t.res.Usage = t.res.Usage.Add(usage)
-	t.cost += t.rt.def.Prices.Cost(t.rt.def.Model, usage)
+	t.cost += t.rt.def.Prices.Cost(t.model(), usage)
 	if err != nil {
 		t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindTurnSummary, MessagesBefore: before, Error: err.Error()})
 		if t.stopped() {
@@ -300,7 +300,7 @@ func (t *turn) compactTurn(trigger string) bool {
 func (t *turn) summariser(prompt string) (string, llm.Usage, error) {
 	def := &t.rt.def
 	req := &llm.Request{
-		Model:     def.Model,
+		Model:     t.model(),
 		System:    summaryPrompt,
 		Messages:  []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(prompt)}}},
 		MaxTokens: def.MaxTokens,

@@ -123,6 +123,10 @@ type Request struct {
 	// Budget overrides the definition's budget for this turn's session
 	// (nil: the definition's).
 	Budget *budget.Limits
+	// Model is the model of this turn's calls, over the definition's (a
+	// name Definition.ModelAliases has stands for its model); "": the
+	// definition's. Subagent forks keep their own.
+	Model string
 	// Output asks this turn for its answer as a JSON value of a schema
 	// (see Output), over the definition's; nil: the definition's.
 	Output *Output

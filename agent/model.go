@@ -21,7 +21,7 @@ import (
 func (t *turn) callModel() (*llm.Response, error) {
 	def := &t.rt.def
 	req := &llm.Request{
-		Model:     def.Model,
+		Model:     t.model(),
 		System:    def.SystemPrompt,
 		Messages:  t.msgs,
 		Tools:     t.rt.tools.Definitions(),
@@ -77,7 +77,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 			t.res.Usage = t.res.Usage.Add(resp.Usage)
 			model := resp.Model
 			if model == "" {
-				model = def.Model
+				model = t.model()
 			}
 			t.cost += t.price(model).Cost(resp.Usage)
 			if u := resp.Usage; u.Total() > 0 {

@@ -342,7 +342,7 @@ func (t *turn) run() {
 			if t.replies == nil {
 				t.replies = map[int]replyMeta{}
 			}
-			t.replies[len(t.msgs)-1] = replyMeta{model: cmp.Or(resp.Model, t.rt.def.Model), usage: resp.Usage}
+			t.replies[len(t.msgs)-1] = replyMeta{model: cmp.Or(resp.Model, t.model()), usage: resp.Usage}
 		}
 		if !t.flush() {
 			return
@@ -460,6 +460,19 @@ func (t *turn) run() {
 		return
 	}
 	t.finish(StopMaxIterations)
+}
+
+// model is the model of the turn's own calls: the request's (an alias of
+// Definition.ModelAliases resolved), else the definition's.
+func (t *turn) model() string {
+	m := t.req.Model
+	if m == "" {
+		return t.rt.def.Model
+	}
+	if a, ok := t.rt.def.ModelAliases[m]; ok {
+		return a
+	}
+	return m
 }
 
 // correct counts one more answer sent back for not holding to the

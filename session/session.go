@@ -247,13 +247,15 @@ type LiveSession struct {
 	feedMu   sync.Mutex
 	feedOpen atomic.Bool
 
-	mu             sync.Mutex // guards the fields below
-	transcript     []llm.Message
-	resume         []llm.Block // calls the next turn runs first (see unanswered)
-	approved       map[string]bool
-	parked         *store.ParkedCall // a parked call no one decided yet
-	lastSeq        int64
-	promptTokens   int64
+	mu           sync.Mutex // guards the fields below
+	transcript   []llm.Message
+	resume       []llm.Block // calls the next turn runs first (see unanswered)
+	approved     map[string]bool
+	parked       *store.ParkedCall // a parked call no one decided yet
+	lastSeq      int64
+	promptTokens int64
+	// model is the model of the next turns (SetModel), "" for the definition's.
+	model          string
 	pendingContext []string
 	// env are the variables SESSION_START hooks left for the session's
 	// commands (CLAUDE_ENV_FILE).
@@ -782,6 +784,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	pending := s.pendingContext
 	s.pendingContext = nil
 	promptTokens := s.promptTokens
+	model := s.model
 	s.mu.Unlock()
 
 	var recordErr, endErr error
@@ -832,6 +835,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		OnBackgroundEvent: s.feedFunc(),
 		Budget:            &limits,
 		Output:            rc.output,
+		Model:             model,
 		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
 		PromptTokens:      promptTokens,
 		// Each message goes with what the turn has spent up to it, in one
@@ -882,6 +886,22 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	}
 	s.mu.Unlock()
 	return res, err
+}
+
+// SetModel makes model the model of the session's next turns (agent.
+// Request.Model: a model of the same provider, or an alias of the
+// definition's ModelAliases); "" goes back to the definition's.
+func (s *LiveSession) SetModel(model string) {
+	s.mu.Lock()
+	s.model = model
+	s.mu.Unlock()
+}
+
+// Model returns the model SetModel chose, "" for the definition's.
+func (s *LiveSession) Model() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model
 }
 
 // PromptTokens is the size of the last prompt the session sent the model,

@@ -32,6 +32,7 @@ const chatHelp = `Type a message and press Enter. A line that ends with \ goes o
   /cost                    what the session has spent, and its budget
   /model                   the provider and model the chat talks to
   /permissions             the permission mode and the allow, ask and deny rules in force
+  /model [NAME]            the model; with a NAME (or an alias: sonnet, opus, haiku), the next turns use it
   /resume [ID]             the workspace's other sessions; with an ID, go on in that one
   /clear                   end this session (it is kept) and go on in a new one
   /mcp                     the MCP servers: up or not, their tools and prompts
@@ -499,7 +500,11 @@ func (c *chat) line(ctx context.Context, s string) {
 		c.cost(ctx)
 		c.prompt()
 	case "/model":
-		c.con.note(c.modelNote())
+		if name := strings.TrimSpace(strings.TrimPrefix(trimmed, "/model")); name != "" {
+			c.switchModel(ctx, name)
+		} else {
+			c.con.note(c.modelNote())
+		}
 		c.prompt()
 	case "/permissions":
 		c.con.note(c.permissionsNote())

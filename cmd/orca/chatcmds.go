@@ -29,8 +29,33 @@ type chatEnv struct {
 // modelNote is /model: the provider and model, and how to choose another.
 func (c *chat) modelNote() string {
 	return "Model: " + c.model + "\n" +
-		"Choose another when you open the chat: --provider, --model, --base-url (or the settings' \"provider\", \"model\", \"base_url\");\n" +
-		"'orca chat --session " + c.ls.ID() + " --model NAME' goes on with this session on another model."
+		"/model NAME uses another model of the provider for the next turns of this session (an alias such as sonnet, opus or haiku stands for\n" +
+		"what the settings' \"modelAliases\" or the provider's table say). Another provider: --provider, --model, --base-url when you open the chat."
+}
+
+// switchModel is /model NAME: the session's next turns use the model.
+func (c *chat) switchModel(ctx context.Context, name string) {
+	if c.running > 0 || len(c.backlog) > 0 {
+		c.con.note("A turn is running: /model once it has ended.")
+		return
+	}
+	m := c.env.app.Model()
+	if m.Provider == "" || m.Provider == app.ScriptProvider {
+		c.con.note("The scripted model has no other model to switch to.")
+		return
+	}
+	if strings.ContainsAny(name, " \t") {
+		c.con.note(fmt.Sprintf("✗ %q is not a model name.", name))
+		return
+	}
+	c.ls.SetModel(name)
+	shown := name
+	if real, ok := c.ls.Runtime().Definition().ModelAliases[name]; ok && real != name {
+		shown = name + " (" + real + ")"
+	}
+	c.model = m.Provider + " " + shown
+	c.con.note("Model: " + c.model + ", from the next turn of this session on.")
+	c.showStatus(ctx)
 }
 
 // permissionsNote is /permissions: the mode and the rules in force.

@@ -435,3 +435,32 @@ func TestMaxParallelToolsReachesTheProvider(t *testing.T) {
 		}
 	}
 }
+
+// /model NAME in orca chat: the session's next turns ask for that model,
+// an alias resolved through the provider's table; /model alone says which.
+func TestChatSwitchesModel(t *testing.T) {
+	t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+	t.Setenv(anthropic.BaseURLEnv, "")
+	api := newClaudeAPI(t, say("one"), say("two"), say("three"))
+	ws := t.TempDir()
+	input := "hello\n/model opus\nagain\n/model claude-haiku-5-5\nonce more\n/model\n/exit\n"
+	stdout, stderr, code := orcaWith(t, t.Context(), options{configDir: t.TempDir(), getenv: noEnv}, input,
+		"chat", "--provider", "anthropic", "--base-url", api.URL, "-w", ws, "--session", "m")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	reqs := api.requests(t)
+	opus := anthropic.ModelAliases()["opus"]
+	if len(reqs) != 3 || reqs[0].model != anthropic.DefaultModel || reqs[1].model != opus || reqs[2].model != "claude-haiku-5-5" {
+		var got []string
+		for _, r := range reqs {
+			got = append(got, r.model)
+		}
+		t.Fatalf("models asked for: %v (opus is %s)", got, opus)
+	}
+	for _, want := range []string{"Model: anthropic opus (" + opus + "), from the next turn of this session on.", "Model: anthropic claude-haiku-5-5\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
