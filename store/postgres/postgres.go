@@ -36,7 +36,10 @@
 // BIGINT columns (TIMESTAMPTZ keeps microseconds only; the contract keeps
 // nanoseconds), messages their stored JSON form (store/internal/wire) and
 // observation data their bytes, both as BYTEA: JSONB would reformat a
-// tool's input, which must come back byte for byte.
+// tool's input, which must come back byte for byte. The other strings
+// (ids, a turn's prompt, rules) are TEXT, which PostgreSQL keeps as
+// UTF-8 without NUL: a string that is not is refused with the server's
+// error, where store/sqlite would keep it.
 package postgres
 
 import (
