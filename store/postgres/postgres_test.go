@@ -28,7 +28,7 @@ var ctx = context.Background()
 // serverDSN returns the test server's DSN (ORCA_TEST_POSTGRES), or skips
 // the test without one; with ORCA_TEST_POSTGRES_REQUIRED=1 a missing
 // server fails it instead.
-func serverDSN(t *testing.T) string {
+func serverDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("ORCA_TEST_POSTGRES")
 	if dsn == "" {
@@ -45,7 +45,7 @@ var schemas atomic.Int64
 // freshSchema creates a schema of its own for t, dropped when t ends, and
 // returns a DSN whose connections use it: tests never see each other's
 // rows.
-func freshSchema(t *testing.T) string {
+func freshSchema(t testing.TB) string {
 	t.Helper()
 	dsn := serverDSN(t)
 	name := fmt.Sprintf("orca_test_%d_%d", os.Getpid(), schemas.Add(1))
@@ -72,7 +72,7 @@ func freshSchema(t *testing.T) string {
 }
 
 // withSearchPath adds search_path=schema to a URL or key=value DSN.
-func withSearchPath(t *testing.T, dsn, schema string) string {
+func withSearchPath(t testing.TB, dsn, schema string) string {
 	t.Helper()
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
 		u, err := url.Parse(dsn)

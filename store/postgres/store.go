@@ -31,10 +31,12 @@ func scanSession(row pgx.Row) (store.Session, error) {
 
 // lockSession takes the session's row lock in tx, which orders the
 // session's writes (see the package documentation), and returns its last
-// Seq, or ErrNotProvisioned.
+// Seq, or ErrNotProvisioned. It is the lock an UPDATE of the row takes
+// (NO KEY UPDATE), so that it does not hold up the rows that only point
+// to the session (an approval's foreign key).
 func lockSession(ctx context.Context, tx pgx.Tx, sessionID string) (int64, error) {
 	var last int64
-	err := tx.QueryRow(ctx, "SELECT last_seq FROM sessions WHERE id = $1 FOR UPDATE", sessionID).Scan(&last)
+	err := tx.QueryRow(ctx, "SELECT last_seq FROM sessions WHERE id = $1 FOR NO KEY UPDATE", sessionID).Scan(&last)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, store.ErrNotProvisioned
 	}
@@ -140,11 +142,13 @@ func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, 
 // it (ON DELETE CASCADE) every row kept for it but the observations.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := lockSession(ctx, tx, id); err != nil {
-			if errors.Is(err, store.ErrNotProvisioned) {
-				return store.ErrNotFound
-			}
+		// The lock the DELETE will need, taken before the lease is read.
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE) s", id).Scan(&n); err != nil {
 			return err
+		}
+		if n == 0 {
+			return store.ErrNotFound
 		}
 		var holder string
 		var expires int64
