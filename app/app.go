@@ -114,8 +114,8 @@ type Config struct {
 	// Labels name Model's fields in error messages.
 	Labels Labels
 	// Getenv reads the environment variables that choose the model
-	// (ORCA_PROVIDER, ORCA_MODEL) and, with Telemetry, the OTEL_* ones;
-	// os.Getenv if nil.
+	// (ORCA_PROVIDER, ORCA_MODEL), the store (ORCA_STORE_DSN) and, with
+	// Telemetry, the OTEL_* ones; os.Getenv if nil.
 	Getenv func(string) string
 
 	// Name is the agent's name (DefaultName if empty).
@@ -164,8 +164,14 @@ type Config struct {
 	Telemetry bool
 
 	// Store keeps the sessions (Open does not close one it is given); nil
-	// means the workspace's SQLite store, <workspace>/.orca/orca.db.
+	// means the PostgreSQL database of StoreDSN, if one is chosen, else
+	// the workspace's SQLite store, <workspace>/.orca/orca.db.
 	Store store.Store
+	// StoreDSN names a PostgreSQL database (postgres://user@host/db) to
+	// keep the sessions in when Store is nil, for processes that share
+	// them; if empty, $ORCA_STORE_DSN (StoreDSNEnv, read with Getenv),
+	// then the user's settings' "store" (a project's never counts).
+	StoreDSN string
 	// Timeline also writes every event to a new run timeline,
 	// .orca/runs/<run>/events.jsonl (App.TimelinePath).
 	Timeline bool
@@ -319,8 +325,10 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.closers = append(a.closers, loaded.Close)
 
 	a.store = cfg.Store
+	dsn := ""
 	if a.store == nil {
-		st, err := OpenStore(a.root)
+		dsn = storeDSN(cfg, getenv, a.settings)
+		st, err := openStore(ctx, a.root, dsn)
 		if err != nil {
 			return nil, err
 		}
@@ -401,9 +409,10 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.closers = append(a.closers, a.rt.Close)
-	if cfg.Store == nil && wsID != "" {
+	if cfg.Store == nil && dsn == "" && wsID != "" {
 		// The workspace's own store: sessions an orca without workspace
-		// ids started here are the agent's too.
+		// ids started here are the agent's too. (Not a shared database:
+		// another machine's folder of the same path is another workspace.)
 		if err := adopt(ctx, a.store, a.rt.Definition().Name, a.rt.ID()); err != nil {
 			return nil, fmt.Errorf("adopting the workspace's earlier sessions: %w", err)
 		}

@@ -44,7 +44,9 @@
 // The "sandbox" key, in Claude Code's shape, says how commands are
 // sandboxed (see Sandbox). "maxParallelTools" caps how many read-only
 // calls of one model response run at once (1: one after another, and the
-// model is asked for one call per response).
+// model is asked for one call per response). "store", in the user's files
+// only, is the DSN of a PostgreSQL database that keeps the sessions
+// instead of the workspace's SQLite file (Settings.Store).
 //
 // Project files come with the workspace, so a cloned repository could use
 // them to run commands or grant itself permissions. Their hooks therefore
@@ -123,6 +125,12 @@ type Settings struct {
 	// that sets it wins. A project's is skipped in an untrusted workspace:
 	// it is a command.
 	Verify string
+	// Store is the "store" key of the user's files: a postgres:// (or
+	// postgresql://) URL naming the database that keeps the sessions; the
+	// last file that sets it wins. A project file's is never used (a
+	// warning says so): a cloned repository must not send the user's
+	// sessions to its server.
+	Store string
 	// MaxParallelTools is the "maxParallelTools" key (agent.Definition.
 	// MaxParallelTools; the last file that sets it wins), 0 if none does.
 	MaxParallelTools int
@@ -448,6 +456,9 @@ func (s *Settings) merge(f *file) {
 	if f.parallel > 0 {
 		s.MaxParallelTools = f.parallel
 	}
+	if f.store != "" && !f.project {
+		s.Store = f.store
+	}
 	if f.claudeModel != "" {
 		s.ClaudeModel = f.claudeModel
 	}
@@ -490,8 +501,10 @@ type file struct {
 	verify string
 	// parallel is "maxParallelTools", 0 if not given.
 	parallel int
-	sandbox  *sandboxFile
-	env      map[string]string
+	// store is "store", the sessions' PostgreSQL DSN.
+	store   string
+	sandbox *sandboxFile
+	env     map[string]string
 	// claudeModel is the "model" of a Claude Code file.
 	claudeModel string
 	noHooks     bool // "disableAllHooks": true
@@ -620,6 +633,10 @@ func readFile(path string, project, claude bool) (*file, error) {
 		return nil, err
 	}
 	f.project = project
+	if project && f.store != "" {
+		f.warns = append(f.warns, "store: not used: only the user's settings choose where sessions are stored (a cloned repository must not send them to its server); set it in "+UserFile+" or ORCA_STORE_DSN")
+		f.store = ""
+	}
 	for i := range f.hooks {
 		f.hooks[i].Project = project
 	}
@@ -765,6 +782,17 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			return nil, fail("maxParallelTools", "want a whole number of calls, at least 1, got %s", raw)
 		}
 		f.parallel = n
+	}
+	if raw, ok := top["store"]; ok {
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fail("store", "want a PostgreSQL URL (a string), got %s", kind(raw))
+		}
+		if u, err := url.Parse(v); err != nil || u.Scheme != "postgres" && u.Scheme != "postgresql" {
+			// Not the value itself: it may hold a password.
+			return nil, fail("store", "want a postgres:// or postgresql:// URL")
+		}
+		f.store = v
 	}
 	if raw, ok := top["env"]; ok {
 		var env map[string]json.RawMessage

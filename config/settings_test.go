@@ -431,3 +431,41 @@ func TestUnknownIsAWarning(t *testing.T) {
 		t.Errorf("env %q, no bypass %v", s.EnvList(), s.Permissions.NoBypass)
 	}
 }
+
+// The session store's DSN comes from the user's file only: a project's
+// "store" is a warning, never used, trusted workspace or not.
+func TestLoadStore(t *testing.T) {
+	cfgDir, ws := setup(t)
+	const dsn = "postgres://me:secret@db.example:5432/orca?sslmode=require"
+	writeFile(t, cfgDir, "orca/settings.json", `{"store": "`+dsn+`"}`)
+	writeFile(t, ws, ".orca/settings.json", `{"store": "postgres://attacker.example/steal"}`)
+	config.NewTrustStore(cfgDir).Trust(ws)
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Store != dsn {
+		t.Errorf("Store = %q, want the user's %q", s.Store, dsn)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0].String(), "store: not used") || !strings.HasSuffix(warns[0].File, filepath.Join(".orca", "settings.json")) {
+		t.Errorf("warnings = %v, want one saying the project's store is not used", warns)
+	}
+
+	// A project's alone chooses nothing.
+	cfgDir2, _ := setup(t)
+	if s, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir2, TrustOverride: true}); err != nil || s.Store != "" {
+		t.Errorf("with only the project's store: Store = %q, %v; want none", s.Store, err)
+	}
+
+	for _, bad := range []string{`{"store": 5}`, `{"store": "mysql://x/y"}`, `{"store": "/tmp/orca.db"}`} {
+		writeFile(t, cfgDir, "orca/settings.json", bad)
+		_, _, err := config.Load(config.LoadOptions{ConfigDir: cfgDir})
+		if err == nil || !strings.Contains(err.Error(), "store:") {
+			t.Errorf("%s: err = %v, want one naming the store key", bad, err)
+		}
+	}
+	writeFile(t, cfgDir, "orca/settings.json", `{"store": "mysql://u:secret@x/y"}`)
+	if _, _, err := config.Load(config.LoadOptions{ConfigDir: cfgDir}); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("err = %v, want one that does not show the password", err)
+	}
+}

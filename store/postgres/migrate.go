@@ -1,0 +1,163 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations are the schema versions, in order: migrations[i] brings the
+// schema from version i to i+1. Never edit one that has shipped; add the
+// next.
+var migrations = []string{
+	// 1: everything store/sqlite keeps, as its eighth version has it.
+	`
+CREATE TABLE sessions (
+	id          TEXT PRIMARY KEY,
+	runtime_id  TEXT NOT NULL,
+	workspace   TEXT NOT NULL DEFAULT '',
+	agent       TEXT NOT NULL DEFAULT '',
+	created_at  BIGINT NOT NULL, -- Unix nanoseconds, UTC
+	updated_at  BIGINT NOT NULL, -- moved by every append and finished turn
+	turns       INTEGER NOT NULL DEFAULT 0,
+	last_prompt TEXT NOT NULL DEFAULT '',
+	last_seq    BIGINT NOT NULL DEFAULT 0 -- the Seq of the last record
+);
+-- Listings: newest first, across the store or within a runtime.
+CREATE INDEX sessions_by_update ON sessions (updated_at DESC, id);
+CREATE INDEX sessions_by_runtime ON sessions (runtime_id, updated_at DESC, id);
+CREATE INDEX sessions_of_workspace ON sessions (workspace);
+
+CREATE TABLE records (
+	session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	seq        BIGINT NOT NULL, -- 1, 2, 3… per session
+	turn_id    TEXT NOT NULL DEFAULT '',
+	time       BIGINT NOT NULL,
+	kind       TEXT NOT NULL CHECK (kind IN ('message', 'summary')),
+	message    BYTEA NOT NULL, -- llm.Message as JSON, tool-use input verbatim
+	compacted  BOOLEAN NOT NULL DEFAULT false,
+	PRIMARY KEY (session_id, seq)
+);
+-- What the model sees of a long, compacted transcript, without the rest.
+CREATE INDEX records_live ON records (session_id, seq) WHERE NOT compacted;
+
+CREATE TABLE totals (
+	session_id         TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+	input_tokens       BIGINT NOT NULL DEFAULT 0,
+	output_tokens      BIGINT NOT NULL DEFAULT 0,
+	cache_read_tokens  BIGINT NOT NULL DEFAULT 0,
+	cache_write_tokens BIGINT NOT NULL DEFAULT 0,
+	cost_usd           DOUBLE PRECISION NOT NULL DEFAULT 0,
+	tool_calls         BIGINT NOT NULL DEFAULT 0,
+	wall_time_ns       BIGINT NOT NULL DEFAULT 0,
+	turns              BIGINT NOT NULL DEFAULT 0
+);
+
+CREATE TABLE budgets (
+	session_id   TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+	tokens       BIGINT NOT NULL, -- 0: no limit
+	cost_usd     DOUBLE PRECISION NOT NULL,
+	tool_calls   BIGINT NOT NULL,
+	wall_time_ns BIGINT NOT NULL
+);
+
+CREATE TABLE approvals (
+	id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- the order they were added
+	runtime_id TEXT NOT NULL,
+	session_id TEXT REFERENCES sessions (id) ON DELETE CASCADE, -- NULL: agent reach
+	rule       TEXT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+-- One approval per (runtime, reach, rule); also serves lookups by runtime.
+CREATE UNIQUE INDEX approvals_unique ON approvals (runtime_id, COALESCE(session_id, ''), rule);
+CREATE INDEX approvals_by_session ON approvals (session_id);
+
+CREATE TABLE leases (
+	session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+	owner      TEXT NOT NULL,
+	expires_at BIGINT NOT NULL -- Unix nanoseconds
+);
+
+CREATE TABLE parked (
+	id          TEXT PRIMARY KEY,
+	session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	runtime_id  TEXT NOT NULL DEFAULT '',
+	turn_id     TEXT NOT NULL DEFAULT '',
+	tool_use_id TEXT NOT NULL,
+	tool_name   TEXT NOT NULL,
+	input       BYTEA NOT NULL, -- the arguments, byte for byte
+	reason      TEXT NOT NULL DEFAULT '',
+	rules       TEXT NOT NULL DEFAULT '[]', -- JSON list
+	status      TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'started')),
+	decided_by  TEXT NOT NULL DEFAULT '',
+	note        TEXT NOT NULL DEFAULT '',
+	created_at  BIGINT NOT NULL,
+	decided_at  BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX parked_by_session ON parked (session_id, created_at);
+
+-- Observation rows, one per runtime event (no session needed). seq is
+-- given under a table lock (see AppendObservations), not by a sequence.
+CREATE TABLE observations (
+	seq                 BIGINT PRIMARY KEY, -- write order across the store
+	time                BIGINT NOT NULL,
+	name                TEXT NOT NULL,
+	runtime_id          TEXT NOT NULL DEFAULT '',
+	root_runtime_id     TEXT NOT NULL DEFAULT '',
+	session_id          TEXT NOT NULL DEFAULT '',
+	turn_id             TEXT NOT NULL DEFAULT '',
+	execution_id        TEXT NOT NULL DEFAULT '',
+	parent_execution_id TEXT NOT NULL DEFAULT '',
+	depth               INTEGER NOT NULL DEFAULT 0,
+	data                BYTEA NOT NULL -- the event's flat JSON, byte for byte
+);
+CREATE INDEX observations_by_session ON observations (session_id, seq);
+CREATE INDEX observations_by_turn ON observations (turn_id, seq);
+`,
+}
+
+// migrate brings the schema up to date, one version per transaction: a
+// schema is at one version or the next, never half-way. Each transaction
+// first takes an advisory lock named after the schema, so that two
+// processes opening the store at once apply each version once: the second
+// waits, then finds it applied.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	for {
+		done := false
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('orca schema_migrations ' || current_schema()))"); err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+			if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	applied_at BIGINT NOT NULL
+)`); err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+			var version int
+			if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version); err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+			switch {
+			case version > len(migrations):
+				return fmt.Errorf("schema version %d is newer than this program knows (%d): upgrade orca", version, len(migrations))
+			case version == len(migrations):
+				done = true
+				return nil
+			}
+			if _, err := tx.Exec(ctx, migrations[version]); err != nil {
+				return fmt.Errorf("migrate to version %d: %w", version+1, err)
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)", version+1, time.Now().UnixNano()); err != nil {
+				return fmt.Errorf("migrate to version %d: %w", version+1, err)
+			}
+			return nil
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}

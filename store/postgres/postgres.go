@@ -1,0 +1,202 @@
+// Package postgres is the record store on PostgreSQL, through pgx
+// (github.com/jackc/pgx/v5) and its connection pool: the store for many
+// processes at once — servers, workers on several machines — that share
+// their sessions. It keeps what store/sqlite keeps, with the same
+// semantics, and passes the same conformance suite (store/storetest).
+//
+// # Transactions
+//
+// Every write is one transaction at READ COMMITTED. A write that adds to
+// a session first takes the session's row lock (an UPDATE of its row, or
+// SELECT … FOR UPDATE), so that writes to one session — its appends, its
+// lease, its deletion — happen one after the other, while writes to
+// different sessions do not wait for each other. A session's next Seq is
+// kept in its row (last_seq), so the lock that orders the appends also
+// numbers them, with no gaps. AppendStep's lease check, its records and
+// its totals are one transaction: all of it is written or none.
+//
+// # Acknowledgement and cancellation
+//
+// A write's context counts until the write has a connection; then the
+// transaction runs to its end without it (context.WithoutCancel), because
+// a commit cut off half way leaves its outcome unknown: the server may
+// have committed what the caller is told failed. So a canceled write
+// either stored nothing and returns the context's error, or stored
+// everything and returns its result, as the Store contract asks. Reads
+// are canceled at once.
+//
+// # Schema
+//
+// Versioned migrations are recorded in schema_migrations, each applied in
+// a transaction of its own under a transaction-scoped advisory lock (one
+// per schema), so that processes starting together migrate once; a
+// database written by a newer orca is refused rather than misread. The
+// tables live in the connection's current schema (search_path), so that
+// one database can hold several stores. Times are Unix nanoseconds in
+// BIGINT columns (TIMESTAMPTZ keeps microseconds only; the contract keeps
+// nanoseconds), messages their stored JSON form (store/internal/wire) and
+// observation data their bytes, both as BYTEA: JSONB would reformat a
+// tool's input, which must come back byte for byte. The other strings
+// (ids, a turn's prompt, rules) are TEXT, which PostgreSQL keeps as
+// UTF-8 without NUL: a string that is not is refused with the server's
+// error, where store/sqlite would keep it.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/internal/clock"
+)
+
+// Store is the PostgreSQL record store; it implements store.Store and
+// store.Observations. It is safe for concurrent use, and any number of
+// processes may open the same database.
+type Store struct {
+	pool   *pgxpool.Pool
+	where  string // host:port/database, for errors (never the password)
+	clock  clock.Clock
+	closed atomic.Bool
+}
+
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.Observations = (*Store)(nil)
+)
+
+// Open connects to the database dsn names (a URL, postgres://user@host/db,
+// or key=value pairs, as libpq takes them; pool settings such as
+// pool_max_conns too) and brings the schema up to date.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: open: %w", err)
+	}
+	where := net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))) + "/" + cfg.ConnConfig.Database
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: open %s: %w", where, err)
+	}
+	s := &Store{pool: pool, where: where}
+	if err := s.init(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: open %s: %w", where, err)
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context) error {
+	if err := migrate(ctx, s.pool); err != nil {
+		return err
+	}
+	// A later write must sort after everything already stored, even if
+	// this machine's clock is behind the one that wrote it.
+	var newest *int64
+	if err := s.pool.QueryRow(ctx, "SELECT MAX(updated_at) FROM sessions").Scan(&newest); err != nil {
+		return err
+	}
+	if newest != nil {
+		s.clock.Observe(fromNanos(*newest))
+	}
+	return nil
+}
+
+// Close closes the store: it waits for the writes under way, refuses later
+// calls (store.ErrClosed), and closes the pool's connections. It is
+// idempotent.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.pool.Close()
+	return nil
+}
+
+// write runs fn in a transaction. ctx counts until the transaction has a
+// connection; fn gets a context without its cancellation (see the package
+// documentation). A deadlock the server broke is tried again, since it
+// undid the whole transaction.
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if s.closed.Load() {
+			return store.ErrClosed
+		}
+		return err
+	}
+	defer conn.Release()
+	wctx := context.WithoutCancel(ctx)
+	for attempt := 0; ; attempt++ {
+		err := pgx.BeginFunc(wctx, conn, func(tx pgx.Tx) error { return fn(wctx, tx) })
+		var pgErr *pgconn.PgError
+		if attempt < 3 && errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001") {
+			continue
+		}
+		return err
+	}
+}
+
+// read checks that the store is open before a read.
+func (s *Store) read(ctx context.Context) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// fail names the operation and the session in err and, when the database
+// itself failed, the database.
+func (s *Store) fail(op, sessionID string, err error) error {
+	return fmt.Errorf("%s session %q: %w", op, sessionID, s.dbErr(err))
+}
+
+// failApproval is fail for approvals, which may name no session.
+func (s *Store) failApproval(op, runtimeID, sessionID string, err error) error {
+	if sessionID == "" {
+		return fmt.Errorf("%s approvals of runtime %q: %w", op, runtimeID, s.dbErr(err))
+	}
+	return fmt.Errorf("%s approvals of runtime %q session %q: %w", op, runtimeID, sessionID, s.dbErr(err))
+}
+
+// dbErr names the database in an error that is the database's, not the
+// contract's.
+func (s *Store) dbErr(err error) error {
+	if isContract(err) {
+		return err
+	}
+	return fmt.Errorf("postgres %s: %w", s.where, err)
+}
+
+// isContract reports whether err is the contract's own (or the caller's
+// context), not the database's.
+func isContract(err error) bool {
+	for _, e := range []error{store.ErrNotFound, store.ErrNotProvisioned, store.ErrWrongRuntime, store.ErrInvalid, store.ErrClosed, store.ErrLeased, context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func toNanos(t time.Time) int64 { return t.UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
