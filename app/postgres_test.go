@@ -1,62 +1,19 @@
 package app_test
 
 import (
-	"context"
-	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/postgres"
+	"github.com/orca-agent/orca/store/postgres/pgtest"
 	"github.com/orca-agent/orca/store/sqlite"
 )
 
-var pgSchemas atomic.Int64
-
-// postgresDSN returns a DSN of a schema of its own on the test server
-// (ORCA_TEST_POSTGRES), dropped when t ends; without a server the test is
-// skipped, or fails with ORCA_TEST_POSTGRES_REQUIRED=1.
-func postgresDSN(t *testing.T) string {
-	t.Helper()
-	server := os.Getenv("ORCA_TEST_POSTGRES")
-	if server == "" {
-		if os.Getenv("ORCA_TEST_POSTGRES_REQUIRED") == "1" {
-			t.Fatal("ORCA_TEST_POSTGRES is not set, and ORCA_TEST_POSTGRES_REQUIRED=1")
-		}
-		t.Skip("no PostgreSQL server: set ORCA_TEST_POSTGRES to a DSN (.ci/postgres starts one)")
-	}
-	u, err := url.Parse(server)
-	if err != nil || !strings.HasPrefix(u.Scheme, "postgres") {
-		t.Fatalf("ORCA_TEST_POSTGRES: want a postgres:// URL: %v", err)
-	}
-	schema := fmt.Sprintf("orca_app_test_%d_%d", os.Getpid(), pgSchemas.Add(1))
-	exec := func(sql string) {
-		// Not t.Context(): the schema is dropped after it ends.
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, server)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exec("CREATE SCHEMA " + schema)
-	t.Cleanup(func() { exec("DROP SCHEMA " + schema + " CASCADE") })
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func postgresDSN(t *testing.T) string { return pgtest.DSN(t, "orca_app_test") }
 
 // With a DSN, Open keeps the sessions in PostgreSQL, not in the
 // workspace: the turn's session, transcript and observation rows are in

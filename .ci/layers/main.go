@@ -24,7 +24,7 @@ var layers = [][]string{
 	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "mcp/mcptest"},
 	{"cmd/orca-mcp-faults", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
 	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp", "tui"},
-	{"config", "skill", "store/sqlite", "store/postgres", "store/storetest"},
+	{"config", "skill", "store/sqlite", "store/postgres", "store/postgres/pgtest", "store/storetest"},
 	{"toolset"},
 	{"agent"},
 	{"session", "observe", "telemetry"},
@@ -35,7 +35,7 @@ var layers = [][]string{
 }
 
 // adapters and roots may link the heavy dependencies; the core may not.
-var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "store/postgres": true, "mcp": true, "app": true, "serve": true, "cmd/orca": true,
+var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "store/postgres": true, "store/postgres/pgtest": true, "mcp": true, "app": true, "serve": true, "cmd/orca": true,
 	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true}
 
 var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk",

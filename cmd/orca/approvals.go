@@ -14,7 +14,7 @@ import (
 	"github.com/orca-agent/orca/tui"
 )
 
-func newApprovalsCmd() *cobra.Command {
+func newApprovalsCmd(o options) *cobra.Command {
 	var ws string
 	var asJSON, all bool
 	cmd := &cobra.Command{
@@ -28,7 +28,7 @@ too. With --json, stdout is {"parked": [CALL, ...]}, CALL being {"id",
 "status", "decided_by", "note"}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, root, err := existingStore(ws)
+			st, root, err := existingStore(cmd.Context(), ws, o)
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ too. With --json, stdout is {"parked": [CALL, ...]}, CALL being {"id",
 }
 
 // newDecideCmd is orca approve (approve) or orca deny.
-func newDecideCmd(approve bool) *cobra.Command {
+func newDecideCmd(o options, approve bool) *cobra.Command {
 	var ws, note string
 	name, status, what := "deny", store.ParkDenied, "refuses it: the model is told so, and the turn goes on"
 	if approve {
@@ -90,7 +90,7 @@ session's next run (orca run --session SESSION) goes on from the parked
 call. A call is decided once.`, name, what),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, root, err := existingStore(ws)
+			st, root, err := existingStore(cmd.Context(), ws, o)
 			if err != nil {
 				return err
 			}

@@ -60,7 +60,7 @@ creates nothing.`,
   orca sessions show session_0123456789abcdef`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listSessions(cmd.Context(), cmd.OutOrStdout(), &f)
+			return listSessions(cmd.Context(), cmd.OutOrStdout(), &f, o)
 		},
 	}
 	cmd.PersistentFlags().StringVarP(&f.workspace, "workspace", "w", ".", "workspace `DIR` whose sessions to show")
@@ -87,15 +87,17 @@ A tool_use input that is not valid JSON (a model may send anything) is a
 JSON string holding it verbatim.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return showSession(cmd.Context(), cmd.OutOrStdout(), &f, args[0])
+			return showSession(cmd.Context(), cmd.OutOrStdout(), &f, args[0], o)
 		},
 	})
 	return cmd
 }
 
-// existingStore opens the workspace's store if it exists; nil if it does
-// not (reading creates nothing).
-func existingStore(ws string) (st *sqlite.Store, root string, err error) {
+// existingStore opens the store the workspace's sessions are in: the
+// PostgreSQL database $ORCA_STORE_DSN or the user's "store" names, as orca
+// run chooses it, else the workspace's SQLite file if it exists; nil if it
+// does not (reading creates nothing).
+func existingStore(ctx context.Context, ws string, o options) (st store.Store, root string, err error) {
 	if _, err := checkWorkspace(ws); err != nil {
 		return nil, "", err
 	}
@@ -103,15 +105,29 @@ func existingStore(ws string) (st *sqlite.Store, root string, err error) {
 	if err != nil {
 		return nil, "", usageErrorf("workspace %s: %v", ws, err)
 	}
+	dsn, err := app.UserStoreDSN(o.configDir, o.env)
+	if err != nil {
+		return nil, root, fromApp(err)
+	}
+	if dsn != "" {
+		st, err := app.OpenStoreDSN(ctx, dsn)
+		if err != nil {
+			return nil, root, &exitError{code: exitTurn, err: err}
+		}
+		return st, root, nil
+	}
 	if _, err := os.Stat(sqlite.DefaultPath(root)); errors.Is(err, os.ErrNotExist) {
 		return nil, root, nil
 	}
-	st, err = openStore(root)
-	return st, root, err
+	sq, err := openStore(root)
+	if err != nil {
+		return nil, root, err
+	}
+	return sq, root, nil
 }
 
-func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags) error {
-	st, root, err := existingStore(f.workspace)
+func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags, o options) error {
+	st, root, err := existingStore(ctx, f.workspace, o)
 	if err != nil {
 		return err
 	}
@@ -167,8 +183,8 @@ func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags) error {
 	return nil
 }
 
-func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string) error {
-	st, root, err := existingStore(f.workspace)
+func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string, o options) error {
+	st, root, err := existingStore(ctx, f.workspace, o)
 	if err != nil {
 		return err
 	}

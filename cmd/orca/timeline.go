@@ -26,7 +26,7 @@ type timelineFlags struct {
 	json      bool
 }
 
-func newTimelineCmd() *cobra.Command {
+func newTimelineCmd(o options) *cobra.Command {
 	var f timelineFlags
 	cmd := &cobra.Command{
 		Use:   "timeline [flags] [RUN]",
@@ -51,7 +51,7 @@ themselves, one JSON object per line, as 'orca run --json' prints them.`,
   orca timeline --session session_0123456789abcdef`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTimeline(cmd, &f, args)
+			return runTimeline(cmd, &f, args, o)
 		},
 	}
 	fl := cmd.Flags()
@@ -61,14 +61,14 @@ themselves, one JSON object per line, as 'orca run --json' prints them.`,
 	return cmd
 }
 
-func runTimeline(cmd *cobra.Command, f *timelineFlags, args []string) error {
+func runTimeline(cmd *cobra.Command, f *timelineFlags, args []string, o options) error {
 	var lines []json.RawMessage
 	var title string
 	if f.session != "" {
 		if len(args) > 0 {
 			return usageErrorf("give a RUN or --session, not both")
 		}
-		rows, root, err := sessionRows(cmd, f)
+		rows, root, err := sessionRows(cmd, f, o)
 		if err != nil {
 			return err
 		}
@@ -109,8 +109,8 @@ func runTimeline(cmd *cobra.Command, f *timelineFlags, args []string) error {
 }
 
 // sessionRows returns the observation rows of session f.session.
-func sessionRows(cmd *cobra.Command, f *timelineFlags) ([]store.Observation, string, error) {
-	st, root, err := existingStore(f.workspace)
+func sessionRows(cmd *cobra.Command, f *timelineFlags, o options) ([]store.Observation, string, error) {
+	st, root, err := existingStore(cmd.Context(), f.workspace, o)
 	if err != nil {
 		return nil, "", err
 	}
@@ -118,7 +118,11 @@ func sessionRows(cmd *cobra.Command, f *timelineFlags) ([]store.Observation, str
 		return nil, "", usageErrorf("workspace %s has no session store yet, so no observation rows", root)
 	}
 	defer st.Close()
-	rows, err := st.Observations(cmd.Context(), store.ObservationFilter{SessionID: f.session})
+	obs, ok := st.(store.Observations)
+	if !ok {
+		return nil, "", usageErrorf("the session store of %s keeps no observation rows", root)
+	}
+	rows, err := obs.Observations(cmd.Context(), store.ObservationFilter{SessionID: f.session})
 	if err != nil {
 		return nil, "", &exitError{code: exitTurn, err: fmt.Errorf("session %s: reading the observation rows: %w", f.session, err)}
 	}
