@@ -66,6 +66,10 @@ type Parked struct {
 	// Reason is the policy's; Rules the rules it suggested.
 	Reason string
 	Rules  []string
+	// TraceParent is the W3C traceparent of the turn that parked, set by a
+	// tracing interceptor (Request.OnEnd sees it): the session keeps it
+	// with the parked call for the turn that resumes it.
+	TraceParent string
 }
 
 // ErrInterrupted is the cause a turn's context is cancelled with to
@@ -123,6 +127,11 @@ type Request struct {
 	// Budget overrides the definition's budget for this turn's session
 	// (nil: the definition's).
 	Budget *budget.Limits
+	// TraceParent is the W3C traceparent of the trace this turn continues:
+	// a session gives the turn that resumes a parked call the parked
+	// turn's (store.ParkedCall.TraceParent), for tracing interceptors; the
+	// runtime itself does not read it.
+	TraceParent string
 	// Model is the model of this turn's calls, over the definition's (a
 	// name Definition.ModelAliases has stands for its model); "": the
 	// definition's. Subagent forks keep their own.

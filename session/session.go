@@ -255,7 +255,10 @@ type LiveSession struct {
 	lastSeq      int64
 	promptTokens int64
 	// model is the model of the next turns (SetModel), "" for the definition's.
-	model          string
+	model string
+	// traceParent is the parked turn's, for the turn that resumes its
+	// approved call (settle).
+	traceParent    string
 	pendingContext []string
 	// env are the variables SESSION_START hooks left for the session's
 	// commands (CLAUDE_ENV_FILE).
@@ -468,7 +471,7 @@ var ErrAwaitingApproval = errors.New("session: a parked call waits for a decisio
 // next turn (resume, approved). A call parked and still undecided leaves
 // them as they are (parked is set).
 func (s *LiveSession) settle(ctx context.Context) error {
-	s.resume, s.approved, s.parked = nil, nil, nil
+	s.resume, s.approved, s.parked, s.traceParent = nil, nil, nil, ""
 	msgs := s.transcript
 	if !endsUnanswered(msgs) {
 		return nil
@@ -487,6 +490,9 @@ func (s *LiveSession) settle(ctx context.Context) error {
 		return nil
 	}
 	for _, p := range approved {
+		if p.TraceParent != "" {
+			s.traceParent = p.TraceParent
+		}
 		// Started before it runs: a crash while it runs leaves it in
 		// doubt, never run twice.
 		if _, err := s.r.store.SetParkStatus(ctx, p.ID, store.ParkStarted, "", ""); err != nil {
@@ -779,8 +785,8 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	s.mu.Lock()
 	s.turnID, s.cancel = turnID, cancel
 	history := s.transcript
-	resume, approved := s.resume, s.approved
-	s.resume, s.approved = nil, nil
+	resume, approved, traceParent := s.resume, s.approved, s.traceParent
+	s.resume, s.approved, s.traceParent = nil, nil, ""
 	pending := s.pendingContext
 	s.pendingContext = nil
 	promptTokens := s.promptTokens
@@ -812,7 +818,8 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		}
 		if p := res.Parked; p != nil && res.StopReason == agent.StopAwaitingApproval {
 			pc := store.ParkedCall{ID: "park_" + randomID(), SessionID: s.id, RuntimeID: s.r.rt.ID(), TurnID: turnID,
-				ToolUseID: p.ToolUseID, ToolName: p.ToolName, Input: p.Input, Reason: p.Reason, Rules: p.Rules, Status: store.ParkPending}
+				ToolUseID: p.ToolUseID, ToolName: p.ToolName, Input: p.Input, Reason: p.Reason, Rules: p.Rules, Status: store.ParkPending,
+				TraceParent: p.TraceParent}
 			if perr := s.r.store.Park(ctx, pc); perr != nil {
 				endErr = fmt.Errorf("session %s: parking %s: %w", s.id, p.ToolName, perr)
 			}
@@ -836,6 +843,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		Budget:            &limits,
 		Output:            rc.output,
 		Model:             model,
+		TraceParent:       traceParent,
 		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
 		PromptTokens:      promptTokens,
 		// Each message goes with what the turn has spent up to it, in one

@@ -20,6 +20,11 @@ type ParkedCall struct {
 	ToolName  string
 	// Input is the call's arguments: what runs if it is approved.
 	Input json.RawMessage
+	// TraceParent is the W3C traceparent of the turn that parked the
+	// call ("" for none), so that the turn that resumes it — in any
+	// process — joins its trace (tracing interceptors set it:
+	// agent.Parked.TraceParent).
+	TraceParent string
 	// Reason is why the policy asked; Rules the rules it suggested.
 	Reason string
 	Rules  []string

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -52,6 +53,12 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 	parked, resumed := t.parked[req.SessionID]
 	delete(t.parked, req.SessionID)
 	t.mu.Unlock()
+	if !resumed && req.TraceParent != "" {
+		// The parked turn ran in another process: its traceparent came
+		// with the parked call, through the store.
+		parked = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": req.TraceParent}))
+		resumed = parked.IsValid()
+	}
 	if resumed {
 		// The turn that goes on after a parked call was decided: in the
 		// trace of the turn that parked, and linked to its caller's span.
@@ -65,6 +72,19 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 	ex := &execution{span: span, ctx: ctx, tools: map[string]trace.Span{}}
 	if t.capture && req.Input != "" {
 		span.SetAttributes(semconv.GenAIInputMessagesKey.String(messagesJSON([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(req.Input)}}})))
+	}
+	// A turn that parks says where its trace is, for the session to keep
+	// with the parked call (the turn that resumes it may run elsewhere).
+	onEnd := req.OnEnd
+	req.OnEnd = func(res *agent.Result) {
+		if res.Parked != nil && res.Depth == 0 {
+			carrier := propagation.MapCarrier{}
+			propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), span.SpanContext()), carrier)
+			res.Parked.TraceParent = carrier["traceparent"]
+		}
+		if onEnd != nil {
+			onEnd(res)
+		}
 	}
 	req.OnEvent = t.watch(ex, req.OnEvent)
 	req.OnBackgroundEvent = t.watch(nil, req.OnBackgroundEvent)

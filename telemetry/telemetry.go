@@ -46,8 +46,11 @@
 // task's has none of the call's values).
 //
 // A turn that goes on after a parked call was decided is a child of the
-// turn that parked, in its trace, when both ran through this Telemetry
-// (one process); the caller's span, if any, is then a link.
+// turn that parked, in its trace: remembered when both ran through this
+// Telemetry, else from the traceparent the parked turn left with the
+// parked call (agent.Parked.TraceParent, kept by the session in the store
+// and given back as agent.Request.TraceParent), so across processes too.
+// The caller's span, if any, is then a link.
 //
 // Content — prompts, answers, tool arguments and results — is recorded
 // only when Options.CaptureContent says so

@@ -25,6 +25,7 @@ import (
 	"github.com/orca-agent/orca/orcatest"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/telemetry"
 )
@@ -534,5 +535,59 @@ func TestMetricsOnly(t *testing.T) {
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(t.Context(), &rm); err != nil || len(rm.ScopeMetrics) != 1 || len(rm.ScopeMetrics[0].Metrics) != 2 {
 		t.Errorf("metrics %+v, %v", rm.ScopeMetrics, err)
+	}
+}
+
+// The parked turn ran in another process (another Telemetry, another
+// runtime over the same workspace and store): its traceparent travelled
+// with the parked call through the store, and the turn that resumes the
+// approved call is its child, in its trace.
+func TestResumedTurnJoinsTheParkedTraceAcrossProcesses(t *testing.T) {
+	pol, err := policy.New(policy.ModeDefault, policy.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := newRig(t, false, orcatest.WithPolicy(pol, policy.Parking{}))
+	client := first.node.LLM
+	client.Script("s", script.Response{ToolCalls: []script.ToolCall{{ID: "a", Name: "Bash", Input: json.RawMessage(`{"command":"echo a >> ran"}`)}}}, script.Text("ran it"))
+	s, err := session.NewRouter(first.node.Runtime, first.node.Store, first.exec).Open(t.Context(), "s", session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Run(t.Context(), "run a"); err != nil || res.StopReason != agent.StopAwaitingApproval {
+		t.Fatalf("first turn: %+v, %v", res, err)
+	}
+	parkedID := s.Parked().ID
+	s.Close(context.Background())
+	stored, err := first.node.Store.ParkedCalls(t.Context(), store.ParkFilter{SessionID: "s"})
+	if err != nil || len(stored) != 1 || stored[0].TraceParent == "" {
+		t.Fatalf("the parked call in the store: %+v, %v", stored, err)
+	}
+
+	second := newRig(t, false, orcatest.WithPolicy(pol, policy.Parking{}), orcatest.WithStore(first.node.Store),
+		orcatest.WithRoot(first.node.Root), orcatest.WithClient(client))
+	router := session.NewRouter(second.node.Runtime, second.node.Store, second.exec)
+	if _, err := router.Decide(t.Context(), parkedID, true, "ana", ""); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := router.Open(t.Context(), "s", session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close(context.Background())
+	if res, err := s2.Run(t.Context(), "go on"); err != nil || res.Answer != "ran it" {
+		t.Fatalf("resumed turn: %+v, %v", res, err)
+	}
+	parked := named(first.spans.GetSpans(), "invoke_agent lead")
+	resumed := named(second.spans.GetSpans(), "invoke_agent lead")
+	if len(parked) != 1 || len(resumed) != 1 {
+		t.Fatalf("%d and %d turn spans", len(parked), len(resumed))
+	}
+	if resumed[0].SpanContext.TraceID() != parked[0].SpanContext.TraceID() || resumed[0].Parent.SpanID() != parked[0].SpanContext.SpanID() {
+		t.Errorf("resumed in trace %v under %v; the parked turn is %v/%v", resumed[0].SpanContext.TraceID(), resumed[0].Parent.SpanID(),
+			parked[0].SpanContext.TraceID(), parked[0].SpanContext.SpanID())
+	}
+	if v, _ := attr(resumed[0], "orca.resumed"); !v.AsBool() {
+		t.Errorf("resumed turn's attributes %v", resumed[0].Attributes)
 	}
 }

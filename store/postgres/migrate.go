@@ -117,6 +117,11 @@ CREATE TABLE observations (
 CREATE INDEX observations_by_session ON observations (session_id, seq);
 CREATE INDEX observations_by_turn ON observations (turn_id, seq);
 `,
+	// 2: a parked call keeps the traceparent of the turn that parked it,
+	// so that the turn that resumes it, in any process, joins its trace.
+	`
+ALTER TABLE parked ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema up to date, one version per transaction: a

@@ -606,14 +606,14 @@ func (s *Store) RebindRuntime(ctx context.Context, from, to string) (int, error)
 	return int(n), nil
 }
 
-const parkedColumns = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at"
+const parkedColumns = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at, trace_parent"
 
 func scanParked(row pgx.Row) (store.ParkedCall, error) {
 	var p store.ParkedCall
 	var input []byte
 	var rules string
 	var created, decided int64
-	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &p.Reason, &rules, &p.Status, &p.DecidedBy, &p.Note, &created, &decided); err != nil {
+	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &p.Reason, &rules, &p.Status, &p.DecidedBy, &p.Note, &created, &decided, &p.TraceParent); err != nil {
 		return store.ParkedCall{}, err
 	}
 	p.Input = input
@@ -650,8 +650,8 @@ func (s *Store) Park(ctx context.Context, p store.ParkedCall) error {
 		if _, err := lockSession(ctx, tx, p.SessionID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "INSERT INTO parked ("+parkedColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', '', '', $10, 0)",
-			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, input, p.Reason, string(rules), toNanos(p.CreatedAt.UTC()))
+		_, err := tx.Exec(ctx, "INSERT INTO parked ("+parkedColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', '', '', $10, 0, $11)",
+			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, input, p.Reason, string(rules), toNanos(p.CreatedAt.UTC()), p.TraceParent)
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 			return fmt.Errorf("%w: parked call %s exists already", store.ErrInvalid, p.ID)

@@ -150,6 +150,11 @@ CREATE TABLE snapshot_chunks (
 INSERT INTO snapshot_chunks (session_id, through_seq, data) SELECT session_id, through_seq, data FROM snapshots;
 DROP TABLE snapshots;
 `,
+	// 9: a parked call keeps the traceparent of the turn that parked it,
+	// so that the turn that resumes it, in any process, joins its trace.
+	`
+ALTER TABLE parked ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema up to date in one transaction: a file is at one

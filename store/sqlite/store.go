@@ -806,14 +806,14 @@ func (s *Store) RebindRuntime(ctx context.Context, from, to string) (int, error)
 	return int(n), nil
 }
 
-const parkedColumns = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at"
+const parkedColumns = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at, trace_parent"
 
 func scanParked(row scanner) (store.ParkedCall, error) {
 	var p store.ParkedCall
 	var input []byte
 	var rules string
 	var created, decided int64
-	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &p.Reason, &rules, &p.Status, &p.DecidedBy, &p.Note, &created, &decided); err != nil {
+	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &p.Reason, &rules, &p.Status, &p.DecidedBy, &p.Note, &created, &decided, &p.TraceParent); err != nil {
 		return store.ParkedCall{}, err
 	}
 	p.Input = input
@@ -846,8 +846,8 @@ func (s *Store) Park(ctx context.Context, p store.ParkedCall) error {
 		if _, err := s.lastSeq(ctx, tx, p.SessionID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "INSERT INTO parked ("+parkedColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', '', ?, 0)",
-			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, []byte(p.Input), p.Reason, string(rules), toNanos(p.CreatedAt.UTC()))
+		_, err := tx.ExecContext(ctx, "INSERT INTO parked ("+parkedColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', '', ?, 0, ?)",
+			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, []byte(p.Input), p.Reason, string(rules), toNanos(p.CreatedAt.UTC()), p.TraceParent)
 		if err != nil && strings.Contains(err.Error(), "UNIQUE") {
 			return fmt.Errorf("%w: parked call %s exists already", store.ErrInvalid, p.ID)
 		}

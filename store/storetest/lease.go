@@ -157,7 +157,8 @@ func testParkedCalls(t *testing.T, s store.Store) {
 	provision(t, s, "s1", "r1")
 	provision(t, s, "s2", "r1")
 	in := json.RawMessage(`{"command":  "rm -rf build"}`) // kept byte for byte
-	p := store.ParkedCall{ID: "park_1", SessionID: "s1", RuntimeID: "r1", TurnID: "t1", ToolUseID: "toolu_1", ToolName: "Bash", Input: in, Reason: "asks", Rules: []string{"Bash(rm:*)"}}
+	const traceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	p := store.ParkedCall{ID: "park_1", SessionID: "s1", RuntimeID: "r1", TurnID: "t1", ToolUseID: "toolu_1", ToolName: "Bash", Input: in, Reason: "asks", Rules: []string{"Bash(rm:*)"}, TraceParent: traceParent}
 	if err := s.Park(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func testParkedCalls(t *testing.T, s store.Store) {
 	wantErr(t, "parking without an id", s.Park(ctx, store.ParkedCall{SessionID: "s1", ToolUseID: "x", ToolName: "Bash"}), store.ErrInvalid)
 
 	got, err := s.ParkedCalls(ctx, store.ParkFilter{SessionID: "s1"})
-	if err != nil || len(got) != 1 || got[0].Status != store.ParkPending || string(got[0].Input) != string(in) || got[0].Rules[0] != "Bash(rm:*)" || got[0].TurnID != "t1" || got[0].CreatedAt.IsZero() {
+	if err != nil || len(got) != 1 || got[0].Status != store.ParkPending || string(got[0].Input) != string(in) || got[0].Rules[0] != "Bash(rm:*)" || got[0].TurnID != "t1" || got[0].CreatedAt.IsZero() || got[0].TraceParent != traceParent {
 		t.Fatalf("ParkedCalls(s1) = %+v, %v", got, err)
 	}
 	if all, _ := s.ParkedCalls(ctx, store.ParkFilter{Status: store.ParkPending}); len(all) != 2 {
@@ -191,7 +192,7 @@ func testParkedCalls(t *testing.T, s store.Store) {
 	wantErr(t, "starting it twice", err, store.ErrInvalid)
 	_, err = s.SetParkStatus(ctx, "park_9", store.ParkApproved, "", "")
 	wantErr(t, "an unknown parked call", err, store.ErrNotFound)
-	if got, _ := s.ParkedCalls(ctx, store.ParkFilter{SessionID: "s1"}); got[0].Status != store.ParkStarted || got[0].DecidedBy != "ana" {
+	if got, _ := s.ParkedCalls(ctx, store.ParkFilter{SessionID: "s1"}); got[0].Status != store.ParkStarted || got[0].DecidedBy != "ana" || got[0].TraceParent != traceParent {
 		t.Errorf("after start: %+v", got[0])
 	}
 }
