@@ -234,6 +234,7 @@ func (t *turn) allowed(trigger, kind string, msgs int) bool {
 // check's progress: the conversation they saw has changed.
 func (t *turn) resized() {
 	t.promptTokens, t.sizedUpTo, t.pairsChecked = 0, 0, 0
+	t.est = estimateCache{upTo: -1} // counted afresh
 }
 
 // onCompact records the whole conversation after a compaction; on failure

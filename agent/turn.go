@@ -37,6 +37,8 @@ type turn struct {
 	// provider counted them, which covered msgs[:sizedUpTo].
 	promptTokens int64
 	sizedUpTo    int
+	// est is estimate's count of the messages after sizedUpTo.
+	est estimateCache
 	// stops and revisions count consecutive STOP continuations and
 	// verification revisions.
 	stops, revisions int
@@ -597,13 +599,35 @@ func (t *turn) estimate() int64 {
 	if n == 0 {
 		from = 0
 	}
-	var chars int
-	for _, m := range t.msgs[min(from, len(t.msgs)):] {
-		for _, b := range m.Content {
-			chars += len(b.Text) + len(b.Content) + len(b.Input)
-		}
+	from = min(from, len(t.msgs))
+	// The characters of msgs[from:] that no provider count covers, kept
+	// from call to call (all but the last message, which injectQueued and
+	// resume may still extend), so that a turn whose provider reports no
+	// usage does not count its whole conversation at every step.
+	if t.est.from != from || t.est.upTo < from || t.est.upTo > len(t.msgs) {
+		t.est = estimateCache{from: from, upTo: from}
+	}
+	last := max(len(t.msgs)-1, from)
+	for _, m := range t.msgs[t.est.upTo:last] {
+		t.est.chars += messageChars(m)
+	}
+	t.est.upTo = last
+	chars := t.est.chars
+	if last < len(t.msgs) {
+		chars += messageChars(t.msgs[last])
 	}
 	return n + int64(chars/4)
+}
+
+// estimateCache is what estimate counted: the characters of msgs[from:upTo].
+type estimateCache struct{ from, upTo, chars int }
+
+func messageChars(m llm.Message) int {
+	var chars int
+	for _, b := range m.Content {
+		chars += len(b.Text) + len(b.Content) + len(b.Input)
+	}
+	return chars
 }
 
 // injectQueued moves the messages queued for the session into the last
