@@ -89,7 +89,13 @@ type Text struct {
 	start    time.Time
 	used     llm.Usage // the turn's model calls so far, for the thinking spinner
 
-	inTool   bool          // a tool call started and has not ended
+	inTool bool // a tool call started and has not ended
+	// openID is the call whose header was drawn last; headers are the
+	// headers of the calls still running, by id: calls of one response
+	// that run at once end in any order, and a call that ends under
+	// another's header gets its own drawn again.
+	openID   string
+	headers  map[string]string
 	detailed bool          // the tool call started showed a detail (its output is not shown)
 	spin     *spinner      // animates the running tool call's line, or the model's thinking; or nil
 	spinLine string        // that line, without its bullet
@@ -429,10 +435,23 @@ func (r *Text) Render(ev event.Event) {
 		switch ev.Name {
 		case event.ToolExecStarted:
 			r.block()
-			r.startToolLine(ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}))
+			header := ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail})
+			r.startToolLine(header)
 			r.inTool, r.detailed = true, d.Detail != ""
+			if r.headers == nil {
+				r.headers = map[string]string{}
+			}
+			r.headers[d.ToolUseID], r.openID = header, d.ToolUseID
 		case event.ToolExecCompleted, event.ToolExecFailed:
 			r.inTool = false
+			header, running := r.headers[d.ToolUseID]
+			delete(r.headers, d.ToolUseID)
+			if running && d.ToolUseID != r.openID {
+				// It ran beside the call drawn last: its own header first.
+				r.block()
+				r.writeHeader(header, d.IsError, d.Duration)
+			}
+			r.openID = ""
 			if !d.IsError && r.detailed {
 				return // the detail under the header says it all
 			}

@@ -453,3 +453,23 @@ func TestThinkingSpinner(t *testing.T) {
 		}
 	})
 }
+
+// Calls of one response that ran at once end in any order: each output is
+// drawn under its own call's header, the header drawn again when another
+// call's was drawn since.
+func TestParallelCallsEachUnderTheirHeader(t *testing.T) {
+	var out bytes.Buffer
+	r := NewText(t.Context(), &out, Options{})
+	ev := func(name event.Name, d *event.ToolData) event.Event { return event.Event{Name: name, Data: d} }
+	glob := &event.ToolData{ToolUseID: "g", ToolName: "Glob", Input: json.RawMessage(`{"pattern":"*"}`), Summary: "*"}
+	read := &event.ToolData{ToolUseID: "r", ToolName: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`), Summary: "a.go"}
+	r.Render(ev(event.ToolExecStarted, glob))
+	r.Render(ev(event.ToolExecStarted, read))
+	r.Render(ev(event.ToolExecCompleted, &event.ToolData{ToolUseID: "r", ToolName: "Read", Output: "package a"}))
+	r.Render(ev(event.ToolExecCompleted, &event.ToolData{ToolUseID: "g", ToolName: "Glob", Output: "a.go\nb.go"}))
+	got := out.String()
+	readAt, globAgain := strings.Index(got, "● Read a.go\n  ⎿  package a"), strings.LastIndex(got, "● Glob *\n  ⎿  a.go")
+	if readAt < 0 || globAgain < readAt || strings.Count(got, "● Glob *") != 2 {
+		t.Errorf("output:\n%s", got)
+	}
+}
