@@ -46,10 +46,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/orca-agent/orca/store/internal/sqlrow"
 	"net"
 	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -106,7 +106,7 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	if newest != nil {
-		s.clock.Observe(fromNanos(*newest))
+		s.clock.Observe(sqlrow.FromNanos(*newest))
 	}
 	return nil
 }
@@ -196,7 +196,3 @@ func isContract(err error) bool {
 	}
 	return false
 }
-
-func toNanos(t time.Time) int64 { return t.UnixNano() }
-
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

@@ -2,9 +2,9 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/orca-agent/orca/store/internal/sqlrow"
 	"strconv"
 	"strings"
 	"time"
@@ -16,18 +16,6 @@ import (
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/internal/wire"
 )
-
-const sessionColumns = "id, runtime_id, workspace, agent, created_at, updated_at, turns, last_prompt"
-
-func scanSession(row pgx.Row) (store.Session, error) {
-	var ss store.Session
-	var created, updated int64
-	if err := row.Scan(&ss.ID, &ss.RuntimeID, &ss.Workspace, &ss.Agent, &created, &updated, &ss.Turns, &ss.LastPrompt); err != nil {
-		return store.Session{}, err
-	}
-	ss.CreatedAt, ss.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return ss, nil
-}
 
 // lockSession takes the session's row lock in tx, which orders the
 // session's writes (see the package documentation), and returns its last
@@ -57,8 +45,8 @@ func (s *Store) Provision(ctx context.Context, in store.Session) (store.Session,
 		out.CreatedAt = out.CreatedAt.UTC()
 		s.clock.Observe(out.CreatedAt)
 		out.UpdatedAt, out.Turns, out.LastPrompt = out.CreatedAt, 0, ""
-		tag, err := tx.Exec(ctx, "INSERT INTO sessions ("+sessionColumns+") VALUES ($1, $2, $3, $4, $5, $6, 0, '') ON CONFLICT (id) DO NOTHING",
-			out.ID, out.RuntimeID, out.Workspace, out.Agent, toNanos(out.CreatedAt), toNanos(out.UpdatedAt))
+		tag, err := tx.Exec(ctx, "INSERT INTO sessions ("+sqlrow.SessionColumns+") VALUES ($1, $2, $3, $4, $5, $6, 0, '') ON CONFLICT (id) DO NOTHING",
+			out.ID, out.RuntimeID, out.Workspace, out.Agent, sqlrow.ToNanos(out.CreatedAt), sqlrow.ToNanos(out.UpdatedAt))
 		if err != nil {
 			return err
 		}
@@ -68,7 +56,7 @@ func (s *Store) Provision(ctx context.Context, in store.Session) (store.Session,
 		}
 		// The session exists (an INSERT that conflicted waited for it to
 		// be committed, so this statement sees it).
-		old, err := scanSession(tx.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = $1", in.ID))
+		old, err := sqlrow.ScanSession(tx.QueryRow(ctx, "SELECT "+sqlrow.SessionColumns+" FROM sessions WHERE id = $1", in.ID))
 		if err != nil {
 			return err
 		}
@@ -89,7 +77,7 @@ func (s *Store) Session(ctx context.Context, id string) (store.Session, error) {
 	if err := s.read(ctx); err != nil {
 		return store.Session{}, s.fail("read", id, err)
 	}
-	ss, err := scanSession(s.pool.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = $1", id))
+	ss, err := sqlrow.ScanSession(s.pool.QueryRow(ctx, "SELECT "+sqlrow.SessionColumns+" FROM sessions WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -118,7 +106,7 @@ func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, 
 		args = append(args, f.Workspace)
 		where = append(where, "workspace = $"+strconv.Itoa(len(args)))
 	}
-	q := "SELECT " + sessionColumns + " FROM sessions"
+	q := "SELECT " + sqlrow.SessionColumns + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -131,7 +119,7 @@ func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, 
 	if err != nil {
 		return nil, fail(err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Session, error) { return scanSession(row) })
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Session, error) { return sqlrow.ScanSession(row) })
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -157,7 +145,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 			return err
 		}
 		if err == nil && expires > time.Now().UnixNano() {
-			return &store.LeaseError{SessionID: id, Owner: holder, Expires: fromNanos(expires)}
+			return &store.LeaseError{SessionID: id, Owner: holder, Expires: sqlrow.FromNanos(expires)}
 		}
 		_, err = tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1", id)
 		return err
@@ -199,7 +187,7 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 			r.Time = now
 		}
 		r.Time, r.SessionID = r.Time.UTC(), sessionID
-		enc[i], turnIDs[i], kinds[i], times[i] = b, r.TurnID, r.Kind, toNanos(r.Time)
+		enc[i], turnIDs[i], kinds[i], times[i] = b, r.TurnID, r.Kind, sqlrow.ToNanos(r.Time)
 		out[i] = r
 	}
 	var sum store.Totals
@@ -213,7 +201,7 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 			// process's clock may be ahead), numbers the batch, and takes
 			// the session's row lock, in one statement.
 			err = tx.QueryRow(ctx, "UPDATE sessions SET updated_at = GREATEST($2, updated_at + 1), last_seq = last_seq + $3 WHERE id = $1 RETURNING last_seq - $3",
-				sessionID, toNanos(now), n).Scan(&last)
+				sessionID, sqlrow.ToNanos(now), n).Scan(&last)
 			if errors.Is(err, pgx.ErrNoRows) {
 				err = store.ErrNotProvisioned
 			}
@@ -276,7 +264,7 @@ func holds(ctx context.Context, tx pgx.Tx, sessionID, owner string) error {
 	case err != nil:
 		return err
 	case holder != owner:
-		return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: fromNanos(expires)}
+		return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: sqlrow.FromNanos(expires)}
 	}
 	return nil
 }
@@ -301,11 +289,11 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, owner string, ttl t
 			return err
 		}
 		if err == nil && holder != owner && expires > now.UnixNano() {
-			return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: fromNanos(expires)}
+			return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: sqlrow.FromNanos(expires)}
 		}
 		until = now.Add(ttl).UTC()
 		_, err = tx.Exec(ctx, `INSERT INTO leases (session_id, owner, expires_at) VALUES ($1, $2, $3)
-ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at`, sessionID, owner, toNanos(until))
+ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at`, sessionID, owner, sqlrow.ToNanos(until))
 		return err
 	})
 	if err != nil {
@@ -350,7 +338,7 @@ func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFil
 		if err := row.Scan(&r.Seq, &r.TurnID, &at, &r.Kind, &msg, &r.Compacted); err != nil {
 			return store.Record{}, err
 		}
-		r.Time = fromNanos(at)
+		r.Time = sqlrow.FromNanos(at)
 		var err error
 		if r.Message, err = wire.Decode(msg); err != nil {
 			return store.Record{}, fmt.Errorf("record %d: %w", r.Seq, err)
@@ -388,16 +376,6 @@ func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq 
 	return nil
 }
 
-const totalsColumns = "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, tool_calls, wall_time_ns, turns"
-
-func scanTotals(row pgx.Row) (store.Totals, error) {
-	var t store.Totals
-	var wall int64
-	err := row.Scan(&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheReadTokens, &t.Usage.CacheWriteTokens, &t.CostUSD, &t.ToolCalls, &wall, &t.Turns)
-	t.WallTime = time.Duration(wall)
-	return t, err
-}
-
 // AddTotals implements store.Store.
 func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals) (store.Totals, error) {
 	var out store.Totals
@@ -415,9 +393,9 @@ func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals)
 // addTotals adds d to the session's totals in tx and returns the new
 // totals: the UPDATE's row lock makes the add and the read one step.
 func addTotals(ctx context.Context, tx pgx.Tx, sessionID string, d store.Totals) (store.Totals, error) {
-	t, err := scanTotals(tx.QueryRow(ctx, `UPDATE totals SET input_tokens = input_tokens + $1, output_tokens = output_tokens + $2,
+	t, err := sqlrow.ScanTotals(tx.QueryRow(ctx, `UPDATE totals SET input_tokens = input_tokens + $1, output_tokens = output_tokens + $2,
 cache_read_tokens = cache_read_tokens + $3, cache_write_tokens = cache_write_tokens + $4, cost_usd = cost_usd + $5,
-tool_calls = tool_calls + $6, wall_time_ns = wall_time_ns + $7, turns = turns + $8 WHERE session_id = $9 RETURNING `+totalsColumns,
+tool_calls = tool_calls + $6, wall_time_ns = wall_time_ns + $7, turns = turns + $8 WHERE session_id = $9 RETURNING `+sqlrow.TotalsColumns,
 		d.Usage.InputTokens, d.Usage.OutputTokens, d.Usage.CacheReadTokens, d.Usage.CacheWriteTokens,
 		d.CostUSD, d.ToolCalls, int64(d.WallTime), d.Turns, sessionID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -431,7 +409,7 @@ func (s *Store) Totals(ctx context.Context, sessionID string) (store.Totals, err
 	if err := s.read(ctx); err != nil {
 		return store.Totals{}, s.fail("read totals of", sessionID, err)
 	}
-	t, err := scanTotals(s.pool.QueryRow(ctx, "SELECT "+totalsColumns+" FROM totals WHERE session_id = $1", sessionID))
+	t, err := sqlrow.ScanTotals(s.pool.QueryRow(ctx, "SELECT "+sqlrow.TotalsColumns+" FROM totals WHERE session_id = $1", sessionID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -494,7 +472,7 @@ FROM sessions s LEFT JOIN budgets b ON b.session_id = s.id WHERE s.id = $1`, ses
 func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error {
 	now := s.clock.Now()
 	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + 1, last_prompt = $2, updated_at = GREATEST($3, updated_at + 1) WHERE id = $1", sessionID, prompt, toNanos(now))
+		tag, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + 1, last_prompt = $2, updated_at = GREATEST($3, updated_at + 1) WHERE id = $1", sessionID, prompt, sqlrow.ToNanos(now))
 		if err == nil && tag.RowsAffected() == 0 {
 			err = store.ErrNotProvisioned
 		}
@@ -537,7 +515,7 @@ func (s *Store) AddApproval(ctx context.Context, a store.Approval) error {
 			}
 		}
 		_, err := tx.Exec(ctx, "INSERT INTO approvals (runtime_id, session_id, rule, created_at) VALUES ($1, NULLIF($2, ''), $3, $4) ON CONFLICT DO NOTHING",
-			a.RuntimeID, a.SessionID, a.Rule, toNanos(a.CreatedAt))
+			a.RuntimeID, a.SessionID, a.Rule, sqlrow.ToNanos(a.CreatedAt))
 		return err
 	})
 	if err != nil {
@@ -572,7 +550,7 @@ WHERE runtime_id = $1 AND (session_id IS NULL OR session_id = $2) ORDER BY id`, 
 		a := store.Approval{RuntimeID: runtimeID}
 		var at int64
 		err := row.Scan(&a.SessionID, &a.Rule, &at)
-		a.CreatedAt = fromNanos(at)
+		a.CreatedAt = sqlrow.FromNanos(at)
 		return a, err
 	})
 	if err != nil {
@@ -606,41 +584,11 @@ func (s *Store) RebindRuntime(ctx context.Context, from, to string) (int, error)
 	return int(n), nil
 }
 
-const parkedColumns = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at, trace_parent"
-
-func scanParked(row pgx.Row) (store.ParkedCall, error) {
-	var p store.ParkedCall
-	var input []byte
-	var rules string
-	var created, decided int64
-	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &p.Reason, &rules, &p.Status, &p.DecidedBy, &p.Note, &created, &decided, &p.TraceParent); err != nil {
-		return store.ParkedCall{}, err
-	}
-	p.Input = input
-	if err := json.Unmarshal([]byte(rules), &p.Rules); err != nil {
-		return store.ParkedCall{}, fmt.Errorf("parked call %s: rules: %w", p.ID, err)
-	}
-	p.CreatedAt = fromNanos(created)
-	if decided != 0 {
-		p.DecidedAt = fromNanos(decided)
-	}
-	return p, nil
-}
-
 // Park implements store.Store.
 func (s *Store) Park(ctx context.Context, p store.ParkedCall) error {
-	if err := p.Validate(); err != nil {
-		return s.fail("park a call of", p.SessionID, err)
-	}
-	rules, err := json.Marshal(p.Rules)
+	p, rules, err := sqlrow.Parking(p, s.clock.Now)
 	if err != nil {
 		return s.fail("park a call of", p.SessionID, err)
-	}
-	if p.Rules == nil {
-		rules = []byte("[]")
-	}
-	if p.CreatedAt.IsZero() {
-		p.CreatedAt = s.clock.Now()
 	}
 	input := []byte(p.Input)
 	if input == nil {
@@ -650,8 +598,8 @@ func (s *Store) Park(ctx context.Context, p store.ParkedCall) error {
 		if _, err := lockSession(ctx, tx, p.SessionID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "INSERT INTO parked ("+parkedColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', '', '', $10, 0, $11)",
-			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, input, p.Reason, string(rules), toNanos(p.CreatedAt.UTC()), p.TraceParent)
+		_, err := tx.Exec(ctx, "INSERT INTO parked ("+sqlrow.ParkedColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', '', '', $10, 0, $11)",
+			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, input, p.Reason, rules, sqlrow.ToNanos(p.CreatedAt.UTC()), p.TraceParent)
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 			return fmt.Errorf("%w: parked call %s exists already", store.ErrInvalid, p.ID)
@@ -669,11 +617,11 @@ func (s *Store) ParkedCalls(ctx context.Context, f store.ParkFilter) ([]store.Pa
 	if err := s.read(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, "SELECT "+parkedColumns+" FROM parked WHERE ($1 = '' OR session_id = $1) AND ($2 = '' OR status = $2) ORDER BY created_at, id", f.SessionID, f.Status)
+	rows, err := s.pool.Query(ctx, "SELECT "+sqlrow.ParkedColumns+" FROM parked WHERE ($1 = '' OR session_id = $1) AND ($2 = '' OR status = $2) ORDER BY created_at, id", f.SessionID, f.Status)
 	if err != nil {
 		return nil, fmt.Errorf("list parked calls: %w", s.dbErr(err))
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.ParkedCall, error) { return scanParked(row) })
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.ParkedCall, error) { return sqlrow.ScanParked(row) })
 	if err != nil {
 		return nil, fmt.Errorf("list parked calls: %w", s.dbErr(err))
 	}
@@ -684,7 +632,7 @@ func (s *Store) ParkedCalls(ctx context.Context, f store.ParkFilter) ([]store.Pa
 func (s *Store) SetParkStatus(ctx context.Context, id, status, by, note string) (store.ParkedCall, error) {
 	var out store.ParkedCall
 	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		p, err := scanParked(tx.QueryRow(ctx, "SELECT "+parkedColumns+" FROM parked WHERE id = $1 FOR UPDATE", id))
+		p, err := sqlrow.ScanParked(tx.QueryRow(ctx, "SELECT "+sqlrow.ParkedColumns+" FROM parked WHERE id = $1 FOR UPDATE", id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("parked call %s: %w", id, store.ErrNotFound)
 		}
@@ -697,7 +645,7 @@ func (s *Store) SetParkStatus(ctx context.Context, id, status, by, note string) 
 		p.Status = status
 		if status == store.ParkApproved || status == store.ParkDenied {
 			p.DecidedBy, p.Note, p.DecidedAt = by, note, s.clock.Now()
-			_, err = tx.Exec(ctx, "UPDATE parked SET status = $2, decided_by = $3, note = $4, decided_at = $5 WHERE id = $1", id, status, by, note, toNanos(p.DecidedAt))
+			_, err = tx.Exec(ctx, "UPDATE parked SET status = $2, decided_by = $3, note = $4, decided_at = $5 WHERE id = $1", id, status, by, note, sqlrow.ToNanos(p.DecidedAt))
 		} else {
 			_, err = tx.Exec(ctx, "UPDATE parked SET status = $2 WHERE id = $1", id, status)
 		}

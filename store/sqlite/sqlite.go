@@ -64,6 +64,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/orca-agent/orca/store/internal/sqlrow"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -213,7 +214,7 @@ func (s *Store) init(ctx context.Context) error {
 		return err
 	}
 	if newest.Valid {
-		s.clock.Observe(fromNanos(newest.Int64))
+		s.clock.Observe(sqlrow.FromNanos(newest.Int64))
 	}
 	return nil
 }
@@ -255,7 +256,3 @@ func (s *Store) read(ctx context.Context) error {
 	}
 	return ctx.Err()
 }
-
-func toNanos(t time.Time) int64 { return t.UnixNano() }
-
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/orca-agent/orca/store/internal/sqlrow"
 )
 
 // stmtID names one of the store's prepared statements.
@@ -49,7 +50,7 @@ var queries = [numStmts]string{
 	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
 	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
 WHERE session_id = ?`,
-	stmtTotals:     "SELECT " + totalsColumns + " FROM totals WHERE session_id = ?",
+	stmtTotals:     "SELECT " + sqlrow.TotalsColumns + " FROM totals WHERE session_id = ?",
 	stmtChunks:     "SELECT through_seq, data FROM snapshot_chunks WHERE session_id = ? ORDER BY through_seq",
 	stmtFrontier:   "SELECT COALESCE(MAX(through_seq), 0) FROM snapshot_chunks WHERE session_id = ?",
 	stmtLiveAfter:  "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",

@@ -3,9 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/orca-agent/orca/store/internal/sqlrow"
 	"strings"
 	"time"
 
@@ -49,20 +49,6 @@ func isContract(err error) bool {
 	return false
 }
 
-const sessionColumns = "id, runtime_id, workspace, agent, created_at, updated_at, turns, last_prompt"
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanSession(row scanner) (store.Session, error) {
-	var ss store.Session
-	var created, updated int64
-	if err := row.Scan(&ss.ID, &ss.RuntimeID, &ss.Workspace, &ss.Agent, &created, &updated, &ss.Turns, &ss.LastPrompt); err != nil {
-		return store.Session{}, err
-	}
-	ss.CreatedAt, ss.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return ss, nil
-}
-
 // Provision implements store.Store.
 func (s *Store) Provision(ctx context.Context, in store.Session) (store.Session, error) {
 	if err := in.Validate(); err != nil {
@@ -70,7 +56,7 @@ func (s *Store) Provision(ctx context.Context, in store.Session) (store.Session,
 	}
 	var out store.Session
 	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
-		old, err := scanSession(tx.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", in.ID))
+		old, err := sqlrow.ScanSession(tx.QueryRowContext(ctx, "SELECT "+sqlrow.SessionColumns+" FROM sessions WHERE id = ?", in.ID))
 		switch {
 		case err == nil && old.RuntimeID != in.RuntimeID:
 			return fmt.Errorf("%w (%q, not %q)", store.ErrWrongRuntime, old.RuntimeID, in.RuntimeID)
@@ -87,8 +73,8 @@ func (s *Store) Provision(ctx context.Context, in store.Session) (store.Session,
 		out.CreatedAt = out.CreatedAt.UTC()
 		s.clock.Observe(out.CreatedAt)
 		out.UpdatedAt, out.Turns, out.LastPrompt = out.CreatedAt, 0, ""
-		if _, err := tx.ExecContext(ctx, "INSERT INTO sessions ("+sessionColumns+") VALUES (?, ?, ?, ?, ?, ?, 0, '')",
-			out.ID, out.RuntimeID, out.Workspace, out.Agent, toNanos(out.CreatedAt), toNanos(out.UpdatedAt)); err != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO sessions ("+sqlrow.SessionColumns+") VALUES (?, ?, ?, ?, ?, ?, 0, '')",
+			out.ID, out.RuntimeID, out.Workspace, out.Agent, sqlrow.ToNanos(out.CreatedAt), sqlrow.ToNanos(out.UpdatedAt)); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, "INSERT INTO totals (session_id) VALUES (?)", out.ID)
@@ -105,7 +91,7 @@ func (s *Store) Session(ctx context.Context, id string) (store.Session, error) {
 	if err := s.read(ctx); err != nil {
 		return store.Session{}, s.fail("read", id, err)
 	}
-	ss, err := scanSession(s.db.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id))
+	ss, err := sqlrow.ScanSession(s.db.QueryRowContext(ctx, "SELECT "+sqlrow.SessionColumns+" FROM sessions WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -137,7 +123,7 @@ func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, 
 	if f.Workspace != "" {
 		where, args = append(where, "workspace = ?"), append(args, f.Workspace)
 	}
-	q := "SELECT " + sessionColumns + " FROM sessions"
+	q := "SELECT " + sqlrow.SessionColumns + " FROM sessions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -154,7 +140,7 @@ func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, 
 	defer rows.Close()
 	var out []store.Session
 	for rows.Next() {
-		ss, err := scanSession(rows)
+		ss, err := sqlrow.ScanSession(rows)
 		if err != nil {
 			return nil, fail(err)
 		}
@@ -216,17 +202,17 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 		case step.Owner != "":
 			// Moving UpdatedAt checks the lease too; only if it moved
 			// nothing is it worth asking why.
-			err = touched(tx.stmt(stmtTouchLeased).ExecContext(ctx, toNanos(now), sessionID, step.Owner, time.Now().UnixNano()))
+			err = touched(tx.stmt(stmtTouchLeased).ExecContext(ctx, sqlrow.ToNanos(now), sessionID, step.Owner, time.Now().UnixNano()))
 			if errors.Is(err, store.ErrNotProvisioned) {
 				if _, err = s.lastSeq(ctx, tx, sessionID); err == nil {
 					err = s.holds(ctx, tx, sessionID, step.Owner)
 				}
 				if err == nil { // holds asks what the UPDATE did; should they disagree, the lease decides
-					err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, toNanos(now), sessionID))
+					err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, sqlrow.ToNanos(now), sessionID))
 				}
 			}
 		default:
-			err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, toNanos(now), sessionID))
+			err = touched(tx.stmt(stmtTouchSession).ExecContext(ctx, sqlrow.ToNanos(now), sessionID))
 		}
 		if err == nil && len(recs) > 0 {
 			var known bool
@@ -253,7 +239,7 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 				r.Time = now
 			}
 			r.Time = r.Time.UTC()
-			if _, err := insert.ExecContext(ctx, sessionID, r.Seq, r.TurnID, toNanos(r.Time), r.Kind, enc[i]); err != nil {
+			if _, err := insert.ExecContext(ctx, sessionID, r.Seq, r.TurnID, sqlrow.ToNanos(r.Time), r.Kind, enc[i]); err != nil {
 				return fmt.Errorf("insert record %d: %w", r.Seq, err)
 			}
 			out[i] = r
@@ -295,7 +281,7 @@ func (s *Store) holds(ctx context.Context, tx *writeTx, sessionID, owner string)
 	case err != nil:
 		return err
 	case holder != owner:
-		return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: fromNanos(expires)}
+		return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: sqlrow.FromNanos(expires)}
 	}
 	return nil
 }
@@ -318,11 +304,11 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID, owner string, ttl t
 			return err
 		}
 		if err == nil && holder != owner && expires > now.UnixNano() {
-			return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: fromNanos(expires)}
+			return &store.LeaseError{SessionID: sessionID, Owner: holder, Expires: sqlrow.FromNanos(expires)}
 		}
 		until = now.Add(ttl).UTC()
 		_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, owner, expires_at) VALUES (?, ?, ?)
-ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at`, sessionID, owner, toNanos(until))
+ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at`, sessionID, owner, sqlrow.ToNanos(until))
 		return err
 	})
 	if err != nil {
@@ -349,7 +335,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 			return err
 		}
 		if err == nil && expires > time.Now().UnixNano() {
-			return &store.LeaseError{SessionID: id, Owner: holder, Expires: fromNanos(expires)}
+			return &store.LeaseError{SessionID: id, Owner: holder, Expires: sqlrow.FromNanos(expires)}
 		}
 		_, err = tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
 		return err
@@ -527,7 +513,7 @@ func readRecords(rows *sql.Rows, sessionID string, out []store.Record) ([]store.
 		if err := rows.Scan(&r.Seq, &r.TurnID, &at, &r.Kind, &msg, &r.Compacted); err != nil {
 			return nil, err
 		}
-		r.Time = fromNanos(at)
+		r.Time = sqlrow.FromNanos(at)
 		var err error
 		if r.Message, err = wire.DecodeString(msg); err != nil {
 			return nil, fmt.Errorf("record %d: %w", r.Seq, err)
@@ -571,14 +557,6 @@ func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq 
 	return nil
 }
 
-const totalsColumns = "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, tool_calls, wall_time_ns, turns"
-
-func scanTotals(row scanner) (store.Totals, error) {
-	var t store.Totals
-	err := row.Scan(&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheReadTokens, &t.Usage.CacheWriteTokens, &t.CostUSD, &t.ToolCalls, &t.WallTime, &t.Turns)
-	return t, err
-}
-
 // AddTotals implements store.Store.
 func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals) (store.Totals, error) {
 	var out store.Totals
@@ -602,7 +580,7 @@ func (s *Store) addTotals(ctx context.Context, tx *writeTx, sessionID string, d 
 	if err != nil {
 		return store.Totals{}, err
 	}
-	return scanTotals(tx.stmt(stmtTotals).QueryRowContext(ctx, sessionID))
+	return sqlrow.ScanTotals(tx.stmt(stmtTotals).QueryRowContext(ctx, sessionID))
 }
 
 // touched returns the error of an UPDATE of one session's row:
@@ -623,7 +601,7 @@ func (s *Store) Totals(ctx context.Context, sessionID string) (store.Totals, err
 	if err := s.read(ctx); err != nil {
 		return store.Totals{}, s.fail("read totals of", sessionID, err)
 	}
-	t, err := scanTotals(s.stmts[stmtTotals].QueryRowContext(ctx, sessionID))
+	t, err := sqlrow.ScanTotals(s.stmts[stmtTotals].QueryRowContext(ctx, sessionID))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
@@ -683,7 +661,7 @@ FROM sessions s LEFT JOIN budgets b ON b.session_id = s.id WHERE s.id = ?`, sess
 // FinishTurn implements store.Store.
 func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error {
 	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE sessions SET turns = turns + 1, last_prompt = ?, updated_at = ? WHERE id = ?", prompt, toNanos(s.clock.Now()), sessionID)
+		res, err := tx.ExecContext(ctx, "UPDATE sessions SET turns = turns + 1, last_prompt = ?, updated_at = ? WHERE id = ?", prompt, sqlrow.ToNanos(s.clock.Now()), sessionID)
 		if err != nil {
 			return err
 		}
@@ -732,7 +710,7 @@ func (s *Store) AddApproval(ctx context.Context, a store.Approval) error {
 			a.CreatedAt = s.clock.Now()
 		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO approvals (runtime_id, session_id, rule, created_at) VALUES (?, NULLIF(?, ''), ?, ?) ON CONFLICT DO NOTHING",
-			a.RuntimeID, a.SessionID, a.Rule, toNanos(a.CreatedAt))
+			a.RuntimeID, a.SessionID, a.Rule, sqlrow.ToNanos(a.CreatedAt))
 		return err
 	})
 	if err != nil {
@@ -771,7 +749,7 @@ WHERE runtime_id = ? AND (session_id IS NULL OR session_id = ?) ORDER BY id`, ru
 		if err := rows.Scan(&a.SessionID, &a.Rule, &at); err != nil {
 			return nil, s.failApproval("read", runtimeID, sessionID, err)
 		}
-		a.CreatedAt = fromNanos(at)
+		a.CreatedAt = sqlrow.FromNanos(at)
 		out = append(out, a)
 	}
 	if err := rows.Err(); err != nil {
@@ -806,48 +784,18 @@ func (s *Store) RebindRuntime(ctx context.Context, from, to string) (int, error)
 	return int(n), nil
 }
 
-const parkedColumns = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at, trace_parent"
-
-func scanParked(row scanner) (store.ParkedCall, error) {
-	var p store.ParkedCall
-	var input []byte
-	var rules string
-	var created, decided int64
-	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &p.Reason, &rules, &p.Status, &p.DecidedBy, &p.Note, &created, &decided, &p.TraceParent); err != nil {
-		return store.ParkedCall{}, err
-	}
-	p.Input = input
-	if err := json.Unmarshal([]byte(rules), &p.Rules); err != nil {
-		return store.ParkedCall{}, fmt.Errorf("parked call %s: rules: %w", p.ID, err)
-	}
-	p.CreatedAt = fromNanos(created)
-	if decided != 0 {
-		p.DecidedAt = fromNanos(decided)
-	}
-	return p, nil
-}
-
 // Park implements store.Store.
 func (s *Store) Park(ctx context.Context, p store.ParkedCall) error {
-	if err := p.Validate(); err != nil {
-		return s.fail("park a call of", p.SessionID, err)
-	}
-	rules, err := json.Marshal(p.Rules)
+	p, rules, err := sqlrow.Parking(p, s.clock.Now)
 	if err != nil {
 		return s.fail("park a call of", p.SessionID, err)
-	}
-	if p.Rules == nil {
-		rules = []byte("[]")
-	}
-	if p.CreatedAt.IsZero() {
-		p.CreatedAt = s.clock.Now()
 	}
 	err = s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		if _, err := s.lastSeq(ctx, tx, p.SessionID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "INSERT INTO parked ("+parkedColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', '', ?, 0, ?)",
-			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, []byte(p.Input), p.Reason, string(rules), toNanos(p.CreatedAt.UTC()), p.TraceParent)
+		_, err := tx.ExecContext(ctx, "INSERT INTO parked ("+sqlrow.ParkedColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', '', ?, 0, ?)",
+			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, []byte(p.Input), p.Reason, rules, sqlrow.ToNanos(p.CreatedAt.UTC()), p.TraceParent)
 		if err != nil && strings.Contains(err.Error(), "UNIQUE") {
 			return fmt.Errorf("%w: parked call %s exists already", store.ErrInvalid, p.ID)
 		}
@@ -864,7 +812,7 @@ func (s *Store) ParkedCalls(ctx context.Context, f store.ParkFilter) ([]store.Pa
 	if err := s.read(ctx); err != nil {
 		return nil, err
 	}
-	q := "SELECT " + parkedColumns + " FROM parked WHERE (? = '' OR session_id = ?) AND (? = '' OR status = ?) ORDER BY created_at, id"
+	q := "SELECT " + sqlrow.ParkedColumns + " FROM parked WHERE (? = '' OR session_id = ?) AND (? = '' OR status = ?) ORDER BY created_at, id"
 	rows, err := s.db.QueryContext(ctx, q, f.SessionID, f.SessionID, f.Status, f.Status)
 	if err != nil {
 		return nil, fmt.Errorf("list parked calls: sqlite %s: %w", s.path, err)
@@ -872,7 +820,7 @@ func (s *Store) ParkedCalls(ctx context.Context, f store.ParkFilter) ([]store.Pa
 	defer rows.Close()
 	var out []store.ParkedCall
 	for rows.Next() {
-		p, err := scanParked(rows)
+		p, err := sqlrow.ScanParked(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list parked calls: %w", err)
 		}
@@ -885,7 +833,7 @@ func (s *Store) ParkedCalls(ctx context.Context, f store.ParkFilter) ([]store.Pa
 func (s *Store) SetParkStatus(ctx context.Context, id, status, by, note string) (store.ParkedCall, error) {
 	var out store.ParkedCall
 	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
-		p, err := scanParked(tx.QueryRowContext(ctx, "SELECT "+parkedColumns+" FROM parked WHERE id = ?", id))
+		p, err := sqlrow.ScanParked(tx.QueryRowContext(ctx, "SELECT "+sqlrow.ParkedColumns+" FROM parked WHERE id = ?", id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("parked call %s: %w", id, store.ErrNotFound)
 		}
@@ -898,7 +846,7 @@ func (s *Store) SetParkStatus(ctx context.Context, id, status, by, note string) 
 		p.Status = status
 		if status == store.ParkApproved || status == store.ParkDenied {
 			p.DecidedBy, p.Note, p.DecidedAt = by, note, s.clock.Now()
-			_, err = tx.ExecContext(ctx, "UPDATE parked SET status = ?, decided_by = ?, note = ?, decided_at = ? WHERE id = ?", status, by, note, toNanos(p.DecidedAt), id)
+			_, err = tx.ExecContext(ctx, "UPDATE parked SET status = ?, decided_by = ?, note = ?, decided_at = ? WHERE id = ?", status, by, note, sqlrow.ToNanos(p.DecidedAt), id)
 		} else {
 			_, err = tx.ExecContext(ctx, "UPDATE parked SET status = ? WHERE id = ?", status, id)
 		}

@@ -1,0 +1,87 @@
+// Package sqlrow is what orca's SQL stores (store/sqlite, store/postgres)
+// share of their rows: the columns of the tables they both have, and how a
+// row of them becomes a store value. Times are Unix nanoseconds in both.
+package sqlrow
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/orca-agent/orca/store"
+)
+
+// Scanner is a row of either driver (database/sql's, pgx's).
+type Scanner interface{ Scan(dest ...any) error }
+
+// The columns ScanSession, ScanTotals and ScanParked read, in order.
+const (
+	SessionColumns = "id, runtime_id, workspace, agent, created_at, updated_at, turns, last_prompt"
+	TotalsColumns  = "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, tool_calls, wall_time_ns, turns"
+	ParkedColumns  = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at, trace_parent"
+)
+
+// ToNanos and FromNanos are how times are stored: Unix nanoseconds, UTC.
+func ToNanos(t time.Time) int64 { return t.UnixNano() }
+
+// FromNanos is ToNanos undone.
+func FromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// ScanSession reads a row of SessionColumns.
+func ScanSession(row Scanner) (store.Session, error) {
+	var ss store.Session
+	var created, updated int64
+	if err := row.Scan(&ss.ID, &ss.RuntimeID, &ss.Workspace, &ss.Agent, &created, &updated, &ss.Turns, &ss.LastPrompt); err != nil {
+		return store.Session{}, err
+	}
+	ss.CreatedAt, ss.UpdatedAt = FromNanos(created), FromNanos(updated)
+	return ss, nil
+}
+
+// ScanTotals reads a row of TotalsColumns.
+func ScanTotals(row Scanner) (store.Totals, error) {
+	var t store.Totals
+	var wall int64
+	err := row.Scan(&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.CacheReadTokens, &t.Usage.CacheWriteTokens, &t.CostUSD, &t.ToolCalls, &wall, &t.Turns)
+	t.WallTime = time.Duration(wall)
+	return t, err
+}
+
+// ScanParked reads a row of ParkedColumns.
+func ScanParked(row Scanner) (store.ParkedCall, error) {
+	var p store.ParkedCall
+	var input []byte
+	var rules string
+	var created, decided int64
+	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &p.Reason, &rules, &p.Status, &p.DecidedBy, &p.Note, &created, &decided, &p.TraceParent); err != nil {
+		return store.ParkedCall{}, err
+	}
+	p.Input = input
+	if err := json.Unmarshal([]byte(rules), &p.Rules); err != nil {
+		return store.ParkedCall{}, fmt.Errorf("parked call %s: rules: %w", p.ID, err)
+	}
+	p.CreatedAt = FromNanos(created)
+	if decided != 0 {
+		p.DecidedAt = FromNanos(decided)
+	}
+	return p, nil
+}
+
+// Parking is what a store writes for a call it parks: the call checked,
+// its rules as JSON ([] for none), its CreatedAt now if unset.
+func Parking(p store.ParkedCall, now func() time.Time) (store.ParkedCall, string, error) {
+	if err := p.Validate(); err != nil {
+		return p, "", err
+	}
+	rules, err := json.Marshal(p.Rules)
+	if err != nil {
+		return p, "", err
+	}
+	if p.Rules == nil {
+		rules = []byte("[]")
+	}
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = now()
+	}
+	return p, string(rules), nil
+}
