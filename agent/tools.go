@@ -83,8 +83,7 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 		default:
 			if b.flush() {
 				res, failures := t.execute(a)
-				t.middlewareFailed(call.ID, failures)
-				b.done(k, t.closeCall(a.call, start, t.after(a, res), &a))
+				b.done(k, t.ran(&a, start, res, failures))
 			}
 		}
 	}
@@ -196,9 +195,7 @@ func (b *batch) flush() bool {
 
 // finish does what follows a job's call, and fills its slot.
 func (b *batch) finish(j *job) {
-	t := b.t
-	t.middlewareFailed(j.a.call.ID, j.fails)
-	b.done(j.slot, t.closeCall(j.a.call, j.start, t.after(j.a, j.res), &j.a))
+	b.done(j.slot, b.t.ran(&j.a, j.start, j.res, j.fails))
 }
 
 // notRun says why the next tool call of the turn must not run — the turn
@@ -230,10 +227,16 @@ func (t *turn) runTool(b *llm.Block) tool.Result {
 		return r
 	}
 	res, failures := t.execute(a)
-	t.middlewareFailed(call.ID, failures)
-	res = t.after(a, res)
-	res.Content = t.closeCall(a.call, start, res, &a).Content
+	res.Content = t.ran(&a, start, res, failures).Content
 	return res
+}
+
+// ran does what follows an admitted call that ran: its middleware's
+// failures told, its POST_TOOL_USE hooks, its end told with the
+// observation capped; it returns the call's result block.
+func (t *turn) ran(a *admitted, start time.Time, res tool.Result, failures []middleware.Failure) llm.Block {
+	t.middlewareFailed(a.call.ID, failures)
+	return t.closeCall(a.call, start, t.after(*a, res), a)
 }
 
 // started makes the call of tool use b and tells it started.

@@ -584,7 +584,8 @@ type createSessionRequest struct {
 	ID string `json:"id"`
 }
 
-var validID = func(id string) bool {
+// validID reports whether id may name a session made through the API.
+func validID(id string) bool {
 	if id == "" || len(id) > 128 {
 		return false
 	}

@@ -25,14 +25,17 @@ func TestCommandsReadThePostgresStore(t *testing.T) {
 	if out, errOut, code := orcaWith(t, t.Context(), o, "", "run", "--script", sc, "-w", ws, "--session", "pg1", "hello"); code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, args := range [][]string{{"sessions", "-w", ws}, {"sessions", "show", "pg1", "-w", ws}, {"timeline", "--session", "pg1", "-w", ws}} {
-		out, errOut, code := orcaWith(t, t.Context(), o, "", args...)
-		if code != 0 || !strings.Contains(out, "pg1") && !strings.Contains(out, "turn_completed") {
-			t.Errorf("%v: exit %d\n%s\n%s", args, code, out, errOut)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sessions", "-w", ws}, "pg1"},
+		{[]string{"sessions", "show", "pg1", "-w", ws}, "kept in postgres"},
+		{[]string{"timeline", "--session", "pg1", "-w", ws}, "turn_completed"},
+	} {
+		out, errOut, code := orcaWith(t, t.Context(), o, "", tc.args...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, want %q in:\n%s\n%s", tc.args, code, tc.want, out, errOut)
 		}
-	}
-	out, _, _ := orcaWith(t, t.Context(), o, "", "sessions", "show", "pg1", "-w", ws)
-	if !strings.Contains(out, "kept in postgres") {
-		t.Errorf("sessions show:\n%s", out)
 	}
 }
