@@ -95,7 +95,7 @@ func needPrograms(t *testing.T, programs ...string) {
 // appends its name and arguments to the returned log and exits 1.
 func artifactEnv(t *testing.T) (home, calls string) {
 	t.Helper()
-	home = t.TempDir()
+	home = looseTempDir(t) // plugins' SessionEnd jobs may still write state there
 	t.Setenv("HOME", home)
 	t.Setenv("TMPDIR", t.TempDir())
 	bin := t.TempDir()
