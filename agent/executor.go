@@ -157,6 +157,17 @@ type Request struct {
 	// execution a fork.
 	fork *forkInfo
 
+	// Continue goes on with a turn that an earlier attempt began (a worker
+	// died during it, a parked call was decided since): History ends with
+	// what that attempt recorded, its input among it, so no input message
+	// is added and neither USER_PROMPT_SUBMIT nor TURN_START hooks run
+	// again (Input is the turn's input, for the record). The turn goes on
+	// from where History ends: Resume's calls first, then the model —
+	// unless History ends with the model's answer, which is then the
+	// turn's (StopAnswered, the model not asked again; STOP hooks and
+	// verification are not run again).
+	Continue bool
+
 	// Compact makes this a manual compaction (the /compact command)
 	// instead of a turn: History is summarised, with Input as the
 	// instructions for the summary; the model is asked nothing else. It

@@ -245,8 +245,9 @@ func (t *turn) run() {
 	if f := t.req.fork; f != nil {
 		t.grants = f.grants
 	}
+	fresh := !t.req.Continue
 	// A subagent's prompt is no user's: UserPromptSubmit is not run for it.
-	if t.rt.hooks.Has(hook.UserPromptSubmit) && t.req.fork == nil {
+	if fresh && t.rt.hooks.Has(hook.UserPromptSubmit) && t.req.fork == nil {
 		out := t.runHook(&hook.UserPromptSubmitPayload{Common: t.common(), Prompt: t.req.Input})
 		if t.endedByHook() {
 			return
@@ -259,7 +260,7 @@ func (t *turn) run() {
 		input[0].Text = out.Payload.(*hook.UserPromptSubmitPayload).Prompt
 		input = append(input, contextBlocks(hook.UserPromptSubmit, out.Context)...)
 	}
-	if t.req.fork == nil {
+	if fresh && t.req.fork == nil {
 		// The user invoking a tool's command ("/skill args").
 		for _, x := range t.rt.expanders {
 			ex, err := x.Expand(t.ctx, input[0].Text)
@@ -276,7 +277,7 @@ func (t *turn) run() {
 			}
 		}
 	}
-	if t.rt.hooks.Has(hook.TurnStart) {
+	if fresh && t.rt.hooks.Has(hook.TurnStart) {
 		out := t.runHook(&hook.TurnStartPayload{Common: t.common(), Input: input[0].Text})
 		if t.endedByHook() {
 			return
@@ -290,8 +291,12 @@ func (t *turn) run() {
 	if len(t.req.Resume) > 0 && !t.resume() {
 		return
 	}
-	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: input})
-	t.input = len(t.msgs) - 1
+	if fresh {
+		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: input})
+		t.input = len(t.msgs) - 1
+	} else if t.goOn() {
+		return
+	}
 
 	for t.res.Iterations < def.MaxIterations {
 		if t.stopped() || t.endedByHook() {
@@ -462,6 +467,32 @@ func (t *turn) run() {
 		return
 	}
 	t.finish(StopMaxIterations)
+}
+
+// goOn prepares a turn that continues an earlier attempt (Request.
+// Continue): its input is the last user message that is not only tool
+// results. It reports whether the turn is over already: History ends with
+// the model's answer, which is then the turn's.
+func (t *turn) goOn() bool {
+	for i := len(t.msgs) - 1; i >= 0; i-- {
+		if m := t.msgs[i]; m.Role == llm.RoleUser && !hasResults(m) {
+			t.input = i
+			break
+		}
+	}
+	last := len(t.msgs) - 1
+	if last < 0 || t.msgs[last].Role != llm.RoleAssistant || len(t.msgs[last].ToolUses()) > 0 {
+		return false
+	}
+	answer := t.msgs[last].Text()
+	if t.out != nil && t.out.def == nil {
+		if v, err := t.out.value(answer); err == nil {
+			answer, t.res.Output = string(v), v
+		}
+	}
+	t.res.Answer = answer
+	t.finish(StopAnswered)
+	return true
 }
 
 // model is the model of the turn's own calls: the request's (an alias of

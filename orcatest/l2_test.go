@@ -348,3 +348,78 @@ func TestL2_ParkedApproval(t *testing.T) {
 		t.Errorf("parked calls: %+v", calls)
 	}
 }
+
+// A retried turn (session.Retry: a durable engine's worker died during
+// it) goes on from what its earlier attempt recorded: its input is not
+// added again, the call that was running is settled as after any crash,
+// an answer already recorded is the turn's; a turn with no records yet
+// starts as any turn does.
+func TestL2_RetryGoesOnWithTheTurn(t *testing.T) {
+	ctx := t.Context()
+	user := func(turn, text string) store.Record {
+		return store.Record{TurnID: turn, Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(text)}}}
+	}
+	said := func(turn string, b ...llm.Block) store.Record {
+		return store.Record{TurnID: turn, Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleAssistant, Content: b}}
+	}
+	results := func(turn string, b ...llm.Block) store.Record {
+		return store.Record{TurnID: turn, Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: b}}
+	}
+	for _, tc := range []struct {
+		name    string
+		records []store.Record
+		asked   bool   // the model is asked
+		prompt  int    // messages of its prompt
+		answer  string // the turn's
+	}{
+		{"during the model call", []store.Record{user("t1", "step")}, true, 1, "done"},
+		{"during a tool call", []store.Record{user("t1", "step"),
+			said("t1", llm.ToolUseBlock("b1", "Bash", json.RawMessage(`{"command":"echo once >> ran-b1"}`)),
+				llm.ToolUseBlock("b2", "Bash", json.RawMessage(`{"command":"echo twice >> ran-b2"}`))),
+			results("t1", llm.ToolResultBlock("b1", "(no output)", false))}, true, 3, "done"},
+		{"after the answer", []store.Record{user("t1", "step"), said("t1", llm.TextBlock("recorded answer"))}, false, 0, "recorded answer"},
+		{"before the first record", []store.Record{user("t0", "before"), said("t0", llm.TextBlock("earlier"))}, true, 3, "done"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := orcatest.NewNode(t)
+			n.Store.Provision(ctx, store.Session{ID: "s", RuntimeID: n.Runtime.ID()})
+			if _, err := n.Store.Append(ctx, "s", tc.records...); err != nil {
+				t.Fatal(err)
+			}
+			n.Script("s", script.Text("done"))
+			res, err := n.Open("s").Run(ctx, "step", session.WithTurnID("t1"), session.Retry())
+			if err != nil || res.StopReason != agent.StopAnswered || res.Answer != tc.answer {
+				t.Fatalf("retried turn: %+v, %v", res, err)
+			}
+			calls := n.LLM.CallsTo("s")
+			if !tc.asked {
+				if len(calls) != 0 {
+					t.Fatalf("the model was asked again: %d calls", len(calls))
+				}
+				return
+			}
+			if len(calls) != 1 || len(calls[0].Messages) != tc.prompt {
+				t.Fatalf("prompts: %+v", calls)
+			}
+			inputs := 0
+			for _, m := range calls[0].Messages {
+				if m.Role == llm.RoleUser && m.Text() == "step" {
+					inputs++
+				}
+			}
+			if inputs != 1 {
+				t.Errorf("the input is in the prompt %d times: %+v", inputs, calls[0].Messages)
+			}
+			if tc.prompt == 3 && tc.records[0].TurnID == "t1" {
+				b2 := calls[0].Messages[2].Content[1]
+				if b2.ToolUseID != "b2" || !strings.Contains(b2.Content, "may or may not have taken effect") || n.ReadFileOr("ran-b2", "") != "" || n.ReadFileOr("ran-b1", "") != "" {
+					t.Errorf("the running call: %+v", b2)
+				}
+			}
+			recs := records(t, n, "s", false)
+			if last := recs[len(recs)-1]; last.TurnID != "t1" || last.Message.Text() != "done" {
+				t.Errorf("last record %+v", last)
+			}
+		})
+	}
+}

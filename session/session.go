@@ -247,12 +247,14 @@ type LiveSession struct {
 	feedMu   sync.Mutex
 	feedOpen atomic.Bool
 
-	mu           sync.Mutex // guards the fields below
-	transcript   []llm.Message
-	resume       []llm.Block // calls the next turn runs first (see unanswered)
-	approved     map[string]bool
-	parked       *store.ParkedCall // a parked call no one decided yet
-	lastSeq      int64
+	mu         sync.Mutex // guards the fields below
+	transcript []llm.Message
+	resume     []llm.Block // calls the next turn runs first (see unanswered)
+	approved   map[string]bool
+	parked     *store.ParkedCall // a parked call no one decided yet
+	lastSeq    int64
+	// lastTurn is the turn of the transcript's last record.
+	lastTurn     string
 	promptTokens int64
 	// model is the model of the next turns (SetModel), "" for the definition's.
 	model string
@@ -455,7 +457,7 @@ func (s *LiveSession) load(ctx context.Context) error {
 		} else {
 			msgs = append(msgs, rec.Message)
 		}
-		s.lastSeq = rec.Seq
+		s.lastSeq, s.lastTurn = rec.Seq, rec.TurnID
 	}
 	s.transcript = msgs
 	return s.settle(ctx)
@@ -504,7 +506,8 @@ func (s *LiveSession) settle(ctx context.Context) error {
 		s.approved[p.ToolUseID] = true
 	}
 	if len(fix) > 0 {
-		recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: []store.Record{{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: fix}}}})
+		// They answer the calls of the last turn: they are that turn's.
+		recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: []store.Record{{TurnID: s.lastTurn, Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: fix}}}})
 		if err != nil {
 			return fmt.Errorf("session %s: complete unanswered tool calls: %w", s.id, err)
 		}
@@ -681,6 +684,7 @@ type RunOption func(*runConfig)
 type runConfig struct {
 	output *agent.Output
 	turnID string
+	retry  bool
 }
 
 // WithTurnID names the first turn Run runs (the id is made up
@@ -688,6 +692,17 @@ type runConfig struct {
 // serve answers a message with it). It must be unique in the store.
 func WithTurnID(id string) RunOption {
 	return func(c *runConfig) { c.turnID = id }
+}
+
+// Retry makes the turn WithTurnID names a retry of that turn: an earlier
+// attempt of it may have begun (its process died, a call it parked was
+// decided since). If the transcript's last records are that turn's, the
+// turn goes on from them (agent.Request.Continue: its input is not added
+// again, the calls the attempt left unanswered are settled as after any
+// crash); otherwise it starts as any turn does. A durable engine's worker
+// runs each attempt of a turn so.
+func Retry() RunOption {
+	return func(c *runConfig) { c.retry = true }
 }
 
 // WithOutput asks the turns for their answer as a JSON value of o's schema
@@ -733,12 +748,12 @@ func (s *LiveSession) Run(ctx context.Context, input string, opts ...RunOption) 
 		s.turnMu.Unlock()
 	}()
 
-	if rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/compact"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\n') {
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/compact"); ok && !rc.retry && (rest == "" || rest[0] == ' ' || rest[0] == '\n') {
 		return s.compact(ctx, strings.TrimSpace(rest))
 	}
 	for {
 		res, err := s.turn(ctx, input, rc)
-		rc.turnID = "" // the queued messages' turns get their own
+		rc.turnID, rc.retry = "", false // the queued messages' turns get their own
 		if err != nil || res.StopReason != agent.StopAnswered {
 			return res, err
 		}
@@ -787,6 +802,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	history := s.transcript
 	resume, approved, traceParent := s.resume, s.approved, s.traceParent
 	s.resume, s.approved, s.traceParent = nil, nil, ""
+	again := rc.retry && rc.turnID != "" && s.lastTurn == rc.turnID
 	pending := s.pendingContext
 	s.pendingContext = nil
 	promptTokens := s.promptTokens
@@ -832,6 +848,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		SessionID: s.id,
 		TurnID:    turnID,
 		Input:     input,
+		Continue:  again,
 		Context:   pending,
 		History:   history,
 		Resume:    resume,
@@ -862,7 +879,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 			}
 			recorded = now
 			s.mu.Lock()
-			s.lastSeq = recs[len(recs)-1].Seq
+			s.lastSeq, s.lastTurn = recs[len(recs)-1].Seq, turnID
 			s.mu.Unlock()
 			return nil
 		},
@@ -965,7 +982,7 @@ func (s *LiveSession) replace(ctx context.Context, turnID string, h []llm.Messag
 		return err
 	}
 	s.mu.Lock()
-	s.lastSeq = stored[len(stored)-1].Seq
+	s.lastSeq, s.lastTurn = stored[len(stored)-1].Seq, turnID
 	s.transcript = h
 	s.promptTokens = 0
 	s.mu.Unlock()
