@@ -710,6 +710,9 @@ type SessionOptions struct {
 	Fork bool
 	// OnEvent is the session's event feed (session.OpenOptions.OnEvent).
 	OnEvent func(event.Event)
+	// Wait is how long to wait for a session another writer holds
+	// (session.OpenOptions.Wait); zero refuses at once.
+	Wait time.Duration
 }
 
 // Session opens a live session: the one ID names, the workspace's latest
@@ -743,7 +746,7 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 		if a.model.fill != nil {
 			a.model.fill(forked)
 		}
-		ls, err = a.router.Fork(ctx, id, forked, session.OpenOptions{OnEvent: opts.OnEvent})
+		ls, err = a.router.Fork(ctx, id, forked, session.OpenOptions{OnEvent: opts.OnEvent, Wait: opts.Wait})
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, configErrorf("workspace %s has no session %s to fork", a.root, id)
 		}
@@ -751,7 +754,7 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 		if a.model.fill != nil {
 			a.model.fill(id)
 		}
-		ls, err = a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent})
+		ls, err = a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent, Wait: opts.Wait})
 	}
 	switch {
 	case errors.Is(err, store.ErrWrongRuntime):
@@ -766,6 +769,9 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 		return nil, fmt.Errorf("cannot open session %s: %w", id, err)
 	}
 	a.mu.Lock()
+	// A program that opens a session per turn (a durable engine's worker)
+	// keeps only those still open.
+	a.sessions = slices.DeleteFunc(a.sessions, (*session.LiveSession).Closed)
 	a.sessions = append(a.sessions, ls)
 	a.mu.Unlock()
 	return ls, nil

@@ -385,6 +385,13 @@ func (s *LiveSession) release() {
 // ID returns the session id.
 func (s *LiveSession) ID() string { return s.id }
 
+// Closed reports whether Close (or End) was called.
+func (s *LiveSession) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // Runtime returns the runtime the session runs on.
 func (s *LiveSession) Runtime() *agent.Runtime { return s.r.rt }
 

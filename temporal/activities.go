@@ -1,0 +1,153 @@
+package temporal
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	sdktemporal "go.temporal.io/sdk/temporal"
+
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
+)
+
+// Activities are the session workflow's activities, over one opened App:
+// a worker serves one agent in one workspace, with a store every worker
+// of its task queue shares.
+type Activities struct {
+	App *app.App
+	// LeaseWait is how long a turn waits for the session's writer lease
+	// that another process holds (a worker that died on another host
+	// holds it until it expires); 0 means a minute.
+	LeaseWait time.Duration
+	// Worker names this worker in results (its host and pid if empty).
+	Worker string
+}
+
+func (a *Activities) worker() string {
+	if a.Worker != "" {
+		return a.Worker
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s pid %d", host, os.Getpid())
+}
+
+// refused is an error asking again will not cure.
+func refused(err error) error {
+	return sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, err)
+}
+
+// Turn runs turn in.Request of session in.SessionID, or goes on with it
+// when an earlier attempt began it (session.Retry). It heartbeats while
+// the turn runs; when the workflow cancels it (an interrupt), the turn is
+// interrupted at its next safe point and its result returned.
+func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
+	info := activity.GetInfo(ctx)
+	req := in.Request
+	if err := req.Check(); err != nil {
+		return TurnResult{}, refused(err)
+	}
+	opts := []session.RunOption{session.WithTurnID(req.TurnID), session.Retry()}
+	if len(req.OutputSchema) > 0 {
+		opts = append(opts, session.WithOutput(&agent.Output{Schema: req.OutputSchema}))
+	}
+	// The session is opened for the attempt and closed after it: the next
+	// turn may run on another worker, which needs the writer lease.
+	ls, err := a.App.Session(ctx, app.SessionOptions{ID: in.SessionID, Wait: cmp.Or(a.LeaseWait, time.Minute)})
+	var ce *app.ConfigError
+	switch {
+	case errors.As(err, &ce):
+		return TurnResult{}, refused(err)
+	case err != nil:
+		return TurnResult{}, err
+	}
+	defer ls.Close(context.WithoutCancel(ctx))
+
+	// The turn's own context is not the activity's: a cancelled activity
+	// interrupts the turn, which then records what it did and ends.
+	turnCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	done := make(chan struct{})
+	beat := cmp.Or(in.Heartbeat, 30*time.Second) / 3
+	go func() {
+		t := time.NewTicker(beat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				// Cancelled by the workflow (an interrupt), or the activity
+				// timed out (the server thinks this worker is gone): either
+				// way the turn stops at its next safe point.
+				for !ls.Interrupt(req.TurnID) {
+					select {
+					case <-done:
+						return
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, req.TurnID)
+			}
+		}
+	}()
+	res, err := ls.Run(turnCtx, req.Input, opts...)
+	close(done)
+	switch {
+	case errors.Is(err, session.ErrAwaitingApproval), errors.Is(err, session.ErrClosed):
+		return TurnResult{}, refused(err)
+	case res == nil && err != nil:
+		return TurnResult{}, err // the store, the lease: another attempt may do better
+	}
+	out := TurnResult{SessionID: in.SessionID, TurnID: req.TurnID, StopReason: string(res.StopReason), Reason: res.Reason,
+		Output: res.Output, Iterations: res.Iterations, ToolCalls: res.ToolCalls, Usage: res.Usage, Attempt: info.Attempt, Worker: a.worker()}
+	out.Answer, out.AnswerTruncated = truncate(res.Answer, MaxAnswer)
+	if err != nil {
+		out.Error = err.Error()
+	}
+	if p := ls.Parked(); p != nil && res.StopReason == agent.StopAwaitingApproval {
+		out.Parked = &Parked{ID: p.ID, ToolUseID: p.ToolUseID, ToolName: p.ToolName, Reason: p.Reason}
+	}
+	return out, nil
+}
+
+// Park reads the parked call in.ParkID of the session, deciding it first
+// with in.Decide. A call decided already (through the store: orca approve,
+// orca serve) keeps that decision.
+func (a *Activities) Park(ctx context.Context, in ParkInput) (ParkState, error) {
+	st := a.App.Store()
+	if d := in.Decide; d != nil {
+		status := store.ParkDenied
+		if d.Approve {
+			status = store.ParkApproved
+		}
+		p, err := st.SetParkStatus(ctx, in.ParkID, status, cmp.Or(d.By, "a Temporal decision"), d.Note)
+		switch {
+		case err == nil:
+			return ParkState{Status: p.Status, DecidedBy: p.DecidedBy}, nil
+		case errors.Is(err, store.ErrNotFound):
+			return ParkState{}, refused(fmt.Errorf("session %s has no parked call %s: %w", in.SessionID, in.ParkID, err))
+		case !errors.Is(err, store.ErrInvalid):
+			return ParkState{}, err
+		}
+		// Decided already: that decision stands.
+	}
+	calls, err := st.ParkedCalls(ctx, store.ParkFilter{SessionID: in.SessionID})
+	if err != nil {
+		return ParkState{}, err
+	}
+	for _, p := range calls {
+		if p.ID == in.ParkID {
+			return ParkState{Status: p.Status, DecidedBy: p.DecidedBy}, nil
+		}
+	}
+	return ParkState{}, refused(fmt.Errorf("session %s has no parked call %s", in.SessionID, in.ParkID))
+}

@@ -1,0 +1,106 @@
+package temporal
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Register registers the session workflow and a's activities on w, under
+// the names of this package (WorkflowName, TurnActivity, ParkActivity).
+func Register(w worker.Registry, a *Activities) {
+	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterActivityWithOptions(a.Turn, activity.RegisterOptions{Name: TurnActivity})
+	w.RegisterActivityWithOptions(a.Park, activity.RegisterOptions{Name: ParkActivity})
+}
+
+// Client asks session workflows for turns, decisions and interrupts.
+type Client struct {
+	Temporal client.Client
+	// TaskQueue is the workers' (DefaultTaskQueue if empty).
+	TaskQueue string
+	// Options are the timings of the workflows this client starts.
+	Options Options
+}
+
+// Turn runs req in session sessionID's workflow — starting the workflow
+// if it is not running — and waits for the turn to end. Asking again with
+// the same TurnID gets the same turn, never a second one.
+func (c *Client) Turn(ctx context.Context, sessionID string, req TurnRequest) (TurnResult, error) {
+	if sessionID == "" {
+		return TurnResult{}, fmt.Errorf("the turn names no session")
+	}
+	if err := req.Check(); err != nil {
+		return TurnResult{}, err
+	}
+	start := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       WorkflowID(sessionID),
+		TaskQueue:                cmp.Or(c.TaskQueue, DefaultTaskQueue),
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, WorkflowName, SessionInput{SessionID: sessionID, Options: c.Options})
+	h, err := c.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateID:     req.TurnID,
+			UpdateName:   TurnUpdate,
+			Args:         []any{req},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return TurnResult{}, fmt.Errorf("session %s, turn %s: %w", sessionID, req.TurnID, err)
+	}
+	var res TurnResult
+	if err := h.Get(ctx, &res); err != nil {
+		return TurnResult{}, fmt.Errorf("session %s, turn %s: %w", sessionID, req.TurnID, err)
+	}
+	return res, nil
+}
+
+// Decide decides the call session sessionID's turn parked and waits for
+// the turn, gone on, to end again.
+func (c *Client) Decide(ctx context.Context, sessionID string, d Decision) (TurnResult, error) {
+	h, err := c.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   WorkflowID(sessionID),
+		UpdateID:     "decide-" + d.ParkID,
+		UpdateName:   DecideUpdate,
+		Args:         []any{d},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return TurnResult{}, fmt.Errorf("session %s, parked call %s: %w", sessionID, d.ParkID, err)
+	}
+	var res TurnResult
+	if err := h.Get(ctx, &res); err != nil {
+		return TurnResult{}, fmt.Errorf("session %s, parked call %s: %w", sessionID, d.ParkID, err)
+	}
+	return res, nil
+}
+
+// Interrupt interrupts session sessionID's running turn turnID ("": the
+// running one, whichever it is).
+func (c *Client) Interrupt(ctx context.Context, sessionID, turnID string) error {
+	if err := c.Temporal.SignalWorkflow(ctx, WorkflowID(sessionID), "", InterruptSignal, turnID); err != nil {
+		return fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// State asks session sessionID's workflow what it is doing.
+func (c *Client) State(ctx context.Context, sessionID string) (State, error) {
+	v, err := c.Temporal.QueryWorkflow(ctx, WorkflowID(sessionID), "", StateQuery)
+	if err != nil {
+		return State{}, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	var st State
+	if err := v.Get(&st); err != nil {
+		return State{}, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	return st, nil
+}

@@ -1,0 +1,199 @@
+package temporal
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+// The names the workflow and its activities are registered under.
+const (
+	// WorkflowName is the session workflow (SessionWorkflow).
+	WorkflowName = "orca.Session"
+	// TurnUpdate runs a turn (a TurnRequest; the update's result is its
+	// TurnResult). Its update id is the turn's id.
+	TurnUpdate = "turn"
+	// DecideUpdate decides the call a turn parked (a Decision) and goes on
+	// with the turn; its result is the turn's TurnResult.
+	DecideUpdate = "decide"
+	// InterruptSignal interrupts the running turn (its argument: the
+	// turn's id, or "" for whichever runs).
+	InterruptSignal = "interrupt"
+	// StateQuery returns the workflow's State.
+	StateQuery = "state"
+	// TurnActivity runs (or goes on with) one turn of a session.
+	TurnActivity = "orca.Turn"
+	// ParkActivity reads, or decides, a session's parked call.
+	ParkActivity = "orca.Park"
+	// DefaultTaskQueue is the task queue of workers and clients that name
+	// none.
+	DefaultTaskQueue = "orca"
+)
+
+// MaxInput is the largest turn input a workflow accepts, in bytes: the
+// input travels as a Temporal payload (which warns past 256 KB and fails
+// past 2 MB); put bigger material in the workspace and name it.
+const MaxInput = 128 << 10
+
+// MaxAnswer is the most of a turn's answer TurnResult carries, in bytes;
+// the whole answer is the session's last record in the store.
+const MaxAnswer = 64 << 10
+
+// WorkflowID is the id of session id's workflow.
+func WorkflowID(sessionID string) string { return "orca-session/" + sessionID }
+
+// Options are a session workflow's timings; zero fields take the
+// defaults (see withDefaults).
+type Options struct {
+	// Heartbeat is how long a turn's worker may go silent before Temporal
+	// gives the turn to another worker (30s). The worker heartbeats at a
+	// third of it.
+	Heartbeat time.Duration `json:"heartbeat,omitempty"`
+	// TurnTimeout bounds one turn, all its attempts included (24h).
+	TurnTimeout time.Duration `json:"turn_timeout,omitempty"`
+	// PollParked is how often a parked turn looks in the store for a
+	// decision taken there (orca approve, orca serve) (1m).
+	PollParked time.Duration `json:"poll_parked,omitempty"`
+	// Idle ends the workflow after this long without a turn or a parked
+	// call (24h); the next turn starts it again.
+	Idle time.Duration `json:"idle,omitempty"`
+	// TurnsPerRun and MaxHistory make the workflow continue as new after
+	// that many turns (100), or once its history has that many events
+	// (10,000: well inside Temporal's 51,200).
+	TurnsPerRun int `json:"turns_per_run,omitempty"`
+	MaxHistory  int `json:"max_history,omitempty"`
+	// MaxAttempts caps a turn's attempts (20).
+	MaxAttempts int32 `json:"max_attempts,omitempty"`
+}
+
+func (o Options) withDefaults() Options {
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 30 * time.Second
+	}
+	if o.TurnTimeout <= 0 {
+		o.TurnTimeout = 24 * time.Hour
+	}
+	if o.PollParked <= 0 {
+		o.PollParked = time.Minute
+	}
+	if o.Idle <= 0 {
+		o.Idle = 24 * time.Hour
+	}
+	if o.TurnsPerRun <= 0 {
+		o.TurnsPerRun = 100
+	}
+	if o.MaxHistory <= 0 {
+		o.MaxHistory = 10_000
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 20
+	}
+	return o
+}
+
+// SessionInput starts a session's workflow, and continues it as new.
+type SessionInput struct {
+	SessionID string  `json:"session_id"`
+	Options   Options `json:"options"`
+	// Parked is a turn that waits for a decision, carried over a
+	// continue-as-new.
+	Parked *Parked `json:"parked,omitempty"`
+}
+
+// TurnRequest asks for one turn.
+type TurnRequest struct {
+	// TurnID names the turn (and its update); required, unique in the
+	// session.
+	TurnID string `json:"turn_id"`
+	// Input is the user's message (at most MaxInput bytes).
+	Input string `json:"input"`
+	// OutputSchema asks for the answer as a JSON value of this schema
+	// (agent.Output).
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+}
+
+// Check reports what is wrong with r, naming it.
+func (r TurnRequest) Check() error {
+	switch {
+	case r.TurnID == "":
+		return fmt.Errorf("the turn has no id")
+	case r.Input == "":
+		return fmt.Errorf("turn %s has no input", r.TurnID)
+	case len(r.Input) > MaxInput:
+		return fmt.Errorf("the input of turn %s is %d bytes: a durable turn takes at most %d (Temporal payloads are small); put it in a file of the workspace and name the file", r.TurnID, len(r.Input), MaxInput)
+	case !utf8.ValidString(r.Input):
+		return fmt.Errorf("the input of turn %s is not UTF-8 text", r.TurnID)
+	case len(r.OutputSchema) > 0 && !json.Valid(r.OutputSchema):
+		return fmt.Errorf("the output schema of turn %s is not JSON", r.TurnID)
+	}
+	return nil
+}
+
+// Decision decides a parked call.
+type Decision struct {
+	// ParkID is the parked call's id (TurnResult.Parked.ID).
+	ParkID  string `json:"park_id"`
+	Approve bool   `json:"approve"`
+	// By names who decided; Note is said to the model (with a denial: why).
+	By   string `json:"by,omitempty"`
+	Note string `json:"note,omitempty"`
+}
+
+// Parked is the call a turn stopped before, waiting for a decision.
+type Parked struct {
+	ID        string `json:"id"`
+	TurnID    string `json:"turn_id"`
+	ToolUseID string `json:"tool_use_id"`
+	ToolName  string `json:"tool_name"`
+	Reason    string `json:"reason,omitempty"`
+	// Input and OutputSchema are the turn's (it goes on with them).
+	Input        string          `json:"input"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+}
+
+// TurnResult is what a turn did, in short: its records are in the store.
+type TurnResult struct {
+	SessionID  string `json:"session_id"`
+	TurnID     string `json:"turn_id"`
+	StopReason string `json:"stop_reason"`
+	// Answer is the turn's answer, its first MaxAnswer bytes
+	// (AnswerTruncated says there is more: the session's last record).
+	Answer          string          `json:"answer,omitempty"`
+	AnswerTruncated bool            `json:"answer_truncated,omitempty"`
+	Output          json.RawMessage `json:"output,omitempty"`
+	Reason          string          `json:"reason,omitempty"`
+	Error           string          `json:"error,omitempty"`
+	Parked          *Parked         `json:"parked,omitempty"`
+	Iterations      int             `json:"iterations"`
+	ToolCalls       int             `json:"tool_calls"`
+	Usage           llm.Usage       `json:"usage"`
+	// Attempt is the activity attempt that finished the turn (1 unless a
+	// worker died during it, or its store failed for a while).
+	Attempt int32 `json:"attempt"`
+	// Worker names the worker that finished it.
+	Worker string `json:"worker,omitempty"`
+}
+
+// State is what the workflow says of itself (StateQuery).
+type State struct {
+	SessionID string  `json:"session_id"`
+	Running   string  `json:"running,omitempty"` // the running turn's id
+	Queued    int     `json:"queued"`
+	Parked    *Parked `json:"parked,omitempty"`
+	// Turns counts the turns this run of the workflow ran.
+	Turns int `json:"turns"`
+}
+
+// truncate cuts s to at most n bytes, at a rune boundary.
+func truncate(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}

@@ -1,0 +1,263 @@
+package temporal
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Application error types the activities raise and the workflow knows.
+const (
+	// ErrTypeRefused: the turn cannot run, and asking again will not help
+	// (a session of another runtime, a call that waits for a decision, an
+	// input the runtime refuses).
+	ErrTypeRefused = "OrcaRefused"
+)
+
+// ParkInput asks ParkActivity for a session's parked call: with Decide, it
+// decides the call first.
+type ParkInput struct {
+	SessionID string    `json:"session_id"`
+	ParkID    string    `json:"park_id"`
+	Decide    *Decision `json:"decide,omitempty"`
+}
+
+// ParkState is a parked call's status in the store (store.ParkStatus).
+type ParkState struct {
+	Status    string `json:"status"`
+	DecidedBy string `json:"decided_by,omitempty"`
+}
+
+// TurnInput is TurnActivity's input.
+type TurnInput struct {
+	SessionID string      `json:"session_id"`
+	Request   TurnRequest `json:"request"`
+	// Heartbeat is the activity's heartbeat timeout: it heartbeats at a
+	// third of it.
+	Heartbeat time.Duration `json:"heartbeat"`
+}
+
+// wf is a session workflow's state. Turns (and the continuation of a
+// parked one) run one at a time, in the order they came: each takes a
+// ticket (next) and runs when serving reaches it.
+type wf struct {
+	id            string
+	opts          Options
+	parked        *Parked
+	next, serving int
+	queued        int
+	running       string
+	cancel        workflow.CancelFunc
+	turns         int
+}
+
+// SessionWorkflow is a session's workflow (see the package doc).
+func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
+	if in.SessionID == "" {
+		return sdktemporal.NewNonRetryableApplicationError("the session workflow needs a session id", ErrTypeRefused, nil)
+	}
+	w := &wf{id: in.SessionID, opts: in.Options.withDefaults(), parked: in.Parked}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, TurnUpdate, w.turn, workflow.UpdateHandlerOptions{Validator: w.validTurn}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, DecideUpdate, w.decide, workflow.UpdateHandlerOptions{Validator: w.validDecision}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) {
+		return State{SessionID: w.id, Running: w.running, Queued: w.queued, Parked: w.parked, Turns: w.turns}, nil
+	}); err != nil {
+		return err
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		ch := workflow.GetSignalChannel(ctx, InterruptSignal)
+		for {
+			var turnID string
+			if !ch.Receive(ctx, &turnID) {
+				return
+			}
+			if w.cancel != nil && (turnID == "" || turnID == w.running) {
+				w.cancel()
+			}
+		}
+	})
+	logger := workflow.GetLogger(ctx)
+	for {
+		if w.dueForNewRun(ctx) {
+			return workflow.NewContinueAsNewError(ctx, WorkflowName, SessionInput{SessionID: w.id, Options: in.Options, Parked: w.parked})
+		}
+		if w.parked != nil {
+			// A decision may come as an update, or be taken in the store
+			// (orca approve, orca serve): look there now and then.
+			decided, err := workflow.AwaitWithTimeout(ctx, w.opts.PollParked, func() bool { return w.parked == nil })
+			if err != nil {
+				return err
+			}
+			if decided || w.next != w.serving {
+				continue
+			}
+			p := w.parked
+			var st ParkState
+			if err := workflow.ExecuteActivity(w.parkOptions(ctx), ParkActivity, ParkInput{SessionID: w.id, ParkID: p.ID}).Get(ctx, &st); err != nil {
+				logger.Warn("could not read the parked call", "park", p.ID, "error", err)
+				continue
+			}
+			if st.Status == "pending" || w.parked != p || w.next != w.serving {
+				continue
+			}
+			ticket := w.take()
+			w.parked = nil
+			res, err := w.run(ctx, TurnRequest{TurnID: p.TurnID, Input: p.Input, OutputSchema: p.OutputSchema})
+			w.done(ticket)
+			if err != nil {
+				logger.Warn("the turn of a call decided in the store failed", "turn", p.TurnID, "error", err)
+			} else {
+				logger.Info("went on with a turn decided in the store", "turn", p.TurnID, "stop_reason", res.StopReason)
+			}
+			continue
+		}
+		busy, err := workflow.AwaitWithTimeout(ctx, w.opts.Idle, func() bool { return w.next != w.serving || w.parked != nil })
+		if err != nil {
+			return err
+		}
+		if busy {
+			if err := workflow.Await(ctx, func() bool { return w.next == w.serving }); err != nil {
+				return err
+			}
+			continue
+		}
+		if w.parked == nil && w.next == w.serving && workflow.AllHandlersFinished(ctx) {
+			return nil // idle: the next turn starts the workflow again
+		}
+	}
+}
+
+// dueForNewRun reports whether the workflow should continue as new now:
+// nothing runs or waits to, and its history is long enough.
+func (w *wf) dueForNewRun(ctx workflow.Context) bool {
+	if w.next != w.serving || !workflow.AllHandlersFinished(ctx) {
+		return false
+	}
+	info := workflow.GetInfo(ctx)
+	return w.turns >= w.opts.TurnsPerRun || info.GetCurrentHistoryLength() >= w.opts.MaxHistory || info.GetContinueAsNewSuggested()
+}
+
+func (w *wf) take() int {
+	t := w.next
+	w.next++
+	return t
+}
+
+func (w *wf) done(int) { w.serving++ }
+
+// wait waits for ticket's go.
+func (w *wf) wait(ctx workflow.Context, ticket int) error {
+	return workflow.Await(ctx, func() bool { return w.serving == ticket })
+}
+
+func (w *wf) validTurn(_ workflow.Context, req TurnRequest) error {
+	if err := req.Check(); err != nil {
+		return err
+	}
+	if p := w.parked; p != nil {
+		return fmt.Errorf("session %s waits for a decision on %s (%s, parked by turn %s): decide it first", w.id, p.ID, p.ToolName, p.TurnID)
+	}
+	return nil
+}
+
+func (w *wf) turn(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
+	ticket := w.take()
+	defer w.done(ticket)
+	w.queued++
+	err := w.wait(ctx, ticket)
+	w.queued--
+	if err != nil {
+		return TurnResult{}, err
+	}
+	if p := w.parked; p != nil {
+		return TurnResult{}, sdktemporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("session %s waits for a decision on %s (%s), parked by turn %s while turn %s waited: decide it first", w.id, p.ID, p.ToolName, p.TurnID, req.TurnID), ErrTypeRefused, nil)
+	}
+	return w.run(ctx, req)
+}
+
+func (w *wf) validDecision(_ workflow.Context, d Decision) error {
+	switch p := w.parked; {
+	case d.ParkID == "":
+		return errors.New("the decision names no parked call")
+	case p == nil:
+		return fmt.Errorf("session %s has no call waiting for a decision (%s was decided, or never parked here)", w.id, d.ParkID)
+	case p.ID != d.ParkID:
+		return fmt.Errorf("session %s waits for a decision on %s, not %s", w.id, p.ID, d.ParkID)
+	}
+	return nil
+}
+
+func (w *wf) decide(ctx workflow.Context, d Decision) (TurnResult, error) {
+	ticket := w.take()
+	defer w.done(ticket)
+	if err := w.wait(ctx, ticket); err != nil {
+		return TurnResult{}, err
+	}
+	p := w.parked
+	if p == nil || p.ID != d.ParkID {
+		return TurnResult{}, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("%s of session %s was decided meanwhile", d.ParkID, w.id), ErrTypeRefused, nil)
+	}
+	var st ParkState
+	if err := workflow.ExecuteActivity(w.parkOptions(ctx), ParkActivity, ParkInput{SessionID: w.id, ParkID: p.ID, Decide: &d}).Get(ctx, &st); err != nil {
+		return TurnResult{}, err
+	}
+	w.parked = nil
+	return w.run(ctx, TurnRequest{TurnID: p.TurnID, Input: p.Input, OutputSchema: p.OutputSchema})
+}
+
+// run runs one attempt-safe turn as TurnActivity and keeps what it parked.
+func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
+	actx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	w.running, w.cancel = req.TurnID, cancel
+	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		ScheduleToCloseTimeout: w.opts.TurnTimeout,
+		StartToCloseTimeout:    w.opts.TurnTimeout,
+		HeartbeatTimeout:       w.opts.Heartbeat,
+		// An interrupted turn records its results before it ends.
+		WaitForCancellation: true,
+		RetryPolicy: &sdktemporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        w.opts.MaxAttempts,
+			NonRetryableErrorTypes: []string{ErrTypeRefused},
+		},
+	})
+	var res TurnResult
+	err := workflow.ExecuteActivity(actx, TurnActivity, TurnInput{SessionID: w.id, Request: req, Heartbeat: w.opts.Heartbeat}).Get(ctx, &res)
+	w.running, w.cancel = "", nil
+	w.turns++
+	var canceled *sdktemporal.CanceledError
+	if errors.As(err, &canceled) {
+		return TurnResult{SessionID: w.id, TurnID: req.TurnID, StopReason: "interrupted", Reason: "interrupted before the turn reported back"}, nil
+	}
+	if err != nil {
+		return TurnResult{}, err
+	}
+	if res.Parked != nil {
+		p := *res.Parked
+		p.TurnID, p.Input, p.OutputSchema = req.TurnID, req.Input, req.OutputSchema
+		w.parked = &p
+	}
+	return res, nil
+}
+
+func (w *wf) parkOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy: &sdktemporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			MaximumInterval:        30 * time.Second,
+			NonRetryableErrorTypes: []string{ErrTypeRefused},
+		},
+	})
+}

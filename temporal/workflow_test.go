@@ -1,0 +1,239 @@
+package temporal_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/temporal"
+)
+
+// Unit level: the session workflow in the SDK's test environment (time
+// is the environment's: timers fire at once when nothing else can run),
+// its activities the real ones, over a real App on a scripted model.
+
+type unit struct {
+	t     *testing.T
+	ws    string
+	model *script.Client
+	app   *app.App
+	env   *testsuite.TestWorkflowEnvironment
+}
+
+func newUnit(t *testing.T, cfg app.Config) *unit {
+	t.Helper()
+	u := &unit{t: t, ws: t.TempDir(), model: script.New()}
+	cfg.Workspace, cfg.ConfigDir, cfg.ClaudeDir, cfg.Client, cfg.NoMCP = u.ws, "-", "-", u.model, true
+	a, err := app.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := a.Close(); err != nil {
+			t.Errorf("app Close: %v", err)
+		}
+	})
+	u.app = a
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	u.env = suite.NewTestWorkflowEnvironment()
+	temporal.Register(u.env, &temporal.Activities{App: a, Worker: "unit"})
+	return u
+}
+
+// outcome is what an update said.
+type outcome struct {
+	rejected, err error
+	res           temporal.TurnResult
+	done          bool
+}
+
+// update sends an update after delay (workflow time) and keeps what it
+// says in o.
+func (u *unit) update(delay time.Duration, name, id string, arg any, o *outcome) {
+	u.env.RegisterDelayedCallback(func() {
+		u.env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { o.rejected, o.done = err, true },
+			OnComplete: func(v any, err error) {
+				o.err, o.done = err, true
+				if err == nil {
+					b, _ := json.Marshal(v)
+					if err := json.Unmarshal(b, &o.res); err != nil {
+						u.t.Errorf("update %s: result %v: %v", id, v, err)
+					}
+				}
+			},
+		}, arg)
+	}, delay)
+}
+
+func (u *unit) run(in temporal.SessionInput) error {
+	u.env.ExecuteWorkflow(temporal.WorkflowName, in)
+	if !u.env.IsWorkflowCompleted() {
+		u.t.Fatal("the workflow did not complete")
+	}
+	return u.env.GetWorkflowError()
+}
+
+func (u *unit) read(name string) string {
+	b, _ := os.ReadFile(filepath.Join(u.ws, name))
+	return string(b)
+}
+
+func (u *unit) records(session string) []store.Record {
+	recs, err := u.app.Store().Records(u.t.Context(), session, store.RecordFilter{})
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	return recs
+}
+
+// A turn is an update: it runs as the activity, its records in the store,
+// its result the update's; the workflow ends when idle.
+func TestWorkflowRunsTurnsInOrder(t *testing.T) {
+	u := newUnit(t, app.Config{Mode: policy.ModeBypass})
+	u.model.Script("s1",
+		script.Call("Bash", map[string]string{"command": "echo one >> log"}), script.Text("first done"),
+		script.Text("second done"))
+	var first, second outcome
+	u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "write one"}, &first)
+	u.update(time.Second, temporal.TurnUpdate, "t2", temporal.TurnRequest{TurnID: "t2", Input: "then two"}, &second)
+	if err := u.run(temporal.SessionInput{SessionID: "s1", Options: temporal.Options{Idle: time.Hour}}); err != nil {
+		t.Fatalf("workflow: %v", err)
+	}
+	if first.err != nil || first.res.StopReason != "answered" || first.res.Answer != "first done" || first.res.ToolCalls != 1 || first.res.Attempt != 1 || first.res.Worker != "unit" {
+		t.Errorf("first turn: %+v", first)
+	}
+	if second.err != nil || second.res.Answer != "second done" {
+		t.Errorf("second turn: %+v", second)
+	}
+	if got := u.read("log"); got != "one\n" {
+		t.Errorf("the Bash call's file: %q", got)
+	}
+	recs := u.records("s1")
+	if len(recs) != 6 || recs[0].TurnID != "t1" || recs[3].TurnID != "t1" || recs[4].TurnID != "t2" || recs[4].Message.Text() != "then two" {
+		t.Errorf("records: %+v", recs)
+	}
+}
+
+// Bad turns are refused before they reach the history, naming what is
+// wrong.
+func TestWorkflowRefusesBadTurns(t *testing.T) {
+	u := newUnit(t, app.Config{})
+	var empty, big outcome
+	u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1"}, &empty)
+	u.update(time.Second, temporal.TurnUpdate, "t2", temporal.TurnRequest{TurnID: "t2", Input: strings.Repeat("x", temporal.MaxInput+1)}, &big)
+	if err := u.run(temporal.SessionInput{SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if empty.rejected == nil || !strings.Contains(empty.rejected.Error(), "turn t1 has no input") {
+		t.Errorf("empty input: %+v", empty)
+	}
+	if big.rejected == nil || !strings.Contains(big.rejected.Error(), "put it in a file of the workspace") {
+		t.Errorf("big input: %+v", big)
+	}
+	if len(u.model.Calls()) != 0 {
+		t.Error("the model was asked")
+	}
+}
+
+// A call the policy asks about parks the turn; a decision update goes on
+// with it: the call runs once, with its arguments, and the turn answers.
+// A turn asked for meanwhile is refused, saying why.
+func TestWorkflowParksAndDecides(t *testing.T) {
+	u := newUnit(t, app.Config{Approver: policy.Parking{}})
+	u.model.Script("s1", script.Call("Bash", map[string]string{"command": "echo approved >> ran"}), script.Text("it ran"))
+	var parked, meanwhile, decided outcome
+	u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "run it"}, &parked)
+	u.update(2*time.Second, temporal.TurnUpdate, "t2", temporal.TurnRequest{TurnID: "t2", Input: "anything"}, &meanwhile)
+	u.env.RegisterDelayedCallback(func() {
+		if parked.res.Parked == nil {
+			t.Errorf("the turn did not park: %+v", parked)
+			return
+		}
+		if got := u.read("ran"); got != "" {
+			t.Errorf("the parked call ran: %q", got)
+		}
+		u.update(0, temporal.DecideUpdate, "d1", temporal.Decision{ParkID: parked.res.Parked.ID, Approve: true, By: "ana"}, &decided)
+	}, 3*time.Second)
+	if err := u.run(temporal.SessionInput{SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if parked.res.StopReason != "awaiting_approval" || parked.res.Parked.ToolName != "Bash" {
+		t.Errorf("parked turn: %+v", parked)
+	}
+	if meanwhile.rejected == nil || !strings.Contains(meanwhile.rejected.Error(), "waits for a decision on "+parked.res.Parked.ID) {
+		t.Errorf("a turn while parked: %+v", meanwhile)
+	}
+	if decided.err != nil || decided.res.TurnID != "t1" || decided.res.StopReason != "answered" || decided.res.Answer != "it ran" {
+		t.Errorf("decided turn: %+v", decided)
+	}
+	if got := u.read("ran"); got != "approved\n" {
+		t.Errorf("the approved call: %q", got)
+	}
+	calls, _ := u.app.Store().ParkedCalls(t.Context(), store.ParkFilter{SessionID: "s1"})
+	if len(calls) != 1 || calls[0].DecidedBy != "ana" {
+		t.Errorf("parked calls: %+v", calls)
+	}
+}
+
+// A decision taken in the store (orca approve, orca serve) is found by
+// the workflow's poll, and the turn goes on without any update.
+func TestWorkflowFindsADecisionInTheStore(t *testing.T) {
+	u := newUnit(t, app.Config{Approver: policy.Parking{}})
+	u.model.Script("s1", script.Call("Bash", map[string]string{"command": "echo denied >> ran"}), script.Text("understood"))
+	var parked outcome
+	u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "run it"}, &parked)
+	u.env.RegisterDelayedCallback(func() {
+		if parked.res.Parked == nil {
+			t.Errorf("the turn did not park: %+v", parked)
+			return
+		}
+		if _, err := u.app.Store().SetParkStatus(t.Context(), parked.res.Parked.ID, store.ParkDenied, "bo", "not today"); err != nil {
+			t.Error(err)
+		}
+	}, 10*time.Second)
+	if err := u.run(temporal.SessionInput{SessionID: "s1", Options: temporal.Options{PollParked: time.Minute, Idle: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.read("ran"); got != "" {
+		t.Errorf("the denied call ran: %q", got)
+	}
+	recs := u.records("s1")
+	last := recs[len(recs)-1]
+	if last.TurnID != "t1" || last.Message.Text() != "understood" {
+		t.Errorf("the turn did not go on: %+v", recs)
+	}
+	if res := recs[len(recs)-2].Message.Content[0]; !strings.Contains(res.Content, "not today") {
+		t.Errorf("the denial the model saw: %+v", res)
+	}
+}
+
+// After TurnsPerRun turns the workflow continues as new.
+func TestWorkflowContinuesAsNew(t *testing.T) {
+	u := newUnit(t, app.Config{})
+	u.model.Script("s1", script.Text("a"), script.Text("b"))
+	var first, second outcome
+	u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "one"}, &first)
+	u.update(time.Second, temporal.TurnUpdate, "t2", temporal.TurnRequest{TurnID: "t2", Input: "two"}, &second)
+	err := u.run(temporal.SessionInput{SessionID: "s1", Options: temporal.Options{TurnsPerRun: 2}})
+	if !workflow.IsContinueAsNewError(err) {
+		t.Fatalf("workflow error %v, want continue-as-new", err)
+	}
+	if first.res.Answer != "a" || second.res.Answer != "b" {
+		t.Errorf("turns: %+v %+v", first, second)
+	}
+}
