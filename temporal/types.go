@@ -65,8 +65,11 @@ type Options struct {
 	// (10,000: well inside Temporal's 51,200).
 	TurnsPerRun int `json:"turns_per_run,omitempty"`
 	MaxHistory  int `json:"max_history,omitempty"`
-	// MaxAttempts caps a turn's attempts (20).
-	MaxAttempts int32 `json:"max_attempts,omitempty"`
+	// MaxAttempts caps a turn's attempts (20); RetryMax is the longest
+	// wait between two (30s; the first waits a second, each next twice
+	// as long).
+	MaxAttempts int32         `json:"max_attempts,omitempty"`
+	RetryMax    time.Duration `json:"retry_max,omitempty"`
 }
 
 func (o Options) withDefaults() Options {
@@ -90,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 20
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = 30 * time.Second
 	}
 	return o
 }

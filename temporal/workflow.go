@@ -227,7 +227,7 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 		RetryPolicy: &sdktemporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
+			MaximumInterval:        max(w.opts.RetryMax, time.Second),
 			MaximumAttempts:        w.opts.MaxAttempts,
 			NonRetryableErrorTypes: []string{ErrTypeRefused},
 		},

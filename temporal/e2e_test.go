@@ -1,0 +1,351 @@
+package temporal_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/temporal"
+)
+
+const inDoubt = "may or may not have taken effect"
+
+// A turn through the CLI parks at a call the policy asks about; approve
+// goes on with it on the worker; the call ran once; the worker's events
+// are in the store for whoever watches from elsewhere (orca serve).
+func TestServerTurnParksAndIsApprovedThroughTheCLI(t *testing.T) {
+	model := newFakeModel(t, func(step int) (string, []fakeCall) {
+		if step == 0 {
+			return "", []fakeCall{{"Bash", map[string]string{"command": "echo approved >> ran"}}}
+		}
+		return "it ran", nil
+	})
+	c := newCluster(t, model, temporal.Options{})
+	c.start("w1")
+	out, stderr, code := c.orca("run", "--session", "s1", "--turn-id", "t1", "--json", "run it")
+	var parked temporal.TurnResult
+	if code != 3 || json.Unmarshal([]byte(out), &parked) != nil || parked.Parked == nil {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "orca-temporal approve --session s1 "+parked.Parked.ID) {
+		t.Errorf("run does not say how to go on:\n%s", stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.ws, "ran")); len(b) != 0 {
+		t.Fatalf("the parked call ran: %q", b)
+	}
+	// Asking again for the same turn gets the same turn.
+	again, _, code := c.orca("run", "--session", "s1", "--turn-id", "t1", "--json", "run it")
+	if code != 3 || again != out {
+		t.Errorf("the same turn asked again: exit %d\n%s", code, again)
+	}
+	out, stderr, code = c.orca("approve", "--session", "s1", parked.Parked.ID)
+	if code != 0 || out != "it ran\n" {
+		t.Fatalf("approve: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.ws, "ran")); string(b) != "approved\n" {
+		t.Errorf("the approved call: %q", b)
+	}
+	st := c.store()
+	calls, _ := st.ParkedCalls(t.Context(), store.ParkFilter{SessionID: "s1"})
+	if len(calls) != 1 || calls[0].Status != store.ParkStarted {
+		t.Errorf("parked calls: %+v", calls)
+	}
+	rows, err := st.(store.Observations).Observations(t.Context(), store.ObservationFilter{SessionID: "s1", TurnID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Name)
+	}
+	if !slices.Contains(names, "tool_exec_completed") || slices.Index(names, "turn_completed") < 0 {
+		t.Errorf("the worker's observation rows: %v", names)
+	}
+	if again, _, code := c.orca("approve", "--session", "s1", parked.Parked.ID); code != 0 || again != out {
+		t.Errorf("the same decision asked again: exit %d\n%s", code, again)
+	}
+	if _, stderr, code := c.orca("deny", "--session", "s1", parked.Parked.ID); code == 0 || !strings.Contains(stderr, "has no call waiting for a decision") {
+		t.Errorf("denying an approved call: exit %d\n%s", code, stderr)
+	}
+}
+
+// The crash test. Two workers; the one running the turn is killed with
+// SIGKILL at random points — while the model answers, while a tool runs,
+// just after either — and replaced, many times. Every turn completes on
+// whichever worker is left; a counter file that a non-idempotent tool
+// (Bash) appends to shows that no call took effect twice; each turn's
+// transcript is a local run's, but for calls a kill left in doubt, which
+// say so to the model.
+//
+// ORCA_TEST_CRASH_ROUNDS (2) turns are run; ORCA_TEST_CRASH_SEED replays
+// the kills of a failed run (its seed is logged).
+func TestServerCrashNeverRepeatsASideEffect(t *testing.T) {
+	const steps = 8
+	rounds := 2
+	if n, err := strconv.Atoi(os.Getenv("ORCA_TEST_CRASH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv("ORCA_TEST_CRASH_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("ORCA_TEST_CRASH_SEED=%d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var rngMu sync.Mutex
+	chance := func(p float64) bool {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		return rng.Float64() < p
+	}
+	pause := func(max time.Duration) time.Duration {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		return time.Duration(rng.Int64N(int64(max)))
+	}
+	reply := func(round int) func(step int) (string, []fakeCall) {
+		return func(step int) (string, []fakeCall) {
+			if step < steps {
+				return "", []fakeCall{{"Bash", map[string]string{"command": fmt.Sprintf("sleep 0.2; echo r%d-%d >> counter", round, step)}}}
+			}
+			return fmt.Sprintf("counted to %d", steps), nil
+		}
+	}
+	model := newFakeModel(t, nil)
+	c := newCluster(t, model, temporal.Options{Heartbeat: 2 * time.Second, RetryMax: 2 * time.Second, MaxAttempts: 200})
+	next := 0
+	startOne := func() {
+		next++
+		c.start(fmt.Sprintf("w%d", next), "--permission-mode", "bypass")
+	}
+	startOne()
+	startOne()
+
+	// Kills run on a goroutine of their own (a replacement starts before
+	// the next), at most one at a time and a few per turn.
+	var kills sync.WaitGroup
+	var killMu sync.Mutex
+	killed, budget := 0, 0
+	kill := func(caller string, after time.Duration, where string) {
+		killMu.Lock()
+		if budget == 0 {
+			killMu.Unlock()
+			return
+		}
+		budget--
+		killMu.Unlock()
+		kills.Add(1)
+		go func() {
+			defer kills.Done()
+			time.Sleep(after)
+			if c.kill(caller) {
+				killMu.Lock()
+				killed++
+				killMu.Unlock()
+				t.Logf("killed %s %s", caller, where)
+				startOne()
+			}
+		}()
+	}
+	model.before = func(caller string, step int) {
+		if chance(0.2) {
+			kill(caller, 0, fmt.Sprintf("while the model answers step %d", step))
+			time.Sleep(300 * time.Millisecond) // the answer never reaches it
+		}
+	}
+	model.after = func(caller string, step int) {
+		if step < steps && chance(0.35) {
+			d := pause(500 * time.Millisecond)
+			kill(caller, d, fmt.Sprintf("%v after the model answered step %d (its tool takes 200ms)", d, step))
+		}
+	}
+
+	local := localTranscript(t, reply)
+	attempts := 0
+	for round := range rounds {
+		killMu.Lock()
+		budget = 4
+		killMu.Unlock()
+		model.reply = reply(round)
+		sessionID := fmt.Sprintf("crash-%d", round)
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		res, err := c.client.Turn(ctx, sessionID, temporal.TurnRequest{TurnID: "t1", Input: "count"})
+		cancel()
+		kills.Wait()
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if res.StopReason != "answered" || res.Answer != fmt.Sprintf("counted to %d", steps) {
+			t.Fatalf("round %d: %+v", round, res)
+		}
+		attempts += int(res.Attempt) - 1
+		checkCrashTranscript(t, c, round, sessionID, local(round), steps)
+	}
+	killMu.Lock()
+	t.Logf("%d rounds, %d kills, %d retried attempts, %d workers started", rounds, killed, attempts, c.started)
+	if killed == 0 {
+		t.Errorf("no worker was killed (seed %d): the test proved nothing", seed)
+	}
+	killMu.Unlock()
+}
+
+// checkCrashTranscript compares round's durable transcript with the local
+// one and the counter file with both.
+func checkCrashTranscript(t *testing.T, c *cluster, round int, sessionID string, local []llm.Message, steps int) {
+	t.Helper()
+	counter, _ := os.ReadFile(filepath.Join(c.ws, "counter"))
+	lines := map[string]int{}
+	for _, l := range strings.Fields(string(counter)) {
+		lines[l]++
+	}
+	recs, err := c.store().Records(t.Context(), sessionID, store.RecordFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []llm.Message
+	for _, r := range recs {
+		// Results are recorded one by one: join them as a session does.
+		if n := len(msgs); n > 0 && resultsOnly(r.Message) && resultsOnly(msgs[n-1]) {
+			msgs[n-1].Content = append(msgs[n-1].Content, r.Message.Content...)
+			continue
+		}
+		msgs = append(msgs, r.Message)
+	}
+	if len(msgs) != len(local) {
+		t.Fatalf("round %d: %d messages, a local run has %d:\n%s", round, len(msgs), len(local), dump(msgs))
+	}
+	doubts := 0
+	for i := range msgs {
+		got, want := msgs[i], local[i]
+		if got.Role != want.Role || len(got.Content) != len(want.Content) {
+			t.Fatalf("round %d, message %d: %s\nlocal: %s", round, i, dump(msgs[i:i+1]), dump(local[i:i+1]))
+		}
+		for j, b := range got.Content {
+			w := want.Content[j]
+			switch b.Type {
+			case llm.BlockToolUse:
+				if b.Name != w.Name || string(b.Input) != string(w.Input) {
+					t.Errorf("round %d, message %d: call %s %s, local %s %s", round, i, b.Name, b.Input, w.Name, w.Input)
+				}
+			case llm.BlockToolResult:
+				line := fmt.Sprintf("r%d-%d", round, i/2-1)
+				switch {
+				case strings.Contains(b.Content, inDoubt):
+					doubts++
+					if lines[line] > 1 {
+						t.Errorf("round %d: %s, in doubt, took effect %d times", round, line, lines[line])
+					}
+				case b.Content != w.Content:
+					t.Errorf("round %d, message %d: result %q, local %q", round, i, b.Content, w.Content)
+				case lines[line] != 1:
+					t.Errorf("round %d: %s reported done, took effect %d times", round, line, lines[line])
+				}
+			default:
+				if b.Text != w.Text {
+					t.Errorf("round %d, message %d: %q, local %q", round, i, b.Text, w.Text)
+				}
+			}
+		}
+	}
+	for l, n := range lines {
+		if strings.HasPrefix(l, fmt.Sprintf("r%d-", round)) && n > 1 {
+			t.Errorf("round %d: %s took effect %d times", round, l, n)
+		}
+	}
+	t.Logf("round %d: %d calls, %d left in doubt by a kill", round, steps, doubts)
+}
+
+// localTranscript runs each round's turn in this process, with no worker
+// and no kill: what a durable turn's transcript must equal.
+func localTranscript(t *testing.T, reply func(round int) func(int) (string, []fakeCall)) func(round int) []llm.Message {
+	return func(round int) []llm.Message {
+		t.Helper()
+		model := newFakeModel(t, reply(round))
+		client, err := anthropic.New(anthropic.APIKey("local"), anthropic.BaseURL(model.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := app.Open(t.Context(), app.Config{Workspace: t.TempDir(), ConfigDir: "-", ClaudeDir: "-", NoMCP: true, Client: client,
+			Mode: policy.ModeBypass, SystemPrompt: app.DefaultSystemPrompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		ls, err := a.Session(t.Context(), app.SessionOptions{ID: "local"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ls.Run(t.Context(), "count", session.WithTurnID("t1")); err != nil {
+			t.Fatal(err)
+		}
+		return ls.Transcript()
+	}
+}
+
+// A turn of 500 tool calls is one activity: the workflow's history stays
+// a few dozen events, whatever the turn does.
+func TestServerTurnOf500ToolCalls(t *testing.T) {
+	model := newFakeModel(t, func(step int) (string, []fakeCall) {
+		if step < 500 {
+			calls := make([]fakeCall, 10)
+			for i := range calls {
+				calls[i] = fakeCall{"Read", map[string]string{"file_path": "data.txt"}}
+			}
+			return "", calls
+		}
+		return "read it 500 times", nil
+	})
+	c := newCluster(t, model, temporal.Options{})
+	if err := os.WriteFile(filepath.Join(c.ws, "data.txt"), []byte("some data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.start("w1", "--max-iterations", "60")
+	res, err := c.client.Turn(t.Context(), "big", temporal.TurnRequest{TurnID: "t1", Input: "read it"})
+	if err != nil || res.StopReason != "answered" || res.ToolCalls != 500 || res.Iterations != 51 {
+		t.Fatalf("turn: %+v, %v", res, err)
+	}
+	d, err := c.client.Temporal.DescribeWorkflowExecution(t.Context(), temporal.WorkflowID("big"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := d.WorkflowExecutionInfo.GetHistoryLength(); n > 40 {
+		t.Errorf("the workflow's history has %d events", n)
+	} else {
+		t.Logf("a turn of 500 tool calls: %d events in the workflow's history", n)
+	}
+	recs, _ := c.store().Records(t.Context(), "big", store.RecordFilter{})
+	if len(recs) < 500 {
+		t.Errorf("%d records", len(recs))
+	}
+}
+
+func resultsOnly(m llm.Message) bool {
+	if m.Role != llm.RoleUser || len(m.Content) == 0 {
+		return false
+	}
+	for _, b := range m.Content {
+		if b.Type != llm.BlockToolResult {
+			return false
+		}
+	}
+	return true
+}
+
+func dump(msgs []llm.Message) string {
+	b, _ := json.MarshalIndent(msgs, "", " ")
+	return string(b)
+}
