@@ -67,7 +67,7 @@ func (c *Client) Turn(ctx context.Context, sessionID string, req TurnRequest) (T
 // the turn, gone on, to end again.
 func (c *Client) Decide(ctx context.Context, sessionID string, d Decision) (TurnResult, error) {
 	h, err := c.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   WorkflowID(sessionID),
+		WorkflowID: WorkflowID(sessionID),
 		// The same decision asked again is the same update (its result
 		// again); the other one is refused, the call decided.
 		UpdateID:     fmt.Sprintf("decide-%s-%t", d.ParkID, d.Approve),
