@@ -197,7 +197,7 @@ hook:<name>' has granted them.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
-	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newTrustCmd(o), mcpCommand(o), newServeCmd(o), newVersionCmd())
+	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newTrustCmd(o), mcpCommand(o), newServeCmd(o), newWorkerCmd(o), newVersionCmd())
 	return root
 }
 

@@ -26,6 +26,10 @@ type runFlags struct {
 	agent        agentFlags
 	json         bool
 	outputSchema string
+	// engine runs the turn here ("local") or on Temporal's workers; the
+	// Temporal engine's flags (turnID, address …) pass through to it.
+	engine                            string
+	turnID, address, namespace, queue string
 }
 
 func newRunCmd(o options) *cobra.Command {
@@ -130,12 +134,29 @@ in --json's turn_completed):
 	addAgentFlags(cmd, &f.agent)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the events as JSON lines instead of text")
 	cmd.Flags().StringVar(&f.outputSchema, "output-schema", "", "ask for the answer as a JSON value of the JSON Schema (of an object) in `FILE`: checked, sent back to the model to correct (twice at most), printed as JSON; with --json, turn_completed's \"output\"")
+	cmd.Flags().StringVar(&f.engine, "engine", "local", "where the turn runs: `local` (here), or temporal (on 'orca worker's: a durable turn, which survives them; see \"Scale out\" in the README)")
+	cmd.Flags().StringVar(&f.turnID, "turn-id", "", "with --engine temporal: the turn's `ID` (asking again with it gets the same turn)")
+	cmd.Flags().StringVar(&f.address, "address", "", "with --engine temporal: Temporal's `HOST:PORT` (TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
+	cmd.Flags().StringVar(&f.namespace, "namespace", "", "with --engine temporal: Temporal's `NAMESPACE` (default)")
+	cmd.Flags().StringVar(&f.queue, "task-queue", "", "with --engine temporal: the workers' task `QUEUE` (orca)")
 	cmd.Flags().BoolVar(&f.agent.park, "park-approvals", false, "with no one at a terminal to ask, park a call the policy asks about instead of refusing it: "+
 		"the turn stops (exit 3) until 'orca approve ID' or 'orca deny ID', and the next run of the session runs an approved call first")
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
+	switch f.engine {
+	case "temporal":
+		return engineRun(cmd, args, f, o)
+	case "", "local":
+		for _, name := range []string{"turn-id", "address", "namespace", "task-queue"} {
+			if cmd.Flags().Changed(name) {
+				return usageErrorf("--%s is for --engine temporal", name)
+			}
+		}
+	default:
+		return usageErrorf("--engine %s: want local or temporal", f.engine)
+	}
 	cfg, err := f.agent.check(cmd, o)
 	if err != nil {
 		return err
