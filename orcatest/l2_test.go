@@ -415,6 +415,11 @@ func TestL2_RetryGoesOnWithTheTurn(t *testing.T) {
 				if b2.ToolUseID != "b2" || !strings.Contains(b2.Content, "may or may not have taken effect") || n.ReadFileOr("ran-b2", "") != "" || n.ReadFileOr("ran-b1", "") != "" {
 					t.Errorf("the running call: %+v", b2)
 				}
+				// The call in doubt ran as far as anyone knows: the budget
+				// counts it.
+				if tot, _ := n.Store.Totals(ctx, "s"); tot.ToolCalls != 1 {
+					t.Errorf("tool calls counted: %d, want the one in doubt", tot.ToolCalls)
+				}
 			}
 			recs := records(t, n, "s", false)
 			if last := recs[len(recs)-1]; last.TurnID != "t1" || last.Message.Text() != "done" {

@@ -513,8 +513,17 @@ func (s *LiveSession) settle(ctx context.Context) error {
 		s.approved[p.ToolUseID] = true
 	}
 	if len(fix) > 0 {
-		// They answer the calls of the last turn: they are that turn's.
-		recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: []store.Record{{TurnID: s.lastTurn, Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: fix}}}})
+		// They answer the calls of the last turn: they are that turn's. A
+		// call in doubt ran, as far as anyone knows: the session's budget
+		// counts it (its result, which would have, never came).
+		var ran store.Totals
+		for _, b := range fix {
+			if b.Content == inDoubt {
+				ran.ToolCalls++
+			}
+		}
+		recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: ran,
+			Records: []store.Record{{TurnID: s.lastTurn, Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: fix}}}})
 		if err != nil {
 			return fmt.Errorf("session %s: complete unanswered tool calls: %w", s.id, err)
 		}
@@ -614,13 +623,15 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 		case s.idempotent(u.Name):
 			resume = append(resume, u)
 		default:
-			fix = append(fix, llm.ToolResultBlock(u.ID,
-				"No result was recorded for this call: the session stopped while it ran. It may or may not have taken effect; check before running it again.", true))
+			fix = append(fix, llm.ToolResultBlock(u.ID, inDoubt, true))
 		}
 		first = false
 	}
 	return fix, resume, approved, nil
 }
+
+// inDoubt answers a call that was running when the session stopped.
+const inDoubt = "No result was recorded for this call: the session stopped while it ran. It may or may not have taken effect; check before running it again."
 
 // idempotent reports whether the runtime's tool name declares itself
 // idempotent: running it again does no harm.

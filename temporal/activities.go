@@ -74,7 +74,7 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error)
 	turnCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	done := make(chan struct{})
-	beat := cmp.Or(in.Heartbeat, 30*time.Second) / 3
+	beat := cmp.Or(in.Heartbeat, 10*time.Second) / 3
 	go func() {
 		t := time.NewTicker(beat)
 		defer t.Stop()

@@ -40,7 +40,7 @@ func (c *Client) Turn(ctx context.Context, sessionID string, req TurnRequest) (T
 		return TurnResult{}, err
 	}
 	start := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:                       WorkflowID(sessionID),
+		ID:                       WorkflowID(c.TaskQueue, sessionID),
 		TaskQueue:                cmp.Or(c.TaskQueue, DefaultTaskQueue),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 	}, WorkflowName, SessionInput{SessionID: sessionID, Options: c.Options})
@@ -67,7 +67,7 @@ func (c *Client) Turn(ctx context.Context, sessionID string, req TurnRequest) (T
 // the turn, gone on, to end again.
 func (c *Client) Decide(ctx context.Context, sessionID string, d Decision) (TurnResult, error) {
 	h, err := c.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: WorkflowID(sessionID),
+		WorkflowID: WorkflowID(c.TaskQueue, sessionID),
 		// The same decision asked again is the same update (its result
 		// again); the other one is refused, the call decided.
 		UpdateID:     fmt.Sprintf("decide-%s-%t", d.ParkID, d.Approve),
@@ -88,7 +88,7 @@ func (c *Client) Decide(ctx context.Context, sessionID string, d Decision) (Turn
 // Interrupt interrupts session sessionID's running turn turnID ("": the
 // running one, whichever it is).
 func (c *Client) Interrupt(ctx context.Context, sessionID, turnID string) error {
-	if err := c.Temporal.SignalWorkflow(ctx, WorkflowID(sessionID), "", InterruptSignal, turnID); err != nil {
+	if err := c.Temporal.SignalWorkflow(ctx, WorkflowID(c.TaskQueue, sessionID), "", InterruptSignal, turnID); err != nil {
 		return fmt.Errorf("session %s: %w", sessionID, err)
 	}
 	return nil
@@ -96,7 +96,7 @@ func (c *Client) Interrupt(ctx context.Context, sessionID, turnID string) error 
 
 // State asks session sessionID's workflow what it is doing.
 func (c *Client) State(ctx context.Context, sessionID string) (State, error) {
-	v, err := c.Temporal.QueryWorkflow(ctx, WorkflowID(sessionID), "", StateQuery)
+	v, err := c.Temporal.QueryWorkflow(ctx, WorkflowID(c.TaskQueue, sessionID), "", StateQuery)
 	if err != nil {
 		return State{}, fmt.Errorf("session %s: %w", sessionID, err)
 	}

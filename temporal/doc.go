@@ -2,7 +2,7 @@
 // when one process is not enough: many users, long autonomous turns,
 // workers that crash or are redeployed.
 //
-// Each session is one workflow (id "orca-session/<session id>"). A turn is
+// Each session is one workflow (id "orca/<task queue>/<session id>"). A turn is
 // an update of it (TurnUpdate, its update id the turn's id, so that a
 // client that asks again gets the same turn); the workflow runs the
 // session's turns one at a time, in the order they came, each as one

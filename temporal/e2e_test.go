@@ -1,10 +1,14 @@
 package temporal_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,9 +19,12 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/serve"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/temporal"
@@ -318,7 +325,7 @@ func TestServerTurnOf500ToolCalls(t *testing.T) {
 	if err != nil || res.StopReason != "answered" || res.ToolCalls != 500 || res.Iterations != 51 {
 		t.Fatalf("turn: %+v, %v", res, err)
 	}
-	d, err := c.client.Temporal.DescribeWorkflowExecution(t.Context(), temporal.WorkflowID("big"), "")
+	d, err := c.client.Temporal.DescribeWorkflowExecution(t.Context(), temporal.WorkflowID(c.queue, "big"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,4 +355,182 @@ func resultsOnly(m llm.Message) bool {
 func dump(msgs []llm.Message) string {
 	b, _ := json.MarshalIndent(msgs, "", " ")
 	return string(b)
+}
+
+// An interrupt is a signal: the running tool is cancelled, the turn ends
+// interrupted with its results recorded, and the session's next turn
+// runs.
+func TestServerInterrupt(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	model := newFakeModel(t, func(step int) (string, []fakeCall) {
+		if step == 0 {
+			return "", []fakeCall{{"Bash", map[string]string{"command": "sleep 60; echo late >> ran"}}}
+		}
+		return "after the interrupt", nil
+	})
+	model.after = func(_ string, step int) {
+		if step == 0 {
+			asked <- struct{}{}
+		}
+	}
+	c := newCluster(t, model, temporal.Options{Heartbeat: 2 * time.Second})
+	c.start("w1", "--permission-mode", "bypass")
+	type outcome struct {
+		res temporal.TurnResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := c.client.Turn(t.Context(), "s1", temporal.TurnRequest{TurnID: "t1", Input: "wait"})
+		done <- outcome{res, err}
+	}()
+	<-asked
+	if _, stderr, code := c.orca("interrupt", "--session", "s1"); code != 0 {
+		t.Fatalf("interrupt: exit %d\n%s", code, stderr)
+	}
+	got := <-done
+	if got.err != nil || got.res.StopReason != "interrupted" {
+		t.Fatalf("interrupted turn: %+v, %v", got.res, got.err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.ws, "ran")); len(b) != 0 {
+		t.Errorf("the interrupted command went on: %q", b)
+	}
+	recs, _ := c.store().Records(t.Context(), "s1", store.RecordFilter{})
+	if n := len(recs); n < 3 || recs[n-1].Message.Content[0].Type != llm.BlockToolResult {
+		t.Errorf("the interrupted call's result is not recorded: %+v", recs)
+	}
+	res, err := c.client.Turn(t.Context(), "s1", temporal.TurnRequest{TurnID: "t2", Input: "go on"})
+	if err != nil || res.Answer != "after the interrupt" {
+		t.Errorf("the next turn: %+v, %v", res, err)
+	}
+}
+
+// The session's budget is in the store: the worker that goes on with a
+// turn after another died spends what is left, not a budget of its own —
+// and a call that a kill left in doubt counts.
+func TestServerBudgetAcrossWorkers(t *testing.T) {
+	var once sync.Once
+	model := newFakeModel(t, func(int) (string, []fakeCall) { return "hello", nil })
+	c := newCluster(t, model, temporal.Options{Heartbeat: 2 * time.Second, RetryMax: 2 * time.Second})
+	c.start("w1", "--permission-mode", "bypass")
+	c.start("w2", "--permission-mode", "bypass")
+	// The session's first turn provisions it; then its budget is set, as
+	// orca run --budget-tool-calls or orca serve would.
+	st := c.store()
+	if _, err := c.client.Turn(t.Context(), "b1", temporal.TurnRequest{TurnID: "t0", Input: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetBudget(t.Context(), "b1", &budget.Limits{ToolCalls: 3}); err != nil {
+		t.Fatal(err)
+	}
+	model.reply = func(step int) (string, []fakeCall) {
+		if step < 10 {
+			return "", []fakeCall{{"Bash", map[string]string{"command": fmt.Sprintf("sleep 0.2; echo %d >> counter", step)}}}
+		}
+		return "done", nil
+	}
+	model.after = func(caller string, step int) {
+		if step == 1 {
+			once.Do(func() {
+				go func() {
+					time.Sleep(100 * time.Millisecond) // while the second call runs
+					if c.kill(caller) {
+						t.Logf("killed %s during the second call", caller)
+					}
+				}()
+			})
+		}
+	}
+	res, err := c.client.Turn(t.Context(), "b1", temporal.TurnRequest{TurnID: "t1", Input: "count to ten"})
+	if err != nil || res.StopReason != "budget_exhausted" || res.Attempt < 2 {
+		t.Fatalf("turn: %+v, %v", res, err)
+	}
+	tot, err := st.Totals(t.Context(), "b1")
+	if err != nil || tot.ToolCalls != 3 {
+		t.Errorf("tool calls the session spent: %d, %v", tot.ToolCalls, err)
+	}
+	counter, _ := os.ReadFile(filepath.Join(c.ws, "counter"))
+	if n := len(strings.Fields(string(counter))); n > 3 {
+		t.Errorf("%d calls took effect, the budget is 3:\n%s", n, counter)
+	}
+}
+
+// orca serve's event stream of a session shows a turn that a worker in
+// another process runs, from the observation rows it writes to the
+// shared store, as it runs.
+func TestServerEventsAcrossWorkers(t *testing.T) {
+	model := newFakeModel(t, func(step int) (string, []fakeCall) { return "hello", nil })
+	c := newCluster(t, model, temporal.Options{})
+	c.start("w1", "--permission-mode", "bypass")
+	if _, err := c.client.Turn(t.Context(), "s1", temporal.TurnRequest{TurnID: "t1", Input: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	// orca serve, in this process, over the workers' store and workspace.
+	a, err := app.Open(t.Context(), app.Config{Workspace: c.ws, ConfigDir: "-", ClaudeDir: "-", NoMCP: true, StoreDSN: c.dsn,
+		Client: script.New(), Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv, err := serve.New(a, serve.Options{Token: "a-token-of-twenty-chars", Poll: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer func() { hs.CloseClientConnections(); hs.Close(); srv.Close() }()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", hs.URL+"/v1/sessions/s1/events", nil)
+	req.Header.Set("Authorization", "Bearer a-token-of-twenty-chars")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("events: %s %s", resp.Status, b)
+	}
+	defer resp.Body.Close()
+	model.reply = func(step int) (string, []fakeCall) {
+		if step == 0 {
+			return "", []fakeCall{{"Bash", map[string]string{"command": "echo from a worker"}}}
+		}
+		return "seen", nil
+	}
+	turned := make(chan error, 1)
+	go func() {
+		_, err := c.client.Turn(ctx, "s1", temporal.TurnRequest{TurnID: "t2", Input: "run it"})
+		turned <- err
+	}()
+	var names []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Name   string `json:"name"`
+			TurnID string `json:"turn_id"`
+			Answer string `json:"answer"`
+		}
+		if json.Unmarshal([]byte(data), &ev) != nil || ev.TurnID != "t2" {
+			continue
+		}
+		names = append(names, ev.Name)
+		if ev.Name == "turn_completed" {
+			if ev.Answer != "seen" {
+				t.Errorf("turn_completed: %s", data)
+			}
+			break
+		}
+	}
+	if !slices.Contains(names, "tool_exec_completed") || !slices.Contains(names, "turn_completed") {
+		t.Errorf("the stream showed %v of the worker's turn", names)
+	}
+	if err := <-turned; err != nil {
+		t.Error(err)
+	}
 }

@@ -42,15 +42,25 @@ const MaxInput = 128 << 10
 // the whole answer is the session's last record in the store.
 const MaxAnswer = 64 << 10
 
-// WorkflowID is the id of session id's workflow.
-func WorkflowID(sessionID string) string { return "orca-session/" + sessionID }
+// WorkflowID is the id of the workflow of session sessionID on task
+// queue taskQueue (DefaultTaskQueue if empty). A task queue's workers
+// serve one agent in one workspace, so the queue names the sessions'
+// runtime: two workspaces' sessions of the same id are two workflows.
+func WorkflowID(taskQueue, sessionID string) string {
+	if taskQueue == "" {
+		taskQueue = DefaultTaskQueue
+	}
+	return "orca/" + taskQueue + "/" + sessionID
+}
 
 // Options are a session workflow's timings; zero fields take the
 // defaults (see withDefaults).
 type Options struct {
 	// Heartbeat is how long a turn's worker may go silent before Temporal
-	// gives the turn to another worker (30s). The worker heartbeats at a
-	// third of it.
+	// gives the turn to another worker (10s). The worker heartbeats at a
+	// third of it, and an interrupt reaches it with a heartbeat's answer
+	// (Temporal's SDK sends them at most every 0.8 × Heartbeat): the
+	// shorter, the sooner both.
 	Heartbeat time.Duration `json:"heartbeat,omitempty"`
 	// TurnTimeout bounds one turn, all its attempts included (24h).
 	TurnTimeout time.Duration `json:"turn_timeout,omitempty"`
@@ -74,7 +84,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = 30 * time.Second
+		o.Heartbeat = 10 * time.Second
 	}
 	if o.TurnTimeout <= 0 {
 		o.TurnTimeout = 24 * time.Hour

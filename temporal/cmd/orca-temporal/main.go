@@ -194,7 +194,7 @@ func (t *turnFlags) flags(cmd *cobra.Command) {
 	t.conn.flags(cmd)
 	cmd.Flags().StringVar(&t.session, "session", "", "the session `ID`")
 	cmd.Flags().BoolVar(&t.asJSON, "json", false, "print the turn's result as JSON")
-	cmd.Flags().DurationVar(&t.heartbeat, "heartbeat", 0, "how long a worker may go silent before its turn moves to another (30s)")
+	cmd.Flags().DurationVar(&t.heartbeat, "heartbeat", 0, "how long a worker may go silent before its turn moves to another; an interrupt reaches it within 0.8× that (10s)")
 }
 
 func (t *turnFlags) client(ctx context.Context, stderr io.Writer) (*temporal.Client, func(), error) {
