@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 }
 
 // server returns the address of the Temporal server for these tests.
-func server(t *testing.T) string {
+func server(t testing.TB) string {
 	t.Helper()
 	serverOnce.Do(func() {
 		if a := os.Getenv(serverEnv); a != "" {
@@ -318,6 +318,9 @@ type fakeModel struct {
 	reply  func(step int) (text string, calls []fakeCall)
 	before func(caller string, step int)
 	after  func(caller string, step int)
+	// perTurn counts the steps of the last turn only (from the last
+	// user's message), not of the whole conversation.
+	perTurn bool
 
 	mu       sync.Mutex
 	requests int
@@ -329,7 +332,7 @@ type fakeCall struct {
 	Input any
 }
 
-func newFakeModel(t *testing.T, reply func(step int) (string, []fakeCall)) *fakeModel {
+func newFakeModel(t testing.TB, reply func(step int) (string, []fakeCall)) *fakeModel {
 	m := &fakeModel{reply: reply, callers: map[string]int{}}
 	m.Server = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.Close)
@@ -353,11 +356,16 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	step := 0
 	for _, msg := range req.Messages {
+		results := 0
 		for _, b := range msg.Content {
 			if b.Type == "tool_result" {
-				step++
+				results++
 			}
 		}
+		if m.perTurn && msg.Role == "user" && results < len(msg.Content) {
+			step = 0 // a user's message: a new turn
+		}
+		step += results
 	}
 	// The worker's API key names it (the SDK sends it as a bearer token).
 	caller := cmp.Or(r.Header.Get("X-Api-Key"), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
