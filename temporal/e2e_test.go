@@ -325,11 +325,11 @@ func TestServerTurnOf500ToolCalls(t *testing.T) {
 	if err != nil || res.StopReason != "answered" || res.ToolCalls != 500 || res.Iterations != 51 {
 		t.Fatalf("turn: %+v, %v", res, err)
 	}
-	d, err := c.client.Temporal.DescribeWorkflowExecution(t.Context(), temporal.WorkflowID(c.queue, "big"), "")
+	d, err := c.client.Temporal.DescribeWorkflow(t.Context(), temporal.WorkflowID(c.queue, "big"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := d.WorkflowExecutionInfo.GetHistoryLength(); n > 40 {
+	if n := d.RawResponse.WorkflowExecutionInfo.GetHistoryLength(); n > 40 {
 		t.Errorf("the workflow's history has %d events", n)
 	} else {
 		t.Logf("a turn of 500 tool calls: %d events in the workflow's history", n)
