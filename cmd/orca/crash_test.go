@@ -109,14 +109,21 @@ func TestSpendingSurvivesACrash(t *testing.T) {
 	}
 	st.Close()
 
-	// With a budget of 6 tool calls, the next run may make 2 more.
+	// The call that ran when orca died may have taken effect: once the
+	// session is opened again and it is answered so, it counts — 5 spent.
+	// With a budget of 7 tool calls, the next run may make 2 more.
 	sc = writeScript(t, bashCall("r1", "touch r1"), bashCall("r2", "touch r2"), bashCall("r3", "touch r3"), `{"text": "done"}`)
-	stdout, stderr, _ := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--session", "crash", "--permission-mode", "bypass", "--no-sandbox", "--budget-tool-calls", "6", "--json", "again")
+	stdout, stderr, _ := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--session", "crash", "--permission-mode", "bypass", "--no-sandbox", "--budget-tool-calls", "7", "--json", "again")
 	if last := lastEvent(t, stdout); last.str("stop_reason") != "budget_exhausted" {
 		t.Errorf("the run after the crash: %v\n%s", last, stderr)
 	}
 	if !fileExists(filepath.Join(ws, "r2")) || fileExists(filepath.Join(ws, "r3")) {
 		t.Errorf("r2 %v, r3 %v: the budget should stop the third call", fileExists(filepath.Join(ws, "r2")), fileExists(filepath.Join(ws, "r3")))
+	}
+	st = storeOf(t, ws)
+	defer st.Close()
+	if totals, err := st.Totals(t.Context(), "crash"); err != nil || totals.ToolCalls != 7 {
+		t.Errorf("totals at the end: %+v, %v; want 7 tool calls (4, the one in doubt, 2)", totals, err)
 	}
 }
 
