@@ -428,3 +428,36 @@ func TestL2_RetryGoesOnWithTheTurn(t *testing.T) {
 		})
 	}
 }
+
+// Read-only calls of one response run at once, so a crash may stop them
+// all mid-way: the idempotent ones (Read) run again at the next turn,
+// not only the first; a call that changes things after them never
+// started.
+func TestL2_ResumeAGroupOfReads(t *testing.T) {
+	ctx := t.Context()
+	n := orcatest.NewNode(t)
+	n.WriteFile("a.txt", "alpha\n")
+	n.WriteFile("b.txt", "beta\n")
+	n.Store.Provision(ctx, store.Session{ID: "s", RuntimeID: n.Runtime.ID()})
+	n.Store.Append(ctx, "s",
+		store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("read both")}}},
+		store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.ToolUseBlock("r1", "Read", json.RawMessage(`{"file_path":"a.txt"}`)),
+			llm.ToolUseBlock("r2", "Read", json.RawMessage(`{"file_path":"b.txt"}`)),
+			llm.ToolUseBlock("w1", "Bash", json.RawMessage(`{"command":"echo no >> ran-w1"}`)),
+		}}})
+	n.Script("s", script.Text("read"))
+	if _, err := n.Open("s").Run(ctx, "go on"); err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]llm.Block{}
+	for _, b := range n.LLM.CallsTo("s")[0].Messages[2].Content {
+		results[b.ToolUseID] = b
+	}
+	if !strings.Contains(results["r1"].Content, "alpha") || !strings.Contains(results["r2"].Content, "beta") {
+		t.Errorf("the reads did not run again: %+v", results)
+	}
+	if !strings.Contains(results["w1"].Content, "stopped before this call started") || n.ReadFileOr("ran-w1", "") != "" {
+		t.Errorf("the call after them: %+v", results["w1"])
+	}
+}

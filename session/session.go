@@ -572,9 +572,9 @@ func resultsOnly(m llm.Message) bool {
 }
 
 // unanswered looks at the tool calls of the transcript's last assistant
-// message that have no result. Calls run one at a time, in order, each
-// result recorded as it ends, so the first without a result is where the
-// turn stopped:
+// message that have no result. Results are recorded in the calls' order,
+// each once it and those before it ended, so the first without a result
+// is where the turn stopped:
 //
 //   - parked (the approver left it for a person): undecided, everything
 //     waits (waiting); approved, it runs at the next turn with the calls
@@ -582,7 +582,11 @@ func resultsOnly(m llm.Message) bool {
 //     after it run;
 //   - otherwise the process died while it ran: it may or may not have
 //     taken effect — it runs again at the next turn only if its tool is
-//     idempotent — and the calls after it never started.
+//     idempotent. The calls after it never started, unless they are
+//     read-only calls that ran at once with it: those of an idempotent
+//     tool run at the next turn; any other read-only one may have run
+//     (its result, like the first's, is in doubt); the rest are answered
+//     that they did not run.
 //
 // fix answers the calls that will not run.
 func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.ParkedCall) (fix, resume []llm.Block, approved []store.ParkedCall, waiting *store.ParkedCall) {
@@ -608,6 +612,10 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 		switch {
 		case !first && goOn:
 			resume = append(resume, u) // after a decided parked call: the turn goes on
+		case !first && s.idempotent(u.Name):
+			resume = append(resume, u)
+		case !first && s.readOnly(u.Name):
+			fix = append(fix, llm.ToolResultBlock(u.ID, inDoubt, true))
 		case !first:
 			fix = append(fix, llm.ToolResultBlock(u.ID, "Not run: the session stopped before this call started.", true))
 		case isParked && p.Status == store.ParkPending:
@@ -638,6 +646,13 @@ const inDoubt = "No result was recorded for this call: the session stopped while
 func (s *LiveSession) idempotent(name string) bool {
 	t, ok := s.r.rt.Tools().Lookup(name)
 	return ok && tool.TraitsOf(t).Idempotent
+}
+
+// readOnly reports whether the runtime's tool name declares itself
+// read-only (its calls may have run at once with others).
+func (s *LiveSession) readOnly(name string) bool {
+	t, ok := s.r.rt.Tools().Lookup(name)
+	return ok && tool.TraitsOf(t).ReadOnly
 }
 
 // Transcript returns the conversation the model will see next (compacted
