@@ -68,8 +68,11 @@ func (t *turn) callModel() (*llm.Response, error) {
 		onDelta = t.onDelta
 	}
 	for attempt := 1; ; attempt++ {
+		var ev *callEvents
 		if t.observed() {
-			t.emit(event.LLMCallStarted, &event.LLMCallData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt})
+			ev = new(callEvents)
+			ev.started = event.LLMCallData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt}
+			t.emit(event.LLMCallStarted, &ev.started)
 		}
 		start := time.Now()
 		resp, err := t.attempt(req, onDelta)
@@ -84,12 +87,13 @@ func (t *turn) callModel() (*llm.Response, error) {
 				t.promptTokens = u.Total()
 				t.sizedUpTo = len(t.msgs) + 1 // the answer is appended next
 			}
-			if t.observed() {
-				u := resp.Usage
-				t.emit(event.LLMCallCompleted, &event.LLMCallData{
+			if ev != nil {
+				ev.usage = resp.Usage
+				ev.completed = event.LLMCallData{
 					Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt,
-					StopReason: resp.StopReason, Usage: &u, Text: resp.Message.Text(), Duration: time.Since(start),
-				})
+					StopReason: resp.StopReason, Usage: &ev.usage, Text: resp.Message.Text(), Duration: time.Since(start),
+				}
+				t.emit(event.LLMCallCompleted, &ev.completed)
 			}
 			return resp, nil
 		}
@@ -109,6 +113,13 @@ func (t *turn) callModel() (*llm.Response, error) {
 		case <-timer.C:
 		}
 	}
+}
+
+// callEvents are the data of one attempt's events, in one allocation (a
+// listener may keep them; none changes once sent).
+type callEvents struct {
+	started, completed event.LLMCallData
+	usage              llm.Usage
 }
 
 // prepare runs the llm_request chain (with its cache guard) on a model

@@ -64,8 +64,8 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			continue
 		}
 		t.res.ToolCalls++
-		call, start := t.started(u)
-		a, res, admitted := t.admit(call)
+		rec := t.started(u)
+		a, res, admitted := t.admit(&rec.Call)
 		if t.res.Parked != nil {
 			// Parked: no result for it, nor for the calls after it; the
 			// turn stops, and runs them when someone decided. The calls
@@ -77,13 +77,13 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 		}
 		switch {
 		case !admitted:
-			b.done(k, t.closeCall(call, start, res, nil))
+			b.done(k, t.closeCall(&rec.Call, rec, res, nil))
 		case t.parallel(a.tl) && t.rt.def.MaxParallelTools > 1:
-			b.jobs = append(b.jobs, job{slot: k, a: a, start: start})
+			b.jobs = append(b.jobs, job{slot: k, a: a, rec: rec})
 		default:
 			if b.flush() {
 				res, failures := t.execute(a)
-				b.done(k, t.ran(&a, start, res, failures))
+				b.done(k, t.ran(&a, rec, res, failures))
 			}
 		}
 	}
@@ -114,7 +114,7 @@ type batch struct {
 type job struct {
 	slot  int
 	a     admitted
-	start time.Time
+	rec   *callRec
 	res   tool.Result
 	fails []middleware.Failure
 }
@@ -195,7 +195,7 @@ func (b *batch) flush() bool {
 
 // finish does what follows a job's call, and fills its slot.
 func (b *batch) finish(j *job) {
-	b.done(j.slot, b.t.ran(&j.a, j.start, j.res, j.fails))
+	b.done(j.slot, b.t.ran(&j.a, j.rec, j.res, j.fails))
 }
 
 // notRun says why the next tool call of the turn must not run — the turn
@@ -220,43 +220,61 @@ func (t *turn) notRun() string {
 // runTool takes one tool call through the pipeline Executor's doc draws
 // and returns the observation. Nothing runs before it is allowed.
 func (t *turn) runTool(b *llm.Block) tool.Result {
-	call, start := t.started(b)
-	a, r, ok := t.admit(call)
+	rec := t.started(b)
+	a, r, ok := t.admit(&rec.Call)
 	if !ok {
-		r.Content = t.closeCall(call, start, r, nil).Content
+		r.Content = t.closeCall(&rec.Call, rec, r, nil).Content
 		return r
 	}
 	res, failures := t.execute(a)
-	res.Content = t.ran(&a, start, res, failures).Content
+	res.Content = t.ran(&a, rec, res, failures).Content
 	return res
 }
 
 // ran does what follows an admitted call that ran: its middleware's
 // failures told, its POST_TOOL_USE hooks, its end told with the
 // observation capped; it returns the call's result block.
-func (t *turn) ran(a *admitted, start time.Time, res tool.Result, failures []middleware.Failure) llm.Block {
+func (t *turn) ran(a *admitted, rec *callRec, res tool.Result, failures []middleware.Failure) llm.Block {
 	t.middlewareFailed(a.call.ID, failures)
-	return t.closeCall(a.call, start, t.after(*a, res), a)
+	return t.closeCall(a.call, rec, t.after(*a, res), a)
+}
+
+// callRec is what the pipeline keeps of one call: the call, when it
+// started and, when someone watches, the data of its two events.
+type callRec struct {
+	tool.Call
+	start time.Time
+	ev    *[2]event.ToolData // started, ended; nil when no one watches
+}
+
+// watchedCall is a callRec and its events in one allocation (a listener
+// may keep the events; neither changes once sent).
+type watchedCall struct {
+	callRec
+	ev [2]event.ToolData
 }
 
 // started makes the call of tool use b and tells it started.
-func (t *turn) started(b *llm.Block) (*tool.Call, time.Time) {
-	call := &tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, Scope: t.res.Scope}
-	var start time.Time
-	if t.observed() {
-		start = time.Now()
-		var d tool.Display
-		if tl, ok := t.rt.tools.Lookup(b.Name); ok {
-			d = tool.DisplayOf(tl, b.Input)
-		}
-		t.emit(event.ToolExecStarted, &event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail})
+func (t *turn) started(b *llm.Block) *callRec {
+	call := tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, Scope: t.res.Scope}
+	if !t.observed() {
+		return &callRec{Call: call}
 	}
-	return call, start
+	w := &watchedCall{callRec: callRec{Call: call, start: time.Now()}}
+	w.callRec.ev = &w.ev
+	var d tool.Display
+	if tl, ok := t.rt.tools.Lookup(b.Name); ok {
+		d = tool.DisplayOf(tl, b.Input)
+	}
+	w.ev[0] = event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail}
+	t.emit(event.ToolExecStarted, &w.ev[0])
+	return &w.callRec
 }
 
-// closeCall caps the observation r of call, tells the call ended (a of
-// an admitted call: what let it run) and returns its result block.
-func (t *turn) closeCall(call *tool.Call, start time.Time, r tool.Result, a *admitted) llm.Block {
+// closeCall caps the observation r of call (rec's, or what the tool_request
+// chain made of it), tells the call ended (a of an admitted call: what let
+// it run) and returns its result block.
+func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitted) llm.Block {
 	var saved string
 	r.Content, saved = t.capResult(call.ID, call.Name, r.Content)
 	if t.observed() {
@@ -264,9 +282,15 @@ func (t *turn) closeCall(call *tool.Call, start time.Time, r tool.Result, a *adm
 		if r.IsError {
 			name = event.ToolExecFailed
 		}
-		d := &event.ToolData{
+		var d *event.ToolData
+		if rec.ev != nil {
+			d = &rec.ev[1]
+		} else {
+			d = new(event.ToolData) // someone watches since the call started
+		}
+		*d = event.ToolData{
 			Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
-			Output: r.Content, IsError: r.IsError, Duration: time.Since(start), SavedTo: saved,
+			Output: r.Content, IsError: r.IsError, Duration: time.Since(rec.start), SavedTo: saved,
 		}
 		if a != nil {
 			d.AllowedBy, d.RewrittenBy = a.allowed, a.rewritten
