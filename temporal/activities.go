@@ -46,7 +46,10 @@ func refused(err error) error {
 // Turn runs turn in.Request of session in.SessionID, or goes on with it
 // when an earlier attempt began it (session.Retry). It heartbeats while
 // the turn runs; when the workflow cancels it (an interrupt), the turn is
-// interrupted at its next safe point and its result returned.
+// interrupted at its next safe point and its result returned. A worker
+// that stops (worker.Options.WorkerStopTimeout) lets the turn go on for
+// that long; then the turn stops at its next safe point and the attempt
+// fails, so that another worker goes on with it.
 func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	info := activity.GetInfo(ctx)
 	req := in.Request
@@ -101,6 +104,17 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error)
 	}()
 	res, err := ls.Run(turnCtx, req.Input, opts...)
 	close(done)
+	select {
+	case <-activity.GetWorkerStopChannel(ctx):
+		if ctx.Err() != nil {
+			// The worker stopped (a redeploy) and its grace period ran
+			// out: the turn was interrupted for that, not by anyone who
+			// asked. Another attempt — on another worker — goes on from
+			// what it recorded.
+			return TurnResult{}, fmt.Errorf("worker %s stopped during turn %s of session %s: another worker goes on with it", a.worker(), req.TurnID, in.SessionID)
+		}
+	default:
+	}
 	switch {
 	case errors.Is(err, session.ErrAwaitingApproval), errors.Is(err, session.ErrClosed):
 		return TurnResult{}, refused(err)

@@ -534,3 +534,48 @@ func TestServerEventsAcrossWorkers(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A worker that is stopped (SIGTERM: a redeploy) takes no new turn and
+// lets the one it runs go on for --stop-timeout; then the turn stops at
+// its next safe point and another worker goes on with it — it does not
+// end interrupted.
+func TestServerWorkerStopHandsTheTurnOver(t *testing.T) {
+	stopNow := make(chan string, 1)
+	model := newFakeModel(t, func(step int) (string, []fakeCall) {
+		switch step {
+		case 0:
+			return "", []fakeCall{{"Bash", map[string]string{"command": "sleep 0.5; echo a >> log"}}}
+		case 1:
+			return "", []fakeCall{{"Bash", map[string]string{"command": "sleep 30; echo b >> log"}}}
+		}
+		return "done", nil
+	})
+	model.after = func(caller string, step int) {
+		if step == 0 {
+			stopNow <- caller
+		}
+	}
+	c := newCluster(t, model, temporal.Options{Heartbeat: 2 * time.Second, RetryMax: time.Second})
+	c.start("w1", "--permission-mode", "bypass", "--stop-timeout", "2s")
+	type outcome struct {
+		res temporal.TurnResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := c.client.Turn(t.Context(), "s1", temporal.TurnRequest{TurnID: "t1", Input: "two steps"})
+		done <- outcome{res, err}
+	}()
+	first := <-stopNow
+	c.start("w2", "--permission-mode", "bypass")
+	if code := c.term(first); code != 0 {
+		t.Errorf("the stopped worker exited %d", code)
+	}
+	got := <-done
+	if got.err != nil || got.res.StopReason != "answered" || got.res.Answer != "done" || got.res.Attempt < 2 {
+		t.Fatalf("the turn: %+v, %v", got.res, got.err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.ws, "log")); string(b) != "a\n" {
+		t.Errorf("log: %q (the first call within the grace period, not the second)", b)
+	}
+}

@@ -257,6 +257,21 @@ func (c *cluster) kill(name string) bool {
 	return true
 }
 
+// term stops worker name with SIGTERM, as a redeploy would, and waits
+// for it to exit; it returns its exit code.
+func (c *cluster) term(name string) int {
+	c.mu.Lock()
+	cmd := c.workers[name]
+	delete(c.workers, name)
+	c.mu.Unlock()
+	if cmd == nil {
+		return -1
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	return cmd.ProcessState.ExitCode()
+}
+
 func (c *cluster) stopAll() {
 	c.mu.Lock()
 	ws := c.workers

@@ -115,13 +115,14 @@ func newWorker() *cobra.Command {
 	var c conn
 	var ws, provider, model, baseURL, scriptFile, mode, name, dsn string
 	var trust, noSandbox bool
-	var leaseWait time.Duration
+	var leaseWait, stopTimeout time.Duration
 	var maxIterations int
 	cmd := &cobra.Command{
 		Use:   "worker [flags]",
 		Short: "Run a worker: the turns of the task queue's sessions, in workspace DIR",
-		Long: `Run a worker until interrupted (SIGINT, SIGTERM: the turns it runs are
-given back to Temporal, which gives them to another worker). Every worker
+		Long: `Run a worker until interrupted (SIGINT, SIGTERM: it takes no new turn;
+the turns it runs may end within --stop-timeout, then they stop at their
+next safe point and another worker goes on with them). Every worker
 of a task queue must serve the same agent in the same workspace, over the
 same session store: a PostgreSQL database (--store, ORCA_STORE_DSN, the
 user's settings "store") for workers on several machines, the workspace's
@@ -154,7 +155,7 @@ SQLite file for workers of one machine.`,
 				return err
 			}
 			defer cl.Close()
-			w := worker.New(cl, c.queue, worker.Options{})
+			w := worker.New(cl, c.queue, worker.Options{WorkerStopTimeout: stopTimeout})
 			temporal.Register(w, &temporal.Activities{App: a, LeaseWait: leaseWait})
 			if err := w.Start(); err != nil {
 				return &exitError{code: exitTurn, err: fmt.Errorf("starting the worker: %w", err)}
@@ -178,6 +179,7 @@ SQLite file for workers of one machine.`,
 	f.BoolVar(&trust, "trust", false, "trust the workspace for this worker")
 	f.BoolVar(&noSandbox, "no-sandbox", false, "run commands without the OS sandbox")
 	f.IntVar(&maxIterations, "max-iterations", 0, "cap a turn's model calls at `N` (50)")
+	f.DurationVar(&stopTimeout, "stop-timeout", 30*time.Second, "on SIGINT or SIGTERM, how long the turns running may go on before they move to another worker")
 	f.DurationVar(&leaseWait, "lease-wait", time.Minute, "how long a turn waits for a session another process holds")
 	return cmd
 }
