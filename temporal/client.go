@@ -106,3 +106,14 @@ func (c *Client) State(ctx context.Context, sessionID string) (State, error) {
 	}
 	return st, nil
 }
+
+// Workers counts the workers that polled the task queue for turns lately
+// (Temporal keeps a few minutes of them): 0 means a turn asked for now
+// waits until one starts.
+func (c *Client) Workers(ctx context.Context) (int, error) {
+	d, err := c.Temporal.DescribeTaskQueue(ctx, cmp.Or(c.TaskQueue, DefaultTaskQueue), enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+	if err != nil {
+		return 0, fmt.Errorf("task queue %s: %w", cmp.Or(c.TaskQueue, DefaultTaskQueue), err)
+	}
+	return len(d.GetPollers()), nil
+}

@@ -19,7 +19,9 @@ import (
 // orca's own executable, else the one on PATH.
 const engineEnv = "ORCA_TEMPORAL"
 
-const engineInstall = "go install github.com/orca-agent/orca/temporal/cmd/orca-temporal@latest"
+// engineInstall says how to install it from a clone (the temporal module
+// takes the core from the clone, by a replace directive).
+const engineInstall = "cd temporal && go install ./cmd/orca-temporal, in a clone of orca"
 
 // engineCommand finds orca-temporal.
 func engineCommand(o options) (string, error) {

@@ -204,7 +204,11 @@ func (t *turnFlags) client(ctx context.Context, stderr io.Writer) (*temporal.Cli
 	if err != nil {
 		return nil, nil, err
 	}
-	return &temporal.Client{Temporal: cl, TaskQueue: t.queue, Options: temporal.Options{Heartbeat: t.heartbeat}}, cl.Close, nil
+	c := &temporal.Client{Temporal: cl, TaskQueue: t.queue, Options: temporal.Options{Heartbeat: t.heartbeat}}
+	if n, err := c.Workers(ctx); err == nil && n == 0 {
+		fmt.Fprintf(stderr, "orca-temporal: no worker has polled task queue %s at %s lately: the turn waits until one starts (orca worker -w DIR --task-queue %s)\n", t.queue, t.address, t.queue)
+	}
+	return c, cl.Close, nil
 }
 
 // report prints res and says how it ended.
