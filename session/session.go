@@ -781,7 +781,7 @@ func (s *LiveSession) Run(ctx context.Context, input string, opts ...RunOption) 
 		s.turnMu.Unlock()
 	}()
 
-	if rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/compact"); ok && !rc.retry && (rest == "" || rest[0] == ' ' || rest[0] == '\n') {
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(input), "/compact"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\n') {
 		return s.compact(ctx, strings.TrimSpace(rest))
 	}
 	for {
