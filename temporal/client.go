@@ -3,9 +3,11 @@ package temporal
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -76,7 +78,7 @@ func (c *Client) Decide(ctx context.Context, sessionID string, d Decision) (Turn
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
-		return TurnResult{}, fmt.Errorf("session %s, parked call %s: %w", sessionID, d.ParkID, err)
+		return TurnResult{}, fmt.Errorf("session %s, parked call %s: %w", sessionID, d.ParkID, c.notFound(sessionID, err))
 	}
 	var res TurnResult
 	if err := h.Get(ctx, &res); err != nil {
@@ -89,7 +91,7 @@ func (c *Client) Decide(ctx context.Context, sessionID string, d Decision) (Turn
 // running one, whichever it is).
 func (c *Client) Interrupt(ctx context.Context, sessionID, turnID string) error {
 	if err := c.Temporal.SignalWorkflow(ctx, WorkflowID(c.TaskQueue, sessionID), "", InterruptSignal, turnID); err != nil {
-		return fmt.Errorf("session %s: %w", sessionID, err)
+		return fmt.Errorf("session %s: %w", sessionID, c.notFound(sessionID, err))
 	}
 	return nil
 }
@@ -98,7 +100,7 @@ func (c *Client) Interrupt(ctx context.Context, sessionID, turnID string) error 
 func (c *Client) State(ctx context.Context, sessionID string) (State, error) {
 	v, err := c.Temporal.QueryWorkflow(ctx, WorkflowID(c.TaskQueue, sessionID), "", StateQuery)
 	if err != nil {
-		return State{}, fmt.Errorf("session %s: %w", sessionID, err)
+		return State{}, fmt.Errorf("session %s: %w", sessionID, c.notFound(sessionID, err))
 	}
 	var st State
 	if err := v.Get(&st); err != nil {
@@ -116,4 +118,14 @@ func (c *Client) Workers(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("task queue %s: %w", cmp.Or(c.TaskQueue, DefaultTaskQueue), err)
 	}
 	return len(d.GetPollers()), nil
+}
+
+// notFound says what a missing workflow means.
+func (c *Client) notFound(sessionID string, err error) error {
+	var nf *serviceerror.NotFound
+	if !errors.As(err, &nf) {
+		return err
+	}
+	return fmt.Errorf("no workflow runs it on task queue %s (%s): no turn of it ran there, or it ended after a day without turns: %w",
+		cmp.Or(c.TaskQueue, DefaultTaskQueue), WorkflowID(c.TaskQueue, sessionID), err)
 }

@@ -89,6 +89,9 @@ func TestServerTurnParksAndIsApprovedThroughTheCLI(t *testing.T) {
 	if _, stderr, code := c.orca("deny", "--session", "s1", parked.Parked.ID); code == 0 || !strings.Contains(stderr, "has no call waiting for a decision") {
 		t.Errorf("denying an approved call: exit %d\n%s", code, stderr)
 	}
+	if _, stderr, code := c.orca("approve", "--session", "nosuch", "park_x"); code != 1 || !strings.Contains(stderr, "session nosuch, parked call park_x: no workflow runs it on task queue "+c.queue) {
+		t.Errorf("approving in a session with no workflow: exit %d\n%s", code, stderr)
+	}
 }
 
 // The crash test. Two workers; the one running the turn is killed with
