@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 )
@@ -62,7 +64,8 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error)
 	}
 	// The session is opened for the attempt and closed after it: the next
 	// turn may run on another worker, which needs the writer lease.
-	ls, err := a.App.Session(ctx, app.SessionOptions{ID: in.SessionID, Wait: cmp.Or(a.LeaseWait, time.Minute)})
+	var prog progress
+	ls, err := a.App.Session(ctx, app.SessionOptions{ID: in.SessionID, Wait: cmp.Or(a.LeaseWait, time.Minute), OnEvent: prog.see})
 	var ce *app.ConfigError
 	switch {
 	case errors.As(err, &ce):
@@ -98,7 +101,7 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error)
 				}
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, req.TurnID)
+				activity.RecordHeartbeat(ctx, prog.now(req.TurnID, a.worker()))
 			}
 		}
 	}()
@@ -131,6 +134,66 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error)
 		out.Parked = &Parked{ID: p.ID, ToolUseID: p.ToolUseID, ToolName: p.ToolName, Reason: p.Reason}
 	}
 	return out, nil
+}
+
+// Progress is what a turn's heartbeats say of it (the activity's heartbeat
+// details, which Temporal's UI and DescribeWorkflow show): which calls run
+// now, where a durable turn is seen call by call.
+type Progress struct {
+	TurnID     string   `json:"turn_id"`
+	Worker     string   `json:"worker"`
+	Iterations int      `json:"iterations"`
+	ToolCalls  int      `json:"tool_calls"`
+	Running    []string `json:"running,omitempty"` // "Bash toolu_…", as they started
+}
+
+// progress follows a turn's events for its heartbeats.
+type progress struct {
+	mu      sync.Mutex
+	p       Progress
+	running map[string]string // tool use id -> name
+	order   []string
+}
+
+func (g *progress) see(e event.Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch d := e.Data.(type) {
+	case *event.IterationStartedData:
+		if e.Depth == 0 {
+			g.p.Iterations = d.Iteration
+		}
+	case *event.ToolData:
+		if e.Depth != 0 {
+			return
+		}
+		if g.running == nil {
+			g.running = map[string]string{}
+		}
+		if e.Name == event.ToolExecStarted {
+			g.p.ToolCalls++
+			g.running[d.ToolUseID] = d.ToolName
+			g.order = append(g.order, d.ToolUseID)
+		} else {
+			delete(g.running, d.ToolUseID)
+		}
+	}
+}
+
+func (g *progress) now(turnID, worker string) Progress {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p := g.p
+	p.TurnID, p.Worker = turnID, worker
+	kept := g.order[:0]
+	for _, id := range g.order {
+		if name, ok := g.running[id]; ok {
+			kept = append(kept, id)
+			p.Running = append(p.Running, name+" "+id)
+		}
+	}
+	g.order = kept
+	return p
 }
 
 // Park reads the parked call in.ParkID of the session, deciding it first

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/converter"
+
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
@@ -388,6 +390,23 @@ func TestServerInterrupt(t *testing.T) {
 		done <- outcome{res, err}
 	}()
 	<-asked
+	// The heartbeats say which call runs: Temporal shows a durable turn
+	// call by call.
+	var prog temporal.Progress
+	for deadline := time.Now().Add(30 * time.Second); len(prog.Running) == 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		d, err := c.client.Temporal.DescribeWorkflow(t.Context(), temporal.WorkflowID(c.queue, "s1"), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pa := d.RawResponse.GetPendingActivities(); len(pa) == 1 && pa[0].GetHeartbeatDetails() != nil {
+			if err := converter.GetDefaultDataConverter().FromPayloads(pa[0].GetHeartbeatDetails(), &prog); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(prog.Running) != 1 || !strings.HasPrefix(prog.Running[0], "Bash toolu_0_0") || prog.ToolCalls != 1 || prog.Iterations != 1 || prog.TurnID != "t1" {
+		t.Errorf("the heartbeat's progress: %+v", prog)
+	}
 	if _, stderr, code := c.orca("interrupt", "--session", "s1"); code != 0 {
 		t.Fatalf("interrupt: exit %d\n%s", code, stderr)
 	}
