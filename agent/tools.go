@@ -309,6 +309,16 @@ type admitted struct {
 	// allowed is what let it run, rewritten what changed its input.
 	allowed   event.Decision
 	rewritten []string
+	// hooks holds the call's PRE_TOOL_USE and POST_TOOL_USE payloads, in
+	// one allocation, when it has hooks of both (nil otherwise).
+	hooks *toolHooks
+}
+
+// toolHooks are the payloads of a call's tool hooks (a handler may keep
+// one; the runtime changes neither once sent).
+type toolHooks struct {
+	pre  hook.PreToolUsePayload
+	post hook.PostToolUsePayload
 }
 
 // admit takes call through the tool_request chain, validation, the
@@ -343,8 +353,17 @@ func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
 
 	hookSays, hookBy := hook.Continue, ""
 	var preContext []string
+	var hooks *toolHooks
 	if rt.hooks.Has(hook.PreToolUse) {
-		out := t.runHook(&hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call)})
+		var pre *hook.PreToolUsePayload
+		if rt.hooks.Has(hook.PostToolUse) {
+			hooks = new(toolHooks)
+			pre = &hooks.pre
+		} else {
+			pre = new(hook.PreToolUsePayload)
+		}
+		*pre = hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call)}
+		out := t.runHook(pre)
 		if out.EndTurn != "" {
 			return admitted{}, t.blocked(call, "hook:"+out.By, fmt.Sprintf("Not run: the turn was %s.", t.ended)), false
 		}
@@ -371,7 +390,7 @@ func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
 		r.Content += contextSuffix(hook.PreToolUse, preContext)
 		return admitted{}, r, false
 	}
-	return admitted{call: call, tl: tl, pre: preContext, allowed: d.allowed, rewritten: append(rewritten, d.rewritten...)}, tool.Result{}, true
+	return admitted{call: call, tl: tl, pre: preContext, allowed: d.allowed, rewritten: append(rewritten, d.rewritten...), hooks: hooks}, tool.Result{}, true
 }
 
 // decided is what authorize says of a call it let run.
@@ -416,7 +435,13 @@ func (t *turn) after(a admitted, res tool.Result) tool.Result {
 	rt, call := t.rt, a.call
 	switch {
 	case !res.IsError && rt.hooks.Has(hook.PostToolUse):
-		p := &hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call), Output: res.Content}
+		var p *hook.PostToolUsePayload
+		if a.hooks != nil {
+			p = &a.hooks.post
+		} else {
+			p = new(hook.PostToolUsePayload)
+		}
+		*p = hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call), Output: res.Content}
 		if res.Response != nil {
 			if b, err := json.Marshal(res.Response); err == nil && len(b) > 0 && b[0] == '{' {
 				p.Response = b
