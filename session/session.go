@@ -612,9 +612,9 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 		switch {
 		case !first && goOn:
 			resume = append(resume, u) // after a decided parked call: the turn goes on
-		case !first && s.idempotent(u.Name):
+		case !first && s.traits(u.Name).Idempotent:
 			resume = append(resume, u)
-		case !first && s.readOnly(u.Name):
+		case !first && s.traits(u.Name).ReadOnly:
 			fix = append(fix, llm.ToolResultBlock(u.ID, inDoubt, true))
 		case !first:
 			fix = append(fix, llm.ToolResultBlock(u.ID, "Not run: the session stopped before this call started.", true))
@@ -628,7 +628,7 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 				why = fmt.Sprintf("The user denied %s: %s", u.Name, p.Note)
 			}
 			fix, goOn = append(fix, llm.ToolResultBlock(u.ID, why+" Do not retry it; ask the user what to do instead.", true)), true
-		case s.idempotent(u.Name):
+		case s.traits(u.Name).Idempotent:
 			resume = append(resume, u)
 		default:
 			fix = append(fix, llm.ToolResultBlock(u.ID, inDoubt, true))
@@ -641,18 +641,15 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 // inDoubt answers a call that was running when the session stopped.
 const inDoubt = "No result was recorded for this call: the session stopped while it ran. It may or may not have taken effect; check before running it again."
 
-// idempotent reports whether the runtime's tool name declares itself
-// idempotent: running it again does no harm.
-func (s *LiveSession) idempotent(name string) bool {
+// traits are the traits the runtime's tool name declares (none for a
+// tool it no longer has): Idempotent, running a call again does no harm;
+// ReadOnly, its calls may have run at once with others.
+func (s *LiveSession) traits(name string) tool.Traits {
 	t, ok := s.r.rt.Tools().Lookup(name)
-	return ok && tool.TraitsOf(t).Idempotent
-}
-
-// readOnly reports whether the runtime's tool name declares itself
-// read-only (its calls may have run at once with others).
-func (s *LiveSession) readOnly(name string) bool {
-	t, ok := s.r.rt.Tools().Lookup(name)
-	return ok && tool.TraitsOf(t).ReadOnly
+	if !ok {
+		return tool.Traits{}
+	}
+	return tool.TraitsOf(t)
 }
 
 // Transcript returns the conversation the model will see next (compacted

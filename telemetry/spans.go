@@ -210,19 +210,26 @@ func (ex *execution) toolSpan(id string) trace.Span {
 	return ex.span
 }
 
-func (t *Telemetry) toolStarted(ex *execution, e event.Event, d *event.ToolData) {
+// toolAttrs are an execute_tool span's attributes: the call's, in the
+// execution sc (its arguments only when content is captured).
+func (t *Telemetry) toolAttrs(name, id string, input []byte, sc scope.Scope) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool,
-		semconv.GenAIToolName(d.ToolName),
-		semconv.GenAIToolCallID(d.ToolUseID),
-		semconv.GenAIToolType(toolType(d.ToolName)),
-		semconv.GenAIConversationID(e.SessionID),
-		AttrTurnID.String(e.TurnID),
-		AttrExecutionID.String(e.ExecutionID),
+		semconv.GenAIToolName(name),
+		semconv.GenAIToolCallID(id),
+		semconv.GenAIToolType(toolType(name)),
+		semconv.GenAIConversationID(sc.SessionID),
+		AttrTurnID.String(sc.TurnID),
+		AttrExecutionID.String(sc.ExecutionID),
 	}
-	if t.capture && len(d.Input) > 0 {
-		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(string(d.Input)))
+	if t.capture && len(input) > 0 {
+		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(string(input)))
 	}
+	return attrs
+}
+
+func (t *Telemetry) toolStarted(ex *execution, e event.Event, d *event.ToolData) {
+	attrs := t.toolAttrs(d.ToolName, d.ToolUseID, d.Input, e.Scope)
 	_, sp := t.tracer.Start(ex.ctx, "execute_tool "+d.ToolName, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(e.Time), trace.WithAttributes(attrs...))
 	ex.tools[d.ToolUseID] = sp
@@ -352,18 +359,7 @@ func (t *Telemetry) executeTool(ctx context.Context, call *tool.Call, next middl
 }
 
 func (t *Telemetry) untracedTool(ctx context.Context, call *tool.Call, next middleware.ToolNext) (tool.Result, error) {
-	attrs := []attribute.KeyValue{
-		semconv.GenAIOperationNameExecuteTool,
-		semconv.GenAIToolName(call.Name),
-		semconv.GenAIToolCallID(call.ID),
-		semconv.GenAIToolType(toolType(call.Name)),
-		semconv.GenAIConversationID(call.SessionID),
-		AttrTurnID.String(call.TurnID),
-		AttrExecutionID.String(call.ExecutionID),
-	}
-	if t.capture && len(call.Input) > 0 {
-		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(string(call.Input)))
-	}
+	attrs := t.toolAttrs(call.Name, call.ID, call.Input, call.Scope)
 	ctx, sp := t.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	defer sp.End()
 	if f := subagent.ForkerFrom(ctx); f != nil {

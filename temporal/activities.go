@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,6 +56,7 @@ func refused(err error) error {
 func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	info := activity.GetInfo(ctx)
 	req := in.Request
+	worker := a.worker()
 	if err := req.Check(); err != nil {
 		return TurnResult{}, refused(err)
 	}
@@ -101,7 +103,7 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error)
 				}
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, prog.now(req.TurnID, a.worker()))
+				activity.RecordHeartbeat(ctx, prog.now(req.TurnID, worker))
 			}
 		}
 	}()
@@ -114,7 +116,7 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error)
 			// out: the turn was interrupted for that, not by anyone who
 			// asked. Another attempt — on another worker — goes on from
 			// what it recorded.
-			return TurnResult{}, fmt.Errorf("worker %s stopped during turn %s of session %s: another worker goes on with it", a.worker(), req.TurnID, in.SessionID)
+			return TurnResult{}, fmt.Errorf("worker %s stopped during turn %s of session %s: another worker goes on with it", worker, req.TurnID, in.SessionID)
 		}
 	default:
 	}
@@ -125,7 +127,7 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error)
 		return TurnResult{}, err // the store, the lease: another attempt may do better
 	}
 	out := TurnResult{SessionID: in.SessionID, TurnID: req.TurnID, StopReason: string(res.StopReason), Reason: res.Reason,
-		Output: res.Output, Iterations: res.Iterations, ToolCalls: res.ToolCalls, Usage: res.Usage, Attempt: info.Attempt, Worker: a.worker()}
+		Output: res.Output, Iterations: res.Iterations, ToolCalls: res.ToolCalls, Usage: res.Usage, Attempt: info.Attempt, Worker: worker}
 	out.Answer, out.AnswerTruncated = truncate(res.Answer, MaxAnswer)
 	if err != nil {
 		out.Error = err.Error()
@@ -151,8 +153,7 @@ type Progress struct {
 type progress struct {
 	mu      sync.Mutex
 	p       Progress
-	running map[string]string // tool use id -> name
-	order   []string
+	running []string // the calls running, as Progress.Running names them
 }
 
 func (g *progress) see(e event.Event) {
@@ -167,15 +168,12 @@ func (g *progress) see(e event.Event) {
 		if e.Depth != 0 {
 			return
 		}
-		if g.running == nil {
-			g.running = map[string]string{}
-		}
+		call := d.ToolName + " " + d.ToolUseID
 		if e.Name == event.ToolExecStarted {
 			g.p.ToolCalls++
-			g.running[d.ToolUseID] = d.ToolName
-			g.order = append(g.order, d.ToolUseID)
+			g.running = append(g.running, call)
 		} else {
-			delete(g.running, d.ToolUseID)
+			g.running = slices.DeleteFunc(g.running, func(c string) bool { return c == call })
 		}
 	}
 }
@@ -184,15 +182,7 @@ func (g *progress) now(turnID, worker string) Progress {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	p := g.p
-	p.TurnID, p.Worker = turnID, worker
-	kept := g.order[:0]
-	for _, id := range g.order {
-		if name, ok := g.running[id]; ok {
-			kept = append(kept, id)
-			p.Running = append(p.Running, name+" "+id)
-		}
-	}
-	g.order = kept
+	p.TurnID, p.Worker, p.Running = turnID, worker, slices.Clone(g.running)
 	return p
 }
 

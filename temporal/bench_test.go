@@ -44,7 +44,7 @@ func BenchmarkServerTurns(b *testing.B) {
 		}
 		return "done", nil
 	})
-	model.perTurn = true
+	model.setPerTurn(true)
 	for _, engine := range []string{"local", "durable"} {
 		b.Run(engine, func(b *testing.B) {
 			ws := b.TempDir()

@@ -173,18 +173,18 @@ func TestServerCrashNeverRepeatsASideEffect(t *testing.T) {
 			}
 		}()
 	}
-	model.before = func(caller string, step int) {
+	model.setBefore(func(caller string, step int) {
 		if chance(0.2) {
 			kill(caller, 0, fmt.Sprintf("while the model answers step %d", step))
 			time.Sleep(300 * time.Millisecond) // the answer never reaches it
 		}
-	}
-	model.after = func(caller string, step int) {
+	})
+	model.setAfter(func(caller string, step int) {
 		if step < steps && chance(0.35) {
 			d := pause(500 * time.Millisecond)
 			kill(caller, d, fmt.Sprintf("%v after the model answered step %d (its tool takes 200ms)", d, step))
 		}
-	}
+	})
 
 	local := localTranscript(t, reply)
 	attempts := 0
@@ -192,7 +192,7 @@ func TestServerCrashNeverRepeatsASideEffect(t *testing.T) {
 		killMu.Lock()
 		budget = 4
 		killMu.Unlock()
-		model.reply = reply(round)
+		model.setReply(reply(round))
 		sessionID := fmt.Sprintf("crash-%d", round)
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		res, err := c.client.Turn(ctx, sessionID, temporal.TurnRequest{TurnID: "t1", Input: "count"})
@@ -373,22 +373,14 @@ func TestServerInterrupt(t *testing.T) {
 		}
 		return "after the interrupt", nil
 	})
-	model.after = func(_ string, step int) {
+	model.setAfter(func(_ string, step int) {
 		if step == 0 {
 			asked <- struct{}{}
 		}
-	}
+	})
 	c := newCluster(t, model, temporal.Options{Heartbeat: 2 * time.Second})
 	c.start("w1", "--permission-mode", "bypass")
-	type outcome struct {
-		res temporal.TurnResult
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := c.client.Turn(t.Context(), "s1", temporal.TurnRequest{TurnID: "t1", Input: "wait"})
-		done <- outcome{res, err}
-	}()
+	done := c.turnAsync("s1", temporal.TurnRequest{TurnID: "t1", Input: "wait"})
 	<-asked
 	// The heartbeats say which call runs: Temporal shows a durable turn
 	// call by call.
@@ -445,13 +437,13 @@ func TestServerBudgetAcrossWorkers(t *testing.T) {
 	if err := st.SetBudget(t.Context(), "b1", &budget.Limits{ToolCalls: 3}); err != nil {
 		t.Fatal(err)
 	}
-	model.reply = func(step int) (string, []fakeCall) {
+	model.setReply(func(step int) (string, []fakeCall) {
 		if step < 10 {
 			return "", []fakeCall{{"Bash", map[string]string{"command": fmt.Sprintf("sleep 0.2; echo %d >> counter", step)}}}
 		}
 		return "done", nil
-	}
-	model.after = func(caller string, step int) {
+	})
+	model.setAfter(func(caller string, step int) {
 		if step == 1 {
 			once.Do(func() {
 				go func() {
@@ -462,7 +454,7 @@ func TestServerBudgetAcrossWorkers(t *testing.T) {
 				}()
 			})
 		}
-	}
+	})
 	res, err := c.client.Turn(t.Context(), "b1", temporal.TurnRequest{TurnID: "t1", Input: "count to ten"})
 	if err != nil || res.StopReason != "budget_exhausted" || res.Attempt < 2 {
 		t.Fatalf("turn: %+v, %v", res, err)
@@ -513,17 +505,13 @@ func TestServerEventsAcrossWorkers(t *testing.T) {
 		t.Fatalf("events: %s %s", resp.Status, b)
 	}
 	defer resp.Body.Close()
-	model.reply = func(step int) (string, []fakeCall) {
+	model.setReply(func(step int) (string, []fakeCall) {
 		if step == 0 {
 			return "", []fakeCall{{"Bash", map[string]string{"command": "echo from a worker"}}}
 		}
 		return "seen", nil
-	}
-	turned := make(chan error, 1)
-	go func() {
-		_, err := c.client.Turn(ctx, "s1", temporal.TurnRequest{TurnID: "t2", Input: "run it"})
-		turned <- err
-	}()
+	})
+	done := c.turnAsync("s1", temporal.TurnRequest{TurnID: "t2", Input: "run it"})
 	var names []string
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
@@ -552,8 +540,8 @@ func TestServerEventsAcrossWorkers(t *testing.T) {
 	if !slices.Contains(names, "tool_exec_completed") || !slices.Contains(names, "turn_completed") {
 		t.Errorf("the stream showed %v of the worker's turn", names)
 	}
-	if err := <-turned; err != nil {
-		t.Error(err)
+	if got := <-done; got.err != nil {
+		t.Error(got.err)
 	}
 }
 
@@ -572,22 +560,14 @@ func TestServerWorkerStopHandsTheTurnOver(t *testing.T) {
 		}
 		return "done", nil
 	})
-	model.after = func(caller string, step int) {
+	model.setAfter(func(caller string, step int) {
 		if step == 0 {
 			stopNow <- caller
 		}
-	}
+	})
 	c := newCluster(t, model, temporal.Options{Heartbeat: 2 * time.Second, RetryMax: time.Second})
 	c.start("w1", "--permission-mode", "bypass", "--stop-timeout", "2s")
-	type outcome struct {
-		res temporal.TurnResult
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := c.client.Turn(t.Context(), "s1", temporal.TurnRequest{TurnID: "t1", Input: "two steps"})
-		done <- outcome{res, err}
-	}()
+	done := c.turnAsync("s1", temporal.TurnRequest{TurnID: "t1", Input: "two steps"})
 	first := <-stopNow
 	c.start("w2", "--permission-mode", "bypass")
 	if code := c.term(first); code != 0 {

@@ -292,6 +292,23 @@ func (c *cluster) stopAll() {
 	}
 }
 
+// turned is what a turn asked for on a goroutine came to.
+type turned struct {
+	res temporal.TurnResult
+	err error
+}
+
+// turnAsync asks for req in session sessionID on a goroutine of its own;
+// the channel gets what it came to.
+func (c *cluster) turnAsync(sessionID string, req temporal.TurnRequest) <-chan turned {
+	done := make(chan turned, 1)
+	go func() {
+		res, err := c.client.Turn(c.t.Context(), sessionID, req)
+		done <- turned{res, err}
+	}()
+	return done
+}
+
 // store opens the workers' store from the test.
 func (c *cluster) store() store.Store {
 	c.t.Helper()
@@ -330,6 +347,7 @@ func (c *cluster) orca(args ...string) (stdout, stderr string, code int) {
 // step) runs once the answer is sent.
 type fakeModel struct {
 	*httptest.Server
+	// reply, before, after and perTurn are guarded by mu (the setters).
 	reply  func(step int) (text string, calls []fakeCall)
 	before func(caller string, step int)
 	after  func(caller string, step int)
@@ -369,6 +387,9 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"type":"error","error":{"type":"invalid_request_error","message":"not a messages request"}}`)
 		return
 	}
+	m.mu.Lock()
+	perTurn := m.perTurn
+	m.mu.Unlock()
 	step := 0
 	for _, msg := range req.Messages {
 		results := 0
@@ -377,7 +398,7 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 				results++
 			}
 		}
-		if m.perTurn && msg.Role == "user" && results < len(msg.Content) {
+		if perTurn && msg.Role == "user" && results < len(msg.Content) {
 			step = 0 // a user's message: a new turn
 		}
 		step += results
@@ -387,11 +408,12 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	m.requests++
 	m.callers[caller]++
+	reply, before, after := m.reply, m.before, m.after
 	m.mu.Unlock()
-	if m.before != nil {
-		m.before(caller, step)
+	if before != nil {
+		before(caller, step)
 	}
-	text, calls := m.reply(step)
+	text, calls := reply(step)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	ev := func(name string, v any) {
@@ -426,7 +448,20 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
-	if m.after != nil {
-		m.after(caller, step)
+	if after != nil {
+		after(caller, step)
 	}
+}
+
+// The setters change what the model does while it serves (the fields are
+// read by its handlers, under mu).
+func (m *fakeModel) setReply(f func(step int) (string, []fakeCall)) { m.locked(func() { m.reply = f }) }
+func (m *fakeModel) setBefore(f func(caller string, step int))      { m.locked(func() { m.before = f }) }
+func (m *fakeModel) setAfter(f func(caller string, step int))       { m.locked(func() { m.after = f }) }
+func (m *fakeModel) setPerTurn(b bool)                              { m.locked(func() { m.perTurn = b }) }
+
+func (m *fakeModel) locked(f func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f()
 }

@@ -107,10 +107,10 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 			if st.Status == "pending" || w.parked != p || w.next != w.serving {
 				continue
 			}
-			ticket := w.take()
+			w.take() // nothing waits for a ticket (next == serving): this one is served at once
 			w.parked = nil
 			res, err := w.run(ctx, TurnRequest{TurnID: p.TurnID, Input: p.Input, OutputSchema: p.OutputSchema})
-			w.done(ticket)
+			w.done()
 			if err != nil {
 				logger.Warn("the turn of a call decided in the store failed", "turn", p.TurnID, "error", err)
 			} else {
@@ -150,7 +150,8 @@ func (w *wf) take() int {
 	return t
 }
 
-func (w *wf) done(int) { w.serving++ }
+// done lets the next ticket go.
+func (w *wf) done() { w.serving++ }
 
 // wait waits for ticket's go.
 func (w *wf) wait(ctx workflow.Context, ticket int) error {
@@ -169,7 +170,7 @@ func (w *wf) validTurn(_ workflow.Context, req TurnRequest) error {
 
 func (w *wf) turn(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 	ticket := w.take()
-	defer w.done(ticket)
+	defer w.done()
 	w.queued++
 	err := w.wait(ctx, ticket)
 	w.queued--
@@ -197,7 +198,7 @@ func (w *wf) validDecision(_ workflow.Context, d Decision) error {
 
 func (w *wf) decide(ctx workflow.Context, d Decision) (TurnResult, error) {
 	ticket := w.take()
-	defer w.done(ticket)
+	defer w.done()
 	if err := w.wait(ctx, ticket); err != nil {
 		return TurnResult{}, err
 	}

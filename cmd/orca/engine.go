@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -93,13 +94,18 @@ README.`,
 	}
 }
 
+// engineFlags are orca run's flags that are orca-temporal run's alone,
+// passed on as they are.
+var engineFlags = []string{"turn-id", "address", "namespace", "task-queue"}
+
 // engineRun is orca run --engine temporal: the turn runs on a worker;
 // orca-temporal run asks for it and waits.
 func engineRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
-	allowed := map[string]bool{"engine": true, "session": true, "json": true, "turn-id": true, "address": true, "namespace": true, "task-queue": true}
 	var wrong string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		if !allowed[fl.Name] && wrong == "" {
+		switch {
+		case wrong != "", fl.Name == "engine", fl.Name == "session", fl.Name == "json", slices.Contains(engineFlags, fl.Name):
+		default:
 			wrong = fl.Name
 		}
 	})
@@ -113,8 +119,8 @@ func engineRun(cmd *cobra.Command, args []string, f *runFlags, o options) error 
 	if f.json {
 		all = append(all, "--json")
 	}
-	for _, name := range []string{"turn-id", "address", "namespace", "task-queue"} {
-		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+	for _, name := range engineFlags {
+		if fl := cmd.Flags().Lookup(name); fl.Changed {
 			all = append(all, "--"+name, fl.Value.String())
 		}
 	}

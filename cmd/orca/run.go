@@ -149,7 +149,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	case "temporal":
 		return engineRun(cmd, args, f, o)
 	case "", "local":
-		for _, name := range []string{"turn-id", "address", "namespace", "task-queue"} {
+		for _, name := range engineFlags {
 			if cmd.Flags().Changed(name) {
 				return usageErrorf("--%s is for --engine temporal", name)
 			}
