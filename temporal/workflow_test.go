@@ -237,3 +237,22 @@ func TestWorkflowContinuesAsNew(t *testing.T) {
 		t.Errorf("turns: %+v %+v", first, second)
 	}
 }
+
+// A turn may ask for its answer as a JSON value of a schema: the model is
+// asked for it, and the value is the result's Output.
+func TestWorkflowTypedAnswer(t *testing.T) {
+	u := newUnit(t, app.Config{Mode: policy.ModeBypass})
+	u.model.Script("s1", script.Output(map[string]int{"n": 3}))
+	var got outcome
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "count", OutputSchema: schema}, &got)
+	if err := u.run(temporal.SessionInput{SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got.err != nil || got.res.StopReason != "answered" || string(got.res.Output) != `{"n":3}` {
+		t.Errorf("typed turn: %+v", got)
+	}
+	if call := u.model.Calls()[0]; call.Output == nil || !strings.Contains(string(call.Output.Schema), `"required":["n"]`) {
+		t.Errorf("the model was not asked for the schema: %+v", call.Output)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,6 +90,9 @@ asks for turns; 'orca worker --help' lists its flags. See "Scale out" in the
 README.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := engineCommand(o); err != nil && (slices.Contains(args, "--help") || slices.Contains(args, "-h")) {
+				return cmd.Help() // what it is and how to install it
+			}
 			return runEngine(cmd, o, append([]string{"worker"}, args...)...)
 		},
 	}
@@ -98,19 +102,21 @@ README.`,
 // passed on as they are.
 var engineFlags = []string{"turn-id", "address", "namespace", "task-queue"}
 
+// engineRunFlags are the flags orca run takes with --engine temporal: the
+// turn's own; the model, the permissions and the rest are the worker's.
+var engineRunFlags = append([]string{"engine", "session", "json", "output-schema"}, engineFlags...)
+
 // engineRun is orca run --engine temporal: the turn runs on a worker;
 // orca-temporal run asks for it and waits.
 func engineRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	var wrong string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		switch {
-		case wrong != "", fl.Name == "engine", fl.Name == "session", fl.Name == "json", slices.Contains(engineFlags, fl.Name):
-		default:
+		if wrong == "" && !slices.Contains(engineRunFlags, fl.Name) {
 			wrong = fl.Name
 		}
 	})
 	if wrong != "" {
-		return usageErrorf("--%s is the worker's with --engine temporal (orca worker --%s …): the turn runs on a worker, as it is set up", wrong, wrong)
+		return usageErrorf("--%s is not for --engine temporal: the turn runs on a worker, as it is set up (orca worker --help); orca run takes --%s with it", wrong, strings.Join(engineRunFlags[1:], ", --"))
 	}
 	if f.agent.session == "" {
 		return usageErrorf("--engine temporal needs --session ID: the session whose turn the workers run (a new id starts one)")
@@ -118,6 +124,13 @@ func engineRun(cmd *cobra.Command, args []string, f *runFlags, o options) error 
 	all := []string{"run", "--session", f.agent.session}
 	if f.json {
 		all = append(all, "--json")
+	}
+	if f.outputSchema != "" {
+		// Checked here as orca run checks it; orca-temporal reads it again.
+		if _, err := readOutputSchema(f.outputSchema); err != nil {
+			return usageErrorf("--output-schema %s: %v", f.outputSchema, err)
+		}
+		all = append(all, "--output-schema", f.outputSchema)
 	}
 	for _, name := range engineFlags {
 		if fl := cmd.Flags().Lookup(name); fl.Changed {

@@ -55,7 +55,8 @@ func TestEngineCommands(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"run", "--engine", "temporal", "--session", "s", "--provider", "openai", "hi"}, "--provider is the worker's with --engine temporal"},
+		{[]string{"run", "--engine", "temporal", "--session", "s", "--provider", "openai", "hi"}, "--provider is not for --engine temporal"},
+		{[]string{"run", "--engine", "temporal", "--session", "s", "--output-schema", "/nonexistent/schema.json", "hi"}, "--output-schema /nonexistent/schema.json:"},
 		{[]string{"run", "--engine", "temporal", "hi"}, "--engine temporal needs --session ID"},
 		{[]string{"run", "--engine", "warp", "hi"}, "--engine warp: want local or temporal"},
 		{[]string{"run", "--turn-id", "t", "--script", "x.json", "hi"}, "--turn-id is for --engine temporal"},
@@ -63,6 +64,15 @@ func TestEngineCommands(t *testing.T) {
 		if _, stderr, code := orcaWith(t, t.Context(), o, "", tc.args...); code != exitUsage || !strings.Contains(stderr, tc.says) {
 			t.Errorf("%v: exit %d\n%s", tc.args, code, stderr)
 		}
+	}
+	os.Remove(logf)
+	schema := filepath.Join(t.TempDir(), "answer.json")
+	os.WriteFile(schema, []byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`), 0o644)
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--engine", "temporal", "--session", "s1", "--output-schema", schema, "count"); code != 3 {
+		t.Errorf("run --output-schema: exit %d\n%s", code, stderr)
+	}
+	if got := readArgs(t, logf); strings.Join(got, " ") != "run --session s1 --output-schema "+schema+" -- count" {
+		t.Errorf("orca-temporal got %q", got)
 	}
 	missing := options{configDir: t.TempDir(), getenv: func(k string) string {
 		if k == engineEnv {
@@ -72,5 +82,9 @@ func TestEngineCommands(t *testing.T) {
 	}}
 	if _, stderr, code := orcaWith(t, t.Context(), missing, "", "worker"); code != exitUsage || !strings.Contains(stderr, engineEnv+"=") {
 		t.Errorf("a missing orca-temporal: exit %d\n%s", code, stderr)
+	}
+	// Its help is orca's own then: what it is and how to install it.
+	if stdout, stderr, code := orcaWith(t, t.Context(), missing, "", "worker", "--help"); code != 0 || !strings.Contains(stdout, engineInstall) {
+		t.Errorf("orca worker --help without orca-temporal: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/temporal"
+	"github.com/orca-agent/orca/tool"
 )
 
 // Exit codes, as orca's: the turn answered; it did not (or something
@@ -233,7 +234,7 @@ func (t *turnFlags) report(cmd *cobra.Command, res temporal.TurnResult) error {
 
 func newRun() *cobra.Command {
 	var t turnFlags
-	var turnID string
+	var turnID, schemaFile string
 	cmd := &cobra.Command{
 		Use:   "run --session ID [flags] PROMPT",
 		Short: "Run a turn of session ID on the workers and wait for it (\"-\": the prompt from stdin)",
@@ -254,6 +255,13 @@ one: a client that lost its connection asks again.`,
 				prompt = string(b)
 			}
 			req := temporal.TurnRequest{TurnID: cmp.Or(turnID, session.NewTurnID()), Input: prompt}
+			if schemaFile != "" {
+				raw, err := readSchema(schemaFile)
+				if err != nil {
+					return fmt.Errorf("--output-schema %s: %w", schemaFile, err)
+				}
+				req.OutputSchema = raw
+			}
 			if err := req.Check(); err != nil {
 				return err
 			}
@@ -271,7 +279,24 @@ one: a client that lost its connection asks again.`,
 	}
 	t.flags(cmd)
 	cmd.Flags().StringVar(&turnID, "turn-id", "", "the turn's `ID` (made up if empty)")
+	cmd.Flags().StringVar(&schemaFile, "output-schema", "", "ask for the answer as a JSON value of the JSON Schema (of an object) in `FILE`")
 	return cmd
+}
+
+// readSchema reads a turn's output schema: a JSON Schema small enough to
+// travel with the turn, checked before it does.
+func readSchema(path string) (json.RawMessage, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > temporal.MaxInput {
+		return nil, fmt.Errorf("%d bytes: a durable turn's schema takes at most %d", len(raw), temporal.MaxInput)
+	}
+	if _, err := tool.CompileSchema("answer", raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 func newDecide(approve bool) *cobra.Command {
