@@ -314,11 +314,13 @@ type admitted struct {
 	hooks *toolHooks
 }
 
-// toolHooks are the payloads of a call's tool hooks (a handler may keep
-// one; the runtime changes neither once sent).
+// toolHooks are the payloads of a call's tool hooks and the frames their
+// runs use, in one allocation (a handler may keep a payload or its
+// context; the runtime changes neither once sent).
 type toolHooks struct {
-	pre  hook.PreToolUsePayload
-	post hook.PostToolUsePayload
+	pre         hook.PreToolUsePayload
+	post        hook.PostToolUsePayload
+	preF, postF hook.Frame
 }
 
 // admit takes call through the tool_request chain, validation, the
@@ -355,15 +357,10 @@ func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
 	var preContext []string
 	var hooks *toolHooks
 	if rt.hooks.Has(hook.PreToolUse) {
-		var pre *hook.PreToolUsePayload
-		if rt.hooks.Has(hook.PostToolUse) {
-			hooks = new(toolHooks)
-			pre = &hooks.pre
-		} else {
-			pre = new(hook.PreToolUsePayload)
-		}
+		hooks = new(toolHooks)
+		pre := &hooks.pre
 		*pre = hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call)}
-		out := t.runHook(pre)
+		out := t.runHookIn(&hooks.preF, pre)
 		if out.EndTurn != "" {
 			return admitted{}, t.blocked(call, "hook:"+out.By, fmt.Sprintf("Not run: the turn was %s.", t.ended)), false
 		}
@@ -435,19 +432,18 @@ func (t *turn) after(a admitted, res tool.Result) tool.Result {
 	rt, call := t.rt, a.call
 	switch {
 	case !res.IsError && rt.hooks.Has(hook.PostToolUse):
-		var p *hook.PostToolUsePayload
-		if a.hooks != nil {
-			p = &a.hooks.post
-		} else {
-			p = new(hook.PostToolUsePayload)
+		h := a.hooks
+		if h == nil {
+			h = new(toolHooks)
 		}
+		p := &h.post
 		*p = hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call), Output: res.Content}
 		if res.Response != nil {
 			if b, err := json.Marshal(res.Response); err == nil && len(b) > 0 && b[0] == '{' {
 				p.Response = b
 			}
 		}
-		out := t.runHook(p)
+		out := t.runHookIn(&h.postF, p)
 		if out.Action == hook.Block {
 			res.Content += fmt.Sprintf("\n\n<hook-feedback hook=%q by=%q>\n%s\n</hook-feedback>", hook.PostToolUse, out.By, out.Reason)
 		}

@@ -158,8 +158,11 @@ func (t *turn) ownTranscript() string {
 }
 
 // runHook runs a hook and reports its failures as hook_failed events.
-func (t *turn) runHook(p hook.Payload) hook.Outcome {
-	out := t.rt.hooks.Run(t.ctx, p)
+func (t *turn) runHook(p hook.Payload) hook.Outcome { return t.runHookIn(nil, p) }
+
+// runHookIn is runHook in the hook.Frame f (nil: the registry's own).
+func (t *turn) runHookIn(f *hook.Frame, p hook.Payload) hook.Outcome {
+	out := t.rt.hooks.RunIn(t.ctx, f, p)
 	if len(out.Failures)+len(out.Messages) > 0 {
 		id := toolUseIDOf(p)
 		for _, f := range out.Failures {

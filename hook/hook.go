@@ -395,6 +395,21 @@ type Message struct {
 // answered is ignored. A handler that panics has failed too; the panic
 // goes no further.
 func (r *Registry) Run(ctx context.Context, p Payload) Outcome {
+	return r.RunIn(ctx, nil, p)
+}
+
+// Frame is the room Run needs for one run of a hook point. RunIn runs in
+// a Frame its caller provides (allocated together with the payload, say),
+// which saves Run's own allocation. A Frame serves one run: a handler may
+// keep the context it was given, which ends with that run. Given again, it
+// is ignored and the run gets room of its own.
+type Frame struct {
+	pc   pointContext
+	used bool
+}
+
+// RunIn is Run in the Frame f (nil: in room of Run's own).
+func (r *Registry) RunIn(ctx context.Context, f *Frame, p Payload) Outcome {
 	n := p.Hook()
 	c := p.common()
 	c.HookName, c.Version = n, Version
@@ -407,7 +422,14 @@ func (r *Registry) Run(ctx context.Context, p Payload) Outcome {
 	if len(entries) == 0 {
 		return out
 	}
-	pc := newPointContext(ctx, entries)
+	var pc *pointContext
+	if f != nil && !f.used {
+		f.used = true
+		pc = &f.pc
+	} else {
+		pc = new(pointContext)
+	}
+	pc.init(ctx, entries)
 	defer pc.cancel()
 	for _, e := range entries {
 		var (
@@ -496,8 +518,9 @@ type pointContext struct {
 	deadline time.Time
 }
 
-func newPointContext(ctx context.Context, entries []*entry) *pointContext {
-	pc := &pointContext{parent: ctx, ctx: ctx}
+// init makes pc, a zero pointContext, the context of entries' run.
+func (pc *pointContext) init(ctx context.Context, entries []*entry) {
+	pc.parent, pc.ctx = ctx, ctx
 	var longest time.Duration
 	for _, e := range entries {
 		if !e.mayBlock {
@@ -505,16 +528,15 @@ func newPointContext(ctx context.Context, entries []*entry) *pointContext {
 		}
 	}
 	if longest == 0 {
-		return pc
+		return
 	}
 	pc.deadline = time.Now().Add(longest)
 	if d, ok := ctx.Deadline(); ok && !d.After(pc.deadline) {
 		pc.deadline = d // ctx ends first anyway
-		return pc
+		return
 	}
 	pc.lazy.Context, pc.lazy.deadline = ctx, pc.deadline
 	pc.ctx = &pc.lazy
-	return pc
 }
 
 func (pc *pointContext) cancel() {

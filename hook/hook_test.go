@@ -434,3 +434,38 @@ func TestPointContextValuesAndCause(t *testing.T) {
 		r.Run(context.WithValue(context.Background(), key{}, "v"), toolPayload(`{}`))
 	})
 }
+
+// A run in a caller's Frame behaves as Run: the same deadline, and a
+// context kept after the run is done. The Frame given again is not used
+// again: the kept context stays done, and the second run gets a live one.
+func TestRunInFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := hook.NewRegistry()
+		var kept []context.Context
+		mustRegister(t, r, hook.PreToolUse, "keeper", hook.HandlerFunc(func(ctx context.Context, _ hook.Payload) (*hook.Decision, error) {
+			if d, ok := ctx.Deadline(); !ok || d != time.Now().Add(time.Second) {
+				t.Errorf("deadline %v, %v; want in 1s", d, ok)
+			}
+			if ctx.Err() != nil {
+				t.Errorf("run %d: the handler's context is done already: %v", len(kept)+1, ctx.Err())
+			}
+			kept = append(kept, ctx)
+			return &hook.Decision{Action: hook.Block, Reason: "no"}, nil
+		}), hook.Timeout(time.Second))
+		var f hook.Frame
+		for run := range 2 {
+			out := r.RunIn(context.Background(), &f, toolPayload(`{}`))
+			if out.Action != hook.Block || out.By != "keeper" || len(out.Failures) != 0 {
+				t.Errorf("run %d: %+v", run+1, out)
+			}
+		}
+		if len(kept) != 2 || kept[0] == kept[1] {
+			t.Fatalf("the two runs shared a context")
+		}
+		for i, ctx := range kept {
+			if ctx.Err() == nil {
+				t.Errorf("the context of run %d is not done after it", i+1)
+			}
+		}
+	})
+}
