@@ -349,6 +349,51 @@ func TestL2_ParkedApproval(t *testing.T) {
 	}
 }
 
+// A parked turn retried under its id once its call is decided (what orca
+// serve and the Temporal engine do) is the same turn going on: the
+// approved call runs, the model answers, and the session counts one turn
+// whose prompt is the first attempt's; no input is added.
+func TestL2_DecidedTurnGoesOn(t *testing.T) {
+	ctx := t.Context()
+	pol, err := policy.New(policy.ModeDefault, policy.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := orcatest.NewNode(t, orcatest.WithPolicy(pol, policy.Parking{}))
+	n.Script("s", script.Call("Bash", map[string]string{"command": "echo a >> ran"}), script.Text("it ran"))
+	s := n.Open("s")
+	res, err := s.Run(ctx, "run a", session.WithTurnID("t1"))
+	if err != nil || res.StopReason != agent.StopAwaitingApproval {
+		t.Fatalf("first attempt: %+v, %v", res, err)
+	}
+	if _, err := n.Router.Decide(ctx, s.Parked().ID, true, "ana", ""); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.Run(ctx, "run a", session.WithTurnID("t1"), session.Retry())
+	if err != nil || res.StopReason != agent.StopAnswered || res.Answer != "it ran" || n.ReadFileOr("ran", "") != "a\n" {
+		t.Fatalf("the turn going on: %+v, %v, ran %q", res, err, n.ReadFileOr("ran", ""))
+	}
+	info, err := n.Store.Session(ctx, "s")
+	if err != nil || info.Turns != 1 || info.LastPrompt != "run a" {
+		t.Errorf("the session: %+v, %v", info, err)
+	}
+	if tot, _ := n.Store.Totals(ctx, "s"); tot.Turns != 1 || tot.ToolCalls != 1 {
+		t.Errorf("totals: %+v", tot)
+	}
+	inputs := 0
+	for _, r := range records(t, n, "s", false) {
+		if r.TurnID != "t1" {
+			t.Errorf("a record of turn %q", r.TurnID)
+		}
+		if r.Message.Role == llm.RoleUser && r.Message.Text() == "run a" {
+			inputs++
+		}
+	}
+	if inputs != 1 {
+		t.Errorf("the input was recorded %d times", inputs)
+	}
+}
+
 // A retried turn (session.Retry: a durable engine's worker died during
 // it) goes on from what its earlier attempt recorded: its input is not
 // added again, the call that was running is settled as after any crash,

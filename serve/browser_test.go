@@ -40,9 +40,9 @@ func chromium(t *testing.T) string {
 
 // The page in a real headless browser: sign in with the token, pick the
 // session, send a message to the scripted model, watch the tool call
-// appear and wait for approval, approve it from the page, send the next
-// message and see the call run — with the control plane's story (parked,
-// then allowed) on screen — and its effect on disk.
+// appear and wait for approval, approve it from the page and see the
+// turn go on: the call runs — with the control plane's story (parked,
+// then allowed) on screen — and its effect is on disk.
 func TestPageInABrowser(t *testing.T) {
 	exe := chromium(t)
 	f := newFixture(t, app.Config{}, serve.Options{})
@@ -110,12 +110,13 @@ func TestPageInABrowser(t *testing.T) {
 	step("approving and going on",
 		chromedp.Click(`.approval button.approve`),
 		chromedp.WaitNotPresent(`.approval`),
-		chromedp.SendKeys(`#message`, "go on"),
-		chromedp.Click(`#chat button`),
 		chromedp.WaitVisible(`#timeline [data-tool-use-id="b1"] .badge.ok`),
 		chromedp.WaitVisible(`#transcript .msg.assistant`))
 	shot("2-done")
 	story, transcript, status := text(`#timeline`), text(`#transcript`), text(`#status`)
+	if note := text(`#chat-error`); note != "Approved: the turn goes on." {
+		t.Errorf("after approving, the page says %q", note)
+	}
 	for _, want := range []string{"asked", "needs the user's approval", "parked approver: a person decides", "allowed by parked", "Bash echo from the page > page.txt"} {
 		if !strings.Contains(story, want) {
 			t.Errorf("the timeline lacks %q:\n%s", want, story)

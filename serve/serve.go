@@ -144,6 +144,9 @@ type turnState struct {
 	Usage      llm.Usage       `json:"usage"`
 	StartedAt  time.Time       `json:"started_at"`
 	EndedAt    *time.Time      `json:"ended_at,omitempty"`
+	// output is what the turn was asked for (its message's output_schema),
+	// for the attempt that goes on after a decision.
+	output *agent.Output
 }
 
 type route struct {
@@ -723,18 +726,20 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	}
 	e.setBusy(true)
 	id := session.NewTurnID()
-	e.track(&turnState{ID: id, Status: "running", StartedAt: time.Now().UTC()})
+	e.track(&turnState{ID: id, Status: "running", StartedAt: time.Now().UTC(), output: out})
 	s.wg.Add(1)
 	go s.run(e, id, req.Text, out)
 	writeJSON(w, http.StatusAccepted, map[string]any{"queued": false, "turn_id": id})
 	return nil
 }
 
-// run runs turns of e until no message waits: the first is id's.
-func (s *Server) run(e *entry, id, text string, out *agent.Output) {
+// run runs turns of e until no message waits: the first is id's, with
+// opts.
+func (s *Server) run(e *entry, id, text string, out *agent.Output, opts ...session.RunOption) {
 	defer s.wg.Done()
 	for {
-		res, err := e.ls.Run(s.ctx, text, session.WithTurnID(id), session.WithOutput(out))
+		res, err := e.ls.Run(s.ctx, text, append(opts, session.WithTurnID(id), session.WithOutput(out))...)
+		opts = nil
 		e.mu.Lock()
 		e.finished(id, res, err)
 		queued := e.ls.Runtime().Queues().Drain(e.ls.ID())
@@ -853,7 +858,8 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// endedInRows fills t from its turn_completed row, if that is written.
+// endedInRows fills t from its turn_completed row, if that is written
+// after its last turn_started (a turn that parked has one per attempt).
 func (s *Server) endedInRows(ctx context.Context, t *turnState) error {
 	rows, ok := s.app.Store().(store.Observations)
 	if !ok {
@@ -865,6 +871,9 @@ func (s *Server) endedInRows(ctx context.Context, t *turnState) error {
 	}
 	for i := len(all) - 1; i >= 0; i-- {
 		o := all[i]
+		if o.Name == "turn_started" && o.Depth == 0 {
+			return nil // an attempt that went on after a decision runs
+		}
 		if o.Name != "turn_completed" || o.Depth != 0 {
 			continue
 		}
@@ -1027,7 +1036,8 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 }
 
 type decideRequest struct {
-	// Approve runs the call at the session's next turn; false denies it.
+	// Approve runs the call, false denies it; either way the parked turn
+	// goes on (or, if a turn of the session runs, the next one does).
 	// Required.
 	Approve *bool `json:"approve"`
 	// Note is kept with the decision.
@@ -1064,6 +1074,49 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ParkedOf(p))
+	writeJSON(w, http.StatusOK, decided{Parked: ParkedOf(p), Resumed: s.goOn(r.Context(), p)})
 	return nil
+}
+
+// decided is the answer to a decision: the call, and whether its turn
+// went on.
+type decided struct {
+	Parked
+	Resumed bool `json:"resumed"`
+}
+
+// goOn goes on with the turn that parked p, now decided, if no turn of
+// its session runs: the turn runs again under its id (session.Retry), the
+// approved call first (a denied one is answered so), and its events follow
+// the ones it had. It reports whether the turn went on; if not, the
+// session's next message runs the approved call first.
+func (s *Server) goOn(ctx context.Context, p store.ParkedCall) bool {
+	e, err := s.entryOf(ctx, p.SessionID, false)
+	if err != nil {
+		return false
+	}
+	info, err := s.app.Store().Session(ctx, p.SessionID)
+	if err != nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.busy || s.ctx.Err() != nil {
+		return false
+	}
+	e.setBusy(true)
+	t := e.turns[p.TurnID]
+	if t == nil {
+		t = &turnState{ID: p.TurnID}
+		e.track(t)
+	}
+	t.Status, t.EndedAt = "running", nil
+	if t.StartedAt.IsZero() {
+		t.StartedAt = time.Now().UTC()
+	}
+	s.wg.Add(1)
+	// The turn's input, for the record: the parked attempt's, which is
+	// the session's last prompt.
+	go s.run(e, p.TurnID, info.LastPrompt, t.output, session.Retry())
+	return true
 }

@@ -306,7 +306,8 @@ func TestInterruptAndQueue(t *testing.T) {
 }
 
 // A call the policy asks about parks the turn; the approval is listed,
-// decided through the API, and the next message runs the call first.
+// decided through the API, and the turn goes on under its id: the call
+// runs, the model answers, and the session counts one turn.
 func TestParkedApproval(t *testing.T) {
 	f := newFixture(t, app.Config{}, serve.Options{})
 	f.model.Script("s",
@@ -329,19 +330,31 @@ func TestParkedApproval(t *testing.T) {
 	if code, body := f.do("POST", "/v1/approvals/"+p["id"].(string), `{"note": "no decision"}`); code != 400 || !strings.Contains(body, `"field":"approve"`) {
 		t.Errorf("without approve: %d %s", code, body)
 	}
-	if d := f.json("POST", "/v1/approvals/"+p["id"].(string), `{"approve": true, "note": "fine"}`, 200); d["status"] != "approved" || d["decided_by"] != "api" {
+	if d := f.json("POST", "/v1/approvals/"+p["id"].(string), `{"approve": true, "note": "fine"}`, 200); d["status"] != "approved" || d["decided_by"] != "api" || d["resumed"] != true {
 		t.Errorf("decided %v", d)
 	}
 	if code, _ := f.do("POST", "/v1/approvals/"+p["id"].(string), `{"approve": false}`); code != 409 {
 		t.Errorf("deciding twice: %d", code)
 	}
-	next := f.json("POST", "/v1/sessions/s/messages", `{"text": "go on"}`, 202)["turn_id"].(string)
-	f.events("/v1/sessions/s/turns/"+next+"/events", "", completed)
+	// The turn's events go on after its first turn_completed (parked).
+	ends := 0
+	evs := f.events("/v1/sessions/s/turns/"+turn+"/events", "", func(e sse) bool {
+		if completed(e) {
+			ends++
+		}
+		return ends == 2
+	})
+	if last := evs[len(evs)-1]; last.data["stop_reason"] != "answered" || last.data["answer"] != "ran it" {
+		t.Errorf("the turn ended %v", last.data)
+	}
 	if b, err := os.ReadFile(filepath.Join(f.ws, "ran.txt")); err != nil || string(b) != "ran\n" {
 		t.Errorf("the approved call: %q, %v", b, err)
 	}
-	if st := f.json("GET", "/v1/sessions/s/turns/"+next, "", 200); st["status"] != "answered" {
-		t.Errorf("next turn %v", st)
+	if st := f.json("GET", "/v1/sessions/s/turns/"+turn, "", 200); st["status"] != "answered" || st["answer"] != "ran it" {
+		t.Errorf("the turn %v", st)
+	}
+	if s := f.json("GET", "/v1/sessions/s", "", 200); s["turns"] != 1.0 || s["parked"] != nil {
+		t.Errorf("the session: turns %v, parked %v", s["turns"], s["parked"])
 	}
 }
 

@@ -260,7 +260,11 @@ type LiveSession struct {
 	model string
 	// traceParent is the parked turn's, for the turn that resumes its
 	// approved call (settle).
-	traceParent    string
+	traceParent string
+	// endedTurn is the turn whose parked call was decided (settle): its
+	// attempt that parked ended, and was counted, so a Retry of it goes on
+	// with the same turn rather than adding one.
+	endedTurn      string
 	pendingContext []string
 	// env are the variables SESSION_START hooks left for the session's
 	// commands (CLAUDE_ENV_FILE).
@@ -480,7 +484,7 @@ var ErrAwaitingApproval = errors.New("session: a parked call waits for a decisio
 // next turn (resume, approved). A call parked and still undecided leaves
 // them as they are (parked is set).
 func (s *LiveSession) settle(ctx context.Context) error {
-	s.resume, s.approved, s.parked, s.traceParent = nil, nil, nil, ""
+	s.resume, s.approved, s.parked, s.traceParent, s.endedTurn = nil, nil, nil, "", ""
 	msgs := s.transcript
 	if !endsUnanswered(msgs) {
 		return nil
@@ -493,10 +497,13 @@ func (s *LiveSession) settle(ctx context.Context) error {
 	for _, p := range parked {
 		byUse[p.ToolUseID] = p
 	}
-	fix, resume, approved, waiting := s.unanswered(msgs, byUse)
+	fix, resume, approved, waiting, decided := s.unanswered(msgs, byUse)
 	if waiting != nil {
 		s.parked = waiting
 		return nil
+	}
+	if decided != nil {
+		s.endedTurn = decided.TurnID
 	}
 	for _, p := range approved {
 		if p.TraceParent != "" {
@@ -588,14 +595,15 @@ func resultsOnly(m llm.Message) bool {
 //     (its result, like the first's, is in doubt); the rest are answered
 //     that they did not run.
 //
-// fix answers the calls that will not run.
-func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.ParkedCall) (fix, resume []llm.Block, approved []store.ParkedCall, waiting *store.ParkedCall) {
+// fix answers the calls that will not run; decided is the parked call,
+// approved or denied, where the turn stopped.
+func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.ParkedCall) (fix, resume []llm.Block, approved []store.ParkedCall, waiting, decided *store.ParkedCall) {
 	at := len(msgs) - 1
 	if at >= 0 && resultsOnly(msgs[at]) {
 		at--
 	}
 	if at < 0 || msgs[at].Role != llm.RoleAssistant {
-		return nil, nil, nil, nil
+		return nil, nil, nil, nil, nil
 	}
 	answered := map[string]bool{}
 	if at < len(msgs)-1 {
@@ -619,10 +627,12 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 		case !first:
 			fix = append(fix, llm.ToolResultBlock(u.ID, "Not run: the session stopped before this call started.", true))
 		case isParked && p.Status == store.ParkPending:
-			return nil, nil, nil, &p
+			return nil, nil, nil, &p, nil
 		case isParked && p.Status == store.ParkApproved:
 			resume, approved, goOn = append(resume, u), append(approved, p), true
+			decided = &p
 		case isParked && p.Status == store.ParkDenied:
+			decided = &p
 			why := fmt.Sprintf("The user denied %s.", u.Name)
 			if p.Note != "" {
 				why = fmt.Sprintf("The user denied %s: %s", u.Name, p.Note)
@@ -635,7 +645,7 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 		}
 		first = false
 	}
-	return fix, resume, approved, nil
+	return fix, resume, approved, nil, decided
 }
 
 // inDoubt answers a call that was running when the session stopped.
@@ -833,6 +843,10 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	resume, approved, traceParent := s.resume, s.approved, s.traceParent
 	s.resume, s.approved, s.traceParent = nil, nil, ""
 	again := rc.retry && rc.turnID != "" && s.lastTurn == rc.turnID
+	// The attempt that parked the call decided since ended, and was
+	// counted: this one goes on with its turn.
+	counted := again && s.endedTurn == rc.turnID
+	s.endedTurn = ""
 	pending := s.pendingContext
 	s.pendingContext = nil
 	promptTokens := s.promptTokens
@@ -853,12 +867,15 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		// calls are the session's too. What the records added already
 		// is not added again.
 		final := spentTotals(res.Usage, res.Spent)
-		final.Turns = 1
+		if !counted {
+			final.Turns = 1
+		}
 		if _, _, terr := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: final.Sub(recorded)}); terr != nil && recordErr == nil {
 			endErr = fmt.Errorf("session %s: totals: %w", s.id, terr)
 			return
 		}
-		if ferr := s.r.store.FinishTurn(ctx, s.id, input); ferr != nil && recordErr == nil {
+		// A counted turn is in the session's turn count and last prompt.
+		if ferr := s.finishTurn(ctx, counted, input); ferr != nil && recordErr == nil {
 			endErr = fmt.Errorf("session %s: finish turn: %w", s.id, ferr)
 			return
 		}
@@ -941,6 +958,15 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	}
 	s.mu.Unlock()
 	return res, err
+}
+
+// finishTurn counts a turn that ended with input, unless it is counted
+// already.
+func (s *LiveSession) finishTurn(ctx context.Context, counted bool, input string) error {
+	if counted {
+		return nil
+	}
+	return s.r.store.FinishTurn(ctx, s.id, input)
 }
 
 // SetModel makes model the model of the session's next turns (agent.

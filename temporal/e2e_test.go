@@ -74,6 +74,10 @@ func TestServerTurnParksAndIsApprovedThroughTheCLI(t *testing.T) {
 	if len(calls) != 1 || calls[0].Status != store.ParkStarted {
 		t.Errorf("parked calls: %+v", calls)
 	}
+	// The turn that parked and went on is one turn.
+	if info, err := st.Session(t.Context(), "s1"); err != nil || info.Turns != 1 || info.LastPrompt != "run it" {
+		t.Errorf("the session: %+v, %v", info, err)
+	}
 	rows, err := st.(store.Observations).Observations(t.Context(), store.ObservationFilter{SessionID: "s1", TurnID: "t1"})
 	if err != nil {
 		t.Fatal(err)

@@ -143,7 +143,7 @@ function renderApprovals(parked) {
     el('pre', {}, JSON.stringify(p.input, null, 2)),
     el('div', { class: 'muted' }, p.reason),
     el('div', { class: 'row' },
-      el('span', { class: 'muted' }, 'Approved calls run at the next message.'),
+      el('span', { class: 'muted' }, 'Decide, and the turn goes on.'),
       el('span', {},
         el('button', { class: 'primary approve', type: 'button', onclick: () => decide(p.id, true) }, 'Approve'),
         ' ',
@@ -152,8 +152,9 @@ function renderApprovals(parked) {
 
 async function decide(id, approve) {
   try {
-    await api('POST', `/v1/approvals/${encodeURIComponent(id)}`, { approve, by: 'web' });
-    $('#chat-error').textContent = approve ? 'Approved: send a message to go on.' : 'Denied.';
+    const d = await api('POST', `/v1/approvals/${encodeURIComponent(id)}`, { approve, by: 'web' });
+    const what = approve ? 'Approved' : 'Denied';
+    $('#chat-error').textContent = d.resumed ? `${what}: the turn goes on.` : `${what}: a turn is running; the next message goes on from it.`;
   } catch (e) {
     $('#chat-error').textContent = e.message;
   }
