@@ -57,7 +57,30 @@ const (
 	// whatever text came before the refusal (it is in Messages), and tool
 	// calls of the refused response did not run.
 	StopRefused StopReason = "refused"
+	// StopPaused: a step of a turn run step by step (Request.Step) ended
+	// before the turn's next effect; the turn goes on with a Continue
+	// request that carries Result.Progress.
+	StopPaused StopReason = "paused"
 )
+
+// Progress is where a turn run step by step stands (Request.Step,
+// Result.Progress): the loop's counts, which go on from step to step.
+type Progress struct {
+	// Steps is how many steps of the turn have ended.
+	Steps int `json:"steps"`
+	// Iterations counts the turn's model calls (MaxIterations caps it).
+	Iterations int `json:"iterations"`
+	// Stops, Revisions and Corrections count the STOP continuations,
+	// verification revisions and output corrections in a row (their caps
+	// hold across steps).
+	Stops       int `json:"stops,omitempty"`
+	Revisions   int `json:"revisions,omitempty"`
+	Corrections int `json:"corrections,omitempty"`
+	// CallsPending: the step ended before every tool call of the last
+	// response had started; those without a result never started (the
+	// next step runs them, session.CallsNotStarted).
+	CallsPending bool `json:"calls_pending,omitempty"`
+}
 
 // Parked is the call a turn stopped before (StopAwaitingApproval).
 type Parked struct {
@@ -168,6 +191,17 @@ type Request struct {
 	// verification are not run again).
 	Continue bool
 
+	// Step makes the execution one step of the turn: it ends as
+	// StopPaused before it would start a second effect — a model call, a
+	// tool call, or a group of read-only calls that run at once — with
+	// Result.Progress saying where the turn stands. The next step is a
+	// Continue request whose Step is that Progress: it emits no second
+	// turn_started (a paused step emits no turn_completed), and the loop's
+	// counts go on. Hooks, policy, middleware and events run in the step
+	// whose effect they are about. A durable engine runs each model call
+	// and each tool call of a turn as an activity of its own so.
+	Step *Progress
+
 	// Compact makes this a manual compaction (the /compact command)
 	// instead of a turn: History is summarised, with Input as the
 	// instructions for the summary; the model is asked nothing else. It
@@ -224,6 +258,9 @@ type Result struct {
 	Usage        llm.Usage
 	Iterations   int
 	ToolCalls    int
+	// Progress is where a turn run step by step (Request.Step) stands
+	// after this step: pass it as the next step's Request.Step.
+	Progress Progress
 	// Err is why the turn failed (StopFailed only).
 	Err error
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,6 +64,13 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			b.done(k, llm.ToolResultBlock(u.ID, why, true))
 			continue
 		}
+		if len(b.jobs) == 0 && t.req.Step != nil && t.effects > 0 {
+			// The step's effect has run: this call and those after it
+			// are the next steps'; none of them started.
+			b.results = b.results[:k]
+			t.paused = true
+			return b.message(), b.ok
+		}
 		t.res.ToolCalls++
 		rec := t.started(u)
 		a, res, admitted := t.admit(&rec.Call)
@@ -82,6 +90,7 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			b.jobs = append(b.jobs, job{slot: k, a: a, rec: rec})
 		default:
 			if b.flush() {
+				t.effects++
 				res, failures := t.execute(a)
 				b.done(k, t.ran(&a, rec, res, failures))
 			}
@@ -164,6 +173,7 @@ func (b *batch) flush() bool {
 		return b.ok
 	}
 	t := b.t
+	t.effects++ // the group is one effect
 	if len(jobs) == 1 {
 		j := &jobs[0]
 		j.res, j.fails = t.execute(j.a)
@@ -648,8 +658,8 @@ func (t *turn) resume() bool {
 	if ok && t.req.Record != nil {
 		t.recorded = len(t.msgs)
 	}
-	if ok && t.res.Parked != nil {
-		t.finish(StopAwaitingApproval)
+	if ok && (t.res.Parked != nil || t.paused) {
+		t.finish(cmp.Or(t.pausedReason(), StopAwaitingApproval))
 		return false
 	}
 	return ok && !t.stopped()

@@ -42,6 +42,11 @@ type turn struct {
 	// stops and revisions count consecutive STOP continuations and
 	// verification revisions.
 	stops, revisions int
+	// effects counts the effects this execution has started (model calls,
+	// tool calls, groups of calls at once): a step (Request.Step) pauses
+	// before its second. paused: runTools stopped before a call for that.
+	effects int
+	paused  bool
 	// forkCalls counts the tool calls of foreground forks, which the
 	// invoking session's tool-call budget includes.
 	forkCalls int
@@ -214,7 +219,13 @@ func (t *turn) run() {
 	if t.req.Budget != nil {
 		t.limits = *t.req.Budget
 	}
-	t.emit(event.TurnStarted, &event.TurnStartedData{Input: t.req.Input})
+	if st := t.req.Step; st != nil && t.req.Continue && st.Steps > 0 {
+		// The turn goes on from its last step: its counts go on, and it
+		// started already.
+		t.res.Iterations, t.stops, t.revisions, t.corrections = st.Iterations, st.Stops, st.Revisions, st.Corrections
+	} else {
+		t.emit(event.TurnStarted, &event.TurnStartedData{Input: t.req.Input})
+	}
 	t.out = t.rt.output
 	if t.req.Output != nil {
 		o, err := compileOutput(t.req.Output, t.rt.client)
@@ -302,7 +313,7 @@ func (t *turn) run() {
 	}
 
 	for t.res.Iterations < def.MaxIterations {
-		if t.stopped() || t.endedByHook() {
+		if t.stopped() || t.endedByHook() || t.pause() {
 			return
 		}
 		if d, ok := t.limits.Exhausted(t.spent()); ok {
@@ -322,6 +333,7 @@ func (t *turn) run() {
 		}
 
 		resp, err := t.callModel()
+		t.effects++
 		for errors.Is(err, llm.ErrPromptTooLong) && t.ctx.Err() == nil {
 			// The provider refused the prompt: shrink it — never send the
 			// same prompt again — or end the turn saying why.
@@ -370,17 +382,17 @@ func (t *turn) run() {
 		}
 		if uses > 0 {
 			results, ok := t.runTools(msg.Content, uses)
-			if len(results.Content) > 0 || t.res.Parked == nil {
+			if len(results.Content) > 0 || t.res.Parked == nil && !t.paused {
 				t.msgs = append(t.msgs, results)
 			}
 			if !ok {
 				return
 			}
-			if t.res.Parked != nil {
+			if t.res.Parked != nil || t.paused {
 				if t.req.Record != nil {
 					t.recorded = len(t.msgs)
 				}
-				t.finish(StopAwaitingApproval)
+				t.finish(cmp.Or(t.pausedReason(), StopAwaitingApproval))
 				return
 			}
 			if t.req.Record != nil {
@@ -470,6 +482,25 @@ func (t *turn) run() {
 		return
 	}
 	t.finish(StopMaxIterations)
+}
+
+// pause ends a step (Request.Step) whose effect has run, before the next
+// one starts, and reports whether it did.
+func (t *turn) pause() bool {
+	if t.req.Step == nil || t.effects == 0 {
+		return false
+	}
+	t.finish(StopPaused)
+	return true
+}
+
+// pausedReason is StopPaused if runTools stopped before a call because
+// the step's effect has run, "" otherwise.
+func (t *turn) pausedReason() StopReason {
+	if t.paused && t.res.Parked == nil {
+		return StopPaused
+	}
+	return ""
 }
 
 // goOn prepares a turn that continues an earlier attempt (Request.
@@ -722,8 +753,15 @@ func (t *turn) finish(reason StopReason) {
 	t.res.Transcript = t.msgs
 	t.res.PromptTokens = t.promptTokens
 	t.res.Spent = t.turnSpent()
+	if st := t.req.Step; st != nil {
+		t.res.Progress = Progress{Steps: st.Steps + 1, Iterations: t.res.Iterations, Stops: t.stops, Revisions: t.revisions,
+			Corrections: t.corrections, CallsPending: reason == StopPaused && t.paused}
+	}
 	if t.req.OnEnd != nil {
 		t.req.OnEnd(t.res)
+	}
+	if reason == StopPaused {
+		return // the turn goes on: it has not ended
 	}
 	if t.observed() {
 		d := &event.TurnCompletedData{

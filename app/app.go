@@ -713,6 +713,9 @@ type SessionOptions struct {
 	// Wait is how long to wait for a session another writer holds
 	// (session.OpenOptions.Wait); zero refuses at once.
 	Wait time.Duration
+	// CallsNotStarted: the calls the session's last response left without
+	// a result never started (session.OpenOptions.CallsNotStarted).
+	CallsNotStarted bool
 }
 
 // Session opens a live session: the one ID names, the workspace's latest
@@ -754,7 +757,7 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 		if a.model.fill != nil {
 			a.model.fill(id)
 		}
-		ls, err = a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent, Wait: opts.Wait})
+		ls, err = a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent, Wait: opts.Wait, CallsNotStarted: opts.CallsNotStarted})
 	}
 	switch {
 	case errors.Is(err, store.ErrWrongRuntime):

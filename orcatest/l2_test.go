@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
@@ -391,6 +393,100 @@ func TestL2_DecidedTurnGoesOn(t *testing.T) {
 	}
 	if inputs != 1 {
 		t.Errorf("the input was recorded %d times", inputs)
+	}
+}
+
+// A turn run step by step (session.Step, what the Temporal engine does:
+// one activity a step) makes one effect a step — a model call, a tool
+// call, a group of read-only calls at once — and ends as the same turn run
+// at once would: the same transcript, each call run once, one turn_started
+// and one turn_completed, one turn counted. Between steps the session may
+// be closed and opened again (another worker), told that the calls left
+// without a result never started.
+func TestL2_TurnStepByStep(t *testing.T) {
+	ctx := t.Context()
+	responses := []script.Response{
+		{ToolCalls: []script.ToolCall{
+			{ID: "a", Name: "Bash", Input: json.RawMessage(`{"command":"echo a >> ran"}`)},
+			{ID: "b", Name: "Bash", Input: json.RawMessage(`{"command":"echo b >> ran"}`)},
+		}},
+		{ToolCalls: []script.ToolCall{
+			{ID: "r1", Name: "Read", Input: json.RawMessage(`{"file_path":"ran"}`)},
+			{ID: "r2", Name: "Read", Input: json.RawMessage(`{"file_path":"ran"}`)},
+		}},
+		script.Text("done"),
+	}
+	local := orcatest.NewNode(t)
+	local.Script("s", responses...)
+	want, err := local.Open("s").Run(ctx, "go", session.WithTurnID("t1"))
+	if err != nil || want.Answer != "done" {
+		t.Fatalf("the turn at once: %+v, %v", want, err)
+	}
+
+	n := orcatest.NewNode(t)
+	n.Script("s", responses...)
+	var events []string
+	open := func(notStarted bool) *session.LiveSession {
+		ls, err := n.Router.Open(ctx, "s", session.OpenOptions{CallsNotStarted: notStarted, OnEvent: func(e event.Event) {
+			if e.Name == event.TurnStarted || e.Name == event.TurnCompleted || e.Name == event.IterationStarted {
+				events = append(events, string(e.Name))
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ls
+	}
+	ls := open(false)
+	var p agent.Progress
+	var stops []string
+	var res *agent.Result
+	for step := 1; ; step++ {
+		if step > 10 {
+			t.Fatalf("no end after 10 steps: %v", stops)
+		}
+		res, err = ls.Run(ctx, "go", session.WithTurnID("t1"), session.Retry(), session.Step(p))
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		stops = append(stops, fmt.Sprintf("%s%s", res.StopReason, map[bool]string{true: "+pending"}[res.Progress.CallsPending]))
+		if res.StopReason != agent.StopPaused {
+			break
+		}
+		p = res.Progress
+		if step%2 == 0 {
+			// Another worker takes the next step.
+			ls.Close(ctx)
+			ls = open(p.CallsPending)
+		}
+	}
+	defer ls.Close(ctx)
+	if got := strings.Join(stops, " "); got != "paused+pending paused+pending paused paused+pending paused answered" {
+		t.Errorf("the steps ended %s", got)
+	}
+	if res.Answer != "done" || res.Iterations != 3 || res.Progress.Iterations != 3 {
+		t.Errorf("the last step: %+v", res)
+	}
+	if got := n.ReadFileOr("ran", ""); got != "a\nb\n" {
+		t.Errorf("the calls ran: %q", got)
+	}
+	if got := strings.Join(events, " "); got != "turn_started iteration_started iteration_started iteration_started turn_completed" {
+		t.Errorf("events %s", got)
+	}
+	var got, wantMsgs []llm.Message
+	for _, r := range records(t, n, "s", false) {
+		got = append(got, r.Message)
+	}
+	for _, r := range records(t, local, "s", false) {
+		wantMsgs = append(wantMsgs, r.Message)
+	}
+	if g, w := fmt.Sprint(got), fmt.Sprint(wantMsgs); g != w {
+		t.Errorf("the transcript step by step:\n%s\nat once:\n%s", g, w)
+	}
+	info, _ := n.Store.Session(ctx, "s")
+	tot, _ := n.Store.Totals(ctx, "s")
+	if info.Turns != 1 || tot.Turns != 1 || tot.ToolCalls != 4 {
+		t.Errorf("counted: %d turns, totals %+v", info.Turns, tot)
 	}
 }
 

@@ -133,6 +133,12 @@ type OpenOptions struct {
 	// (another process, or another LiveSession of this one) to be
 	// released; zero refuses at once.
 	Wait time.Duration
+	// CallsNotStarted says that the tool calls the transcript's last
+	// response left without a result never started: the step of a turn run
+	// step by step (Step) that recorded the response ended before them
+	// (agent.Progress.CallsPending), and nothing ran since. They run at the
+	// next turn, instead of being answered as a crash's calls are.
+	CallsNotStarted bool
 }
 
 // Open opens session id: it provisions the session if it is new (its
@@ -160,7 +166,7 @@ func (r *Router) Open(ctx context.Context, id string, opts OpenOptions) (*LiveSe
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	s := &LiveSession{r: r, id: id, info: info, onEvent: opts.OnEvent, owner: leaseOwner()}
+	s := &LiveSession{r: r, id: id, info: info, onEvent: opts.OnEvent, owner: leaseOwner(), notStarted: opts.CallsNotStarted}
 	if err := s.lease(ctx, opts.Wait); err != nil {
 		return nil, err
 	}
@@ -261,6 +267,9 @@ type LiveSession struct {
 	// traceParent is the parked turn's, for the turn that resumes its
 	// approved call (settle).
 	traceParent string
+	// notStarted: the calls the last response left without a result have
+	// not started (a step paused before them); settle runs them.
+	notStarted bool
 	// endedTurn is the turn whose parked call was decided (settle): its
 	// attempt that parked ended, and was counted, so a Retry of it goes on
 	// with the same turn rather than adding one.
@@ -484,9 +493,14 @@ var ErrAwaitingApproval = errors.New("session: a parked call waits for a decisio
 // next turn (resume, approved). A call parked and still undecided leaves
 // them as they are (parked is set).
 func (s *LiveSession) settle(ctx context.Context) error {
-	s.resume, s.approved, s.parked, s.traceParent, s.endedTurn = nil, nil, nil, "", ""
+	notStarted := s.notStarted
+	s.resume, s.approved, s.parked, s.traceParent, s.endedTurn, s.notStarted = nil, nil, nil, "", "", false
 	msgs := s.transcript
 	if !endsUnanswered(msgs) {
+		return nil
+	}
+	if notStarted {
+		s.resume = unansweredUses(msgs)
 		return nil
 	}
 	parked, err := s.r.store.ParkedCalls(ctx, store.ParkFilter{SessionID: s.id})
@@ -563,6 +577,29 @@ func endsUnanswered(msgs []llm.Message) bool {
 		answered = len(msgs[at+1].Content)
 	}
 	return len(msgs[at].ToolUses()) > answered
+}
+
+// unansweredUses returns the tool calls of the last assistant message of
+// msgs that have no result, in order.
+func unansweredUses(msgs []llm.Message) []llm.Block {
+	at := len(msgs) - 1
+	answered := map[string]bool{}
+	if at >= 0 && resultsOnly(msgs[at]) {
+		for _, b := range msgs[at].Content {
+			answered[b.ToolUseID] = true
+		}
+		at--
+	}
+	if at < 0 || msgs[at].Role != llm.RoleAssistant {
+		return nil
+	}
+	var uses []llm.Block
+	for _, u := range msgs[at].ToolUses() {
+		if !answered[u.ID] {
+			uses = append(uses, u)
+		}
+	}
+	return uses
 }
 
 // resultsOnly reports whether m is a user message of tool results only.
@@ -725,6 +762,7 @@ type runConfig struct {
 	output *agent.Output
 	turnID string
 	retry  bool
+	step   *agent.Progress
 }
 
 // WithTurnID names the first turn Run runs (the id is made up
@@ -743,6 +781,17 @@ func WithTurnID(id string) RunOption {
 // runs each attempt of a turn so.
 func Retry() RunOption {
 	return func(c *runConfig) { c.retry = true }
+}
+
+// Step makes Run run one step of the turn WithTurnID names
+// (agent.Request.Step): its next model call, or its next tool call (or
+// group of read-only calls at once), with the hooks, policy and middleware
+// around it. A step that leaves the turn unfinished ends as
+// agent.StopPaused, with the Progress to give the next step; the next one
+// is a Retry of the turn with that Progress. p is the zero Progress for
+// the first step. A durable engine runs a turn so, one activity a step.
+func Step(p agent.Progress) RunOption {
+	return func(c *runConfig) { c.step = &p }
 }
 
 // WithOutput asks the turns for their answer as a JSON value of o's schema
@@ -793,7 +842,7 @@ func (s *LiveSession) Run(ctx context.Context, input string, opts ...RunOption) 
 	}
 	for {
 		res, err := s.turn(ctx, input, rc)
-		rc.turnID, rc.retry = "", false // the queued messages' turns get their own
+		rc.turnID, rc.retry, rc.step = "", false, nil // the queued messages' turns get their own
 		if err != nil || res.StopReason != agent.StopAnswered {
 			return res, err
 		}
@@ -867,11 +916,19 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		// calls are the session's too. What the records added already
 		// is not added again.
 		final := spentTotals(res.Usage, res.Spent)
-		if !counted {
+		paused := res.StopReason == agent.StopPaused
+		if !counted && !paused {
 			final.Turns = 1
 		}
 		if _, _, terr := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: final.Sub(recorded)}); terr != nil && recordErr == nil {
 			endErr = fmt.Errorf("session %s: totals: %w", s.id, terr)
+			return
+		}
+		if paused {
+			// The turn goes on at its next step.
+			s.mu.Lock()
+			s.notStarted = res.Progress.CallsPending
+			s.mu.Unlock()
 			return
 		}
 		// A counted turn is in the session's turn count and last prompt.
@@ -906,6 +963,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		OnBackgroundEvent: s.feedFunc(),
 		Budget:            &limits,
 		Output:            rc.output,
+		Step:              rc.step,
 		Model:             model,
 		TraceParent:       traceParent,
 		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
