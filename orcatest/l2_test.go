@@ -445,7 +445,11 @@ func TestL2_TurnStepByStep(t *testing.T) {
 		if step > 10 {
 			t.Fatalf("no end after 10 steps: %v", stops)
 		}
-		res, err = ls.Run(ctx, "go", session.WithTurnID("t1"), session.Retry(), session.Step(p))
+		input := "go"
+		if step > 1 {
+			input = "" // a later step goes on with the turn's own input
+		}
+		res, err = ls.Run(ctx, input, session.WithTurnID("t1"), session.Retry(), session.Step(p))
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
@@ -460,7 +464,7 @@ func TestL2_TurnStepByStep(t *testing.T) {
 			ls = open(p.CallsPending)
 		}
 	}
-	defer ls.Close(ctx)
+	defer func() { ls.Close(ctx) }()
 	if got := strings.Join(stops, " "); got != "paused+pending paused+pending paused paused+pending paused answered" {
 		t.Errorf("the steps ended %s", got)
 	}
@@ -485,8 +489,36 @@ func TestL2_TurnStepByStep(t *testing.T) {
 	}
 	info, _ := n.Store.Session(ctx, "s")
 	tot, _ := n.Store.Totals(ctx, "s")
-	if info.Turns != 1 || tot.Turns != 1 || tot.ToolCalls != 4 {
-		t.Errorf("counted: %d turns, totals %+v", info.Turns, tot)
+	if info.Turns != 1 || info.LastPrompt != "go" || tot.Turns != 1 || tot.ToolCalls != 4 {
+		t.Errorf("counted: %+v, totals %+v", info, tot)
+	}
+
+	// Interrupted between two steps, the turn ends at the next one: the
+	// calls that had not started are answered as not run.
+	n.Script("s", responses[0])
+	ls.Close(ctx)
+	ls = open(false)
+	res, err = ls.Run(ctx, "again", session.WithTurnID("t2"), session.Retry(), session.Step(agent.Progress{}))
+	if err != nil || res.StopReason != agent.StopPaused || !res.Progress.CallsPending {
+		t.Fatalf("t2's first step: %+v, %v", res, err)
+	}
+	res, err = ls.Run(ctx, "", session.WithTurnID("t2"), session.Retry(), session.Step(res.Progress), session.Interrupted())
+	if err != nil || res.StopReason != agent.StopInterrupted {
+		t.Fatalf("t2 interrupted: %+v, %v", res, err)
+	}
+	if got := n.ReadFileOr("ran", ""); got != "a\nb\n" {
+		t.Errorf("an interrupted turn's calls ran: %q", got)
+	}
+	answers := map[string]string{}
+	for _, r := range records(t, n, "s", false) {
+		for _, b := range r.Message.Content {
+			if r.TurnID == "t2" && b.Type == llm.BlockToolResult {
+				answers[b.ToolUseID] = b.Content
+			}
+		}
+	}
+	if len(answers) != 2 || !strings.Contains(answers["a"], "interrupted") || !strings.Contains(answers["b"], "interrupted") {
+		t.Errorf("the unstarted calls were answered %q", answers)
 	}
 }
 

@@ -259,8 +259,9 @@ type LiveSession struct {
 	approved   map[string]bool
 	parked     *store.ParkedCall // a parked call no one decided yet
 	lastSeq    int64
-	// lastTurn is the turn of the transcript's last record.
-	lastTurn     string
+	// lastTurn is the turn of the transcript's last record; lastInput is
+	// that turn's input (the text of its first record).
+	lastTurn, lastInput string
 	promptTokens int64
 	// model is the model of the next turns (SetModel), "" for the definition's.
 	model string
@@ -476,6 +477,9 @@ func (s *LiveSession) load(ctx context.Context) error {
 			msgs[n-1] = joined
 		} else {
 			msgs = append(msgs, rec.Message)
+		}
+		if rec.TurnID != s.lastTurn {
+			s.lastInput = rec.Message.Text()
 		}
 		s.lastSeq, s.lastTurn = rec.Seq, rec.TurnID
 	}
@@ -759,10 +763,11 @@ func (s *LiveSession) Budget(ctx context.Context) (budget.Limits, error) {
 type RunOption func(*runConfig)
 
 type runConfig struct {
-	output *agent.Output
-	turnID string
-	retry  bool
-	step   *agent.Progress
+	output      *agent.Output
+	turnID      string
+	retry       bool
+	step        *agent.Progress
+	interrupted bool
 }
 
 // WithTurnID names the first turn Run runs (the id is made up
@@ -792,6 +797,13 @@ func Retry() RunOption {
 // the first step. A durable engine runs a turn so, one activity a step.
 func Step(p agent.Progress) RunOption {
 	return func(c *runConfig) { c.step = &p }
+}
+
+// Interrupted makes the turn start interrupted: a turn run step by step
+// that was interrupted between two steps ends so, its calls that had not
+// started answered as not run.
+func Interrupted() RunOption {
+	return func(c *runConfig) { c.interrupted = true }
 }
 
 // WithOutput asks the turns for their answer as a JSON value of o's schema
@@ -842,7 +854,7 @@ func (s *LiveSession) Run(ctx context.Context, input string, opts ...RunOption) 
 	}
 	for {
 		res, err := s.turn(ctx, input, rc)
-		rc.turnID, rc.retry, rc.step = "", false, nil // the queued messages' turns get their own
+		rc.turnID, rc.retry, rc.step, rc.interrupted = "", false, nil, false // the queued messages' turns get their own
 		if err != nil || res.StopReason != agent.StopAnswered {
 			return res, err
 		}
@@ -884,6 +896,9 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	// The session's commands know it, as Claude Code's do.
 	turnCtx, cancel := context.WithCancelCause(sandbox.WithEnv(ctx, append(slices.Clone(s.env), "CLAUDE_CODE_SESSION_ID="+s.id)))
 	defer cancel(nil)
+	if rc.interrupted {
+		cancel(agent.ErrInterrupted)
+	}
 	turnID := cmp.Or(rc.turnID, "turn_"+randomID())
 
 	s.mu.Lock()
@@ -892,6 +907,9 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	resume, approved, traceParent := s.resume, s.approved, s.traceParent
 	s.resume, s.approved, s.traceParent = nil, nil, ""
 	again := rc.retry && rc.turnID != "" && s.lastTurn == rc.turnID
+	if again && input == "" {
+		input = s.lastInput // a later step need not carry the input again
+	}
 	// The attempt that parked the call decided since ended, and was
 	// counted: this one goes on with its turn.
 	counted := again && s.endedTurn == rc.turnID
@@ -984,6 +1002,9 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 			}
 			recorded = now
 			s.mu.Lock()
+			if s.lastTurn != turnID {
+				s.lastInput = r.Message.Text()
+			}
 			s.lastSeq, s.lastTurn = recs[len(recs)-1].Seq, turnID
 			s.mu.Unlock()
 			return nil
