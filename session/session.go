@@ -271,10 +271,7 @@ type LiveSession struct {
 	// notStarted: the calls the last response left without a result have
 	// not started (a step paused before them); settle runs them.
 	notStarted bool
-	// endedTurn is the turn whose parked call was decided (settle): its
-	// attempt that parked ended, and was counted, so a Retry of it goes on
-	// with the same turn rather than adding one.
-	endedTurn      string
+
 	pendingContext []string
 	// env are the variables SESSION_START hooks left for the session's
 	// commands (CLAUDE_ENV_FILE).
@@ -498,7 +495,7 @@ var ErrAwaitingApproval = errors.New("session: a parked call waits for a decisio
 // them as they are (parked is set).
 func (s *LiveSession) settle(ctx context.Context) error {
 	notStarted := s.notStarted
-	s.resume, s.approved, s.parked, s.traceParent, s.endedTurn, s.notStarted = nil, nil, nil, "", "", false
+	s.resume, s.approved, s.parked, s.traceParent, s.notStarted = nil, nil, nil, "", false
 	msgs := s.transcript
 	if !endsUnanswered(msgs) {
 		return nil
@@ -515,13 +512,10 @@ func (s *LiveSession) settle(ctx context.Context) error {
 	for _, p := range parked {
 		byUse[p.ToolUseID] = p
 	}
-	fix, resume, approved, waiting, decided := s.unanswered(msgs, byUse)
+	fix, resume, approved, waiting := s.unanswered(msgs, byUse)
 	if waiting != nil {
 		s.parked = waiting
 		return nil
-	}
-	if decided != nil {
-		s.endedTurn = decided.TurnID
 	}
 	for _, p := range approved {
 		if p.TraceParent != "" {
@@ -636,15 +630,14 @@ func resultsOnly(m llm.Message) bool {
 //     (its result, like the first's, is in doubt); the rest are answered
 //     that they did not run.
 //
-// fix answers the calls that will not run; decided is the parked call,
-// approved or denied, where the turn stopped.
-func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.ParkedCall) (fix, resume []llm.Block, approved []store.ParkedCall, waiting, decided *store.ParkedCall) {
+// fix answers the calls that will not run.
+func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.ParkedCall) (fix, resume []llm.Block, approved []store.ParkedCall, waiting *store.ParkedCall) {
 	at := len(msgs) - 1
 	if at >= 0 && resultsOnly(msgs[at]) {
 		at--
 	}
 	if at < 0 || msgs[at].Role != llm.RoleAssistant {
-		return nil, nil, nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	answered := map[string]bool{}
 	if at < len(msgs)-1 {
@@ -668,12 +661,10 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 		case !first:
 			fix = append(fix, llm.ToolResultBlock(u.ID, "Not run: the session stopped before this call started.", true))
 		case isParked && p.Status == store.ParkPending:
-			return nil, nil, nil, &p, nil
+			return nil, nil, nil, &p
 		case isParked && p.Status == store.ParkApproved:
 			resume, approved, goOn = append(resume, u), append(approved, p), true
-			decided = &p
 		case isParked && p.Status == store.ParkDenied:
-			decided = &p
 			why := fmt.Sprintf("The user denied %s.", u.Name)
 			if p.Note != "" {
 				why = fmt.Sprintf("The user denied %s: %s", u.Name, p.Note)
@@ -686,7 +677,7 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 		}
 		first = false
 	}
-	return fix, resume, approved, nil, decided
+	return fix, resume, approved, nil
 }
 
 // inDoubt answers a call that was running when the session stopped.
@@ -910,15 +901,17 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	if again && input == "" {
 		input = s.lastInput // a later step need not carry the input again
 	}
-	// The attempt that parked the call decided since ended, and was
-	// counted: this one goes on with its turn.
-	counted := again && s.endedTurn == rc.turnID
-	s.endedTurn = ""
+	counted := false
 	pending := s.pendingContext
 	s.pendingContext = nil
 	promptTokens := s.promptTokens
 	model := s.model
 	s.mu.Unlock()
+	if again {
+		// An attempt of the turn that parked a call ended, and was
+		// counted: this one goes on with the turn.
+		counted = s.parkedBy(ctx, turnID)
+	}
 
 	var recordErr, endErr error
 	var recorded store.Totals // what the turn's records have added to the totals
@@ -1037,6 +1030,15 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	}
 	s.mu.Unlock()
 	return res, err
+}
+
+// parkedBy reports whether turn parked a call (the store keeps them).
+func (s *LiveSession) parkedBy(ctx context.Context, turn string) bool {
+	calls, err := s.r.store.ParkedCalls(ctx, store.ParkFilter{SessionID: s.id})
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(calls, func(p store.ParkedCall) bool { return p.TurnID == turn })
 }
 
 // finishTurn counts a turn that ended with input, unless it is counted

@@ -23,6 +23,14 @@ import (
 // Activities are the session workflow's activities, over one opened App:
 // a worker serves one agent in one workspace, with a store every worker
 // of its task queue shares.
+//
+// A turn runs as steps (session.Step): each model call, and each tool call
+// (or group of read-only calls at once), is an activity of its own
+// (ModelActivity, ToolActivity). Between the steps of a turn the worker
+// keeps the session open, so that hooks, the lease and what SESSION_START
+// hooks left (CLAUDE_ENV_FILE) hold for the whole turn: the workflow sends
+// the next step to this worker's own task queue (Queue, RegisterOwn), and
+// to the shared one if this worker does not take it in time.
 type Activities struct {
 	App *app.App
 	// LeaseWait is how long a turn waits for the session's writer lease
@@ -31,6 +39,25 @@ type Activities struct {
 	LeaseWait time.Duration
 	// Worker names this worker in results (its host and pid if empty).
 	Worker string
+	// Queue is this worker's own task queue, where the later steps of a
+	// turn it runs are sent (RegisterOwn registers them there); "" sends
+	// every step to the shared queue, which opens the session per step.
+	Queue string
+	// KeepOpen is how long a session stays open after a step, waiting for
+	// the turn's next (30s; the workflow gives it Options.StepStart to
+	// come, less than this).
+	KeepOpen time.Duration
+
+	mu   sync.Mutex
+	kept map[string]*kept // by session id
+}
+
+// kept is a session a worker holds open between two steps of a turn.
+type kept struct {
+	ls    *session.LiveSession
+	turn  string
+	prog  *progress
+	timer *time.Timer
 }
 
 func (a *Activities) worker() string {
@@ -46,36 +73,112 @@ func refused(err error) error {
 	return sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRefused, err)
 }
 
-// Turn runs turn in.Request of session in.SessionID, or goes on with it
-// when an earlier attempt began it (session.Retry). It heartbeats while
-// the turn runs; when the workflow cancels it (an interrupt), the turn is
-// interrupted at its next safe point and its result returned. A worker
-// that stops (worker.Options.WorkerStopTimeout) lets the turn go on for
-// that long; then the turn stops at its next safe point and the attempt
-// fails, so that another worker goes on with it.
-func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
+// take returns the session kept open for turn, if this worker keeps one
+// (and closes one kept for another turn).
+func (a *Activities) take(ctx context.Context, sessionID, turn string) *kept {
+	a.mu.Lock()
+	k := a.kept[sessionID]
+	delete(a.kept, sessionID)
+	a.mu.Unlock()
+	if k == nil || !k.timer.Stop() {
+		return nil // none, or closing at its time
+	}
+	if k.turn != turn || k.ls.Closed() {
+		k.ls.Close(context.WithoutCancel(ctx))
+		return nil
+	}
+	return k
+}
+
+// keep holds k open for the turn's next step, for KeepOpen.
+func (a *Activities) keep(sessionID string, k *kept) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.kept == nil {
+		a.kept = map[string]*kept{}
+	}
+	k.timer = time.AfterFunc(cmp.Or(a.KeepOpen, 30*time.Second), func() {
+		a.mu.Lock()
+		if a.kept[sessionID] == k {
+			delete(a.kept, sessionID)
+		}
+		a.mu.Unlock()
+		k.ls.Close(context.Background())
+	})
+	a.kept[sessionID] = k
+}
+
+// Close closes the sessions the worker keeps open between steps (call it
+// once the worker has stopped).
+func (a *Activities) Close() {
+	a.mu.Lock()
+	kept := a.kept
+	a.kept = nil
+	a.mu.Unlock()
+	for _, k := range kept {
+		if k.timer.Stop() {
+			k.ls.Close(context.Background())
+		}
+	}
+}
+
+// Step runs the next step of turn in.Request of session in.SessionID
+// (session.Step with in.Progress; the first step when that is zero, and
+// any attempt goes on from what earlier ones recorded: session.Retry). It
+// heartbeats while the step runs; when the workflow cancels it (an
+// interrupt), the turn is interrupted at its next safe point and its
+// result returned. A worker that stops (worker.Options.WorkerStopTimeout)
+// lets the step go on for that long; then the turn stops at its next safe
+// point and the attempt fails, so that another worker goes on with it.
+func (a *Activities) Step(ctx context.Context, in StepInput) (StepResult, error) {
 	info := activity.GetInfo(ctx)
 	req := in.Request
 	worker := a.worker()
-	if err := req.Check(); err != nil {
-		return TurnResult{}, refused(err)
+	switch {
+	case in.Progress.Steps == 0:
+		if err := req.Check(); err != nil {
+			return StepResult{}, refused(err)
+		}
+	case req.TurnID == "":
+		return StepResult{}, refused(errors.New("a later step of a turn names no turn"))
 	}
-	opts := []session.RunOption{session.WithTurnID(req.TurnID), session.Retry()}
+	opts := []session.RunOption{session.WithTurnID(req.TurnID), session.Retry(), session.Step(in.Progress)}
 	if len(req.OutputSchema) > 0 {
 		opts = append(opts, session.WithOutput(&agent.Output{Schema: req.OutputSchema}))
 	}
-	// The session is opened for the attempt and closed after it: the next
-	// turn may run on another worker, which needs the writer lease.
-	var prog progress
-	ls, err := a.App.Session(ctx, app.SessionOptions{ID: in.SessionID, Wait: cmp.Or(a.LeaseWait, time.Minute), OnEvent: prog.see})
-	var ce *app.ConfigError
-	switch {
-	case errors.As(err, &ce):
-		return TurnResult{}, refused(err)
-	case err != nil:
-		return TurnResult{}, err
+	if in.Interrupt {
+		opts = append(opts, session.Interrupted())
 	}
-	defer ls.Close(context.WithoutCancel(ctx))
+	// A later attempt finds the session as the failed one left it: opened
+	// again, from the store.
+	var k *kept
+	if info.Attempt == 1 {
+		k = a.take(ctx, in.SessionID, req.TurnID)
+	} else if old := a.take(ctx, in.SessionID, req.TurnID); old != nil {
+		old.ls.Close(context.WithoutCancel(ctx))
+	}
+	if k == nil {
+		k = &kept{turn: req.TurnID, prog: new(progress)}
+		ls, err := a.App.Session(ctx, app.SessionOptions{ID: in.SessionID, Wait: cmp.Or(a.LeaseWait, time.Minute), OnEvent: k.prog.see,
+			// Only a first attempt knows that nothing ran since the last
+			// step paused.
+			CallsNotStarted: in.NotStarted && info.Attempt == 1})
+		var ce *app.ConfigError
+		switch {
+		case errors.As(err, &ce):
+			return StepResult{}, refused(err)
+		case err != nil:
+			return StepResult{}, err
+		}
+		k.ls = ls
+	}
+	ls := k.ls
+	keep := false
+	defer func() {
+		if !keep {
+			ls.Close(context.WithoutCancel(ctx))
+		}
+	}()
 
 	// The turn's own context is not the activity's: a cancelled activity
 	// interrupts the turn, which then records what it did and ends.
@@ -103,37 +206,46 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnResult, error)
 				}
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, prog.now(req.TurnID, worker))
+				activity.RecordHeartbeat(ctx, k.prog.now(req.TurnID, worker))
 			}
 		}
 	}()
 	res, err := ls.Run(turnCtx, req.Input, opts...)
 	close(done)
+	stopping := false
 	select {
 	case <-activity.GetWorkerStopChannel(ctx):
+		stopping = true
 		if ctx.Err() != nil {
 			// The worker stopped (a redeploy) and its grace period ran
 			// out: the turn was interrupted for that, not by anyone who
 			// asked. Another attempt — on another worker — goes on from
 			// what it recorded.
-			return TurnResult{}, fmt.Errorf("worker %s stopped during turn %s of session %s: another worker goes on with it", worker, req.TurnID, in.SessionID)
+			return StepResult{}, fmt.Errorf("worker %s stopped during turn %s of session %s: another worker goes on with it", worker, req.TurnID, in.SessionID)
 		}
 	default:
 	}
 	switch {
 	case errors.Is(err, session.ErrAwaitingApproval), errors.Is(err, session.ErrClosed):
-		return TurnResult{}, refused(err)
+		return StepResult{}, refused(err)
 	case res == nil && err != nil:
-		return TurnResult{}, err // the store, the lease: another attempt may do better
+		return StepResult{}, err // the store, the lease: another attempt may do better
 	}
-	out := TurnResult{SessionID: in.SessionID, TurnID: req.TurnID, StopReason: string(res.StopReason), Reason: res.Reason,
-		Output: res.Output, Iterations: res.Iterations, ToolCalls: res.ToolCalls, Usage: res.Usage, Attempt: info.Attempt, Worker: worker}
+	out := StepResult{TurnResult: TurnResult{SessionID: in.SessionID, TurnID: req.TurnID, StopReason: string(res.StopReason), Reason: res.Reason,
+		Output: res.Output, Iterations: res.Iterations, ToolCalls: res.ToolCalls, Usage: res.Usage, Attempt: info.Attempt, Worker: worker},
+		Progress: res.Progress}
 	out.Answer, out.AnswerTruncated = truncate(res.Answer, MaxAnswer)
 	if err != nil {
 		out.Error = err.Error()
 	}
 	if p := ls.Parked(); p != nil && res.StopReason == agent.StopAwaitingApproval {
 		out.Parked = &Parked{ID: p.ID, ToolUseID: p.ToolUseID, ToolName: p.ToolName, Reason: p.Reason}
+	}
+	if res.StopReason == agent.StopPaused && err == nil && a.Queue != "" && !stopping && ctx.Err() == nil {
+		// The turn's next step comes here, to the session held open.
+		keep = true
+		out.Queue = a.Queue
+		a.keep(in.SessionID, k)
 	}
 	return out, nil
 }

@@ -27,9 +27,10 @@ import (
 // Read calls and an answer from the HTTP model, on the workspace's SQLite
 // store: "local" runs them in this process (session.LiveSession.Run),
 // "durable" asks a Temporal dev server for them, run by a worker in this
-// process with the same App. What durable costs more is the engine's: the
-// update's round trip, the activity's dispatch and heartbeats, the
-// session opened per turn (its lease).
+// process with the same App (and its own task queue, as orca-temporal
+// worker runs). What durable costs more is the engine's: the update's
+// round trip, an activity per model call and per tool call (dispatch,
+// history, heartbeats), the session opened per turn (its lease).
 //
 //	go test ./temporal -run '^$' -bench ServerTurns -benchtime 200x
 func BenchmarkServerTurns(b *testing.B) {
@@ -80,12 +81,18 @@ func BenchmarkServerTurns(b *testing.B) {
 				}
 				defer tc.Close()
 				queue := fmt.Sprintf("orca-bench-%d", time.Now().UnixNano())
+				acts := &temporal.Activities{App: a, Queue: queue + "/worker/1"}
+				defer acts.Close()
 				w := worker.New(tc, queue, worker.Options{})
-				temporal.Register(w, &temporal.Activities{App: a})
-				if err := w.Start(); err != nil {
-					b.Fatal(err)
+				temporal.Register(w, acts)
+				own := worker.New(tc, acts.Queue, worker.Options{})
+				temporal.RegisterOwn(own, acts)
+				for _, w := range []worker.Worker{w, own} {
+					if err := w.Start(); err != nil {
+						b.Fatal(err)
+					}
+					defer w.Stop()
 				}
-				defer w.Stop()
 				c := &temporal.Client{Temporal: tc, TaskQueue: queue}
 				run = func(ctx context.Context, sessionID, turnID string) error {
 					_, err := c.Turn(ctx, sessionID, temporal.TurnRequest{TurnID: turnID, Input: "read"})

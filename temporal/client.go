@@ -14,12 +14,21 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Register registers the session workflow and a's activities on w, under
-// the names of this package (WorkflowName, TurnActivity, ParkActivity).
+// Register registers the session workflow and a's activities on w, a
+// worker of the shared task queue, under the names of this package
+// (WorkflowName, ModelActivity, ToolActivity, ParkActivity).
 func Register(w worker.Registry, a *Activities) {
 	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: WorkflowName})
-	w.RegisterActivityWithOptions(a.Turn, activity.RegisterOptions{Name: TurnActivity})
+	RegisterOwn(w, a)
 	w.RegisterActivityWithOptions(a.Park, activity.RegisterOptions{Name: ParkActivity})
+}
+
+// RegisterOwn registers a's step activities on w, a worker of a.Queue,
+// the worker's own task queue: the later steps of the turns it runs come
+// there, to the sessions it keeps open.
+func RegisterOwn(w worker.Registry, a *Activities) {
+	w.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: ModelActivity})
+	w.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: ToolActivity})
 }
 
 // Client asks session workflows for turns, decisions and interrupts.

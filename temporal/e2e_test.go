@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
@@ -208,11 +210,11 @@ func TestServerCrashNeverRepeatsASideEffect(t *testing.T) {
 		if res.StopReason != "answered" || res.Answer != fmt.Sprintf("counted to %d", steps) {
 			t.Fatalf("round %d: %+v", round, res)
 		}
-		attempts += int(res.Attempt) - 1
+		attempts += res.Retries
 		checkCrashTranscript(t, c, round, sessionID, local(round), steps)
 	}
 	killMu.Lock()
-	t.Logf("%d rounds, %d kills, %d retried attempts, %d workers started", rounds, killed, attempts, c.started)
+	t.Logf("%d rounds, %d kills, %d steps run again, %d workers started", rounds, killed, attempts, c.started)
 	if killed == 0 {
 		t.Errorf("no worker was killed (seed %d): the test proved nothing", seed)
 	}
@@ -312,8 +314,10 @@ func localTranscript(t *testing.T, reply func(round int) func(int) (string, []fa
 	}
 }
 
-// A turn of 500 tool calls is one activity: the workflow's history stays
-// a few dozen events, whatever the turn does.
+// A turn of 500 tool calls: each model call is an activity, and so is
+// each group of read-only calls that run at once (10 a response here):
+// 101 activities, a few events each, well inside Temporal's limits, the
+// transcript and the tool results in the store, not in the history.
 func TestServerTurnOf500ToolCalls(t *testing.T) {
 	model := newFakeModel(t, func(step int) (string, []fakeCall) {
 		if step < 500 {
@@ -334,14 +338,28 @@ func TestServerTurnOf500ToolCalls(t *testing.T) {
 	if err != nil || res.StopReason != "answered" || res.ToolCalls != 500 || res.Iterations != 51 {
 		t.Fatalf("turn: %+v, %v", res, err)
 	}
-	d, err := c.client.Temporal.DescribeWorkflow(t.Context(), temporal.WorkflowID(c.queue, "big"), "")
-	if err != nil {
-		t.Fatal(err)
+	steps := map[string]int{}
+	var events int
+	var size int
+	it := c.client.Temporal.GetWorkflowHistory(t.Context(), temporal.WorkflowID(c.queue, "big"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		events++
+		size += proto.Size(e)
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			steps[a.GetActivityType().GetName()]++
+		}
 	}
-	if n := d.RawResponse.WorkflowExecutionInfo.GetHistoryLength(); n > 40 {
-		t.Errorf("the workflow's history has %d events", n)
+	if steps[temporal.ModelActivity] != 51 || steps[temporal.ToolActivity] != 50 {
+		t.Errorf("activities: %v", steps)
+	}
+	if events > 8*101 || size > 2<<20 {
+		t.Errorf("the workflow's history has %d events, %d bytes", events, size)
 	} else {
-		t.Logf("a turn of 500 tool calls: %d events in the workflow's history", n)
+		t.Logf("a turn of 500 tool calls: %d activities, %d events, %d bytes in the workflow's history", 101, events, size)
 	}
 	recs, _ := c.store().Records(t.Context(), "big", store.RecordFilter{})
 	if len(recs) < 500 {
@@ -460,7 +478,7 @@ func TestServerBudgetAcrossWorkers(t *testing.T) {
 		}
 	})
 	res, err := c.client.Turn(t.Context(), "b1", temporal.TurnRequest{TurnID: "t1", Input: "count to ten"})
-	if err != nil || res.StopReason != "budget_exhausted" || res.Attempt < 2 {
+	if err != nil || res.StopReason != "budget_exhausted" || res.Retries < 1 {
 		t.Fatalf("turn: %+v, %v", res, err)
 	}
 	tot, err := st.Totals(t.Context(), "b1")
@@ -541,30 +559,50 @@ func TestServerEventsAcrossWorkers(t *testing.T) {
 			break
 		}
 	}
-	if !slices.Contains(names, "tool_exec_completed") || !slices.Contains(names, "turn_completed") {
+	if !slices.Contains(names, "tool_exec_completed") || !slices.Contains(names, "turn_completed") || names[0] != "turn_started" || slices.Index(names[1:], "turn_started") >= 0 {
 		t.Errorf("the stream showed %v of the worker's turn", names)
 	}
 	if got := <-done; got.err != nil {
 		t.Error(got.err)
 	}
+	// The worker kept the session open between the turn's three steps:
+	// opened once a turn (SESSION_START, session_started), not once a step.
+	rows, err := c.store().(store.Observations).Observations(t.Context(), store.ObservationFilter{SessionID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := 0
+	for _, r := range rows {
+		if r.Name == "session_started" {
+			opened++
+		}
+	}
+	if opened != 2 {
+		t.Errorf("the session was opened %d times for two turns", opened)
+	}
 }
 
 // A worker that is stopped (SIGTERM: a redeploy) takes no new turn and
-// lets the one it runs go on for --stop-timeout; then the turn stops at
-// its next safe point and another worker goes on with it — it does not
-// end interrupted.
+// no new step: the step it runs ends within --stop-timeout, and the turn's
+// next step goes to another worker — it does not end interrupted, and no
+// call is in doubt.
 func TestServerWorkerStopHandsTheTurnOver(t *testing.T) {
 	stopNow := make(chan string, 1)
+	var mu sync.Mutex
+	var callers []string
 	model := newFakeModel(t, func(step int) (string, []fakeCall) {
 		switch step {
 		case 0:
 			return "", []fakeCall{{"Bash", map[string]string{"command": "sleep 0.5; echo a >> log"}}}
 		case 1:
-			return "", []fakeCall{{"Bash", map[string]string{"command": "sleep 30; echo b >> log"}}}
+			return "", []fakeCall{{"Bash", map[string]string{"command": "sleep 0.5; echo b >> log"}}}
 		}
 		return "done", nil
 	})
 	model.setAfter(func(caller string, step int) {
+		mu.Lock()
+		callers = append(callers, caller)
+		mu.Unlock()
 		if step == 0 {
 			stopNow <- caller
 		}
@@ -578,10 +616,15 @@ func TestServerWorkerStopHandsTheTurnOver(t *testing.T) {
 		t.Errorf("the stopped worker exited %d", code)
 	}
 	got := <-done
-	if got.err != nil || got.res.StopReason != "answered" || got.res.Answer != "done" || got.res.Attempt < 2 {
+	if got.err != nil || got.res.StopReason != "answered" || got.res.Answer != "done" || got.res.Steps != 5 {
 		t.Fatalf("the turn: %+v, %v", got.res, got.err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(c.ws, "log")); string(b) != "a\n" {
-		t.Errorf("log: %q (the first call within the grace period, not the second)", b)
+	if b, _ := os.ReadFile(filepath.Join(c.ws, "log")); string(b) != "a\nb\n" {
+		t.Errorf("log: %q (each call once, the first on the stopped worker, the second after it)", b)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(callers) != 3 || callers[0] != "w1" || callers[1] != "w2" || callers[2] != "w2" {
+		t.Errorf("the model calls came from %v", callers)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm"
 )
 
@@ -24,8 +25,14 @@ const (
 	InterruptSignal = "interrupt"
 	// StateQuery returns the workflow's State.
 	StateQuery = "state"
-	// TurnActivity runs (or goes on with) one turn of a session.
-	TurnActivity = "orca.Turn"
+	// ModelActivity and ToolActivity run one step of a turn
+	// (Activities.Step): ModelActivity its next model call, with what
+	// comes before it (compaction) and after it (the answer's STOP hooks
+	// and verification); ToolActivity its next tool call — or the group
+	// of read-only calls that run at once — with its hooks, policy and
+	// middleware. The workflow runs each turn as a row of them.
+	ModelActivity = "orca.ModelCall"
+	ToolActivity  = "orca.ToolCall"
 	// ParkActivity reads, or decides, a session's parked call.
 	ParkActivity = "orca.Park"
 	// DefaultTaskQueue is the task queue of workers and clients that name
@@ -75,11 +82,15 @@ type Options struct {
 	// (10,000: well inside Temporal's 51,200).
 	TurnsPerRun int `json:"turns_per_run,omitempty"`
 	MaxHistory  int `json:"max_history,omitempty"`
-	// MaxAttempts caps a turn's attempts (20); RetryMax is the longest
+	// MaxAttempts caps a step's attempts (20); RetryMax is the longest
 	// wait between two (30s; the first waits a second, each next twice
 	// as long).
 	MaxAttempts int32         `json:"max_attempts,omitempty"`
 	RetryMax    time.Duration `json:"retry_max,omitempty"`
+	// StepStart is how long a turn's next step waits for the worker that
+	// ran its last one, which keeps the session open (10s); then any
+	// worker of the task queue takes it.
+	StepStart time.Duration `json:"step_start,omitempty"`
 }
 
 func (o Options) withDefaults() Options {
@@ -106,6 +117,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RetryMax <= 0 {
 		o.RetryMax = 30 * time.Second
+	}
+	if o.StepStart <= 0 {
+		o.StepStart = 10 * time.Second
 	}
 	return o
 }
@@ -186,11 +200,48 @@ type TurnResult struct {
 	Iterations      int             `json:"iterations"`
 	ToolCalls       int             `json:"tool_calls"`
 	Usage           llm.Usage       `json:"usage"`
-	// Attempt is the activity attempt that finished the turn (1 unless a
-	// worker died during it, or its store failed for a while).
+	// Steps is how many steps (activities) the turn took: its model calls
+	// and its tool calls (a group of read-only calls at once is one).
+	Steps int `json:"steps"`
+	// Retries is how many times a step was run again: a worker died
+	// during it or did not take it, or the store failed for a while.
+	Retries int `json:"retries"`
+	// Attempt is the attempt of the step that ended the turn.
 	Attempt int32 `json:"attempt"`
 	// Worker names the worker that finished it.
 	Worker string `json:"worker,omitempty"`
+}
+
+// StepInput is the input of a step's activity (ModelActivity,
+// ToolActivity).
+type StepInput struct {
+	SessionID string `json:"session_id"`
+	// Request is the turn's; its Input only in the first step (the later
+	// ones go on with what the session recorded).
+	Request TurnRequest `json:"request"`
+	// Heartbeat is the activity's heartbeat timeout: it heartbeats at a
+	// third of it.
+	Heartbeat time.Duration `json:"heartbeat"`
+	// Progress is where the turn stands: the last step's, the zero value
+	// for the first.
+	Progress agent.Progress `json:"progress"`
+	// NotStarted: the calls the last step left without a result have not
+	// started, and nothing ran since (session.OpenOptions.CallsNotStarted).
+	NotStarted bool `json:"not_started,omitempty"`
+	// Interrupt: the turn was interrupted between two steps; this one
+	// ends it so.
+	Interrupt bool `json:"interrupt,omitempty"`
+}
+
+// StepResult is what a step did: the turn's result once it ends (its
+// StopReason then not "paused").
+type StepResult struct {
+	TurnResult
+	// Progress is where the turn stands after the step.
+	Progress agent.Progress `json:"progress"`
+	// Queue is the task queue of the worker that keeps the session open
+	// for the next step ("" for none).
+	Queue string `json:"queue,omitempty"`
 }
 
 // State is what the workflow says of itself (StateQuery).

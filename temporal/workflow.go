@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/llm"
 )
 
 // Application error types the activities raise and the workflow knows.
@@ -31,15 +35,6 @@ type ParkState struct {
 	DecidedBy string `json:"decided_by,omitempty"`
 }
 
-// TurnInput is TurnActivity's input.
-type TurnInput struct {
-	SessionID string      `json:"session_id"`
-	Request   TurnRequest `json:"request"`
-	// Heartbeat is the activity's heartbeat timeout: it heartbeats at a
-	// third of it.
-	Heartbeat time.Duration `json:"heartbeat"`
-}
-
 // wf is a session workflow's state. Turns (and the continuation of a
 // parked one) run one at a time, in the order they came: each takes a
 // ticket (next) and runs when serving reaches it.
@@ -51,7 +46,10 @@ type wf struct {
 	queued        int
 	running       string
 	cancel        workflow.CancelFunc
-	turns         int
+	// interrupted: the running turn was interrupted (its next step ends
+	// it).
+	interrupted bool
+	turns       int
 }
 
 // SessionWorkflow is a session's workflow (see the package doc).
@@ -79,6 +77,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 				return
 			}
 			if w.cancel != nil && (turnID == "" || turnID == w.running) {
+				w.interrupted = true
 				w.cancel()
 			}
 		}
@@ -214,16 +213,92 @@ func (w *wf) decide(ctx workflow.Context, d Decision) (TurnResult, error) {
 	return w.run(ctx, TurnRequest{TurnID: p.TurnID, Input: p.Input, OutputSchema: p.OutputSchema})
 }
 
-// run runs one attempt-safe turn as TurnActivity and keeps what it parked.
+// run runs a turn step by step — each model call and each tool call (or
+// group of read-only calls at once) an activity of its own — and keeps
+// what it parked. A step goes to the worker that ran the last one, which
+// keeps the session open; if that worker does not take it within
+// Options.StepStart, or the step fails there, any worker of the task queue
+// runs it, under the retry policy, from what the store holds.
 func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 	actx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
-	w.running, w.cancel = req.TurnID, cancel
-	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+	w.running, w.cancel, w.interrupted = req.TurnID, cancel, false
+	defer func() { w.running, w.cancel = "", nil }()
+	w.turns++
+	in := StepInput{SessionID: w.id, Request: req, Heartbeat: w.opts.Heartbeat}
+	var (
+		queue            string // the worker's that keeps the session open
+		toolCalls, retry int
+		usage            llm.Usage
+	)
+	for {
+		name := ModelActivity
+		if in.Progress.CallsPending {
+			name = ToolActivity
+		}
+		sctx := actx
+		if w.interrupted {
+			// Interrupted between steps: this step ends the turn so, and
+			// is not cancelled itself.
+			in.Interrupt, sctx = true, ctx
+		}
+		var r StepResult
+		err := workflow.ExecuteActivity(w.stepOptions(sctx, queue), name, in).Get(ctx, &r)
+		var canceled *sdktemporal.CanceledError
+		switch {
+		case errors.As(err, &canceled) && !in.Interrupt:
+			w.interrupted = true // the step had not reported back: the next one ends the turn
+			continue
+		case err != nil && queue != "" && !isRefused(err):
+			// Not taken in time, or failed, where the session was open:
+			// the shared queue from now on. A step that began there may
+			// have started calls: they are taken for unstarted only if it
+			// never began (its one attempt was not taken in time).
+			var te *sdktemporal.TimeoutError
+			if !errors.As(err, &te) || te.TimeoutType() != enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+				in.NotStarted = false
+			}
+			queue = ""
+			retry++
+			continue
+		case err != nil:
+			return TurnResult{}, err
+		}
+		toolCalls += r.ToolCalls
+		usage = usage.Add(r.Usage)
+		retry += int(r.Attempt) - 1
+		if r.StopReason == string(agent.StopPaused) {
+			in.Progress, in.NotStarted, queue = r.Progress, r.Progress.CallsPending, r.Queue
+			in.Request.Input = "" // in the store now
+			continue
+		}
+		res := r.TurnResult
+		res.ToolCalls, res.Usage, res.Iterations = toolCalls, usage, r.Progress.Iterations
+		res.Steps, res.Retries = r.Progress.Steps, retry
+		if res.Parked != nil {
+			p := *res.Parked
+			p.TurnID, p.Input, p.OutputSchema = req.TurnID, req.Input, req.OutputSchema
+			w.parked = &p
+		}
+		return res, nil
+	}
+}
+
+// isRefused reports whether err is an activity's refusal (ErrTypeRefused).
+func isRefused(err error) bool {
+	var app *sdktemporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == ErrTypeRefused
+}
+
+// stepOptions are the activity options of a step sent to queue ("": the
+// workflow's): there, it must start within StepStart and is not retried
+// (run sends it on to the shared queue instead).
+func (w *wf) stepOptions(ctx workflow.Context, queue string) workflow.Context {
+	o := workflow.ActivityOptions{
 		ScheduleToCloseTimeout: w.opts.TurnTimeout,
 		StartToCloseTimeout:    w.opts.TurnTimeout,
 		HeartbeatTimeout:       w.opts.Heartbeat,
-		// An interrupted turn records its results before it ends.
+		// An interrupted step records its results before it ends.
 		WaitForCancellation: true,
 		RetryPolicy: &sdktemporal.RetryPolicy{
 			InitialInterval:        time.Second,
@@ -232,24 +307,13 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 			MaximumAttempts:        w.opts.MaxAttempts,
 			NonRetryableErrorTypes: []string{ErrTypeRefused},
 		},
-	})
-	var res TurnResult
-	err := workflow.ExecuteActivity(actx, TurnActivity, TurnInput{SessionID: w.id, Request: req, Heartbeat: w.opts.Heartbeat}).Get(ctx, &res)
-	w.running, w.cancel = "", nil
-	w.turns++
-	var canceled *sdktemporal.CanceledError
-	if errors.As(err, &canceled) {
-		return TurnResult{SessionID: w.id, TurnID: req.TurnID, StopReason: "interrupted", Reason: "interrupted before the turn reported back"}, nil
 	}
-	if err != nil {
-		return TurnResult{}, err
+	if queue != "" {
+		o.TaskQueue = queue
+		o.ScheduleToStartTimeout = w.opts.StepStart
+		o.RetryPolicy = &sdktemporal.RetryPolicy{MaximumAttempts: 1}
 	}
-	if res.Parked != nil {
-		p := *res.Parked
-		p.TurnID, p.Input, p.OutputSchema = req.TurnID, req.Input, req.OutputSchema
-		w.parked = &p
-	}
-	return res, nil
+	return workflow.WithActivityOptions(ctx, o)
 }
 
 func (w *wf) parkOptions(ctx workflow.Context) workflow.Context {

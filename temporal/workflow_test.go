@@ -1,6 +1,7 @@
 package temporal_test
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -30,6 +33,8 @@ type unit struct {
 	model *script.Client
 	app   *app.App
 	env   *testsuite.TestWorkflowEnvironment
+	// activities are the activities started, in order.
+	activities []string
 }
 
 func newUnit(t *testing.T, cfg app.Config) *unit {
@@ -50,6 +55,9 @@ func newUnit(t *testing.T, cfg app.Config) *unit {
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	u.env = suite.NewTestWorkflowEnvironment()
 	temporal.Register(u.env, &temporal.Activities{App: a, Worker: "unit"})
+	u.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		u.activities = append(u.activities, info.ActivityType.Name)
+	})
 	return u
 }
 
@@ -101,8 +109,9 @@ func (u *unit) records(session string) []store.Record {
 	return recs
 }
 
-// A turn is an update: it runs as the activity, its records in the store,
-// its result the update's; the workflow ends when idle.
+// A turn is an update: it runs as activities, one a model call or a tool
+// call, its records in the store, its result the update's; the workflow
+// ends when idle.
 func TestWorkflowRunsTurnsInOrder(t *testing.T) {
 	u := newUnit(t, app.Config{Mode: policy.ModeBypass})
 	u.model.Script("s1",
@@ -114,7 +123,7 @@ func TestWorkflowRunsTurnsInOrder(t *testing.T) {
 	if err := u.run(temporal.SessionInput{SessionID: "s1", Options: temporal.Options{Idle: time.Hour}}); err != nil {
 		t.Fatalf("workflow: %v", err)
 	}
-	if first.err != nil || first.res.StopReason != "answered" || first.res.Answer != "first done" || first.res.ToolCalls != 1 || first.res.Attempt != 1 || first.res.Worker != "unit" {
+	if first.err != nil || first.res.StopReason != "answered" || first.res.Answer != "first done" || first.res.ToolCalls != 1 || first.res.Steps != 3 || first.res.Retries != 0 || first.res.Worker != "unit" {
 		t.Errorf("first turn: %+v", first)
 	}
 	if second.err != nil || second.res.Answer != "second done" {
@@ -126,6 +135,12 @@ func TestWorkflowRunsTurnsInOrder(t *testing.T) {
 	recs := u.records("s1")
 	if len(recs) != 6 || recs[0].TurnID != "t1" || recs[3].TurnID != "t1" || recs[4].TurnID != "t2" || recs[4].Message.Text() != "then two" {
 		t.Errorf("records: %+v", recs)
+	}
+	if got, want := strings.Join(u.activities, " "), "orca.ModelCall orca.ToolCall orca.ModelCall orca.ModelCall"; got != want {
+		t.Errorf("activities %s, want %s", got, want)
+	}
+	if info, _ := u.app.Store().Session(t.Context(), "s1"); info.Turns != 2 || info.LastPrompt != "then two" {
+		t.Errorf("the session: %+v", info)
 	}
 }
 

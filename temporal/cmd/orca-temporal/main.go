@@ -15,6 +15,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"os/signal"
 	"os/user"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -156,14 +158,27 @@ SQLite file for workers of one machine.`,
 				return err
 			}
 			defer cl.Close()
+			// The shared task queue, and this worker's own: the later steps
+			// of a turn come there, to the session it keeps open.
+			acts := &temporal.Activities{App: a, LeaseWait: leaseWait, Queue: c.queue + "/worker/" + rand.Text()}
+			defer acts.Close()
 			w := worker.New(cl, c.queue, worker.Options{WorkerStopTimeout: stopTimeout})
-			temporal.Register(w, &temporal.Activities{App: a, LeaseWait: leaseWait})
+			temporal.Register(w, acts)
+			own := worker.New(cl, acts.Queue, worker.Options{WorkerStopTimeout: stopTimeout})
+			temporal.RegisterOwn(own, acts)
 			if err := w.Start(); err != nil {
 				return &exitError{code: exitTurn, err: fmt.Errorf("starting the worker: %w", err)}
 			}
+			if err := own.Start(); err != nil {
+				w.Stop()
+				return &exitError{code: exitTurn, err: fmt.Errorf("starting the worker of %s: %w", acts.Queue, err)}
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "orca-temporal: worker of %s on task queue %s at %s (pid %d)\n", a.Root(), c.queue, c.address, os.Getpid())
 			<-cmd.Context().Done()
-			w.Stop()
+			var stopping sync.WaitGroup
+			stopping.Go(w.Stop)
+			stopping.Go(own.Stop)
+			stopping.Wait()
 			return nil
 		},
 	}
