@@ -262,7 +262,7 @@ type LiveSession struct {
 	// lastTurn is the turn of the transcript's last record; lastInput is
 	// that turn's input (the text of its first record).
 	lastTurn, lastInput string
-	promptTokens int64
+	promptTokens        int64
 	// model is the model of the next turns (SetModel), "" for the definition's.
 	model string
 	// traceParent is the parked turn's, for the turn that resumes its
