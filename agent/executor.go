@@ -80,6 +80,10 @@ type Progress struct {
 	// response had started; those without a result never started (the
 	// next step runs them, session.CallsNotStarted).
 	CallsPending bool `json:"calls_pending,omitempty"`
+	// TraceParent is the W3C traceparent of the turn's first step, which a
+	// tracing interceptor sets (telemetry): the later steps join its
+	// trace, wherever they run.
+	TraceParent string `json:"trace_parent,omitempty"`
 }
 
 // Parked is the call a turn stopped before (StopAwaitingApproval).

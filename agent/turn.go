@@ -755,7 +755,7 @@ func (t *turn) finish(reason StopReason) {
 	t.res.Spent = t.turnSpent()
 	if st := t.req.Step; st != nil {
 		t.res.Progress = Progress{Steps: st.Steps + 1, Iterations: t.res.Iterations, Stops: t.stops, Revisions: t.revisions,
-			Corrections: t.corrections, CallsPending: reason == StopPaused && t.paused}
+			Corrections: t.corrections, CallsPending: reason == StopPaused && t.paused, TraceParent: st.TraceParent}
 	}
 	if t.req.OnEnd != nil {
 		t.req.OnEnd(t.res)

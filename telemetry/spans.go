@@ -49,11 +49,26 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 		attrs = append(attrs, AttrTurnID.String(req.TurnID))
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
-	t.mu.Lock()
-	parked, resumed := t.parked[req.SessionID]
-	delete(t.parked, req.SessionID)
-	t.mu.Unlock()
-	if !resumed && req.TraceParent != "" {
+	var parked trace.SpanContext
+	resumed := false
+	if st := req.Step; st != nil && st.Steps > 0 && st.TraceParent != "" {
+		// A later step of a turn run step by step (a durable engine's
+		// activity): in the trace of the turn's first step, under it.
+		parked = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": st.TraceParent}))
+		if parked.IsValid() {
+			if caller := trace.SpanContextFromContext(ctx); caller.IsValid() {
+				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: caller}))
+			}
+			ctx = trace.ContextWithSpanContext(ctx, parked)
+			attrs = append(attrs, AttrStep.Int(st.Steps+1))
+		}
+	} else {
+		t.mu.Lock()
+		parked, resumed = t.parked[req.SessionID]
+		delete(t.parked, req.SessionID)
+		t.mu.Unlock()
+	}
+	if !resumed && !parked.IsValid() && req.TraceParent != "" {
 		// The parked turn ran in another process: its traceparent came
 		// with the parked call, through the store.
 		parked = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": req.TraceParent}))
@@ -78,9 +93,10 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 	onEnd := req.OnEnd
 	req.OnEnd = func(res *agent.Result) {
 		if res.Parked != nil && res.Depth == 0 {
-			carrier := propagation.MapCarrier{}
-			propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), span.SpanContext()), carrier)
-			res.Parked.TraceParent = carrier["traceparent"]
+			res.Parked.TraceParent = traceParent(span)
+		}
+		if res.StopReason == agent.StopPaused && res.Depth == 0 && res.Progress.TraceParent == "" {
+			res.Progress.TraceParent = traceParent(span) // the turn's first step
 		}
 		if onEnd != nil {
 			onEnd(res)
@@ -92,6 +108,13 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 	// the execution is forgotten.
 	defer func() { t.finish(ex, res, err) }()
 	return next.Proceed(ctx, rt, req)
+}
+
+// traceParent is span's W3C traceparent.
+func traceParent(span trace.Span) string {
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), span.SpanContext()), carrier)
+	return carrier["traceparent"]
 }
 
 // watch returns the OnEvent that traces what the events of root's

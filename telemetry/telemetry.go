@@ -105,6 +105,10 @@ const (
 	// AttrResumed marks a turn that went on after a parked call was
 	// decided, in the parked turn's trace.
 	AttrResumed = attribute.Key("orca.resumed")
+	// AttrStep numbers a later step of a turn run step by step (a durable
+	// engine's activity): its invoke_agent span is a child of the first
+	// step's, in its trace.
+	AttrStep = attribute.Key("orca.step")
 )
 
 // Options configure a Telemetry.

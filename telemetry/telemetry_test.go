@@ -591,3 +591,48 @@ func TestResumedTurnJoinsTheParkedTraceAcrossProcesses(t *testing.T) {
 		t.Errorf("resumed turn's attributes %v", resumed[0].Attributes)
 	}
 }
+
+// A turn run step by step (what the Temporal engine does, one activity a
+// step) is one trace: each later step's invoke_agent span is a child of
+// the first step's, numbered, whatever process runs it (the traceparent
+// travels in agent.Progress); the calls' spans are under their steps.
+func TestStepsShareTheTurnsTrace(t *testing.T) {
+	r := newRig(t, false)
+	r.node.LLM.Script("s", script.Call("Bash", map[string]string{"command": "echo a"}), script.Text("done"))
+	s, err := session.NewRouter(r.node.Runtime, r.node.Store, r.exec).Open(t.Context(), "s", session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	var p agent.Progress
+	for step := 1; ; step++ {
+		res, err := s.Run(t.Context(), "run a", session.WithTurnID("t1"), session.Retry(), session.Step(p))
+		if err != nil || step > 5 {
+			t.Fatalf("step %d: %+v, %v", step, res, err)
+		}
+		if res.StopReason != agent.StopPaused {
+			break
+		}
+		if res.Progress.TraceParent == "" {
+			t.Fatalf("step %d paused with no traceparent", step)
+		}
+		p = res.Progress
+	}
+	steps := named(r.spans.GetSpans(), "invoke_agent lead")
+	if len(steps) != 3 {
+		t.Fatalf("%d turn spans, want 3 steps", len(steps))
+	}
+	first := steps[0]
+	for i, sp := range steps[1:] {
+		if sp.SpanContext.TraceID() != first.SpanContext.TraceID() || sp.Parent.SpanID() != first.SpanContext.SpanID() {
+			t.Errorf("step %d in trace %v under %v; the first step is %v/%v", i+2, sp.SpanContext.TraceID(), sp.Parent.SpanID(), first.SpanContext.TraceID(), first.SpanContext.SpanID())
+		}
+		if v, _ := attr(sp, "orca.step"); v.AsInt64() != int64(i+2) {
+			t.Errorf("step %d's attributes %v", i+2, sp.Attributes)
+		}
+	}
+	tools := named(r.spans.GetSpans(), "execute_tool Bash")
+	if len(tools) != 1 || tools[0].Parent.SpanID() != steps[1].SpanContext.SpanID() {
+		t.Errorf("the Bash span is not under the second step: %v", tools)
+	}
+}
