@@ -202,8 +202,10 @@ type Request struct {
 	// Continue request whose Step is that Progress: it emits no second
 	// turn_started (a paused step emits no turn_completed), and the loop's
 	// counts go on. Hooks, policy, middleware and events run in the step
-	// whose effect they are about. A durable engine runs each model call
-	// and each tool call of a turn as an activity of its own so.
+	// whose effect they are about; a step is an execution, so an
+	// interceptor chain wraps each step (Step tells a later one: Steps >
+	// 0). A durable engine runs each model call and each tool call of a
+	// turn as an activity of its own so.
 	Step *Progress
 
 	// Compact makes this a manual compaction (the /compact command)
