@@ -901,17 +901,14 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	if again && input == "" {
 		input = s.lastInput // a later step need not carry the input again
 	}
-	counted := false
 	pending := s.pendingContext
 	s.pendingContext = nil
 	promptTokens := s.promptTokens
 	model := s.model
 	s.mu.Unlock()
-	if again {
-		// An attempt of the turn that parked a call ended, and was
-		// counted: this one goes on with the turn.
-		counted = s.parkedBy(ctx, turnID)
-	}
+	// An attempt of the turn that parked a call ended, and was counted:
+	// this one goes on with the turn.
+	counted := again && s.parkedBy(ctx, turnID)
 
 	var recordErr, endErr error
 	var recorded store.Totals // what the turn's records have added to the totals
