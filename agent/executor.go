@@ -84,6 +84,9 @@ type Progress struct {
 	// tracing interceptor sets (telemetry): the later steps join its
 	// trace, wherever they run.
 	TraceParent string `json:"trace_parent,omitempty"`
+	// Rest makes the next step run the rest of the turn, its counts going
+	// on (an engine whose history would outgrow its limit otherwise).
+	Rest bool `json:"rest,omitempty"`
 }
 
 // Parked is the call a turn stopped before (StopAwaitingApproval).

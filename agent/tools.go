@@ -64,7 +64,7 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			b.done(k, llm.ToolResultBlock(u.ID, why, true))
 			continue
 		}
-		if len(b.jobs) == 0 && t.req.Step != nil && t.effects > 0 {
+		if len(b.jobs) == 0 && t.stepping() && t.effects > 0 {
 			// The step's effect has run: this call and those after it
 			// are the next steps'; none of them started.
 			b.results = b.results[:k]

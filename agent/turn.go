@@ -487,12 +487,16 @@ func (t *turn) run() {
 // pause ends a step (Request.Step) whose effect has run, before the next
 // one starts, and reports whether it did.
 func (t *turn) pause() bool {
-	if t.req.Step == nil || t.effects == 0 {
+	if !t.stepping() || t.effects == 0 {
 		return false
 	}
 	t.finish(StopPaused)
 	return true
 }
+
+// stepping reports whether the execution is a step that pauses after its
+// effect (Request.Step, not Rest).
+func (t *turn) stepping() bool { return t.req.Step != nil && !t.req.Step.Rest }
 
 // pausedReason is StopPaused if runTools stopped before a call because
 // the step's effect has run, "" otherwise.

@@ -142,7 +142,9 @@ func (a *Activities) Step(ctx context.Context, in StepInput) (StepResult, error)
 	case req.TurnID == "":
 		return StepResult{}, refused(errors.New("a later step of a turn names no turn"))
 	}
-	opts := []session.RunOption{session.WithTurnID(req.TurnID), session.Retry(), session.Step(in.Progress)}
+	step := in.Progress
+	step.Rest = in.Rest
+	opts := []session.RunOption{session.WithTurnID(req.TurnID), session.Retry(), session.Step(step)}
 	if len(req.OutputSchema) > 0 {
 		opts = append(opts, session.WithOutput(&agent.Output{Schema: req.OutputSchema}))
 	}

@@ -79,7 +79,9 @@ type Options struct {
 	Idle time.Duration `json:"idle,omitempty"`
 	// TurnsPerRun and MaxHistory make the workflow continue as new after
 	// that many turns (100), or once its history has that many events
-	// (10,000: well inside Temporal's 51,200).
+	// (10,000: well inside Temporal's 51,200). A turn cannot continue as
+	// new: one whose history passes 4 × MaxHistory runs the rest of its
+	// steps as one activity.
 	TurnsPerRun int `json:"turns_per_run,omitempty"`
 	MaxHistory  int `json:"max_history,omitempty"`
 	// MaxAttempts caps a step's attempts (20); RetryMax is the longest
@@ -231,6 +233,9 @@ type StepInput struct {
 	// Interrupt: the turn was interrupted between two steps; this one
 	// ends it so.
 	Interrupt bool `json:"interrupt,omitempty"`
+	// Rest: this step runs the rest of the turn, whose history would
+	// outgrow Temporal's limit otherwise (see Options.MaxHistory).
+	Rest bool `json:"rest,omitempty"`
 }
 
 // StepResult is what a step did: the turn's result once it ends (its

@@ -236,6 +236,11 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 		if in.Progress.CallsPending {
 			name = ToolActivity
 		}
+		if workflow.GetInfo(ctx).GetCurrentHistoryLength() > 4*w.opts.MaxHistory {
+			// A turn cannot continue as new: past this, one activity runs
+			// the rest of it, within Temporal's limit.
+			in.Rest = true
+		}
 		sctx := actx
 		if w.interrupted {
 			// Interrupted between steps: this step ends the turn so, and

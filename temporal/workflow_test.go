@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -269,5 +270,42 @@ func TestWorkflowTypedAnswer(t *testing.T) {
 	}
 	if call := u.model.Calls()[0]; call.Output == nil || !strings.Contains(string(call.Output.Schema), `"required":["n"]`) {
 		t.Errorf("the model was not asked for the schema: %+v", call.Output)
+	}
+}
+
+// A turn cannot continue as new: one whose history grows past 4 ×
+// MaxHistory runs the rest of its steps as one activity, its counts going
+// on, every call once, and counted as one turn.
+func TestWorkflowLongTurnRunsItsRestAsOne(t *testing.T) {
+	u := newUnit(t, app.Config{Mode: policy.ModeBypass})
+	var responses []script.Response
+	for i := range 6 {
+		responses = append(responses, script.Call("Bash", map[string]string{"command": fmt.Sprintf("echo %d >> log", i)}))
+	}
+	u.model.Script("s1", append(responses, script.Text("six"))...)
+	// Four steps in, the history is past 4 × MaxHistory.
+	u.env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) {
+		if len(u.activities) == 4 {
+			u.env.SetCurrentHistoryLength(4*6 + 1)
+		}
+	})
+	var got outcome
+	u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "count"}, &got)
+	err := u.run(temporal.SessionInput{SessionID: "s1", Options: temporal.Options{MaxHistory: 6, Idle: time.Hour}})
+	if err != nil && !workflow.IsContinueAsNewError(err) {
+		t.Fatal(err)
+	}
+	if got.err != nil || got.res.Answer != "six" || got.res.ToolCalls != 6 || got.res.Iterations != 7 {
+		t.Fatalf("the turn: %+v", got)
+	}
+	if log := u.read("log"); log != "0\n1\n2\n3\n4\n5\n" {
+		t.Errorf("the calls ran: %q", log)
+	}
+	// 13 steps one by one; here four, then the rest in one.
+	if got, want := strings.Join(u.activities, " "), "orca.ModelCall orca.ToolCall orca.ModelCall orca.ToolCall orca.ModelCall"; got != want {
+		t.Errorf("activities %s, want %s", got, want)
+	}
+	if info, _ := u.app.Store().Session(t.Context(), "s1"); info.Turns != 1 {
+		t.Errorf("the session counted %d turns", info.Turns)
 	}
 }
