@@ -212,7 +212,44 @@ func New(a *app.App, opts Options) (*Server, error) {
 		}
 		writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no %s %s in this API (GET /v1/openapi.json describes it)", r.Method, r.URL.Path)})
 	})
+	s.wg.Add(1)
+	go s.watchDecisions()
 	return s, nil
+}
+
+// watchDecisions goes on with the turns whose parked call was decided
+// elsewhere — orca approve, another server over the same store — as a
+// decision through the API does, looking every Options.Poll.
+func (s *Server) watchDecisions() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.opts.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		var waiting []*store.ParkedCall
+		for _, e := range s.sessions {
+			if p := e.ls.Parked(); p != nil {
+				waiting = append(waiting, p)
+			}
+		}
+		s.mu.Unlock()
+		for _, p := range waiting {
+			calls, err := s.app.Store().ParkedCalls(s.ctx, store.ParkFilter{SessionID: p.SessionID})
+			if err != nil {
+				continue
+			}
+			for _, c := range calls {
+				if c.ID == p.ID && (c.Status == store.ParkApproved || c.Status == store.ParkDenied) {
+					s.goOn(s.ctx, c)
+				}
+			}
+		}
+	}
 }
 
 // Streams returns how many event streams are open.
@@ -1086,7 +1123,7 @@ type decided struct {
 }
 
 // goOn goes on with the turn that parked p, now decided, if no turn of
-// its session runs: the turn runs again under its id (session.Retry), the
+// its session runs (decide, watchDecisions): the turn runs again under its id (session.Retry), the
 // approved call first (a denied one is answered so), and its events follow
 // the ones it had. It reports whether the turn went on; if not, the
 // session's next message runs the approved call first.
@@ -1102,7 +1139,9 @@ func (s *Server) goOn(ctx context.Context, p store.ParkedCall) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.busy || s.ctx.Err() != nil {
-		return false
+		// Gone on already (the decision was seen in the store), or a turn
+		// runs: its next message runs the call.
+		return e.busy && e.ls.CurrentTurn() == p.TurnID
 	}
 	e.setBusy(true)
 	t := e.turns[p.TurnID]

@@ -22,6 +22,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/serve"
+	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -355,6 +356,39 @@ func TestParkedApproval(t *testing.T) {
 	}
 	if s := f.json("GET", "/v1/sessions/s", "", 200); s["turns"] != 1.0 || s["parked"] != nil {
 		t.Errorf("the session: turns %v, parked %v", s["turns"], s["parked"])
+	}
+}
+
+// A parked call decided through the store (orca approve, another server)
+// is seen by the server, which goes on with the turn as if decided here.
+func TestParkedCallDecidedElsewhere(t *testing.T) {
+	f := newFixture(t, app.Config{}, serve.Options{Poll: 20 * time.Millisecond})
+	f.model.Script("s",
+		script.Call("Bash", map[string]string{"command": "echo ran > ran.txt"}),
+		script.Text("ran it"))
+	f.json("POST", "/v1/sessions", `{"id": "s"}`, 201)
+	turn := f.json("POST", "/v1/sessions/s/messages", `{"text": "run it"}`, 202)["turn_id"].(string)
+	f.events("/v1/sessions/s/turns/"+turn+"/events", "", completed)
+	list := f.json("GET", "/v1/approvals", "", 200)["approvals"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("approvals %v", list)
+	}
+	id := list[0].(map[string]any)["id"].(string)
+	if _, err := f.app.Store().SetParkStatus(t.Context(), id, store.ParkApproved, "ana", ""); err != nil {
+		t.Fatal(err)
+	}
+	ends := 0
+	evs := f.events("/v1/sessions/s/turns/"+turn+"/events", "", func(e sse) bool {
+		if completed(e) {
+			ends++
+		}
+		return ends == 2
+	})
+	if last := evs[len(evs)-1]; last.data["stop_reason"] != "answered" {
+		t.Errorf("the turn ended %v", last.data)
+	}
+	if b, err := os.ReadFile(filepath.Join(f.ws, "ran.txt")); err != nil || string(b) != "ran\n" {
+		t.Errorf("the approved call: %q, %v", b, err)
 	}
 }
 

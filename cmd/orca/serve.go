@@ -47,9 +47,9 @@ loopback host names only (--allow-host adds one), refuses pages of other
 origins (--allow-origin adds one), and needs a bearer token on every request:
 $` + TokenEnv + `, else the token kept in orca's configuration folder
 (orca/serve-token), made and printed on the first start. A call the policy
-asks about parks its turn until someone decides it (POST /v1/approvals/ID),
-and then the turn goes on; a call decided elsewhere ('orca approve') runs
-at the session's next message.
+asks about parks its turn until someone decides it (POST /v1/approvals/ID,
+or 'orca approve', which the server sees within a second), and then the
+turn goes on.
 
 The model, the workspace and the permissions are chosen as for 'orca run'.
 Ctrl-C (or SIGTERM) stops it: running turns are cancelled, streams closed.`,
