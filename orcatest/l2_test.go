@@ -396,6 +396,29 @@ func TestL2_DecidedTurnGoesOn(t *testing.T) {
 	}
 }
 
+// A turn that ended, retried under its id (a durable engine's worker died
+// after the turn ended and before it reported so), is the same turn: its
+// recorded answer is the answer, the model is not asked again, and the
+// session still counts one turn.
+func TestL2_EndedTurnRetriedCountsOnce(t *testing.T) {
+	ctx := t.Context()
+	n := orcatest.NewNode(t)
+	n.Script("s", script.Text("the answer"))
+	s := n.Open("s")
+	if res, err := s.Run(ctx, "ask", session.WithTurnID("t1"), session.Retry()); err != nil || res.Answer != "the answer" {
+		t.Fatalf("the turn: %+v, %v", res, err)
+	}
+	res, err := s.Run(ctx, "ask", session.WithTurnID("t1"), session.Retry())
+	if err != nil || res.Answer != "the answer" || len(n.LLM.CallsTo("s")) != 1 {
+		t.Fatalf("the turn again: %+v, %v, %d model calls", res, err, len(n.LLM.CallsTo("s")))
+	}
+	info, _ := n.Store.Session(ctx, "s")
+	tot, _ := n.Store.Totals(ctx, "s")
+	if info.Turns != 1 || tot.Turns != 1 {
+		t.Errorf("counted %d turns (totals %d)", info.Turns, tot.Turns)
+	}
+}
+
 // A turn run step by step (session.Step, what the Temporal engine does:
 // one activity a step) makes one effect a step — a model call, a tool
 // call, a group of read-only calls at once — and ends as the same turn run

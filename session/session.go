@@ -906,9 +906,6 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	promptTokens := s.promptTokens
 	model := s.model
 	s.mu.Unlock()
-	// An attempt of the turn that parked a call ended, and was counted:
-	// this one goes on with the turn.
-	counted := again && s.parkedBy(ctx, turnID)
 
 	var recordErr, endErr error
 	var recorded store.Totals // what the turn's records have added to the totals
@@ -923,11 +920,9 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		// Spent, not the turn's own ToolCalls: its foreground forks'
 		// calls are the session's too. What the records added already
 		// is not added again.
+		// The turn is counted by FinishTurn, once whatever its attempts.
 		final := spentTotals(res.Usage, res.Spent)
 		paused := res.StopReason == agent.StopPaused
-		if !counted && !paused {
-			final.Turns = 1
-		}
 		if _, _, terr := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: final.Sub(recorded)}); terr != nil && recordErr == nil {
 			endErr = fmt.Errorf("session %s: totals: %w", s.id, terr)
 			return
@@ -939,8 +934,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 			s.mu.Unlock()
 			return
 		}
-		// A counted turn is in the session's turn count and last prompt.
-		if ferr := s.finishTurn(ctx, counted, input); ferr != nil && recordErr == nil {
+		if ferr := s.r.store.FinishTurn(ctx, s.id, turnID, input); ferr != nil && recordErr == nil {
 			endErr = fmt.Errorf("session %s: finish turn: %w", s.id, ferr)
 			return
 		}
@@ -1027,24 +1021,6 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	}
 	s.mu.Unlock()
 	return res, err
-}
-
-// parkedBy reports whether turn parked a call (the store keeps them).
-func (s *LiveSession) parkedBy(ctx context.Context, turn string) bool {
-	calls, err := s.r.store.ParkedCalls(ctx, store.ParkFilter{SessionID: s.id})
-	if err != nil {
-		return false
-	}
-	return slices.ContainsFunc(calls, func(p store.ParkedCall) bool { return p.TurnID == turn })
-}
-
-// finishTurn counts a turn that ended with input, unless it is counted
-// already.
-func (s *LiveSession) finishTurn(ctx context.Context, counted bool, input string) error {
-	if counted {
-		return nil
-	}
-	return s.r.store.FinishTurn(ctx, s.id, input)
 }
 
 // SetModel makes model the model of the session's next turns (agent.

@@ -34,6 +34,8 @@ type memSession struct {
 	recs   records
 	totals Totals
 	limits *budget.Limits
+	// lastTurn is the last turn FinishTurn counted.
+	lastTurn string
 	// The writer's lease.
 	owner   string
 	expires time.Time
@@ -404,14 +406,18 @@ func (m *Memory) Budget(ctx context.Context, sessionID string) (*budget.Limits, 
 }
 
 // FinishTurn implements Store.
-func (m *Memory) FinishTurn(ctx context.Context, sessionID, prompt string) error {
+func (m *Memory) FinishTurn(ctx context.Context, sessionID, turnID, prompt string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, err := m.get(ctx, sessionID, true)
 	if err != nil {
 		return opErr("finish turn of", sessionID, err)
 	}
-	s.s.Turns++
+	if turnID == "" || turnID != s.lastTurn {
+		s.s.Turns++
+		s.totals.Turns++
+		s.lastTurn = turnID
+	}
 	s.s.LastPrompt = prompt
 	s.s.UpdatedAt = m.clock.Now()
 	return nil

@@ -243,9 +243,13 @@ type Store interface {
 	// Budget returns the session's budget override, or nil if none.
 	Budget(ctx context.Context, sessionID string) (*budget.Limits, error)
 
-	// FinishTurn records a finished turn: Turns++, LastPrompt = prompt, and
-	// UpdatedAt moves.
-	FinishTurn(ctx context.Context, sessionID, prompt string) error
+	// FinishTurn records that turn turnID ended, prompted by prompt: the
+	// session's Turns and its totals' Turns count it, LastPrompt = prompt,
+	// and UpdatedAt moves. A turn counts once: finishing the session's
+	// last finished turn again (an attempt of a turn that parked and went
+	// on, or a retry after a crash once the turn had ended) counts
+	// nothing. An empty turnID always counts.
+	FinishTurn(ctx context.Context, sessionID, turnID, prompt string) error
 
 	// AddApproval stores an approval. Adding the same (RuntimeID,
 	// SessionID, Rule) again changes nothing. A session-reach approval

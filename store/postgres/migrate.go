@@ -122,6 +122,11 @@ CREATE INDEX observations_by_turn ON observations (turn_id, seq);
 	`
 ALTER TABLE parked ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
 `,
+	// 3: the last turn a session counted, so that a turn counts once
+	// however many attempts end it.
+	`
+ALTER TABLE sessions ADD COLUMN last_turn TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema up to date, one version per transaction: a

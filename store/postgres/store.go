@@ -469,13 +469,26 @@ FROM sessions s LEFT JOIN budgets b ON b.session_id = s.id WHERE s.id = $1`, ses
 }
 
 // FinishTurn implements store.Store.
-func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error {
+func (s *Store) FinishTurn(ctx context.Context, sessionID, turnID, prompt string) error {
 	now := s.clock.Now()
 	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + 1, last_prompt = $2, updated_at = GREATEST($3, updated_at + 1) WHERE id = $1", sessionID, prompt, sqlrow.ToNanos(now))
-		if err == nil && tag.RowsAffected() == 0 {
-			err = store.ErrNotProvisioned
+		var last string
+		err := tx.QueryRow(ctx, "SELECT last_turn FROM sessions WHERE id = $1 FOR UPDATE", sessionID).Scan(&last)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrNotProvisioned
 		}
+		if err != nil {
+			return err
+		}
+		count := 0
+		if turnID == "" || turnID != last {
+			count = 1
+		}
+		if _, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + $2, last_turn = $3, last_prompt = $4, updated_at = GREATEST($5, updated_at + 1) WHERE id = $1",
+			sessionID, count, turnID, prompt, sqlrow.ToNanos(now)); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE totals SET turns = turns + $2 WHERE session_id = $1", sessionID, count)
 		return err
 	})
 	if err != nil {

@@ -88,7 +88,7 @@ func BenchmarkResume10k(b *testing.B) {
 				// A turn ends now and then, as in a session: the
 				// snapshot follows.
 				if bc.turns {
-					if err := s.FinishTurn(ctx, "s1", "go"); err != nil {
+					if err := s.FinishTurn(ctx, "s1", "", "go"); err != nil {
 						b.Fatal(err)
 					}
 				}

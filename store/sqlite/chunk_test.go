@@ -18,7 +18,7 @@ func TestStaleChunkIsDropped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.FinishTurn(ctx, "s1", "go"); err != nil {
+	if err := s.FinishTurn(ctx, "s1", "", "go"); err != nil {
 		t.Fatal(err)
 	}
 	var frontier int64

@@ -155,6 +155,11 @@ DROP TABLE snapshots;
 	`
 ALTER TABLE parked ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
 `,
+	// 10: the last turn a session counted, so that a turn counts once
+	// however many attempts end it.
+	`
+ALTER TABLE sessions ADD COLUMN last_turn TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema up to date in one transaction: a file is at one

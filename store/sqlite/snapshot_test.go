@@ -31,7 +31,7 @@ func TestSnapshotIsACache(t *testing.T) {
 	add := func(from, n int) {
 		t.Helper()
 		appendOnly(from, n)
-		if err := s.FinishTurn(ctx, "s1", "go on"); err != nil {
+		if err := s.FinishTurn(ctx, "s1", "", "go on"); err != nil {
 			t.Fatal(err)
 		}
 	}

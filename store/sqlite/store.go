@@ -659,18 +659,26 @@ FROM sessions s LEFT JOIN budgets b ON b.session_id = s.id WHERE s.id = ?`, sess
 }
 
 // FinishTurn implements store.Store.
-func (s *Store) FinishTurn(ctx context.Context, sessionID, prompt string) error {
+func (s *Store) FinishTurn(ctx context.Context, sessionID, turnID, prompt string) error {
 	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE sessions SET turns = turns + 1, last_prompt = ?, updated_at = ? WHERE id = ?", prompt, sqlrow.ToNanos(s.clock.Now()), sessionID)
+		var last string
+		err := tx.QueryRowContext(ctx, "SELECT last_turn FROM sessions WHERE id = ?", sessionID).Scan(&last)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotProvisioned
+		}
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return store.ErrNotProvisioned
+		count := 0
+		if turnID == "" || turnID != last {
+			count = 1
 		}
-		return nil
+		if _, err := tx.ExecContext(ctx, "UPDATE sessions SET turns = turns + ?, last_turn = ?, last_prompt = ?, updated_at = ? WHERE id = ?",
+			count, turnID, prompt, sqlrow.ToNanos(s.clock.Now()), sessionID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE totals SET turns = turns + ? WHERE session_id = ?", count, sessionID)
+		return err
 	})
 	if err != nil {
 		return s.fail("finish turn of", sessionID, err)

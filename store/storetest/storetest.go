@@ -362,7 +362,7 @@ func testNotProvisioned(t *testing.T, s store.Store) {
 	wantErr(t, "SetBudget", err, store.ErrNotProvisioned, ghost)
 	err = s.SetBudget(ctx, ghost, nil)
 	wantErr(t, "SetBudget(nil)", err, store.ErrNotProvisioned, ghost)
-	err = s.FinishTurn(ctx, ghost, "prompt")
+	err = s.FinishTurn(ctx, ghost, "t1", "prompt")
 	wantErr(t, "FinishTurn", err, store.ErrNotProvisioned, ghost)
 	err = s.MarkCompacted(ctx, ghost, 0)
 	wantErr(t, "MarkCompacted", err, store.ErrNotProvisioned, ghost)
@@ -592,7 +592,7 @@ func testLongTranscript(t *testing.T, s store.Store) {
 		wantSeqs(t, fmt.Sprintf("Append of %d records after %d", len(batch), n), got, seqRange(int64(n+1), int64(n+len(batch))))
 		want = append(want, got...)
 		n += len(batch)
-		if err := s.FinishTurn(ctx, "s1", "go on"); err != nil {
+		if err := s.FinishTurn(ctx, "s1", fmt.Sprint("turn-", n), "go on"); err != nil {
 			t.Fatalf("FinishTurn after %d records: %v", n, err)
 		}
 	}
@@ -606,7 +606,7 @@ func testLongTranscript(t *testing.T, s store.Store) {
 	wantRecords(t, "live records after compacting 300", records(t, s, "s1", store.RecordFilter{}), want[300:])
 	more := appendRecs(t, s, "s1", text(llm.RoleAssistant, "after the compaction"))
 	wantSeqs(t, "Append after the compaction", more, []int64{total + 1})
-	if err := s.FinishTurn(ctx, "s1", "go on"); err != nil {
+	if err := s.FinishTurn(ctx, "s1", "after", "go on"); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, more...)
@@ -775,15 +775,23 @@ func testBudget(t *testing.T, s store.Store) {
 
 func testFinishTurn(t *testing.T, s store.Store) {
 	created := provision(t, s, "s1", "r1")
-	if err := s.FinishTurn(ctx, "s1", "first"); err != nil {
+	if err := s.FinishTurn(ctx, "s1", "t1", "first"); err != nil {
 		t.Fatal(err)
 	}
 	one := session(t, s, "s1")
 	if one.Turns != 1 || one.LastPrompt != "first" || !one.UpdatedAt.After(created.UpdatedAt) {
 		t.Errorf("after one turn: %+v, want Turns 1, LastPrompt first, UpdatedAt after %v", one, created.UpdatedAt)
 	}
+	// The same turn ended again (an attempt after a parked call, a retry
+	// after a crash) counts nothing; the totals count as the session does.
+	if err := s.FinishTurn(ctx, "s1", "t1", "first"); err != nil {
+		t.Fatal(err)
+	}
+	if again := session(t, s, "s1"); again.Turns != 1 {
+		t.Errorf("the same turn finished twice: Turns %d", again.Turns)
+	}
 	prompt := "두 번째 — fix the 🐛 in\n`main.go`"
-	if err := s.FinishTurn(ctx, "s1", prompt); err != nil {
+	if err := s.FinishTurn(ctx, "s1", "t2", prompt); err != nil {
 		t.Fatal(err)
 	}
 	two := session(t, s, "s1")
@@ -792,6 +800,16 @@ func testFinishTurn(t *testing.T, s store.Store) {
 	}
 	if !two.CreatedAt.Equal(created.CreatedAt) {
 		t.Errorf("CreatedAt moved from %v to %v", created.CreatedAt, two.CreatedAt)
+	}
+	// A turn with no id always counts.
+	for range 2 {
+		if err := s.FinishTurn(ctx, "s1", "", "no id"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tot, err := s.Totals(ctx, "s1")
+	if four := session(t, s, "s1"); err != nil || four.Turns != 4 || tot.Turns != 4 {
+		t.Errorf("after four turns: session Turns %d, totals %+v, %v", four.Turns, tot, err)
 	}
 }
 
@@ -884,7 +902,7 @@ func testSessions(t *testing.T, s store.Store) {
 	mk("d", "r1", "/w1")
 	// Later writes come first, whatever the clock's resolution.
 	appendRecs(t, s, "a", text(llm.RoleUser, "hi"))
-	if err := s.FinishTurn(ctx, "b", "hello"); err != nil {
+	if err := s.FinishTurn(ctx, "b", "t1", "hello"); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(f store.Filter) []string {
@@ -1189,7 +1207,7 @@ func testReopen(t *testing.T, open func(t *testing.T, path string) store.Store) 
 	if err := s.SetBudget(ctx, "t1", &budget.Limits{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishTurn(ctx, "s1", "read a.go"); err != nil {
+	if err := s.FinishTurn(ctx, "s1", "t1", "read a.go"); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []store.Approval{
