@@ -494,14 +494,20 @@ var ErrAwaitingApproval = errors.New("session: a parked call waits for a decisio
 // next turn (resume, approved). A call parked and still undecided leaves
 // them as they are (parked is set).
 func (s *LiveSession) settle(ctx context.Context) error {
-	notStarted := s.notStarted
+	// The fields are read and set under mu (Parked and Transcript read
+	// them from other goroutines); the store is asked outside it.
+	s.mu.Lock()
+	notStarted, msgs, lastTurn := s.notStarted, s.transcript, s.lastTurn
 	s.resume, s.approved, s.parked, s.traceParent, s.notStarted = nil, nil, nil, "", false
-	msgs := s.transcript
+	s.mu.Unlock()
 	if !endsUnanswered(msgs) {
 		return nil
 	}
 	if notStarted {
-		s.resume = unansweredUses(msgs)
+		resume := unansweredUses(msgs)
+		s.mu.Lock()
+		s.resume = resume
+		s.mu.Unlock()
 		return nil
 	}
 	parked, err := s.r.store.ParkedCalls(ctx, store.ParkFilter{SessionID: s.id})
@@ -514,22 +520,26 @@ func (s *LiveSession) settle(ctx context.Context) error {
 	}
 	fix, resume, approved, waiting := s.unanswered(msgs, byUse)
 	if waiting != nil {
+		s.mu.Lock()
 		s.parked = waiting
+		s.mu.Unlock()
 		return nil
 	}
+	var traceParent string
+	var runs map[string]bool
 	for _, p := range approved {
 		if p.TraceParent != "" {
-			s.traceParent = p.TraceParent
+			traceParent = p.TraceParent
 		}
 		// Started before it runs: a crash while it runs leaves it in
 		// doubt, never run twice.
 		if _, err := s.r.store.SetParkStatus(ctx, p.ID, store.ParkStarted, "", ""); err != nil {
 			return fmt.Errorf("session %s: parked call %s: %w", s.id, p.ID, err)
 		}
-		if s.approved == nil {
-			s.approved = map[string]bool{}
+		if runs == nil {
+			runs = map[string]bool{}
 		}
-		s.approved[p.ToolUseID] = true
+		runs[p.ToolUseID] = true
 	}
 	if len(fix) > 0 {
 		// They answer the calls of the last turn: they are that turn's. A
@@ -542,11 +552,11 @@ func (s *LiveSession) settle(ctx context.Context) error {
 			}
 		}
 		recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: ran,
-			Records: []store.Record{{TurnID: s.lastTurn, Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: fix}}}})
+			Records: []store.Record{{TurnID: lastTurn, Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: fix}}}})
 		if err != nil {
 			return fmt.Errorf("session %s: complete unanswered tool calls: %w", s.id, err)
 		}
-		s.lastSeq = recs[len(recs)-1].Seq
+		msgs = slices.Clone(msgs)
 		if last := len(msgs) - 1; resultsOnly(msgs[last]) {
 			joined := msgs[last]
 			joined.Content = append(append([]llm.Block(nil), joined.Content...), fix...)
@@ -554,9 +564,13 @@ func (s *LiveSession) settle(ctx context.Context) error {
 		} else {
 			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: fix})
 		}
-		s.transcript = msgs
+		s.mu.Lock()
+		s.lastSeq, s.transcript = recs[len(recs)-1].Seq, msgs
+		s.mu.Unlock()
 	}
-	s.resume = resume
+	s.mu.Lock()
+	s.resume, s.approved, s.traceParent = resume, runs, traceParent
+	s.mu.Unlock()
 	return nil
 }
 
