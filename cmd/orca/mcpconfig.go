@@ -193,8 +193,19 @@ written back with its keys sorted.`,
 				verb = "Replaced"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s MCP server %s in %s\n", verb, name, path)
-			if f.scope == "project" {
+			trusted := true
+			if f.scope != "user" {
+				dir := o.userConfigDir()
+				trusted = dir != "" && config.NewTrustStore(dir).Trusted(f.workspace)
+			}
+			switch {
+			case f.scope == "project":
 				fmt.Fprintf(cmd.OutOrStdout(), "It starts in a trusted workspace once approved: \"enabledMcpjsonServers\": [%q] in a settings file.\n", name)
+			case !trusted:
+				// A workspace's own files apply only once it is trusted:
+				// say so now, not at the first run that skips the server.
+				ws, _ := filepath.Abs(f.workspace)
+				fmt.Fprintf(cmd.OutOrStdout(), "It starts once the workspace is trusted: orca trust %s (or --trust for one run).\n", ws)
 			}
 			return nil
 		},

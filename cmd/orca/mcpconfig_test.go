@@ -21,6 +21,14 @@ func TestMCPAddGetRemove(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Added MCP server files") {
 		t.Fatalf("add: exit %d\n%s%s", code, out, stderr)
 	}
+	// The workspace is not trusted: its own files' servers do not start
+	// yet, and add says so at once.
+	if !strings.Contains(out, "It starts once the workspace is trusted: orca trust "+ws) {
+		t.Errorf("add in an untrusted workspace says:\n%s", out)
+	}
+	if out, _, _ := orcaWith(t, t.Context(), o, "", "mcp", "add", "--scope", "user", "mine", "--", "cat"); strings.Contains(out, "trusted") {
+		t.Errorf("add to the user's scope speaks of trust:\n%s", out)
+	}
 	var local struct {
 		Permissions struct{ Allow []string }
 		MCPServers  map[string]struct {
@@ -70,5 +78,12 @@ func TestMCPAddGetRemove(t *testing.T) {
 	}
 	if _, _, code := orcaWith(t, t.Context(), o, "", "mcp", "remove", "-w", ws, "files"); code != 2 {
 		t.Errorf("removing it again: exit %d", code)
+	}
+	// Trusted, it says nothing of trust.
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "trust", ws); code != 0 {
+		t.Fatalf("trust: exit %d\n%s", code, stderr)
+	}
+	if out, _, _ := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "later", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "."); !strings.Contains(out, "Added MCP server later") || strings.Contains(out, "trusted") {
+		t.Errorf("add in a trusted workspace says:\n%s", out)
 	}
 }
