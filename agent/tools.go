@@ -2,7 +2,6 @@ package agent
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -319,8 +318,8 @@ type admitted struct {
 	// allowed is what let it run, rewritten what changed its input.
 	allowed   event.Decision
 	rewritten []string
-	// hooks holds the call's PRE_TOOL_USE and POST_TOOL_USE payloads, in
-	// one allocation, when it has hooks of both (nil otherwise).
+	// hooks holds the call's tool hook payloads and frames, when it has
+	// PRE_TOOL_USE hooks (nil otherwise; after makes its own).
 	hooks *toolHooks
 }
 
@@ -367,10 +366,8 @@ func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
 	var preContext []string
 	var hooks *toolHooks
 	if rt.hooks.Has(hook.PreToolUse) {
-		hooks = new(toolHooks)
-		pre := &hooks.pre
-		*pre = hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call)}
-		out := t.runHookIn(&hooks.preF, pre)
+		hooks = &toolHooks{pre: hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call)}}
+		out := t.runHookIn(&hooks.preF, &hooks.pre)
 		if out.EndTurn != "" {
 			return admitted{}, t.blocked(call, "hook:"+out.By, fmt.Sprintf("Not run: the turn was %s.", t.ended)), false
 		}
@@ -659,7 +656,7 @@ func (t *turn) resume() bool {
 		t.recorded = len(t.msgs)
 	}
 	if ok && (t.res.Parked != nil || t.paused) {
-		t.finish(cmp.Or(t.pausedReason(), StopAwaitingApproval))
+		t.finish(t.halted())
 		return false
 	}
 	return ok && !t.stopped()

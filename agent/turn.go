@@ -392,7 +392,7 @@ func (t *turn) run() {
 				if t.req.Record != nil {
 					t.recorded = len(t.msgs)
 				}
-				t.finish(cmp.Or(t.pausedReason(), StopAwaitingApproval))
+				t.finish(t.halted())
 				return
 			}
 			if t.req.Record != nil {
@@ -498,13 +498,13 @@ func (t *turn) pause() bool {
 // effect (Request.Step, not Rest).
 func (t *turn) stepping() bool { return t.req.Step != nil && !t.req.Step.Rest }
 
-// pausedReason is StopPaused if runTools stopped before a call because
-// the step's effect has run, "" otherwise.
-func (t *turn) pausedReason() StopReason {
-	if t.paused && t.res.Parked == nil {
-		return StopPaused
+// halted is how a turn ends whose runTools stopped before a call: parked
+// for a decision, or paused at the end of its step.
+func (t *turn) halted() StopReason {
+	if t.res.Parked != nil {
+		return StopAwaitingApproval
 	}
-	return ""
+	return StopPaused
 }
 
 // goOn prepares a turn that continues an earlier attempt (Request.

@@ -417,6 +417,10 @@ func TestL2_EndedTurnRetriedCountsOnce(t *testing.T) {
 	if info.Turns != 1 || tot.Turns != 1 {
 		t.Errorf("counted %d turns (totals %d)", info.Turns, tot.Turns)
 	}
+	// A retry with no input of a turn that has no records cannot start.
+	if _, err := s.Run(ctx, "", session.WithTurnID("t2"), session.Retry()); err == nil || !strings.Contains(err.Error(), "turn t2 has no records") {
+		t.Errorf("an empty retry of an unknown turn: %v", err)
+	}
 }
 
 // A turn run step by step (session.Step, what the Temporal engine does:

@@ -1123,16 +1123,12 @@ type decided struct {
 }
 
 // goOn goes on with the turn that parked p, now decided, if no turn of
-// its session runs (decide, watchDecisions): the turn runs again under its id (session.Retry), the
-// approved call first (a denied one is answered so), and its events follow
-// the ones it had. It reports whether the turn went on; if not, the
+// its session runs (decide, watchDecisions): the turn runs again under
+// its id (session.Retry), the approved call first (a denied one is
+// answered so), and its events follow the ones it had. It reports whether the turn went on; if not, the
 // session's next message runs the approved call first.
 func (s *Server) goOn(ctx context.Context, p store.ParkedCall) bool {
 	e, err := s.entryOf(ctx, p.SessionID, false)
-	if err != nil {
-		return false
-	}
-	info, err := s.app.Store().Session(ctx, p.SessionID)
 	if err != nil {
 		return false
 	}
@@ -1154,8 +1150,7 @@ func (s *Server) goOn(ctx context.Context, p store.ParkedCall) bool {
 		t.StartedAt = time.Now().UTC()
 	}
 	s.wg.Add(1)
-	// The turn's input, for the record: the parked attempt's, which is
-	// the session's last prompt.
-	go s.run(e, p.TurnID, info.LastPrompt, t.output, session.Retry())
+	// No input: the turn goes on with its own.
+	go s.run(e, p.TurnID, "", t.output, session.Retry())
 	return true
 }

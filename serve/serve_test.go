@@ -174,6 +174,17 @@ func (f *fixture) events(path string, lastID string, stop func(sse) bool) []sse 
 
 func completed(e sse) bool { return e.name == "turn_completed" && e.data["depth"] == nil }
 
+// completedTimes stops at the n-th turn_completed of the turn (a turn
+// that parked and went on has one per attempt).
+func completedTimes(n int) func(sse) bool {
+	return func(e sse) bool {
+		if completed(e) {
+			n--
+		}
+		return n == 0
+	}
+}
+
 // A message starts a turn whose events stream live; the turn's state, the
 // session's transcript and totals follow; the events replay after
 // Last-Event-ID exactly from there.
@@ -338,13 +349,7 @@ func TestParkedApproval(t *testing.T) {
 		t.Errorf("deciding twice: %d", code)
 	}
 	// The turn's events go on after its first turn_completed (parked).
-	ends := 0
-	evs := f.events("/v1/sessions/s/turns/"+turn+"/events", "", func(e sse) bool {
-		if completed(e) {
-			ends++
-		}
-		return ends == 2
-	})
+	evs := f.events("/v1/sessions/s/turns/"+turn+"/events", "", completedTimes(2))
 	if last := evs[len(evs)-1]; last.data["stop_reason"] != "answered" || last.data["answer"] != "ran it" {
 		t.Errorf("the turn ended %v", last.data)
 	}
@@ -377,13 +382,7 @@ func TestParkedCallDecidedElsewhere(t *testing.T) {
 	if _, err := f.app.Store().SetParkStatus(t.Context(), id, store.ParkApproved, "ana", ""); err != nil {
 		t.Fatal(err)
 	}
-	ends := 0
-	evs := f.events("/v1/sessions/s/turns/"+turn+"/events", "", func(e sse) bool {
-		if completed(e) {
-			ends++
-		}
-		return ends == 2
-	})
+	evs := f.events("/v1/sessions/s/turns/"+turn+"/events", "", completedTimes(2))
 	if last := evs[len(evs)-1]; last.data["stop_reason"] != "answered" {
 		t.Errorf("the turn ended %v", last.data)
 	}

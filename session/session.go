@@ -260,7 +260,7 @@ type LiveSession struct {
 	parked     *store.ParkedCall // a parked call no one decided yet
 	lastSeq    int64
 	// lastTurn is the turn of the transcript's last record; lastInput is
-	// that turn's input (the text of its first record).
+	// that turn's input (see inputOf).
 	lastTurn, lastInput string
 	promptTokens        int64
 	// model is the model of the next turns (SetModel), "" for the definition's.
@@ -476,7 +476,7 @@ func (s *LiveSession) load(ctx context.Context) error {
 			msgs = append(msgs, rec.Message)
 		}
 		if rec.TurnID != s.lastTurn {
-			s.lastInput = rec.Message.Text()
+			s.lastInput = inputOf(rec.Message)
 		}
 		s.lastSeq, s.lastTurn = rec.Seq, rec.TurnID
 	}
@@ -591,6 +591,16 @@ func endsUnanswered(msgs []llm.Message) bool {
 	return len(msgs[at].ToolUses()) > answered
 }
 
+// inputOf is the input of a turn whose first record is m: its first text
+// block, the prompt as the turn took it (the blocks after it are what
+// hooks added).
+func inputOf(m llm.Message) string {
+	if len(m.Content) == 0 || m.Content[0].Type != llm.BlockText {
+		return ""
+	}
+	return m.Content[0].Text
+}
+
 // unansweredUses returns the tool calls of the last assistant message of
 // msgs that have no result, in order.
 func unansweredUses(msgs []llm.Message) []llm.Block {
@@ -646,24 +656,8 @@ func resultsOnly(m llm.Message) bool {
 //
 // fix answers the calls that will not run.
 func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.ParkedCall) (fix, resume []llm.Block, approved []store.ParkedCall, waiting *store.ParkedCall) {
-	at := len(msgs) - 1
-	if at >= 0 && resultsOnly(msgs[at]) {
-		at--
-	}
-	if at < 0 || msgs[at].Role != llm.RoleAssistant {
-		return nil, nil, nil, nil
-	}
-	answered := map[string]bool{}
-	if at < len(msgs)-1 {
-		for _, b := range msgs[at+1].Content {
-			answered[b.ToolUseID] = true
-		}
-	}
 	first, goOn := true, false
-	for _, u := range msgs[at].ToolUses() {
-		if answered[u.ID] {
-			continue
-		}
+	for _, u := range unansweredUses(msgs) {
 		p, isParked := parked[u.ID]
 		switch {
 		case !first && goOn:
@@ -907,14 +901,18 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	turnID := cmp.Or(rc.turnID, "turn_"+randomID())
 
 	s.mu.Lock()
+	again := rc.retry && rc.turnID != "" && s.lastTurn == rc.turnID
+	switch {
+	case again && input == "":
+		input = s.lastInput // a later step need not carry the input again
+	case input == "" && rc.retry:
+		s.mu.Unlock()
+		return nil, fmt.Errorf("session %s: turn %s has no records to go on from, and no input to start with", s.id, rc.turnID)
+	}
 	s.turnID, s.cancel = turnID, cancel
 	history := s.transcript
 	resume, approved, traceParent := s.resume, s.approved, s.traceParent
 	s.resume, s.approved, s.traceParent = nil, nil, ""
-	again := rc.retry && rc.turnID != "" && s.lastTurn == rc.turnID
-	if again && input == "" {
-		input = s.lastInput // a later step need not carry the input again
-	}
 	pending := s.pendingContext
 	s.pendingContext = nil
 	promptTokens := s.promptTokens
@@ -1001,7 +999,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 			recorded = now
 			s.mu.Lock()
 			if s.lastTurn != turnID {
-				s.lastInput = r.Message.Text()
+				s.lastInput = inputOf(r.Message)
 			}
 			s.lastSeq, s.lastTurn = recs[len(recs)-1].Seq, turnID
 			s.mu.Unlock()

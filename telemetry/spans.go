@@ -49,39 +49,33 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 		attrs = append(attrs, AttrTurnID.String(req.TurnID))
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
-	var parked trace.SpanContext
-	resumed := false
+	// An execution that goes on with a turn begun elsewhere is in that
+	// turn's trace, linked to its caller's span.
+	var parent trace.SpanContext
+	var mark attribute.KeyValue
 	if st := req.Step; st != nil && st.Steps > 0 && st.TraceParent != "" {
 		// A later step of a turn run step by step (a durable engine's
-		// activity): in the trace of the turn's first step, under it.
-		parked = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": st.TraceParent}))
-		if parked.IsValid() {
-			if caller := trace.SpanContextFromContext(ctx); caller.IsValid() {
-				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: caller}))
-			}
-			ctx = trace.ContextWithSpanContext(ctx, parked)
-			attrs = append(attrs, AttrStep.Int(st.Steps+1))
-		}
+		// activity): under the turn's first step.
+		parent, mark = fromTraceParent(st.TraceParent), AttrStep.Int(st.Steps+1)
 	} else {
+		// The turn that goes on after a parked call was decided: under
+		// the turn that parked — in another process, its traceparent came
+		// with the parked call, through the store.
 		t.mu.Lock()
-		parked, resumed = t.parked[req.SessionID]
+		sc, ok := t.parked[req.SessionID]
 		delete(t.parked, req.SessionID)
 		t.mu.Unlock()
+		if !ok && req.TraceParent != "" {
+			sc = fromTraceParent(req.TraceParent)
+		}
+		parent, mark = sc, AttrResumed.Bool(true)
 	}
-	if !resumed && !parked.IsValid() && req.TraceParent != "" {
-		// The parked turn ran in another process: its traceparent came
-		// with the parked call, through the store.
-		parked = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": req.TraceParent}))
-		resumed = parked.IsValid()
-	}
-	if resumed {
-		// The turn that goes on after a parked call was decided: in the
-		// trace of the turn that parked, and linked to its caller's span.
+	if parent.IsValid() {
 		if caller := trace.SpanContextFromContext(ctx); caller.IsValid() {
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: caller}))
 		}
-		ctx = trace.ContextWithSpanContext(ctx, parked)
-		attrs = append(attrs, AttrResumed.Bool(true))
+		ctx = trace.ContextWithSpanContext(ctx, parent)
+		attrs = append(attrs, mark)
 	}
 	ctx, span := t.tracer.Start(ctx, "invoke_agent "+def.Name, append(opts, trace.WithAttributes(attrs...))...)
 	ex := &execution{span: span, ctx: ctx, tools: map[string]trace.Span{}}
@@ -108,6 +102,12 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 	// the execution is forgotten.
 	defer func() { t.finish(ex, res, err) }()
 	return next.Proceed(ctx, rt, req)
+}
+
+// fromTraceParent is the span context of a W3C traceparent (not valid if
+// it is not one).
+func fromTraceParent(tp string) trace.SpanContext {
+	return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": tp}))
 }
 
 // traceParent is span's W3C traceparent.

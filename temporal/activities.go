@@ -151,13 +151,12 @@ func (a *Activities) Step(ctx context.Context, in StepInput) (StepResult, error)
 	if in.Interrupt {
 		opts = append(opts, session.Interrupted())
 	}
-	// A later attempt finds the session as the failed one left it: opened
-	// again, from the store.
-	var k *kept
-	if info.Attempt == 1 {
-		k = a.take(ctx, in.SessionID, req.TurnID)
-	} else if old := a.take(ctx, in.SessionID, req.TurnID); old != nil {
-		old.ls.Close(context.WithoutCancel(ctx))
+	k := a.take(ctx, in.SessionID, req.TurnID)
+	if k != nil && info.Attempt > 1 {
+		// A later attempt does not trust the session as the failed one
+		// left it: it opens it again, from the store.
+		k.ls.Close(context.WithoutCancel(ctx))
+		k = nil
 	}
 	if k == nil {
 		k = &kept{turn: req.TurnID, prog: new(progress)}
