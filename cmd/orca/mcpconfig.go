@@ -24,10 +24,16 @@ var mcpScopes = []string{"local", "project", "user"}
 // mcpFile returns the file of scope for workspace ws.
 func mcpFile(o options, ws, scope string) (string, error) {
 	switch scope {
-	case "local":
-		return filepath.Join(ws, ".orca", "settings.local.json"), nil
-	case "project":
-		return filepath.Join(ws, config.MCPFile), nil
+	case "local", "project":
+		// The workspace must be one: a mistyped -w makes no folders.
+		root, err := checkWorkspace(ws)
+		if err != nil {
+			return "", err
+		}
+		if scope == "local" {
+			return filepath.Join(root, ".orca", "settings.local.json"), nil
+		}
+		return filepath.Join(root, config.MCPFile), nil
 	case "user":
 		dir := o.userConfigDir()
 		if dir == "" {

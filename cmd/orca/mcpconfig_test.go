@@ -79,6 +79,14 @@ func TestMCPAddGetRemove(t *testing.T) {
 	if _, _, code := orcaWith(t, t.Context(), o, "", "mcp", "remove", "-w", ws, "files"); code != 2 {
 		t.Errorf("removing it again: exit %d", code)
 	}
+	// A workspace that does not exist is refused, and no folder is made.
+	missing := filepath.Join(t.TempDir(), "no", "such")
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", missing, "x", "--", "cat"); code != 2 || !strings.Contains(stderr, missing) {
+		t.Errorf("add in a missing workspace: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Errorf("add made folders for a missing workspace: %v", err)
+	}
 	// Trusted, it says nothing of trust.
 	if _, stderr, code := orcaWith(t, t.Context(), o, "", "trust", ws); code != 0 {
 		t.Fatalf("trust: exit %d\n%s", code, stderr)
