@@ -71,6 +71,9 @@ func (c *Client) Turn(ctx context.Context, sessionID string, req TurnRequest) (T
 	if err := h.Get(ctx, &res); err != nil {
 		return TurnResult{}, fmt.Errorf("session %s, turn %s: %w", sessionID, req.TurnID, err)
 	}
+	if res.Asked != "" && res.Asked != req.digest() {
+		return TurnResult{}, fmt.Errorf("session %s, turn %s: %w: ask again with the same input, or give a new turn id for a new turn", sessionID, req.TurnID, ErrAskedOtherwise)
+	}
 	return res, nil
 }
 

@@ -64,6 +64,10 @@ func TestServerTurnParksAndIsApprovedThroughTheCLI(t *testing.T) {
 	if code != 3 || again != out {
 		t.Errorf("the same turn asked again: exit %d\n%s", code, again)
 	}
+	// Its id with another prompt is not another turn: refused.
+	if _, stderr, code := c.orca("run", "--session", "s1", "--turn-id", "t1", "--json", "something else"); code != 2 || !strings.Contains(stderr, "asked for before with another input") {
+		t.Errorf("the same turn id, another prompt: exit %d\n%s", code, stderr)
+	}
 	out, stderr, code = c.orca("approve", "--session", "s1", parked.Parked.ID)
 	if code != 0 || out != "it ran\n" {
 		t.Fatalf("approve: exit %d\n%s\n%s", code, out, stderr)

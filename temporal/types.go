@@ -1,7 +1,10 @@
 package temporal
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -164,6 +167,20 @@ func (r TurnRequest) Check() error {
 	return nil
 }
 
+// digest is Asked for r.
+func (r TurnRequest) digest() string {
+	h := sha256.New()
+	h.Write([]byte(r.Input))
+	h.Write([]byte{0})
+	h.Write(r.OutputSchema)
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// ErrAskedOtherwise is Client.Turn's error for a turn id a turn was asked
+// for with another input or output schema: the answer is that turn's, not
+// one to this request.
+var ErrAskedOtherwise = errors.New("the turn was asked for before with another input")
+
 // Decision decides a parked call.
 type Decision struct {
 	// ParkID is the parked call's id (TurnResult.Parked.ID).
@@ -212,6 +229,10 @@ type TurnResult struct {
 	Attempt int32 `json:"attempt"`
 	// Worker names the worker that finished it.
 	Worker string `json:"worker,omitempty"`
+	// Asked is a digest of the request the turn was asked with (its input
+	// and output schema): Client.Turn refuses the result of a turn asked
+	// for again under its id with another request (ErrAskedOtherwise).
+	Asked string `json:"asked,omitempty"`
 }
 
 // StepInput is the input of a step's activity (ModelActivity,

@@ -279,7 +279,7 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 		}
 		res := r.TurnResult
 		res.ToolCalls, res.Usage, res.Iterations = toolCalls, usage, r.Progress.Iterations
-		res.Steps, res.Retries = r.Progress.Steps, retry
+		res.Steps, res.Retries, res.Asked = r.Progress.Steps, retry, req.digest()
 		if res.Parked != nil {
 			p := *res.Parked
 			p.TurnID, p.Input, p.OutputSchema = req.TurnID, req.Input, req.OutputSchema

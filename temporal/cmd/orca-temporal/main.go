@@ -255,7 +255,8 @@ func newRun() *cobra.Command {
 		Short: "Run a turn of session ID on the workers and wait for it (\"-\": the prompt from stdin)",
 		Long: `Run a turn of session ID on the task queue's workers and wait for it.
 Asking again with the same --turn-id gets the same turn, never a second
-one: a client that lost its connection asks again.`,
+one: a client that lost its connection asks again. The same --turn-id with
+another prompt is refused (exit 2).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if t.session == "" {
@@ -286,7 +287,10 @@ one: a client that lost its connection asks again.`,
 			}
 			defer done()
 			res, err := c.Turn(cmd.Context(), t.session, req)
-			if err != nil {
+			switch {
+			case errors.Is(err, temporal.ErrAskedOtherwise):
+				return &exitError{code: exitUsage, err: err}
+			case err != nil:
 				return &exitError{code: exitTurn, err: err}
 			}
 			return t.report(cmd, res)
