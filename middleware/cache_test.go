@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -316,5 +317,80 @@ func TestCacheGuardByReferenceAndStrict(t *testing.T) {
 	checkNamed(t, err, middleware.LLMRequest, "redact", middleware.ErrCacheInvalidation)
 	if !strings.Contains(err.Error(), "Messages[2] (user) changed") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// longConversation is conversation() grown to about n messages: a prefix
+// longer than what the guard keeps by reference.
+func longConversation(n int) *llm.Request {
+	req := conversation()
+	for len(req.Messages) < n {
+		req.Messages = append(req.Messages[:len(req.Messages)-1], conversation().Messages[1:]...)
+	}
+	return req
+}
+
+// On a conversation longer than what it keeps, the guard by reference
+// still catches a prefix cut short, messages removed or inserted in
+// place, the first or a newest message replaced, and Messages replaced by
+// another slice anywhere it differs; a message in the middle replaced in
+// place in the same slice is caught by the strict guard only.
+func TestCacheGuardByReferenceOnALongConversation(t *testing.T) {
+	edits := []struct {
+		name     string
+		edit     func(q *llm.Request)
+		want     string // "" when it is no change, "-" when only strict sees it
+		inStrict string
+	}{
+		{"first replaced", func(q *llm.Request) { q.Messages[0] = llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("x")}} }, "Messages[0] (user) changed", "Messages[0] (user) changed"},
+		{"a newest replaced", func(q *llm.Request) { q.Messages[190] = llm.Message{Role: llm.RoleAssistant} }, "Messages[190] (assistant) changed", "Messages[190] (assistant) changed"},
+		{"one removed in place", func(q *llm.Request) { q.Messages = append(q.Messages[:50], q.Messages[51:]...) }, "changed", "Messages[50]"},
+		{"one inserted in place", func(q *llm.Request) {
+			q.Messages = slices.Grow(q.Messages, 1)
+			q.Messages = slices.Insert(q.Messages, 40, llm.Message{Role: llm.RoleUser})
+		}, "changed", "Messages[40] ("},
+		{"one inserted into another slice", func(q *llm.Request) {
+			q.Messages = slices.Insert(q.Messages[:len(q.Messages):len(q.Messages)], 40, llm.Message{Role: llm.RoleUser})
+		}, "Messages[40] (", "Messages[40] ("},
+		{"cut short", func(q *llm.Request) { q.Messages = q.Messages[:100] }, "Messages[100] (", "Messages[100] ("},
+		{"another slice, the middle rebuilt", func(q *llm.Request) {
+			msgs := slices.Clone(q.Messages)
+			msgs[60] = llm.Message{Role: msgs[60].Role, Content: []llm.Block{llm.TextBlock("summary")}}
+			q.Messages = msgs
+		}, "Messages[60] (", "Messages[60] ("},
+		{"another slice, the same content", func(q *llm.Request) {
+			msgs := make([]llm.Message, len(q.Messages))
+			for i, m := range q.Messages {
+				msgs[i] = llm.Message{Role: m.Role, Content: slices.Clone(m.Content)}
+			}
+			q.Messages = msgs
+		}, "", ""},
+		{"the middle replaced in place", func(q *llm.Request) { q.Messages[60] = llm.Message{Role: q.Messages[60].Role} }, "-", "Messages[60] ("},
+	}
+	for _, strict := range []bool{false, true} {
+		for _, e := range edits {
+			r := middleware.NewRegistry()
+			r.SetStrictCacheGuard(strict)
+			mustRegister(t)(r.RegisterLLMRequest("edit", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
+				e.edit(q)
+				return q, nil
+			}))
+			req := longConversation(200)
+			if n := middleware.PrefixLen(req.Messages); n < 150 {
+				t.Fatalf("prefix of %d messages", n)
+			}
+			want := e.want
+			if strict {
+				want = e.inStrict
+			}
+			_, err := r.ApplyLLMRequest(context.Background(), req)
+			switch {
+			case want == "-":
+			case want == "" && err != nil:
+				t.Errorf("strict=%v, %s: %v", strict, e.name, err)
+			case want != "" && (!errors.Is(err, middleware.ErrCacheInvalidation) || !strings.Contains(err.Error(), want)):
+				t.Errorf("strict=%v, %s: err = %v, want it to say %q", strict, e.name, err, want)
+			}
+		}
 	}
 }

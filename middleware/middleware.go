@@ -246,9 +246,10 @@ type Registry struct {
 }
 
 // SetStrictCacheGuard makes the cache guard of ApplyLLMRequest copy the
-// prefix by value before the chain, so that it also catches a middleware
-// that edits, in place, a block the caller shares — at the cost of a copy
-// of the conversation per model call. For tests: orcatest turns it on.
+// whole prefix by value before the chain, so that it also catches a
+// middleware that edits, in place, a block the caller shares or a message
+// the guard by reference does not keep — at the cost of a copy of the
+// conversation per model call. For tests: orcatest turns it on.
 func (r *Registry) SetStrictCacheGuard(on bool) { r.strict.Store(on) }
 
 // NewRegistry returns an empty registry.

@@ -55,18 +55,24 @@ func (r *Registry) ApplyToolRequest(ctx context.Context, call *tool.Call) (*tool
 // allowed.
 //
 // The guard compares the prefix after each middleware with the prefix
-// before it. By default it keeps the prefix's messages by reference (a
-// copy of the message headers, pooled: no allocation, and no copy of the
-// conversation's content): a message replaced or removed, a content list
-// replaced or re-sliced, the system prompt or a tool definition changed
-// are caught, and a message rebuilt with the same content is not a
-// change. An edit made in place inside a block the caller still shares
-// — Messages[i].Content[j].Text assigned — is not seen by reference; the
-// strict guard (SetStrictCacheGuard; orcatest turns it on) copies the
-// prefix by value — text, ids, names, tool_use ids, content, is_error,
-// input and schema bytes — and catches those too, at the cost of a copy
-// of the conversation per call. Model, MaxTokens and Metadata are not
-// part of the prefix.
+// before it. By default it keeps the prefix by reference, at a cost that
+// does not grow with the conversation: the system prompt, the tool
+// definitions, the prefix's slice, and the headers of its first message
+// and its 32 newest (pooled: no allocation, and no copy of the
+// conversation's content). So a changed system prompt or tool
+// definition, a prefix cut short, Messages replaced by another slice
+// (compared then message by message), a message inserted or removed in
+// place, and a message among those kept replaced or its content list
+// replaced or re-sliced are caught; a message rebuilt with the same
+// content is not a change. Not seen by reference: a message older than
+// the 32 newest, but not the first, replaced in place in the same slice,
+// and an edit made in place inside a block the caller still shares —
+// Messages[i].Content[j].Text assigned. The strict guard
+// (SetStrictCacheGuard; orcatest turns it on) copies the whole prefix by
+// value — text, ids, names, tool_use ids, content, is_error, input and
+// schema bytes — and catches those too, at the cost of a copy of the
+// conversation per call. Model, MaxTokens and Metadata are not part of
+// the prefix.
 //
 // Middleware may edit req in place. A refused edit is not undone, so a
 // caller that keeps slices of req (a transcript) should not reuse req after
@@ -131,14 +137,26 @@ func PrefixLen(msgs []llm.Message) int {
 	return k
 }
 
+// guardWindow is how many of the prefix's newest messages the guard by
+// reference keeps, besides its first: the ones a middleware that trims
+// or redacts what the model saw lately would touch.
+const guardWindow = 32
+
 // prefix is the cache-sensitive prefix of a request, kept by reference
-// (the message and tool headers, in pooled slices) or, strict, copied by
-// value (its blocks share one slice and its bytes one arena, so a copy
-// costs four allocations whatever the length of the conversation).
+// (its first and newest messages' headers and the tool headers, in pooled
+// slices, and the prefix's own slice) or, strict, copied by value (its
+// blocks share one slice and its bytes one arena, so a copy costs four
+// allocations whatever the length of the conversation).
 type prefix struct {
 	system string
 	tools  []llm.ToolDefinition
+	// msgs are the messages kept: all of the prefix (strict, or a short
+	// one), or its first and its guardWindow newest, from index newest on.
 	msgs   []llm.Message
+	newest int
+	// all is the request's prefix itself (by reference): a request whose
+	// Messages are another slice is compared with it, message by message.
+	all []llm.Message
 	// pooled: tools and msgs are headers only, from headers; release
 	// hands them back.
 	pooled *headers
@@ -157,8 +175,15 @@ func takePrefix(r *llm.Request, strict bool) prefix {
 	if !strict {
 		h := headerPool.Get().(*headers)
 		h.tools = append(h.tools[:0], r.Tools...)
-		h.msgs = append(h.msgs[:0], msgs...)
-		return prefix{system: r.System, tools: h.tools, msgs: h.msgs, pooled: h}
+		p := prefix{system: r.System, all: msgs, pooled: h}
+		if len(msgs) <= guardWindow+1 {
+			h.msgs = append(h.msgs[:0], msgs...)
+		} else {
+			p.newest = len(msgs) - guardWindow
+			h.msgs = append(append(h.msgs[:0], msgs[0]), msgs[p.newest:]...)
+		}
+		p.tools, p.msgs = h.tools, h.msgs
+		return p
 	}
 	nBlocks, nBytes := 0, 0
 	for _, t := range r.Tools {
@@ -209,11 +234,19 @@ func (p *prefix) release() {
 	if h == nil {
 		return
 	}
-	p.pooled = nil
+	p.pooled, p.all = nil, nil
 	clear(h.tools)
 	clear(h.msgs)
 	h.tools, h.msgs = h.tools[:0], h.msgs[:0]
 	headerPool.Put(h)
+}
+
+// index is the request index of the i-th message kept.
+func (p *prefix) index(i int) int {
+	if i == 0 || p.newest == 0 {
+		return i
+	}
+	return p.newest + i - 1
 }
 
 // diff says how r's prefix differs from p, or returns "" if it does not.
@@ -230,19 +263,41 @@ func (p *prefix) diff(r *llm.Request) string {
 			return fmt.Sprintf("Tools[%d] (%s) changed", i, t.Name)
 		}
 	}
-	for i, m := range p.msgs {
-		if i == len(r.Messages) {
-			return fmt.Sprintf("Messages[%d] (%s) removed", i, m.Role)
+	if p.newest > 0 && len(r.Messages) > 0 && &r.Messages[0] != &p.all[0] {
+		// Another slice: the earliest message that differs.
+		for i, m := range p.all[:min(len(p.all), len(r.Messages))] {
+			if !sameRef(r.Messages[i], m) {
+				return fmt.Sprintf("Messages[%d] (%s) changed", i, m.Role)
+			}
 		}
-		n := r.Messages[i]
-		if n.Role == m.Role && len(n.Content) == len(m.Content) && (len(m.Content) == 0 || &n.Content[0] == &m.Content[0]) {
-			continue // the same blocks (by value: see strict)
+	}
+	for k, m := range p.msgs {
+		i := p.index(k)
+		if i >= len(r.Messages) {
+			return fmt.Sprintf("Messages[%d] (%s) removed", len(r.Messages), p.roleAt(len(r.Messages)))
 		}
-		if !sameMessage(n, m) {
+		if !sameRef(r.Messages[i], m) {
 			return fmt.Sprintf("Messages[%d] (%s) changed", i, m.Role)
 		}
 	}
 	return ""
+}
+
+// roleAt is the role of the prefix's i-th message, as it was kept.
+func (p *prefix) roleAt(i int) llm.Role {
+	if p.all != nil {
+		return p.all[i].Role
+	}
+	return p.msgs[i].Role
+}
+
+// sameRef says whether n is m: the same blocks (by value: see strict), or
+// the same content.
+func sameRef(n, m llm.Message) bool {
+	if n.Role == m.Role && len(n.Content) == len(m.Content) && (len(m.Content) == 0 || &n.Content[0] == &m.Content[0]) {
+		return true
+	}
+	return sameMessage(n, m)
 }
 
 // sameBytes is bytes.Equal, at once for the same bytes.
