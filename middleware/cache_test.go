@@ -342,7 +342,9 @@ func TestCacheGuardByReferenceOnALongConversation(t *testing.T) {
 		want     string // "" when it is no change, "-" when only strict sees it
 		inStrict string
 	}{
-		{"first replaced", func(q *llm.Request) { q.Messages[0] = llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("x")}} }, "Messages[0] (user) changed", "Messages[0] (user) changed"},
+		{"first replaced", func(q *llm.Request) {
+			q.Messages[0] = llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("x")}}
+		}, "Messages[0] (user) changed", "Messages[0] (user) changed"},
 		{"a newest replaced", func(q *llm.Request) { q.Messages[190] = llm.Message{Role: llm.RoleAssistant} }, "Messages[190] (assistant) changed", "Messages[190] (assistant) changed"},
 		{"one removed in place", func(q *llm.Request) { q.Messages = append(q.Messages[:50], q.Messages[51:]...) }, "changed", "Messages[50]"},
 		{"one inserted in place", func(q *llm.Request) {
