@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -37,15 +38,21 @@ func (t *turn) callModel() (*llm.Response, error) {
 			req.Tools = append(slices.Clip(req.Tools), *o.def)
 		}
 	}
-	req, err := t.prepare(req)
+	var err error
+	if t.rt.mw.Has(middleware.LLMRequest) {
+		req.Messages = t.sendable()
+		req, err = t.rt.mw.ApplyLLMRequest(t.ctx, req)
+	}
 	if err != nil {
+		t.sent = nil // what a refused middleware did to it is not kept
 		return nil, fmt.Errorf("model call (iteration %d): %w", t.res.Iterations, err)
 	}
 	// A conversation the provider would refuse is a bug, orca's or a
 	// middleware's: caught here, not sent. Only what was added since the
 	// last call needs checking — and, with llm_request middleware, the
 	// newest user turn they may edit: the cache guard held the rest as it
-	// was, unless the request let them change it.
+	// was, unless the request let them change it (what the guard by
+	// reference does not keep, its strict mode does).
 	from := 0
 	switch {
 	case !t.rt.mw.Has(middleware.LLMRequest):
@@ -135,6 +142,57 @@ func (t *turn) prepare(req *llm.Request) (*llm.Request, error) {
 		req.Messages[n-1].Content = slices.Clone(req.Messages[n-1].Content)
 	}
 	return t.rt.mw.ApplyLLMRequest(t.ctx, req)
+}
+
+// sendable returns the turn's messages for the llm_request middleware: a
+// copy of msgs' headers, with the last message's content list its own, so
+// that a middleware's edit of the newest turn reaches no transcript. The
+// copy is kept from call to call, and only what msgs added since is
+// copied in, so a turn does not copy its conversation at every call: a
+// request a provider or middleware kept sees no change, since a message
+// of the copy that differs from msgs (a middleware edited it in the last
+// call) makes a new copy, and so does a msgs grown into another array or
+// replaced (compaction).
+func (t *turn) sendable() []llm.Message {
+	n := len(t.msgs)
+	if n == 0 {
+		return nil
+	}
+	k := t.sentN
+	fresh := &t.msgs[0] != t.sentFrom || n < len(t.sent) || (k > 0 && !sameContent(t.sent[k-1], t.msgs[k-1]))
+	for i := k; !fresh && i < len(t.sent); i++ {
+		fresh = !sameContent(t.sent[i], t.msgs[i])
+	}
+	switch {
+	case fresh:
+		t.sent = append(make([]llm.Message, 0, n+n/2), t.msgs...)
+		t.sent[n-1].Content = slices.Clone(t.sent[n-1].Content)
+	case n > len(t.sent):
+		t.sent = append(t.sent, t.msgs[len(t.sent):]...)
+		t.sent[n-1].Content = slices.Clone(t.sent[n-1].Content)
+	}
+	t.sentFrom, t.sentN = &t.msgs[0], middleware.PrefixLen(t.msgs)
+	return t.sent[:n:n]
+}
+
+// sameContent says whether a and b are one message: the same blocks, or
+// blocks of the same content.
+func sameContent(a, b llm.Message) bool {
+	if a.Role != b.Role || len(a.Content) != len(b.Content) {
+		return false
+	}
+	if len(a.Content) == 0 || &a.Content[0] == &b.Content[0] {
+		return true
+	}
+	for i := range a.Content {
+		x, y := &a.Content[i], &b.Content[i]
+		if x.Type != y.Type || x.Text != y.Text || x.ID != y.ID || x.Name != y.Name ||
+			!bytes.Equal(x.Input, y.Input) || x.ToolUseID != y.ToolUseID ||
+			x.Content != y.Content || x.IsError != y.IsError || x.Thinking != y.Thinking || x.Signature != y.Signature {
+			return false
+		}
+	}
+	return true
 }
 
 // attempt sends req to the provider once, through the llm_execution chain

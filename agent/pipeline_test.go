@@ -458,6 +458,53 @@ func TestCacheGuardFailsBeforeTheProvider(t *testing.T) {
 	}
 }
 
+// An llm_request middleware that adds a reminder to the newest turn at
+// each call: each request has it on its own newest turn only, the
+// transcript never, and a request the provider kept is, after the later
+// calls, what it was when it was sent (the turn keeps its copy of the
+// conversation from call to call).
+func TestLLMRequestEditsReachNeitherTheTranscriptNorEarlierRequests(t *testing.T) {
+	b := newBench(t, nil, nil)
+	b.svc.Middleware.RegisterLLMRequest("remind", func(ctx context.Context, r *llm.Request) (*llm.Request, error) {
+		last := &r.Messages[len(r.Messages)-1]
+		last.Content = append(last.Content, llm.TextBlock("<reminder>"))
+		return r, nil
+	})
+	b.svc.Middleware.RegisterLLMRequest("pass", func(ctx context.Context, r *llm.Request) (*llm.Request, error) { return r, nil })
+	os.WriteFile(filepath.Join(b.root, "a.txt"), []byte("A"), 0o644)
+	b.model.Script("s",
+		script.Call("Read", map[string]string{"file_path": "a.txt"}),
+		script.Call("Read", map[string]string{"file_path": "a.txt"}),
+		script.Call("Read", map[string]string{"file_path": "a.txt"}),
+		script.Text("ok"))
+	res := b.run("s", "go")
+	if res.Answer != "ok" {
+		t.Fatalf("result %+v", res)
+	}
+	reminders := func(msgs []llm.Message) (at []int) {
+		for i, m := range msgs {
+			for _, c := range m.Content {
+				if c.Text == "<reminder>" {
+					at = append(at, i)
+				}
+			}
+		}
+		return at
+	}
+	calls := b.model.Calls()
+	if len(calls) != 4 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	for k, c := range calls {
+		if got := reminders(c.Messages); !slices.Equal(got, []int{len(c.Messages) - 1}) {
+			t.Errorf("call %d of %d messages: reminders at %v", k, len(c.Messages), got)
+		}
+	}
+	if got := reminders(res.Messages); got != nil {
+		t.Errorf("the transcript has reminders at %v", got)
+	}
+}
+
 // Registrations on the shared services reach every runtime built with
 // them.
 func TestSharedServicesReachEveryRuntime(t *testing.T) {

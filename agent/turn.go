@@ -67,6 +67,13 @@ type turn struct {
 	// onDelta emits a model call's deltas (made once per turn; the
 	// iteration is read when a delta comes, during its call).
 	onDelta func(llm.Delta)
+	// sent are the message headers the llm_request middleware were given
+	// last (a copy, so that they cannot edit msgs), kept from call to call
+	// (see sendable); sentFrom is &msgs[0] then, and sentN how many of
+	// sent are still msgs' own.
+	sent     []llm.Message
+	sentFrom *llm.Message
+	sentN    int
 	// generate are the llm_execution chain's final calls: without
 	// deltas, and with onDelta (see attempt).
 	generate [2]middleware.LLMNext
