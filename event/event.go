@@ -191,9 +191,14 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	}
 	switch d := e.Data.(type) {
 	case nil:
+	// The commonest data (two per tool call, three per model call),
+	// written directly.
 	case *ToolData:
-		// The commonest data (two per tool call), written directly.
 		b = d.appendFields(append(b, ','))
+	case *LLMCallData:
+		b = d.appendFields(append(b, ','))
+	case *IterationStartedData:
+		b = strconv.AppendInt(append(b, `,"iteration":`...), int64(d.Iteration), 10)
 	default:
 		data, err := json.Marshal(e.Data)
 		if err != nil {
@@ -205,6 +210,46 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// appendFields appends d's fields as encoding/json writes them, without
+// the braces.
+func (d *LLMCallData) appendFields(b []byte) []byte {
+	b = append(b, `"iteration":`...)
+	b = strconv.AppendInt(b, int64(d.Iteration), 10)
+	b = append(b, `,"feature":`...)
+	b = appendString(b, d.Feature)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(d.Attempt), 10)
+	if d.StopReason != "" {
+		b = append(b, `,"stop_reason":`...)
+		b = appendString(b, string(d.StopReason))
+	}
+	if u := d.Usage; u != nil {
+		b = append(b, `,"usage":{"input_tokens":`...)
+		b = strconv.AppendInt(b, u.InputTokens, 10)
+		b = append(b, `,"output_tokens":`...)
+		b = strconv.AppendInt(b, u.OutputTokens, 10)
+		b = append(b, `,"cache_read_tokens":`...)
+		b = strconv.AppendInt(b, u.CacheReadTokens, 10)
+		b = append(b, `,"cache_write_tokens":`...)
+		b = strconv.AppendInt(b, u.CacheWriteTokens, 10)
+		b = append(b, '}')
+	}
+	for _, f := range [...]struct{ key, v string }{{`,"text":`, d.Text}, {`,"error":`, d.Error}} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendString(b, f.v)
+		}
+	}
+	if d.Retrying {
+		b = append(b, `,"retrying":true`...)
+	}
+	if d.Duration != 0 {
+		b = append(b, `,"duration_ns":`...)
+		b = strconv.AppendInt(b, int64(d.Duration), 10)
+	}
+	return b
 }
 
 // appendFields appends d's fields as MarshalJSON writes them, without

@@ -159,6 +159,12 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 		event.Event{Name: event.ToolExecCompleted, Time: when, Data: &event.ToolData{Input: json.RawMessage(`{"é":"☃"}`)}},
 		event.Event{Name: event.ToolExecCompleted, Time: when, Data: &event.ToolData{}},
 		event.Event{Name: event.TurnStarted, Time: time.Time{}, Data: &event.TurnStartedData{Input: odd[6]}},
+		event.Event{Name: event.IterationStarted, Time: when, Data: &event.IterationStartedData{Iteration: 7}},
+		event.Event{Name: event.IterationStarted, Time: when, Data: &event.IterationStartedData{}},
+		event.Event{Name: event.LLMCallStarted, Time: when, Data: &event.LLMCallData{Iteration: 1, Feature: "agent", Attempt: 1}},
+		event.Event{Name: event.LLMCallCompleted, Time: when, Data: &event.LLMCallData{Iteration: 2, Feature: odd[2], Attempt: 3,
+			StopReason: llm.StopToolUse, Usage: &llm.Usage{InputTokens: 12, OutputTokens: -3, CacheReadTokens: 1 << 40}, Text: odd[4], Duration: -time.Millisecond}},
+		event.Event{Name: event.LLMCallFailed, Time: when, Data: &event.LLMCallData{Usage: &llm.Usage{}, Error: odd[6] + odd[7], Retrying: true, StopReason: llm.StopReason(odd[5])}},
 		event.Event{Name: "custom", Time: when, Data: map[string]any{}},
 		event.Event{Name: "custom", Time: when, Data: json.RawMessage(`{"x":1}`)},
 	)
