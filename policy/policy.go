@@ -28,6 +28,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/orca-agent/orca/tool"
@@ -362,13 +363,13 @@ func (p *Policy) allowed(c *call) Verdict {
 	if c.class == classPath {
 		if used, ok := p.allowPaths(c); ok {
 			rules := strings.Join(used, ", ")
-			return Verdict{Decision: Allow, Rule: rules, Reason: fmt.Sprintf("%s is allowed by the permission rule %s.", describe(c, nil), rules)}
+			return Verdict{Decision: Allow, Rule: rules, Reason: because(c, " is allowed by the permission rule ", rules, ".")}
 		}
 	} else {
 		for _, r := range p.allow {
 			if sel, ok := c.covers(r.rule.Tool); ok {
 				if m, _, _ := p.match(r, c, sel); m == yes {
-					return Verdict{Decision: Allow, Rule: r.raw, Reason: fmt.Sprintf("%s is allowed by the permission rule %s.", describe(c, nil), r.raw)}
+					return Verdict{Decision: Allow, Rule: r.raw, Reason: because(c, " is allowed by the permission rule ", r.raw, ".")}
 				}
 			}
 		}
@@ -381,7 +382,7 @@ func (p *Policy) allowed(c *call) Verdict {
 	case p.mode == ModeAcceptEdits && c.edit && c.inside():
 		return p.modeAllow(c, "it edits a file inside the workspace")
 	}
-	v := Verdict{Decision: Ask, Rule: "mode:" + string(p.mode)}
+	v := Verdict{Decision: Ask, Rule: p.modeRule()}
 	if ss := suggestFor(c); len(ss) > 0 {
 		v.Suggest, v.Suggestions = ss[0], ss
 	}
@@ -389,9 +390,24 @@ func (p *Policy) allowed(c *call) Verdict {
 	return v
 }
 
+// modeRule is the Rule of a verdict the mode gave.
+func (p *Policy) modeRule() string {
+	switch p.mode {
+	case ModeDefault:
+		return "mode:default"
+	case ModeAcceptEdits:
+		return "mode:accept-edits"
+	case ModePlan:
+		return "mode:plan"
+	case ModeBypass:
+		return "mode:bypass"
+	}
+	return "mode:" + string(p.mode)
+}
+
 func (p *Policy) modeAllow(c *call, why string) Verdict {
-	return Verdict{Decision: Allow, Rule: "mode:" + string(p.mode),
-		Reason: fmt.Sprintf("%s is allowed by permission mode %s: %s.", describe(c, nil), p.mode, why)}
+	return Verdict{Decision: Allow, Rule: p.modeRule(),
+		Reason: because(c, " is allowed by permission mode ", string(p.mode), ": ", why, ".")}
 }
 
 // decode reads what the policy needs from what the call's tool declares.
@@ -639,7 +655,7 @@ func (p *Policy) allowPaths(c *call) (used []string, ok bool) {
 func (p *Policy) allowBash(c *call) Verdict {
 	for _, r := range p.allow {
 		if _, ok := c.covers(r.rule.Tool); ok && (r.kind == kindAll || r.cmd == kindVerbatim && normalize(c.command) == r.verbatim) {
-			return Verdict{Decision: Allow, Rule: r.raw, Reason: fmt.Sprintf("%s is allowed by the permission rule %s.", describe(c, nil), r.raw)}
+			return Verdict{Decision: Allow, Rule: r.raw, Reason: because(c, " is allowed by the permission rule ", r.raw, ".")}
 		}
 	}
 	if p.mode == ModeBypass {
@@ -647,11 +663,11 @@ func (p *Policy) allowBash(c *call) Verdict {
 	}
 	a := c.shell
 	if a.err != nil {
-		return Verdict{Decision: Ask, Rule: "mode:" + string(p.mode),
+		return Verdict{Decision: Ask, Rule: p.modeRule(),
 			Reason: fmt.Sprintf("%s needs the user's approval: it could not be parsed as shell (%v), so no rule can approve it.", describe(c, nil), a.err)}
 	}
 	if len(a.cmds) == 0 {
-		return Verdict{Decision: Ask, Rule: "mode:" + string(p.mode),
+		return Verdict{Decision: Ask, Rule: p.modeRule(),
 			Reason: fmt.Sprintf("%s needs the user's approval: it runs no simple command a rule could approve, and permission mode %s asks before running shell commands.", describe(c, nil), p.mode)}
 	}
 	var used, unapproved, suggestions []string
@@ -706,13 +722,13 @@ cmds:
 		}
 	}
 	if len(unapproved) == 0 && len(opaque) == 0 && len(writes) > 0 {
-		return Verdict{Decision: Ask, Rule: "mode:" + string(p.mode), Suggest: suggestions[0], Suggestions: suggestions,
+		return Verdict{Decision: Ask, Rule: p.modeRule(), Suggest: suggestions[0], Suggestions: suggestions,
 			Reason: fmt.Sprintf("%s needs the user's approval: %s; the allow rules approve its commands, not the files it writes (an Edit rule, or permission mode accept-edits for files in the workspace, allows those).",
 				describe(c, nil), strings.Join(writes, ", and "))}
 	}
 	if len(unapproved) == 0 && len(opaque) == 0 {
 		rules := strings.Join(used, ", ")
-		return Verdict{Decision: Allow, Rule: rules, Reason: fmt.Sprintf("%s is allowed: every command in it matches an allow rule (%s).", describe(c, nil), rules)}
+		return Verdict{Decision: Allow, Rule: rules, Reason: because(c, " is allowed: every command in it matches an allow rule (", rules, ").")}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s needs the user's approval: ", describe(c, nil))
@@ -726,7 +742,7 @@ cmds:
 		fmt.Fprintf(&b, "no allow rule matches %s", strings.Join(unapproved, " and "))
 	}
 	fmt.Fprintf(&b, "; permission mode %s asks before running shell commands.", p.mode)
-	v := Verdict{Decision: Ask, Rule: "mode:" + string(p.mode), Reason: b.String()}
+	v := Verdict{Decision: Ask, Rule: p.modeRule(), Reason: b.String()}
 	if len(opaque) == 0 && len(suggestions) > 0 {
 		v.Suggest, v.Suggestions = suggestions[0], suggestions
 	}
@@ -813,28 +829,69 @@ func (p *Policy) matchRedirects(r *compiled, c *call) (m match, what string) {
 
 // describe names the call (and the part of a compound command) in messages.
 func describe(c *call, part *simpleCmd) string {
+	var b strings.Builder
+	writeDescribe(&b, c, part)
+	return b.String()
+}
+
+// because is describe(c, nil) followed by parts, in one allocation: an
+// allowed call's reason is written for every call.
+func because(c *call, parts ...string) string {
+	n := len(c.tool) + len(" command \"\"") + len(clip(c.command)) + len(clip(c.arg))
+	for _, pa := range c.paths {
+		n += len(pa.given) + len(`"" and `)
+	}
+	for _, s := range parts {
+		n += len(s)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	writeDescribe(&b, c, nil)
+	for _, s := range parts {
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// writeDescribe writes what describe returns.
+func writeDescribe(b *strings.Builder, c *call, part *simpleCmd) {
+	var q [96]byte // quoting space that stays on the stack
+	quote := func(s string) { b.Write(strconv.AppendQuote(q[:0], s)) }
 	switch c.class {
 	case classBash:
-		s := fmt.Sprintf("%s command %q", c.tool, clip(c.command))
+		b.WriteString(c.tool)
+		b.WriteString(" command ")
 		if part != nil && strings.TrimSpace(part.text) != strings.TrimSpace(c.command) {
-			s = fmt.Sprintf("%s command %q (in %q)", c.tool, clip(part.text), clip(c.command))
+			quote(clip(part.text))
+			b.WriteString(" (in ")
+			quote(clip(c.command))
+			b.WriteString(")")
+			return
 		}
-		return s
+		quote(clip(c.command))
+		return
 	case classPath:
-		names := make([]string, len(c.paths))
+		b.WriteString(c.tool)
+		b.WriteString(" of ")
 		for i, pa := range c.paths {
 			name := pa.given
 			if pa.t.inside && pa.t.rel != name {
 				name = pa.t.rel
 			}
-			names[i] = fmt.Sprintf("%q", name)
+			if i > 0 {
+				b.WriteString(" and ")
+			}
+			quote(name)
 		}
-		return fmt.Sprintf("%s of %s", c.tool, strings.Join(names, " and "))
+		return
 	}
+	b.WriteString(c.tool)
 	if c.arg != "" {
-		return fmt.Sprintf("%s call on %q", c.tool, clip(c.arg))
+		b.WriteString(" call on ")
+		quote(clip(c.arg))
+		return
 	}
-	return c.tool + " call"
+	b.WriteString(" call")
 }
 
 func clip(s string) string {

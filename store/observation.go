@@ -51,11 +51,24 @@ func (m *Memory) AppendObservations(ctx context.Context, rows []Observation) err
 	if err := m.begin(ctx); err != nil {
 		return err
 	}
+	// The rows' data are copied into one array: rows are kept for good,
+	// so a batch's rows keeping each other's bytes alive costs nothing.
+	size := 0
+	for _, r := range rows {
+		size += len(r.Data)
+	}
+	arena := make([]byte, 0, size)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range rows {
 		r.Seq = int64(m.observations.n) + 1
-		r.Data = append(json.RawMessage(nil), r.Data...)
+		if len(r.Data) == 0 {
+			r.Data = nil
+		} else {
+			start := len(arena)
+			arena = append(arena, r.Data...)
+			r.Data = json.RawMessage(arena[start:len(arena):len(arena)])
+		}
 		m.observations.add(r)
 	}
 	return nil
