@@ -2,6 +2,7 @@ package event_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -143,7 +144,7 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 		}
 		return append(append(head[:len(head)-1], ','), data[1:]...)
 	}
-	odd := []string{"", "plain-id_1", "a<b>&c", "quote \" and \\ backslash", "tab\tnew\nline\x01", "héllo — ☃", "bad \xff utf8", "line\u2028sep", "</script>"}
+	odd := []string{"", "plain-id_1", "a<b>&c", "quote \" and \\ backslash", "tab\tnew\nline\x01\b\f\r\x7f\x1f", "héllo — ☃", "bad \xff utf8", "line\u2028sep", "</script>"}
 	when := time.Date(2026, 12, 1, 15, 4, 5, 123456789, time.FixedZone("X", 3600))
 	var events []event.Event
 	for i, s := range odd {
@@ -180,7 +181,40 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 			t.Errorf("json.Marshal\n%s\nwant\n%s", m, reference(e))
 		}
 	}
+	// Strings of random bytes from an alphabet of the awkward ones.
+	alphabet := []string{"a", "\"", "\\", "<", ">", "&", "\n", "\x00", "\x1f", "\x7f", "é", "\xe2\x80", "\u2028", "\u2029", "\xff", "☃", "\xf0\x9f\x98\x80", "\xc3"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var sb strings.Builder
+		for range rng.IntN(12) {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		e := event.Event{Name: event.Name(sb.String()), Time: when, Data: &event.LLMCallData{Text: sb.String()}}
+		got, err := e.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := reference(e); string(got) != string(want) {
+			t.Fatalf("%q: AppendJSON\n%s\nwant\n%s", sb.String(), got, want)
+		}
+	}
 	if _, err := (event.Event{Name: "x", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}).AppendJSON(nil); err == nil {
 		t.Error("a year past 9999 encoded")
+	}
+}
+
+// BenchmarkAppendJSON encodes a completed tool call whose output is a
+// few lines of a file, as observation rows and --json do.
+func BenchmarkAppendJSON(b *testing.B) {
+	e := event.Event{Name: event.ToolExecCompleted, Time: time.Now(), Scope: scope.Scope{RuntimeID: "rt_1", SessionID: "s_1", TurnID: "t_1", ExecutionID: "x_1"},
+		Data: &event.ToolData{Iteration: 3, ToolUseID: "toolu_01", ToolName: "Read", Input: json.RawMessage(`{"file_path":"main.go"}`),
+			Output: strings.Repeat("     1\tpackage main\n     2\t\n     3\tfunc main() { fmt.Println(\"<hi>\") }\n", 8), Duration: time.Millisecond}}
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = e.AppendJSON(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
