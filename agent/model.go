@@ -95,12 +95,13 @@ func (t *turn) callModel() (*llm.Response, error) {
 				t.sizedUpTo = len(t.msgs) + 1 // the answer is appended next
 			}
 			if ev != nil {
+				end := time.Now()
 				ev.usage = resp.Usage
 				ev.completed = event.LLMCallData{
 					Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt,
-					StopReason: resp.StopReason, Usage: &ev.usage, Text: resp.Message.Text(), Duration: time.Since(start),
+					StopReason: resp.StopReason, Usage: &ev.usage, Text: resp.Message.Text(), Duration: end.Sub(start),
 				}
-				t.emit(event.LLMCallCompleted, &ev.completed)
+				t.emitAt(event.LLMCallCompleted, &ev.completed, end)
 			}
 			return resp, nil
 		}

@@ -276,7 +276,7 @@ func (t *turn) started(b *llm.Block) *callRec {
 		d = tool.DisplayOf(tl, b.Input)
 	}
 	w.ev[0] = event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail}
-	t.emit(event.ToolExecStarted, &w.ev[0])
+	t.emitAt(event.ToolExecStarted, &w.ev[0], w.start)
 	return &w.callRec
 }
 
@@ -297,14 +297,18 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 		} else {
 			d = new(event.ToolData) // someone watches since the call started
 		}
+		end := time.Now()
 		*d = event.ToolData{
 			Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
-			Output: r.Content, IsError: r.IsError, Duration: time.Since(rec.start), SavedTo: saved,
+			Output: r.Content, IsError: r.IsError, SavedTo: saved,
+		}
+		if !rec.start.IsZero() {
+			d.Duration = end.Sub(rec.start)
 		}
 		if a != nil {
 			d.AllowedBy, d.RewrittenBy = a.allowed, a.rewritten
 		}
-		t.emit(name, d)
+		t.emitAt(name, d, end)
 	}
 	return llm.ToolResultBlock(call.ID, r.Content, r.IsError)
 }

@@ -108,11 +108,24 @@ func (t *turn) emit(name event.Name, data any) {
 	if !t.observed() {
 		return
 	}
-	now := time.Now
-	if t.e.Now != nil {
-		now = t.e.Now
+	var now time.Time
+	if t.e.Now == nil {
+		now = time.Now()
 	}
-	e := event.Event{Name: name, Time: now(), Scope: t.res.Scope, Data: data}
+	t.emitAt(name, data, now)
+}
+
+// emitAt is emit of an event that happened at now, a time its caller has
+// read already (the start or end of what a duration measures: one clock
+// read serves both), unless the executor has a clock of its own.
+func (t *turn) emitAt(name event.Name, data any, now time.Time) {
+	if !t.observed() {
+		return
+	}
+	if t.e.Now != nil {
+		now = t.e.Now()
+	}
+	e := event.Event{Name: name, Time: now, Scope: t.res.Scope, Data: data}
 	if t.rt.bus.Watched() {
 		t.rt.bus.Publish(e)
 	}
