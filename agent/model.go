@@ -159,20 +159,21 @@ func (t *turn) sendable() []llm.Message {
 	if n == 0 {
 		return nil
 	}
-	k := t.sentN
-	fresh := &t.msgs[0] != t.sentFrom || n < len(t.sent) || (k > 0 && !sameContent(t.sent[k-1], t.msgs[k-1]))
+	k, prefix := t.sentN, middleware.PrefixLen(t.msgs)
+	// What the earlier requests saw must be the prefix of this one, which
+	// no middleware may edit: the newest turn is the request's own (a
+	// call with no new message gets a new copy too).
+	fresh := &t.msgs[0] != t.sentFrom || prefix < len(t.sent) || n <= len(t.sent) || (k > 0 && !sameContent(t.sent[k-1], t.msgs[k-1]))
 	for i := k; !fresh && i < len(t.sent); i++ {
 		fresh = !sameContent(t.sent[i], t.msgs[i])
 	}
-	switch {
-	case fresh:
+	if fresh {
 		t.sent = append(make([]llm.Message, 0, n+n/2), t.msgs...)
-		t.sent[n-1].Content = slices.Clone(t.sent[n-1].Content)
-	case n > len(t.sent):
+	} else {
 		t.sent = append(t.sent, t.msgs[len(t.sent):]...)
-		t.sent[n-1].Content = slices.Clone(t.sent[n-1].Content)
 	}
-	t.sentFrom, t.sentN = &t.msgs[0], middleware.PrefixLen(t.msgs)
+	t.sent[n-1].Content = slices.Clone(t.sent[n-1].Content)
+	t.sentFrom, t.sentN = &t.msgs[0], prefix
 	return t.sent[:n:n]
 }
 
