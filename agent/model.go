@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -163,9 +162,9 @@ func (t *turn) sendable() []llm.Message {
 	// What the earlier requests saw must be the prefix of this one, which
 	// no middleware may edit: the newest turn is the request's own (a
 	// call with no new message gets a new copy too).
-	fresh := &t.msgs[0] != t.sentFrom || prefix < len(t.sent) || n <= len(t.sent) || (k > 0 && !sameContent(t.sent[k-1], t.msgs[k-1]))
+	fresh := &t.msgs[0] != t.sentFrom || prefix < len(t.sent) || n <= len(t.sent) || (k > 0 && !t.sent[k-1].Equal(t.msgs[k-1]))
 	for i := k; !fresh && i < len(t.sent); i++ {
-		fresh = !sameContent(t.sent[i], t.msgs[i])
+		fresh = !t.sent[i].Equal(t.msgs[i])
 	}
 	if fresh {
 		t.sent = append(make([]llm.Message, 0, n+n/2), t.msgs...)
@@ -175,26 +174,6 @@ func (t *turn) sendable() []llm.Message {
 	t.sent[n-1].Content = slices.Clone(t.sent[n-1].Content)
 	t.sentFrom, t.sentN = &t.msgs[0], prefix
 	return t.sent[:n:n]
-}
-
-// sameContent says whether a and b are one message: the same blocks, or
-// blocks of the same content.
-func sameContent(a, b llm.Message) bool {
-	if a.Role != b.Role || len(a.Content) != len(b.Content) {
-		return false
-	}
-	if len(a.Content) == 0 || &a.Content[0] == &b.Content[0] {
-		return true
-	}
-	for i := range a.Content {
-		x, y := &a.Content[i], &b.Content[i]
-		if x.Type != y.Type || x.Text != y.Text || x.ID != y.ID || x.Name != y.Name ||
-			!bytes.Equal(x.Input, y.Input) || x.ToolUseID != y.ToolUseID ||
-			x.Content != y.Content || x.IsError != y.IsError || x.Thinking != y.Thinking || x.Signature != y.Signature {
-			return false
-		}
-	}
-	return true
 }
 
 // attempt sends req to the provider once, through the llm_execution chain

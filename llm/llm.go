@@ -8,6 +8,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 )
@@ -86,6 +87,27 @@ func ToolResultBlock(toolUseID, content string, isError bool) Block {
 type Message struct {
 	Role    Role    `json:"role"`
 	Content []Block `json:"content"`
+}
+
+// Equal reports whether m and n say the same: the same role and blocks,
+// field by field (Input byte for byte). Messages sharing their blocks are
+// equal at once.
+func (m Message) Equal(n Message) bool {
+	if m.Role != n.Role || len(m.Content) != len(n.Content) {
+		return false
+	}
+	if len(m.Content) == 0 || &m.Content[0] == &n.Content[0] {
+		return true
+	}
+	for i := range m.Content {
+		x, y := &m.Content[i], &n.Content[i]
+		if x.Type != y.Type || x.Text != y.Text || x.ID != y.ID || x.Name != y.Name ||
+			!bytes.Equal(x.Input, y.Input) || x.ToolUseID != y.ToolUseID || x.Content != y.Content ||
+			x.IsError != y.IsError || x.Thinking != y.Thinking || x.Signature != y.Signature {
+			return false
+		}
+	}
+	return true
 }
 
 // Text returns the concatenation of the message's text blocks.

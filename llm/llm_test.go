@@ -2,8 +2,10 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/orca-agent/orca/llm"
@@ -48,5 +50,45 @@ func TestUsageAdd(t *testing.T) {
 	u := llm.Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4}.Add(llm.Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 40})
 	if u != (llm.Usage{InputTokens: 11, OutputTokens: 22, CacheReadTokens: 33, CacheWriteTokens: 44}) || u.Total() != 110 {
 		t.Errorf("sum = %+v", u)
+	}
+}
+
+// Equal compares every field of every block; messages that share their
+// blocks are equal, and so are copies.
+func TestMessageEqual(t *testing.T) {
+	m := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+		llm.TextBlock("hi"), llm.ToolUseBlock("tu1", "Read", json.RawMessage(`{"file_path":"a"}`)),
+		{Type: llm.BlockThinking, Thinking: "hmm", Signature: "sig"},
+	}}
+	if !m.Equal(m) {
+		t.Error("a message is not itself")
+	}
+	copyOf := func() llm.Message {
+		c := llm.Message{Role: m.Role, Content: slices.Clone(m.Content)}
+		c.Content[1].Input = slices.Clone(m.Content[1].Input)
+		return c
+	}
+	if c := copyOf(); !m.Equal(c) || !c.Equal(m) {
+		t.Error("a copy differs")
+	}
+	for name, change := range map[string]func(*llm.Message){
+		"role":      func(c *llm.Message) { c.Role = llm.RoleUser },
+		"one more":  func(c *llm.Message) { c.Content = append(c.Content, llm.TextBlock("x")) },
+		"text":      func(c *llm.Message) { c.Content[0].Text = "ho" },
+		"type":      func(c *llm.Message) { c.Content[0].Type = llm.BlockToolResult },
+		"id":        func(c *llm.Message) { c.Content[1].ID = "tu2" },
+		"name":      func(c *llm.Message) { c.Content[1].Name = "Write" },
+		"input":     func(c *llm.Message) { c.Content[1].Input[2] = 'F' },
+		"result of": func(c *llm.Message) { c.Content[0].ToolUseID = "tu1" },
+		"content":   func(c *llm.Message) { c.Content[0].Content = "x" },
+		"is_error":  func(c *llm.Message) { c.Content[0].IsError = true },
+		"thinking":  func(c *llm.Message) { c.Content[2].Thinking = "hm" },
+		"signature": func(c *llm.Message) { c.Content[2].Signature = "sig2" },
+	} {
+		c := copyOf()
+		change(&c)
+		if m.Equal(c) || c.Equal(m) {
+			t.Errorf("%s changed, and the messages are equal", name)
+		}
 	}
 }

@@ -266,7 +266,7 @@ func (p *prefix) diff(r *llm.Request) string {
 	if p.newest > 0 && len(r.Messages) > 0 && &r.Messages[0] != &p.all[0] {
 		// Another slice: the earliest message that differs.
 		for i, m := range p.all[:min(len(p.all), len(r.Messages))] {
-			if !sameRef(r.Messages[i], m) {
+			if !r.Messages[i].Equal(m) {
 				return fmt.Sprintf("Messages[%d] (%s) changed", i, m.Role)
 			}
 		}
@@ -276,7 +276,7 @@ func (p *prefix) diff(r *llm.Request) string {
 		if i >= len(r.Messages) {
 			return fmt.Sprintf("Messages[%d] (%s) removed", len(r.Messages), p.roleAt(len(r.Messages)))
 		}
-		if !sameRef(r.Messages[i], m) {
+		if !r.Messages[i].Equal(m) {
 			return fmt.Sprintf("Messages[%d] (%s) changed", i, m.Role)
 		}
 	}
@@ -291,34 +291,10 @@ func (p *prefix) roleAt(i int) llm.Role {
 	return p.msgs[i].Role
 }
 
-// sameRef says whether n is m: the same blocks (by value: see strict), or
-// the same content.
-func sameRef(n, m llm.Message) bool {
-	if n.Role == m.Role && len(n.Content) == len(m.Content) && (len(m.Content) == 0 || &n.Content[0] == &m.Content[0]) {
-		return true
-	}
-	return sameMessage(n, m)
-}
-
 // sameBytes is bytes.Equal, at once for the same bytes.
 func sameBytes(a, b []byte) bool {
 	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
 		return true
 	}
 	return bytes.Equal(a, b)
-}
-
-func sameMessage(a, b llm.Message) bool {
-	if a.Role != b.Role || len(a.Content) != len(b.Content) {
-		return false
-	}
-	for i := range a.Content {
-		x, y := &a.Content[i], &b.Content[i]
-		if x.Type != y.Type || x.Text != y.Text || x.ID != y.ID || x.Name != y.Name ||
-			!bytes.Equal(x.Input, y.Input) || x.ToolUseID != y.ToolUseID ||
-			x.Content != y.Content || x.IsError != y.IsError {
-			return false
-		}
-	}
-	return true
 }
