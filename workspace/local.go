@@ -108,9 +108,21 @@ func (l *Local) wrap(name string, err error) error {
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+		op := pe.Op
+		if o, ok := rootOps[op]; ok {
+			op = o
+		}
+		return &fs.PathError{Op: op, Path: name, Err: pe.Err}
 	}
 	return err
+}
+
+// rootOps are os.Root's names of the calls it makes ("statat"), by the
+// name of what the caller asked for: errors say what the caller did.
+var rootOps = map[string]string{
+	"statat": "stat", "lstatat": "lstat", "openat": "open", "mkdirat": "mkdir", "removeat": "remove",
+	"renameat": "rename", "readlinkat": "readlink", "linkat": "link", "symlinkat": "symlink",
+	"chmodat": "chmod", "chownat": "chown", "lchownat": "lchown", "chtimesat": "chtimes",
 }
 
 // Open implements FileSystem.

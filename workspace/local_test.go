@@ -197,3 +197,24 @@ func TestLocalConformance(t *testing.T) {
 		return l
 	})
 }
+
+// Errors name what the caller did and the name it gave, not os.Root's
+// calls ("statat") or the path inside the root.
+func TestErrorsSayWhatTheCallerDid(t *testing.T) {
+	l, root := open(t)
+	if err := os.Symlink("loop2", filepath.Join(root, "loop1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("loop1", filepath.Join(root, "loop2")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.Stat("loop1")
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe.Op != "stat" || pe.Path != "loop1" || strings.Contains(err.Error(), "statat") {
+		t.Errorf("Stat of a symlink loop: %v", err)
+	}
+	_, err = l.ReadFile("loop1")
+	if err == nil || strings.Contains(err.Error(), "at loop1") {
+		t.Errorf("ReadFile of a symlink loop: %v", err)
+	}
+}
