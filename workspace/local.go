@@ -170,6 +170,11 @@ var tmpCounter atomic.Uint64
 // done relative to it: where the write lands is the folder's real place at
 // that moment, which the WriteGuard is asked about.
 func (l *Local) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	if strings.HasSuffix(name, "/") || strings.HasSuffix(name, string(filepath.Separator)) {
+		// As the system's open refuses it: not a file of that name
+		// without the slash.
+		return &fs.PathError{Op: "write", Path: name, Err: errors.New("the name ends in a slash, so it names a folder, not a file")}
+	}
 	rel, err := l.Resolve(name)
 	if err != nil {
 		return err

@@ -218,3 +218,19 @@ func TestErrorsSayWhatTheCallerDid(t *testing.T) {
 		t.Errorf("ReadFile of a symlink loop: %v", err)
 	}
 }
+
+// A name that ends in a slash names a folder: WriteFile refuses it, as the
+// system's open does, instead of writing a file of the name without it.
+func TestWriteFileRefusesANameEndingInASlash(t *testing.T) {
+	l, root := open(t)
+	for _, name := range []string{"dir/", "sub/dir/", "a.txt/"} {
+		err := l.WriteFile(name, []byte("x"), 0o644)
+		var pe *fs.PathError
+		if !errors.As(err, &pe) || pe.Path != name || !strings.Contains(err.Error(), "names a folder") {
+			t.Errorf("WriteFile(%q) = %v", name, err)
+		}
+	}
+	if entries, err := os.ReadDir(root); err != nil || len(entries) != 0 {
+		t.Errorf("the workspace holds %v (%v)", entries, err)
+	}
+}
