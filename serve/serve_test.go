@@ -339,6 +339,11 @@ func TestParkedApproval(t *testing.T) {
 	if p["tool_name"] != "Bash" || p["session_id"] != "s" || p["status"] != "pending" {
 		t.Errorf("parked %v", p)
 	}
+	// A message while the call waits: refused at once, naming the call,
+	// not a turn that fails.
+	if code, body := f.do("POST", "/v1/sessions/s/messages", `{"text": "and then?"}`); code != 409 || !strings.Contains(body, `"code":"awaiting_approval"`) || !strings.Contains(body, p["id"].(string)) {
+		t.Errorf("a message while parked: %d %s", code, body)
+	}
 	if code, body := f.do("POST", "/v1/approvals/"+p["id"].(string), `{"note": "no decision"}`); code != 400 || !strings.Contains(body, `"field":"approve"`) {
 		t.Errorf("without approve: %d %s", code, body)
 	}
