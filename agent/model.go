@@ -75,12 +75,12 @@ func (t *turn) callModel() (*llm.Response, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		var ev *callEvents
+		start := time.Now() // the call's start is its event's time too (a tool call's is)
 		if t.observed() {
 			ev = new(callEvents)
 			ev.started = event.LLMCallData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt}
-			t.emit(event.LLMCallStarted, &ev.started)
+			t.emitAt(event.LLMCallStarted, &ev.started, start)
 		}
-		start := time.Now()
 		resp, err := t.attempt(req, onDelta)
 		if err == nil {
 			t.res.Usage = t.res.Usage.Add(resp.Usage)
