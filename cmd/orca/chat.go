@@ -30,9 +30,8 @@ const chatHelp = `Type a message and press Enter. A line that ends with \ goes o
 (in a terminal, so do Alt+Enter and Ctrl+J; ↑ and ↓ recall what you typed before).
   /compact [instructions]  summarise the older conversation, to free the model's context
   /cost                    what the session has spent, and its budget
-  /model                   the provider and model the chat talks to
+  /model [NAME]            the provider and model the chat talks to; with a NAME (or an alias: sonnet, opus, haiku), the next turns use it
   /permissions             the permission mode and the allow, ask and deny rules in force
-  /model [NAME]            the model; with a NAME (or an alias: sonnet, opus, haiku), the next turns use it
   /resume [ID]             the workspace's other sessions; with an ID, go on in that one
   /clear                   end this session (it is kept) and go on in a new one
   /mcp                     the MCP servers: up or not, their tools and prompts

@@ -217,3 +217,22 @@ func TestChatInvokesSkill(t *testing.T) {
 		t.Errorf("the model was sent %q", prompts)
 	}
 }
+
+// The chat's help lists each of its commands once.
+func TestChatHelpListsEachCommandOnce(t *testing.T) {
+	seen := map[string]int{}
+	for _, line := range strings.Split(chatHelp, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  /") {
+			seen[f[0]]++
+		}
+	}
+	for _, c := range []string{"/compact", "/cost", "/model", "/permissions", "/resume", "/clear", "/mcp", "/help", "/exit"} {
+		if seen[c] != 1 {
+			t.Errorf("%s is listed %d times", c, seen[c])
+		}
+		delete(seen, c)
+	}
+	if len(seen) > 0 {
+		t.Errorf("the help lists commands the chat does not know: %v", seen)
+	}
+}
