@@ -710,6 +710,14 @@ func (s *LiveSession) Transcript() []llm.Message {
 	return append([]llm.Message(nil), s.transcript...)
 }
 
+// LastTurn returns the id of the turn of the transcript's last record, or
+// "" for a session without records.
+func (s *LiveSession) LastTurn() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastTurn
+}
+
 // CurrentTurn returns the id of the running turn, or "".
 func (s *LiveSession) CurrentTurn() string {
 	s.mu.Lock()

@@ -111,7 +111,7 @@ call. A call is decided once.`, name, what),
 			case err != nil:
 				return &exitError{code: exitTurn, err: err}
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s of session %s: run the session again to go on (orca run --session %s …).\n",
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s of session %s: 'orca run --session %s' goes on with its turn.\n",
 				map[bool]string{true: "Approved", false: "Denied"}[approve], p.ID, p.ToolName, p.SessionID, p.SessionID)
 			return err
 		},

@@ -248,3 +248,73 @@ func TestParkApprovals(t *testing.T) {
 		t.Errorf("ran = %q, want the approved call once", b)
 	}
 }
+
+// orca run --session ID with no PROMPT goes on with the turn that parked a
+// call, once the call is decided: approved, the call runs (once) and the
+// turn answers, one turn counted; denied, the model hears it and the turn
+// answers. With nothing parked, or no session, a PROMPT is needed.
+func TestParkedTurnGoesOnWithoutAPrompt(t *testing.T) {
+	ws := t.TempDir()
+	park := writeScript(t, bashCall("p1", "echo parked >> ran"), `{"text": "done"}`)
+	goOn := writeScript(t, `{"text": "it went on"}`)
+	parkedID := func(session string) string {
+		t.Helper()
+		if _, stderr, code := orca(t, t.Context(), "", "run", "--script", park, "-w", ws, "--session", session, "--park-approvals", "--no-sandbox", "go"); code != exitParked {
+			t.Fatalf("parking in %s: exit %d: %s", session, code, stderr)
+		}
+		stdout, _, _ := orca(t, t.Context(), "", "approvals", "-w", ws, "--json")
+		var list struct {
+			Parked []serve.Parked `json:"parked"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range list.Parked {
+			if p.SessionID == session && p.Status == "pending" {
+				return p.ID
+			}
+		}
+		t.Fatalf("no parked call of %s: %s", session, stdout)
+		return ""
+	}
+
+	id := parkedID("a")
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", goOn, "-w", ws, "--session", "a", "--no-sandbox"); code != exitParked || !strings.Contains(stderr, id) {
+		t.Errorf("before the decision: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := orca(t, t.Context(), "", "approve", "-w", ws, id); code != 0 {
+		t.Fatalf("orca approve: %s", stderr)
+	}
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", goOn, "-w", ws, "--session", "a", "--no-sandbox", "--json")
+	if code != 0 || !strings.Contains(stdout, `"answer":"it went on"`) {
+		t.Fatalf("going on: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "ran")); string(b) != "parked\n" {
+		t.Errorf("ran = %q, want the approved call once", b)
+	}
+	stdout, _, _ = orca(t, t.Context(), "", "sessions", "-w", ws, "--json")
+	if !strings.Contains(stdout, `"id": "a"`) || !strings.Contains(stdout, `"turns": 1`) {
+		t.Errorf("the session counts one turn:\n%s", stdout)
+	}
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", goOn, "-w", ws, "--session", "a", "--no-sandbox"); code != exitUsage || !strings.Contains(stderr, "no turn that parked a call") {
+		t.Errorf("going on twice: exit %d: %s", code, stderr)
+	}
+
+	id = parkedID("d")
+	if _, stderr, code := orca(t, t.Context(), "", "deny", "-w", ws, "--note", "not today", id); code != 0 {
+		t.Fatalf("orca deny: %s", stderr)
+	}
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", goOn, "-w", ws, "--session", "d", "--no-sandbox"); code != 0 {
+		t.Fatalf("going on after a denial: exit %d: %s", code, stderr)
+	}
+	if stdout, _, _ := orca(t, t.Context(), "", "sessions", "show", "-w", ws, "d"); !strings.Contains(stdout, "not today") || !strings.Contains(stdout, "it went on") {
+		t.Errorf("the denied turn's transcript:\n%s", stdout)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "ran")); string(b) != "parked\n" {
+		t.Errorf("ran = %q: the denied call ran", b)
+	}
+
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", goOn, "-w", ws, "--no-sandbox"); code != exitUsage || !strings.Contains(stderr, "the prompt is missing") {
+		t.Errorf("no PROMPT, no session: exit %d: %s", code, stderr)
+	}
+}

@@ -491,7 +491,7 @@ func TestRunUsageErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", good); code != exitUsage || !strings.Contains(stderr, "arg") {
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", good); code != exitUsage || !strings.Contains(stderr, "the prompt is missing") {
 		t.Errorf("no prompt: exit %d, %s", code, stderr)
 	}
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tui"
 )
@@ -35,7 +37,7 @@ type runFlags struct {
 func newRunCmd(o options) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] [PROMPT]",
 		Short: "Run one turn of a session of an agent in a workspace",
 		Long: `Run one turn of an agent: PROMPT goes to the model, every tool call the
 model asks for runs in the workspace (Read, Write, Edit, Glob, Grep, Bash,
@@ -71,7 +73,10 @@ store; with --timeline, in .orca/runs/<run>/events.jsonl too ('orca
 timeline' shows both).
 
 PROMPT may be several arguments (joined with spaces), or - to read it from
-standard input.
+standard input. With --session or --continue and no PROMPT, the session's
+turn that parked a call (--park-approvals) goes on, once the call is
+decided ('orca approve', 'orca deny'): the call runs, or the model hears
+it was denied, and the turn ends as it would have.
 
 Budgets cap the session as a whole, all its turns together: --budget-tokens,
 --budget-cost, --budget-tool-calls and --budget-time set the session's
@@ -125,8 +130,9 @@ in --json's turn_completed):
   orca run --script fix.json --workspace ./project --json "Fix the failing test"
   orca run --script more.json --continue "Now add a test for it"
   orca run --script fix.json --budget-tokens 200000 --budget-time 10m "Fix the failing test"
-  orca run --script fix.json --allow "Bash(go test:*)" --permission-mode accept-edits "Fix the failing test"`,
-		Args: cobra.MinimumNArgs(1),
+  orca run --script fix.json --allow "Bash(go test:*)" --permission-mode accept-edits "Fix the failing test"
+  orca run --script fix.json --park-approvals --session s1 "Fix the failing test"; orca approve ID; orca run --script fix.json --session s1`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, args, &f, o)
 		},
@@ -145,6 +151,9 @@ in --json's turn_completed):
 }
 
 func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
+	if len(args) == 0 && (f.engine == "temporal" || f.agent.session == "" && !f.agent.cont) {
+		return usageErrorf("the prompt is missing (orca run [flags] PROMPT; with --session or --continue and no PROMPT, a turn whose parked call was decided goes on)")
+	}
 	switch f.engine {
 	case "temporal":
 		return engineRun(cmd, args, f, o)
@@ -244,7 +253,22 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		}
 		cancel()
 	})
-	res, err := l.Run(runCtx, input, session.WithOutput(f.output))
+	opts := []session.RunOption{session.WithOutput(f.output)}
+	if input == "" {
+		// No prompt (orca run --session ID): the turn that parked a call
+		// goes on.
+		turn, err := parkedTurn(ctx, l)
+		if err != nil {
+			restore()
+			return &exitError{code: exitTurn, err: err}
+		}
+		if turn == "" {
+			restore()
+			return usageErrorf("the prompt is missing, and session %s has no turn that parked a call to go on with: give a PROMPT", l.ID())
+		}
+		opts = append(opts, session.WithTurnID(turn), session.Retry())
+	}
+	res, err := l.Run(runCtx, input, opts...)
 	restore()
 	l.view.stop() // a background fork still running is not shown after the turn
 	r.Close()
@@ -270,7 +294,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	case agent.StopAwaitingApproval:
 		msg := fmt.Sprintf("the turn waits for approval of %s", res.Parked.ToolName)
 		if p := l.Parked(); p != nil {
-			msg = fmt.Sprintf("the turn waits for approval of %s (%s): 'orca approve %s' or 'orca deny %s', then run session %s again", p.ToolName, p.ID, p.ID, p.ID, l.ID())
+			msg = fmt.Sprintf("the turn waits for approval of %s (%s): 'orca approve %s' or 'orca deny %s', then 'orca run --session %s' goes on with it", p.ToolName, p.ID, p.ID, p.ID, l.ID())
 		}
 		return &exitError{code: exitParked, err: errors.New(msg)}
 	}
@@ -289,9 +313,33 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	return &exitError{code: exitTurn, err: errors.New(msg), quiet: !asJSON}
 }
 
-// readPrompt joins the arguments into the prompt; a single "-" reads it
-// from stdin, until its end or until ctx ends.
+// parkedTurn returns the turn of l that parked its latest parked call, if
+// nothing has run since (the session's last records are that turn's, and
+// it has not answered): "" if there is none. Its call may still wait for
+// a decision (Run then says so).
+func parkedTurn(ctx context.Context, l *live) (string, error) {
+	calls, err := l.app.Store().ParkedCalls(ctx, store.ParkFilter{SessionID: l.ID()})
+	if err != nil || len(calls) == 0 {
+		return "", err
+	}
+	p := calls[len(calls)-1]
+	if p.TurnID == "" || p.TurnID != l.LastTurn() {
+		return "", nil // a later turn has run
+	}
+	if msgs := l.Transcript(); len(msgs) > 0 {
+		if last := msgs[len(msgs)-1]; last.Role == llm.RoleAssistant && len(last.ToolUses()) == 0 {
+			return "", nil // it went on, and answered
+		}
+	}
+	return p.TurnID, nil
+}
+
+// readPrompt joins the arguments into the prompt ("" for none); a single
+// "-" reads it from stdin, until its end or until ctx ends.
 func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, error) {
+	if len(args) == 0 {
+		return "", nil
+	}
 	if len(args) == 1 && args[0] == "-" {
 		type read struct {
 			b   []byte
