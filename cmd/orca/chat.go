@@ -22,6 +22,8 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tui"
 )
 
@@ -34,6 +36,7 @@ const chatHelp = `Type a message and press Enter. A line that ends with \ goes o
   /permissions             the permission mode and the allow, ask and deny rules in force
   /resume [ID]             the workspace's other sessions; with an ID, go on in that one
   /clear                   end this session (it is kept) and go on in a new one
+  /approve, /deny [why]    decide the call of this session parked for approval (orca run --park-approvals): its turn goes on
   /mcp                     the MCP servers: up or not, their tools and prompts
   /help                    this help, with the skills and MCP prompts to invoke
   /exit                    leave (so do Ctrl-D and Ctrl-C at the prompt)
@@ -518,6 +521,12 @@ func (c *chat) line(ctx context.Context, s string) {
 	case "/clear":
 		c.clear(ctx)
 		c.prompt()
+	case "/approve", "/deny":
+		if c.running > 0 || len(c.backlog) > 0 {
+			c.con.note("A turn is running: decide once it has ended.")
+			return
+		}
+		c.decide(ctx, name == "/approve", strings.TrimSpace(strings.TrimPrefix(trimmed, name)))
 	case "/compact":
 		if c.running > 0 || len(c.backlog) > 0 {
 			c.con.note("A turn is running: /compact once it has ended.")
@@ -529,7 +538,7 @@ func (c *chat) line(ctx context.Context, s string) {
 			c.submit(input)
 			return
 		}
-		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /model, /permissions, /resume, /clear, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
+		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /model, /permissions, /resume, /clear, /approve, /deny, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
 		c.prompt()
 	}
 }
@@ -721,6 +730,37 @@ func (c *chat) greet(ctx context.Context) {
 			c.con.note(r)
 		}
 	}
+	if p := c.ls.Parked(); p != nil {
+		c.con.note(fmt.Sprintf("A call of this session waits for a decision: %s (%s)\n/approve runs it and its turn goes on; /deny [why] refuses it.",
+			tui.OneLine(p.ToolName+" "+tool.CompactArgs(p.Input), 80), p.ID))
+	}
+}
+
+// decide approves or denies the session's parked call (/approve, /deny),
+// and goes on with the turn that parked it, as orca run --session with no
+// prompt does.
+func (c *chat) decide(ctx context.Context, approve bool, note string) {
+	p := c.ls.Parked()
+	if p == nil {
+		c.con.note("No call of this session waits for a decision.")
+		c.prompt()
+		return
+	}
+	status, verb := store.ParkDenied, "Denied"
+	if approve {
+		status, verb = store.ParkApproved, "Approved"
+	}
+	if _, err := c.env.store.SetParkStatus(ctx, p.ID, status, "chat", note); err != nil {
+		c.con.note(fmt.Sprintf("Deciding %s: %v", p.ID, err))
+		c.prompt()
+		return
+	}
+	c.con.note(fmt.Sprintf("%s %s %s: its turn goes on.", verb, p.ToolName, p.ID))
+	c.running++
+	go func() {
+		res, err := c.ls.Run(c.runCtx, "", session.WithTurnID(p.TurnID), session.Retry())
+		c.runs <- outcome{res, err, false}
+	}()
 }
 
 // showStatus sets the UI's status line: the model, the session, what it

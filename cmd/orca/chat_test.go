@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -226,7 +227,7 @@ func TestChatHelpListsEachCommandOnce(t *testing.T) {
 			seen[f[0]]++
 		}
 	}
-	for _, c := range []string{"/compact", "/cost", "/model", "/permissions", "/resume", "/clear", "/mcp", "/help", "/exit"} {
+	for _, c := range []string{"/compact", "/cost", "/model", "/permissions", "/resume", "/clear", "/approve,", "/mcp", "/help", "/exit"} {
 		if seen[c] != 1 {
 			t.Errorf("%s is listed %d times", c, seen[c])
 		}
@@ -234,5 +235,38 @@ func TestChatHelpListsEachCommandOnce(t *testing.T) {
 	}
 	if len(seen) > 0 {
 		t.Errorf("the help lists commands the chat does not know: %v", seen)
+	}
+}
+
+// orca chat on a session whose call was parked (orca run
+// --park-approvals) says so, and /approve or /deny decides the call: its
+// turn goes on, in the chat.
+func TestChatDecidesAParkedCall(t *testing.T) {
+	ws := t.TempDir()
+	park := writeScript(t, bashCall("p1", "echo parked >> ran"), `{"text": "done"}`)
+	for _, s := range []string{"a", "d"} {
+		if _, stderr, code := orca(t, t.Context(), "", "run", "--script", park, "-w", ws, "--session", s, "--park-approvals", "--no-sandbox", "go"); code != exitParked {
+			t.Fatalf("parking in %s: exit %d: %s", s, code, stderr)
+		}
+	}
+	goOn := writeScript(t, `{"text": "it went on"}`, `{"text": "and hello"}`)
+	stdout, stderr, code := orca(t, t.Context(), "/approve\nhello\n/approve\n/exit\n", "chat", "--script", goOn, "-w", ws, "--session", "a", "--no-sandbox")
+	for _, want := range []string{"waits for a decision: Bash", "Approved Bash park_", "it went on", "and hello", "No call of this session waits"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the chat of a lacks %q (exit %d):\n%s\n%s", want, code, stdout, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "ran")); string(b) != "parked\n" {
+		t.Errorf("ran = %q, want the approved call once", b)
+	}
+	stdout, stderr, code = orca(t, t.Context(), "/deny not today\n/exit\n", "chat", "--script", goOn, "-w", ws, "--session", "d", "--no-sandbox")
+	if !strings.Contains(stdout, "Denied Bash park_") || !strings.Contains(stdout, "it went on") {
+		t.Errorf("the chat of d (exit %d):\n%s\n%s", code, stdout, stderr)
+	}
+	if out, _, _ := orca(t, t.Context(), "", "sessions", "show", "-w", ws, "d"); !strings.Contains(out, "not today") {
+		t.Errorf("the denial is not in d's transcript:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "ran")); string(b) != "parked\n" {
+		t.Errorf("ran = %q: the denied call ran", b)
 	}
 }
