@@ -279,6 +279,12 @@ func TestParkedTurnGoesOnWithoutAPrompt(t *testing.T) {
 	}
 
 	id := parkedID("a")
+	if out, _, _ := orca(t, t.Context(), "", "sessions", "show", "-w", ws, "a"); !strings.Contains(out, "Waiting for a decision: "+id) {
+		t.Errorf("sessions show does not say the call waits:\n%s", out)
+	}
+	if out, _, _ := orca(t, t.Context(), "", "sessions", "show", "-w", ws, "a", "--json"); !strings.Contains(out, `"parked": [`) || !strings.Contains(out, id) {
+		t.Errorf("sessions show --json has no parked call:\n%s", out)
+	}
 	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", goOn, "-w", ws, "--session", "a", "--no-sandbox"); code != exitParked || !strings.Contains(stderr, id) {
 		t.Errorf("before the decision: exit %d: %s", code, stderr)
 	}
@@ -295,6 +301,9 @@ func TestParkedTurnGoesOnWithoutAPrompt(t *testing.T) {
 	stdout, _, _ = orca(t, t.Context(), "", "sessions", "-w", ws, "--json")
 	if !strings.Contains(stdout, `"id": "a"`) || !strings.Contains(stdout, `"turns": 1`) {
 		t.Errorf("the session counts one turn:\n%s", stdout)
+	}
+	if out, _, _ := orca(t, t.Context(), "", "sessions", "show", "-w", ws, "a"); strings.Contains(out, "Waiting for a decision") {
+		t.Errorf("sessions show says a decided call waits:\n%s", out)
 	}
 	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", goOn, "-w", ws, "--session", "a", "--no-sandbox"); code != exitUsage || !strings.Contains(stderr, "no turn that parked a call") {
 		t.Errorf("going on twice: exit %d: %s", code, stderr)

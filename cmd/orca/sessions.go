@@ -18,6 +18,7 @@ import (
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/serve"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
 	"github.com/orca-agent/orca/tool"
@@ -70,11 +71,12 @@ creates nothing.`,
 		Short: "Show a session: its transcript, totals and budget",
 		Long: `Show session ID of the workspace: its transcript, record by record (records a
 compaction summarised are kept, and marked compacted: the model no longer
-sees them), what it has spent and its budget.
+sees them), what it has spent and its budget, and a call of it parked for
+approval that waits for a decision.
 
 With --json, stdout is one JSON object:
 
-  {"session": SESSION, "records": [RECORD, ...]}
+  {"session": SESSION, "records": [RECORD, ...], "parked": [PARKED, ...]}
 
 where SESSION is as in 'orca sessions --json' and RECORD is
 
@@ -84,7 +86,8 @@ where SESSION is as in 'orca sessions --json' and RECORD is
 and BLOCK is {"type": "text", "text"}, {"type": "tool_use", "id", "name",
 "input"} or {"type": "tool_result", "tool_use_id", "content", "is_error"}.
 A tool_use input that is not valid JSON (a model may send anything) is a
-JSON string holding it verbatim.`,
+JSON string holding it verbatim. PARKED is as in 'orca approvals --json':
+the session's calls that wait for a decision.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return showSession(cmd.Context(), cmd.OutOrStdout(), &f, args[0], o)
@@ -206,15 +209,24 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 	if err != nil {
 		return &exitError{code: exitTurn, err: fmt.Errorf("session %s: %w", id, err)}
 	}
+	parked, err := st.ParkedCalls(ctx, store.ParkFilter{SessionID: id, Status: store.ParkPending})
+	if err != nil {
+		return &exitError{code: exitTurn, err: fmt.Errorf("session %s: %w", id, err)}
+	}
 	if f.json {
 		rj := make([]recordJSON, len(recs))
 		for i, r := range recs {
 			rj[i] = recordOf(r)
 		}
+		pj := make([]serve.Parked, len(parked))
+		for i, p := range parked {
+			pj[i] = serve.ParkedOf(p)
+		}
 		return writeJSON(out, struct {
-			Session sessionJSON  `json:"session"`
-			Records []recordJSON `json:"records"`
-		}{sj, rj})
+			Session sessionJSON    `json:"session"`
+			Records []recordJSON   `json:"records"`
+			Parked  []serve.Parked `json:"parked"`
+		}{sj, rj, pj})
 	}
 
 	var b strings.Builder
@@ -247,6 +259,10 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 	for _, r := range recs {
 		b.WriteString("\n")
 		writeRecord(&b, r, display)
+	}
+	for _, p := range parked {
+		fmt.Fprintf(&b, "\nWaiting for a decision: %s · %s\n  'orca approve %s' or 'orca deny %s', then 'orca run --session %s' goes on with the turn.\n",
+			p.ID, tui.OneLine(p.ToolName+" "+tool.CompactArgs(p.Input), 80), p.ID, p.ID, id)
 	}
 	_, err = io.WriteString(out, b.String())
 	return err
