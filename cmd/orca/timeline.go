@@ -77,17 +77,20 @@ func runTimeline(cmd *cobra.Command, f *timelineFlags, args []string, o options)
 		}
 		title = fmt.Sprintf("Session %s (observation rows of %s)", f.session, root)
 	} else {
-		if _, err := checkWorkspace(f.workspace); err != nil && len(args) == 0 {
+		ws := f.workspace
+		if root, err := checkWorkspace(f.workspace); err != nil && len(args) == 0 {
 			return err
+		} else if err == nil {
+			ws = root
 		}
 		run := ""
 		if len(args) > 0 {
 			run = args[0]
 		}
-		path, err := observe.FindRun(f.workspace, run)
+		path, err := observe.FindRun(ws, run)
 		if err != nil {
 			if run == "" {
-				return usageErrorf("%v: 'orca run --timeline' and 'orca chat --timeline' write them", err)
+				return usageErrorf("%v: 'orca run --timeline' and 'orca chat --timeline' write them; 'orca timeline --session ID' shows a session's events from the store", err)
 			}
 			return usageErrorf("%v ('orca timeline' without RUN shows the newest)", err)
 		}
