@@ -190,3 +190,14 @@ func TestScriptWithoutResponses(t *testing.T) {
 		t.Errorf("exit %d: %s\n%s", code, stdout, stderr)
 	}
 }
+
+// A workspace with no runs: the error names it by its path and says where
+// a session's events are.
+func TestTimelineWithoutRuns(t *testing.T) {
+	ws := t.TempDir()
+	t.Chdir(ws)
+	_, stderr, code := orca(t, t.Context(), "", "timeline", "-w", ".")
+	if code != exitUsage || !strings.Contains(stderr, "workspace "+ws+" has no runs yet") || !strings.Contains(stderr, "--session ID") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
