@@ -255,7 +255,11 @@ func mcpRemoveCommand(o options) *cobra.Command {
 				removed++
 			}
 			if removed == 0 {
-				return usageErrorf("no MCP server %q in the %s files", args[0], strings.Join(scopes, ", "))
+				files := scopes[0] + " file"
+				if n := len(scopes); n > 1 {
+					files = strings.Join(scopes[:n-1], ", ") + " or " + scopes[n-1] + " files"
+				}
+				return usageErrorf("no MCP server %q in the %s", args[0], files)
 			}
 			return nil
 		},
