@@ -151,7 +151,11 @@ in --json's turn_completed):
 }
 
 func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
-	if len(args) == 0 && (f.engine == "temporal" || f.agent.session == "" && !f.agent.cont) {
+	switch {
+	case len(args) > 0:
+	case f.engine == "temporal":
+		return usageErrorf("the prompt is missing (orca run --engine temporal [flags] PROMPT)")
+	case f.agent.session == "" && !f.agent.cont:
 		return usageErrorf("the prompt is missing (orca run [flags] PROMPT; with --session or --continue and no PROMPT, a turn whose parked call was decided goes on)")
 	}
 	switch f.engine {
