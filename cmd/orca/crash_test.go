@@ -326,4 +326,11 @@ func TestParkedTurnGoesOnWithoutAPrompt(t *testing.T) {
 	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", goOn, "-w", ws, "--no-sandbox"); code != exitUsage || !strings.Contains(stderr, "the prompt is missing") {
 		t.Errorf("no PROMPT, no session: exit %d: %s", code, stderr)
 	}
+	// A session that does not exist is not started empty.
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", goOn, "-w", ws, "--session", "nope", "--no-sandbox"); code != exitUsage || !strings.Contains(stderr, "no session nope") {
+		t.Errorf("no PROMPT, an unknown session: exit %d: %s", code, stderr)
+	}
+	if out, _, _ := orca(t, t.Context(), "", "sessions", "-w", ws, "--json"); strings.Contains(out, `"id": "nope"`) {
+		t.Errorf("an empty session was started:\n%s", out)
+	}
 }

@@ -157,6 +157,8 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		return usageErrorf("the prompt is missing (orca run --engine temporal [flags] PROMPT)")
 	case f.agent.session == "" && !f.agent.cont:
 		return usageErrorf("the prompt is missing (orca run [flags] PROMPT; with --session or --continue and no PROMPT, a turn whose parked call was decided goes on)")
+	case f.agent.fork:
+		return usageErrorf("the prompt is missing: --fork-session starts a new session, which needs one")
 	}
 	switch f.engine {
 	case "temporal":
@@ -226,6 +228,14 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	if err != nil {
 		a.Close()
 		return err
+	}
+	if input == "" && f.session != "" {
+		// Going on with a turn of a session that does not exist would
+		// start an empty one.
+		if _, err := a.Store().Session(ctx, f.session); errors.Is(err, store.ErrNotFound) {
+			a.Close()
+			return usageErrorf("the prompt is missing, and there is no session %s to go on with: give a PROMPT to start it", f.session)
+		}
 	}
 	// The events are rendered as the turn emits them, on its goroutine.
 	l, err := f.openSession(ctx, a, stderr, gated(r.Render, gate), true)
