@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -392,6 +394,100 @@ func TestCacheGuardByReferenceOnALongConversation(t *testing.T) {
 				t.Errorf("strict=%v, %s: %v", strict, e.name, err)
 			case want != "" && (!errors.Is(err, middleware.ErrCacheInvalidation) || !strings.Contains(err.Error(), want)):
 				t.Errorf("strict=%v, %s: err = %v, want it to say %q", strict, e.name, err, want)
+			}
+		}
+	}
+}
+
+// Random conversations and random edits of them: the strict guard refuses
+// exactly the edits that change the prefix's value; the guard by reference
+// never refuses one that does not, and refuses every one it promises to
+// see (the slice replaced or cut, a message inserted or removed, the first
+// or one of the 32 newest replaced).
+func TestCacheGuardRandomEdits(t *testing.T) {
+	conv := func(n int) []llm.Message {
+		msgs := make([]llm.Message, 0, n+4)
+		for i := range n {
+			role := llm.RoleUser
+			if i%2 == 1 {
+				role = llm.RoleAssistant
+			}
+			msgs = append(msgs, llm.Message{Role: role, Content: []llm.Block{llm.TextBlock(fmt.Sprint("m", i)), llm.ToolUseBlock(fmt.Sprint("t", i), "Read", json.RawMessage(`{"n":1}`))}})
+		}
+		return append(msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("newest")}})
+	}
+	deep := func(msgs []llm.Message) []llm.Message {
+		out := make([]llm.Message, len(msgs))
+		for i, m := range msgs {
+			c := slices.Clone(m.Content)
+			for j := range c {
+				c[j].Input = slices.Clone(c[j].Input)
+			}
+			out[i] = llm.Message{Role: m.Role, Content: c}
+		}
+		return out
+	}
+	const ops = 9
+	rng := rand.New(rand.NewPCG(7, 11))
+	for iter := range 3000 {
+		n, op := rng.IntN(90), rng.IntN(ops)
+		for _, strict := range []bool{false, true} {
+			msgs := conv(n)
+			k := middleware.PrefixLen(msgs)
+			i := 0
+			if k > 0 {
+				i = int(uint64(iter*7919) % uint64(k))
+			}
+			before := deep(msgs[:k])
+			var seen bool // the edit is one the guard by reference promises to see
+			r := middleware.NewRegistry()
+			r.SetStrictCacheGuard(strict)
+			mustRegister(t)(r.RegisterLLMRequest("edit", func(ctx context.Context, q *llm.Request) (*llm.Request, error) {
+				last := &q.Messages[len(q.Messages)-1]
+				switch {
+				case op == 1:
+					last.Content = append(last.Content, llm.TextBlock("<reminder>"))
+				case k == 0, op == 0:
+				case op == 2: // replaced in place
+					q.Messages[i] = llm.Message{Role: q.Messages[i].Role, Content: []llm.Block{llm.TextBlock("other")}}
+					seen = i == 0 || i >= k-32
+				case op == 3: // rebuilt with the same content
+					q.Messages[i] = llm.Message{Role: q.Messages[i].Role, Content: slices.Clone(q.Messages[i].Content)}
+				case op == 4: // a shared block edited in place
+					q.Messages[i].Content[0].Text += "!"
+				case op == 5: // removed in place
+					q.Messages = append(q.Messages[:i], q.Messages[i+1:]...)
+					seen = true
+				case op == 6: // another slice, one message changed
+					c := slices.Clone(q.Messages)
+					c[i] = llm.Message{Role: c[i].Role}
+					q.Messages, seen = c, true
+				case op == 7: // another slice, the same content
+					q.Messages = deep(q.Messages)
+				case op == 8: // cut short
+					q.Messages, seen = q.Messages[:i], true
+				}
+				return q, nil
+			}))
+			req := &llm.Request{System: "s", Messages: msgs}
+			got, err := r.ApplyLLMRequest(context.Background(), req)
+			var after []llm.Message
+			if err == nil {
+				after = got.Messages
+			} else {
+				after = req.Messages // the refused edit is not undone
+			}
+			changed := len(after) < k || !slices.EqualFunc(before, after[:k], llm.Message.Equal)
+			what := fmt.Sprintf("iteration %d: op %d on message %d of a prefix of %d, strict=%v", iter, op, i, k, strict)
+			switch {
+			case err != nil && !errors.Is(err, middleware.ErrCacheInvalidation):
+				t.Fatalf("%s: %v", what, err)
+			case strict && changed != (err != nil):
+				t.Fatalf("%s: changed %v, refused: %v", what, changed, err)
+			case !changed && err != nil:
+				t.Fatalf("%s: nothing changed, refused: %v", what, err)
+			case !strict && seen && changed && err == nil:
+				t.Fatalf("%s: changed and not refused", what)
 			}
 		}
 	}
