@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -601,6 +602,79 @@ func TestSentPayloadsSatisfyTheirSchemas(t *testing.T) {
 		v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 		if err := sch.Validate(v); err != nil {
 			t.Errorf("%s payload %s: %v", n, data, err)
+		}
+	}
+}
+
+// Random llm_request edits of the newest turn, call after call: every
+// request a provider kept is, after the turn, what was sent at its call,
+// and the transcript holds none of the edits (the turn's kept copy of the
+// conversation is never written where an earlier request or the
+// transcript can see it).
+func TestLLMRequestRandomEditsOfTheNewestTurn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for round := range 20 {
+		b := newBench(t, nil, nil)
+		os.WriteFile(filepath.Join(b.root, "a.txt"), []byte("A"), 0o644)
+		b.svc.Middleware.RegisterLLMRequest("edit", func(ctx context.Context, r *llm.Request) (*llm.Request, error) {
+			n := len(r.Messages)
+			switch rng.IntN(5) {
+			case 1:
+				r.Messages[n-1].Content = append(r.Messages[n-1].Content, llm.TextBlock("<edit>"))
+			case 2:
+				r.Messages[n-1] = llm.Message{Role: llm.RoleUser, Content: append(slices.Clone(r.Messages[n-1].Content), llm.TextBlock("<edit>"))}
+			case 3:
+				r.Messages = append(r.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("<edit>")}})
+			case 4: // in place, in the request's own blocks
+				if c := r.Messages[n-1].Content; len(c) > 0 {
+					c[0].Text += "<edit>"
+					c[0].Content += "<edit>"
+				}
+			}
+			return r, nil
+		})
+		var sent [][]llm.Message // deep copies of what each call sent, at the call
+		b.svc.Middleware.RegisterLLMExecution("snap", func(ctx context.Context, r *llm.Request, next middleware.LLMNext) (*llm.Response, error) {
+			c := make([]llm.Message, len(r.Messages))
+			for i, m := range r.Messages {
+				c[i] = llm.Message{Role: m.Role, Content: slices.Clone(m.Content)}
+			}
+			sent = append(sent, c)
+			return next(ctx, r)
+		})
+		var steps []script.Response
+		for range 2 + rng.IntN(6) {
+			steps = append(steps, script.Call("Read", map[string]string{"file_path": "a.txt"}))
+		}
+		b.model.Script("s", append(steps, script.Text("ok"))...)
+		res := b.run("s", "go")
+		if res.Answer != "ok" {
+			t.Fatalf("round %d: %+v", round, res)
+		}
+		calls := b.model.Calls()
+		if len(calls) != len(sent) {
+			t.Fatalf("round %d: %d calls, %d sent", round, len(calls), len(sent))
+		}
+		for k, c := range calls {
+			if !slices.EqualFunc(c.Messages, sent[k], llm.Message.Equal) {
+				t.Fatalf("round %d: call %d changed after it was sent:\n%v\nwas\n%v", round, k, c.Messages, sent[k])
+			}
+			// An edit is the newest turn's of its own call only: none
+			// reaches a later call's prefix.
+			for i, m := range sent[k][:middleware.PrefixLen(sent[k])] {
+				for _, b := range m.Content {
+					if strings.Contains(b.Text+b.Content, "<edit>") {
+						t.Fatalf("round %d: call %d's message %d has an earlier call's edit: %v", round, k, i, m)
+					}
+				}
+			}
+		}
+		for _, m := range res.Messages {
+			for _, c := range m.Content {
+				if strings.Contains(c.Text+c.Content, "<edit>") {
+					t.Fatalf("round %d: the transcript has an edit: %v", round, m)
+				}
+			}
 		}
 	}
 }
