@@ -370,7 +370,7 @@ func (r *Text) Render(ev event.Event) {
 			return
 		}
 		r.block()
-		r.write(Indent("❯ ", "  ", d.Input) + "\n")
+		r.write(Indent("❯ ", "  ", inputShown(d.Input)) + "\n")
 	case *event.OutputRejectedData:
 		r.block()
 		r.write(fmt.Sprintf("✗ not a value of the output schema, sent back (correction %d): %s\n", d.Correction, d.Error))
@@ -702,6 +702,44 @@ func Plural(n int, what string) string {
 // Indent prefixes the first line of s with first and the others with rest.
 func Indent(first, rest, s string) string {
 	return first + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+rest)
+}
+
+// The most of a turn's input the text shows: a file given as the prompt
+// (orca run - < file) is shown by its start.
+const (
+	inputLines = 20
+	inputRunes = 2000
+)
+
+// inputShown is what the text shows of a turn's input: all of a short one;
+// the first lines of a long one, and how much is left out.
+func inputShown(s string) string {
+	s = strings.TrimRight(s, "\n")
+	lines, cut := 0, -1
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			if lines++; lines == inputLines {
+				cut = i
+				break
+			}
+		}
+	}
+	shown := s
+	if cut >= 0 {
+		shown = s[:cut]
+	}
+	if utf8.RuneCountInString(shown) > inputRunes {
+		shown = string([]rune(shown)[:inputRunes])
+	}
+	if len(shown) == len(s) {
+		return s
+	}
+	rest := s[len(shown):]
+	more := Plural(utf8.RuneCountInString(rest), "more character")
+	if n := strings.Count(rest, "\n"); n > 0 {
+		more = Plural(n, "more line") + ", " + Plural(utf8.RuneCountInString(rest), "character")
+	}
+	return shown + "…\n… (" + more + ", not shown)"
 }
 
 // OneLine folds s onto one line and clips it to n runes (n <= 0: no clip).
