@@ -837,7 +837,7 @@ func describe(c *call, part *simpleCmd) string {
 // because is describe(c, nil) followed by parts, in one allocation: an
 // allowed call's reason is written for every call.
 func because(c *call, parts ...string) string {
-	n := len(c.tool) + len(" command \"\"") + len(clip(c.command)) + len(clip(c.arg))
+	n := len(c.tool) + len(` command ""`) + min(len(c.command), clipBytes) + min(len(c.arg), clipBytes)
 	for _, pa := range c.paths {
 		n += len(pa.given) + len(`"" and `)
 	}
@@ -893,6 +893,9 @@ func writeDescribe(b *strings.Builder, c *call, part *simpleCmd) {
 	}
 	b.WriteString(" call")
 }
+
+// clipBytes is the most bytes clip returns.
+const clipBytes = 200 + len("…")
 
 func clip(s string) string {
 	const max = 200

@@ -1135,8 +1135,9 @@ type decided struct {
 // goOn goes on with the turn that parked p, now decided, if no turn of
 // its session runs (decide, watchDecisions): the turn runs again under
 // its id (session.Retry), the approved call first (a denied one is
-// answered so), and its events follow the ones it had. It reports whether the turn went on; if not, the
-// session's next message runs the approved call first.
+// answered so), and its events follow the ones it had. It reports whether
+// the turn went on; if not, the session's next message runs the approved
+// call first.
 func (s *Server) goOn(ctx context.Context, p store.ParkedCall) bool {
 	e, err := s.entryOf(ctx, p.SessionID, false)
 	if err != nil {

@@ -317,17 +317,24 @@ func TestInterruptAndQueue(t *testing.T) {
 	}
 }
 
-// A call the policy asks about parks the turn; the approval is listed,
-// decided through the API, and the turn goes on under its id: the call
-// runs, the model answers, and the session counts one turn.
-func TestParkedApproval(t *testing.T) {
-	f := newFixture(t, app.Config{}, serve.Options{})
+// parkABash starts a turn of a new session s whose Bash call (echo ran >
+// ran.txt) the policy parks, then "ran it", and returns once it has parked.
+func (f *fixture) parkABash() string {
 	f.model.Script("s",
 		script.Call("Bash", map[string]string{"command": "echo ran > ran.txt"}),
 		script.Text("ran it"))
 	f.json("POST", "/v1/sessions", `{"id": "s"}`, 201)
 	turn := f.json("POST", "/v1/sessions/s/messages", `{"text": "run it"}`, 202)["turn_id"].(string)
 	f.events("/v1/sessions/s/turns/"+turn+"/events", "", completed)
+	return turn
+}
+
+// A call the policy asks about parks the turn; the approval is listed,
+// decided through the API, and the turn goes on under its id: the call
+// runs, the model answers, and the session counts one turn.
+func TestParkedApproval(t *testing.T) {
+	f := newFixture(t, app.Config{}, serve.Options{})
+	turn := f.parkABash()
 	if st := f.json("GET", "/v1/sessions/s/turns/"+turn, "", 200); st["status"] != "awaiting_approval" {
 		t.Fatalf("turn %v", st)
 	}
@@ -373,12 +380,7 @@ func TestParkedApproval(t *testing.T) {
 // is seen by the server, which goes on with the turn as if decided here.
 func TestParkedCallDecidedElsewhere(t *testing.T) {
 	f := newFixture(t, app.Config{}, serve.Options{Poll: 20 * time.Millisecond})
-	f.model.Script("s",
-		script.Call("Bash", map[string]string{"command": "echo ran > ran.txt"}),
-		script.Text("ran it"))
-	f.json("POST", "/v1/sessions", `{"id": "s"}`, 201)
-	turn := f.json("POST", "/v1/sessions/s/messages", `{"text": "run it"}`, 202)["turn_id"].(string)
-	f.events("/v1/sessions/s/turns/"+turn+"/events", "", completed)
+	turn := f.parkABash()
 	list := f.json("GET", "/v1/approvals", "", 200)["approvals"].([]any)
 	if len(list) != 1 {
 		t.Fatalf("approvals %v", list)

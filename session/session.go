@@ -710,12 +710,28 @@ func (s *LiveSession) Transcript() []llm.Message {
 	return append([]llm.Message(nil), s.transcript...)
 }
 
-// LastTurn returns the id of the turn of the transcript's last record, or
-// "" for a session without records.
-func (s *LiveSession) LastTurn() string {
+// ParkedTurn returns the turn that parked the session's latest parked
+// call, if nothing has run since (the transcript's last records are that
+// turn's, and it has not answered); "" if there is none. Run(ctx, "",
+// WithTurnID(id), Retry()) goes on with it once the call is decided; while
+// the call waits, Run says so (ErrAwaitingApproval).
+func (s *LiveSession) ParkedTurn(ctx context.Context) (string, error) {
+	calls, err := s.r.store.ParkedCalls(ctx, store.ParkFilter{SessionID: s.id})
+	if err != nil || len(calls) == 0 {
+		return "", err
+	}
+	p := calls[len(calls)-1]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lastTurn
+	if p.TurnID == "" || p.TurnID != s.lastTurn {
+		return "", nil // a later turn has run
+	}
+	if n := len(s.transcript); n > 0 {
+		if last := s.transcript[n-1]; last.Role == llm.RoleAssistant && len(last.ToolUses()) == 0 {
+			return "", nil // it went on, and answered
+		}
+	}
+	return p.TurnID, nil
 }
 
 // CurrentTurn returns the id of the running turn, or "".

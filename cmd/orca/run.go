@@ -15,7 +15,6 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/event"
-	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
@@ -271,7 +270,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	if input == "" {
 		// No prompt (orca run --session ID): the turn that parked a call
 		// goes on.
-		turn, err := parkedTurn(ctx, l)
+		turn, err := l.ParkedTurn(ctx)
 		if err != nil {
 			restore()
 			return &exitError{code: exitTurn, err: err}
@@ -325,27 +324,6 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	}
 	// In text mode the summary on stdout already says how the turn ended.
 	return &exitError{code: exitTurn, err: errors.New(msg), quiet: !asJSON}
-}
-
-// parkedTurn returns the turn of l that parked its latest parked call, if
-// nothing has run since (the session's last records are that turn's, and
-// it has not answered): "" if there is none. Its call may still wait for
-// a decision (Run then says so).
-func parkedTurn(ctx context.Context, l *live) (string, error) {
-	calls, err := l.app.Store().ParkedCalls(ctx, store.ParkFilter{SessionID: l.ID()})
-	if err != nil || len(calls) == 0 {
-		return "", err
-	}
-	p := calls[len(calls)-1]
-	if p.TurnID == "" || p.TurnID != l.LastTurn() {
-		return "", nil // a later turn has run
-	}
-	if msgs := l.Transcript(); len(msgs) > 0 {
-		if last := msgs[len(msgs)-1]; last.Role == llm.RoleAssistant && len(last.ToolUses()) == 0 {
-			return "", nil // it went on, and answered
-		}
-	}
-	return p.TurnID, nil
 }
 
 // readPrompt joins the arguments into the prompt ("" for none); a single

@@ -480,10 +480,7 @@ func (s *Store) FinishTurn(ctx context.Context, sessionID, turnID, prompt string
 		if err != nil {
 			return err
 		}
-		count := 0
-		if turnID == "" || turnID != last {
-			count = 1
-		}
+		count := sqlrow.TurnCount(turnID, last)
 		if _, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + $2, last_turn = $3, last_prompt = $4, updated_at = GREATEST($5, updated_at + 1) WHERE id = $1",
 			sessionID, count, turnID, prompt, sqlrow.ToNanos(now)); err != nil {
 			return err

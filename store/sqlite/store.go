@@ -669,10 +669,7 @@ func (s *Store) FinishTurn(ctx context.Context, sessionID, turnID, prompt string
 		if err != nil {
 			return err
 		}
-		count := 0
-		if turnID == "" || turnID != last {
-			count = 1
-		}
+		count := sqlrow.TurnCount(turnID, last)
 		if _, err := tx.ExecContext(ctx, "UPDATE sessions SET turns = turns + ?, last_turn = ?, last_prompt = ?, updated_at = ? WHERE id = ?",
 			count, turnID, prompt, sqlrow.ToNanos(s.clock.Now()), sessionID); err != nil {
 			return err

@@ -85,3 +85,13 @@ func Parking(p store.ParkedCall, now func() time.Time) (store.ParkedCall, string
 	}
 	return p, string(rules), nil
 }
+
+// TurnCount is how many turns FinishTurn of turnID adds to a session whose
+// last finished turn is last: a turn counts once, however many attempts
+// end it, and a turn without an id always counts.
+func TurnCount(turnID, last string) int {
+	if turnID == "" || turnID != last {
+		return 1
+	}
+	return 0
+}
