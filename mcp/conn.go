@@ -56,8 +56,10 @@ type conn struct {
 	// connection dropped at once make one new connection, not one each.
 	dial chan struct{}
 	// notify is held while a change is made and told (emit): each
-	// server's changes reach Options.OnChange in order.
+	// server's changes reach Options.OnChange in order. told is the last
+	// kind told (guarded by notify).
 	notify sync.Mutex
+	told   ChangeKind
 }
 
 func newConn(s *set, srv Server) *conn {
@@ -152,6 +154,7 @@ func (c *conn) connect(ctx context.Context) error {
 // emit tells Options.OnChange of a change of the server; the caller
 // holds notify.
 func (c *conn) emit(kind ChangeKind, added, removed []string) {
+	c.told = kind
 	if f := c.set.p.opts.OnChange; f != nil {
 		f(Change{Kind: kind, RuntimeID: c.set.env.RuntimeID, Status: c.status(), Added: added, Removed: removed})
 	}
@@ -223,10 +226,12 @@ func (c *conn) fail(err error, proc *process) {
 	c.notify.Lock()
 	defer c.notify.Unlock()
 	c.mu.Lock()
-	was, closed := c.state, c.closed
+	closed := c.closed
 	c.state, c.lastErr = StateFailed, msg
 	c.mu.Unlock()
-	if was != StateFailed && !closed { // once, not at every try after
+	// Once, not at every try after: a try that came up but failed before
+	// it was told started (its tools could not be listed) is one more.
+	if c.told != Failed && !closed {
 		c.emit(Failed, nil, nil)
 	}
 }
