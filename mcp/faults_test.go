@@ -47,9 +47,9 @@ type faultServer struct {
 	Faults mcptest.Faults
 	Dir    string // the notes folder
 	Locks  string // the folder of proctest.Lock, if any
-	// Once: only the first process has the faults; a restarted one
-	// behaves.
-	Once bool
+	// Faulty: only the first Faulty processes have the faults; those
+	// started after them behave (0: every process has them).
+	Faulty int
 }
 
 func serveFaults(cfg string) {
@@ -58,7 +58,7 @@ func serveFaults(cfg string) {
 		fmt.Fprintln(os.Stderr, "fault server:", err)
 		os.Exit(2)
 	}
-	if fs.Once && len(proctest.Locks(fs.Locks)) > 0 {
+	if fs.Faulty > 0 && len(proctest.Locks(fs.Locks)) >= fs.Faulty {
 		fs.Faults = mcptest.Faults{}
 	}
 	if fs.Locks != "" {
@@ -83,14 +83,14 @@ var transports = []string{"stdio", "http", "sse"}
 
 // rig is one fault server and the provider connected to it.
 type rig struct {
-	t     *testing.T
-	dir   string // the server's notes folder
-	p     *mcp.Provider
-	reg   *tool.Registry
-	cmds  tool.Expander // the server's prompts
-	spy   *spy          // over HTTP: what the server was sent
-	locks string        // over stdio: a lock per server process started
-	once  bool          // over stdio: a restarted server behaves
+	t      *testing.T
+	dir    string // the server's notes folder
+	p      *mcp.Provider
+	reg    *tool.Registry
+	cmds   tool.Expander // the server's prompts
+	spy    *spy          // over HTTP: what the server was sent
+	locks  string        // over stdio: a lock per server process started
+	faulty int           // over stdio: the processes with the faults (0: all)
 	// changes are what the provider told Options.OnChange.
 	mu      sync.Mutex
 	changes []mcp.Change
@@ -133,8 +133,8 @@ func setup(t *testing.T, transport string, f mcptest.Faults, opts mcp.Options, a
 	for _, f := range adjust {
 		f(r, &s)
 	}
-	if r.once && transport == "stdio" {
-		cfg, _ := json.Marshal(faultServer{Faults: f, Dir: r.dir, Locks: r.locks, Once: true})
+	if r.faulty > 0 && transport == "stdio" {
+		cfg, _ := json.Marshal(faultServer{Faults: f, Dir: r.dir, Locks: r.locks, Faulty: r.faulty})
 		s.Env[faultsEnv] = string(cfg)
 	}
 	opts.OnChange = func(ch mcp.Change) {
@@ -328,6 +328,36 @@ func TestFaultSlowStart(t *testing.T) {
 				t.Errorf("started: %+v", st)
 			}
 		})
+	})
+}
+
+// A server whose tools cannot be listed is failed, and told so once: the
+// retry that connects but cannot list them either is not a second
+// failure (it was told again, before, under -race in CI). The third try
+// lists them, and the server is told started. Over stdio each try is a
+// new process, so the first two have the fault.
+func TestFaultListToolsFails(t *testing.T) {
+	matrix(t, func(t *testing.T, tr string) {
+		f := mcptest.Faults{FailListTools: 2}
+		if tr == "stdio" {
+			f.FailListTools = 1
+		}
+		r := setup(t, tr, f, mcp.Options{}, func(r *rig, _ *mcp.Server) { r.faulty = 2 })
+		if st := r.status(); st.State != mcp.StateFailed || !strings.Contains(st.Error, "listing its tools") || r.has("echo") {
+			t.Fatalf("a server that cannot list its tools: %+v; registry %v", st, r.reg.Names())
+		}
+		eventually(t, "the server joins on the third try", func() bool { return r.has("echo") && r.status().State == mcp.StateUp })
+		r.toldAre(mcp.Failed, mcp.Started)
+		switch {
+		case r.spy != nil:
+			if n := r.spy.sent("tools/list"); n != 3 {
+				t.Errorf("tools/list sent %d times, want 3", n)
+			}
+		default:
+			if n := r.processes(); n != 3 {
+				t.Errorf("%d server processes started, want 3", n)
+			}
+		}
 	})
 }
 
@@ -538,7 +568,7 @@ func TestFaultErrorResult(t *testing.T) {
 // one new process or session, not one per call, and none left behind.
 func TestFaultConcurrentReconnect(t *testing.T) {
 	matrix(t, func(t *testing.T, tr string) {
-		r := setup(t, tr, mcptest.Faults{CrashOnCall: 1}, mcp.Options{}, func(r *rig, _ *mcp.Server) { r.once = true })
+		r := setup(t, tr, mcptest.Faults{CrashOnCall: 1}, mcp.Options{}, func(r *rig, _ *mcp.Server) { r.faulty = 1 })
 		if res := r.note("crash"); !res.IsError {
 			t.Fatalf("the crashing call: %+v", res)
 		}

@@ -71,7 +71,7 @@ func TestResources(t *testing.T) {
 // A resource read after the server crashed starts it again.
 func TestResourceReadReconnects(t *testing.T) {
 	t.Chdir(t.TempDir())
-	r := setup(t, "stdio", mcptest.Faults{CrashOnCall: 1}, mcp.Options{}, func(r *rig, _ *mcp.Server) { r.once = true })
+	r := setup(t, "stdio", mcptest.Faults{CrashOnCall: 1}, mcp.Options{}, func(r *rig, _ *mcp.Server) { r.faulty = 1 })
 	if res := r.note("x"); !res.IsError || !strings.Contains(res.Content, "may or may not") {
 		t.Fatalf("the call that crashed the server: %+v", res)
 	}

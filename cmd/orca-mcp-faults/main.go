@@ -1,9 +1,9 @@
 // Command orca-mcp-faults is an MCP server that fails on purpose, for
 // testing MCP clients and the setups around them: it crashes on the N-th
-// call, hangs, starts slowly, drops its HTTP session or changes its tool
-// list, as its flags say. Its tools, resources and prompt, and exactly
-// when each fault fires, are documented in package
-// github.com/orca-agent/orca/mcp/mcptest.
+// call, hangs, starts slowly, fails to list its tools, drops its HTTP
+// session or changes its tool list, as its flags say. Its tools,
+// resources and prompt, and exactly when each fault fires, are
+// documented in package github.com/orca-agent/orca/mcp/mcptest.
 //
 // Usage:
 //
@@ -70,6 +70,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fl.IntVar(&f.HangOnCall, "hang-on-call", 0, "never answer the N-th tools/call, until the client cancels it")
 	fl.IntVar(&f.DropSessionOnCall, "drop-session-on-call", 0, "HTTP: forget the session of the N-th tools/call (404)")
 	fl.IntVar(&f.ErrorOnCall, "error-on-call", 0, "answer the N-th tools/call with an isError result")
+	fl.IntVar(&f.FailListTools, "fail-list-tools", 0, "answer the first N tools/list requests with an error")
 	fl.IntVar(&f.ChangeToolsOnCall, "change-tools-on-call", 0, "after the N-th tools/call, remove add, add reverse, send list_changed")
 	if err := fl.Parse(args); err != nil {
 		return 2

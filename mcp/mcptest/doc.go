@@ -31,7 +31,8 @@
 // # What goes wrong
 //
 // Faults lists the faults, when each fires and what it does: a slow start
-// (StartDelay), slow calls (SlowCall), and on the N-th tools/call a crash
+// (StartDelay), slow calls (SlowCall), a tool list that fails the first N
+// times it is asked for (FailListTools), and on the N-th tools/call a crash
 // (CrashOnCall), a dropped HTTP session (DropSessionOnCall), a call never
 // answered (HangOnCall), an error result (ErrorOnCall), or a changed tool
 // list with notifications/tools/list_changed (ChangeToolsOnCall). Options.Logger

@@ -92,6 +92,13 @@ type Faults struct {
 	// and whose text names the fault, without running the tool.
 	ErrorOnCall int
 
+	// FailListTools answers the first N tools/list requests the server
+	// receives, over all its sessions and reconnections, with a JSON-RPC
+	// error, as a server whose tools are not ready yet would; the ones
+	// after are answered. These requests are counted apart from the
+	// calls. A new server counts from 1 again.
+	FailListTools int
+
 	// ChangeToolsOnCall changes the tool list once call N has ended: the
 	// tool "add" is removed and the tool "reverse" is added, and every
 	// session of the server is sent notifications/tools/list_changed
@@ -172,7 +179,8 @@ type faults struct {
 	onCrash func()
 	log     *slog.Logger
 	calls   atomic.Int64
-	change  func() // changes the tool list (ChangeToolsOnCall)
+	lists   atomic.Int64 // tools/list requests (FailListTools)
+	change  func()       // changes the tool list (ChangeToolsOnCall)
 }
 
 // middleware is the SDK receiving middleware that makes the faults happen.
@@ -188,6 +196,11 @@ func (fs *faults) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case "tools/call":
 			return fs.call(ctx, method, req, next)
+		case "tools/list":
+			if n := int(fs.lists.Add(1)); n <= fs.f.FailListTools {
+				fs.log.Info("mcptest: tools/list fails (FailListTools)", "list", n)
+				return nil, fmt.Errorf("mcptest: tools/list %d of the first %d fails on purpose (FailListTools)", n, fs.f.FailListTools)
+			}
 		}
 		return next(ctx, method, req)
 	}

@@ -129,6 +129,26 @@ func TestHangOnCall(t *testing.T) {
 	}
 }
 
+// The first N tools/list requests fail, over every connection to the
+// server; the next is answered, and calls were never affected.
+func TestFailListTools(t *testing.T) {
+	s := mcptest.NewServer(mcptest.Faults{FailListTools: 2}, mcptest.Options{})
+	for i := range 2 {
+		cs := serve(t, s, nil, "").cs
+		if _, err := cs.ListTools(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "FailListTools") {
+			t.Errorf("tools/list %d: %v, want the fault's error", i+1, err)
+		}
+		if n := counterOf(t, cs); n != i+1 {
+			t.Errorf("the call after list %d is call %d", i+1, n)
+		}
+	}
+	cs := serve(t, s, nil, "").cs
+	r, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(r.Tools) == 0 {
+		t.Fatalf("tools/list 3: %v, %v", r, err)
+	}
+}
+
 // Call N is a tool error, and the tool did not run.
 func TestErrorOnCall(t *testing.T) {
 	dir := t.TempDir()
