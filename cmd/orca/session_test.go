@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -324,7 +325,7 @@ func TestSessionsJSON(t *testing.T) {
 	if list.Sessions[1]["budget"] != nil {
 		t.Errorf("a session without a budget: %v", list.Sessions[1]["budget"])
 	}
-	if s["agent"] != "orca" || s["turns"] != 1.0 || s["last_prompt"] != "newer prompt" || s["workspace"] != real {
+	if s["agent"] != "orca" || s["turns"] != 1.0 || s["last_prompt"] != "newer prompt" || s["workspace"] != real || s["opens"] != true {
 		t.Errorf("session: %v", s)
 	}
 	for _, k := range []string{"created_at", "updated_at"} {
@@ -354,7 +355,7 @@ func TestSessionsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &sh); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
-	if len(sh.Records) != 4 || sh.Session["id"] != "raw" {
+	if len(sh.Records) != 4 || sh.Session["id"] != "raw" || sh.Session["opens"] != true {
 		t.Fatalf("show: %v", sh)
 	}
 	if got, want := keys(sh.Records[0]), []string{"compacted", "content", "kind", "role", "seq", "time", "turn_id"}; !slices.Equal(got, want) {
@@ -371,6 +372,58 @@ func TestSessionsJSON(t *testing.T) {
 	}
 	if _, stderr, code := orca(t, t.Context(), "", "sessions", "show", "nope", "-w", t.TempDir()); code != exitUsage || !strings.Contains(stderr, "no session nope") {
 		t.Errorf("no store: exit %d: %s", code, stderr)
+	}
+}
+
+// A session of a store copied from another workspace cannot be continued
+// in this one: the list marks it and says why, and so do show and --json,
+// and orca run refuses it.
+func TestSessionsOfAnotherWorkspace(t *testing.T) {
+	t.Parallel()
+	a, b := t.TempDir(), t.TempDir()
+	sc := writeScript(t, `{"text": "ok"}`)
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", a, "--session", "theirs", "go"); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	if err := os.MkdirAll(filepath.Join(b, ".orca"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := os.ReadFile(filepath.Join(a, ".orca", "orca.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b, ".orca", "orca.db"), db, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, _ := orca(t, t.Context(), "", "sessions", "-w", b)
+	if !strings.Contains(stdout, "theirs *") || !strings.Contains(stdout, "* theirs cannot be continued here: it belongs to runtime") {
+		t.Errorf("list:\n%s", stdout)
+	}
+	var list struct {
+		Sessions []map[string]any `json:"sessions"`
+	}
+	stdout, _, _ = orca(t, t.Context(), "", "sessions", "-w", b, "--json")
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil || len(list.Sessions) != 1 || list.Sessions[0]["opens"] != false || !strings.Contains(fmt.Sprint(list.Sessions[0]["why_not"]), "belongs to runtime") {
+		t.Errorf("list --json: %v\n%s", err, stdout)
+	}
+	var sh struct {
+		Session map[string]any `json:"session"`
+	}
+	stdout, _, _ = orca(t, t.Context(), "", "sessions", "show", "theirs", "-w", b, "--json")
+	if err := json.Unmarshal([]byte(stdout), &sh); err != nil || sh.Session["opens"] != false || !strings.Contains(fmt.Sprint(sh.Session["why_not"]), "belongs to runtime") {
+		t.Errorf("show --json: %v\n%s", err, stdout)
+	}
+	stdout, _, _ = orca(t, t.Context(), "", "sessions", "show", "theirs", "-w", b)
+	if !strings.Contains(stdout, "continue   not in this workspace: it belongs to runtime") {
+		t.Errorf("show:\n%s", stdout)
+	}
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", b, "--session", "theirs", "again"); code == 0 {
+		t.Errorf("run --session of another workspace's session: exit 0: %s", stderr)
+	}
+	// In its own workspace it opens.
+	stdout, _, _ = orca(t, t.Context(), "", "sessions", "show", "theirs", "-w", a, "--json")
+	if err := json.Unmarshal([]byte(stdout), &sh); err != nil || sh.Session["opens"] != true {
+		t.Errorf("show --json in its workspace: %v\n%s", err, stdout)
 	}
 }
 

@@ -145,11 +145,10 @@ func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags, o option
 		}
 		wsID, _ := app.ReadWorkspaceID(root)
 		for _, s := range ss {
-			sj, err := describe(ctx, st, s)
+			sj, err := describe(ctx, st, s, wsID, root)
 			if err != nil {
 				return err
 			}
-			sj.Opens, sj.WhyNot = app.Opens(app.DefaultName, wsID, root, s)
 			list = append(list, sj)
 		}
 	}
@@ -201,7 +200,8 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 	} else if err != nil {
 		return &exitError{code: exitTurn, err: fmt.Errorf("session %s: %w", id, err)}
 	}
-	sj, err := describe(ctx, st, s)
+	wsID, _ := app.ReadWorkspaceID(root)
+	sj, err := describe(ctx, st, s, wsID, root)
 	if err != nil {
 		return err
 	}
@@ -236,6 +236,9 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 	fmt.Fprintf(tw, "  workspace\t%s\n", s.Workspace)
 	fmt.Fprintf(tw, "  started\t%s · last active %s\n", s.CreatedAt.Local().Format(time.DateTime), s.UpdatedAt.Local().Format(time.DateTime))
 	fmt.Fprintf(tw, "  turns\t%d\n", s.Turns)
+	if !sj.Opens {
+		fmt.Fprintf(tw, "  continue\tnot in this workspace: %s\n", sj.WhyNot)
+	}
 	tw.Flush()
 	b.WriteString("\n")
 	totals, _ := st.Totals(ctx, id) // describe read them already
@@ -329,8 +332,9 @@ type blockJSON struct {
 	IsError   bool            `json:"is_error,omitempty"`
 }
 
-// describe returns s with its totals and budget.
-func describe(ctx context.Context, st store.Store, s store.Session) (sessionJSON, error) {
+// describe returns s with its totals and budget, and whether orca run
+// and chat in the workspace root (its id wsID) can continue it.
+func describe(ctx context.Context, st store.Store, s store.Session, wsID, root string) (sessionJSON, error) {
 	t, err := st.Totals(ctx, s.ID)
 	if err != nil {
 		return sessionJSON{}, &exitError{code: exitTurn, err: fmt.Errorf("session %s: %w", s.ID, err)}
@@ -349,6 +353,7 @@ func describe(ctx context.Context, st store.Store, s store.Session) (sessionJSON
 			CostUSD: t.CostUSD, ToolCalls: t.ToolCalls, WallTimeNS: int64(t.WallTime),
 		},
 	}
+	sj.Opens, sj.WhyNot = app.Opens(app.DefaultName, wsID, root, s)
 	if b != nil {
 		sj.Budget = &budgetJSON{Tokens: b.Tokens, CostUSD: b.CostUSD, ToolCalls: b.ToolCalls, WallTimeNS: int64(b.WallTime)}
 	}
