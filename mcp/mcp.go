@@ -208,7 +208,15 @@ func (p *Provider) Tools(env tool.Env) ([]tool.Tool, error) {
 			err := c.connect(ctx)
 			c.unlockDial()
 			if err != nil {
-				p.opts.Logger.Warn("MCP server not started", "server", c.srv.Name, "err", err)
+				// What Status says: the error and the end of the server's
+				// stderr, which often says why (a command not found).
+				msg := err.Error()
+				c.mu.Lock()
+				if c.lastErr != "" {
+					msg = c.lastErr
+				}
+				c.mu.Unlock()
+				p.opts.Logger.Warn("MCP server not started", "server", c.srv.Name, "err", msg)
 			}
 		}()
 	}

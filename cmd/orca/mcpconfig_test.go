@@ -95,3 +95,27 @@ func TestMCPAddGetRemove(t *testing.T) {
 		t.Errorf("add in a trusted workspace says:\n%s", out)
 	}
 }
+
+// A server that does not start is a warning on stderr written as orca
+// writes its own, not a log record with a time and a level, and the turn
+// runs without it.
+func TestMCPServerNotStartedWarning(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir()}
+	writeFileAt(t, o.configDir, "orca/settings.json", `{"mcpServers": {"broken": {"command": "sh", "args": ["-c", "echo gone >&2; exit 4"]}}}`)
+	sc := writeScript(t, `{"text": "ok"}`)
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--script", sc, "-w", ws, "go")
+	if code != 0 || !strings.Contains(stdout, "ok") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	var warned string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "MCP server not started") {
+			warned = l
+		}
+	}
+	if !strings.HasPrefix(warned, "orca: warning: MCP server not started: server=broken err=") || !strings.Contains(warned, "gone") || strings.Contains(stderr, "level=") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}

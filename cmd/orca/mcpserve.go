@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -119,7 +118,7 @@ func runMCPServe(cmd *cobra.Command, f *mcpServeFlags, o options) error {
 		tools = f.tools
 	}
 	srv, err := mcpserve.New(l.LiveSession, mcpserve.Options{Name: "orca", Version: moduleVersion(), Tools: tools, Agent: f.agentTool,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		Logger: warnings(stderr)})
 	if err != nil {
 		return usageErrorf("%v", strings.TrimPrefix(err.Error(), "mcpserve: "))
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -178,7 +177,7 @@ func (l *live) close(ctx context.Context) {
 // openApp opens the App of cfg, its warnings shown on stderr. Its errors
 // end orca with the right code.
 func openApp(ctx context.Context, cfg app.Config, stderr io.Writer) (*app.App, error) {
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Logger = warnings(stderr)
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
 		return nil, fromApp(err)

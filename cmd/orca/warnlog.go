@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+)
+
+// warnings returns the logger of what orca's packages warn about, for
+// stderr: each record a line as orca's own warnings are written, without
+// slog's time and level, its attributes after the message in slog's text
+// form —
+//
+//	orca: warning: MCP server not started: server=web err="connecting to …"
+//
+// Records below slog.LevelWarn are dropped.
+func warnings(w io.Writer) *slog.Logger {
+	h := &warnHandler{out: w, mu: new(sync.Mutex), buf: new(bytes.Buffer)}
+	h.attrs = slog.NewTextHandler(h.buf, &slog.HandlerOptions{Level: slog.LevelWarn,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey || a.Key == slog.MessageKey) {
+				return slog.Attr{}
+			}
+			return a
+		}})
+	return slog.New(h)
+}
+
+// warnHandler writes the message itself and has attrs, a text handler
+// writing into buf, write the attributes. Handlers made by WithAttrs and
+// WithGroup share out, mu and buf.
+type warnHandler struct {
+	out   io.Writer
+	mu    *sync.Mutex
+	buf   *bytes.Buffer
+	attrs slog.Handler
+}
+
+func (h *warnHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.attrs.Enabled(ctx, l)
+}
+
+func (h *warnHandler) Handle(ctx context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.buf.Reset()
+	if err := h.attrs.Handle(ctx, r); err != nil {
+		return err
+	}
+	attrs := bytes.TrimSpace(h.buf.Bytes())
+	line := append([]byte("orca: warning: "), r.Message...)
+	if len(attrs) > 0 {
+		line = append(append(line, ": "...), attrs...)
+	}
+	_, err := h.out.Write(append(line, '\n'))
+	return err
+}
+
+func (h *warnHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = h.attrs.WithAttrs(as)
+	return &c
+}
+
+func (h *warnHandler) WithGroup(name string) slog.Handler {
+	c := *h
+	c.attrs = h.attrs.WithGroup(name)
+	return &c
+}
