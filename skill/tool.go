@@ -65,13 +65,13 @@ func Provider(opts ...Option) tool.Provider {
 		}
 		skills, problems := Discover(env.FS, in)
 		for _, p := range problems {
-			env.Logger.Warn("skill: "+p.Error(), "err", p)
+			env.Logger.Warn("skill: " + p.Error())
 		}
 		// The custom slash commands come with the skills: the same
 		// folders' neighbours, and the same kind of text.
 		cmds, problems := DiscoverCommands(env.FS, in)
 		for _, p := range problems {
-			env.Logger.Warn("command: "+p.Error(), "err", p)
+			env.Logger.Warn("command: " + p.Error())
 		}
 		if len(cmds) > 0 && env.OnExpander != nil {
 			env.OnExpander(commands{list: cmds, fsys: env.FS, hidden: env.Hidden})
@@ -286,6 +286,16 @@ func (t *skillTool) Commands() []tool.Command {
 
 // Traits: a skill with "context: fork" runs as a subagent fork.
 func (t *skillTool) Traits() tool.Traits { return tool.Traits{Forks: true} }
+
+// Display shows the skill's name and its arguments, as the user would
+// have typed them (/name args).
+func (t *skillTool) Display(input json.RawMessage) tool.Display {
+	f := tool.Fields(input, "skill", "args")
+	if len(f) == 0 || tool.Fields(input, "skill") == nil {
+		return tool.Display{}
+	}
+	return tool.Display{Summary: strings.Join(f, " ")}
+}
 
 func (t *skillTool) available() string {
 	var names []string

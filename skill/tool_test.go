@@ -110,6 +110,28 @@ func TestToolLoadsASkill(t *testing.T) {
 	}
 }
 
+// A call is shown as the user would type it: the skill, then its
+// arguments; without a skill, as the tool's arguments are by default.
+func TestToolDisplay(t *testing.T) {
+	f := newFixture(t, map[string]string{".orca/skills/pdf/SKILL.md": pdfSkill})
+	tl, ok := f.reg.Lookup("Skill")
+	if !ok {
+		t.Fatal("no Skill tool")
+	}
+	for in, want := range map[string]string{
+		`{"skill": "pdf", "args": "tax.pdf"}`: "pdf tax.pdf",
+		`{"skill": "pdf"}`:                    "pdf",
+		`{"skill": "", "args": "x"}`:          "",
+		`{"args": "x"}`:                       "",
+		`{"skill": 3}`:                        "",
+		`not json`:                            "",
+	} {
+		if got := tool.DisplayOf(tl, json.RawMessage(in)).Summary; got != want {
+			t.Errorf("%s: shown as %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestToolLoadsAUserSkill(t *testing.T) {
 	f := newFixture(t, map[string]string{"~/orca/skills/commit/SKILL.md": skillMD("commit", "Writes commit messages.", "Write a good message.")})
 	dir := filepath.Join(f.config, "orca", "skills", "commit")
