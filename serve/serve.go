@@ -203,11 +203,28 @@ func New(a *app.App, opts Options) (*Server, error) {
 		{method: "GET", pattern: "/v1/approvals", h: s.listApprovals},
 		{method: "POST", pattern: "/v1/approvals/{id}", h: s.decide, body: decideRequest{}},
 	}
+	// paths finds the pattern of a request whatever its method, so that
+	// a path of the API asked with a method it has not is a 405 naming
+	// those it has (the catch-all below would make it a 404).
+	paths, allow := http.NewServeMux(), map[string][]string{}
 	for _, rt := range s.routes {
 		s.mux.Handle(rt.method+" "+rt.pattern, s.wrap(rt))
+		if allow[rt.pattern] == nil {
+			paths.Handle(rt.pattern, http.NotFoundHandler())
+		}
+		allow[rt.pattern] = append(allow[rt.pattern], rt.method)
+		if rt.method == "GET" {
+			allow[rt.pattern] = append(allow[rt.pattern], "HEAD")
+		}
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if !s.admitted(w, r, false) {
+			return
+		}
+		if _, pattern := paths.Handler(r); pattern != "" {
+			methods := strings.Join(allow[pattern], ", ")
+			w.Header().Set("Allow", methods)
+			writeError(w, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", msg: fmt.Sprintf("%s %s: this path takes %s (GET /v1/openapi.json describes it)", r.Method, r.URL.Path, methods)})
 			return
 		}
 		writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no %s %s in this API (GET /v1/openapi.json describes it)", r.Method, r.URL.Path)})

@@ -466,6 +466,10 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/v1/approvals/park_x", `{"approve": true}`, 404, []string{"park_x"}},
 		{"GET", "/v1/nothing", ``, 404, []string{"openapi"}},
 		{"DELETE", "/v1/sessions/nope", ``, 404, []string{"nope"}},
+		{"PATCH", "/v1/sessions", `{}`, 405, []string{`"code":"method_not_allowed"`, "takes GET, HEAD, POST"}},
+		{"DELETE", "/v1/sessions/s/messages", ``, 405, []string{"takes POST"}},
+		{"PUT", "/v1/sessions/s/turns/turn_x/events", ``, 405, []string{"takes GET, HEAD"}},
+		{"POST", "/v1/sessions/s/nothing", ``, 404, []string{"no POST /v1/sessions/s/nothing"}},
 	} {
 		code, body := f.do(tc.method, tc.path, tc.body)
 		if code != tc.code {
@@ -477,6 +481,14 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("%s %s %.40s: %s lacks %q", tc.method, tc.path, tc.body, body, w)
 			}
 		}
+	}
+	// A 405 says which methods the path takes, in the Allow header too.
+	req, _ := http.NewRequestWithContext(t.Context(), "PATCH", f.http.URL+"/v1/sessions/s/budget", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if resp, err := f.client.Do(req); err != nil || resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD, PUT" {
+		t.Errorf("PATCH budget: %v, %+v", err, resp)
+	} else {
+		resp.Body.Close()
 	}
 	if calls := f.model.Calls(); len(calls) != 0 {
 		t.Errorf("the model was called %d times", len(calls))
