@@ -129,6 +129,11 @@ func compileSchema(what, kind string, schema json.RawMessage) (*jsonschema.Schem
 	}
 	sch, err := c.Compile(loc)
 	if err != nil {
+		// Not a valid schema: say where, in the schema, as invalid input
+		// is said, not by the compiler's own name for the document.
+		if sve := (*jsonschema.SchemaValidationError)(nil); errors.As(err, &sve) {
+			return nil, nil, fmt.Errorf("%s: %s does not compile: it is not a valid JSON Schema: %s", what, kind, describeIn(sve.Err, "the schema"))
+		}
 		return nil, nil, fmt.Errorf("%s: %s does not compile: %w", what, kind, err)
 	}
 	return sch, compileFast(doc), nil
@@ -234,7 +239,10 @@ var emptyObject = json.RawMessage(`{}`)
 
 // describe turns a schema validation error into one line per problem, each
 // naming the field ("at /file_path: …").
-func describe(err error) string {
+func describe(err error) string { return describeIn(err, "the input") }
+
+// describeIn is describe of a value that whole calls.
+func describeIn(err error, whole string) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return err.Error()
@@ -245,7 +253,7 @@ func describe(err error) string {
 		if len(v.Causes) == 0 {
 			loc := "/" + strings.Join(v.InstanceLocation, "/")
 			if loc == "/" {
-				loc = "the input"
+				loc = whole
 			}
 			lines = append(lines, fmt.Sprintf("at %s: %s", loc, v.ErrorKind.LocalizedString(printer)))
 			return

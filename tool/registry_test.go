@@ -39,7 +39,8 @@ func TestAddRefusesBadTools(t *testing.T) {
 		{rawTool{name: "NoSchema"}, "empty input schema"},
 		{rawTool{name: "NotJSON", schema: `{`}, "not JSON"},
 		{rawTool{name: "NotObject", schema: `{"type":"string"}`}, "object schema"},
-		{rawTool{name: "BadSchema", schema: `{"type":"object","properties":{"a":{"type":"nonsense"}}}`}, "does not compile"},
+		{rawTool{name: "BadSchema", schema: `{"type":"object","properties":{"a":{"type":"nonsense"}}}`}, `tool "BadSchema": input schema does not compile: it is not a valid JSON Schema: at /properties/a/type: value must be one of`},
+		{rawTool{name: "BadMinimum", schema: `{"type":"object","minProperties":"two"}`}, "not a valid JSON Schema: at /minProperties: got string, want"},
 		{tool.New("Str", "x", func(ctx context.Context, in string) (string, error) { return "", nil }), "must be a struct"},
 	} {
 		err := tool.NewRegistry().Add(tc.tool)
