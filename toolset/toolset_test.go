@@ -63,7 +63,7 @@ func TestDefaultToolsDeclareTraits(t *testing.T) {
 		{"Bash", in(`{"command":"go test ./..."}`), false, tool.Access{Command: "go test ./..."}, "go test ./..."},
 		{"TodoWrite", in(`{"todos":[]}`), true, tool.Access{}, ""},
 		{"Task", in(`{"description":"d","prompt":"p","subagent_type":"general-purpose"}`), true, tool.Access{}, "d (general-purpose)"},
-		{"Skill", in(`{"skill":"x"}`), false, tool.Access{}, ""},
+		{"Skill", in(`{"skill":"x","args":"a b"}`), false, tool.Access{}, "x a b"},
 		{"AgentOutput", in(`{"task_id":"task_1"}`), true, tool.Access{}, "task_1"},
 		{"TaskStop", in(`{"task_id":"task_1"}`), true, tool.Access{}, "task_1"},
 	} {
