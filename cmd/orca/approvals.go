@@ -88,7 +88,7 @@ func newDecideCmd(o options, approve bool) *cobra.Command {
 		Long: fmt.Sprintf(`Decide the parked call ID ('orca approvals' lists them): %s %s. The
 session's next run (orca run --session SESSION) goes on from the parked
 call. A call is decided once.`, name, what),
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("the id of a parked call", "'orca approvals' lists them"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, root, err := existingStore(cmd.Context(), ws, o)
 			if err != nil {

@@ -126,7 +126,12 @@ written back with its keys sorted.`,
 		Example: `  orca mcp add files -- npx -y @modelcontextprotocol/server-filesystem .
   orca mcp add --scope user -e API_KEY='${API_KEY}' search -- search-mcp --stdio
   orca mcp add --transport http -H 'Authorization: Bearer ${DOCS_TOKEN}' docs https://mcp.example.com/mcp`,
-		Args: cobra.MinimumNArgs(2),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageErrorf("%s needs a name and then the server: NAME -- COMMAND [ARGS...], or --transport http|sse NAME URL", cmd.CommandPath())
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, top, all, err := scopeFile(o, f.workspace, f.scope)
 			if err != nil {
@@ -231,7 +236,7 @@ func mcpRemoveCommand(o options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remove [flags] NAME",
 		Short: "Remove an MCP server from the file of --scope (or from every scope's file that has it)",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("the name of an MCP server", "one that the settings' mcpServers or a .mcp.json declares"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			scopes := mcpScopes
 			if scope != "" {
@@ -274,7 +279,7 @@ func mcpGetCommand(o options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get [flags] NAME",
 		Short: "Show where an MCP server is declared and how (the scopes' files, in order)",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg("the name of an MCP server", "one that the settings' mcpServers or a .mcp.json declares"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			found := false
 			for _, sc := range slices.Backward(mcpScopes) {

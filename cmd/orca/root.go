@@ -264,3 +264,17 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	return code
 }
+
+// oneArg is cobra.ExactArgs(1) saying what the argument is (what: "the
+// id of a parked call") and where to find one (hint), as a usage error.
+func oneArg(what, hint string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch len(args) {
+		case 1:
+			return nil
+		case 0:
+			return usageErrorf("%s needs %s: %s", cmd.CommandPath(), what, hint)
+		}
+		return usageErrorf("%s takes one argument, %s, not %d: %q", cmd.CommandPath(), what, len(args), args)
+	}
+}

@@ -644,3 +644,26 @@ func (f *fakeTerminal) String() string {
 	defer f.mu.Unlock()
 	return f.buf.String()
 }
+
+// A command missing its one argument, or given more, says what the
+// argument is and where to find one (exit 2), not cobra's count.
+func TestCommandsSayWhatArgumentTheyNeed(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"deny"}, "orca deny needs the id of a parked call: 'orca approvals' lists them"},
+		{[]string{"approve", "a", "b"}, `orca approve takes one argument, the id of a parked call, not 2: ["a" "b"]`},
+		{[]string{"sessions", "show"}, "orca sessions show needs the id of a session: 'orca sessions' lists them"},
+		{[]string{"mcp", "get"}, "orca mcp get needs the name of an MCP server"},
+		{[]string{"mcp", "remove", "a", "b"}, "orca mcp remove takes one argument, the name of an MCP server, not 2"},
+		{[]string{"mcp", "add", "x"}, "orca mcp add needs a name and then the server: NAME -- COMMAND"},
+	} {
+		_, stderr, code := orca(t, t.Context(), "", append(tc.args, "-w", ws)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "arg(s)") {
+			t.Errorf("orca %s: exit %d\n%s", strings.Join(tc.args, " "), code, stderr)
+		}
+	}
+}

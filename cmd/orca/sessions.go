@@ -88,7 +88,7 @@ and BLOCK is {"type": "text", "text"}, {"type": "tool_use", "id", "name",
 A tool_use input that is not valid JSON (a model may send anything) is a
 JSON string holding it verbatim. PARKED is as in 'orca approvals --json':
 the session's calls that wait for a decision.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("the id of a session", "'orca sessions' lists them"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return showSession(cmd.Context(), cmd.OutOrStdout(), &f, args[0], o)
 		},
