@@ -327,8 +327,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	a.store = cfg.Store
 	dsn := ""
 	if a.store == nil {
-		dsn = storeDSN(cfg, getenv, a.settings)
-		st, err := openStore(ctx, a.root, dsn)
+		var from string
+		dsn, from = storeDSN(cfg, getenv, a.settings)
+		st, err := openStore(ctx, a.root, dsn, from)
 		if err != nil {
 			return nil, err
 		}

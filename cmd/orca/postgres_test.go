@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,5 +38,41 @@ func TestCommandsReadThePostgresStore(t *testing.T) {
 		if code != 0 || !strings.Contains(out, tc.want) {
 			t.Errorf("%v: exit %d, want %q in:\n%s\n%s", tc.args, code, tc.want, out, errOut)
 		}
+	}
+}
+
+// A PostgreSQL DSN that cannot be used is an error naming where it came
+// from ($ORCA_STORE_DSN, or the "store" of the user's settings), for the
+// commands that run turns and those that read sessions; no workspace file
+// is made instead.
+func TestBadStoreDSNIsNamed(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	sc := writeScript(t, `{"text": "never"}`)
+	env := func(k string) string {
+		if k == app.StoreDSNEnv {
+			return "not a dsn"
+		}
+		return ""
+	}
+	fromEnv := options{configDir: t.TempDir(), getenv: env}
+	fromSettings := options{configDir: t.TempDir(), getenv: func(string) string { return "" }}
+	writeFileAt(t, fromSettings.configDir, "orca/settings.json", `{"store": "postgres://u@127.0.0.1:1/x?connect_timeout=5"}`)
+	for _, tc := range []struct {
+		o    options
+		want string
+	}{
+		{fromEnv, "the PostgreSQL database $ORCA_STORE_DSN names"},
+		{fromSettings, `the PostgreSQL database the "store" of your settings.json names`},
+	} {
+		for _, args := range [][]string{{"run", "--script", sc, "-w", ws, "hi"}, {"sessions", "-w", ws}} {
+			_, stderr, code := orcaWith(t, t.Context(), tc.o, "", args...)
+			if code == 0 || !strings.Contains(stderr, "cannot open the session store, "+tc.want) {
+				t.Errorf("%v: exit %d\n%s", args, code, stderr)
+			}
+		}
+	}
+	if fileExists(filepath.Join(ws, ".orca", "orca.db")) {
+		t.Error("a workspace store was made instead")
 	}
 }

@@ -113,7 +113,7 @@ func existingStore(ctx context.Context, ws string, o options) (st store.Store, r
 		return nil, root, fromApp(err)
 	}
 	if dsn != "" {
-		st, err := app.OpenStoreDSN(ctx, dsn)
+		st, err := app.OpenStoreDSN(ctx, dsn, o.env)
 		if err != nil {
 			return nil, root, &exitError{code: exitTurn, err: err}
 		}
