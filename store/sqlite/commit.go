@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"modernc.org/sqlite"
 )
 
 // maxBatch caps how many writes one transaction of the committer holds,
@@ -52,13 +54,15 @@ func (r *request) finish(err error) {
 //
 // A write queues a request and waits. The committer takes every request
 // queued (up to maxBatch), runs them in arrival order in one transaction,
-// each inside a savepoint of its own (a batch of one needs none) so that a
-// request that fails is undone alone while the others go on, and commits
-// once: one sync of the write-ahead log for the whole batch. Only after the commit does it
-// answer the requests, so an acknowledged write is a committed one. If the
-// batch itself cannot be completed (a savepoint or the commit fails), it
-// is rolled back and every request in it is run again in a transaction of
-// its own, each then answered with its own outcome. While one batch
+// and commits once: one sync of the write-ahead log for the whole batch.
+// A request that fails is undone alone while the others go on: the batch
+// runs first without savepoints (optimistic), and if a request fails it
+// is rolled back and run again with each request inside a savepoint of
+// its own (guarded). Only after the commit does it answer the requests,
+// so an acknowledged write is a committed one. If the batch itself cannot
+// be completed (a savepoint or the commit fails), it is rolled back and
+// every request in it is run again in a transaction of its own, each then
+// answered with its own outcome. While one batch
 // commits, the next one queues: batches grow with the load, and a lone
 // write commits at once, without waiting for company.
 //
@@ -79,6 +83,10 @@ type committer struct {
 	stmts *stmts
 	// seqs is what the committer knows of sessions' last Seqs.
 	seqs seqCache
+	// guard watches conn while a batch runs without savepoints; hooked
+	// says its hooks are installed on conn.
+	guard  batchGuard
+	hooked bool
 	// ctx is the context of every statement the committer runs; it is
 	// never canceled: Close drains the queue instead.
 	ctx context.Context
@@ -90,8 +98,9 @@ type committer struct {
 	exited   chan struct{}
 
 	// batches and batched count the batches taken and the requests in
-	// them (the tests read them to see group commit at work).
-	batches, batched atomic.Int64
+	// them, guardedRuns the batches run again with savepoints (the tests
+	// read them to see group commit at work).
+	batches, batched, guardedRuns atomic.Int64
 }
 
 func startCommitter(db *sql.DB, st *stmts) *committer {
@@ -186,7 +195,9 @@ func (c *committer) loop() {
 // savepoint (guarded).
 func (c *committer) commit(batch []*request) {
 	if len(batch) > 1 {
-		c.guarded(batch)
+		if !c.optimistic(batch) {
+			c.guarded(batch)
+		}
 		return
 	}
 	r := batch[0]
@@ -202,10 +213,59 @@ func (c *committer) commit(batch []*request) {
 	r.finish(run(c.ctx, tx, r.fn))
 }
 
+// optimistic runs batch in one transaction without savepoints, which
+// cost two statements a request, and answers each request if all of them
+// succeeded and the batch committed. Otherwise it rolls the batch back,
+// answering none, and returns false: guarded runs it again (a request's
+// work is run again as oneByOne runs it, in a new transaction, and one
+// that failed here fails there, undone alone).
+//
+// Without savepoints nothing would notice a request that ended the
+// transaction and said nothing (an error SQLite answers by rolling back,
+// swallowed): the requests after it would run outside any transaction,
+// each committed at once, and be run again by guarded. The connection's
+// commit and rollback hooks (batchGuard) see that happen: while the batch
+// runs, a commit other than its own is refused, so nothing of it reaches
+// the file, and an ended transaction sends the batch to guarded.
+func (c *committer) optimistic(batch []*request) bool {
+	if !c.hooked {
+		return false
+	}
+	tx, err := c.begin()
+	if err != nil {
+		return false
+	}
+	c.guard.start()
+	for _, r := range batch {
+		if r.state.Load() != taken && !r.take() {
+			continue
+		}
+		if err := r.fn(c.ctx, tx); err != nil || c.guard.ended.Load() {
+			c.guard.stop()
+			tx.Rollback()
+			return false
+		}
+	}
+	if c.guard.stop() {
+		tx.Rollback()
+		return false
+	}
+	if err := tx.commit(); err != nil {
+		return false
+	}
+	for _, r := range batch {
+		if r.state.Load() == taken {
+			r.finish(nil)
+		}
+	}
+	return true
+}
+
 // guarded runs batch in one transaction, each request inside a savepoint
 // of its own, so that a request that fails is undone alone, and answers
 // each request.
 func (c *committer) guarded(batch []*request) {
+	c.guardedRuns.Add(1)
 	tx, err := c.begin()
 	if err != nil {
 		c.answer(batch, err)
@@ -258,6 +318,54 @@ func (c *committer) oneByOne(batch []*request) {
 	}
 }
 
+// batchGuard watches the committer's connection while optimistic runs a
+// batch (see there), through its commit and rollback hooks. The hooks run
+// on the committer's goroutine, inside its statements; the atomics keep
+// the race detector's view simple.
+type batchGuard struct {
+	open  atomic.Bool // a batch runs: no commit but its own may happen
+	ended atomic.Bool // its transaction ended under it
+}
+
+func (g *batchGuard) start() { g.ended.Store(false); g.open.Store(true) }
+
+// stop ends the watch, before the batch's own commit or rollback, and
+// reports whether the transaction ended under the batch.
+func (g *batchGuard) stop() bool {
+	g.open.Store(false)
+	return g.ended.Load()
+}
+
+// commit is the commit hook: non-zero turns a commit into a rollback.
+func (g *batchGuard) commit() int32 {
+	if g.open.Load() {
+		g.ended.Store(true)
+		return 1
+	}
+	return 0
+}
+
+func (g *batchGuard) rollback() {
+	if g.open.Load() {
+		g.ended.Store(true)
+	}
+}
+
+// hook installs the guard's hooks on the committer's connection; false if
+// its driver has none (then every batch is guarded).
+func (c *committer) hook() bool {
+	err := c.conn.Raw(func(dc any) error {
+		h, ok := dc.(sqlite.HookRegisterer)
+		if !ok {
+			return errors.New("no hooks")
+		}
+		h.RegisterCommitHook(c.guard.commit)
+		h.RegisterRollbackHook(c.guard.rollback)
+		return nil
+	})
+	return err == nil
+}
+
 // answer gives err as the outcome of every request of batch that has not
 // been withdrawn.
 func (c *committer) answer(batch []*request, err error) {
@@ -284,6 +392,7 @@ func (c *committer) begin() (*writeTx, error) {
 				return nil, err
 			}
 			c.conn, c.seqs.version = conn, -1
+			c.hooked = c.hook()
 		}
 		tx, err := begin(c.ctx, c.conn, c.stmts)
 		if retry == 0 && (errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {

@@ -152,6 +152,40 @@ func TestBatchFailureIsIsolated(t *testing.T) {
 	if tot, _ := s.Totals(ctx, "s2"); tot.ToolCalls != 2 {
 		t.Errorf("s2's totals = %+v, want the holder's step only", tot)
 	}
+	if n := Guarded(s); n != 1 {
+		t.Errorf("the batch was run with savepoints %d times, want once (after its writes failed without)", n)
+	}
+}
+
+// A batch whose writes all succeed runs once, without a savepoint a
+// write, and every write is acknowledged with its Seq.
+func TestCleanBatchNeedsNoSavepoints(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	release := hold(t, s)
+	batches, _ := Batches(s)
+	var wg sync.WaitGroup
+	out := make([]outcome, 4)
+	for i := range out {
+		wg.Go(func() { r, err := s.Append(ctx, "s1", note(fmt.Sprint(i))); out[i] = outcome{r, err} })
+		waitQueued(t, s, i+1)
+	}
+	release()
+	wg.Wait()
+	for i, o := range out {
+		if o.err != nil || len(o.recs) != 1 || o.recs[0].Seq != int64(i+1) {
+			t.Errorf("append %d: %+v", i, o)
+		}
+	}
+	if got := fmt.Sprint(texts(t, s, "s1")); got != "[0 1 2 3]" {
+		t.Errorf("s1 holds %s", got)
+	}
+	if b, _ := Batches(s); b != batches+1 {
+		t.Errorf("%d batches, want the four writes in one", b-batches)
+	}
+	if n := Guarded(s); n != 0 {
+		t.Errorf("a clean batch was run again with savepoints %d times", n)
+	}
 }
 
 // A batch that cannot be completed whole — a write that wrecks the

@@ -11,5 +11,9 @@ func Batches(s *Store) (batches, writes int64) {
 	return s.committer.batches.Load(), s.committer.batched.Load()
 }
 
+// Guarded returns how many batches the committer ran with a savepoint
+// for each write (after a write of the batch failed without them).
+func Guarded(s *Store) int64 { return s.committer.guardedRuns.Load() }
+
 // Migrations are the schema versions.
 var Migrations = migrations

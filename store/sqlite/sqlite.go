@@ -17,8 +17,9 @@
 // each seeing a consistent snapshot (WAL readers never wait for the
 // writer). Writes are run by one goroutine, the committer, with group
 // commit: the writes that arrive while a transaction commits wait, and
-// then go in one transaction together, each inside a savepoint of its
-// own, with one sync for them all (see committer). So writers of this
+// then go in one transaction together, with one sync for them all; when
+// one of them fails, the batch is run again with each write inside a
+// savepoint of its own (see committer). So writers of this
 // process never compete for SQLite's write lock, a write that fails
 // undoes only itself, and many sessions appending at once share the cost
 // of the sync instead of queueing for one each (BenchmarkAppendConcurrent).
