@@ -96,7 +96,8 @@ type writeTx struct {
 	bound [numStmts]*sql.Stmt
 	// seqs is the committer's knowledge of sessions' last Seqs (nil for
 	// a transaction of its own, like a migration); pending is what this
-	// transaction appended, which commit adds to seqs.
+	// transaction appended, which commit adds to seqs (-1: a session it
+	// deleted, which commit forgets).
 	seqs    *seqCache
 	pending map[string]int64
 }
@@ -117,7 +118,7 @@ const maxCachedSeqs = 10_000
 // without a query.
 func (tx *writeTx) knownSeq(sessionID string) (int64, bool) {
 	if last, ok := tx.pending[sessionID]; ok {
-		return last, true
+		return last, last >= 0
 	}
 	if tx.seqs == nil {
 		return 0, false
@@ -139,8 +140,21 @@ func (tx *writeTx) appended(sessionID string, last int64) {
 	tx.pending[sessionID] = last
 }
 
+// forget notes that the session's records are gone (it was deleted): once
+// the transaction commits, its last Seq is no longer known, and an id
+// provisioned again numbers its records from 1.
+func (tx *writeTx) forget(sessionID string) {
+	if tx.seqs == nil {
+		return
+	}
+	if tx.pending == nil {
+		tx.pending = make(map[string]int64)
+	}
+	tx.pending[sessionID] = -1
+}
+
 // commit commits the transaction and, if it committed, keeps what it
-// appended in seqs.
+// appended in seqs (and forgets what it deleted).
 func (tx *writeTx) commit() error {
 	if err := tx.Commit(); err != nil {
 		return err
@@ -150,7 +164,11 @@ func (tx *writeTx) commit() error {
 			clear(tx.seqs.last)
 		}
 		for id, last := range tx.pending {
-			tx.seqs.last[id] = last
+			if last < 0 {
+				delete(tx.seqs.last, id)
+			} else {
+				tx.seqs.last[id] = last
+			}
 		}
 	}
 	return nil

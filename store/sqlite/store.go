@@ -337,8 +337,11 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		if err == nil && expires > time.Now().UnixNano() {
 			return &store.LeaseError{SessionID: id, Owner: holder, Expires: sqlrow.FromNanos(expires)}
 		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
-		return err
+		if _, err = tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id); err != nil {
+			return err
+		}
+		tx.forget(id)
+		return nil
 	})
 	if err != nil {
 		return s.fail("delete", id, err)

@@ -90,4 +90,18 @@ func testDeleteSession(t *testing.T, s store.Store) {
 	if b, err := s.Budget(ctx, "s1"); err != nil || b != nil {
 		t.Errorf("its budget %+v, %v", b, err)
 	}
+	// Its transcript starts again: Seq 1, 2, 3…, whatever the old one
+	// reached.
+	for want := int64(1); want <= 2; want++ {
+		recs, err := s.Append(ctx, "s1", text(llm.RoleUser, "again"))
+		if err != nil || len(recs) != 1 || recs[0].Seq != want {
+			t.Errorf("append %d to the session provisioned again: %+v, %v; want Seq %d", want, recs, err, want)
+		}
+	}
+	if _, _, err := s.AppendStep(ctx, "s2", store.Step{Records: []store.Record{{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("s2 goes on")}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := s.Records(ctx, "s2", store.RecordFilter{}); err != nil || len(recs) != 2 || recs[1].Seq != 2 {
+		t.Errorf("s2 after the other's deletion: %+v, %v", recs, err)
+	}
 }
