@@ -59,6 +59,7 @@ func TestToolHeader(t *testing.T) {
 		{"Bash", `{"command": "go test ./...\necho done"}`, "● Bash go test ./... …\n"},
 		{"TodoWrite", `{"todos": [{"content": "a", "status": "completed", "activeForm": "A"}, {"content": "b", "status": "in_progress", "activeForm": "B"}, {"content": "c", "status": "pending", "activeForm": "C"}]}`,
 			"● TodoWrite\n  ☒ a\n  ◐ b\n  ☐ c\n"},
+		{"TodoWrite", `{"todos": [{"content": "x", "status": "weird"}]}`, "● TodoWrite\n  ? x\n"},
 		{"Other", `{"x": 1}`, "● Other {\"x\":1}\n"},
 		{"Other", `{}`, "● Other\n"},
 		{"Read", `{"file_path": `, "● Read (arguments are not valid JSON: {\"file_path\":)\n"},

@@ -138,7 +138,8 @@ func (*todoTool) Traits() tool.Traits {
 }
 
 // Display shows the list itself, one item a line: ☐ pending, ◐ in
-// progress, ☒ completed.
+// progress, ☒ completed, and ? for a status that is none of them (the
+// call will be refused; the list is shown as the model sent it).
 func (*todoTool) Display(in json.RawMessage) tool.Display {
 	var list todoInput
 	if json.Unmarshal(in, &list) != nil || list.Todos == nil {
@@ -146,8 +147,10 @@ func (*todoTool) Display(in json.RawMessage) tool.Display {
 	}
 	var b strings.Builder
 	for _, t := range list.Todos {
-		mark := "☐"
+		mark := "?"
 		switch t.Status {
+		case TodoPending:
+			mark = "☐"
 		case TodoInProgress:
 			mark = "◐"
 		case TodoCompleted:
