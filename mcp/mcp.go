@@ -93,6 +93,11 @@ type Server struct {
 	Timeout time.Duration
 }
 
+// NotStarted is the message of the warning Options.Logger gets for a
+// server that did not start (attributes "server" and "err"); a program
+// that reports the servers' Status itself may drop it.
+const NotStarted = "MCP server not started"
+
 // Options configure a Provider.
 type Options struct {
 	// StartTimeout bounds a server's start and handshake
@@ -216,7 +221,7 @@ func (p *Provider) Tools(env tool.Env) ([]tool.Tool, error) {
 					msg = c.lastErr
 				}
 				c.mu.Unlock()
-				p.opts.Logger.Warn("MCP server not started", "server", c.srv.Name, "err", msg)
+				p.opts.Logger.Warn(NotStarted, "server", c.srv.Name, "err", msg)
 			}
 		}()
 	}

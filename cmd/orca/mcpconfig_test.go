@@ -118,4 +118,9 @@ func TestMCPServerNotStartedWarning(t *testing.T) {
 	if !strings.HasPrefix(warned, "orca: warning: MCP server not started: server=broken err=") || !strings.Contains(warned, "gone") || strings.Contains(stderr, "level=") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
+	// orca mcp list says it once: in the list, with the same reason.
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "mcp", "list", "-w", ws)
+	if code != exitTurn || !strings.Contains(stdout, "✗ broken (stdio): failed:") || !strings.Contains(stdout, "gone") || strings.Contains(stderr, "MCP server not started") {
+		t.Errorf("mcp list: exit %d\n%s%s", code, stdout, stderr)
+	}
 }

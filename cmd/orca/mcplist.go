@@ -50,6 +50,8 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
 	}
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	// A server that does not start is listed with why: no warning too.
+	cfg.Logger = warnings(stderr, mcp.NotStarted)
 	a, err := openApp(ctx, cfg, stderr)
 	if errors.Is(err, app.ErrNoProvider) {
 		cfg.Client = noModel // listing needs no model

@@ -174,10 +174,13 @@ func (l *live) close(ctx context.Context) {
 	}
 }
 
-// openApp opens the App of cfg, its warnings shown on stderr. Its errors
-// end orca with the right code.
+// openApp opens the App of cfg, its warnings shown on stderr (through
+// cfg.Logger if the command set one). Its errors end orca with the right
+// code.
 func openApp(ctx context.Context, cfg app.Config, stderr io.Writer) (*app.App, error) {
-	cfg.Logger = warnings(stderr)
+	if cfg.Logger == nil {
+		cfg.Logger = warnings(stderr)
+	}
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
 		return nil, fromApp(err)

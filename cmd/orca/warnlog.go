@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 )
 
@@ -15,9 +16,10 @@ import (
 //
 //	orca: warning: MCP server not started: server=web err="connecting to …"
 //
-// Records below slog.LevelWarn are dropped.
-func warnings(w io.Writer) *slog.Logger {
-	h := &warnHandler{out: w, mu: new(sync.Mutex), buf: new(bytes.Buffer)}
+// Records below slog.LevelWarn are dropped, and so are those whose
+// message is one of skip (what the command reports otherwise).
+func warnings(w io.Writer, skip ...string) *slog.Logger {
+	h := &warnHandler{out: w, mu: new(sync.Mutex), buf: new(bytes.Buffer), skip: skip}
 	h.attrs = slog.NewTextHandler(h.buf, &slog.HandlerOptions{Level: slog.LevelWarn,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey || a.Key == slog.MessageKey) {
@@ -36,6 +38,7 @@ type warnHandler struct {
 	mu    *sync.Mutex
 	buf   *bytes.Buffer
 	attrs slog.Handler
+	skip  []string
 }
 
 func (h *warnHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -43,6 +46,9 @@ func (h *warnHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h *warnHandler) Handle(ctx context.Context, r slog.Record) error {
+	if slices.Contains(h.skip, r.Message) {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.buf.Reset()
