@@ -218,10 +218,12 @@ func (c *conn) up() bool {
 func (c *conn) fail(err error, proc *process) {
 	msg := errText(err)
 	if proc != nil {
+		// Stopped first: once it has exited, all it wrote to stderr has
+		// been read (cmd.Wait waits for that).
+		proc.stop()
 		if tail := proc.stderrTail(); tail != "" {
 			msg += "; its stderr ends: " + tail
 		}
-		proc.stop()
 	}
 	c.notify.Lock()
 	defer c.notify.Unlock()
