@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/orca-agent/orca/llm"
 )
 
 // Ctrl-C at an approval question ends the turn as interrupted, the call's
@@ -110,7 +113,7 @@ func TestChatFarewellAndRecap(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	want := "Earlier in this session (the last 2 exchanges of 2):\n\n❯ hello\nOne.\n\n❯ run it\nTwo,\nover two lines.\n"
+	want := "Earlier in this session (its 2 exchanges):\n\n❯ hello\nOne.\n\n❯ run it\nTwo,\nover two lines.\n"
 	if !strings.Contains(stdout, "orca chat · session c (resumed: 2 turns so far) · script\n") || !strings.Contains(stdout, want) {
 		t.Errorf("the resumed chat does not show %q:\n%s", want, stdout)
 	}
@@ -191,7 +194,7 @@ func TestChatResumeSwitches(t *testing.T) {
 	for _, want := range []string{
 		"✗ no session nope in this workspace",
 		"Session " + other + " is kept (orca chat --session " + other,
-		"Going on in session c (1 turn so far).\n\nEarlier in this session (the last 1 exchange of 1):\n\n❯ first question\nFirst answer.\n",
+		"Going on in session c (1 turn so far).\n\nEarlier in this session:\n\n❯ first question\nFirst answer.\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
@@ -202,5 +205,28 @@ func TestChatResumeSwitches(t *testing.T) {
 	}
 	if got := show(t, ws, other).prompts(); !slices.Equal(got, []string{"second question"}) {
 		t.Errorf("session %s holds %q", other, got)
+	}
+}
+
+// The recap of a resumed chat says how much of the conversation it shows:
+// all of a short one, the last three of a longer one.
+func TestRecapSaysHowMuchItShows(t *testing.T) {
+	conv := func(n int) []llm.Message {
+		var msgs []llm.Message
+		for i := range n {
+			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(fmt.Sprint("q", i))}},
+				llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(fmt.Sprint("a", i))}})
+		}
+		return msgs
+	}
+	for n, want := range map[int]string{
+		0: "",
+		1: "Earlier in this session:\n\n❯ q0\na0\n",
+		3: "Earlier in this session (its 3 exchanges):\n",
+		5: "Earlier in this session (the last 3 of 5 exchanges):\n\n❯ q2\n",
+	} {
+		if got := recap(conv(n)); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("%d exchanges: %q, want it to begin %q", n, got, want)
+		}
 	}
 }

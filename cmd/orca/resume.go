@@ -79,7 +79,14 @@ func recap(msgs []llm.Message) string {
 	}
 	shown := xs[max(0, len(xs)-recapExchanges):]
 	var b strings.Builder
-	fmt.Fprintf(&b, "Earlier in this session (the last %s of %d):\n", tui.Plural(len(shown), "exchange"), len(xs))
+	switch {
+	case len(xs) == 1:
+		b.WriteString("Earlier in this session:\n")
+	case len(shown) == len(xs):
+		fmt.Fprintf(&b, "Earlier in this session (its %d exchanges):\n", len(xs))
+	default:
+		fmt.Fprintf(&b, "Earlier in this session (the last %d of %d exchanges):\n", len(shown), len(xs))
+	}
 	for _, x := range shown {
 		b.WriteString("\n")
 		if x.prompt != "" {
