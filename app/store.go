@@ -30,29 +30,24 @@ func storeDSN(cfg Config, getenv func(string) string, s *config.Settings) (dsn, 
 // settingsStore names the user's settings' "store" in errors.
 const settingsStore = `the "store" of your settings.json`
 
-// UserStoreDSN returns the PostgreSQL DSN a program that reads the
+// OpenUserStore opens the PostgreSQL store a program that reads the
 // sessions without opening an App should use, as Open would choose it:
 // $ORCA_STORE_DSN (through getenv), else the "store" of the user's
-// settings in configDir (config.Dir() if empty); "" means the workspace's
-// SQLite file.
-func UserStoreDSN(configDir string, getenv func(string) string) (string, error) {
-	if dsn := getenv(StoreDSNEnv); dsn != "" {
-		return dsn, nil
+// settings in configDir (config.Dir() if empty). It returns nil, nil when
+// neither names one: the workspace's SQLite file is the store then. A
+// settings file that cannot be read is a *ConfigError; the errors never
+// show the DSN's password.
+func OpenUserStore(ctx context.Context, configDir string, getenv func(string) string) (store.Store, error) {
+	s := &config.Settings{}
+	if getenv(StoreDSNEnv) == "" {
+		var err error
+		if s, _, err = config.Load(config.LoadOptions{ConfigDir: configDir, NoClaude: true}); err != nil {
+			return nil, &ConfigError{Err: err}
+		}
 	}
-	s, _, err := config.Load(config.LoadOptions{ConfigDir: configDir, NoClaude: true})
-	if err != nil {
-		return "", &ConfigError{Err: err}
-	}
-	return s.Store, nil
-}
-
-// OpenStoreDSN opens the PostgreSQL store of dsn (as UserStoreDSN chose
-// it: its errors name $ORCA_STORE_DSN when that is set to dsn, else the
-// settings' "store"); they never show the DSN's password.
-func OpenStoreDSN(ctx context.Context, dsn string, getenv func(string) string) (store.Store, error) {
-	from := settingsStore
-	if getenv != nil && getenv(StoreDSNEnv) == dsn {
-		from = "$" + StoreDSNEnv
+	dsn, from := storeDSN(Config{}, getenv, s)
+	if dsn == "" {
+		return nil, nil
 	}
 	return openStore(ctx, "", dsn, from)
 }

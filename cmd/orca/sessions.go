@@ -108,15 +108,11 @@ func existingStore(ctx context.Context, ws string, o options) (st store.Store, r
 	if err != nil {
 		return nil, "", usageErrorf("workspace %s: %v", ws, err)
 	}
-	dsn, err := app.UserStoreDSN(o.configDir, o.env)
+	st, err = app.OpenUserStore(ctx, o.configDir, o.env)
 	if err != nil {
-		return nil, root, fromApp(err)
+		return nil, root, fromApp(err) // a settings file: a usage error; the database: exit 1
 	}
-	if dsn != "" {
-		st, err := app.OpenStoreDSN(ctx, dsn, o.env)
-		if err != nil {
-			return nil, root, &exitError{code: exitTurn, err: err}
-		}
+	if st != nil {
 		return st, root, nil
 	}
 	if _, err := os.Stat(sqlite.DefaultPath(root)); errors.Is(err, os.ErrNotExist) {
