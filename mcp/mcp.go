@@ -215,12 +215,7 @@ func (p *Provider) Tools(env tool.Env) ([]tool.Tool, error) {
 			if err != nil {
 				// What Status says: the error and the end of the server's
 				// stderr, which often says why (a command not found).
-				msg := err.Error()
-				c.mu.Lock()
-				if c.lastErr != "" {
-					msg = c.lastErr
-				}
-				c.mu.Unlock()
+				msg := cmp.Or(c.status().Error, err.Error())
 				p.opts.Logger.Warn(NotStarted, "server", c.srv.Name, "err", msg)
 			}
 		}()

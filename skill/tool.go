@@ -289,12 +289,12 @@ func (t *skillTool) Traits() tool.Traits { return tool.Traits{Forks: true} }
 
 // Display shows the skill's name and its arguments, as the user would
 // have typed them (/name args).
-func (t *skillTool) Display(input json.RawMessage) tool.Display {
-	f := tool.Fields(input, "skill", "args")
-	if len(f) == 0 || tool.Fields(input, "skill") == nil {
+func (t *skillTool) Display(raw json.RawMessage) tool.Display {
+	var in input
+	if json.Unmarshal(raw, &in) != nil || in.Skill == "" {
 		return tool.Display{}
 	}
-	return tool.Display{Summary: strings.Join(f, " ")}
+	return tool.Display{Summary: strings.TrimSpace(in.Skill + " " + in.Args)}
 }
 
 func (t *skillTool) available() string {

@@ -728,8 +728,12 @@ func inputShown(s string) string {
 	if cut >= 0 {
 		shown = s[:cut]
 	}
-	if utf8.RuneCountInString(shown) > inputRunes {
-		shown = string([]rune(shown)[:inputRunes])
+	runes := 0
+	for i := range shown { // the first inputRunes runes, without copying them
+		if runes++; runes > inputRunes {
+			shown = shown[:i]
+			break
+		}
 	}
 	if len(shown) == len(s) {
 		return s

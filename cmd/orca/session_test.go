@@ -417,8 +417,8 @@ func TestSessionsOfAnotherWorkspace(t *testing.T) {
 	if !strings.Contains(stdout, "continue   not in this workspace: it belongs to runtime") {
 		t.Errorf("show:\n%s", stdout)
 	}
-	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", b, "--session", "theirs", "again"); code == 0 {
-		t.Errorf("run --session of another workspace's session: exit 0: %s", stderr)
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", b, "--session", "theirs", "again"); code == 0 || !strings.Contains(stderr, "session theirs cannot be opened here: it belongs to runtime") {
+		t.Errorf("run --session of another workspace's session: exit %d: %s", code, stderr)
 	}
 	// In its own workspace it opens.
 	stdout, _, _ = orca(t, t.Context(), "", "sessions", "show", "theirs", "-w", a, "--json")
