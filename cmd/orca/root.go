@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -266,13 +267,14 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 }
 
 // oneArg is cobra.ExactArgs(1) saying what the argument is (what: "the
-// id of a parked call") and where to find one (hint), as a usage error.
+// id of a parked call") and where to find one (hint), as a usage error;
+// a blank argument ("") is as good as none.
 func oneArg(what, hint string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		switch len(args) {
-		case 1:
+		switch {
+		case len(args) == 1 && strings.TrimSpace(args[0]) != "":
 			return nil
-		case 0:
+		case len(args) <= 1:
 			return usageErrorf("%s needs %s: %s", cmd.CommandPath(), what, hint)
 		}
 		return usageErrorf("%s takes one argument, %s, not %d: %q", cmd.CommandPath(), what, len(args), args)

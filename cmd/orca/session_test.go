@@ -655,6 +655,7 @@ func TestCommandsSayWhatArgumentTheyNeed(t *testing.T) {
 		want string
 	}{
 		{[]string{"deny"}, "orca deny needs the id of a parked call: 'orca approvals' lists them"},
+		{[]string{"approve", " "}, "orca approve needs the id of a parked call: 'orca approvals' lists them"},
 		{[]string{"approve", "a", "b"}, `orca approve takes one argument, the id of a parked call, not 2: ["a" "b"]`},
 		{[]string{"sessions", "show"}, "orca sessions show needs the id of a session: 'orca sessions' lists them"},
 		{[]string{"mcp", "get"}, "orca mcp get needs the name of an MCP server"},
