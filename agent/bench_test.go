@@ -33,6 +33,19 @@ func (noop) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	return tool.Result{Content: "ok"}
 }
 
+// noopCalls are the responses of steps steps, each a call of Noop with an
+// id of its own, as a provider's calls have (orca renames a call whose id
+// the conversation has already used).
+func noopCalls(steps int) []*llm.Response {
+	rs := make([]*llm.Response, steps)
+	for s := range rs {
+		rs[s] = &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+			llm.ToolUseBlock(fmt.Sprint("call_", s), "Noop", json.RawMessage(`{"n":1}`)),
+		}}, StopReason: llm.StopToolUse}
+	}
+	return rs
+}
+
 // BenchmarkLoop measures the agent loop with a model that answers at once
 // from prepared responses: each turn runs `steps` iterations that each ask
 // for K no-op tool calls, then an answer. Schema validation, the full
@@ -43,17 +56,21 @@ func BenchmarkLoop(b *testing.B) {
 	const steps = 100
 	for _, k := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
-			calls := llm.Message{Role: llm.RoleAssistant}
-			for i := range k {
-				calls.Content = append(calls.Content, llm.ToolUseBlock(fmt.Sprint("call_", i), "Noop", json.RawMessage(`{"n":1}`)))
+			// Each step's calls have ids of their own, as a provider's do.
+			toolResps := make([]*llm.Response, steps)
+			for s := range toolResps {
+				calls := llm.Message{Role: llm.RoleAssistant}
+				for i := range k {
+					calls.Content = append(calls.Content, llm.ToolUseBlock(fmt.Sprint("call_", s, "_", i), "Noop", json.RawMessage(`{"n":1}`)))
+				}
+				toolResps[s] = &llm.Response{Message: calls, StopReason: llm.StopToolUse}
 			}
-			toolResp := &llm.Response{Message: calls, StopReason: llm.StopToolUse}
 			answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
 			client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 				if len(req.Messages) >= 2*steps+1 {
 					return answer, nil
 				}
-				return toolResp, nil
+				return toolResps[len(req.Messages)/2], nil
 			})
 			fs, err := workspace.OpenLocal(b.TempDir())
 			if err != nil {
@@ -102,14 +119,13 @@ func BenchmarkPipeline(b *testing.B) {
 			name = "hooks=5,middleware=4"
 		}
 		b.Run(name, func(b *testing.B) {
-			calls := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c", "Noop", json.RawMessage(`{"n":1}`))}}
-			toolResp := &llm.Response{Message: calls, StopReason: llm.StopToolUse}
+			toolResps := noopCalls(steps)
 			answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
 			client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 				if len(req.Messages) >= 2*steps+1 {
 					return answer, nil
 				}
-				return toolResp, nil
+				return toolResps[len(req.Messages)/2], nil
 			})
 			svc := agent.NewServices(nil)
 			defer svc.Close()
@@ -166,13 +182,13 @@ func BenchmarkPipeline(b *testing.B) {
 func BenchmarkPeerStyle(b *testing.B) {
 	for _, n := range []int{0, 1, 8, 32} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
-			calls := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c", "Noop", json.RawMessage(`{"n":1}`))}}, StopReason: llm.StopToolUse}
+			calls := noopCalls(n)
 			answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
 			client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 				if len(req.Messages) >= 2*n+1 {
 					return answer, nil
 				}
-				return calls, nil
+				return calls[len(req.Messages)/2], nil
 			})
 			fs, err := workspace.OpenLocal(b.TempDir())
 			if err != nil {

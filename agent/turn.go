@@ -53,6 +53,9 @@ type turn struct {
 	// input is the index in msgs of the turn's input message; pairsChecked
 	// how much of msgs the pairing check has seen.
 	input, pairsChecked int
+	// callIDs are the ids of the conversation's tool calls (made when the
+	// first answer with calls comes; see uniqueCallIDs).
+	callIDs map[string]struct{}
 	// grants are permission rules granted for the rest of the turn (a
 	// skill's allowed-tools): they answer asks, as approvals do.
 	grantMu sync.Mutex
@@ -379,6 +382,7 @@ func (t *turn) run() {
 		}
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
+		t.uniqueCallIDs(&msg)
 		t.msgs = append(t.msgs, msg)
 		if t.rt.transcripts != nil {
 			if t.replies == nil {
@@ -611,7 +615,7 @@ func (t *turn) refused(resp *llm.Response) {
 		t.res.Reason = "the model refused to answer (its provider gave no reason)"
 	}
 	var results []llm.Block
-	for _, b := range resp.Message.Content {
+	for _, b := range t.msgs[len(t.msgs)-1].Content { // the calls' ids as uniqueCallIDs left them
 		if b.Type == llm.BlockToolUse {
 			results = append(results, llm.ToolResultBlock(b.ID, "Not run: the model's response ended in a refusal.", true))
 		}

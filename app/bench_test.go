@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -33,13 +34,17 @@ func (noop) Execute(ctx context.Context, call *tool.Call) tool.Result {
 // that answers at once. ns/step and allocs/step are per iteration.
 func BenchmarkCLIStep(b *testing.B) {
 	const steps = 100
-	call := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c", "Noop", json.RawMessage(`{"n":1}`))}}, StopReason: llm.StopToolUse}
+	// Each step's call has an id of its own, as a provider's calls have.
+	calls := make([]*llm.Response, steps)
+	for i := range calls {
+		calls[i] = &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock(fmt.Sprint("call_", i), "Noop", json.RawMessage(`{"n":1}`))}}, StopReason: llm.StopToolUse}
+	}
 	answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
 	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 		if len(req.Messages) >= 2*steps+1 {
 			return answer, nil
 		}
-		return call, nil
+		return calls[len(req.Messages)/2], nil
 	})
 	st := store.NewMemory()
 	defer st.Close()

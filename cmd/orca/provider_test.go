@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -463,4 +464,59 @@ func TestChatSwitchesModel(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
+}
+
+// A server that gives every tool call the same id (this fake one sends
+// call_1 each time, as some OpenAI-compatible servers do) still gets a
+// conversation whose calls have ids of their own, each result paired with
+// its call: sent as it came, the third request would hold two calls
+// call_1, which the providers refuse.
+func TestRunServerRepeatsToolCallIDs(t *testing.T) {
+	t.Setenv(openai.APIKeyEnv, "")
+	api := newFakeModelAPI(t, false,
+		reply{tool: "Write", input: `{"file_path":"a.txt","content":"a\n"}`},
+		reply{tool: "Write", input: `{"file_path":"b.txt","content":"b\n"}`},
+		reply{text: "Wrote both."},
+	)
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "qwen3-coder",
+		"-w", ws, "--permission-mode", "accept-edits", "--json", "Write a.txt and b.txt")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var ids []string
+	for _, ev := range toolEvents(parseEvents(t, stdout)) {
+		ids = append(ids, ev.str("tool_use_id"))
+	}
+	if want := []string{"call_1", "call_1_2"}; !slices.Equal(ids, want) {
+		t.Errorf("tool_exec_completed ids %q, want %q", ids, want)
+	}
+	reqs := api.seen()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	var calls, results []string
+	for _, m := range reqs[2].body["messages"].([]any) {
+		m := m.(map[string]any)
+		for _, tc := range asSlice(m["tool_calls"]) {
+			calls = append(calls, tc.(map[string]any)["id"].(string))
+		}
+		if id, ok := m["tool_call_id"].(string); ok {
+			results = append(results, id)
+		}
+	}
+	if want := []string{"call_1", "call_1_2"}; !slices.Equal(calls, want) || !slices.Equal(results, want) {
+		t.Errorf("the third request's calls %q and results %q, want %q for both\n%s", calls, results, want, reqs[2].raw)
+	}
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
 }

@@ -1,0 +1,92 @@
+package agent
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+// uniqueCallIDs gives each tool call of msg, the model's newest answer (not
+// yet in t.msgs), an
+// id that no other call of the conversation has and that every provider
+// takes (letters, digits, '_' and '-'). Servers do send none (orca's
+// OpenAI client then numbers them from call_0 in every response), the
+// same one for every call (xorbitsai/inference#4237), or one per position
+// repeated in every response ("functions.Read:0"); sent back, such
+// conversations are refused ("tool_use ids must be unique"), and orca
+// would mix up what it keys by id: results, approvals, saved outputs,
+// recovery. A call keeps its id when it is fine; otherwise it gets the id
+// made of its safe characters (call when none), with _2, _3, … until it
+// is new. msg's content is copied before a change: the client may still
+// hold it.
+func (t *turn) uniqueCallIDs(msg *llm.Message) {
+	copied := false
+	for i := range msg.Content {
+		b := &msg.Content[i]
+		if b.Type != llm.BlockToolUse {
+			continue
+		}
+		if t.callIDs == nil {
+			t.callIDs = make(map[string]struct{}, 8)
+			for _, m := range t.msgs {
+				for _, c := range m.Content {
+					if c.Type == llm.BlockToolUse {
+						t.callIDs[c.ID] = struct{}{}
+					}
+				}
+			}
+		}
+		id := b.ID
+		if _, used := t.callIDs[id]; used || !safeCallID(id) {
+			id = t.freshCallID(id)
+			if !copied {
+				msg.Content = slices.Clone(msg.Content)
+				b = &msg.Content[i]
+				copied = true
+			}
+			b.ID = id
+		}
+		t.callIDs[id] = struct{}{}
+	}
+}
+
+// freshCallID is the first unused id made of id's safe characters.
+func (t *turn) freshCallID(id string) string {
+	base := []byte(id)
+	for i, c := range base {
+		if !safeCallIDByte(c) {
+			base[i] = '_'
+		}
+	}
+	if len(base) == 0 {
+		base = []byte("call")
+	}
+	if s := string(base); safeCallID(s) {
+		if _, used := t.callIDs[s]; !used {
+			return s
+		}
+	}
+	for n := 2; ; n++ {
+		s := string(base) + "_" + strconv.Itoa(n)
+		if _, used := t.callIDs[s]; !used {
+			return s
+		}
+	}
+}
+
+func safeCallID(id string) bool {
+	if id == "" {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !safeCallIDByte(id[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func safeCallIDByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
