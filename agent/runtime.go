@@ -5,7 +5,11 @@
 // its collaborators (the model client, the workspace); an Executor runs one
 // turn of a session on a runtime: prompt and tool definitions to the model,
 // every requested tool call through the registry, the observations back,
-// until the model answers or the iteration limit is reached.
+// until the model answers or the iteration limit is reached. Each tool
+// call of a conversation has an id of its own: one a provider sent
+// without an id, with an id used before in the conversation, or with one
+// other providers refuse (anything but letters, digits, '_' and '-') is
+// renamed before it runs (call, call_2, x_2, …).
 package agent
 
 import (

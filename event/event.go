@@ -474,7 +474,11 @@ type LLMCallData struct {
 	Duration time.Duration `json:"duration_ns,omitempty"`
 }
 
-// LLMDeltaData is the data of LLMDelta.
+// LLMDeltaData is the data of LLMDelta. A tool use's id there is the one
+// the provider streamed; the conversation, the tool events and the store
+// have the call's own, which differs when the provider's was missing, used
+// before in the conversation or not one every provider takes (see the
+// agent package).
 type LLMDeltaData struct {
 	Iteration int       `json:"iteration"`
 	Delta     llm.Delta `json:"delta"`
