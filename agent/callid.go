@@ -7,19 +7,18 @@ import (
 	"github.com/orca-agent/orca/llm"
 )
 
-// uniqueCallIDs gives each tool call of msg, the model's newest answer (not
-// yet in t.msgs), an
-// id that no other call of the conversation has and that every provider
-// takes (letters, digits, '_' and '-'). Servers do send none (orca's
-// OpenAI client then numbers them from call_0 in every response), the
-// same one for every call (xorbitsai/inference#4237), or one per position
-// repeated in every response ("functions.Read:0"); sent back, such
-// conversations are refused ("tool_use ids must be unique"), and orca
-// would mix up what it keys by id: results, approvals, saved outputs,
-// recovery. A call keeps its id when it is fine; otherwise it gets the id
-// made of its safe characters (call when none), with _2, _3, … until it
-// is new. msg's content is copied before a change: the client may still
-// hold it.
+// uniqueCallIDs gives each tool call of msg, the model's newest answer
+// (not yet in t.msgs), an id that no other call of the conversation has
+// and that every provider takes (letters, digits, '_' and '-'). Servers
+// do send none (orca's OpenAI client then numbers them from call_0 in
+// every response), the same one for every call
+// (xorbitsai/inference#4237), or one per position repeated in every
+// response ("functions.Read:0"); sent back, such conversations are
+// refused ("tool_use ids must be unique"), and orca would mix up what it
+// keys by id: results, approvals, saved outputs, recovery. A call keeps
+// its id when it is fine; otherwise it gets the id made of its safe
+// characters (call when none), with _2, _3, … until it is new. msg's
+// content is copied before a change: the client may still hold it.
 func (t *turn) uniqueCallIDs(msg *llm.Message) {
 	copied := false
 	for i := range msg.Content {
@@ -51,7 +50,8 @@ func (t *turn) uniqueCallIDs(msg *llm.Message) {
 	}
 }
 
-// freshCallID is the first unused id made of id's safe characters.
+// freshCallID is the first unused id made of id's safe characters (call
+// when it has none): that id itself, else it with _2, _3, ….
 func (t *turn) freshCallID(id string) string {
 	base := []byte(id)
 	for i, c := range base {
@@ -59,19 +59,16 @@ func (t *turn) freshCallID(id string) string {
 			base[i] = '_'
 		}
 	}
-	if len(base) == 0 {
-		base = []byte("call")
+	s := string(base)
+	if s == "" {
+		s = "call"
 	}
-	if s := string(base); safeCallID(s) {
-		if _, used := t.callIDs[s]; !used {
-			return s
-		}
-	}
+	fresh := s
 	for n := 2; ; n++ {
-		s := string(base) + "_" + strconv.Itoa(n)
-		if _, used := t.callIDs[s]; !used {
-			return s
+		if _, used := t.callIDs[fresh]; !used {
+			return fresh
 		}
+		fresh = s + "_" + strconv.Itoa(n)
 	}
 }
 

@@ -247,18 +247,27 @@ func TestRunAnthropic(t *testing.T) {
 	}
 }
 
-// orca run against an OpenAI-compatible server at --base-url, such as a
-// local model's: no API key needed.
-func TestRunOpenAI(t *testing.T) {
+// runOpenAI runs one turn of prompt with --provider openai against api
+// (model qwen3-coder, accept-edits, --json, no API key) in a new
+// workspace, and returns the workspace and stdout; the run must succeed.
+func runOpenAI(t *testing.T, api *fakeModelAPI, prompt string) (ws, stdout string) {
+	t.Helper()
 	t.Setenv(openai.APIKeyEnv, "")
-	api := newFakeModelAPI(t, false, writeReplies...)
-	ws := t.TempDir()
+	ws = t.TempDir()
 	o := options{configDir: t.TempDir(), getenv: noEnv}
 	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "qwen3-coder",
-		"-w", ws, "--permission-mode", "accept-edits", "--json", "Write hello.txt")
+		"-w", ws, "--permission-mode", "accept-edits", "--json", prompt)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	return ws, stdout
+}
+
+// orca run against an OpenAI-compatible server at --base-url, such as a
+// local model's: no API key needed.
+func TestRunOpenAI(t *testing.T) {
+	api := newFakeModelAPI(t, false, writeReplies...)
+	ws, stdout := runOpenAI(t, api, "Write hello.txt")
 	checkWrote(t, ws, stdout)
 	reqs := api.seen()
 	if len(reqs) != 2 || reqs[0].body["model"] != "qwen3-coder" || reqs[1].body["model"] != "qwen3-coder" {
@@ -472,19 +481,12 @@ func TestChatSwitchesModel(t *testing.T) {
 // its call: sent as it came, the third request would hold two calls
 // call_1, which the providers refuse.
 func TestRunServerRepeatsToolCallIDs(t *testing.T) {
-	t.Setenv(openai.APIKeyEnv, "")
 	api := newFakeModelAPI(t, false,
 		reply{tool: "Write", input: `{"file_path":"a.txt","content":"a\n"}`},
 		reply{tool: "Write", input: `{"file_path":"b.txt","content":"b\n"}`},
 		reply{text: "Wrote both."},
 	)
-	ws := t.TempDir()
-	o := options{configDir: t.TempDir(), getenv: noEnv}
-	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "qwen3-coder",
-		"-w", ws, "--permission-mode", "accept-edits", "--json", "Write a.txt and b.txt")
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
+	ws, stdout := runOpenAI(t, api, "Write a.txt and b.txt")
 	var ids []string
 	for _, ev := range toolEvents(parseEvents(t, stdout)) {
 		ids = append(ids, ev.str("tool_use_id"))
