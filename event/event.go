@@ -543,7 +543,9 @@ type ToolBlockedData struct {
 	ToolUseID string          `json:"tool_use_id"`
 	ToolName  string          `json:"tool_name"`
 	Input     json.RawMessage `json:"input"`
-	// By is who refused: "hook:<name>", "policy", "approver".
+	// By is who refused: "hook:<name>", "policy", "approver", or
+	// "max_tokens" (the response that called it was cut off at the output
+	// token limit, so none of its calls ran).
 	By     string `json:"by"`
 	Reason string `json:"reason"`
 }
@@ -658,11 +660,33 @@ type TurnCompletedData struct {
 // event.
 func (d ToolData) MarshalJSON() ([]byte, error) {
 	type plain ToolData
-	if len(d.Input) == 0 {
-		d.Input = json.RawMessage(`{}`)
-	} else if !json.Valid(d.Input) {
-		s, _ := json.Marshal(string(d.Input))
-		d.Input = s
-	}
+	d.Input = encodable(d.Input)
 	return json.Marshal(plain(d))
+}
+
+// MarshalJSON encodes the data, the call's input as ToolData's is.
+func (d ToolBlockedData) MarshalJSON() ([]byte, error) {
+	type plain ToolBlockedData
+	d.Input = encodable(d.Input)
+	return json.Marshal(plain(d))
+}
+
+// MarshalJSON encodes the data, the call's input as ToolData's is.
+func (d ApprovalData) MarshalJSON() ([]byte, error) {
+	type plain ApprovalData
+	d.Input = encodable(d.Input)
+	return json.Marshal(plain(d))
+}
+
+// encodable returns a call's input as the events encode it: {} for none,
+// a JSON string of it when it is not JSON.
+func encodable(in json.RawMessage) json.RawMessage {
+	switch {
+	case len(in) == 0:
+		return json.RawMessage(`{}`)
+	case !json.Valid(in):
+		s, _ := json.Marshal(string(in))
+		return s
+	}
+	return in
 }

@@ -218,3 +218,37 @@ func BenchmarkAppendJSON(b *testing.B) {
 		}
 	}
 }
+
+// The data of every event about a call carries the model's input, which
+// may be anything: input that is not JSON is encoded as a string of it,
+// never failing the event (a listener writing rows would lose it).
+func TestEventsEncodeInputThatIsNotJSON(t *testing.T) {
+	cut := json.RawMessage(`{"file_path":"notes.md","content":"line tw`)
+	for _, e := range []event.Event{
+		{Name: event.ToolExecStarted, Data: &event.ToolData{ToolName: "Write", Input: cut}},
+		{Name: event.ToolBlocked, Data: &event.ToolBlockedData{ToolName: "Write", Input: cut, By: "max_tokens"}},
+		{Name: event.ApprovalRequested, Data: &event.ApprovalData{ToolName: "Write", Input: cut}},
+		{Name: event.ApprovalResolved, Data: &event.ApprovalData{ToolName: "Write"}},
+	} {
+		e.Time = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+		b, err := e.AppendJSON(nil)
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name, err)
+		}
+		var got struct{ Input json.RawMessage }
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %s: %v", e.Name, b, err)
+		}
+		want := `{}`
+		if e.Name != event.ApprovalResolved {
+			q, _ := json.Marshal(string(cut))
+			want = string(q)
+		}
+		if string(got.Input) != want {
+			t.Errorf("%s: input %s, want %s", e.Name, got.Input, want)
+		}
+		if _, err := event.Decode(b); err != nil {
+			t.Errorf("%s: Decode(%s): %v", e.Name, b, err)
+		}
+	}
+}
