@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -142,8 +143,10 @@ func (f *File) Install(c *Client, sessionID string) {
 	}
 }
 
-// Parse reads a script's JSON, refusing unknown fields and responses that
-// cannot be sent. Errors say where: "line 3, column 7: …" for JSON, or
+// Parse reads a script's JSON, a File or a list of responses alone (the
+// File's Responses), refusing unknown fields and responses that cannot be
+// sent. Errors say where, in the file's terms: "line 3, column 7:
+// responses.tool_calls: a string where a list is wanted" for JSON, or
 // "responses[1].tool_calls[0]: no name".
 func Parse(r io.Reader) (*File, error) {
 	data, err := io.ReadAll(r)
@@ -153,11 +156,15 @@ func Parse(r io.Reader) (*File, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f File
-	if err := dec.Decode(&f); err != nil {
+	into := any(&f)
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		into = &f.Responses // a list alone is the responses
+	}
+	if err := dec.Decode(into); err != nil {
 		return nil, jsonError(data, err)
 	}
 	if dec.More() {
-		return nil, errors.New("trailing data after the JSON object")
+		return nil, errors.New("trailing data after the script")
 	}
 	for name, rs := range f.Routes {
 		if name != "main" && name != "compaction" && name != "subagent" && !strings.HasPrefix(name, "subagent:") {
@@ -210,6 +217,13 @@ func jsonError(data []byte, err error) error {
 		off = typ.Offset
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if typ != nil {
+		// In the file's words, not Go's.
+		msg = fmt.Sprintf("%s where %s is wanted", jsonKind(typ.Value), goKind(typ.Type))
+		if typ.Field != "" {
+			msg = typ.Field + ": " + msg
+		}
+	}
 	if errors.Is(err, io.EOF) {
 		return errors.New("empty file: want {\"responses\": [...]}")
 	}
@@ -220,6 +234,47 @@ func jsonError(data []byte, err error) error {
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := len(before) - bytes.LastIndexByte(before, '\n')
 	return fmt.Errorf("line %d, column %d: %s", line, col, msg)
+}
+
+// jsonKind names a JSON value as json.UnmarshalTypeError's Value does
+// ("string", "number 1.5", "object", …), with its article.
+func jsonKind(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number"):
+		return "a " + v
+	case v == "object" || v == "array":
+		return "an " + v
+	case v == "bool":
+		return "true or false"
+	}
+	return "a " + v
+}
+
+// goKind names what a value of Go type t is in a JSON file.
+func goKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 { // json.RawMessage: any JSON
+			return "a JSON value"
+		}
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return goKind(t.Elem())
+	}
+	return "another value"
 }
 
 // ParseFile reads the script file at path; its errors name the file.

@@ -149,12 +149,36 @@ func TestParse(t *testing.T) {
 		{`{"responses":[{"text":"a","output":{"b":1}}]}`, "responses[0]: give text or output, not both"},
 		{`{"responses":[{"text":"a","delay_ms":-1}]}`, "responses[0].delay_ms: -1 is negative"},
 		{`{"responses":[]} {}`, "trailing"},
-		{`[1,2]`, "line 1, column 1"},
+		{`[1,2]`, "line 1, column 2: a number where an object is wanted"},
+		{`{"responses":[{"tool_calls":"Read"}]}`, "line 1, column 34: responses.tool_calls: a string where a list is wanted"},
+		{`{"responses":[{"text":"a","delay_ms":1.5}]}`, "responses.delay_ms: a number 1.5 where a whole number is wanted"},
+		{`{"responses":{"text":"a"}}`, "line 1, column 14: responses: an object where a list is wanted"},
+		{`{"routes":{"main":[{"usage":{"input_tokens":"12"}}]}}`, "routes.usage.input_tokens: a string where a whole number is wanted"},
 		{`{"responses":[{"text":"a"},]}`, "line 1, column 28"},
 		{``, "empty file"},
 	} {
 		_, err := script.Parse(strings.NewReader(bad.in))
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Parse(%s) error = %v, want it to mention %q", bad.in, err, bad.want)
+		}
+	}
+}
+
+// A list of responses alone is a script: the File's responses.
+func TestParseList(t *testing.T) {
+	f, err := script.Parse(strings.NewReader(` [{"tool_calls":[{"name":"Read","input":{"file_path":"x"}}]}, {"text":"bye"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Responses) != 2 || f.Responses[0].ToolCalls[0].Name != "Read" || f.Responses[1].Text != "bye" || f.Routes != nil {
+		t.Errorf("file = %+v", f)
+	}
+	for _, bad := range []struct{ in, want string }{
+		{`[{"txt":"typo"}]`, "txt"},
+		{`[{"tool_calls":[{"input":{}}]}]`, "responses[0].tool_calls[0]: no name"},
+		{`[] []`, "trailing"},
+	} {
+		if _, err := script.Parse(strings.NewReader(bad.in)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("Parse(%s) error = %v, want it to mention %q", bad.in, err, bad.want)
 		}
 	}
