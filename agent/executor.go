@@ -57,6 +57,16 @@ const (
 	// whatever text came before the refusal (it is in Messages), and tool
 	// calls of the refused response did not run.
 	StopRefused StopReason = "refused"
+	// StopMaxTokens: the model's answer was cut off at the output token
+	// limit (Definition.MaxTokens, or what an llm_request middleware
+	// asked for): Answer holds what it wrote, unverified, and Output is
+	// empty; Result.Reason says so. A response cut off while it called
+	// tools does not end the turn: its calls do not run (their input may
+	// be cut short too) — each is refused (a ToolBlocked event by
+	// "max_tokens") and the model is told to make them again with less in
+	// each. A response that used the whole limit counts as cut off when it
+	// calls tools, whatever the provider says of it.
+	StopMaxTokens StopReason = "max_tokens"
 	// StopPaused: a step of a turn run step by step (Request.Step) ended
 	// before the turn's next effect; the turn goes on with a Continue
 	// request that carries Result.Progress.
@@ -239,7 +249,8 @@ type Result struct {
 	// (Decode decodes it); nil otherwise.
 	Output json.RawMessage
 	// Reason says why a blocked turn was blocked, why a turn was
-	// escalated, or what the provider said of a refusal.
+	// escalated or cut off (StopMaxTokens), or what the provider said of a
+	// refusal.
 	Reason string
 	// Verification is the last built-in verification of the turn, if one
 	// ran.
@@ -279,11 +290,13 @@ type Result struct {
 // interceptors of an intercept chain come before all of it):
 //
 //	USER_PROMPT_SUBMIT, TURN_START hooks
-//	loop, until an answer, a refusal, the iteration limit, a budget, an interrupt or an error:
+//	loop, until an answer, a refusal, the iteration limit, a budget, an interrupt, an error,
+//	or an answer cut off at the output token limit:
 //	  compaction past the threshold (PRE_COMPACT, the summariser's model call)
 //	  model call: llm_request middleware → llm_execution middleware → the client
 //	              (llm_execution again on every retry)
-//	  each tool call of the response, in order:
+//	  each tool call of the response, in order (none of a response cut off at
+//	  the output token limit: each is refused, StopMaxTokens says why):
 //	    tool_request middleware → registry lookup → schema validation →
 //	    PRE_TOOL_USE (a rewrite is validated again) → policy and approval
 //	    (from the tool's traits; PERMISSION_REQUEST, the approver) →

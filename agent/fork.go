@@ -161,6 +161,9 @@ func forkAnswer(res *Result, err error) (string, error) {
 		return "", fmt.Errorf("the session's %s budget is exhausted", res.BudgetDimension)
 	case res.StopReason == StopRefused:
 		return "", fmt.Errorf("the model refused: %s", res.Reason)
+	case res.StopReason == StopMaxTokens && res.Answer != "":
+		// What it wrote is worth having; the caller learns it is cut.
+		return res.Answer + "\n\n[" + res.Reason + "]", nil
 	}
 	return "", fmt.Errorf("it ended %s", res.StopReason)
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,6 +90,10 @@ func (t *turn) callModel() (*llm.Response, error) {
 				model = t.model()
 			}
 			t.cost += t.price(model).Cost(resp.Usage)
+			t.cut = 0
+			if cutOff(resp, req.MaxTokens) {
+				t.cut = cmp.Or(req.MaxTokens, -1)
+			}
 			if u := resp.Usage; u.Total() > 0 {
 				t.promptTokens = u.Total()
 				t.sizedUpTo = len(t.msgs) + 1 // the answer is appended next

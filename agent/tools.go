@@ -55,6 +55,16 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			}
 		}
 		k := b.slot()
+		if t.cut != 0 {
+			// The response was cut off: its calls' input may be cut too,
+			// and the model asked for them together; none runs.
+			t.res.ToolCalls++
+			rec := t.started(u)
+			why := "Not run: your response was cut off at " + t.limitText() + " before it was complete, so none of its tool calls ran. " +
+				"Make them again with less in each: long content in parts, over several calls."
+			b.done(k, t.closeCall(&rec.Call, rec, t.blocked(&rec.Call, "max_tokens", why), nil))
+			continue
+		}
 		if !found && t.out != nil && t.out.def != nil && u.Name == OutputToolName {
 			b.done(k, t.acceptOutput(u))
 			continue

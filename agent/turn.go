@@ -94,6 +94,10 @@ type turn struct {
 	corrections int
 	given       json.RawMessage
 	outputErr   error
+	// cut is the output token limit the last response was cut off at
+	// (see cutOff), or 0; -1 when the provider said so without a limit
+	// being asked for.
+	cut int
 }
 
 // instruct sends the agent back to work with an instruction.
@@ -404,6 +408,14 @@ func (t *turn) run() {
 				uses++
 			}
 		}
+		if t.cut != 0 && uses == 0 {
+			// The answer was cut off: it stands as written, said so,
+			// unverified and not taken as a structured output.
+			t.res.Answer = msg.Text()
+			t.res.Reason = "the answer was cut off at " + t.limitText()
+			t.finish(StopMaxTokens)
+			return
+		}
 		if uses > 0 {
 			results, ok := t.runTools(msg.Content, uses)
 			if len(results.Content) > 0 || t.res.Parked == nil && !t.paused {
@@ -603,6 +615,34 @@ func (t *turn) endedByHook() bool {
 	t.res.Reason = t.ended
 	t.finish(StopBlocked)
 	return true
+}
+
+// cutOff reports whether resp, the answer to a request for at most limit
+// output tokens (0: the provider's default), was cut off there: the
+// provider says so (llm.StopMaxTokens), or, for a response that calls
+// tools, it used the whole limit whatever it says (servers have reported
+// such calls as complete, arguments cut in the middle included).
+func cutOff(resp *llm.Response, limit int) bool {
+	if resp.StopReason == llm.StopMaxTokens {
+		return true
+	}
+	if limit <= 0 || resp.Usage.OutputTokens < int64(limit) {
+		return false
+	}
+	for _, b := range resp.Message.Content {
+		if b.Type == llm.BlockToolUse {
+			return true
+		}
+	}
+	return false
+}
+
+// limitText names the output token limit the last response was cut off at.
+func (t *turn) limitText() string {
+	if t.cut < 0 {
+		return "the provider's output token limit"
+	}
+	return fmt.Sprintf("the output token limit (%d tokens)", t.cut)
 }
 
 // refused ends the turn as StopRefused after the model's response (the

@@ -127,6 +127,10 @@ type Config struct {
 	// MaxIterations caps the model calls of a turn
 	// (agent.DefaultMaxIterations if zero).
 	MaxIterations int
+	// MaxTokens caps the output of one model call
+	// (agent.DefaultMaxTokens if zero): an answer cut off there ends its
+	// turn as agent.StopMaxTokens.
+	MaxTokens int
 	// MaxParallelTools caps how many read-only calls of one response run
 	// at once (agent.Definition.MaxParallelTools): the settings'
 	// "maxParallelTools" if zero, then agent.DefaultMaxParallelTools.
@@ -377,6 +381,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Name:             cmp.Or(cfg.Name, DefaultName),
 		SystemPrompt:     prompt,
 		MaxIterations:    cfg.MaxIterations,
+		MaxTokens:        cfg.MaxTokens,
 		MaxParallelTools: cmp.Or(cfg.MaxParallelTools, a.settings.MaxParallelTools),
 		Model:            a.model.cfg.Model,
 		ModelAliases:     a.model.aliases,

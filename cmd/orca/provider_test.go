@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,9 +20,10 @@ import (
 )
 
 // reply is one response of a fake model API: text, then, if tool is set,
-// one call of that tool with input (JSON).
+// one call of that tool with input (JSON). finish, if set, is the
+// response's stop reason (finish_reason) as the API spells it.
 type reply struct {
-	text, tool, input string
+	text, tool, input, finish string
 }
 
 // fakeModelAPI is an httptest server that speaks Anthropic's Messages API
@@ -147,6 +149,7 @@ func writeAnthropicStream(w io.Writer, model string, rp reply) {
 		}
 		sse(w, "content_block_stop", obj{"type": "content_block_stop", "index": i})
 	}
+	stop = cmp.Or(rp.finish, stop)
 	sse(w, "message_delta", obj{"type": "message_delta", "delta": obj{"stop_reason": stop, "stop_sequence": nil}, "usage": obj{"output_tokens": 50}})
 	sse(w, "message_stop", obj{"type": "message_stop"})
 }
@@ -171,7 +174,7 @@ func writeOpenAIStream(w io.Writer, model string, rp reply) {
 			sse(w, "", chunk(obj{"tool_calls": []obj{{"index": 0, "function": obj{"arguments": p}}}}, nil))
 		}
 	}
-	sse(w, "", chunk(obj{}, finish))
+	sse(w, "", chunk(obj{}, cmp.Or(rp.finish, finish)))
 	sse(w, "", obj{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1764460800, "model": model, "choices": []obj{},
 		"usage": obj{"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}})
 	fmt.Fprint(w, "data: [DONE]\n\n")
@@ -521,4 +524,76 @@ func TestRunServerRepeatsToolCallIDs(t *testing.T) {
 func asSlice(v any) []any {
 	s, _ := v.([]any)
 	return s
+}
+
+// A response cut off at the output token limit (--max-tokens, sent to the
+// provider) while it wrote a file runs none of its calls: the file is not
+// written, half or at all, and the model is told why. An answer cut off
+// there ends the run as max_tokens, exit 1. Both APIs' spellings.
+func TestRunResponseCutOffAtMaxTokens(t *testing.T) {
+	for _, api := range []struct {
+		name      string
+		anthropic bool
+		provider  string
+		finish    string
+		limit     string // the request's field for --max-tokens
+	}{
+		{"openai", false, "openai", "length", "max_completion_tokens"},
+		{"anthropic", true, "anthropic", "max_tokens", "max_tokens"},
+	} {
+		t.Run(api.name, func(t *testing.T) {
+			t.Setenv(openai.APIKeyEnv, "")
+			t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+			t.Setenv(anthropic.BaseURLEnv, "")
+			fake := newFakeModelAPI(t, api.anthropic,
+				reply{text: "Writing it.", tool: "Write", input: `{"file_path":"notes.md","content":"# Notes\nline one\nline tw`, finish: api.finish},
+				reply{text: "It is too long, so here it is inst", finish: api.finish},
+			)
+			ws := t.TempDir()
+			base := fake.URL
+			if !api.anthropic {
+				base += "/v1"
+			}
+			o := options{configDir: t.TempDir(), getenv: noEnv}
+			stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", api.provider, "--base-url", base, "--model", "m",
+				"-w", ws, "--permission-mode", "accept-edits", "--max-tokens", "300", "--json", "Write notes.md")
+			if code != exitTurn {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitTurn, stdout, stderr)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "notes.md")); !os.IsNotExist(err) {
+				t.Errorf("notes.md: %v, want none", err)
+			}
+			if strings.Contains(stderr, "listener failed") {
+				t.Errorf("an event was lost:\n%s", stderr)
+			}
+			evs := parseEvents(t, stdout)
+			var blocked []string
+			for _, ev := range evs {
+				if ev.str("name") == "tool_blocked" {
+					blocked = append(blocked, ev.str("tool_name")+" by "+ev.str("by"))
+				}
+			}
+			if want := []string{"Write by max_tokens"}; !slices.Equal(blocked, want) {
+				t.Errorf("tool_blocked %q, want %q", blocked, want)
+			}
+			last := evs[len(evs)-1]
+			if last.str("stop_reason") != "max_tokens" || last.str("answer") != "It is too long, so here it is inst" ||
+				last.str("reason") != "the answer was cut off at the output token limit (300 tokens)" {
+				t.Errorf("last event: %v", last)
+			}
+			reqs := fake.seen()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			if reqs[0].body[api.limit] != 300.0 {
+				t.Errorf("first request's %s: %v, want 300\n%s", api.limit, reqs[0].body[api.limit], reqs[0].raw)
+			}
+			if !strings.Contains(reqs[1].raw, "cut off at the output token limit (300 tokens)") {
+				t.Errorf("the second request does not tell the model why its call did not run:\n%s", reqs[1].raw)
+			}
+			if !strings.Contains(stderr, "max_tokens") {
+				t.Errorf("stderr does not say how the turn ended:\n%s", stderr)
+			}
+		})
+	}
 }
