@@ -127,6 +127,23 @@ ALTER TABLE parked ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
 	`
 ALTER TABLE sessions ADD COLUMN last_turn TEXT NOT NULL DEFAULT '';
 `,
+	// 4: the strings people and models write — a session's workspace,
+	// agent and last prompt, an approval's rule, a parked call's reason,
+	// decider and note — are kept byte for byte, as store/sqlite keeps
+	// them: TEXT refuses NUL and bytes that are not UTF-8 (a prompt typed
+	// in Latin-1), which failed a turn after it had run. Text already
+	// kept is UTF-8, so its bytes are the same.
+	`
+ALTER TABLE sessions
+	ALTER COLUMN workspace DROP DEFAULT, ALTER COLUMN workspace TYPE BYTEA USING convert_to(workspace, 'UTF8'), ALTER COLUMN workspace SET DEFAULT ''::bytea,
+	ALTER COLUMN agent DROP DEFAULT, ALTER COLUMN agent TYPE BYTEA USING convert_to(agent, 'UTF8'), ALTER COLUMN agent SET DEFAULT ''::bytea,
+	ALTER COLUMN last_prompt DROP DEFAULT, ALTER COLUMN last_prompt TYPE BYTEA USING convert_to(last_prompt, 'UTF8'), ALTER COLUMN last_prompt SET DEFAULT ''::bytea;
+ALTER TABLE approvals ALTER COLUMN rule TYPE BYTEA USING convert_to(rule, 'UTF8');
+ALTER TABLE parked
+	ALTER COLUMN reason DROP DEFAULT, ALTER COLUMN reason TYPE BYTEA USING convert_to(reason, 'UTF8'), ALTER COLUMN reason SET DEFAULT ''::bytea,
+	ALTER COLUMN decided_by DROP DEFAULT, ALTER COLUMN decided_by TYPE BYTEA USING convert_to(decided_by, 'UTF8'), ALTER COLUMN decided_by SET DEFAULT ''::bytea,
+	ALTER COLUMN note DROP DEFAULT, ALTER COLUMN note TYPE BYTEA USING convert_to(note, 'UTF8'), ALTER COLUMN note SET DEFAULT ''::bytea;
+`,
 }
 
 // migrate brings the schema up to date, one version per transaction: a

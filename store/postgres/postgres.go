@@ -36,10 +36,14 @@
 // BIGINT columns (TIMESTAMPTZ keeps microseconds only; the contract keeps
 // nanoseconds), messages their stored JSON form (store/internal/wire) and
 // observation data their bytes, both as BYTEA: JSONB would reformat a
-// tool's input, which must come back byte for byte. The other strings
-// (ids, a turn's prompt, rules) are TEXT, which PostgreSQL keeps as
-// UTF-8 without NUL: a string that is not is refused with the server's
-// error, where store/sqlite would keep it.
+// tool's input, which must come back byte for byte. So are the strings
+// people and models write — a session's workspace, agent and last prompt,
+// an approval's rule, a parked call's reason, decider and note — since
+// TEXT, which PostgreSQL keeps as UTF-8 without NUL, would refuse a
+// prompt typed in Latin-1 at the end of its turn; they come back byte for
+// byte, as store/sqlite's do. Ids, statuses and a parked call's rules (as
+// JSON) are TEXT: an id that is not UTF-8 or holds NUL is refused, with
+// the server's error, when the session is provisioned.
 package postgres
 
 import (

@@ -275,3 +275,53 @@ func TestOpenBadDSN(t *testing.T) {
 		t.Errorf("the error does not name the database: %v", err)
 	}
 }
+
+// A schema of version 3, whose strings were TEXT, migrates to BYTEA with
+// its strings as they were; then the strings TEXT refused are kept too.
+func TestMigrateTextToBytes(t *testing.T) {
+	dsn := freshSchema(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	for v, m := range postgres.Migrations[:3] {
+		if _, err := conn.Exec(ctx, m); err != nil {
+			t.Fatalf("version %d: %v", v+1, err)
+		}
+		if _, err := conn.Exec(ctx, "INSERT INTO schema_migrations VALUES ($1, 0)", v+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		`INSERT INTO sessions (id, runtime_id, workspace, agent, created_at, updated_at, turns, last_prompt) VALUES ('s1', 'r1', '/home/é', 'coder', 1, 2, 1, '두 번째 — fix')`,
+		`INSERT INTO totals (session_id) VALUES ('s1')`,
+		`INSERT INTO approvals (runtime_id, session_id, rule, created_at) VALUES ('r1', 's1', 'Bash(go test:*)', 3)`,
+		`INSERT INTO parked (id, session_id, tool_use_id, tool_name, input, reason, status, decided_by, note, created_at) VALUES ('park_1', 's1', 'toolu_1', 'Bash', '\x7b7d', 'asks ☃', 'denied', 'ana', 'no', 4)`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s := open(t, dsn)
+	defer s.Close()
+	got, err := s.Session(ctx, "s1")
+	if err != nil || got.Workspace != "/home/é" || got.Agent != "coder" || got.LastPrompt != "두 번째 — fix" {
+		t.Errorf("session after the migration: %+v, %v", got, err)
+	}
+	if as, err := s.Approvals(ctx, "r1", "s1"); err != nil || len(as) != 1 || as[0].Rule != "Bash(go test:*)" {
+		t.Errorf("approvals after the migration: %+v, %v", as, err)
+	}
+	if ps, err := s.ParkedCalls(ctx, store.ParkFilter{}); err != nil || len(ps) != 1 || ps[0].Reason != "asks ☃" || ps[0].DecidedBy != "ana" || ps[0].Note != "no" || string(ps[0].Input) != "{}" {
+		t.Errorf("parked calls after the migration: %+v, %v", ps, err)
+	}
+	if err := s.FinishTurn(ctx, "s1", "t2", "caf\xe9\x00"); err != nil {
+		t.Fatalf("FinishTurn after the migration: %v", err)
+	}
+	if got, _ := s.Session(ctx, "s1"); got.LastPrompt != "caf\xe9\x00" || got.Turns != 2 {
+		t.Errorf("after a turn: %+v", got)
+	}
+}

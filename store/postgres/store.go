@@ -46,7 +46,7 @@ func (s *Store) Provision(ctx context.Context, in store.Session) (store.Session,
 		s.clock.Observe(out.CreatedAt)
 		out.UpdatedAt, out.Turns, out.LastPrompt = out.CreatedAt, 0, ""
 		tag, err := tx.Exec(ctx, "INSERT INTO sessions ("+sqlrow.SessionColumns+") VALUES ($1, $2, $3, $4, $5, $6, 0, '') ON CONFLICT (id) DO NOTHING",
-			out.ID, out.RuntimeID, out.Workspace, out.Agent, sqlrow.ToNanos(out.CreatedAt), sqlrow.ToNanos(out.UpdatedAt))
+			out.ID, out.RuntimeID, sqlrow.Bytes(out.Workspace), sqlrow.Bytes(out.Agent), sqlrow.ToNanos(out.CreatedAt), sqlrow.ToNanos(out.UpdatedAt))
 		if err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, 
 		where = append(where, "runtime_id = $"+strconv.Itoa(len(args)))
 	}
 	if f.Workspace != "" {
-		args = append(args, f.Workspace)
+		args = append(args, sqlrow.Bytes(f.Workspace))
 		where = append(where, "workspace = $"+strconv.Itoa(len(args)))
 	}
 	q := "SELECT " + sqlrow.SessionColumns + " FROM sessions"
@@ -482,7 +482,7 @@ func (s *Store) FinishTurn(ctx context.Context, sessionID, turnID, prompt string
 		}
 		count := sqlrow.TurnCount(turnID, last)
 		if _, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + $2, last_turn = $3, last_prompt = $4, updated_at = GREATEST($5, updated_at + 1) WHERE id = $1",
-			sessionID, count, turnID, prompt, sqlrow.ToNanos(now)); err != nil {
+			sessionID, count, turnID, sqlrow.Bytes(prompt), sqlrow.ToNanos(now)); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, "UPDATE totals SET turns = turns + $2 WHERE session_id = $1", sessionID, count)
@@ -525,7 +525,7 @@ func (s *Store) AddApproval(ctx context.Context, a store.Approval) error {
 			}
 		}
 		_, err := tx.Exec(ctx, "INSERT INTO approvals (runtime_id, session_id, rule, created_at) VALUES ($1, NULLIF($2, ''), $3, $4) ON CONFLICT DO NOTHING",
-			a.RuntimeID, a.SessionID, a.Rule, sqlrow.ToNanos(a.CreatedAt))
+			a.RuntimeID, a.SessionID, sqlrow.Bytes(a.Rule), sqlrow.ToNanos(a.CreatedAt))
 		return err
 	})
 	if err != nil {
@@ -559,8 +559,9 @@ WHERE runtime_id = $1 AND (session_id IS NULL OR session_id = $2) ORDER BY id`, 
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Approval, error) {
 		a := store.Approval{RuntimeID: runtimeID}
 		var at int64
-		err := row.Scan(&a.SessionID, &a.Rule, &at)
-		a.CreatedAt = sqlrow.FromNanos(at)
+		var rule []byte
+		err := row.Scan(&a.SessionID, &rule, &at)
+		a.Rule, a.CreatedAt = string(rule), sqlrow.FromNanos(at)
 		return a, err
 	})
 	if err != nil {
@@ -609,7 +610,7 @@ func (s *Store) Park(ctx context.Context, p store.ParkedCall) error {
 			return err
 		}
 		_, err := tx.Exec(ctx, "INSERT INTO parked ("+sqlrow.ParkedColumns+") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', '', '', $10, 0, $11)",
-			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, input, p.Reason, rules, sqlrow.ToNanos(p.CreatedAt.UTC()), p.TraceParent)
+			p.ID, p.SessionID, p.RuntimeID, p.TurnID, p.ToolUseID, p.ToolName, input, sqlrow.Bytes(p.Reason), rules, sqlrow.ToNanos(p.CreatedAt.UTC()), p.TraceParent)
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 			return fmt.Errorf("%w: parked call %s exists already", store.ErrInvalid, p.ID)
@@ -655,7 +656,7 @@ func (s *Store) SetParkStatus(ctx context.Context, id, status, by, note string) 
 		p.Status = status
 		if status == store.ParkApproved || status == store.ParkDenied {
 			p.DecidedBy, p.Note, p.DecidedAt = by, note, s.clock.Now()
-			_, err = tx.Exec(ctx, "UPDATE parked SET status = $2, decided_by = $3, note = $4, decided_at = $5 WHERE id = $1", id, status, by, note, sqlrow.ToNanos(p.DecidedAt))
+			_, err = tx.Exec(ctx, "UPDATE parked SET status = $2, decided_by = $3, note = $4, decided_at = $5 WHERE id = $1", id, status, sqlrow.Bytes(by), sqlrow.Bytes(note), sqlrow.ToNanos(p.DecidedAt))
 		} else {
 			_, err = tx.Exec(ctx, "UPDATE parked SET status = $2 WHERE id = $1", id, status)
 		}

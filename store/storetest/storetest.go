@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Budget", testBudget},
 		{"FinishTurn", testFinishTurn},
 		{"Approvals", testApprovals},
+		{"UsersStrings", testUsersStrings},
 		{"Sessions", testSessions},
 		{"DeleteSession", testDeleteSession},
 		{"ConcurrentAppends", testConcurrentAppends},

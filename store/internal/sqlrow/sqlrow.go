@@ -21,6 +21,18 @@ const (
 	ParkedColumns  = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at, trace_parent"
 )
 
+// Bytes is how a store whose text columns refuse some strings
+// (PostgreSQL's TEXT: no NUL, UTF-8 only) passes the strings people and
+// models write to the byte columns it keeps them in instead: their bytes,
+// never nil (a nil []byte is NULL). The Scan functions read such columns,
+// and SQLite's text ones, into bytes.
+func Bytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return []byte(s)
+}
+
 // ToNanos and FromNanos are how times are stored: Unix nanoseconds, UTC.
 func ToNanos(t time.Time) int64 { return t.UnixNano() }
 
@@ -31,9 +43,11 @@ func FromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 func ScanSession(row Scanner) (store.Session, error) {
 	var ss store.Session
 	var created, updated int64
-	if err := row.Scan(&ss.ID, &ss.RuntimeID, &ss.Workspace, &ss.Agent, &created, &updated, &ss.Turns, &ss.LastPrompt); err != nil {
+	var ws, agent, prompt []byte // text or bytes: see Bytes
+	if err := row.Scan(&ss.ID, &ss.RuntimeID, &ws, &agent, &created, &updated, &ss.Turns, &prompt); err != nil {
 		return store.Session{}, err
 	}
+	ss.Workspace, ss.Agent, ss.LastPrompt = string(ws), string(agent), string(prompt)
 	ss.CreatedAt, ss.UpdatedAt = FromNanos(created), FromNanos(updated)
 	return ss, nil
 }
@@ -52,11 +66,13 @@ func ScanParked(row Scanner) (store.ParkedCall, error) {
 	var p store.ParkedCall
 	var input []byte
 	var rules string
+	var reason, by, note []byte // text or bytes: see Bytes
 	var created, decided int64
-	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &p.Reason, &rules, &p.Status, &p.DecidedBy, &p.Note, &created, &decided, &p.TraceParent); err != nil {
+	if err := row.Scan(&p.ID, &p.SessionID, &p.RuntimeID, &p.TurnID, &p.ToolUseID, &p.ToolName, &input, &reason, &rules, &p.Status, &by, &note, &created, &decided, &p.TraceParent); err != nil {
 		return store.ParkedCall{}, err
 	}
 	p.Input = input
+	p.Reason, p.DecidedBy, p.Note = string(reason), string(by), string(note)
 	if err := json.Unmarshal([]byte(rules), &p.Rules); err != nil {
 		return store.ParkedCall{}, fmt.Errorf("parked call %s: rules: %w", p.ID, err)
 	}
