@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -34,16 +33,8 @@ func TestToolCallIDsAreMadeUnique(t *testing.T) {
 		{Message: llm.Message{Content: []llm.Block{use("x", "h")}}, StopReason: llm.StopToolUse},
 		{Message: llm.Message{Content: []llm.Block{llm.TextBlock("done again")}}, StopReason: llm.StopEndTurn},
 	}
+	client, requested := recordingClient(responses...)
 	var mu sync.Mutex
-	var requests []*llm.Request
-	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		r := *req
-		r.Messages = slices.Clone(req.Messages)
-		requests = append(requests, &r)
-		return responses[len(requests)-1], nil
-	})
 	fs, err := workspace.OpenLocal(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +67,7 @@ func TestToolCallIDsAreMadeUnique(t *testing.T) {
 		t.Errorf("tool_exec_started ids %q, want %q", started, want)
 	}
 	var ids, results []string
+	requests := requested()
 	for _, m := range requests[len(requests)-1].Messages {
 		for _, b := range m.Content {
 			switch b.Type {
