@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -450,6 +451,12 @@ func (t *turn) run() {
 			// The model answered through the final-answer tool.
 		}
 		answer := msg.Text()
+		if t.out == nil && strings.TrimSpace(answer) == "" && t.res.Iterations < def.MaxIterations && !t.nudged() {
+			// An empty response is no answer (models give one after tool
+			// results, with nothing said): asked again, once.
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(EmptyResponseNote)}})
+			continue
+		}
 		if t.out != nil {
 			var v json.RawMessage
 			var err error
@@ -615,6 +622,21 @@ func (t *turn) endedByHook() bool {
 	t.res.Reason = t.ended
 	t.finish(StopBlocked)
 	return true
+}
+
+// EmptyResponseNote is what the model is told when its response holds no
+// text and no tool call: it is asked once more for its answer.
+const EmptyResponseNote = "Your last response was empty: no text and no tool call. Answer the user now, or say what stops you."
+
+// nudged reports whether the response just appended (the last message)
+// answers EmptyResponseNote: the model is not asked a second time.
+func (t *turn) nudged() bool {
+	n := len(t.msgs)
+	if n < 2 {
+		return false
+	}
+	prev := t.msgs[n-2]
+	return prev.Role == llm.RoleUser && len(prev.Content) == 1 && prev.Content[0].Type == llm.BlockText && prev.Content[0].Text == EmptyResponseNote
 }
 
 // cutOff reports whether resp, the answer to a request for at most limit
