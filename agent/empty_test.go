@@ -15,7 +15,8 @@ import (
 // An empty response — no text, no tool call; thinking alone is none — is
 // no answer: models give one after tool results, and the user would see
 // the turn end in silence. The model is asked once more; a second empty
-// response is the answer. On the last iteration there is no asking again.
+// response in a row is the answer. On the last iteration there is no
+// asking again.
 func TestEmptyResponseIsAskedAgainOnce(t *testing.T) {
 	echo := &llm.Response{Message: llm.Message{Content: []llm.Block{llm.ToolUseBlock("a", "Echo", json.RawMessage(`{"text":"x"}`))}}, StopReason: llm.StopToolUse}
 	empty := func() *llm.Response {

@@ -22,8 +22,8 @@ type StopReason string
 // How a turn can end.
 const (
 	// StopAnswered: the model answered without asking for a tool. An
-	// empty response (no text, no tool call) is asked again once a turn
-	// (EmptyResponseNote) before it is taken for the answer.
+	// empty response (no text, no tool call) is sent back once
+	// (EmptyResponseNote): a second one in a row is the answer.
 	StopAnswered StopReason = "answered"
 	// StopMaxIterations: the model was still asking for tools when the
 	// iteration limit was reached (the tools of the last response ran).
