@@ -4,14 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
-	"github.com/orca-agent/orca/tool"
-	"github.com/orca-agent/orca/workspace"
 )
 
 // A server that sends tool calls without ids, with one id for several
@@ -34,18 +31,7 @@ func TestToolCallIDsAreMadeUnique(t *testing.T) {
 		{Message: llm.Message{Content: []llm.Block{llm.TextBlock("done again")}}, StopReason: llm.StopEndTurn},
 	}
 	client, requested := recordingClient(responses...)
-	var mu sync.Mutex
-	fs, err := workspace.OpenLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	var calls []string
-	rt, err := agent.New(agent.Definition{Name: "ids", MaxIterations: 5, ToolProviders: []tool.Provider{testTools(&calls, &mu, blocked)}}, agent.Collaborators{Client: client, FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt, calls := testRuntime(t, agent.Definition{Name: "ids", MaxIterations: 5}, client)
 	var started []string
 	onEvent := func(ev event.Event) {
 		if d, ok := ev.Data.(*event.ToolData); ok && ev.Name == event.ToolExecStarted {
@@ -82,8 +68,8 @@ func TestToolCallIDsAreMadeUnique(t *testing.T) {
 		t.Errorf("the last request's calls %q and results %q, want %q for both", ids, results, want)
 	}
 	wantRan := []string{"Echo:a", "Echo:b", "Echo:c", "Echo:d", "Echo:e", "Echo:f", "Echo:g", "Echo:h"}
-	if !slices.Equal(calls, wantRan) {
-		t.Errorf("ran %q, want %q", calls, wantRan)
+	if !slices.Equal(calls(), wantRan) {
+		t.Errorf("ran %q, want %q", calls(), wantRan)
 	}
 	if got := responses[0].Message.Content[0].ID; got != "" {
 		t.Errorf("the client's response was changed: its first call's id is %q", got)

@@ -12,7 +12,6 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
-	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -36,6 +35,31 @@ func recordingClient(responses ...*llm.Response) (llm.Client, func() []*llm.Requ
 	}
 }
 
+// testRuntime builds a runtime of def on client in a workspace of its
+// own, with the test tools (testTools); calls returns the tools' runs so
+// far. Both are closed when t ends.
+func testRuntime(t *testing.T, def agent.Definition, client llm.Client) (rt *agent.Runtime, calls func() []string) {
+	t.Helper()
+	fs, err := workspace.OpenLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fs.Close() })
+	var mu sync.Mutex
+	var ran []string
+	def.ToolProviders = append(def.ToolProviders, testTools(&ran, &mu, blocked))
+	rt, err = agent.New(def, agent.Collaborators{Client: client, FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ran)
+	}
+}
+
 // A response cut off at the output token limit while it called tools runs
 // none of its calls: the last call's input is cut short (or, worse, cut
 // where it still parses: a file written half), and the model asked for
@@ -54,19 +78,7 @@ func TestCutOffResponseRunsNoneOfItsCalls(t *testing.T) {
 			StopReason: llm.StopToolUse, Usage: llm.Usage{OutputTokens: 199}},
 		&llm.Response{Message: llm.Message{Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn},
 	)
-	fs, err := workspace.OpenLocal(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	var mu sync.Mutex
-	var calls []string
-	rt, err := agent.New(agent.Definition{Name: "cut", MaxTokens: 200, MaxIterations: 5, ToolProviders: []tool.Provider{testTools(&calls, &mu, blocked)}},
-		agent.Collaborators{Client: client, FS: fs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt, calls := testRuntime(t, agent.Definition{Name: "cut", MaxTokens: 200, MaxIterations: 5}, client)
 	var refused []string
 	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go", OnEvent: func(ev event.Event) {
 		if d, ok := ev.Data.(*event.ToolBlockedData); ok {
@@ -76,8 +88,8 @@ func TestCutOffResponseRunsNoneOfItsCalls(t *testing.T) {
 	if err != nil || res.StopReason != agent.StopAnswered || res.Answer != "done" {
 		t.Fatalf("turn: %s %q, %v (%v)", res.StopReason, res.Answer, err, res.Err)
 	}
-	if want := []string{"Echo:small"}; !slices.Equal(calls, want) {
-		t.Errorf("calls run %q, want %q", calls, want)
+	if want := []string{"Echo:small"}; !slices.Equal(calls(), want) {
+		t.Errorf("calls run %q, want %q", calls(), want)
 	}
 	if want := []string{"a by max_tokens", "b by max_tokens", "c by max_tokens"}; !slices.Equal(refused, want) {
 		t.Errorf("tool_blocked %q, want %q", refused, want)
@@ -111,16 +123,7 @@ func TestCutOffAnswerEndsTheTurn(t *testing.T) {
 		client, requests := recordingClient(
 			&llm.Response{Message: llm.Message{Content: []llm.Block{llm.TextBlock(`{"summary": "The answer is cut her`)}}, StopReason: llm.StopMaxTokens},
 		)
-		fs, err := workspace.OpenLocal(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer fs.Close()
-		rt, err := agent.New(agent.Definition{Name: "cut"}, agent.Collaborators{Client: client, FS: fs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rt.Close()
+		rt, _ := testRuntime(t, agent.Definition{Name: "cut"}, client)
 		req := agent.Request{SessionID: "s", Input: "go"}
 		if structured {
 			out, err := agent.OutputFor[struct {

@@ -3,13 +3,10 @@ package agent_test
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm"
-	"github.com/orca-agent/orca/tool"
-	"github.com/orca-agent/orca/workspace"
 )
 
 // An empty response — no text, no tool call; thinking alone is none — is
@@ -38,19 +35,7 @@ func TestEmptyResponseIsAskedAgainOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client, requests := recordingClient(tc.responses...)
-			fs, err := workspace.OpenLocal(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fs.Close()
-			var mu sync.Mutex
-			var calls []string
-			rt, err := agent.New(agent.Definition{Name: "empty", MaxIterations: tc.maxIterations, ToolProviders: []tool.Provider{testTools(&calls, &mu, blocked)}},
-				agent.Collaborators{Client: client, FS: fs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rt.Close()
+			rt, _ := testRuntime(t, agent.Definition{Name: "empty", MaxIterations: tc.maxIterations}, client)
 			res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go"})
 			if err != nil || res.StopReason != agent.StopAnswered || strings.TrimSpace(res.Answer) != tc.answer {
 				t.Fatalf("turn: %s %q, %v (%v)", res.StopReason, res.Answer, err, res.Err)
