@@ -65,7 +65,7 @@ func testRuntime(t *testing.T, def agent.Definition, client llm.Client) (rt *age
 // where it still parses: a file written half), and the model asked for
 // them together. Each is refused, saying why, and the model goes on. A
 // server that reports such a response as complete is caught by its usage:
-// the whole limit used.
+// exactly the limit used.
 func TestCutOffResponseRunsNoneOfItsCalls(t *testing.T) {
 	echo := func(id, in string) llm.Block { return llm.ToolUseBlock(id, "Echo", json.RawMessage(in)) }
 	client, requests := recordingClient(
@@ -76,9 +76,13 @@ func TestCutOffResponseRunsNoneOfItsCalls(t *testing.T) {
 			StopReason: llm.StopToolUse, Usage: llm.Usage{OutputTokens: 200}},
 		&llm.Response{Message: llm.Message{Content: []llm.Block{echo("d", `{"text":"small"}`)}},
 			StopReason: llm.StopToolUse, Usage: llm.Usage{OutputTokens: 199}},
+		// More than the limit is no sign: a client may raise the cap it
+		// sends (the thinking budget).
+		&llm.Response{Message: llm.Message{Content: []llm.Block{echo("e", `{"text":"thought"}`)}},
+			StopReason: llm.StopToolUse, Usage: llm.Usage{OutputTokens: 5000}},
 		&llm.Response{Message: llm.Message{Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn},
 	)
-	rt, calls := testRuntime(t, agent.Definition{Name: "cut", MaxTokens: 200, MaxIterations: 5}, client)
+	rt, calls := testRuntime(t, agent.Definition{Name: "cut", MaxTokens: 200, MaxIterations: 6}, client)
 	var refused []string
 	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go", OnEvent: func(ev event.Event) {
 		if d, ok := ev.Data.(*event.ToolBlockedData); ok {
@@ -88,7 +92,7 @@ func TestCutOffResponseRunsNoneOfItsCalls(t *testing.T) {
 	if err != nil || res.StopReason != agent.StopAnswered || res.Answer != "done" {
 		t.Fatalf("turn: %s %q, %v (%v)", res.StopReason, res.Answer, err, res.Err)
 	}
-	if want := []string{"Echo:small"}; !slices.Equal(calls(), want) {
+	if want := []string{"Echo:small", "Echo:thought"}; !slices.Equal(calls(), want) {
 		t.Errorf("calls run %q, want %q", calls(), want)
 	}
 	if want := []string{"a by max_tokens", "b by max_tokens", "c by max_tokens"}; !slices.Equal(refused, want) {

@@ -66,7 +66,7 @@ const (
 	// tools does not end the turn: its calls do not run (their input may
 	// be cut short too) — each is refused (a ToolBlocked event by
 	// "max_tokens") and the model is told to make them again with less in
-	// each. A response that used the whole limit counts as cut off when it
+	// each. A response that used exactly the limit counts as cut off when it
 	// calls tools, whatever the provider says of it.
 	StopMaxTokens StopReason = "max_tokens"
 	// StopPaused: a step of a turn run step by step (Request.Step) ended

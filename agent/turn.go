@@ -642,13 +642,15 @@ func (t *turn) nudged() bool {
 // cutOff reports whether resp, the answer to a request for at most limit
 // output tokens (0: the provider's default), was cut off there: the
 // provider says so (llm.StopMaxTokens), or, for a response that calls
-// tools, it used the whole limit whatever it says (servers have reported
-// such calls as complete, arguments cut in the middle included).
+// tools, it used exactly the limit whatever it says (servers have reported
+// such calls as complete, arguments cut in the middle included). Exactly:
+// a client may raise the cap it sends (llm/anthropic adds the thinking
+// budget), so more than the limit is no sign.
 func cutOff(resp *llm.Response, limit int) bool {
 	if resp.StopReason == llm.StopMaxTokens {
 		return true
 	}
-	if limit <= 0 || resp.Usage.OutputTokens < int64(limit) {
+	if limit <= 0 || resp.Usage.OutputTokens != int64(limit) {
 		return false
 	}
 	for _, b := range resp.Message.Content {

@@ -71,7 +71,7 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 		"to fix it, and a turn still failing ends as escalated (default: the settings' \"verify\"; \"\" for none)")
 	fl.StringVarP(&f.workspace, "workspace", "w", ".", "workspace `DIR`: the folder the tools work in, whose .orca/orca.db keeps the sessions")
 	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "end a turn after `N` model calls (iterations)")
-	fl.IntVar(&f.maxTokens, "max-tokens", agent.DefaultMaxTokens, "cap each model response at `N` output tokens (thinking included): an answer cut off there ends the turn as max_tokens")
+	fl.IntVar(&f.maxTokens, "max-tokens", agent.DefaultMaxTokens, "cap each model response at `N` output tokens, as the provider counts them: an answer cut off there ends the turn as max_tokens")
 	fl.IntVar(&f.maxParallelTools, "max-parallel-tools", 0, "run at most `N` read-only tool calls of one response at once (1: one after another; default: the settings' maxParallelTools, else 10)")
 	fl.StringVar(&f.session, "session", "", "continue session `ID`, or start it if the workspace has none by that id (default: a new session)")
 	fl.BoolVar(&f.cont, "continue", false, "continue the workspace's most recently active session")
