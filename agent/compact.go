@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -63,35 +62,25 @@ func (t *turn) summarise(msgs []llm.Message, trigger, instructions string) (comp
 	b.WriteString("\n<conversation>\n")
 	render(&b, msgs[:cut])
 	b.WriteString("</conversation>")
-	req := &llm.Request{
-		Model:     t.model(),
-		System:    summaryPrompt,
-		Messages:  []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(b.String())}}},
-		MaxTokens: def.MaxTokens,
-		Metadata:  llm.Metadata{TraceID: t.res.SessionID, Feature: llm.FeatureCompaction, Component: def.Name},
-	}
-	req, err := t.prepare(req)
-	var resp *llm.Response
-	if err == nil {
-		resp, err = t.attempt(req, nil)
-	}
-	if err == nil && strings.TrimSpace(resp.Message.Text()) == "" {
-		err = errors.New("the summariser returned no text")
-	}
+	summary, usage, err := t.summariser(b.String())
 	if err != nil {
 		t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindSummary, MessagesBefore: len(msgs), Error: err.Error()})
 		return compaction{}, fmt.Errorf("compaction (%s): %w", trigger, err)
 	}
 	first := msgs[cut]
 	merged := llm.Message{Role: llm.RoleUser, Content: append([]llm.Block{
-		llm.TextBlock("<summary of the earlier conversation>\n" + resp.Message.Text() + "\n</summary of the earlier conversation>"),
+		llm.TextBlock("<summary of the earlier conversation>\n" + summary + "\n</summary of the earlier conversation>"),
 	}, first.Content...)}
 	out := make([]llm.Message, 0, len(msgs)-cut)
 	out = append(out, merged)
 	out = append(out, msgs[cut+1:]...)
-	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindSummary, MessagesBefore: len(msgs), MessagesAfter: len(out), Usage: resp.Usage})
-	return compaction{msgs: out, usage: resp.Usage}, nil
+	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindSummary, MessagesBefore: len(msgs), MessagesAfter: len(out), Usage: usage})
+	return compaction{msgs: out, usage: usage}, nil
 }
+
+// SummaryCutNote ends a compaction's summary that was cut off at the
+// output token limit (Definition.MaxTokens): the summary is kept, marked.
+const SummaryCutNote = "[The summary was cut off here, at the output token limit: what it said after this is lost.]"
 
 // cutPoint returns the index of the user message that starts the
 // keep-th newest turn, or -1 when there are not more turns than that.

@@ -160,3 +160,27 @@ func TestSummariserGoesThroughMiddleware(t *testing.T) {
 		t.Errorf("events %v", names)
 	}
 }
+
+// A summary cut off at the output token limit is kept — the newest turns
+// follow it verbatim — and marked, so that the model knows its end is
+// missing rather than taking it for the whole story.
+func TestCutSummaryIsMarked(t *testing.T) {
+	for _, cut := range []bool{false, true} {
+		b := newBench(t, nil, nil)
+		rt := b.runtimeWith(agent.Definition{Name: "compacting", ContextWindow: 1000, CompactAt: 0.5, KeepTurns: 2})
+		summary := script.Text("The user asked three things; Echo was used, then")
+		if cut {
+			summary.StopReason = llm.StopMaxTokens
+		}
+		b.model.Script(script.CompactionRoute("s"), summary)
+		b.model.Script("s", script.Text("fourth answer"))
+		res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "turn four", History: history(), PromptTokens: 900})
+		if err != nil || res.Answer != "fourth answer" || !res.Compacted {
+			t.Fatalf("cut %v: result %+v, %v", cut, res, err)
+		}
+		sent := b.model.CallsTo("s")[0].Messages[0].Content[0].Text
+		if !strings.Contains(sent, "Echo was used, then") || strings.Contains(sent, agent.SummaryCutNote) != cut {
+			t.Errorf("cut %v: the summary sent: %q", cut, sent)
+		}
+	}
+}

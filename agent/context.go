@@ -297,7 +297,8 @@ func (t *turn) compactTurn(trigger string) bool {
 }
 
 // summariser asks the model for a summary of prompt, through both LLM
-// middleware chains with feature "compaction".
+// middleware chains with feature "compaction". A summary cut off at the
+// output token limit ends with SummaryCutNote.
 func (t *turn) summariser(prompt string) (string, llm.Usage, error) {
 	def := &t.rt.def
 	req := &llm.Request{
@@ -315,10 +316,15 @@ func (t *turn) summariser(prompt string) (string, llm.Usage, error) {
 	if err != nil {
 		return "", llm.Usage{}, err
 	}
-	if strings.TrimSpace(resp.Message.Text()) == "" {
+	summary := resp.Message.Text()
+	if strings.TrimSpace(summary) == "" {
 		return "", resp.Usage, errors.New("the summariser returned no text")
 	}
-	return resp.Message.Text(), resp.Usage, nil
+	if cutOff(resp, req.MaxTokens) {
+		// What it wrote is kept; the model learns that the end is missing.
+		summary += "\n" + SummaryCutNote
+	}
+	return summary, resp.Usage, nil
 }
 
 // capResult keeps a tool result that would fill too much of the context
