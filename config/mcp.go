@@ -235,7 +235,7 @@ func parseMCPApproval(path string, top map[string]json.RawMessage) (*MCPApproval
 // readMCPFile reads the workspace's .mcp.json, if there is one.
 func readMCPFile(workspace string, getenv func(string) (string, bool)) ([]MCPServer, error) {
 	path := filepath.Join(workspace, MCPFile)
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -297,7 +297,7 @@ func claudeStatePath(claudeDir string) string {
 // and a file orca cannot use is a warning, never an error.
 func readClaudeState(claudeDir, workspace string, getenv func(string) (string, bool)) (*claudeState, []Warning) {
 	st := &claudeState{path: claudeStatePath(claudeDir)}
-	data, err := os.ReadFile(st.path)
+	data, err := readConfig(st.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}

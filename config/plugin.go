@@ -120,7 +120,7 @@ func readInstalled(claudeDir string) (map[string]string, error) {
 	if claudeDir == "" {
 		return nil, errors.New("no Claude Code folder")
 	}
-	data, err := os.ReadFile(filepath.Join(claudeDir, installedFile))
+	data, err := readConfig(filepath.Join(claudeDir, installedFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return map[string]string{}, nil
@@ -184,7 +184,7 @@ func readPlugin(name, dir string) (Plugin, []string, error) {
 		Hooks      json.RawMessage `json:"hooks"`
 		MCPServers json.RawMessage `json:"mcpServers"`
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, ".claude-plugin", "plugin.json")); err == nil {
+	if data, err := readConfig(filepath.Join(dir, ".claude-plugin", "plugin.json")); err == nil {
 		if err := json.Unmarshal(data, &manifest); err != nil {
 			return Plugin{}, nil, fmt.Errorf(".claude-plugin/plugin.json: %v", err)
 		}
@@ -201,7 +201,7 @@ func readPlugin(name, dir string) (Plugin, []string, error) {
 		return os.LookupEnv(k)
 	}
 	mcpRaw, mcpPath := json.RawMessage(nil), filepath.Join(dir, MCPFile)
-	if data, err := os.ReadFile(mcpPath); err == nil {
+	if data, err := readConfig(mcpPath); err == nil {
 		var top map[string]json.RawMessage
 		if err := json.Unmarshal(data, &top); err != nil {
 			return Plugin{}, nil, fmt.Errorf("%s: %v", mcpPath, err)
@@ -215,7 +215,7 @@ func readPlugin(name, dir string) (Plugin, []string, error) {
 			if !filepath.IsAbs(rel) {
 				rel = filepath.Join(dir, rel)
 			}
-			data, err := os.ReadFile(rel)
+			data, err := readConfig(rel)
 			if err != nil {
 				return Plugin{}, nil, err
 			}
@@ -279,7 +279,7 @@ func readPlugin(name, dir string) (Plugin, []string, error) {
 			continue
 		}
 		seen[filepath.Clean(path)] = true
-		data, err := os.ReadFile(path)
+		data, err := readConfig(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -621,7 +621,7 @@ func plural(n int, what string) string {
 // readFile reads and checks one settings file, Claude Code's if claude;
 // nil if it does not exist.
 func readFile(path string, project, claude bool) (*file, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -1178,7 +1178,7 @@ func kind(raw json.RawMessage) string {
 // Errors name the file and the key.
 func UserResources(configDir string) (map[string]string, error) {
 	path := filepath.Join(configDir, filepath.FromSlash(UserFile))
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]string{}, nil
 	}
@@ -1333,4 +1333,12 @@ func lastByName(servers []MCPServer) []MCPServer {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// readConfig reads a configuration file, without the UTF-8 byte order
+// mark Windows editors and PowerShell write at its start (Claude Code
+// reads such files too).
+func readConfig(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	return bytes.TrimPrefix(data, []byte("\uFEFF")), err
 }

@@ -268,7 +268,7 @@ func (s *TrustStore) read() (*trustFile, error) { return readJSON[trustFile](s.p
 // exist is the zero value. what names the file in errors.
 func readJSON[T any](path, what string) (*T, error) {
 	var f T
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &f, nil
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,7 @@ func mcpFile(o options, ws, scope string) (string, error) {
 // readTop reads a JSON object file (missing: empty).
 func readTop(path string) (map[string]json.RawMessage, error) {
 	data, err := os.ReadFile(path)
+	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // as config reads it
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]json.RawMessage{}, nil
 	}

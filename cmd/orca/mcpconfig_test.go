@@ -124,3 +124,32 @@ func TestMCPServerNotStartedWarning(t *testing.T) {
 		t.Errorf("mcp list: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// Files a Windows editor saved with a UTF-8 byte order mark are read as
+// Claude Code reads them: a workspace whose settings file has one runs,
+// orca mcp add keeps the servers of a .mcp.json that has one, and so do a
+// script and an output schema.
+func TestFilesWithByteOrderMark(t *testing.T) {
+	t.Parallel()
+	const bom = "\uFEFF"
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	writeFileAt(t, ws, ".claude/settings.json", bom+`{"permissions": {"deny": ["Bash(rm:*)"]}}`)
+	writeFileAt(t, ws, ".mcp.json", bom+`{"mcpServers": {"old": {"command": "old-mcp"}}}`)
+	script := writeFileAt(t, t.TempDir(), "replies.json", bom+`[{"output": {"n": 3}}]`)
+	schema := writeFileAt(t, t.TempDir(), "schema.json", bom+`{"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}`)
+	out, stderr, code := orcaWith(t, t.Context(), o, "", "run", "-w", ws, "--script", script, "--output-schema", schema, "count")
+	if code != 0 || !strings.Contains(out, `"n": 3`) {
+		t.Fatalf("run: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "--scope", "project", "new", "--", "new-mcp"); code != 0 {
+		t.Fatalf("mcp add: exit %d\n%s%s", code, out, stderr)
+	}
+	var top struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(filepath.Join(ws, ".mcp.json"))
+	if err := json.Unmarshal(data, &top); err != nil || top.MCPServers["old"] == nil || top.MCPServers["new"] == nil {
+		t.Errorf(".mcp.json after add (%v):\n%s", err, data)
+	}
+}

@@ -153,6 +153,7 @@ func Parse(r io.Reader) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a byte order mark a Windows editor wrote
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var f File

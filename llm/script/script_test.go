@@ -164,9 +164,10 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// A list of responses alone is a script: the File's responses.
+// A list of responses alone is a script: the File's responses. A UTF-8
+// byte order mark before it (a Windows editor's) is no matter.
 func TestParseList(t *testing.T) {
-	f, err := script.Parse(strings.NewReader(` [{"tool_calls":[{"name":"Read","input":{"file_path":"x"}}]}, {"text":"bye"}]`))
+	f, err := script.Parse(strings.NewReader("\uFEFF" + ` [{"tool_calls":[{"name":"Read","input":{"file_path":"x"}}]}, {"text":"bye"}]`)) // a byte order mark too
 	if err != nil {
 		t.Fatal(err)
 	}
