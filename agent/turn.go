@@ -629,14 +629,15 @@ func (t *turn) endedByHook() bool {
 const EmptyResponseNote = "Your last response was empty: no text and no tool call. Answer the user now, or say what stops you."
 
 // nudged reports whether the response just appended (the last message)
-// answers EmptyResponseNote: the model is not asked a second time.
+// answers EmptyResponseNote: the model is not asked a second time. The
+// note leads its message (lines the user queued may follow it there).
 func (t *turn) nudged() bool {
 	n := len(t.msgs)
 	if n < 2 {
 		return false
 	}
 	prev := t.msgs[n-2]
-	return prev.Role == llm.RoleUser && len(prev.Content) == 1 && prev.Content[0].Type == llm.BlockText && prev.Content[0].Text == EmptyResponseNote
+	return prev.Role == llm.RoleUser && len(prev.Content) > 0 && prev.Content[0].Type == llm.BlockText && prev.Content[0].Text == EmptyResponseNote
 }
 
 // cutOff reports whether resp, the answer to a request for at most limit

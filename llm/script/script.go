@@ -258,9 +258,6 @@ func goKind(t reflect.Type) string {
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 { // json.RawMessage: any JSON
-			return "a JSON value"
-		}
 		return "a list"
 	case reflect.Struct, reflect.Map:
 		return "an object"
