@@ -181,3 +181,13 @@ func TestForkAnswerCutOff(t *testing.T) {
 		t.Errorf("the Task result: %+v", result)
 	}
 }
+
+// The limit is named in words that read: one token, not "1 tokens".
+func TestCutOffAtOneToken(t *testing.T) {
+	client, _ := recordingClient(&llm.Response{Message: llm.Message{Content: []llm.Block{llm.TextBlock("cu")}}, StopReason: llm.StopMaxTokens})
+	rt, _ := testRuntime(t, agent.Definition{Name: "cut", MaxTokens: 1}, client)
+	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go"})
+	if err != nil || res.StopReason != agent.StopMaxTokens || res.Reason != "the answer was cut off at the output token limit (1 token)" {
+		t.Errorf("turn: %s %q, %v", res.StopReason, res.Reason, err)
+	}
+}

@@ -664,8 +664,11 @@ func cutOff(resp *llm.Response, limit int) bool {
 
 // limitText names the output token limit the last response was cut off at.
 func (t *turn) limitText() string {
-	if t.cut < 0 {
+	switch t.cut {
+	case -1:
 		return "the provider's output token limit"
+	case 1:
+		return "the output token limit (1 token)"
 	}
 	return fmt.Sprintf("the output token limit (%d tokens)", t.cut)
 }
