@@ -593,6 +593,27 @@ func (a *App) Extensions() []*extension.Extension { return a.exts }
 // for a Client the Config gave).
 func (a *App) Model() provider.Config { return a.model.cfg }
 
+// ModelLabel names the model, for people: the provider and the model
+// ("anthropic claude-sonnet-4-5"), "script" for the scripted model of
+// ModelConfig.Script, "scripted model" for a Client the Config gave.
+func (a *App) ModelLabel() string {
+	m := a.Model()
+	switch {
+	case m.Provider == "":
+		return "scripted model"
+	case m.Provider == ScriptProvider:
+		return "script"
+	}
+	name := m.Model
+	if name == "" {
+		name = provider.DefaultModel(m.Provider)
+	}
+	return m.Provider + " " + name
+}
+
+// Config returns the configuration the App was opened with.
+func (a *App) Config() Config { return a.cfg }
+
 // hookOptions are what prompt hooks need: the session's client, asking
 // the model the alias haiku stands for (Claude Code's default for them),
 // else the session's; a hook's own model goes through the alias table.

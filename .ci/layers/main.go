@@ -23,27 +23,27 @@ const module = "github.com/orca-agent/orca"
 var layers = [][]string{
 	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "mcp/mcptest"},
 	{"cmd/orca-mcp-faults", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
-	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp", "tui"},
-	{"config", "skill", "store/storetest", "store/internal/sqlrow"},
+	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp"},
+	{"config", "skill", "store/storetest", "store/internal/sqlrow", "tui"},
 	{"toolset", "store/sqlite", "store/postgres", "store/postgres/pgtest"},
 	{"agent"},
 	{"session", "observe", "telemetry"},
 	{"extension", "mcp/mcpserve"},
 	{"app"},
-	{"orcatest", "serve"},
+	{"orcatest", "serve", "chat"},
 	{"cmd/orca"},
 }
 
 // adapters and roots may link the heavy dependencies; the core may not.
-var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "store/postgres": true, "store/postgres/pgtest": true, "mcp": true, "app": true, "serve": true, "cmd/orca": true,
+var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/provider": true, "store/sqlite": true, "store/postgres": true, "store/postgres/pgtest": true, "mcp": true, "app": true, "serve": true, "chat": true, "cmd/orca": true,
 	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true}
 
 var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk",
 	"go.opentelemetry.io/otel", "github.com/jackc/pgx"}
 
 // The terminal libraries (the Charm stack) are for the terminal UI alone:
-// tui and the CLI on top of it, not even app.
-var termOK = map[string]bool{"tui": true, "cmd/orca": true}
+// tui, the chat and the CLI on top of them, not even app.
+var termOK = map[string]bool{"tui": true, "chat": true, "cmd/orca": true}
 
 var term = []string{"github.com/charmbracelet/", "github.com/muesli/termenv", "github.com/alecthomas/chroma", "github.com/yuin/goldmark"}
 
@@ -108,5 +108,5 @@ func main() {
 		}
 		os.Exit(1)
 	}
-	fmt.Printf("layers: %d layers hold, the core links no SDK or driver, and only tui and cmd/orca the terminal libraries\n", len(layers))
+	fmt.Printf("layers: %d layers hold, the core links no SDK or driver, and only tui, chat and cmd/orca the terminal libraries\n", len(layers))
 }

@@ -219,25 +219,6 @@ func TestChatInvokesSkill(t *testing.T) {
 	}
 }
 
-// The chat's help lists each of its commands once.
-func TestChatHelpListsEachCommandOnce(t *testing.T) {
-	seen := map[string]int{}
-	for _, line := range strings.Split(chatHelp, "\n") {
-		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  /") {
-			seen[f[0]]++
-		}
-	}
-	for _, c := range []string{"/compact", "/cost", "/model", "/permissions", "/resume", "/clear", "/approve,", "/mcp", "/help", "/exit"} {
-		if seen[c] != 1 {
-			t.Errorf("%s is listed %d times", c, seen[c])
-		}
-		delete(seen, c)
-	}
-	if len(seen) > 0 {
-		t.Errorf("the help lists commands the chat does not know: %v", seen)
-	}
-}
-
 // orca chat on a session whose call was parked (orca run
 // --park-approvals) says so, and /approve or /deny decides the call: its
 // turn goes on, in the chat.

@@ -13,6 +13,7 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/tui"
 )
 
 // The demo project: a Go package with no dependencies whose Sum skips the
@@ -168,7 +169,7 @@ skip the pauses.`,
 
 func runDemo(cmd *cobra.Command, asJSON, fast bool, perm *permFlags, o options) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	paced := !fast && !asJSON && isTerminal(out)
+	paced := !fast && !asJSON && tui.IsTerminal(out)
 	cfg := app.Config{
 		ConfigDir:    o.configDir,
 		NoSettings:   true,

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/orca-agent/orca/llm"
 )
 
 // Ctrl-C at an approval question ends the turn as interrupted, the call's
@@ -205,28 +202,5 @@ func TestChatResumeSwitches(t *testing.T) {
 	}
 	if got := show(t, ws, other).prompts(); !slices.Equal(got, []string{"second question"}) {
 		t.Errorf("session %s holds %q", other, got)
-	}
-}
-
-// The recap of a resumed chat says how much of the conversation it shows:
-// all of a short one, the last three of a longer one.
-func TestRecapSaysHowMuchItShows(t *testing.T) {
-	conv := func(n int) []llm.Message {
-		var msgs []llm.Message
-		for i := range n {
-			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(fmt.Sprint("q", i))}},
-				llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(fmt.Sprint("a", i))}})
-		}
-		return msgs
-	}
-	for n, want := range map[int]string{
-		0: "",
-		1: "Earlier in this session:\n\n❯ q0\na0\n",
-		3: "Earlier in this session (its 3 exchanges):\n",
-		5: "Earlier in this session (the last 3 of 5 exchanges):\n\n❯ q2\n",
-	} {
-		if got := recap(conv(n)); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
-			t.Errorf("%d exchanges: %q, want it to begin %q", n, got, want)
-		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -90,40 +89,10 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
 		if len(servers) == 0 {
 			fmt.Fprintf(stdout, "No MCP servers start in %s.\n", a.Root())
 		}
-		writeMCPServers(stdout, servers)
+		mcp.WriteStatus(stdout, servers)
 	}
 	if failed > 0 {
 		return &exitError{code: exitTurn, err: fmt.Errorf("%s of %d failed", tui.Plural(failed, "MCP server"), len(servers))}
 	}
 	return nil
-}
-
-// writeMCPServers writes the servers' status for a person: each server
-// up with its tools, prompts (the commands "/mcp__<server>__<prompt>")
-// and whether it serves resources; each other with why it is not.
-func writeMCPServers(w io.Writer, servers []mcp.Status) {
-	for _, s := range servers {
-		if s.State != mcp.StateUp {
-			fmt.Fprintf(w, "✗ %s (%s): %s: %s\n", s.Name, s.Type, s.State, s.Error)
-			continue
-		}
-		what := s.Type
-		if s.Server != "" {
-			what += ", " + s.Server
-		}
-		extra := ""
-		if len(s.Prompts) > 0 {
-			extra += ", " + tui.Plural(len(s.Prompts), "prompt")
-		}
-		if s.Resources {
-			extra += ", resources"
-		}
-		fmt.Fprintf(w, "✓ %s (%s): %s%s\n", s.Name, what, tui.Plural(len(s.Tools), "tool"), extra)
-		for _, t := range s.Tools {
-			fmt.Fprintf(w, "    %s\n", t)
-		}
-		for _, p := range s.Prompts {
-			fmt.Fprintf(w, "    /%s\n", p)
-		}
-	}
 }

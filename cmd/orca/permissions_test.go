@@ -14,6 +14,7 @@ import (
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/scope"
+	"github.com/orca-agent/orca/tui"
 )
 
 // bashCall is a script response that runs command with Bash as tool use id.
@@ -295,6 +296,11 @@ func approvalRequest(tool, input string, suggest ...string) policy.ApprovalReque
 	return policy.ApprovalRequest{Scope: scope.Scope{SessionID: "s"}, ToolName: tool, ToolUseID: "u", Input: json.RawMessage(input), Display: display, Verdict: v}
 }
 
+// newPromptApprover is the approver orca run asks with at a terminal.
+func newPromptApprover(in io.Reader, out io.Writer) *tui.Approver {
+	return &tui.Approver{Read: tui.LineReader(in), Out: out}
+}
+
 func TestPromptApproverAnswers(t *testing.T) {
 	t.Parallel()
 	bash := approvalRequest("Bash", `{"command": "go test ./..."}`, "Bash(go test:*)")
@@ -315,7 +321,7 @@ func TestPromptApproverAnswers(t *testing.T) {
 		{"last line without newline", "y", bash, policy.Approval{Allow: true, Scope: policy.ScopeOnce}, "", 1},
 	} {
 		var out bytes.Buffer
-		a := newPromptApprover(strings.NewReader(tc.input), &out, nil)
+		a := newPromptApprover(strings.NewReader(tc.input), &out)
 		got, err := a.Approve(t.Context(), tc.req)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -334,7 +340,7 @@ func TestPromptApproverAnswers(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	newPromptApprover(strings.NewReader("y\n"), &out, nil).Approve(t.Context(), bash)
+	newPromptApprover(strings.NewReader("y\n"), &out).Approve(t.Context(), bash)
 	for _, want := range []string{"? Allow Bash go test ./...?", "[y] yes, once", "[a] yes, and allow Bash(go test:*) for this session", "[n] no"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, out.String())
@@ -347,7 +353,7 @@ func TestPromptApproverCancelled(t *testing.T) {
 	t.Parallel()
 	r, w := io.Pipe()
 	defer w.Close() // ends the background read
-	a := newPromptApprover(r, io.Discard, nil)
+	a := newPromptApprover(r, io.Discard)
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -187,7 +187,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		if t, err := l.Totals(cmd.Context()); err == nil {
 			n = tui.Plural(int(t.Turns), "turn")
 		}
-		text.Note(fmt.Sprintf("%s · session %s · %s · continue it with --continue or --session %s", modelLabel(l.app), l.ID(), n, l.ID()))
+		text.Note(fmt.Sprintf("%s · session %s · %s · continue it with --continue or --session %s", l.app.ModelLabel(), l.ID(), n, l.ID()))
 	})
 }
 
@@ -208,15 +208,15 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		text = tui.NewText(ctx, stdout, tui.OptionsFor(stdout))
 		r = text
 	}
-	gate := newApprovalGate()
-	if isTerminal(stdin) && isTerminal(stdout) {
+	gate := tui.NewApprovalGate()
+	if tui.IsTerminal(stdin) && tui.IsTerminal(stdout) {
 		// The question goes where the turn is shown; with --json, stdout
 		// carries only events, so it goes to stderr.
 		out := stdout
 		if asJSON {
 			out = stderr
 		}
-		cfg.Approver = newPromptApprover(stdin, out, gate.wait)
+		cfg.Approver = &tui.Approver{Read: tui.LineReader(stdin), Out: out, Ready: gate.Wait}
 	} else if f.park {
 		cfg.Approver = policy.Parking{}
 	}
@@ -238,7 +238,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		}
 	}
 	// The events are rendered as the turn emits them, on its goroutine.
-	l, err := f.openSession(ctx, a, stderr, gated(r.Render, gate), true)
+	l, err := f.openSession(ctx, a, stderr, gate.Show(r.Render), true)
 	if err != nil {
 		return err
 	}

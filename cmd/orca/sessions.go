@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -169,7 +168,7 @@ func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags, o option
 			closed = append(closed, fmt.Sprintf("* %s cannot be continued here: %s", s.ID, s.WhyNot))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", id, s.CreatedAt.Local().Format("2006-01-02 15:04"),
-			s.Turns, tui.TokenCount(s.Totals.Tokens), usd(s.Totals.CostUSD), tui.OneLine(s.LastPrompt, 60))
+			s.Turns, tui.TokenCount(s.Totals.Tokens), tui.USD(s.Totals.CostUSD), tui.OneLine(s.LastPrompt, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -242,7 +241,7 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 	if bud, _ := st.Budget(ctx, id); bud != nil {
 		limits = *bud
 	}
-	writeSpending(&b, totals, limits)
+	tui.WriteSpending(&b, totals, limits)
 	compacted := 0
 	for _, r := range recs {
 		if r.Compacted {
@@ -414,46 +413,4 @@ func printableText(s string) string {
 		lines[i] = tui.Printable(l)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// writeSpending writes what a session spent against its budget, one
-// dimension a line.
-func writeSpending(w io.Writer, t store.Totals, b budget.Limits) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	limit := func(set bool, s string) string {
-		if !set {
-			return "no cap"
-		}
-		return s
-	}
-	tok := strconv.FormatInt(t.Usage.Total(), 10)
-	if parts := tui.Tokens(t.Usage); len(parts) > 0 {
-		tok += " (" + strings.Join(parts, " · ") + ")"
-	}
-	fmt.Fprintln(tw, "  \tspent\tbudget")
-	fmt.Fprintf(tw, "  tokens\t%s\t%s\n", tok, limit(b.Tokens > 0, strconv.FormatInt(b.Tokens, 10)))
-	fmt.Fprintf(tw, "  cost\t%s\t%s\n", usd(t.CostUSD), limit(b.CostUSD > 0, usd(b.CostUSD)))
-	fmt.Fprintf(tw, "  tool calls\t%d\t%s\n", t.ToolCalls, limit(b.ToolCalls > 0, strconv.FormatInt(b.ToolCalls, 10)))
-	fmt.Fprintf(tw, "  wall time\t%s\t%s\n", roundDuration(t.WallTime), limit(b.WallTime > 0, b.WallTime.String()))
-	tw.Flush()
-}
-
-// roundDuration rounds d for people: to milliseconds below a second, to
-// tenths of a second above.
-func roundDuration(d time.Duration) time.Duration {
-	if d < time.Second {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(100 * time.Millisecond)
-}
-
-// usd writes a cost in dollars: cents, or more digits below a cent.
-func usd(x float64) string {
-	switch {
-	case x == 0:
-		return "$0"
-	case x < 0.01:
-		return "$" + strconv.FormatFloat(x, 'f', 4, 64)
-	}
-	return "$" + strconv.FormatFloat(x, 'f', 2, 64)
 }

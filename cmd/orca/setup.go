@@ -256,22 +256,6 @@ func (b *budgetFlags) apply(ctx context.Context, ls *session.LiveSession) error 
 	return ls.SetBudget(ctx, &l)
 }
 
-// gated returns the OnEvent of a turn whose events render shows: after
-// drawing an approval_requested event it tells gate, so that the
-// approver's question comes under it.
-func gated(render func(event.Event), gate *approvalGate) func(event.Event) {
-	return func(ev event.Event) {
-		render(ev)
-		if d, ok := ev.Data.(*event.ApprovalData); ok {
-			if ev.Name == event.ApprovalRequested {
-				gate.rendered(d.ToolUseID)
-			} else {
-				gate.resolved(d.ToolUseID)
-			}
-		}
-	}
-}
-
 // view picks the events of a session's feed that are shown. orca run shows
 // one turn: from its turn_started to its turn_completed, its forks'
 // events among them, and nothing after (a background fork still running

@@ -1,4 +1,4 @@
-package main
+package chat
 
 import (
 	"context"
@@ -11,20 +11,6 @@ import (
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tui"
 )
-
-// chatEnv is what the chat's commands read of the App and the flags, and
-// how /clear opens a new session.
-type chatEnv struct {
-	app   *app.App
-	cfg   app.Config
-	store store.Store
-	// newSession opens a new session of the App, its events shown as the
-	// chat's; openSession the one id names.
-	newSession  func(ctx context.Context) (*session.LiveSession, error)
-	openSession func(ctx context.Context, id string) (*session.LiveSession, error)
-	// swap makes ls the chat's session (the one closed at the end).
-	swap func(ls *session.LiveSession)
-}
 
 // modelNote is /model: the provider and model, and how to choose another.
 func (c *chat) modelNote() string {
@@ -39,7 +25,7 @@ func (c *chat) switchModel(ctx context.Context, name string) {
 		c.con.note("A turn is running: /model once it has ended.")
 		return
 	}
-	m := c.env.app.Model()
+	m := c.app.Model()
 	if m.Provider == "" || m.Provider == app.ScriptProvider {
 		c.con.note("The scripted model has no other model to switch to.")
 		return
@@ -60,18 +46,18 @@ func (c *chat) switchModel(ctx context.Context, name string) {
 
 // permissionsNote is /permissions: the mode and the rules in force.
 func (c *chat) permissionsNote() string {
-	e := c.env
-	rules, err := e.app.Settings().Rules()
+	cfg := c.app.Config()
+	rules, err := c.app.Settings().Rules()
 	if err != nil {
 		return "✗ the settings' rules: " + err.Error()
 	}
-	extra, err := policy.ParseRules(e.cfg.Allow, e.cfg.Deny, e.cfg.Ask)
+	extra, err := policy.ParseRules(cfg.Allow, cfg.Deny, cfg.Ask)
 	if err != nil {
 		return "✗ the flags' rules: " + err.Error()
 	}
-	mode := e.cfg.Mode
+	mode := cfg.Mode
 	if mode == "" {
-		mode = e.app.Settings().Mode()
+		mode = c.app.Settings().Mode()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Permission mode: %s (--permission-mode, or the settings' defaultMode)\n", mode)
@@ -98,7 +84,7 @@ func (c *chat) permissionsNote() string {
 // resumeNote is /resume: the workspace's other sessions, most recently
 // active first, and the command that opens one.
 func (c *chat) resumeNote(ctx context.Context) string {
-	ss, err := c.env.store.Sessions(ctx, store.Filter{})
+	ss, err := c.app.Store().Sessions(ctx, store.Filter{})
 	if err != nil {
 		return "✗ listing the sessions: " + err.Error()
 	}
@@ -121,7 +107,10 @@ func (c *chat) resumeNote(ctx context.Context) string {
 	if n == 0 {
 		return "No other session in this workspace."
 	}
-	b.WriteString("Go on in one with /resume ID (or, later: " + resumeCommand("ID", c.root) + ")")
+	b.WriteString("Go on in one with /resume ID")
+	if cmd := c.opts.ResumeCommand; cmd != nil {
+		b.WriteString(" (or, later: " + cmd("ID") + ")")
+	}
 	return b.String()
 }
 
@@ -136,20 +125,19 @@ func (c *chat) resume(ctx context.Context, id string) {
 		c.con.note("This is session " + id + " already.")
 		return
 	}
-	if _, err := c.env.store.Session(ctx, id); err != nil {
+	if _, err := c.app.Store().Session(ctx, id); err != nil {
 		c.con.note(fmt.Sprintf("✗ no session %s in this workspace: /resume lists them.", id))
 		return
 	}
-	ls, err := c.env.openSession(ctx, id)
+	ls, err := c.app.Session(ctx, app.SessionOptions{ID: id, OnEvent: c.onEvent})
 	if err != nil {
 		c.con.note("✗ " + err.Error())
 		return
 	}
 	old := c.ls
 	old.End(context.WithoutCancel(ctx), session.EndOther)
-	c.env.swap(ls)
 	c.ls = ls
-	msg := fmt.Sprintf("Session %s is kept (%s). Going on in session %s", old.ID(), resumeCommand(old.ID(), c.root), ls.ID())
+	msg := fmt.Sprintf("Session %s is kept%s. Going on in session %s", old.ID(), c.resumeHint(old.ID()), ls.ID())
 	if t, err := ls.Totals(ctx); err == nil {
 		msg += fmt.Sprintf(" (%s so far)", tui.Plural(int(t.Turns), "turn"))
 	}
@@ -168,14 +156,22 @@ func (c *chat) clear(ctx context.Context) {
 		return
 	}
 	old := c.ls
-	ls, err := c.env.newSession(ctx)
+	ls, err := c.app.Session(ctx, app.SessionOptions{OnEvent: c.onEvent})
 	if err != nil {
 		c.con.note("✗ a new session: " + err.Error())
 		return
 	}
 	old.End(context.WithoutCancel(ctx), session.EndClear)
-	c.env.swap(ls)
 	c.ls = ls
-	c.con.note(fmt.Sprintf("Session %s is kept (%s). A new session: %s.", old.ID(), resumeCommand(old.ID(), c.root), ls.ID()))
+	c.con.note(fmt.Sprintf("Session %s is kept%s. A new session: %s.", old.ID(), c.resumeHint(old.ID()), ls.ID()))
 	c.showStatus(ctx)
+}
+
+// resumeHint is " (the command that opens session id again)", or "" when
+// the program gave none.
+func (c *chat) resumeHint(id string) string {
+	if c.opts.ResumeCommand == nil {
+		return ""
+	}
+	return " (" + c.opts.ResumeCommand(id) + ")"
 }

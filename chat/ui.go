@@ -1,13 +1,10 @@
-package main
+package chat
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +19,7 @@ import (
 	"github.com/orca-agent/orca/tui"
 )
 
-// chatUI is orca chat's input on a real terminal: a bubbletea program
+// chatUI is the chat's input on a real terminal: a bubbletea program
 // (tui.Input) owns the terminal's bottom lines — the editor, the queue,
 // the spinner, the approval question, the status line — and everything
 // the chat shows is printed above it, one whole line at a time (printer).
@@ -51,26 +48,19 @@ type chatUI struct {
 	lastOut  string // its output, whole
 }
 
-// useChatUI reports whether orca chat draws its terminal UI: both
-// standard input and output are terminals (real ones: the tests' fakes
-// get the line-by-line chat).
-func useChatUI(stdin, stdout any) bool {
+// terminalUI reports whether the chat draws its terminal UI: both its
+// input and output are terminals (real ones: the tests' fakes get the
+// line-by-line chat).
+func terminalUI(stdin io.Reader, stdout io.Writer) (in, out *os.File, ok bool) {
 	in, ok1 := stdin.(*os.File)
 	out, ok2 := stdout.(*os.File)
-	return ok1 && ok2 && isTerminal(in) && isTerminal(out)
+	return in, out, ok1 && ok2 && tui.IsTerminal(in) && tui.IsTerminal(out)
 }
 
-// historyPath is where the inputs typed in workspace root are kept: in
-// orca's configuration folder, one file per workspace.
-func historyPath(configDir, root string) string {
-	sum := sha256.Sum256([]byte(root))
-	return filepath.Join(configDir, "orca", "history", hex.EncodeToString(sum[:8])+".jsonl")
-}
-
-// newChatUI starts the UI's program on in and out; sigs takes its Ctrl-C;
+// newUI starts the UI's program on in and out; sigs takes its Ctrl-C;
 // expand shows a note above the program (the chat's console: Ctrl-O's
 // output goes where the turns go, between their lines).
-func newChatUI(ctx context.Context, in, out *os.File, theme tui.Theme, h *tui.History, sigs chan<- os.Signal, expand func(string)) *chatUI {
+func newUI(ctx context.Context, in, out *os.File, theme tui.Theme, h *tui.History, sigs chan<- os.Signal, expand func(string)) *chatUI {
 	u := &chatUI{lines: make(chan line), answers: make(chan string, 8), done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	model := tui.NewInput(theme, h, tui.Handlers{
 		Submit: func(s string) { u.push(line{s: s + "\n"}) },

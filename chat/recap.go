@@ -1,47 +1,13 @@
-package main
+package chat
 
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm"
-	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/tui"
 )
-
-// modelLabel names the model an App talks to, for people: the provider
-// and the model ("anthropic claude-sonnet-4-5"), "script" for the
-// scripted model of --script, "scripted model" for one the program gave.
-func modelLabel(a *app.App) string {
-	m := a.Model()
-	switch {
-	case m.Provider == "":
-		return "scripted model"
-	case m.Provider == app.ScriptProvider:
-		return "script"
-	}
-	name := m.Model
-	if name == "" {
-		name = provider.DefaultModel(m.Provider)
-	}
-	return m.Provider + " " + name
-}
-
-// resumeCommand is the command line that opens session id of the
-// workspace root again: -w only when root is not the current folder.
-func resumeCommand(id, root string) string {
-	s := "orca chat --session " + shellQuote(id)
-	if wd, err := os.Getwd(); err == nil {
-		if wd, err = filepath.EvalSymlinks(wd); err == nil && wd == root {
-			return s
-		}
-	}
-	return s + " -w " + shellQuote(root)
-}
 
 // Limits of the recap of a resumed chat.
 const (
@@ -119,5 +85,9 @@ func (c *chat) farewell(ctx context.Context) {
 	if t, err := c.ls.Totals(ctx); err == nil {
 		turns = " · " + tui.Plural(int(t.Turns), "turn")
 	}
-	c.con.note(fmt.Sprintf("Session %s%s · resume it with: %s", c.ls.ID(), turns, resumeCommand(c.ls.ID(), c.root)))
+	msg := fmt.Sprintf("Session %s%s", c.ls.ID(), turns)
+	if cmd := c.opts.ResumeCommand; cmd != nil {
+		msg += " · resume it with: " + cmd(c.ls.ID())
+	}
+	c.con.note(msg)
 }

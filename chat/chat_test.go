@@ -1,0 +1,145 @@
+package chat
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
+)
+
+// The chat's help lists each of its commands once.
+func TestChatHelpListsEachCommandOnce(t *testing.T) {
+	seen := map[string]int{}
+	for _, line := range strings.Split(Help, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  /") {
+			seen[f[0]]++
+		}
+	}
+	for _, c := range []string{"/compact", "/cost", "/model", "/permissions", "/resume", "/clear", "/approve,", "/mcp", "/help", "/exit"} {
+		if seen[c] != 1 {
+			t.Errorf("%s is listed %d times", c, seen[c])
+		}
+		delete(seen, c)
+	}
+	if len(seen) > 0 {
+		t.Errorf("the help lists commands the chat does not know: %v", seen)
+	}
+}
+
+// The recap of a resumed chat says how much of the conversation it shows:
+// all of a short one, the last three of a longer one.
+func TestRecapSaysHowMuchItShows(t *testing.T) {
+	conv := func(n int) []llm.Message {
+		var msgs []llm.Message
+		for i := range n {
+			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(fmt.Sprint("q", i))}},
+				llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(fmt.Sprint("a", i))}})
+		}
+		return msgs
+	}
+	for n, want := range map[int]string{
+		0: "",
+		1: "Earlier in this session:\n\n❯ q0\na0\n",
+		3: "Earlier in this session (its 3 exchanges):\n",
+		5: "Earlier in this session (the last 3 of 5 exchanges):\n\n❯ q2\n",
+	} {
+		if got := recap(conv(n)); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("%d exchanges: %q, want it to begin %q", n, got, want)
+		}
+	}
+}
+
+// A program runs the chat over its App as orca chat does: the lines of
+// the input are turns and commands, /clear goes on in a new session, and
+// Run ends the session it is in when the input ends.
+func TestChatOverApp(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "script.json")
+	os.WriteFile(script, []byte(`[
+		{"tool_calls": [{"name": "Write", "input": {"file_path": "hello.txt", "content": "hello, world\n"}}]},
+		{"text": "I wrote hello.txt."},
+		{"text": "Hello again."}]`), 0o644)
+	ctx := t.Context()
+	var out strings.Builder
+	c := New(ctx, Options{In: strings.NewReader("Create hello.txt saying hello.\n/cost\n/clear\nhi\n"), Out: &out})
+	defer c.Close()
+	if c.Approver() != nil {
+		t.Error("an approver for an input that is not a terminal")
+	}
+	a, err := app.Open(ctx, app.Config{Workspace: dir, ConfigDir: "-", Model: app.ModelConfig{Script: script}, Mode: policy.ModeAcceptEdits, Approver: c.Approver()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ls, err := a.Session(ctx, app.SessionOptions{ID: "first", OnEvent: c.OnEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx, a, ls); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx, a, ls); err == nil {
+		t.Error("a second Run ran")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); string(b) != "hello, world\n" {
+		t.Errorf("hello.txt = %q, %v", b, err)
+	}
+	ss, err := a.Store().Sessions(ctx, store.Filter{})
+	if err != nil || len(ss) != 2 {
+		t.Fatalf("sessions %+v, %v: want two", ss, err)
+	}
+	second := ss[0].ID
+	if second == "first" {
+		second = ss[1].ID
+	}
+	got := out.String()
+	for _, want := range []string{
+		"orca chat · session first (new) · script\n",
+		"● Write hello.txt\n",
+		"I wrote hello.txt.\n",
+		"  tool calls  1      no cap\n",
+		"Session first is kept. A new session: " + second + ".\n",
+		"Hello again.\n",
+		"Session " + second + " · 1 turn\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the chat did not show %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "resume it with") || strings.Contains(got, "session_ended") {
+		t.Errorf("the chat showed what it should not:\n%s", got)
+	}
+	// Each session was ended, as its way out says: its session_ended row
+	// (written by the time the App is closed) has the reason.
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := app.OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for id, reason := range map[string]string{"first": session.EndClear, second: session.EndPromptInputExit} {
+		rows, err := st.Observations(ctx, store.ObservationFilter{SessionID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended := ""
+		for _, r := range rows {
+			if r.Name == string(event.SessionEnded) {
+				ended = string(r.Data)
+			}
+		}
+		if !strings.Contains(ended, `"reason":"`+reason+`"`) {
+			t.Errorf("session %s: session_ended %s, want reason %s", id, ended, reason)
+		}
+	}
+}

@@ -1,0 +1,273 @@
+package tui
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/term"
+
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/policy"
+)
+
+// IsTerminal reports whether f (a stream: standard input or output) is a
+// terminal: an *os.File on one, or a TerminalWriter that says it is.
+func IsTerminal(f any) bool {
+	switch f := f.(type) {
+	case TerminalWriter:
+		_, ok := f.Terminal()
+		return ok
+	case *os.File:
+		return term.IsTerminal(int(f.Fd()))
+	}
+	return false
+}
+
+// Approver is a policy.Approver that asks the person at the terminal about
+// each call the policy asks about: y allows it once, a allows it and what
+// the policy suggests (such as Bash(go test:*)) for the rest of the
+// session, n denies it. It asks one question at a time. Read and Out are
+// required; the rest is for a program that owns the terminal (orca chat).
+type Approver struct {
+	// Read reads the next line the person types, giving up when ctx ends
+	// (LineReader reads them from a stream).
+	Read func(ctx context.Context) (string, error)
+	// Out is where the question is written.
+	Out io.Writer
+	// Begin and End, if set, frame each question, from before it is
+	// shown until it is answered: a program that reads the terminal
+	// itself hands the lines typed meanwhile to Read.
+	Begin func(ctx context.Context) error
+	End   func()
+	// Ready, if set, waits until the screen is free for the question about
+	// a tool use (ApprovalGate.Wait).
+	Ready func(ctx context.Context, toolUseID string) error
+	// Asking, if set, is told each question as it is asked — the call,
+	// the answer keys and what they do — after Begin: a terminal UI shows
+	// it, and takes only those keys (Ask).
+	Asking func(question, keys, choices string)
+
+	mu sync.Mutex
+}
+
+type line struct {
+	s   string
+	err error
+}
+
+// LineReader returns a function that reads the lines of in, a stream that
+// may block for ever (a terminal), giving up when the caller's context
+// ends. The read goes on in the background then, and the next call takes
+// its line. Calls must not overlap. The end of in reads as the error "end
+// of input".
+func LineReader(in io.Reader) func(ctx context.Context) (string, error) {
+	r := &lineReader{in: bufio.NewReader(in)}
+	return r.readLine
+}
+
+type lineReader struct {
+	in *bufio.Reader
+	// pending is a read that a cancelled call left running; the next call
+	// takes its line instead of starting a second reader.
+	pending chan line
+}
+
+func (r *lineReader) readLine(ctx context.Context) (string, error) {
+	if r.pending == nil {
+		ch := make(chan line, 1)
+		go func() {
+			s, err := r.in.ReadString('\n')
+			ch <- line{s, err}
+		}()
+		r.pending = ch
+	}
+	select {
+	case l := <-r.pending:
+		r.pending = nil
+		return l.s, EndOfInput(l.err)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// EndOfInput says io.EOF the way a person reads it ("end of input"); other
+// errors are returned as they are.
+func EndOfInput(err error) error {
+	if errors.Is(err, io.EOF) {
+		return errors.New("end of input")
+	}
+	return err
+}
+
+// Approve asks about req and waits for the answer, or for ctx to end.
+func (a *Approver) Approve(ctx context.Context, req policy.ApprovalRequest) (policy.Approval, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.Ready != nil {
+		if err := a.Ready(ctx, req.ToolUseID); err != nil {
+			return policy.Approval{}, err
+		}
+	}
+	if a.Begin != nil {
+		if err := a.Begin(ctx); err != nil {
+			return policy.Approval{}, err
+		}
+		if a.End != nil {
+			defer a.End()
+		}
+	}
+	call, _, _ := strings.Cut(strings.TrimPrefix(ToolHeader(req.ToolName, req.Input, req.Display), "● "), "\n")
+	rules := req.Verdict.Suggestions
+	if len(rules) == 0 && req.Verdict.Suggest != "" {
+		rules = []string{req.Verdict.Suggest}
+	}
+	choices := "[y] yes, once"
+	if len(rules) > 0 {
+		choices += fmt.Sprintf("   [a] yes, and allow %s for this session", strings.Join(rules, ", "))
+	}
+	choices += "   [n] no › "
+	// What the model chose (the call, the rules made of its words) is
+	// stripped of control sequences, and on a terminal the question is
+	// drawn in reverse video, which the model's text — stripped the same
+	// way — can never be: no answer the model wrote can pass for orca's
+	// question, nor cover it.
+	question := "? Allow " + Printable(call) + "?"
+	if a.Asking != nil {
+		keys, short := "yn", "[y] yes, once · [n] no (Esc)"
+		if len(rules) > 0 {
+			keys, short = "yan", "[y] yes, once · [a] yes, and allow "+Printable(strings.Join(rules, ", "))+" for this session · [n] no (Esc)"
+		}
+		a.Asking("Allow "+Printable(call)+"?", keys, short)
+	}
+	if IsTerminal(a.Out) && os.Getenv("NO_COLOR") == "" {
+		question = "\x1b[1;7m " + question + " \x1b[0m"
+	}
+	var b strings.Builder
+	b.WriteString("  " + question + "\n")
+	if reason := strings.TrimSpace(req.Verdict.Reason); reason != "" {
+		b.WriteString(Indent("    ", "    ", OneLine(reason, 0)) + "\n")
+	}
+	b.WriteString("    " + Printable(choices))
+	if _, err := io.WriteString(a.Out, b.String()); err != nil {
+		return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
+	}
+	for {
+		ans, err := a.Read(ctx)
+		if err != nil && ans == "" {
+			if ctx.Err() != nil {
+				io.WriteString(a.Out, "\n")
+				return policy.Approval{}, ctx.Err()
+			}
+			io.WriteString(a.Out, "\n")
+			return policy.Approval{Allow: false, Scope: policy.ScopeOnce,
+				Reason: fmt.Sprintf("%s was not run: no answer came from the user (%v).", call, err)}, nil
+		}
+		switch strings.ToLower(strings.TrimSpace(ans)) {
+		case "y", "yes":
+			return policy.Approval{Allow: true, Scope: policy.ScopeOnce}, nil
+		case "a", "always":
+			if len(rules) > 0 {
+				return policy.Approval{Allow: true, Scope: policy.ScopeSession}, nil
+			}
+		case "n", "no":
+			return policy.Approval{Allow: false, Scope: policy.ScopeOnce,
+				Reason: fmt.Sprintf("The user denied %s. Do not retry it; ask the user what to do instead.", call)}, nil
+		}
+		if err != nil { // an unclear last line, then the end of the input
+			io.WriteString(a.Out, "\n")
+			return policy.Approval{Allow: false, Scope: policy.ScopeOnce,
+				Reason: fmt.Sprintf("%s was not run: no answer came from the user (%v).", call, err)}, nil
+		}
+		keys := "y or n"
+		if len(rules) > 0 {
+			keys = "y, a or n"
+		}
+		if _, err := fmt.Fprintf(a.Out, "    Please answer %s › ", keys); err != nil {
+			return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
+		}
+	}
+}
+
+// ApprovalGate keeps an approver's question from interleaving with the
+// renderer's output. The runtime emits approval_requested before it asks
+// the approver and emits nothing more until the approver answers; Show
+// tells the gate once the renderer has drawn that event (stopping a
+// spinner), and the approver's Ready (Wait) waits for it: from then on the
+// screen is the approver's alone.
+type ApprovalGate struct {
+	mu   sync.Mutex
+	seen map[string]*gateEntry
+}
+
+type gateEntry struct {
+	ch     chan struct{}
+	closed bool
+}
+
+// NewApprovalGate returns a gate no event has passed yet.
+func NewApprovalGate() *ApprovalGate { return &ApprovalGate{seen: make(map[string]*gateEntry)} }
+
+// Show returns the OnEvent of a turn whose events render draws: after
+// drawing an approval_requested event it opens the gate for that tool
+// use, so that the approver's question comes under it.
+func (g *ApprovalGate) Show(render func(event.Event)) func(event.Event) {
+	return func(ev event.Event) {
+		render(ev)
+		if d, ok := ev.Data.(*event.ApprovalData); ok {
+			if ev.Name == event.ApprovalRequested {
+				g.rendered(d.ToolUseID)
+			} else {
+				g.resolved(d.ToolUseID)
+			}
+		}
+	}
+}
+
+func (g *ApprovalGate) entry(id string) *gateEntry {
+	e, ok := g.seen[id]
+	if !ok {
+		e = &gateEntry{ch: make(chan struct{})}
+		g.seen[id] = e
+	}
+	return e
+}
+
+// rendered says the renderer has drawn the approval_requested event of
+// tool use id.
+func (g *ApprovalGate) rendered(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e := g.entry(id); !e.closed {
+		e.closed = true
+		close(e.ch)
+	}
+}
+
+// resolved forgets tool use id once its approval is resolved (by the
+// approver or by a PERMISSION_REQUEST hook), so that a later call with
+// the same id waits again.
+func (g *ApprovalGate) resolved(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.seen, id)
+}
+
+// Wait waits until the approval_requested event of tool use id has been
+// drawn, or ctx ends: an Approver's Ready.
+func (g *ApprovalGate) Wait(ctx context.Context, id string) error {
+	g.mu.Lock()
+	ch := g.entry(id).ch
+	g.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
