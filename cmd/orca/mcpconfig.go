@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,93 +12,25 @@ import (
 	"github.com/orca-agent/orca/config"
 )
 
-// The files orca mcp add, remove and get edit, by scope, as claude mcp's
-// scopes: local (this workspace, not checked in), project (the
-// workspace's .mcp.json, shared) and user (every workspace).
-var mcpScopes = []string{"local", "project", "user"}
-
-// mcpFile returns the file of scope for workspace ws.
-func mcpFile(o options, ws, scope string) (string, error) {
-	switch scope {
-	case "local", "project":
-		// The workspace must be one: a mistyped -w makes no folders.
-		root, err := checkWorkspace(ws)
-		if err != nil {
-			return "", err
-		}
-		if scope == "local" {
-			return filepath.Join(root, ".orca", "settings.local.json"), nil
-		}
-		return filepath.Join(root, config.MCPFile), nil
-	case "user":
-		dir := o.userConfigDir()
-		if dir == "" {
-			return "", errors.New("no user configuration folder (no home folder)")
-		}
-		return filepath.Join(dir, filepath.FromSlash(config.UserFile)), nil
-	}
-	return "", fmt.Errorf("--scope %q is not local, project or user", scope)
-}
-
-// readTop reads a JSON object file (missing: empty).
-func readTop(path string) (map[string]json.RawMessage, error) {
-	data, err := os.ReadFile(path)
-	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // as config reads it
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]json.RawMessage{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	top := map[string]json.RawMessage{}
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("%s is not a JSON object: %v", path, err)
-	}
-	return top, nil
-}
-
-// writeTop writes a JSON object file (its keys sorted).
-func writeTop(path string, top map[string]json.RawMessage) error {
-	data, err := json.MarshalIndent(top, "", "  ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".orca-tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// scopeFile reads the file of scope: its path, its keys and its servers.
-func scopeFile(o options, ws, scope string) (string, map[string]json.RawMessage, map[string]json.RawMessage, error) {
-	path, err := mcpFile(o, ws, scope)
-	if err != nil {
-		return "", nil, nil, usageErrorf("%v", err)
-	}
-	top, err := readTop(path)
-	if err != nil {
-		return "", nil, nil, &exitError{code: exitUsage, err: err}
-	}
-	all, err := servers(top)
-	if err != nil {
-		return "", nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", path, err)}
-	}
-	return path, top, all, nil
-}
-
-func servers(top map[string]json.RawMessage) (map[string]json.RawMessage, error) {
-	out := map[string]json.RawMessage{}
-	if raw, ok := top["mcpServers"]; ok {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return nil, fmt.Errorf("mcpServers is not an object: %v", err)
+// scopeFile opens the file of scope, for workspace ws (which must be one:
+// a mistyped -w makes no folders) or the user.
+func scopeFile(o options, ws, scope string) (*config.MCPServersFile, error) {
+	root := ""
+	if scope == "local" || scope == "project" {
+		var err error
+		if root, err = checkWorkspace(ws); err != nil {
+			return nil, err
 		}
 	}
-	return out, nil
+	path, err := config.MCPScopeFile(scope, root, o.userConfigDir())
+	if err != nil {
+		return nil, usageErrorf("--%v", err)
+	}
+	f, err := config.ReadMCPServersFile(path)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return f, nil
 }
 
 type mcpAddFlags struct {
@@ -135,7 +62,7 @@ written back with its keys sorted.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, top, all, err := scopeFile(o, f.workspace, f.scope)
+			file, err := scopeFile(o, f.workspace, f.scope)
 			if err != nil {
 				return err
 			}
@@ -143,69 +70,49 @@ written back with its keys sorted.`,
 			if err := config.CheckMCPName(name); err != nil {
 				return usageErrorf("%v", err)
 			}
-			entry := map[string]any{}
-			switch f.transport {
-			case "stdio", "":
-				if strings.TrimSpace(args[1]) == "" {
-					return usageErrorf("the command is empty")
-				}
-				entry["command"] = args[1]
-				if len(args) > 2 {
-					entry["args"] = args[2:]
-				}
-				if len(f.headers) > 0 {
-					return usageErrorf("-H is for http and sse servers")
-				}
-			case "http", "sse":
+			e := config.MCPEntry{Transport: f.transport, Timeout: f.timeout}
+			if f.transport == "http" || f.transport == "sse" {
 				if len(args) != 2 {
 					return usageErrorf("an %s server takes NAME and URL, not %d arguments", f.transport, len(args))
 				}
-				if u, err := url.Parse(args[1]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					if !strings.Contains(args[1], "${") {
-						return usageErrorf("%q is not an http or https URL", args[1])
-					}
+				e.URL = args[1]
+			} else {
+				e.Command, e.Args = args[1], args[2:]
+			}
+			for _, kv := range f.env {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usageErrorf("-e %q is not KEY=value", kv)
 				}
-				entry["type"], entry["url"] = f.transport, args[1]
-			default:
-				return usageErrorf("--transport %q is not stdio, http or sse", f.transport)
-			}
-			if len(f.env) > 0 {
-				env := map[string]string{}
-				for _, kv := range f.env {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok || k == "" {
-						return usageErrorf("-e %q is not KEY=value", kv)
-					}
-					env[k] = v
+				if e.Env == nil {
+					e.Env = map[string]string{}
 				}
-				entry["env"] = env
+				e.Env[k] = v
 			}
-			if len(f.headers) > 0 {
-				h := map[string]string{}
-				for _, kv := range f.headers {
-					k, v, ok := strings.Cut(kv, ":")
-					if !ok || strings.TrimSpace(k) == "" {
-						return usageErrorf("-H %q is not 'Name: value'", kv)
-					}
-					h[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			for _, kv := range f.headers {
+				k, v, ok := strings.Cut(kv, ":")
+				if !ok || strings.TrimSpace(k) == "" {
+					return usageErrorf("-H %q is not 'Name: value'", kv)
 				}
-				entry["headers"] = h
+				if e.Headers == nil {
+					e.Headers = map[string]string{}
+				}
+				e.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
 			}
-			if f.timeout > 0 {
-				entry["timeout"] = f.timeout
+			raw, err := e.JSON()
+			if err != nil {
+				return usageErrorf("%v", err)
 			}
-			raw, _ := json.Marshal(entry)
-			_, replaced := all[name]
-			all[name] = raw
-			top["mcpServers"], _ = json.Marshal(all)
-			if err := writeTop(path, top); err != nil {
+			_, replaced := file.Servers[name]
+			file.Servers[name] = raw
+			if err := file.Write(); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
 			verb := "Added"
 			if replaced {
 				verb = "Replaced"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s MCP server %s in %s\n", verb, name, path)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s MCP server %s in %s\n", verb, name, file.Path)
 			trusted := true
 			if f.scope != "user" {
 				dir := o.userConfigDir()
@@ -240,25 +147,24 @@ func mcpRemoveCommand(o options) *cobra.Command {
 		Short: "Remove an MCP server from the file of --scope (or from every scope's file that has it)",
 		Args:  oneArg("the name of an MCP server", "one that the settings' mcpServers or a .mcp.json declares"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			scopes := mcpScopes
+			scopes := config.MCPScopes
 			if scope != "" {
 				scopes = []string{scope}
 			}
 			removed := 0
 			for _, sc := range scopes {
-				path, top, all, err := scopeFile(o, workspace, sc)
+				file, err := scopeFile(o, workspace, sc)
 				if err != nil {
 					return err
 				}
-				if _, ok := all[args[0]]; !ok {
+				if _, ok := file.Servers[args[0]]; !ok {
 					continue
 				}
-				delete(all, args[0])
-				top["mcpServers"], _ = json.Marshal(all)
-				if err := writeTop(path, top); err != nil {
+				delete(file.Servers, args[0])
+				if err := file.Write(); err != nil {
 					return &exitError{code: exitUsage, err: err}
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Removed MCP server %s from %s\n", args[0], path)
+				fmt.Fprintf(cmd.OutOrStdout(), "Removed MCP server %s from %s\n", args[0], file.Path)
 				removed++
 			}
 			if removed == 0 {
@@ -284,15 +190,15 @@ func mcpGetCommand(o options) *cobra.Command {
 		Args:  oneArg("the name of an MCP server", "one that the settings' mcpServers or a .mcp.json declares"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			found := false
-			for _, sc := range slices.Backward(mcpScopes) {
-				path, _, all, err := scopeFile(o, workspace, sc)
+			for _, sc := range slices.Backward(config.MCPScopes) {
+				file, err := scopeFile(o, workspace, sc)
 				if err != nil {
 					if sc == "user" {
 						continue // no user folder: the workspace's scopes still count
 					}
 					return err
 				}
-				raw, ok := all[args[0]]
+				raw, ok := file.Servers[args[0]]
 				if !ok {
 					continue
 				}
@@ -300,7 +206,7 @@ func mcpGetCommand(o options) *cobra.Command {
 				var pretty any
 				json.Unmarshal(raw, &pretty)
 				b, _ := json.MarshalIndent(pretty, "  ", "  ")
-				fmt.Fprintf(cmd.OutOrStdout(), "%s (%s scope, %s):\n  %s\n", args[0], sc, path, b)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s (%s scope, %s):\n  %s\n", args[0], sc, file.Path, b)
 			}
 			if !found {
 				return usageErrorf("no MCP server %q in the local, project or user files ('orca mcp list' starts those the settings declare)", args[0])

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,8 +14,6 @@ import (
 
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
-	"github.com/orca-agent/orca/config"
-	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/serve"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
@@ -95,33 +92,14 @@ the session's calls that wait for a decision.`,
 	return cmd
 }
 
-// existingStore opens the store the workspace's sessions are in: the
-// PostgreSQL database $ORCA_STORE_DSN or the user's "store" names, as orca
-// run chooses it, else the workspace's SQLite file if it exists; nil if it
-// does not (reading creates nothing).
-func existingStore(ctx context.Context, ws string, o options) (st store.Store, root string, err error) {
-	if _, err := checkWorkspace(ws); err != nil {
-		return nil, "", err
-	}
-	root, err = config.Canonical(ws)
+// existingStore opens the store the workspace's sessions are in
+// (app.ExistingStore); its errors end orca with the right code.
+func existingStore(ctx context.Context, ws string, o options) (store.Store, string, error) {
+	st, root, err := app.ExistingStore(ctx, ws, o.configDir, o.env)
 	if err != nil {
-		return nil, "", usageErrorf("workspace %s: %v", ws, err)
+		return nil, root, fromApp(err)
 	}
-	st, err = app.OpenUserStore(ctx, o.configDir, o.env)
-	if err != nil {
-		return nil, root, fromApp(err) // a settings file: a usage error; the database: exit 1
-	}
-	if st != nil {
-		return st, root, nil
-	}
-	if _, err := os.Stat(sqlite.DefaultPath(root)); errors.Is(err, os.ErrNotExist) {
-		return nil, root, nil
-	}
-	sq, err := openStore(root)
-	if err != nil {
-		return nil, root, err
-	}
-	return sq, root, nil
+	return st, root, nil
 }
 
 func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags, o options) error {
@@ -129,7 +107,7 @@ func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags, o option
 	if err != nil {
 		return err
 	}
-	list := []sessionJSON{}
+	list := []app.SessionInfo{}
 	if st != nil {
 		defer st.Close()
 		// Every session of the store: also those started before the
@@ -140,18 +118,18 @@ func listSessions(ctx context.Context, out io.Writer, f *sessionsFlags, o option
 		}
 		wsID, _ := app.ReadWorkspaceID(root)
 		for _, s := range ss {
-			sj, err := describe(ctx, st, s, wsID, root)
+			sj, err := app.DescribeSession(ctx, st, s, wsID, root)
 			if err != nil {
-				return err
+				return &exitError{code: exitTurn, err: err}
 			}
 			list = append(list, sj)
 		}
 	}
 	if f.json {
 		return writeJSON(out, struct {
-			Workspace string        `json:"workspace"`
-			Store     string        `json:"store"`
-			Sessions  []sessionJSON `json:"sessions"`
+			Workspace string            `json:"workspace"`
+			Store     string            `json:"store"`
+			Sessions  []app.SessionInfo `json:"sessions"`
 		}{root, sqlite.DefaultPath(root), list})
 	}
 	if len(list) == 0 {
@@ -196,9 +174,9 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 		return &exitError{code: exitTurn, err: fmt.Errorf("session %s: %w", id, err)}
 	}
 	wsID, _ := app.ReadWorkspaceID(root)
-	sj, err := describe(ctx, st, s, wsID, root)
+	sj, err := app.DescribeSession(ctx, st, s, wsID, root)
 	if err != nil {
-		return err
+		return &exitError{code: exitTurn, err: err}
 	}
 	recs, err := st.Records(ctx, id, store.RecordFilter{IncludeCompacted: true})
 	if err != nil {
@@ -209,18 +187,18 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 		return &exitError{code: exitTurn, err: fmt.Errorf("session %s: %w", id, err)}
 	}
 	if f.json {
-		rj := make([]recordJSON, len(recs))
+		rj := make([]app.RecordInfo, len(recs))
 		for i, r := range recs {
-			rj[i] = recordOf(r)
+			rj[i] = app.RecordOf(r)
 		}
 		pj := make([]serve.Parked, len(parked))
 		for i, p := range parked {
 			pj[i] = serve.ParkedOf(p)
 		}
 		return writeJSON(out, struct {
-			Session sessionJSON    `json:"session"`
-			Records []recordJSON   `json:"records"`
-			Parked  []serve.Parked `json:"parked"`
+			Session app.SessionInfo  `json:"session"`
+			Records []app.RecordInfo `json:"records"`
+			Parked  []serve.Parked   `json:"parked"`
 		}{sj, rj, pj})
 	}
 
@@ -256,7 +234,7 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 	display := app.ToolDisplays(root)
 	for _, r := range recs {
 		b.WriteString("\n")
-		writeRecord(&b, r, display)
+		tui.WriteRecord(&b, r, display)
 	}
 	for _, p := range parked {
 		fmt.Fprintf(&b, "\nWaiting for a decision: %s · %s\n  'orca approve %s' or 'orca deny %s', then 'orca run --session %s' goes on with the turn.\n",
@@ -266,151 +244,9 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 	return err
 }
 
-// sessionJSON is a session in the JSON output of orca sessions.
-type sessionJSON struct {
-	ID         string      `json:"id"`
-	Agent      string      `json:"agent"`
-	RuntimeID  string      `json:"runtime_id"`
-	Workspace  string      `json:"workspace"`
-	CreatedAt  time.Time   `json:"created_at"`
-	UpdatedAt  time.Time   `json:"updated_at"`
-	Turns      int         `json:"turns"`
-	LastPrompt string      `json:"last_prompt"`
-	Totals     totalsJSON  `json:"totals"`
-	Budget     *budgetJSON `json:"budget"`
-	// Opens says whether orca run and chat in this workspace can continue
-	// the session; WhyNot says why not.
-	Opens  bool   `json:"opens"`
-	WhyNot string `json:"why_not,omitempty"`
-}
-
-type totalsJSON struct {
-	Tokens           int64   `json:"tokens"`
-	InputTokens      int64   `json:"input_tokens"`
-	OutputTokens     int64   `json:"output_tokens"`
-	CacheReadTokens  int64   `json:"cache_read_tokens"`
-	CacheWriteTokens int64   `json:"cache_write_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
-	ToolCalls        int64   `json:"tool_calls"`
-	WallTimeNS       int64   `json:"wall_time_ns"`
-}
-
-type budgetJSON struct {
-	Tokens     int64   `json:"tokens"`
-	CostUSD    float64 `json:"cost_usd"`
-	ToolCalls  int64   `json:"tool_calls"`
-	WallTimeNS int64   `json:"wall_time_ns"`
-}
-
-// recordJSON is a transcript record in the JSON output of orca sessions
-// show: the record's fields and its message's, flat.
-type recordJSON struct {
-	Seq       int64       `json:"seq"`
-	TurnID    string      `json:"turn_id"`
-	Time      time.Time   `json:"time"`
-	Kind      string      `json:"kind"`
-	Compacted bool        `json:"compacted"`
-	Role      llm.Role    `json:"role"`
-	Content   []blockJSON `json:"content"`
-}
-
-// blockJSON is llm.Block, with an input that is not valid JSON encoded as
-// a string instead of failing the whole output.
-type blockJSON struct {
-	Type      llm.BlockType   `json:"type"`
-	Text      string          `json:"text,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name,omitempty"`
-	Input     json.RawMessage `json:"input,omitempty"`
-	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   string          `json:"content,omitempty"`
-	IsError   bool            `json:"is_error,omitempty"`
-}
-
-// describe returns s with its totals and budget, and whether orca run
-// and chat in the workspace root (its id wsID) can continue it.
-func describe(ctx context.Context, st store.Store, s store.Session, wsID, root string) (sessionJSON, error) {
-	t, err := st.Totals(ctx, s.ID)
-	if err != nil {
-		return sessionJSON{}, &exitError{code: exitTurn, err: fmt.Errorf("session %s: %w", s.ID, err)}
-	}
-	b, err := st.Budget(ctx, s.ID)
-	if err != nil {
-		return sessionJSON{}, &exitError{code: exitTurn, err: fmt.Errorf("session %s: %w", s.ID, err)}
-	}
-	sj := sessionJSON{
-		ID: s.ID, Agent: s.Agent, RuntimeID: s.RuntimeID, Workspace: s.Workspace,
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Turns: s.Turns, LastPrompt: s.LastPrompt,
-		Totals: totalsJSON{
-			Tokens:      t.Usage.Total(),
-			InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens,
-			CacheReadTokens: t.Usage.CacheReadTokens, CacheWriteTokens: t.Usage.CacheWriteTokens,
-			CostUSD: t.CostUSD, ToolCalls: t.ToolCalls, WallTimeNS: int64(t.WallTime),
-		},
-	}
-	sj.Opens, sj.WhyNot = app.Opens(app.DefaultName, wsID, root, s)
-	if b != nil {
-		sj.Budget = &budgetJSON{Tokens: b.Tokens, CostUSD: b.CostUSD, ToolCalls: b.ToolCalls, WallTimeNS: int64(b.WallTime)}
-	}
-	return sj, nil
-}
-
-func recordOf(r store.Record) recordJSON {
-	rj := recordJSON{Seq: r.Seq, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Compacted: r.Compacted,
-		Role: r.Message.Role, Content: make([]blockJSON, len(r.Message.Content))}
-	for i, b := range r.Message.Content {
-		in := b.Input
-		if len(in) > 0 && !json.Valid(in) {
-			in, _ = json.Marshal(string(in))
-		}
-		rj.Content[i] = blockJSON{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Input: in,
-			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError}
-	}
-	return rj
-}
-
 func writeJSON(out io.Writer, v any) error {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// writeRecord writes one transcript record for people: a header line,
-// then the message's blocks, indented; display says how tools show their
-// calls.
-func writeRecord(b *strings.Builder, r store.Record, display func(name string, input json.RawMessage) tool.Display) {
-	head := []string{fmt.Sprintf("#%d %s", r.Seq, r.Message.Role)}
-	if r.Kind == store.KindSummary {
-		head = append(head, "summary")
-	}
-	if r.TurnID != "" {
-		head = append(head, r.TurnID)
-	}
-	if r.Compacted {
-		head = append(head, "compacted")
-	}
-	b.WriteString(strings.Join(head, " · ") + "\n")
-	for _, bl := range r.Message.Content {
-		switch bl.Type {
-		case llm.BlockText:
-			b.WriteString(tui.Indent("   ", "   ", printableText(bl.Text)) + "\n")
-		case llm.BlockToolUse:
-			b.WriteString("   → " + strings.TrimPrefix(tui.ToolHeader(bl.Name, bl.Input, display(bl.Name, bl.Input)), "● "))
-		case llm.BlockToolResult:
-			// Under the tool use it answers, one column further in.
-			b.WriteString(tui.Indent(" ", " ", tui.Observation(bl.Content, bl.IsError)) + "\n")
-		default:
-			fmt.Fprintf(b, "   (%s block)\n", bl.Type)
-		}
-	}
-}
-
-// printableText drops control characters from each line of s.
-func printableText(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = tui.Printable(l)
-	}
-	return strings.Join(lines, "\n")
 }

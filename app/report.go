@@ -1,0 +1,153 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/sqlite"
+)
+
+// ExistingStore opens the store workspace ws keeps its sessions in, for a
+// program that reads them without opening an App (orca sessions,
+// approvals, timeline): the PostgreSQL store OpenUserStore chooses, else
+// the workspace's SQLite file if it exists. It returns the workspace's
+// canonical root, and a nil store when there is none: reading creates
+// nothing. A workspace that is not a folder, and a settings file that
+// cannot be read, are a *ConfigError.
+func ExistingStore(ctx context.Context, ws, configDir string, getenv func(string) string) (store.Store, string, error) {
+	if _, err := CheckWorkspace(ws); err != nil {
+		return nil, "", err
+	}
+	root, err := config.Canonical(ws)
+	if err != nil {
+		return nil, "", configErrorf("workspace %s: %v", ws, err)
+	}
+	st, err := OpenUserStore(ctx, configDir, getenv)
+	if err != nil || st != nil {
+		return st, root, err
+	}
+	if _, err := os.Stat(sqlite.DefaultPath(root)); errors.Is(err, os.ErrNotExist) {
+		return nil, root, nil
+	}
+	sq, err := OpenStore(root)
+	if err != nil {
+		return nil, root, err
+	}
+	return sq, root, nil
+}
+
+// SessionInfo is a session as orca sessions --json shows it: its stored
+// fields, its totals and budget, and whether a workspace can continue it.
+type SessionInfo struct {
+	ID         string      `json:"id"`
+	Agent      string      `json:"agent"`
+	RuntimeID  string      `json:"runtime_id"`
+	Workspace  string      `json:"workspace"`
+	CreatedAt  time.Time   `json:"created_at"`
+	UpdatedAt  time.Time   `json:"updated_at"`
+	Turns      int         `json:"turns"`
+	LastPrompt string      `json:"last_prompt"`
+	Totals     TotalsInfo  `json:"totals"`
+	Budget     *BudgetInfo `json:"budget"`
+	// Opens says whether orca run and chat in this workspace can continue
+	// the session; WhyNot says why not.
+	Opens  bool   `json:"opens"`
+	WhyNot string `json:"why_not,omitempty"`
+}
+
+// TotalsInfo is what a session has spent, all turns.
+type TotalsInfo struct {
+	Tokens           int64   `json:"tokens"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	ToolCalls        int64   `json:"tool_calls"`
+	WallTimeNS       int64   `json:"wall_time_ns"`
+}
+
+// BudgetInfo is a session's stored budget (0: no cap in a dimension).
+type BudgetInfo struct {
+	Tokens     int64   `json:"tokens"`
+	CostUSD    float64 `json:"cost_usd"`
+	ToolCalls  int64   `json:"tool_calls"`
+	WallTimeNS int64   `json:"wall_time_ns"`
+}
+
+// RecordInfo is a transcript record as orca sessions show --json shows
+// it: the record's fields and its message's, flat.
+type RecordInfo struct {
+	Seq       int64       `json:"seq"`
+	TurnID    string      `json:"turn_id"`
+	Time      time.Time   `json:"time"`
+	Kind      string      `json:"kind"`
+	Compacted bool        `json:"compacted"`
+	Role      llm.Role    `json:"role"`
+	Content   []BlockInfo `json:"content"`
+}
+
+// BlockInfo is llm.Block, with an input that is not valid JSON encoded as
+// a string instead of failing the whole output.
+type BlockInfo struct {
+	Type      llm.BlockType   `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   string          `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+}
+
+// DescribeSession returns s with its totals and budget read from st, and
+// whether orca run and chat in the workspace root (its id wsID) can
+// continue it (Opens).
+func DescribeSession(ctx context.Context, st store.Store, s store.Session, wsID, root string) (SessionInfo, error) {
+	t, err := st.Totals(ctx, s.ID)
+	if err != nil {
+		return SessionInfo{}, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	b, err := st.Budget(ctx, s.ID)
+	if err != nil {
+		return SessionInfo{}, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	sj := SessionInfo{
+		ID: s.ID, Agent: s.Agent, RuntimeID: s.RuntimeID, Workspace: s.Workspace,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Turns: s.Turns, LastPrompt: s.LastPrompt,
+		Totals: TotalsInfo{
+			Tokens:      t.Usage.Total(),
+			InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens,
+			CacheReadTokens: t.Usage.CacheReadTokens, CacheWriteTokens: t.Usage.CacheWriteTokens,
+			CostUSD: t.CostUSD, ToolCalls: t.ToolCalls, WallTimeNS: int64(t.WallTime),
+		},
+	}
+	sj.Opens, sj.WhyNot = Opens(DefaultName, wsID, root, s)
+	if b != nil {
+		sj.Budget = &BudgetInfo{Tokens: b.Tokens, CostUSD: b.CostUSD, ToolCalls: b.ToolCalls, WallTimeNS: int64(b.WallTime)}
+	}
+	return sj, nil
+}
+
+// RecordOf returns r as RecordInfo; a tool_use input that is not valid
+// JSON (a model may send anything) is a JSON string holding it.
+func RecordOf(r store.Record) RecordInfo {
+	rj := RecordInfo{Seq: r.Seq, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Compacted: r.Compacted,
+		Role: r.Message.Role, Content: make([]BlockInfo, len(r.Message.Content))}
+	for i, b := range r.Message.Content {
+		in := b.Input
+		if len(in) > 0 && !json.Valid(in) {
+			in, _ = json.Marshal(string(in))
+		}
+		rj.Content[i] = BlockInfo{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Input: in,
+			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError}
+	}
+	return rj
+}

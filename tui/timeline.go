@@ -1,0 +1,118 @@
+package tui
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/tool"
+)
+
+// WriteTimeline writes a run's events (their JSON lines: observation rows'
+// data, a timeline file's lines) as orca timeline does, for people: a
+// title line with the count, then a table — offset from the first event,
+// name (a fork's indented under a │), what it is about. llm_delta events
+// are counted, not listed; a line that is not an event is skipped.
+func WriteTimeline(out io.Writer, title string, lines []json.RawMessage) error {
+	var b strings.Builder
+	evs := make([]event.Event, 0, len(lines))
+	deltas := 0
+	for _, l := range lines {
+		ev, err := event.Decode(l)
+		if err != nil {
+			continue // not an event: --json shows the line as it is
+		}
+		if ev.Name == event.LLMDelta {
+			deltas++
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	fmt.Fprintf(&b, "%s · %s", title, Plural(len(lines), "event"))
+	if deltas > 0 {
+		fmt.Fprintf(&b, " (%s not listed)", Plural(deltas, "llm_delta event"))
+	}
+	b.WriteString("\n\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	starts := map[string]*event.ToolData{} // a call's start, by tool use id: how its end is shown
+	for _, ev := range evs {
+		if d, ok := ev.Data.(*event.ToolData); ok && ev.Name == event.ToolExecStarted {
+			starts[d.ToolUseID] = d
+		}
+		name := strings.Repeat("│ ", ev.Depth) + string(ev.Name)
+		fmt.Fprintf(tw, "  +%.3fs\t%s\t%s\n", ev.Time.Sub(evs[0].Time).Seconds(), name, eventSummary(ev, starts))
+	}
+	tw.Flush()
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// eventSummary says in a line what a timeline event is about; starts are
+// the tool calls started so far, whose display their ends share.
+func eventSummary(ev event.Event, starts map[string]*event.ToolData) string {
+	var s string
+	switch d := ev.Data.(type) {
+	case *event.SessionData:
+		s = cmp.Or(d.Source, d.Reason)
+	case *event.TurnStartedData:
+		s = "❯ " + d.Input
+	case *event.IterationStartedData:
+		s = fmt.Sprintf("iteration %d", d.Iteration)
+	case *event.LLMCallData:
+		parts := []string{fmt.Sprintf("iteration %d", d.Iteration)}
+		if d.Attempt > 1 {
+			parts = append(parts, fmt.Sprintf("attempt %d", d.Attempt))
+		}
+		if d.StopReason != "" {
+			parts = append(parts, string(d.StopReason))
+		}
+		if d.Error != "" {
+			parts = append(parts, "✗ "+d.Error)
+		}
+		s = strings.Join(parts, " · ")
+	case *event.ToolData:
+		shown := tool.Display{Summary: d.Summary, Detail: d.Detail}
+		if st, ok := starts[d.ToolUseID]; ok {
+			shown = tool.Display{Summary: st.Summary, Detail: st.Detail}
+		}
+		first, _, _ := strings.Cut(ToolHeader(d.ToolName, d.Input, shown), "\n")
+		s = strings.TrimPrefix(first, "● ")
+		if ev.Name != event.ToolExecStarted {
+			mark := "→ "
+			if d.IsError {
+				mark = "✗ "
+			}
+			out, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
+			s += " " + mark + out
+		}
+	case *event.ToolBlockedData:
+		s = d.ToolName + ": " + d.Reason
+	case *event.HookFailedData:
+		s = d.Handler + ": " + d.Error
+	case *event.HookMessageData:
+		s = d.Handler + ": " + d.Message
+	case *event.CompactionData:
+		s = d.Trigger
+		if d.Error != "" {
+			s += " ✗ " + d.Error
+		}
+	case *event.SubagentData:
+		s = d.Agent
+		if d.StopReason != "" {
+			s += " · " + d.StopReason
+		}
+		if d.TaskID != "" {
+			s += " · " + d.TaskID
+		}
+	case *event.TurnCompletedData:
+		s = fmt.Sprintf("%s · %s · %s", d.StopReason, Plural(d.Iterations, "iteration"), Plural(d.ToolCalls, "tool call"))
+		if d.Error != "" {
+			s += " · " + d.Error
+		}
+	}
+	return OneLine(s, MaxSummaryRunes)
+}
