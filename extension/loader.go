@@ -343,3 +343,37 @@ func (x *Extension) asks() string {
 	}
 	return strings.Join(what, "")
 }
+
+// Describe says what the extension asks for, for people (orca trust
+// hook:NAME shows it): its handler, the events and hooks it receives, its
+// capabilities, resources and timeout, a line each.
+func (x *Extension) Describe() string {
+	m := &x.Manifest
+	var b strings.Builder
+	fmt.Fprintf(&b, "extension %s (%s)\n", m.Name, x.File)
+	fmt.Fprintf(&b, "  handler       %s\n", m.Handler)
+	if evs := m.RuntimeEvents(); len(evs) > 0 {
+		s := make([]string, len(evs))
+		for i, e := range evs {
+			s[i] = string(e)
+		}
+		fmt.Fprintf(&b, "  events        %s (observes them)\n", strings.Join(s, ", "))
+	}
+	if hs := m.Hooks(); len(hs) > 0 {
+		s := make([]string, len(hs))
+		for i, h := range hs {
+			s[i] = string(h)
+		}
+		fmt.Fprintf(&b, "  hooks         %s (answers them: it may block or change calls)\n", strings.Join(s, ", "))
+	}
+	caps := make([]string, len(m.Capabilities))
+	for i, c := range m.Capabilities {
+		caps[i] = string(c)
+	}
+	fmt.Fprintf(&b, "  capabilities  %s\n", strings.Join(caps, ", "))
+	if len(m.ResourceKeys) > 0 {
+		fmt.Fprintf(&b, "  resources     %s\n", strings.Join(m.ResourceKeys, ", "))
+	}
+	fmt.Fprintf(&b, "  timeout       %s per request\n", m.Timeout)
+	return b.String()
+}

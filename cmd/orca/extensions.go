@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/extension"
@@ -28,37 +27,4 @@ func reportExtensions(w io.Writer, exts []*extension.Extension, ws string) {
 			fmt.Fprintf(w, "orca: warning: extension %s: %s\n", x.Manifest.Name, n)
 		}
 	}
-}
-
-// describeExtension says what extension x asks for, for people: its
-// handler, the events and hooks it receives, its ports and resources.
-func describeExtension(x *extension.Extension) string {
-	m := &x.Manifest
-	var b strings.Builder
-	fmt.Fprintf(&b, "extension %s (%s)\n", m.Name, x.File)
-	fmt.Fprintf(&b, "  handler       %s\n", m.Handler)
-	if evs := m.RuntimeEvents(); len(evs) > 0 {
-		s := make([]string, len(evs))
-		for i, e := range evs {
-			s[i] = string(e)
-		}
-		fmt.Fprintf(&b, "  events        %s (observes them)\n", strings.Join(s, ", "))
-	}
-	if hs := m.Hooks(); len(hs) > 0 {
-		s := make([]string, len(hs))
-		for i, h := range hs {
-			s[i] = string(h)
-		}
-		fmt.Fprintf(&b, "  hooks         %s (answers them: it may block or change calls)\n", strings.Join(s, ", "))
-	}
-	caps := make([]string, len(m.Capabilities))
-	for i, c := range m.Capabilities {
-		caps[i] = string(c)
-	}
-	fmt.Fprintf(&b, "  capabilities  %s\n", strings.Join(caps, ", "))
-	if len(m.ResourceKeys) > 0 {
-		fmt.Fprintf(&b, "  resources     %s\n", strings.Join(m.ResourceKeys, ", "))
-	}
-	fmt.Fprintf(&b, "  timeout       %s per request\n", m.Timeout)
-	return b.String()
 }

@@ -50,7 +50,7 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	// A server that does not start is listed with why: no warning too.
-	cfg.Logger = warnings(stderr, mcp.NotStarted)
+	cfg.Logger = tui.Warnings(stderr, warningPrefix, mcp.NotStarted)
 	a, err := openApp(ctx, cfg, stderr)
 	if errors.Is(err, app.ErrNoProvider) {
 		cfg.Client = noModel // listing needs no model

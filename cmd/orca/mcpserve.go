@@ -118,7 +118,7 @@ func runMCPServe(cmd *cobra.Command, f *mcpServeFlags, o options) error {
 		tools = f.tools
 	}
 	srv, err := mcpserve.New(l.LiveSession, mcpserve.Options{Name: "orca", Version: moduleVersion(), Tools: tools, Agent: f.agentTool,
-		Logger: warnings(stderr)})
+		Logger: tui.Warnings(stderr, warningPrefix)})
 	if err != nil {
 		return usageErrorf("%v", strings.TrimPrefix(err.Error(), "mcpserve: "))
 	}

@@ -2,26 +2,17 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/serve"
 )
-
-// TokenEnv is the variable that gives orca serve its bearer token.
-const TokenEnv = "ORCA_SERVE_TOKEN"
 
 type serveFlags struct {
 	agent   agentFlags
@@ -45,7 +36,7 @@ approve or deny them; compact; read totals, set budgets.
 It listens on 127.0.0.1:4747 by default (--addr), answers requests for
 loopback host names only (--allow-host adds one), refuses pages of other
 origins (--allow-origin adds one), and needs a bearer token on every request:
-$` + TokenEnv + `, else the token kept in orca's configuration folder
+$` + serve.TokenEnv + `, else the token kept in orca's configuration folder
 (orca/serve-token), made and printed on the first start. A call the policy
 asks about parks its turn until someone decides it (POST /v1/approvals/ID,
 or 'orca approve', which the server sees within a second), and then the
@@ -83,8 +74,10 @@ func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
 	}
 	defer ln.Close()
 	stderr := cmd.ErrOrStderr()
-	token, where, err := serveToken(o)
-	if err != nil {
+	token, where, err := serve.Token(o.configDir, o.env)
+	if errors.Is(err, serve.ErrShortToken) {
+		return usageErrorf("%v", err)
+	} else if err != nil {
 		return &exitError{code: exitTurn, err: err}
 	}
 	cfg.Approver = policy.Parking{}
@@ -119,36 +112,4 @@ func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
 		return &exitError{code: exitTurn, err: err}
 	}
 	return nil
-}
-
-// serveToken returns the bearer token — $ORCA_SERVE_TOKEN, else the one
-// kept in the configuration folder, made on the first start — and a line
-// saying where it is (the token itself only when it was just made).
-func serveToken(o options) (token, where string, err error) {
-	if t := strings.TrimSpace(o.env(TokenEnv)); t != "" {
-		if len(t) < 16 {
-			return "", "", usageErrorf("$%s is %d characters: a token has at least 16", TokenEnv, len(t))
-		}
-		return t, "token: $" + TokenEnv, nil
-	}
-	dir := o.configDir
-	if dir == "" {
-		if dir, err = config.Dir(); err != nil {
-			return "", "", fmt.Errorf("no configuration folder to keep the token in (%v): set $%s", err, TokenEnv)
-		}
-	}
-	path := filepath.Join(dir, "orca", "serve-token")
-	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 16 {
-		return strings.TrimSpace(string(b)), "token: in " + path, nil
-	}
-	raw := make([]byte, 24)
-	rand.Read(raw)
-	token = hex.EncodeToString(raw)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", "", fmt.Errorf("keeping the token: %w", err)
-	}
-	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", "", fmt.Errorf("keeping the token: %w", err)
-	}
-	return token, fmt.Sprintf("token (new, kept in %s): %s", path, token), nil
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orca-agent/orca/serve"
 )
 
 // orca serve, as a user starts it: it prints where it listens and where
@@ -133,5 +135,22 @@ func TestServeUsageErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, %s", tc.args, code, stderr)
 		}
+	}
+}
+
+// A token in $ORCA_SERVE_TOKEN too short to guard anything is a usage
+// error, before anything listens.
+func TestServeRefusesAShortToken(t *testing.T) {
+	ws := t.TempDir()
+	sc := writeScript(t, `{"text": "never"}`)
+	env := func(k string) string {
+		if k == serve.TokenEnv {
+			return "short"
+		}
+		return ""
+	}
+	_, stderr, code := orcaWith(t, t.Context(), options{configDir: t.TempDir(), getenv: env}, "", "serve", "--script", sc, "-w", ws, "--addr", "127.0.0.1:0")
+	if code != exitUsage || !strings.Contains(stderr, "$ORCA_SERVE_TOKEN is 5 characters: a token has at least 16 characters") {
+		t.Errorf("exit %d\n%s", code, stderr)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store/sqlite"
+	"github.com/orca-agent/orca/tui"
 )
 
 // agentFlags are the flags of the commands that run an agent in a session
@@ -152,6 +153,9 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 	return cfg, nil
 }
 
+// warningPrefix begins the lines of the warnings orca's packages log.
+const warningPrefix = "orca: warning: "
+
 // labels are how the model errors name the flags.
 var labels = app.Labels{Provider: "--provider NAME", Script: "--script FILE", BaseURL: "--base-url"}
 
@@ -185,7 +189,7 @@ func (l *live) close(ctx context.Context) {
 // code.
 func openApp(ctx context.Context, cfg app.Config, stderr io.Writer) (*app.App, error) {
 	if cfg.Logger == nil {
-		cfg.Logger = warnings(stderr)
+		cfg.Logger = tui.Warnings(stderr, warningPrefix)
 	}
 	a, err := app.Open(ctx, cfg)
 	if err != nil {

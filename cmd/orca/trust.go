@@ -195,7 +195,7 @@ func grant(out, stderr io.Writer, store *config.TrustStore, g, dir string) error
 	x := exts[i]
 	var b strings.Builder
 	b.WriteString("It asks for:\n")
-	b.WriteString(tui.Indent("  ", "  ", describeExtension(x)) + "\n")
+	b.WriteString(tui.Indent("  ", "  ", x.Describe()) + "\n")
 	if x.Trusted {
 		ports := make([]string, len(x.Ports))
 		for i, p := range x.Ports {

@@ -1,4 +1,4 @@
-package main
+package tui
 
 import (
 	"bytes"
@@ -9,17 +9,17 @@ import (
 	"sync"
 )
 
-// warnings returns the logger of what orca's packages warn about, for
-// stderr: each record a line as orca's own warnings are written, without
-// slog's time and level, its attributes after the message in slog's text
-// form —
+// Warnings returns a logger of what orca's packages warn about
+// (app.Config.Logger), for people, on w (stderr): each record a line that
+// begins with prefix, without slog's time and level, its attributes after
+// the message in slog's text form — with prefix "orca: warning: ",
 //
 //	orca: warning: MCP server not started: server=web err="connecting to …"
 //
 // Records below slog.LevelWarn are dropped, and so are those whose
-// message is one of skip (what the command reports otherwise).
-func warnings(w io.Writer, skip ...string) *slog.Logger {
-	h := &warnHandler{out: w, mu: new(sync.Mutex), buf: new(bytes.Buffer), skip: skip}
+// message is one of skip (what the program reports otherwise).
+func Warnings(w io.Writer, prefix string, skip ...string) *slog.Logger {
+	h := &warnHandler{out: w, prefix: prefix, mu: new(sync.Mutex), buf: new(bytes.Buffer), skip: skip}
 	h.attrs = slog.NewTextHandler(h.buf, &slog.HandlerOptions{Level: slog.LevelWarn,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey || a.Key == slog.MessageKey) {
@@ -34,11 +34,12 @@ func warnings(w io.Writer, skip ...string) *slog.Logger {
 // writing into buf, write the attributes. Handlers made by WithAttrs and
 // WithGroup share out, mu and buf.
 type warnHandler struct {
-	out   io.Writer
-	mu    *sync.Mutex
-	buf   *bytes.Buffer
-	attrs slog.Handler
-	skip  []string
+	out    io.Writer
+	prefix string
+	mu     *sync.Mutex
+	buf    *bytes.Buffer
+	attrs  slog.Handler
+	skip   []string
 }
 
 func (h *warnHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -56,7 +57,7 @@ func (h *warnHandler) Handle(ctx context.Context, r slog.Record) error {
 		return err
 	}
 	attrs := bytes.TrimSpace(h.buf.Bytes())
-	line := append([]byte("orca: warning: "), r.Message...)
+	line := append([]byte(h.prefix), r.Message...)
 	if len(attrs) > 0 {
 		line = append(append(line, ": "...), attrs...)
 	}
