@@ -377,3 +377,30 @@ func (x *Extension) Describe() string {
 	fmt.Fprintf(&b, "  timeout       %s per request\n", m.Timeout)
 	return b.String()
 }
+
+// Standing says, for people, what the extension gets of what it asks for:
+// the ports and resources it runs with, or why it does not run; what was
+// not granted; the notes of its loading. A line each.
+func (x *Extension) Standing() string {
+	var b strings.Builder
+	if x.Trusted {
+		ports := make([]string, len(x.Ports))
+		for i, p := range x.Ports {
+			ports[i] = string(p)
+		}
+		fmt.Fprintf(&b, "It runs with: %s", strings.Join(ports, ", "))
+		if len(x.Resources) > 0 {
+			fmt.Fprintf(&b, "; resources %s", strings.Join(x.Resources, ", "))
+		}
+		b.WriteString(".\n")
+	} else {
+		fmt.Fprintf(&b, "It does not run yet: %s.\n", x.Reason)
+	}
+	if len(x.Withheld) > 0 {
+		fmt.Fprintf(&b, "Not granted: %s.\n", strings.Join(x.Withheld, ", "))
+	}
+	for _, n := range x.Notes {
+		fmt.Fprintf(&b, "Note: %s.\n", n)
+	}
+	return b.String()
+}

@@ -193,29 +193,8 @@ func grant(out, stderr io.Writer, store *config.TrustStore, g, dir string) error
 		return nil
 	}
 	x := exts[i]
-	var b strings.Builder
-	b.WriteString("It asks for:\n")
-	b.WriteString(tui.Indent("  ", "  ", x.Describe()) + "\n")
-	if x.Trusted {
-		ports := make([]string, len(x.Ports))
-		for i, p := range x.Ports {
-			ports[i] = string(p)
-		}
-		fmt.Fprintf(&b, "It runs with: %s", strings.Join(ports, ", "))
-		if len(x.Resources) > 0 {
-			fmt.Fprintf(&b, "; resources %s", strings.Join(x.Resources, ", "))
-		}
-		b.WriteString(".\n")
-	} else {
-		fmt.Fprintf(&b, "It does not run yet: %s.\n", x.Reason)
-	}
-	if len(x.Withheld) > 0 {
-		fmt.Fprintf(&b, "Not granted: %s.\n", strings.Join(x.Withheld, ", "))
-	}
-	for _, n := range x.Notes {
-		fmt.Fprintf(&b, "Note: %s.\n", n)
-	}
-	_, err = io.WriteString(out, b.String())
+	b := "It asks for:\n" + tui.Indent("  ", "  ", x.Describe()) + "\n" + x.Standing()
+	_, err = io.WriteString(out, b)
 	return err
 }
 
