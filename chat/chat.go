@@ -67,8 +67,9 @@ while a turn runs are queued into it: the model reads them at its next step.`
 // of the program around it.
 type Options struct {
 	// In is what the person types (or a script of lines); Out is where
-	// the conversation is shown. When both are terminals (*os.File), the
-	// chat draws its terminal UI on them.
+	// the conversation is shown: standard input and output if nil. When
+	// both are terminals (*os.File), the chat draws its terminal UI on
+	// them.
 	In  io.Reader
 	Out io.Writer
 	// HistoryFile, if set, is the file the terminal UI keeps the inputs
@@ -91,12 +92,21 @@ type Chat struct {
 	approver policy.Approver
 	show     func(event.Event)
 	mu       sync.Mutex // OnEvent calls, one at a time
-	ran      bool
+	// shown are the sessions whose session_started OnEvent has seen: Run
+	// refuses a session that does not show its events to the chat.
+	shown map[string]bool
+	ran   bool
 }
 
 // New prepares a chat on o.In and o.Out; on a terminal it starts the
 // terminal UI, which Close ends.
 func New(ctx context.Context, o Options) *Chat {
+	if o.In == nil {
+		o.In = os.Stdin
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
 	tty := tui.IsTerminal(o.In)
 	opt := tui.OptionsFor(o.Out)
 	opt.HideInput = tty // the terminal shows what was typed
@@ -122,7 +132,7 @@ func New(ctx context.Context, o Options) *Chat {
 	} else {
 		c.con = &console{w: o.Out, r: tui.NewText(ctx, o.Out, opt)}
 	}
-	ch := &Chat{c: c}
+	ch := &Chat{c: c, shown: map[string]bool{}}
 	c.onEvent = ch.OnEvent
 	gate := tui.NewApprovalGate()
 	if tty && tui.IsTerminal(o.Out) {
@@ -158,11 +168,14 @@ func (ch *Chat) Approver() policy.Approver {
 // app.SessionOptions.OnEvent. session_started and session_ended are not
 // shown.
 func (ch *Chat) OnEvent(ev event.Event) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ev.Name == event.SessionStarted && ev.Depth == 0 {
+		ch.shown[ev.SessionID] = true
+	}
 	if ev.Name == event.SessionStarted || ev.Name == event.SessionEnded {
 		return
 	}
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
 	ch.show(ev)
 	if ch.c.ui != nil {
 		ch.c.ui.event(ev)
@@ -184,12 +197,22 @@ func (ch *Chat) Signal(sig os.Signal) {
 // of the input, Ctrl-C at the prompt or the end of ctx; it returns once no
 // turn runs, having ended the session it is in (/clear and /resume change
 // it) with session.EndPromptInputExit. Its error is a failure to write on
-// the screen. A Chat runs once.
+// the screen, or a session that was not opened with the chat's OnEvent
+// (its turns would not be shown). A Chat runs once.
 func (ch *Chat) Run(ctx context.Context, a *app.App, ls *session.LiveSession) error {
-	if ch.ran {
-		return errors.New("chat: Run was called twice")
+	if a == nil || ls == nil {
+		return errors.New("chat: Run needs the App and a session of it")
 	}
+	ch.mu.Lock()
+	shown, ran := ch.shown[ls.ID()], ch.ran
 	ch.ran = true
+	ch.mu.Unlock()
+	switch {
+	case ran:
+		return errors.New("chat: Run was called twice")
+	case !shown:
+		return fmt.Errorf("chat: session %s does not show its events to the chat: open it with app.SessionOptions{OnEvent: c.OnEvent}", ls.ID())
+	}
 	c := ch.c
 	c.app, c.ls = a, ls
 	c.queues, c.mcp = a.Runtime().Queues(), a.MCPServers

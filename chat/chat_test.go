@@ -143,3 +143,41 @@ func TestChatOverApp(t *testing.T) {
 		}
 	}
 }
+
+// A session opened without the chat's OnEvent would chat in silence: Run
+// refuses it, before reading a line.
+func TestChatRefusesASessionItDoesNotShow(t *testing.T) {
+	dir := t.TempDir()
+	ctx := t.Context()
+	in := strings.NewReader("hello\n")
+	var out strings.Builder
+	c := New(ctx, Options{In: in, Out: &out})
+	defer c.Close()
+	a, err := app.Open(ctx, app.Config{Workspace: dir, ConfigDir: "-", Model: app.ModelConfig{Script: writeScript(t, dir, `[{"text": "hi"}]`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ls, err := a.Session(ctx, app.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx, a, ls); err == nil || !strings.Contains(err.Error(), "OnEvent: c.OnEvent") {
+		t.Errorf("Run: %v", err)
+	}
+	if in.Len() != len("hello\n") || out.Len() != 0 {
+		t.Errorf("Run read %d bytes and wrote %q", len("hello\n")-in.Len(), out.String())
+	}
+	if err := New(ctx, Options{In: in, Out: &out}).Run(ctx, nil, nil); err == nil {
+		t.Error("Run without an App ran")
+	}
+}
+
+func writeScript(t *testing.T, dir, s string) string {
+	t.Helper()
+	p := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
