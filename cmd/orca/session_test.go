@@ -535,7 +535,12 @@ func start(t *testing.T, tty bool, args ...string) *proc {
 		stdin, stdout = fakeTTY{r}, terminalBuffer{s.out}
 	}
 	o := options{configDir: t.TempDir(), signals: s.sigs}
-	go func() { s.code <- execute(t.Context(), args, stdin, stdout, s.errOut, o) }()
+	go func() {
+		code := execute(t.Context(), args, stdin, stdout, s.errOut, o)
+		// What is typed from now on fails instead of waiting for ever.
+		r.CloseWithError(fmt.Errorf("orca exited %d", code))
+		s.code <- code
+	}()
 	t.Cleanup(func() { w.Close(); r.Close() })
 	return s
 }
@@ -544,7 +549,7 @@ func start(t *testing.T, tty bool, args ...string) *proc {
 func (s *proc) send(line string) {
 	s.t.Helper()
 	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
-		s.t.Fatalf("typing %q: %v", line, err)
+		s.t.Fatalf("typing %q: %v\nstdout:\n%s\nstderr:\n%s", line, err, s.out, s.errOut)
 	}
 }
 

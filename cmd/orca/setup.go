@@ -217,11 +217,16 @@ func fromApp(err error) error {
 // --continue or a new one — then applies the --budget-* flags to the
 // session's stored budget. The session's events, its subagent forks'
 // included, go to onEvent, one at a time. oneTurn: the session runs one
-// turn, and nothing is shown after its turn_completed. The live session
+// turn, whose events (the view's) are all onEvent gets; otherwise it gets
+// every event (the chat's OnEvent picks them). The live session
 // owns a: closing it closes both, and so does an error.
 func (f *agentFlags) openSession(ctx context.Context, a *app.App, stderr io.Writer, onEvent func(event.Event), oneTurn bool) (*live, error) {
 	v := &view{show: onEvent, oneTurn: oneTurn}
-	ls, err := a.Session(ctx, app.SessionOptions{ID: f.session, Continue: f.cont, Fork: f.fork, OnEvent: v.feed})
+	feed := v.feed
+	if !oneTurn {
+		feed = onEvent // the chat's OnEvent, which picks its events itself
+	}
+	ls, err := a.Session(ctx, app.SessionOptions{ID: f.session, Continue: f.cont, Fork: f.fork, OnEvent: feed})
 	if err != nil {
 		a.Close()
 		return nil, fromApp(err)
