@@ -253,7 +253,7 @@ type chat struct {
 	queues *queue.Manager
 	// mcp is the MCP servers' status (/mcp).
 	mcp func() []mcp.Status
-	// model names the provider and model (modelLabel); root is the
+	// model names the provider and model (App.ModelLabel); root is the
 	// workspace, for the command that resumes the session.
 	model, root string
 	con         *console

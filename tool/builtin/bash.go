@@ -81,6 +81,7 @@ func commandEnv(r *sandbox.Runner) []string {
 	if env == nil {
 		env = sandbox.DefaultEnv()
 	}
+	env = setEnv(env, nonInteractive...)
 	if r.Disabled {
 		return env
 	}
@@ -101,6 +102,34 @@ func commandEnv(r *sandbox.Runner) []string {
 		}
 	}
 	return append(slices.Clone(env), "GOCACHE="+filepath.Join(os.TempDir(), fmt.Sprintf("orca-go-build-%d", os.Getuid())))
+}
+
+// nonInteractive are the variables every command of the model gets,
+// whatever the user's environment says: no one is at a terminal to answer
+// it, so nothing may wait for an editor, a pager or a password. Without
+// them git commit without -m, git rebase --continue or git merge opens the
+// user's $EDITOR (else vi) and waits until the command's timeout, as the
+// field found (coder/xum#22, earendil-works/pi#298 and #9936,
+// NousResearch/hermes-agent#112477); with them git takes the default
+// message, or refuses an empty one at once, and a remote asking for
+// credentials fails at once.
+var nonInteractive = []string{
+	"GIT_EDITOR=true", "GIT_SEQUENCE_EDITOR=true", "EDITOR=true", "VISUAL=true",
+	"GIT_PAGER=cat", "PAGER=cat",
+	"GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=Never",
+}
+
+// setEnv returns env with the variables kv (NAME=value) set: earlier
+// entries of those names are dropped.
+func setEnv(env []string, kv ...string) []string {
+	out := make([]string, 0, len(env)+len(kv))
+	for _, e := range env {
+		name, _, _ := strings.Cut(e, "=")
+		if !slices.ContainsFunc(kv, func(s string) bool { return strings.HasPrefix(s, name+"=") }) {
+			out = append(out, e)
+		}
+	}
+	return append(out, kv...)
 }
 
 // within reports whether path is dir or below it.
