@@ -16,7 +16,6 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/session"
-	"github.com/orca-agent/orca/store/sqlite"
 	"github.com/orca-agent/orca/tui"
 )
 
@@ -326,14 +325,4 @@ func checkWorkspace(dir string) (string, error) {
 		return "", fromApp(err)
 	}
 	return root, nil
-}
-
-// openStore opens the session store of workspace ws; its errors name the
-// file and end orca with exitTurn.
-func openStore(ws string) (*sqlite.Store, error) {
-	st, err := app.OpenStore(ws)
-	if err != nil {
-		return nil, &exitError{code: exitTurn, err: err}
-	}
-	return st, nil
 }
