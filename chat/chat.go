@@ -21,6 +21,11 @@
 //	ls, err := a.Session(ctx, app.SessionOptions{OnEvent: c.OnEvent})
 //	…
 //	return c.Run(ctx, a, ls)
+//
+// The terminal UI reads Ctrl-C as a key; elsewhere it is a signal to the
+// process, which the program hands to the chat (signal.Notify on a
+// channel, then c.Signal for each) so that it interrupts the turn instead
+// of killing the program.
 package chat
 
 import (
