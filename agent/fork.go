@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -67,6 +68,14 @@ type forker struct {
 
 // Tasks implements subagent.Forker.
 func (f *forker) Tasks() *subagent.Manager { return f.t.rt.tasks }
+
+// background is the tool.Background of a call: its work is a task of the
+// call's owner in the runtime's task manager, beside its subagent tasks.
+type background struct{ tasks *subagent.Manager }
+
+func (b background) Start(call *tool.Call, kind, description string, run func(ctx context.Context, out io.Writer) error) (string, error) {
+	return b.tasks.StartOutput(subagent.Owner(call.Scope), kind, description, run)
+}
 
 // Fork implements subagent.Forker: it finds the subagent, checks the
 // depth limit and runs SUBAGENT_START (which may block, rewrite the prompt,

@@ -427,9 +427,12 @@ func (d *decided) by(by, rule, reason string) {
 func (t *turn) execute(a admitted) (tool.Result, []middleware.Failure) {
 	rt, call, tl := t.rt, a.call, a.tl
 	ctx := t.ctx
-	if tool.TraitsOf(tl).Forks {
+	switch traits := tool.TraitsOf(tl); {
+	case traits.Forks:
 		ctx = subagent.WithForker(ctx, &forker{t: t, call: call})
 		ctx = tool.WithGranter(ctx, t)
+	case traits.Background:
+		ctx = tool.WithBackground(ctx, background{rt.tasks})
 	}
 	var res tool.Result
 	var failures []middleware.Failure

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 )
@@ -21,11 +22,18 @@ const (
 
 // TaskInfo is what a task's owner may learn of it.
 type TaskInfo struct {
+	// Agent is the fork's agent, or what else runs (StartOutput's kind:
+	// "Bash").
 	ID, Agent, Description string
 	Status                 Status
-	// Output is the fork's answer once it completed; Error why it failed.
+	// Output is the fork's answer once it completed, or what a
+	// StartOutput task has written so far, running or not (its last
+	// OutputMax bytes); Error why it failed.
 	Output, Error     string
 	Started, Finished time.Time
+	// Streams: the task's Output is what it writes (StartOutput), not an
+	// answer.
+	Streams bool
 }
 
 type task struct {
@@ -33,6 +41,7 @@ type task struct {
 	owner  string
 	cancel context.CancelFunc
 	done   chan struct{}
+	out    *tailBuffer // StartOutput's; nil for Start's
 }
 
 // Manager runs background tasks and keeps them for their owners. By
@@ -57,6 +66,24 @@ var ErrClosed = errors.New("subagent: the task manager is closed")
 // Start runs fn in the background for owner and returns the task's id at
 // once. fn's context is cancelled by Stop and by Close.
 func (m *Manager) Start(owner, agent, description string, fn func(ctx context.Context) (string, error)) (string, error) {
+	return m.start(owner, agent, description, nil, fn)
+}
+
+// OutputMax is how much of a StartOutput task's output is kept: its last
+// bytes.
+const OutputMax = 30000
+
+// StartOutput runs fn in the background for owner, as Start does, and
+// keeps what fn writes to out as the task's Output, readable while it
+// runs: a command's (Bash's run_in_background). kind names what runs.
+func (m *Manager) StartOutput(owner, kind, description string, fn func(ctx context.Context, out io.Writer) error) (string, error) {
+	buf := &tailBuffer{max: OutputMax}
+	return m.start(owner, kind, description, buf, func(ctx context.Context) (string, error) {
+		return "", fn(ctx, buf)
+	})
+}
+
+func (m *Manager) start(owner, agent, description string, buf *tailBuffer, fn func(ctx context.Context) (string, error)) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -67,8 +94,8 @@ func (m *Manager) Start(owner, agent, description string, fn func(ctx context.Co
 	m.seq++
 	id := fmt.Sprintf("task_%d", m.seq)
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), taskKey{}, id))
-	t := &task{owner: owner, cancel: cancel, done: make(chan struct{}),
-		info: TaskInfo{ID: id, Agent: agent, Description: description, Status: Running, Started: time.Now()}}
+	t := &task{owner: owner, cancel: cancel, done: make(chan struct{}), out: buf,
+		info: TaskInfo{ID: id, Agent: agent, Description: description, Status: Running, Started: time.Now(), Streams: buf != nil}}
 	m.tasks[id] = t
 	m.wg.Add(1)
 	go func() {
@@ -88,6 +115,34 @@ func (m *Manager) Start(owner, agent, description string, fn func(ctx context.Co
 		close(t.done)
 	}()
 	return id, nil
+}
+
+// tailBuffer keeps the last max bytes written to it, and counts the rest.
+type tailBuffer struct {
+	mu      sync.Mutex
+	max     int
+	b       []byte
+	dropped int
+}
+
+func (w *tailBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = append(w.b, p...)
+	if n := len(w.b) - w.max; n > 0 {
+		w.dropped += n
+		w.b = append(w.b[:0], w.b[n:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dropped > 0 {
+		return fmt.Sprintf("[… the first %d bytes are not kept]\n%s", w.dropped, w.b)
+	}
+	return string(w.b)
 }
 
 type taskKey struct{}
@@ -117,8 +172,12 @@ func (m *Manager) Get(owner, id string) (TaskInfo, bool) {
 		return TaskInfo{}, false
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return t.info, true
+	info := t.info
+	m.mu.Unlock()
+	if t.out != nil {
+		info.Output = t.out.String()
+	}
+	return info, true
 }
 
 // Wait waits until task id is over or ctx is done, then returns it (for

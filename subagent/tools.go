@@ -168,7 +168,7 @@ func (outputTool) Name() string                            { return "AgentOutput
 func (outputTool) Traits() tool.Traits                     { return forks }
 func (outputTool) Display(in json.RawMessage) tool.Display { return taskIDDisplay(in) }
 func (outputTool) Description() string {
-	return "Reads the status and output of a background task started with Task (run_in_background). With block (the default), waits for the task to finish, at most timeout milliseconds (default 30000)."
+	return "Reads the status and output of a background task: a subagent started with Task, or a command started with Bash, with run_in_background. A command's output is shown as far as it has written it, running or not. With block (the default), waits for the task to finish, at most timeout milliseconds (default 30000); block false reads it at once."
 }
 func (outputTool) Schema() json.RawMessage {
 	return json.RawMessage(`{
@@ -210,15 +210,26 @@ func (outputTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	if !ok {
 		return tool.Errorf("AgentOutput: no such task %q", in.TaskID)
 	}
+	what := info.Agent
+	if info.Streams && info.Description != "" {
+		what += ": " + info.Description
+	}
+	output := ""
+	if info.Streams {
+		output = "\n\nOutput:\n" + cmp.Or(info.Output, "(no output)")
+	}
 	switch info.Status {
 	case Completed:
-		return tool.Text(fmt.Sprintf("Task %s (%s) completed:\n\n%s", info.ID, info.Agent, info.Output))
+		if info.Streams {
+			return tool.Text(fmt.Sprintf("Task %s (%s) completed.%s", info.ID, what, output))
+		}
+		return tool.Text(fmt.Sprintf("Task %s (%s) completed:\n\n%s", info.ID, what, info.Output))
 	case Failed:
-		return tool.Errorf("Task %s (%s) failed: %s", info.ID, info.Agent, info.Error)
+		return tool.Errorf("Task %s (%s) failed: %s%s", info.ID, what, info.Error, output)
 	case Stopped:
-		return tool.Errorf("Task %s (%s) was stopped.", info.ID, info.Agent)
+		return tool.Errorf("Task %s (%s) was stopped.%s", info.ID, what, output)
 	}
-	return tool.Text(fmt.Sprintf("Task %s (%s) is still running (started %s ago).", info.ID, info.Agent, time.Since(info.Started).Round(time.Second)))
+	return tool.Text(fmt.Sprintf("Task %s (%s) is still running (started %s ago).%s", info.ID, what, time.Since(info.Started).Round(time.Second), output))
 }
 
 // stopTool is TaskStop: it stops a background task.
@@ -228,7 +239,7 @@ func (stopTool) Name() string                            { return "TaskStop" }
 func (stopTool) Traits() tool.Traits                     { return forks }
 func (stopTool) Display(in json.RawMessage) tool.Display { return taskIDDisplay(in) }
 func (stopTool) Description() string {
-	return "Stops a background task started with Task (run_in_background)."
+	return "Stops a background task started with Task or Bash (run_in_background): a command is killed with every process it started."
 }
 func (stopTool) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"string","description":"The id Task returned"}},"required":["task_id"],"additionalProperties":false}`)

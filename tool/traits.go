@@ -23,6 +23,9 @@ type Traits struct {
 	// Forks: the tool starts or manages subagent forks; the runtime hands
 	// it a subagent.Forker through its context.
 	Forks bool
+	// Background: the tool may start work that outlives its call; the
+	// runtime hands it a Background through its context.
+	Background bool
 	// Exclusive: a call of the tool runs alone, never beside the other
 	// calls of the same response, even when the tool is ReadOnly: it keeps
 	// state of its own whose order matters (TodoWrite's list). The runtime

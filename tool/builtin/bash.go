@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,7 +153,7 @@ Usage notes:
 - Write a clear, concise description of what this command does in 5-10 words.
 - Output longer than 30000 characters is cut in the middle: the start and the end are kept, and the output says how much was cut.
 - A non-zero exit status is reported as "exit code: N".
-- Background processes (started with &) are stopped when the command returns; this tool is for commands that finish.
+- Processes a command starts with & are stopped when the command returns. For a command that keeps running (a server, a watcher), set run_in_background: this call returns a task id at once, and the command goes on until it ends, TaskStop stops it, or orca exits; AgentOutput reads its output so far (block false to read it at once). A timeout, if given, bounds it.
 - Avoid using this tool to run find, grep, cat, head, tail, sed, awk or echo, unless explicitly instructed. Instead use the dedicated tools:
   - File search: use Glob (NOT find or ls)
   - Content search: use Grep (NOT grep or rg)
@@ -190,6 +191,10 @@ func (*bashTool) Schema() json.RawMessage {
       "minimum": 0,
       "description": "Optional timeout in milliseconds (max 600000)"
     },
+    "run_in_background": {
+      "type": "boolean",
+      "description": "Run the command in the background and return its task id at once (read its output with AgentOutput, stop it with TaskStop)"
+    },
     "description": {
       "type": "string",
       "description": "Clear, concise description of what this command does in 5-10 words, in active voice. Examples:\nInput: ls\nOutput: List files in current directory\n\nInput: git status\nOutput: Show working tree status\n\nInput: npm install\nOutput: Install package dependencies\n\nInput: mkdir foo\nOutput: Create directory 'foo'"
@@ -201,9 +206,10 @@ func (*bashTool) Schema() json.RawMessage {
 }
 
 type bashInput struct {
-	Command     string `json:"command"`
-	Timeout     count  `json:"timeout"`
-	Description string `json:"description"`
+	Command         string `json:"command"`
+	Timeout         count  `json:"timeout"`
+	Description     string `json:"description"`
+	RunInBackground bool   `json:"run_in_background"`
 }
 
 func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
@@ -224,16 +230,19 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	if err := ctx.Err(); err != nil {
 		return tool.Errorf("Bash: command not run: %v", err)
 	}
-
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	out := &capture{max: bashMaxOutput}
 	runner := t.runner
 	if !runner.Disabled && excluded(runner.Excluded, in.Command) {
 		unsandboxed := *runner
 		unsandboxed.Disabled = true
 		runner = &unsandboxed
 	}
+	if in.RunInBackground {
+		return t.background(ctx, call, in, runner)
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out := &capture{max: bashMaxOutput}
 	// The command and everything it starts end with the call: it runs in
 	// a PID namespace of its own (a process group where there is none).
 	cmd, err := runner.Command(runCtx, t.dir, t.shell, "-c", in.Command)
@@ -287,6 +296,66 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return tool.Result{Content: "(no output)", Response: resp}
 	}
 	return tool.Result{Content: b.String(), Response: resp}
+}
+
+// background starts the command as a background task of the call's owner
+// (tool.Background): it returns once the command has started, and the
+// command goes on until it ends, TaskStop or the runtime's Close stops it
+// (with every process it started), or the call's timeout, if one was
+// given, runs out.
+func (t *bashTool) background(ctx context.Context, call *tool.Call, in bashInput, runner *sandbox.Runner) tool.Result {
+	b := tool.BackgroundFrom(ctx)
+	if b == nil {
+		return tool.Errorf("Bash: run_in_background needs the background tasks of an agent runtime, and this call has none: run the command without it")
+	}
+	desc := strings.TrimSpace(in.Description)
+	if desc == "" {
+		desc = t.Display(call.Input).Summary
+	}
+	started := make(chan error, 1)
+	id, err := b.Start(call, "Bash", desc, func(ctx context.Context, out io.Writer) error {
+		var timeout time.Duration
+		if in.Timeout > 0 {
+			timeout = min(time.Duration(in.Timeout)*time.Millisecond, bashMaxTimeout)
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		cmd, err := runner.Command(ctx, t.dir, t.shell, "-c", in.Command)
+		if err != nil {
+			started <- fmt.Errorf("not run: %v. To run commands without orca's OS sandbox, the user can pass --no-sandbox or set \"sandbox\": {\"enabled\": false} in a settings file", err)
+			return err
+		}
+		cmd.Stdout, cmd.Stderr = out, out
+		cmd.WaitDelay = t.waitDelay
+		if err := cmd.Start(); err != nil {
+			started <- fmt.Errorf("cannot start %s: %v", t.shell, err)
+			return err
+		}
+		started <- nil
+		waitErr := cmd.Wait()
+		code, sig := cmd.Status()
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return fmt.Errorf("the command timed out after %v and was killed, with the processes it started", timeout)
+		case ctx.Err() != nil:
+			return ctx.Err() // stopped: the task says so
+		case !cmd.Exited():
+			return fmt.Errorf("the command failed: %v", waitErr)
+		case sig != 0:
+			return fmt.Errorf("the command was killed by signal %d (%v)", int(sig), sig)
+		case code != 0:
+			return fmt.Errorf("exit code: %d", code)
+		}
+		return nil
+	})
+	if err != nil {
+		return tool.Errorf("Bash: cannot start the command in the background: %v", err)
+	}
+	if err := <-started; err != nil {
+		return tool.Errorf("Bash: %v", err)
+	}
+	return tool.Text(fmt.Sprintf("Started in the background as %s: the command goes on after this call. Read its output with AgentOutput (task_id %q; block false reads it at once), stop it with TaskStop.", id, id))
 }
 
 // note appends a line to the output, on a line of its own.

@@ -108,7 +108,7 @@ func searchScope(a pathArgs) string {
 	return s
 }
 
-func (*bashTool) Traits() tool.Traits { return tool.Traits{} }
+func (*bashTool) Traits() tool.Traits { return tool.Traits{Background: true} }
 func (*bashTool) Access(in json.RawMessage) tool.Access {
 	var a struct {
 		Command string `json:"command"`
