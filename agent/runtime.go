@@ -548,6 +548,12 @@ func (r *Runtime) Bus() *event.Bus { return r.bus }
 // Queues returns the message queues the executor drains (its services').
 func (r *Runtime) Queues() *queue.Manager { return r.queues }
 
+// Tasks returns the manager of the runtime's background tasks (its
+// services'): subagents started with Task, commands started with Bash's
+// run_in_background. They outlive the sessions' handles; the runtime's
+// Close stops what still runs.
+func (r *Runtime) Tasks() *subagent.Manager { return r.tasks }
+
 // Commands lists the commands the user may invoke as a turn's input
 // ("/name arguments": skills, MCP servers' prompts), in the order the
 // runtime tries them; of two of one name, the first is the one run.

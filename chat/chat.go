@@ -422,6 +422,7 @@ func (c *chat) run(ctx context.Context) error {
 	for {
 		c.dispatch()
 		if c.exiting && c.running == 0 && len(c.backlog) == 0 {
+			c.stopTasks(c.ls)
 			c.farewell(ctx)
 			return c.con.err()
 		}

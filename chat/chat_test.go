@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
@@ -180,4 +182,36 @@ func writeScript(t *testing.T, dir, s string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// The background tasks of a session the chat leaves (/clear) are stopped,
+// and the chat says so: nothing could read or stop them from the new one.
+func TestChatStopsTheTasksOfTheSessionItLeaves(t *testing.T) {
+	dir := t.TempDir()
+	h := proctest.NewHolder(t, dir, "hold")
+	bg, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "Bash", "input": map[string]any{"command": "exec sleep 1000 3>hold", "run_in_background": true, "description": "Start the server"}}}})
+	wait, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "Bash", "input": map[string]any{"command": h.Await()}}}})
+	ctx := t.Context()
+	var out strings.Builder
+	c := New(ctx, Options{In: strings.NewReader("start the server\n/clear\n"), Out: &out})
+	defer c.Close()
+	a, err := app.Open(ctx, app.Config{Workspace: dir, ConfigDir: "-", NoSandbox: true, Mode: policy.ModeBypass,
+		Model: app.ModelConfig{Script: writeScript(t, dir, "["+string(bg)+","+string(wait)+`,{"text": "It runs."}]`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ls, err := a.Session(ctx, app.SessionOptions{ID: "first", OnEvent: c.OnEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx, a, ls); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	stopped := strings.Index(got, "Stopped what session first left running in the background: task_1 (Bash: Start the server).\n")
+	if kept := strings.Index(got, "Session first is kept."); stopped < 0 || kept < stopped {
+		t.Errorf("/clear did not say it stopped the task before leaving:\n%s", got)
+	}
+	h.RequireGone() // before the App closes
 }

@@ -136,6 +136,7 @@ func (c *chat) resume(ctx context.Context, id string) {
 	}
 	old := c.ls
 	old.End(context.WithoutCancel(ctx), session.EndOther)
+	c.stopTasks(old)
 	c.ls = ls
 	msg := fmt.Sprintf("Session %s is kept%s. Going on in session %s", old.ID(), c.resumeHint(old.ID()), ls.ID())
 	if t, err := ls.Totals(ctx); err == nil {
@@ -162,6 +163,7 @@ func (c *chat) clear(ctx context.Context) {
 		return
 	}
 	old.End(context.WithoutCancel(ctx), session.EndClear)
+	c.stopTasks(old)
 	c.ls = ls
 	c.con.note(fmt.Sprintf("Session %s is kept%s. A new session: %s.", old.ID(), c.resumeHint(old.ID()), ls.ID()))
 	c.showStatus(ctx)
@@ -174,4 +176,12 @@ func (c *chat) resumeHint(id string) string {
 		return ""
 	}
 	return " (" + c.opts.ResumeCommand(id) + ")"
+}
+
+// stopTasks stops the background tasks of session ls, which the chat
+// leaves, and says which: nothing could read or stop them afterwards.
+func (c *chat) stopTasks(ls *session.LiveSession) {
+	if stopped := ls.StopTasks(); len(stopped) > 0 {
+		c.con.note(fmt.Sprintf("Stopped what session %s left running in the background: %s.", ls.ID(), tui.Tasks(stopped)))
+	}
 }

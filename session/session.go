@@ -28,6 +28,7 @@ import (
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -1163,6 +1164,19 @@ const (
 	// EndClear: the user cleared the conversation to start anew.
 	EndClear = "clear"
 )
+
+// StopTasks stops the session's background tasks that still run — the
+// subagents and commands its turns started in the background, which
+// outlive its handles (End leaves them running) — and returns them, in the
+// order they started. A program calls it when it leaves the session for
+// good: orca chat's /clear and /resume, the end of orca run.
+func (s *LiveSession) StopTasks() []subagent.TaskInfo {
+	tasks := s.r.rt.Tasks()
+	if tasks == nil {
+		return nil
+	}
+	return tasks.StopOwner(subagent.Owner(s.scope()))
+}
 
 // Close ends the session with reason EndOther (see End).
 func (s *LiveSession) Close(ctx context.Context) error { return s.End(ctx, EndOther) }

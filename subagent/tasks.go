@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -212,6 +213,32 @@ func (m *Manager) Stop(owner, id string) bool {
 	t.cancel()
 	<-t.done
 	return true
+}
+
+// StopOwner stops every running task of owner and waits for them: what a
+// program does when it leaves a session (orca chat's /clear), since tasks
+// outlive a session's handles. It returns the tasks it stopped, in the
+// order they started.
+func (m *Manager) StopOwner(owner string) []TaskInfo {
+	m.mu.Lock()
+	var stopped []*task
+	for _, t := range m.tasks {
+		if t.owner == owner && t.info.Status == Running {
+			t.info.Status = Stopped
+			stopped = append(stopped, t)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(stopped, func(a, b *task) int { return a.info.Started.Compare(b.info.Started) })
+	infos := make([]TaskInfo, len(stopped))
+	for i, t := range stopped {
+		t.cancel()
+		<-t.done
+		m.mu.Lock()
+		infos[i] = t.info
+		m.mu.Unlock()
+	}
+	return infos
 }
 
 // Close stops every running task and waits for their goroutines.

@@ -69,7 +69,10 @@ func TestBashRunsCommandsInTheBackground(t *testing.T) {
 				}
 			}
 		}
+		if want := "orca: stopped what the turn left running in the background (orca run ends with its turn; orca chat keeps them): task_3 (Bash: exec sleep 1000 3>hold2)\n"; !strings.Contains(stderr, want) {
+			t.Errorf("no sandbox %v: stderr lacks %q:\n%s", noSandbox, want, stderr)
+		}
 		h.RequireGone()  // TaskStop killed it
-		h2.RequireGone() // orca's exit did
+		h2.RequireGone() // the end of the run did
 	}
 }

@@ -286,6 +286,10 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	restore()
 	l.view.stop() // a background fork still running is not shown after the turn
 	r.Close()
+	if stopped := l.StopTasks(); len(stopped) > 0 {
+		// orca exits with the turn: say what that ends.
+		fmt.Fprintf(stderr, "orca: stopped what the turn left running in the background (orca run ends with its turn; orca chat keeps them): %s\n", tui.Tasks(stopped))
+	}
 	if errors.Is(err, session.ErrAwaitingApproval) {
 		return &exitError{code: exitParked, err: err}
 	}
