@@ -70,20 +70,10 @@ func TestChatOverApp(t *testing.T) {
 		{"text": "I wrote hello.txt."},
 		{"text": "Hello again."}]`), 0o644)
 	ctx := t.Context()
-	var out strings.Builder
-	c := New(ctx, Options{In: strings.NewReader("Create hello.txt saying hello.\n/cost\n/clear\nhi\n"), Out: &out})
-	defer c.Close()
+	c, a, ls, out := chatOver(t, app.Config{Workspace: dir, Model: app.ModelConfig{Script: script}, Mode: policy.ModeAcceptEdits},
+		"first", "Create hello.txt saying hello.\n/cost\n/clear\nhi\n")
 	if c.Approver() != nil {
 		t.Error("an approver for an input that is not a terminal")
-	}
-	a, err := app.Open(ctx, app.Config{Workspace: dir, ConfigDir: "-", Model: app.ModelConfig{Script: script}, Mode: policy.ModeAcceptEdits, Approver: c.Approver()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ls, err := a.Session(ctx, app.SessionOptions{ID: "first", OnEvent: c.OnEvent})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if err := c.Run(ctx, a, ls); err != nil {
 		t.Fatal(err)
@@ -175,6 +165,28 @@ func TestChatRefusesASessionItDoesNotShow(t *testing.T) {
 	}
 }
 
+// chatOver prepares a chat of input over an App of cfg (its ConfigDir
+// "-": no user configuration), in session id: the caller runs it. The App
+// closes at the end of the test.
+func chatOver(t *testing.T, cfg app.Config, id, input string) (*Chat, *app.App, *session.LiveSession, *strings.Builder) {
+	t.Helper()
+	ctx := t.Context()
+	out := &strings.Builder{}
+	c := New(ctx, Options{In: strings.NewReader(input), Out: out})
+	t.Cleanup(c.Close)
+	cfg.ConfigDir, cfg.Approver = "-", c.Approver()
+	a, err := app.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	ls, err := a.Session(ctx, app.SessionOptions{ID: id, OnEvent: c.OnEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, a, ls, out
+}
+
 func writeScript(t *testing.T, dir, s string) string {
 	t.Helper()
 	p := filepath.Join(dir, "script.json")
@@ -191,21 +203,9 @@ func TestChatStopsTheTasksOfTheSessionItLeaves(t *testing.T) {
 	h := proctest.NewHolder(t, dir, "hold")
 	bg, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "Bash", "input": map[string]any{"command": "exec sleep 1000 3>hold", "run_in_background": true, "description": "Start the server"}}}})
 	wait, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"name": "Bash", "input": map[string]any{"command": h.Await()}}}})
-	ctx := t.Context()
-	var out strings.Builder
-	c := New(ctx, Options{In: strings.NewReader("start the server\n/clear\n"), Out: &out})
-	defer c.Close()
-	a, err := app.Open(ctx, app.Config{Workspace: dir, ConfigDir: "-", NoSandbox: true, Mode: policy.ModeBypass,
-		Model: app.ModelConfig{Script: writeScript(t, dir, "["+string(bg)+","+string(wait)+`,{"text": "It runs."}]`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	ls, err := a.Session(ctx, app.SessionOptions{ID: "first", OnEvent: c.OnEvent})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Run(ctx, a, ls); err != nil {
+	c, a, ls, out := chatOver(t, app.Config{Workspace: dir, NoSandbox: true, Mode: policy.ModeBypass,
+		Model: app.ModelConfig{Script: writeScript(t, dir, "["+string(bg)+","+string(wait)+`,{"text": "It runs."}]`)}}, "first", "start the server\n/clear\n")
+	if err := c.Run(t.Context(), a, ls); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
