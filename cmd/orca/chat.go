@@ -88,7 +88,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	if err != nil {
 		return err
 	}
-	l, err := f.openSession(ctx, a, cmd.ErrOrStderr(), c.OnEvent, false)
+	l, err := f.openSession(ctx, a, cmd.ErrOrStderr(), c.OnEvent)
 	if err != nil {
 		return err
 	}

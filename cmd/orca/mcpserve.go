@@ -108,7 +108,7 @@ func runMCPServe(cmd *cobra.Command, f *mcpServeFlags, o options) error {
 		return err
 	}
 	// The session's events are kept as observation rows; none is shown.
-	l, err := f.agent.openSession(ctx, a, stderr, nil, false)
+	l, err := f.agent.openSession(ctx, a, stderr, nil)
 	if err != nil {
 		return err
 	}

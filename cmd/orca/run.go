@@ -238,12 +238,9 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		}
 	}
 	// The events are rendered as the turn emits them, on its goroutine.
-	l, err := f.openSession(ctx, a, stderr, gate.Show(r.Render), true)
-	if err != nil {
-		return err
-	}
+	v := &view{show: gate.Show(r.Render)}
 	if asJSON {
-		l.view.afterTurn = func(ev event.Event) {
+		v.afterTurn = func(ev event.Event) {
 			switch d := ev.Data.(type) {
 			case *event.HookMessageData:
 				fmt.Fprintf(stderr, "orca: hook %s: %s\n", d.Handler, d.Message)
@@ -251,6 +248,10 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 				fmt.Fprintf(stderr, "orca: hook %s failed: %s\n", d.Handler, d.Error)
 			}
 		}
+	}
+	l, err := f.openSession(ctx, a, stderr, v.feed)
+	if err != nil {
+		return err
 	}
 	defer l.close(ctx)
 
@@ -284,7 +285,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	}
 	res, err := l.Run(runCtx, input, opts...)
 	restore()
-	l.view.stop() // a background fork still running is not shown after the turn
+	v.stop() // a background fork still running is not shown after the turn
 	r.Close()
 	if stopped := l.StopTasks(); len(stopped) > 0 {
 		// orca exits with the turn: say what that ends.

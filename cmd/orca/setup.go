@@ -161,9 +161,7 @@ var labels = app.Labels{Provider: "--provider NAME", Script: "--script FILE", Ba
 // live is an open session and the App it runs in.
 type live struct {
 	*session.LiveSession
-	app *app.App
-	// view says which events of the session's feed are shown.
-	view   *view
+	app    *app.App
 	stderr io.Writer
 	// endReason is why the session ends (session.EndOther if empty).
 	endReason string
@@ -215,22 +213,15 @@ func fromApp(err error) error {
 // openSession opens, in the App a, the session the flags name — --session,
 // --continue or a new one — then applies the --budget-* flags to the
 // session's stored budget. The session's events, its subagent forks'
-// included, go to onEvent, one at a time. oneTurn: the session runs one
-// turn, whose events (the view's) are all onEvent gets; otherwise it gets
-// every event (the chat's OnEvent picks them). The live session
-// owns a: closing it closes both, and so does an error.
-func (f *agentFlags) openSession(ctx context.Context, a *app.App, stderr io.Writer, onEvent func(event.Event), oneTurn bool) (*live, error) {
-	v := &view{show: onEvent, oneTurn: oneTurn}
-	feed := v.feed
-	if !oneTurn {
-		feed = onEvent // the chat's OnEvent, which picks its events itself
-	}
+// included, go to feed (nil: none), one at a time. The live session owns
+// a: closing it closes both, and so does an error.
+func (f *agentFlags) openSession(ctx context.Context, a *app.App, stderr io.Writer, feed func(event.Event)) (*live, error) {
 	ls, err := a.Session(ctx, app.SessionOptions{ID: f.session, Continue: f.cont, Fork: f.fork, OnEvent: feed})
 	if err != nil {
 		a.Close()
 		return nil, fromApp(err)
 	}
-	l := &live{LiveSession: ls, app: a, view: v, stderr: stderr}
+	l := &live{LiveSession: ls, app: a, stderr: stderr}
 	if err := f.budget.apply(ctx, ls); err != nil {
 		l.close(ctx)
 		return nil, &exitError{code: exitTurn, err: fmt.Errorf("session %s: setting the budget: %w", ls.ID(), err)}
@@ -264,25 +255,23 @@ func (b *budgetFlags) apply(ctx context.Context, ls *session.LiveSession) error 
 	return ls.SetBudget(ctx, &l)
 }
 
-// view picks the events of a session's feed that are shown. orca run shows
-// one turn: from its turn_started to its turn_completed, its forks'
-// events among them, and nothing after (a background fork still running
-// is not shown) but for what SessionEnd hooks say; orca chat shows the
-// turns and the forks' events between them. Neither shows session_started
-// or session_ended.
+// view picks the events of a session's feed that orca run shows: one
+// turn, from its turn_started to its turn_completed, its forks' events
+// among them, and nothing after (a background fork still running is not
+// shown) but for what SessionEnd hooks say; never session_started or
+// session_ended. (orca chat's OnEvent picks its own.)
 type view struct {
 	show func(event.Event)
 	// afterTurn, if set, takes the session's notes that come after the
 	// turn (sessionNote) instead of show: with --json, whose last line is
 	// turn_completed, they go to stderr.
 	afterTurn func(event.Event)
-	oneTurn   bool
 	mu        sync.Mutex
 	done      bool
 }
 
 func (v *view) feed(ev event.Event) {
-	if v.show == nil || ev.Name == event.SessionStarted || ev.Name == event.SessionEnded {
+	if ev.Name == event.SessionStarted || ev.Name == event.SessionEnded {
 		return
 	}
 	v.mu.Lock()
@@ -298,7 +287,7 @@ func (v *view) feed(ev event.Event) {
 		return
 	}
 	v.show(ev)
-	if v.oneTurn && ev.Depth == 0 && ev.Name == event.TurnCompleted {
+	if ev.Depth == 0 && ev.Name == event.TurnCompleted {
 		v.done = true
 	}
 }
