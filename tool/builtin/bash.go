@@ -245,43 +245,21 @@ func (t *bashTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	out := &capture{max: bashMaxOutput}
 	// The command and everything it starts end with the call: it runs in
 	// a PID namespace of its own (a process group where there is none).
-	cmd, err := runner.Command(runCtx, t.dir, t.shell, "-c", in.Command)
+	cmd, err := t.start(runCtx, runner, in.Command, out)
 	if err != nil {
-		return tool.Errorf("Bash: not run: %v. To run commands without orca's OS sandbox, the user can pass --no-sandbox or set \"sandbox\": {\"enabled\": false} in a settings file", err)
-	}
-	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the order of writes is kept
-	cmd.WaitDelay = t.waitDelay
-	if err := cmd.Start(); err != nil {
-		return tool.Errorf("Bash: cannot start %s: %v", t.shell, err)
+		return tool.Errorf("Bash: %v", err)
 	}
 	waitErr := cmd.Wait()
 
 	var b strings.Builder
 	b.WriteString(out.String())
-	code, sig := cmd.Status()
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		note(&b, fmt.Sprintf("Command was cancelled (%v) and killed, with the processes it started.", ctx.Err()))
 		return tool.Result{Content: b.String(), IsError: true}
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		note(&b, fmt.Sprintf("Command timed out after %v and was killed, with the processes it started.", timeout))
-		return tool.Result{Content: b.String(), IsError: true}
-	case !cmd.Exited():
-		note(&b, fmt.Sprintf("Command failed: %v", waitErr))
-		return tool.Result{Content: b.String(), IsError: true}
-	case sig != 0:
-		note(&b, fmt.Sprintf("Command was killed by signal %d (%v).", int(sig), sig))
-		return tool.Result{Content: b.String(), IsError: true}
 	}
-	if code != 0 {
-		if code > 128 && code <= 128+64 {
-			// In the sandbox the command runs under a shell of orca's,
-			// which reports a signal as the shell's $? does.
-			note(&b, fmt.Sprintf("exit code: %d (the command was ended by signal %d, %v)", code, code-128, syscall.Signal(code-128)))
-		} else {
-			note(&b, fmt.Sprintf("exit code: %d", code))
-		}
-		if !runner.Disabled {
+	if msg, exitCode := ending(cmd, waitErr, errors.Is(runCtx.Err(), context.DeadlineExceeded), timeout); msg != "" {
+		note(&b, msg)
+		if exitCode && !runner.Disabled {
 			if s := refusals(out.String()); s != "" {
 				note(&b, s)
 			}
@@ -321,31 +299,17 @@ func (t *bashTool) background(ctx context.Context, call *tool.Call, in bashInput
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		cmd, err := runner.Command(ctx, t.dir, t.shell, "-c", in.Command)
+		cmd, err := t.start(ctx, runner, in.Command, out)
+		started <- err
 		if err != nil {
-			started <- fmt.Errorf("not run: %v. To run commands without orca's OS sandbox, the user can pass --no-sandbox or set \"sandbox\": {\"enabled\": false} in a settings file", err)
 			return err
 		}
-		cmd.Stdout, cmd.Stderr = out, out
-		cmd.WaitDelay = t.waitDelay
-		if err := cmd.Start(); err != nil {
-			started <- fmt.Errorf("cannot start %s: %v", t.shell, err)
-			return err
-		}
-		started <- nil
 		waitErr := cmd.Wait()
-		code, sig := cmd.Status()
-		switch {
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return fmt.Errorf("the command timed out after %v and was killed, with the processes it started", timeout)
-		case ctx.Err() != nil:
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return ctx.Err() // stopped: the task says so
-		case !cmd.Exited():
-			return fmt.Errorf("the command failed: %v", waitErr)
-		case sig != 0:
-			return fmt.Errorf("the command was killed by signal %d (%v)", int(sig), sig)
-		case code != 0:
-			return fmt.Errorf("exit code: %d", code)
+		}
+		if msg, _ := ending(cmd, waitErr, errors.Is(ctx.Err(), context.DeadlineExceeded), timeout); msg != "" {
+			return errors.New(msg)
 		}
 		return nil
 	})
@@ -356,6 +320,44 @@ func (t *bashTool) background(ctx context.Context, call *tool.Call, in bashInput
 		return tool.Errorf("Bash: %v", err)
 	}
 	return tool.Text(fmt.Sprintf("Started in the background as %s: the command goes on after this call. Read its output with AgentOutput (task_id %q; block false reads it at once), stop it with TaskStop.", id, id))
+}
+
+// start starts command under runner, its output (standard output and
+// error, one pipe, so that the order of writes is kept) going to out; ctx
+// kills it with every process it started. The error is said for the model.
+func (t *bashTool) start(ctx context.Context, runner *sandbox.Runner, command string, out io.Writer) (*sandbox.Cmd, error) {
+	cmd, err := runner.Command(ctx, t.dir, t.shell, "-c", command)
+	if err != nil {
+		return nil, fmt.Errorf("not run: %v. To run commands without orca's OS sandbox, the user can pass --no-sandbox or set \"sandbox\": {\"enabled\": false} in a settings file", err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = t.waitDelay
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start %s: %v", t.shell, err)
+	}
+	return cmd, nil
+}
+
+// ending says how a command that has been waited for ended, when it did
+// not end well ("" when it exited 0): it timed out (after timeout), it
+// failed, a signal killed it, or it exited with a code — exitCode then.
+func ending(cmd *sandbox.Cmd, waitErr error, timedOut bool, timeout time.Duration) (msg string, exitCode bool) {
+	code, sig := cmd.Status()
+	switch {
+	case timedOut:
+		return fmt.Sprintf("Command timed out after %v and was killed, with the processes it started.", timeout), false
+	case !cmd.Exited():
+		return fmt.Sprintf("Command failed: %v", waitErr), false
+	case sig != 0:
+		return fmt.Sprintf("Command was killed by signal %d (%v).", int(sig), sig), false
+	case code == 0:
+		return "", false
+	case code > 128 && code <= 128+64:
+		// In the sandbox the command runs under a shell of orca's, which
+		// reports a signal as the shell's $? does.
+		return fmt.Sprintf("exit code: %d (the command was ended by signal %d, %v)", code, code-128, syscall.Signal(code-128)), true
+	}
+	return fmt.Sprintf("exit code: %d", code), true
 }
 
 // note appends a line to the output, on a line of its own.
