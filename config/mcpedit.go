@@ -74,22 +74,22 @@ func ReadMCPServersFile(path string) (*MCPServersFile, error) {
 }
 
 // Write writes the file, its keys sorted, through a temporary file
-// renamed over it; its folder is made if need be.
+// renamed over it (writeAtomic), keeping its mode (a new file's is 0644);
+// its folder is made if need be.
 func (f *MCPServersFile) Write() error {
 	f.top["mcpServers"], _ = json.Marshal(f.Servers)
 	data, err := json.MarshalIndent(f.top, "", "  ")
 	if err != nil {
 		return err
 	}
-	data = append(data, '\n')
 	if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
 		return err
 	}
-	tmp := f.Path + ".orca-tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
+	perm := os.FileMode(0o644)
+	if fi, err := os.Stat(f.Path); err == nil {
+		perm = fi.Mode().Perm()
 	}
-	return os.Rename(tmp, f.Path)
+	return writeAtomic(f.Path, append(data, '\n'), perm)
 }
 
 // MCPEntry is an MCP server to declare, in the terms of claude mcp add:

@@ -30,8 +30,15 @@ func TestMCPServersFileEdits(t *testing.T) {
 	}
 	f.Servers["files"] = raw
 	delete(f.Servers, "old")
+	os.Chmod(path, 0o600) // a file kept private stays so
 	if err := f.Write(); err != nil {
 		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the file written: %v, %v; want mode 0600 kept", fi.Mode(), err)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(dir, ".orca", ".*")); len(tmps) > 0 {
+		t.Errorf("temporary files left: %q", tmps)
 	}
 	b, _ := os.ReadFile(path)
 	if !strings.Contains(string(b), `"allow": [`) || strings.Contains(string(b), `"old"`) || !strings.Contains(string(b), `"LEVEL": "${LEVEL:-info}"`) {

@@ -325,12 +325,26 @@ func lockedUpdate[T any](path, what string, read func() (*T, error), change func
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+strings.TrimSuffix(filepath.Base(path), ".json")+"-*.json")
-	if err != nil {
+	if err := writeAtomic(path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	return nil
+}
+
+// writeAtomic replaces the file at path with data, of mode perm, through
+// a temporary file of its folder renamed over it: a reader sees the old
+// file or the new one, never a part, and two writers never share the
+// temporary file.
+func writeAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+strings.TrimSuffix(filepath.Base(path), ".json")+"-*.json")
+	if err != nil {
+		return err
+	}
 	defer os.Remove(tmp.Name()) // after the rename, there is nothing left to remove
-	_, werr := tmp.Write(append(data, '\n'))
+	_, werr := tmp.Write(data)
+	if werr == nil {
+		werr = tmp.Chmod(perm)
+	}
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
 	}
@@ -338,7 +352,7 @@ func lockedUpdate[T any](path, what string, read func() (*T, error), change func
 		werr = os.Rename(tmp.Name(), path)
 	}
 	if werr != nil {
-		return fmt.Errorf("%s: writing %s: %w", what, path, werr)
+		return fmt.Errorf("writing %s: %w", path, werr)
 	}
 	return nil
 }
