@@ -9,6 +9,25 @@ import (
 	"github.com/orca-agent/orca/sandbox"
 )
 
+// sandboxMode is a way orca runs the model's commands: its name, and the
+// flags that choose it.
+type sandboxMode struct {
+	name  string
+	flags []string
+}
+
+// sandboxModes are the modes a test of commands goes through: in the OS
+// sandbox (where it can be set up here) and with --no-sandbox.
+func sandboxModes(t *testing.T) []sandboxMode {
+	var modes []sandboxMode
+	if err := sandbox.Available(); err != nil {
+		t.Logf("no OS sandbox here (%v)", err)
+	} else {
+		modes = append(modes, sandboxMode{name: "sandboxed"})
+	}
+	return append(modes, sandboxMode{name: "--no-sandbox", flags: []string{"--no-sandbox"}})
+}
+
 // calls is a response of tool calls, each an id, a tool and its input.
 func calls(cs ...[3]any) string {
 	var out []any
@@ -25,11 +44,7 @@ func calls(cs ...[3]any) string {
 // with what it started, and so does orca's exit for one still running;
 // one that ends says how. Sandboxed, and without the sandbox.
 func TestBashRunsCommandsInTheBackground(t *testing.T) {
-	for _, noSandbox := range []bool{false, true} {
-		if !noSandbox && sandbox.Available() != nil {
-			t.Logf("no OS sandbox here (%v)", sandbox.Available())
-			continue
-		}
+	for _, mode := range sandboxModes(t) {
 		ws := t.TempDir()
 		h, h2 := proctest.NewHolder(t, ws, "hold"), proctest.NewHolder(t, ws, "hold2")
 		type m = map[string]any
@@ -44,13 +59,10 @@ func TestBashRunsCommandsInTheBackground(t *testing.T) {
 			calls([3]any{"bg2", "Bash", m{"command": "exec sleep 1000 3>hold2", "run_in_background": true}}),
 			calls([3]any{"wait2", "Bash", m{"command": h2.Await()}}),
 			`{"text": "Left one running."}`)
-		args := []string{"run", "--json", "--script", sc, "-w", ws, "--permission-mode", "bypass", "go"}
-		if noSandbox {
-			args = append(args, "--no-sandbox")
-		}
+		args := append([]string{"run", "--json", "--script", sc, "-w", ws, "--permission-mode", "bypass", "go"}, mode.flags...)
 		stdout, stderr, code := orca(t, t.Context(), "", args...)
 		if code != 0 {
-			t.Fatalf("no sandbox %v: exit %d\n%s", noSandbox, code, stderr)
+			t.Fatalf("%s: exit %d\n%s", mode.name, code, stderr)
 		}
 		evs := parseEvents(t, stdout)
 		for id, want := range map[string][]string{
@@ -65,12 +77,12 @@ func TestBashRunsCommandsInTheBackground(t *testing.T) {
 			out := toolEventOf(t, evs, id).str("output")
 			for _, w := range want {
 				if !strings.Contains(out, w) {
-					t.Errorf("no sandbox %v: %s: %q lacks %q", noSandbox, id, out, w)
+					t.Errorf("%s: %s: %q lacks %q", mode.name, id, out, w)
 				}
 			}
 		}
 		if want := "orca: stopped what the turn left running in the background (orca run ends with its turn; orca chat keeps them): task_3 (Bash: exec sleep 1000 3>hold2)\n"; !strings.Contains(stderr, want) {
-			t.Errorf("no sandbox %v: stderr lacks %q:\n%s", noSandbox, want, stderr)
+			t.Errorf("%s: stderr lacks %q:\n%s", mode.name, want, stderr)
 		}
 		h.RequireGone()  // TaskStop killed it
 		h2.RequireGone() // the end of the run did

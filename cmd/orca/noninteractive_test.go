@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/orca-agent/orca/sandbox"
 )
 
 // The model's commands never wait for a person: git commit without -m
@@ -23,11 +21,7 @@ func TestModelCommandsDoNotWaitForAnEditor(t *testing.T) {
 	t.Setenv("EDITOR", "sh -c 'sleep 30' --")
 	t.Setenv("VISUAL", "sh -c 'sleep 30' --")
 	t.Setenv("PAGER", "less")
-	for _, noSandbox := range []bool{false, true} {
-		if !noSandbox && sandbox.Available() != nil {
-			t.Logf("no OS sandbox here (%v)", sandbox.Available())
-			continue
-		}
+	for _, mode := range sandboxModes(t) {
 		ws := t.TempDir()
 		for _, args := range [][]string{{"init", "-q"}, {"config", "user.email", "a@example.com"}, {"config", "user.name", "A"}} {
 			if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
@@ -42,20 +36,17 @@ func TestModelCommandsDoNotWaitForAnEditor(t *testing.T) {
 			call("commit", "git add f.txt && git commit"),
 			call("env", `printf '%s|' "$GIT_EDITOR" "$GIT_SEQUENCE_EDITOR" "$EDITOR" "$VISUAL" "$PAGER" "$GIT_PAGER" "$GIT_TERMINAL_PROMPT"`),
 		}})
-		args := []string{"run", "--json", "--script", writeScript(t, string(b), `{"text": "done"}`), "-w", ws, "--permission-mode", "bypass", "go"}
-		if noSandbox {
-			args = append(args, "--no-sandbox")
-		}
+		args := append([]string{"run", "--json", "--script", writeScript(t, string(b), `{"text": "done"}`), "-w", ws, "--permission-mode", "bypass", "go"}, mode.flags...)
 		stdout, stderr, code := orca(t, t.Context(), "", args...)
 		if code != 0 {
-			t.Fatalf("no sandbox %v: exit %d\n%s", noSandbox, code, stderr)
+			t.Fatalf("%s: exit %d\n%s", mode.name, code, stderr)
 		}
 		evs := parseEvents(t, stdout)
 		if out := toolEventOf(t, evs, "commit").str("output"); !strings.Contains(out, "Aborting commit due to empty commit message") {
-			t.Errorf("no sandbox %v: git commit: %s", noSandbox, out)
+			t.Errorf("%s: git commit: %s", mode.name, out)
 		}
 		if out := toolEventOf(t, evs, "env").str("output"); out != "true|true|true|true|cat|cat|0|" {
-			t.Errorf("no sandbox %v: the command's environment: %q", noSandbox, out)
+			t.Errorf("%s: the command's environment: %q", mode.name, out)
 		}
 	}
 }
