@@ -85,3 +85,31 @@ func TestMCPEntryChecks(t *testing.T) {
 		}
 	}
 }
+
+// A settings file that is a symbolic link (kept in a dotfiles repository)
+// is edited where it leads, and stays a link.
+func TestMCPServersFileThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "settings.json")
+	link := filepath.Join(dir, "orca", "settings.json")
+	os.MkdirAll(filepath.Dir(target), 0o755)
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	os.WriteFile(target, []byte(`{"permissions": {"allow": ["Read"]}}`), 0o644)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.ReadMCPServersFile(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Servers["files"] = []byte(`{"command": "cat"}`)
+	if err := f.Write(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is no longer one: %v, %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(target); !strings.Contains(string(b), `"files"`) || !strings.Contains(string(b), `"allow"`) {
+		t.Errorf("the file the link leads to:\n%s", b)
+	}
+}

@@ -334,8 +334,12 @@ func lockedUpdate[T any](path, what string, read func() (*T, error), change func
 // writeAtomic replaces the file at path with data, of mode perm, through
 // a temporary file of its folder renamed over it: a reader sees the old
 // file or the new one, never a part, and two writers never share the
-// temporary file.
+// temporary file. A path that is a symbolic link (a settings file kept in
+// a dotfiles repository) is written where it leads, and stays a link.
 func writeAtomic(path string, data []byte, perm os.FileMode) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+strings.TrimSuffix(filepath.Base(path), ".json")+"-*.json")
 	if err != nil {
 		return err
