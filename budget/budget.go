@@ -41,6 +41,55 @@ func (l Limits) Validate() error {
 	return nil
 }
 
+// Change sets some of a budget's limits and keeps the others: a nil field
+// keeps the limit in force, a zero one lifts it. It is what a user asks of
+// a session's budget ('orca run --budget-tokens N', PUT
+// /v1/sessions/{id}/budget), applied to the budget in force by
+// (*session.LiveSession).ChangeBudget.
+type Change struct {
+	Tokens    *int64
+	CostUSD   *float64
+	ToolCalls *int64
+	WallTime  *time.Duration
+}
+
+// IsZero reports whether c changes nothing.
+func (c Change) IsZero() bool { return c == Change{} }
+
+// Negative returns the first dimension (tokens, cost, tool calls, wall
+// time) c would set below zero, or to a cost that is not a number: a
+// caller names it as its user spelled it.
+func (c Change) Negative() (Dimension, bool) {
+	switch {
+	case c.Tokens != nil && *c.Tokens < 0:
+		return Tokens, true
+	case c.CostUSD != nil && !(*c.CostUSD >= 0):
+		return Cost, true
+	case c.ToolCalls != nil && *c.ToolCalls < 0:
+		return ToolCalls, true
+	case c.WallTime != nil && *c.WallTime < 0:
+		return WallTime, true
+	}
+	return "", false
+}
+
+// Apply returns l with the limits c sets.
+func (c Change) Apply(l Limits) Limits {
+	if c.Tokens != nil {
+		l.Tokens = *c.Tokens
+	}
+	if c.CostUSD != nil {
+		l.CostUSD = *c.CostUSD
+	}
+	if c.ToolCalls != nil {
+		l.ToolCalls = *c.ToolCalls
+	}
+	if c.WallTime != nil {
+		l.WallTime = *c.WallTime
+	}
+	return l
+}
+
 // Spent is what a session has used.
 type Spent struct {
 	Tokens    int64

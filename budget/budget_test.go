@@ -96,3 +96,28 @@ func TestPricesWith(t *testing.T) {
 		t.Errorf("With(nil) has %d entries", len(got))
 	}
 }
+
+func TestChange(t *testing.T) {
+	l := budget.Limits{Tokens: 10, CostUSD: 1, ToolCalls: 3, WallTime: time.Minute}
+	if got := (budget.Change{}).Apply(l); got != l || !(budget.Change{}).IsZero() {
+		t.Errorf("an empty change changed %+v to %+v", l, got)
+	}
+	zero := int64(0)
+	if got, want := (budget.Change{ToolCalls: &zero, WallTime: new(time.Hour)}).Apply(l), (budget.Limits{Tokens: 10, CostUSD: 1, WallTime: time.Hour}); got != want {
+		t.Errorf("Apply = %+v, want %+v", got, want)
+	}
+	for _, c := range []struct {
+		change budget.Change
+		want   budget.Dimension
+	}{
+		{budget.Change{Tokens: new(int64(-1)), CostUSD: new(-1.0)}, budget.Tokens},
+		{budget.Change{CostUSD: new(math.NaN())}, budget.Cost},
+		{budget.Change{ToolCalls: new(int64(-2))}, budget.ToolCalls},
+		{budget.Change{WallTime: new(-time.Nanosecond)}, budget.WallTime},
+		{budget.Change{Tokens: &zero, CostUSD: new(0.0)}, ""},
+	} {
+		if d, _ := c.change.Negative(); d != c.want {
+			t.Errorf("Negative(%+v) = %q, want %q", c.change, d, c.want)
+		}
+	}
+}

@@ -1050,34 +1050,16 @@ func (s *Server) putBudget(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	l, err := e.ls.Budget(r.Context())
-	if err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name string
-		neg  bool
-	}{
-		{"tokens", req.Tokens != nil && *req.Tokens < 0}, {"cost_usd", req.CostUSD != nil && !(*req.CostUSD >= 0)},
-		{"tool_calls", req.ToolCalls != nil && *req.ToolCalls < 0}, {"wall_time_ms", req.WallTimeMS != nil && *req.WallTimeMS < 0},
-	} {
-		if f.neg {
-			return badRequest(f.name, "%s: a limit is 0 (none) or more", f.name)
-		}
-	}
-	if req.Tokens != nil {
-		l.Tokens = *req.Tokens
-	}
-	if req.CostUSD != nil {
-		l.CostUSD = *req.CostUSD
-	}
-	if req.ToolCalls != nil {
-		l.ToolCalls = *req.ToolCalls
-	}
+	c := budget.Change{Tokens: req.Tokens, CostUSD: req.CostUSD, ToolCalls: req.ToolCalls}
 	if req.WallTimeMS != nil {
-		l.WallTime = time.Duration(*req.WallTimeMS) * time.Millisecond
+		c.WallTime = new(time.Duration(*req.WallTimeMS) * time.Millisecond)
 	}
-	if err := e.ls.SetBudget(r.Context(), &l); err != nil {
+	if d, ok := c.Negative(); ok {
+		name := map[budget.Dimension]string{budget.Tokens: "tokens", budget.Cost: "cost_usd", budget.ToolCalls: "tool_calls", budget.WallTime: "wall_time_ms"}[d]
+		return badRequest(name, "%s: a limit is 0 (none) or more", name)
+	}
+	l, err := e.ls.ChangeBudget(r.Context(), c)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, budgetOf(l))

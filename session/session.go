@@ -283,6 +283,8 @@ type LiveSession struct {
 	closed  bool
 
 	turnMu sync.Mutex // held while a turn (or a compaction) runs
+	// budgetMu serialises ChangeBudget's read and write of the override.
+	budgetMu sync.Mutex
 	// calls are the tool calls running outside a turn (CallTool), which
 	// End waits for too.
 	calls sync.WaitGroup
@@ -768,6 +770,28 @@ func (s *LiveSession) Totals(ctx context.Context) (store.Totals, error) {
 // the override). The override is stored: it outlives this handle.
 func (s *LiveSession) SetBudget(ctx context.Context, b *budget.Limits) error {
 	return s.r.store.SetBudget(ctx, s.id, b)
+}
+
+// ChangeBudget sets the limits c names on the session's stored override,
+// starting from the budget in force (the other dimensions keep theirs),
+// and returns the budget now in force. A limit c would set below zero is
+// refused, naming its dimension, and nothing changes. Changes through one
+// LiveSession do not lose each other.
+func (s *LiveSession) ChangeBudget(ctx context.Context, c budget.Change) (budget.Limits, error) {
+	if d, ok := c.Negative(); ok {
+		return budget.Limits{}, fmt.Errorf("session %s: the %s budget must not be negative", s.id, strings.ReplaceAll(string(d), "_", " "))
+	}
+	s.budgetMu.Lock()
+	defer s.budgetMu.Unlock()
+	l, err := s.Budget(ctx)
+	if err != nil || c.IsZero() {
+		return l, err
+	}
+	l = c.Apply(l)
+	if err := s.SetBudget(ctx, &l); err != nil {
+		return budget.Limits{}, err
+	}
+	return l, nil
 }
 
 // Budget returns the budget in force: the session's override, else the

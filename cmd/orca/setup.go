@@ -13,6 +13,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/session"
@@ -55,8 +56,8 @@ type budgetFlags struct {
 	costUSD   float64
 	toolCalls int64
 	wallTime  time.Duration
-	// given says which flags were given: only those change the override.
-	given struct{ tokens, cost, toolCalls, wallTime bool }
+	// change is what the flags given change, set by check.
+	change budget.Change
 }
 
 func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
@@ -110,16 +111,27 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 	}
 	fl := cmd.Flags()
 	b := &f.budget
-	b.given.tokens, b.given.cost = fl.Changed("budget-tokens"), fl.Changed("budget-cost")
-	b.given.toolCalls, b.given.wallTime = fl.Changed("budget-tool-calls"), fl.Changed("budget-time")
-	switch {
-	case b.tokens < 0:
+	b.change = budget.Change{}
+	if fl.Changed("budget-tokens") {
+		b.change.Tokens = &b.tokens
+	}
+	if fl.Changed("budget-cost") {
+		b.change.CostUSD = &b.costUSD
+	}
+	if fl.Changed("budget-tool-calls") {
+		b.change.ToolCalls = &b.toolCalls
+	}
+	if fl.Changed("budget-time") {
+		b.change.WallTime = &b.wallTime
+	}
+	switch d, _ := b.change.Negative(); d {
+	case budget.Tokens:
 		return app.Config{}, usageErrorf("--budget-tokens must not be negative, not %d", b.tokens)
-	case b.costUSD < 0:
+	case budget.Cost:
 		return app.Config{}, usageErrorf("--budget-cost must not be negative, not %g", b.costUSD)
-	case b.toolCalls < 0:
+	case budget.ToolCalls:
 		return app.Config{}, usageErrorf("--budget-tool-calls must not be negative, not %d", b.toolCalls)
-	case b.wallTime < 0:
+	case budget.WallTime:
 		return app.Config{}, usageErrorf("--budget-time must not be negative, not %s", b.wallTime)
 	}
 	cfg := app.Config{
@@ -222,37 +234,11 @@ func (f *agentFlags) openSession(ctx context.Context, a *app.App, stderr io.Writ
 		return nil, fromApp(err)
 	}
 	l := &live{LiveSession: ls, app: a, stderr: stderr}
-	if err := f.budget.apply(ctx, ls); err != nil {
+	if _, err := ls.ChangeBudget(ctx, f.budget.change); err != nil {
 		l.close(ctx)
 		return nil, &exitError{code: exitTurn, err: fmt.Errorf("session %s: setting the budget: %w", ls.ID(), err)}
 	}
 	return l, nil
-}
-
-// apply sets the budget flags given on the session's stored override,
-// starting from the budget in force: the other dimensions keep theirs.
-func (b *budgetFlags) apply(ctx context.Context, ls *session.LiveSession) error {
-	g := b.given
-	if !g.tokens && !g.cost && !g.toolCalls && !g.wallTime {
-		return nil
-	}
-	l, err := ls.Budget(ctx)
-	if err != nil {
-		return err
-	}
-	if g.tokens {
-		l.Tokens = b.tokens
-	}
-	if g.cost {
-		l.CostUSD = b.costUSD
-	}
-	if g.toolCalls {
-		l.ToolCalls = b.toolCalls
-	}
-	if g.wallTime {
-		l.WallTime = b.wallTime
-	}
-	return ls.SetBudget(ctx, &l)
 }
 
 // view picks the events of a session's feed that orca run shows: one
