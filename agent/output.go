@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -45,6 +47,49 @@ func OutputFor[T any]() (*Output, error) {
 	return &Output{Schema: raw}, nil
 }
 
+// ReadOutput reads the Output of a JSON Schema file, such as orca run's
+// --output-schema FILE: at most 1 MiB (a byte order mark before it is
+// dropped), named after the file (its base name without the extension,
+// other characters than letters, digits, _ and - made _), checked as Check
+// checks it.
+func ReadOutput(path string) (*Output, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > 1<<20 {
+		return nil, fmt.Errorf("%s: %d bytes, at most 1 MiB", path, fi.Size())
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	raw = bytes.TrimPrefix(raw, []byte("\uFEFF")) // a byte order mark a Windows editor wrote
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	o := &Output{Name: name, Schema: raw}
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return o, nil
+}
+
+// Check reports what a turn would refuse in o before it asks the model:
+// a name other than letters, digits, _ and - (at most 64), a schema that
+// is not JSON or does not compile. A server checks its users' schemas
+// with it.
+func (o *Output) Check() error {
+	_, err := compileOutput(o, nil)
+	return err
+}
+
 // MaxOutputCorrections caps how many times one turn's answer that does
 // not hold goes back to the model.
 const MaxOutputCorrections = 2
@@ -73,11 +118,11 @@ func compileOutput(o *Output, client llm.Client) (*output, error) {
 		name = "answer"
 	}
 	if !outputName.MatchString(name) {
-		return nil, fmt.Errorf("agent: output name %q: letters, digits, _ and - only, at most 64", name)
+		return nil, fmt.Errorf("output name %q: letters, digits, _ and - only, at most 64", name)
 	}
 	s, err := tool.CompileSchema("output "+name, o.Schema)
 	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
+		return nil, err
 	}
 	out := &output{schema: s}
 	if llm.HasNativeOutput(client) {

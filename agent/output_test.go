@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -145,5 +147,36 @@ func TestOutputNativeStrict(t *testing.T) {
 		if len(got) != 1 || got[0] == nil || got[0].Strict != tc.strict || got[0].Name != "answer" {
 			t.Errorf("%s: sent %+v, want strict %v", tc.schema, got, tc.strict)
 		}
+	}
+}
+
+// ReadOutput names the output after its file, drops a byte order mark,
+// and refuses, naming the file, what a turn would refuse and a file too
+// big to be a schema.
+func TestReadOutput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	o, err := agent.ReadOutput(write("my weather.v2.json", "\uFEFF"+`{"type": "object"}`))
+	if err != nil || o.Name != "my_weather_v2" || string(o.Schema) != `{"type": "object"}` {
+		t.Fatalf("ReadOutput = %+v, %v", o, err)
+	}
+	for name, content := range map[string]string{
+		"array.json":  `{"type": "array"}`,
+		"broken.json": `{"type": `,
+		"big.json":    `{"type": "object", "description": "` + strings.Repeat("x", 1<<20) + `"}`,
+	} {
+		path := write(name, content)
+		if _, err := agent.ReadOutput(path); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("ReadOutput(%s) = %v, want an error naming the file", name, err)
+		}
+	}
+	if err := (&agent.Output{Name: "no spaces", Schema: json.RawMessage(`{"type": "object"}`)}).Check(); err == nil {
+		t.Error("Check accepted a name with a space")
 	}
 }

@@ -324,7 +324,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.Output != nil {
 		o, err := compileOutput(def.Output, c.Client)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("agent: %w", err)
 		}
 		rt.output = o
 	}

@@ -258,7 +258,7 @@ func (t *turn) run() {
 	if t.req.Output != nil {
 		o, err := compileOutput(t.req.Output, t.rt.client)
 		if err != nil {
-			t.fail(err)
+			t.fail(fmt.Errorf("agent: %w", err))
 			return
 		}
 		t.out = o

@@ -47,7 +47,6 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
-	"github.com/orca-agent/orca/tool"
 )
 
 //go:embed openapi.json
@@ -761,10 +760,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	}
 	var out *agent.Output
 	if len(req.OutputSchema) > 0 && string(req.OutputSchema) != "null" {
-		if _, err := tool.CompileSchema("output_schema", req.OutputSchema); err != nil {
-			return badRequest("output_schema", "%v", err)
-		}
 		out = &agent.Output{Schema: req.OutputSchema}
+		if err := out.Check(); err != nil {
+			return badRequest("output_schema", "output_schema: %v", err)
+		}
 	}
 	e, err := s.entryOf(r.Context(), r.PathValue("id"), false)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/orca-agent/orca/agent"
 )
 
 // The Temporal engine lives in a module of its own (so that orca links no
@@ -127,8 +129,8 @@ func engineRun(cmd *cobra.Command, args []string, f *runFlags, o options) error 
 	}
 	if f.outputSchema != "" {
 		// Checked here as orca run checks it; orca-temporal reads it again.
-		if _, err := readOutputSchema(f.outputSchema); err != nil {
-			return usageErrorf("--output-schema %s: %v", f.outputSchema, err)
+		if _, err := agent.ReadOutput(f.outputSchema); err != nil {
+			return usageErrorf("--output-schema: %v", err)
 		}
 		all = append(all, "--output-schema", f.outputSchema)
 	}

@@ -56,7 +56,7 @@ func TestEngineCommands(t *testing.T) {
 		says string
 	}{
 		{[]string{"run", "--engine", "temporal", "--session", "s", "--provider", "openai", "hi"}, "--provider is not for --engine temporal"},
-		{[]string{"run", "--engine", "temporal", "--session", "s", "--output-schema", "/nonexistent/schema.json", "hi"}, "--output-schema /nonexistent/schema.json:"},
+		{[]string{"run", "--engine", "temporal", "--session", "s", "--output-schema", "/nonexistent/schema.json", "hi"}, "--output-schema: stat /nonexistent/schema.json:"},
 		{[]string{"run", "--engine", "temporal", "hi"}, "--engine temporal needs --session ID"},
 		{[]string{"run", "--engine", "warp", "hi"}, "--engine warp: want local or temporal"},
 		{[]string{"run", "--turn-id", "t", "--script", "x.json", "hi"}, "--turn-id is for --engine temporal"},

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -19,7 +17,6 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
-	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tui"
 )
 
@@ -177,8 +174,8 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 		return err
 	}
 	if f.outputSchema != "" {
-		if f.agent.output, err = readOutputSchema(f.outputSchema); err != nil {
-			return usageErrorf("--output-schema %s: %v", f.outputSchema, err)
+		if f.agent.output, err = agent.ReadOutput(f.outputSchema); err != nil {
+			return usageErrorf("--output-schema: %v", err)
 		}
 	}
 	prompt := func(ctx context.Context) (string, error) { return readPrompt(ctx, cmd.InOrStdin(), args) }
@@ -363,34 +360,4 @@ func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, er
 		return "", usageErrorf("the prompt is empty")
 	}
 	return prompt, nil
-}
-
-// readOutputSchema reads the JSON Schema of --output-schema: an object
-// schema that compiles, named after its file.
-func readOutputSchema(path string) (*agent.Output, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > 1<<20 {
-		return nil, fmt.Errorf("%d bytes, at most 1 MiB", fi.Size())
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	raw = bytes.TrimPrefix(raw, []byte("\uFEFF")) // a byte order mark a Windows editor wrote
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
-			return r
-		}
-		return '_'
-	}, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	if _, err := tool.CompileSchema("output "+name, raw); err != nil {
-		return nil, err
-	}
-	return &agent.Output{Name: name, Schema: raw}, nil
 }
