@@ -235,9 +235,9 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		}
 	}
 	// The events are rendered as the turn emits them, on its goroutine.
-	v := &view{show: gate.Show(r.Render)}
+	v := &tui.TurnView{Show: gate.Show(r.Render)}
 	if asJSON {
-		v.afterTurn = func(ev event.Event) {
+		v.AfterTurn = func(ev event.Event) {
 			switch d := ev.Data.(type) {
 			case *event.HookMessageData:
 				fmt.Fprintf(stderr, "orca: hook %s: %s\n", d.Handler, d.Message)
@@ -246,7 +246,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 			}
 		}
 	}
-	l, err := f.openSession(ctx, a, stderr, v.feed)
+	l, err := f.openSession(ctx, a, stderr, v.Feed)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	}
 	res, err := l.Run(runCtx, input, opts...)
 	restore()
-	v.stop() // a background fork still running is not shown after the turn
+	v.Stop() // a background fork still running is not shown after the turn
 	r.Close()
 	if stopped := l.StopTasks(); len(stopped) > 0 {
 		// orca exits with the turn: say what that ends.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -239,57 +238,6 @@ func (f *agentFlags) openSession(ctx context.Context, a *app.App, stderr io.Writ
 		return nil, &exitError{code: exitTurn, err: fmt.Errorf("session %s: setting the budget: %w", ls.ID(), err)}
 	}
 	return l, nil
-}
-
-// view picks the events of a session's feed that orca run shows: one
-// turn, from its turn_started to its turn_completed, its forks' events
-// among them, and nothing after (a background fork still running is not
-// shown) but for what SessionEnd hooks say; never session_started or
-// session_ended. (orca chat's OnEvent picks its own.)
-type view struct {
-	show func(event.Event)
-	// afterTurn, if set, takes the session's notes that come after the
-	// turn (sessionNote) instead of show: with --json, whose last line is
-	// turn_completed, they go to stderr.
-	afterTurn func(event.Event)
-	mu        sync.Mutex
-	done      bool
-}
-
-func (v *view) feed(ev event.Event) {
-	if ev.Name == event.SessionStarted || ev.Name == event.SessionEnded {
-		return
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.done {
-		switch {
-		case !sessionNote(ev):
-		case v.afterTurn != nil:
-			v.afterTurn(ev)
-		default:
-			v.show(ev)
-		}
-		return
-	}
-	v.show(ev)
-	if ev.Depth == 0 && ev.Name == event.TurnCompleted {
-		v.done = true
-	}
-}
-
-// sessionNote reports whether ev is what a hook had to say outside any
-// turn (SessionEnd's systemMessage, a failed SessionEnd hook): shown even
-// after the turn, since the user would not learn it otherwise.
-func sessionNote(ev event.Event) bool {
-	return ev.TurnID == "" && ev.Depth == 0 && (ev.Name == event.HookMessage || ev.Name == event.HookFailed)
-}
-
-// stop ends what is shown.
-func (v *view) stop() {
-	v.mu.Lock()
-	v.done = true
-	v.mu.Unlock()
 }
 
 // checkWorkspace returns the folder dir, absolute with links resolved, or
