@@ -44,7 +44,7 @@ func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, approvals: r.approvals,
 		tasks: r.tasks, subagents: r.subagents, tools: tool.NewRegistry()}
 	for _, tl := range r.tools.Tools() {
-		if !d.Allows(tl.Name()) {
+		if !d.Allows(tool.TraitsOf(tl).Names(tl.Name())...) {
 			continue
 		}
 		if err := c.tools.Add(tl); err != nil {

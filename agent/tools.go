@@ -49,6 +49,17 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			break
 		}
 		tl, found := t.rt.tools.Lookup(u.Name)
+		if !found {
+			// A call by another name of a tool (Claude Code's TaskOutput
+			// for AgentOutput) is the tool's call, under its name; the
+			// response keeps the model's words.
+			var name string
+			if tl, name, found = t.rt.tools.Resolve(u.Name); found {
+				alias := *u
+				alias.Name = name
+				u = &alias
+			}
+		}
 		if !found || !t.parallel(tl) {
 			if !b.flush() {
 				break
@@ -491,6 +502,7 @@ func (t *turn) hookCall(c *tool.Call) hook.ToolCall {
 	if tl, ok := t.rt.tools.Lookup(c.Name); ok {
 		a := tool.AccessOf(tl, c.Input)
 		tc.Reads, tc.Writes, tc.Command = a.Reads, a.Writes, a.Command
+		tc.Aliases = tool.TraitsOf(tl).Aliases
 	}
 	return tc
 }

@@ -84,6 +84,9 @@ type ToolCall struct {
 	Reads   []string `json:"-"`
 	Writes  []string `json:"-"`
 	Command string   `json:"-"`
+	// Aliases are the tool's other names (tool.Traits.Aliases): a command
+	// hook's matcher may name it by any of them. Not in the JSON either.
+	Aliases []string `json:"-"`
 }
 
 // PreToolUsePayload is sent for a validated tool call, before policy and

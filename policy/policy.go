@@ -255,6 +255,7 @@ const (
 // call is a Request decoded for deciding.
 type call struct {
 	tool     string
+	aliases  []string // the tool's other names (tool.Traits.Aliases)
 	class    class
 	readOnly bool
 	edit     bool      // it writes a path
@@ -413,7 +414,7 @@ func (p *Policy) modeAllow(c *call, why string) Verdict {
 // decode reads what the policy needs from what the call's tool declares.
 func (p *Policy) decode(req Request) call {
 	a := req.Access
-	c := call{tool: req.ToolName, edit: len(a.Writes) > 0, fs: req.FS}
+	c := call{tool: req.ToolName, aliases: req.Traits.Aliases, edit: len(a.Writes) > 0, fs: req.FS}
 	c.readOnly = req.Traits.ReadOnly && !c.edit && a.Command == ""
 	for _, w := range a.Writes {
 		c.paths = append(c.paths, pathArg{given: w, t: resolve(req.FS, w), write: true})

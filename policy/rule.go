@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -208,11 +209,11 @@ const (
 )
 
 // covers reports whether a rule naming ruleTool applies to c, and to which
-// of its paths: a rule naming the call's tool (or its MCP server) applies
-// to the whole call; Read and Edit apply to the paths any call reads or
-// writes.
+// of its paths: a rule naming the call's tool (by its name or an alias, or
+// its MCP server) applies to the whole call; Read and Edit apply to the
+// paths any call reads or writes.
 func (c *call) covers(ruleTool string) (pathSel, bool) {
-	if ruleTool == c.tool {
+	if ruleTool == c.tool || slices.Contains(c.aliases, ruleTool) {
 		return allPaths, true
 	}
 	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && server != "" && !strings.Contains(server, "__") {
@@ -385,6 +386,8 @@ func (c *compiled) looseAt(ws []word) match {
 	return no
 }
 
-// argument is the string an exact rule is compared with for a tool the
-// policy does not know.
-var argumentFields = []string{"command", "file_path", "path", "notebook_path", "url", "skill", "query", "pattern"}
+// argumentFields hold the string an exact rule is compared with for a
+// call that touches no path and runs no command: the first present of
+// them (Skill(name), WebFetch(url), Task(Explore) — Claude Code's
+// Agent(Explore) — by its subagent_type).
+var argumentFields = []string{"command", "file_path", "path", "notebook_path", "url", "skill", "query", "pattern", "subagent_type"}

@@ -67,15 +67,16 @@ var ErrMalformed = errors.New("malformed subagent definition")
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
-// Allows reports whether the subagent may use the tool named name.
-func (d *Definition) Allows(name string) bool {
-	return (d.Tools == nil || listed(d.Tools, name)) && !listed(d.DisallowedTools, name)
+// Allows reports whether the subagent may use the tool that goes by the
+// names given (its name, then its aliases, tool.Traits.Names): a
+// definition's "tools" and "disallowedTools" may name it by any of them
+// (Claude Code's agent files name Task "Agent").
+func (d *Definition) Allows(names ...string) bool {
+	return (d.Tools == nil || listed(d.Tools, names)) && !listed(d.DisallowedTools, names)
 }
 
-// listed reports whether list names the tool name: Agent, Claude Code's
-// current name of its subagent tool, names Task.
-func listed(list []string, name string) bool {
-	return slices.Contains(list, name) || name == "Task" && slices.Contains(list, "Agent")
+func listed(list, names []string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(list, n) })
 }
 
 type frontMatter struct {

@@ -71,15 +71,21 @@ func TestParseTools(t *testing.T) {
 		{"tools: Read, Bash\n", []string{"Read", "Bash"}},
 		{"disallowedTools: Bash, Write\n", []string{"Read", "Grep", "Task"}},
 		{"tools: [Read, Bash]\ndisallowedTools: [Bash]\n", []string{"Read"}},
-		// Agent is Claude Code's current name of the subagent tool.
+		// Agent is Claude Code's current name of the subagent tool, an
+		// alias of Task's.
 		{"tools: Read, Agent\n", []string{"Read", "Task"}},
+		{"tools: Read, Task\n", []string{"Read", "Task"}},
 		{"disallowedTools: Agent\n", []string{"Read", "Grep", "Bash", "Write"}},
 		{"disallowedTools: []\n", parent},
 	} {
 		d := parse(tc.fm)
 		var got []string
 		for _, name := range parent {
-			if d.Allows(name) {
+			names := []string{name}
+			if name == "Task" {
+				names = append(names, "Agent")
+			}
+			if d.Allows(names...) {
 				got = append(got, name)
 			}
 		}

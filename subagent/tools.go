@@ -43,11 +43,17 @@ func forker(ctx context.Context, name string) (Forker, *tool.Result) {
 // runtime's Forker.
 var forks = tool.Traits{ReadOnly: true, Forks: true}
 
+// with returns the traits t with the aliases names.
+func with(t tool.Traits, aliases ...string) tool.Traits {
+	t.Aliases = aliases
+	return t
+}
+
 // taskTool is Task: it runs a subagent fork.
 type taskTool struct{ description string }
 
 func (*taskTool) Name() string          { return "Task" }
-func (*taskTool) Traits() tool.Traits   { return forks }
+func (*taskTool) Traits() tool.Traits   { return with(forks, "Agent") } // Claude Code's current name
 func (t *taskTool) Description() string { return t.description }
 
 func taskDescription(agents []tool.Subagent) string {
@@ -155,7 +161,7 @@ func (t *taskTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 
 // taskIDDisplay shows the task a call of AgentOutput or TaskStop is about.
 func taskIDDisplay(input json.RawMessage) tool.Display {
-	if id := tool.Fields(input, "task_id"); len(id) > 0 {
+	if id := tool.Fields(input, "task_id", "shell_id"); len(id) > 0 {
 		return tool.Display{Summary: id[0]}
 	}
 	return tool.Display{}
@@ -165,7 +171,7 @@ func taskIDDisplay(input json.RawMessage) tool.Display {
 type outputTool struct{}
 
 func (outputTool) Name() string                            { return "AgentOutput" }
-func (outputTool) Traits() tool.Traits                     { return forks }
+func (outputTool) Traits() tool.Traits                     { return with(forks, "TaskOutput", "BashOutput") }
 func (outputTool) Display(in json.RawMessage) tool.Display { return taskIDDisplay(in) }
 func (outputTool) Description() string {
 	return "Reads the status and output of a background task: a subagent started with Task, or a command started with Bash, with run_in_background. A command's output is shown as far as it has written it, running or not. With block (the default), waits for the task to finish, at most timeout milliseconds (default 30000); block false reads it at once."
@@ -236,13 +242,14 @@ func (outputTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 type stopTool struct{}
 
 func (stopTool) Name() string                            { return "TaskStop" }
-func (stopTool) Traits() tool.Traits                     { return forks }
+func (stopTool) Traits() tool.Traits                     { return with(forks, "KillShell", "KillBash") }
 func (stopTool) Display(in json.RawMessage) tool.Display { return taskIDDisplay(in) }
 func (stopTool) Description() string {
 	return "Stops a background task started with Task or Bash (run_in_background): a command is killed with every process it started."
 }
 func (stopTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"string","description":"The id Task returned"}},"required":["task_id"],"additionalProperties":false}`)
+	return json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"string","description":"The id Task returned"},` +
+		`"shell_id":{"type":"string","description":"Deprecated: use task_id"}},"additionalProperties":false}`)
 }
 
 func (stopTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
@@ -251,10 +258,19 @@ func (stopTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return *refused
 	}
 	var in struct {
-		TaskID string `json:"task_id"`
+		TaskID  string `json:"task_id"`
+		ShellID string `json:"shell_id"` // what Claude Code's KillShell took
 	}
 	if err := json.Unmarshal(call.Input, &in); err != nil {
 		return tool.Errorf("TaskStop: %v", err)
+	}
+	switch {
+	case in.TaskID == "" && in.ShellID == "":
+		return tool.Errorf("TaskStop: task_id is missing: give the id of the task to stop")
+	case in.TaskID == "":
+		in.TaskID = in.ShellID
+	case in.ShellID != "" && in.ShellID != in.TaskID:
+		return tool.Errorf("TaskStop: task_id %q and shell_id %q name two tasks: give task_id alone", in.TaskID, in.ShellID)
 	}
 	tasks, owner := f.Tasks(), Owner(call.Scope)
 	if tasks.Stop(owner, in.TaskID) {

@@ -72,6 +72,24 @@ func (r *Registry) Add(t Tool) error {
 	if _, dup := r.byName[name]; dup {
 		return fmt.Errorf("tool %q: already registered", name)
 	}
+	// A name must say which tool it means: an alias is no other tool's
+	// name or alias.
+	aliases := TraitsOf(t).Aliases
+	for _, a := range aliases {
+		if !validName.MatchString(a) || a == name {
+			return fmt.Errorf("tool %q: alias %q: an alias is another name matching %s", name, a, validName)
+		}
+		if _, dup := r.byName[a]; dup {
+			return fmt.Errorf("tool %q: alias %q is the name of a registered tool", name, a)
+		}
+	}
+	for _, o := range r.order {
+		if other := TraitsOf(o.tool).Aliases; slices.Contains(other, name) {
+			return fmt.Errorf("tool %q: the name is an alias of the registered tool %q", name, o.tool.Name())
+		} else if i := slices.IndexFunc(aliases, func(a string) bool { return slices.Contains(other, a) }); i >= 0 {
+			return fmt.Errorf("tool %q: alias %q is an alias of the registered tool %q too", name, aliases[i], o.tool.Name())
+		}
+	}
 	e := &entry{tool: t, schema: sch, fast: fast}
 	r.order = append(r.order, e)
 	r.byName[name] = e
@@ -137,6 +155,22 @@ func compileSchema(what, kind string, schema json.RawMessage) (*jsonschema.Schem
 		return nil, nil, fmt.Errorf("%s: %s does not compile: %w", what, kind, err)
 	}
 	return sch, compileFast(doc), nil
+}
+
+// Resolve returns the tool that goes by name — registered under it, or
+// declaring it as an alias — and that tool's name.
+func (r *Registry) Resolve(name string) (Tool, string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e, ok := r.byName[name]; ok {
+		return e.tool, name, true
+	}
+	for _, e := range r.order {
+		if slices.Contains(TraitsOf(e.tool).Aliases, name) {
+			return e.tool, e.tool.Name(), true
+		}
+	}
+	return nil, "", false
 }
 
 // Lookup returns the tool registered under name.
@@ -206,8 +240,21 @@ func (r *Registry) Validate(name string, input json.RawMessage) error {
 	return validate(e, input)
 }
 
+// unknown says that no tool is called name, and which tool the model may
+// have meant: one with the alias name (Claude Code's BashOutput is
+// AgentOutput here), else one whose name differs only in case.
 func (r *Registry) unknown(name string) error {
-	return fmt.Errorf("%w %q; available tools: %s", ErrUnknownTool, name, strings.Join(r.Names(), ", "))
+	meant := ""
+	for _, t := range r.Tools() {
+		if slices.Contains(TraitsOf(t).Aliases, name) {
+			meant = fmt.Sprintf(" (this runtime's %s does what %s does elsewhere: call it, with its own input schema)", t.Name(), name)
+			break
+		}
+		if strings.EqualFold(t.Name(), name) && meant == "" {
+			meant = fmt.Sprintf(" (did you mean %s? tool names are case-sensitive)", t.Name())
+		}
+	}
+	return fmt.Errorf("%w %q%s; available tools: %s", ErrUnknownTool, name, meant, strings.Join(r.Names(), ", "))
 }
 
 func validate(e *entry, input json.RawMessage) error {

@@ -32,6 +32,20 @@ type Traits struct {
 	// runs the calls of read-only tools that neither fork nor are
 	// exclusive at once (agent.Definition.MaxParallelTools).
 	Exclusive bool
+	// Aliases are other names the tool goes by where its users come from:
+	// Claude Code's names for the same tool (Task is Claude Code's Agent,
+	// AgentOutput its TaskOutput and BashOutput). A hook matcher, a
+	// permission rule or a subagent's tool list naming an alias names the
+	// tool, and the model's call of an alias is the tool's call, under the
+	// tool's name (Registry.Resolve): what the model was taught elsewhere
+	// keeps working. The model is offered the tool by its name only.
+	Aliases []string
+}
+
+// Names returns name and then the aliases tr declares: what a rule, a
+// matcher or a tool list may call the tool.
+func (tr Traits) Names(name string) []string {
+	return append([]string{name}, tr.Aliases...)
 }
 
 // Access is what one call touches, read from its input. Paths are as the

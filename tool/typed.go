@@ -35,6 +35,13 @@ func ReadOnly() Option { return func(c *typedConfig) { c.traits.ReadOnly = true 
 // it once (Traits.Idempotent).
 func Idempotent() Option { return func(c *typedConfig) { c.traits.Idempotent = true } }
 
+// Aliases declares other names the tool goes by (Traits.Aliases): rules,
+// hook matchers and subagent tool lists may name it by them, and a
+// model's call of one runs the tool.
+func Aliases(names ...string) Option {
+	return func(c *typedConfig) { c.traits.Aliases = append(c.traits.Aliases, names...) }
+}
+
 // Reads names the input fields that hold paths the tool reads: the policy
 // matches Read(...) rules and the workspace's protection against them.
 func Reads(fields ...string) Option {

@@ -60,4 +60,3 @@ func (v *TurnView) Stop() {
 	v.done = true
 	v.mu.Unlock()
 }
-

@@ -24,6 +24,11 @@ func preToolUse(tool, args string) *hook.PreToolUsePayload {
 	return &hook.PreToolUsePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: tool, ToolUseID: "u-1", Arguments: json.RawMessage(args)}}
 }
 
+func aliased(p *hook.PreToolUsePayload, aliases ...string) *hook.PreToolUsePayload {
+	p.Aliases = aliases
+	return p
+}
+
 func TestInputUsesClaudeCodesNames(t *testing.T) {
 	for _, tc := range []struct {
 		p    hook.Payload
@@ -259,8 +264,14 @@ func TestCommandMatchers(t *testing.T) {
 		{"Write|Edit", preToolUse("Edit", `{}`), true},
 		{"Write|Edit", preToolUse("Read", `{}`), false},
 		{"mcp__github__.*", preToolUse("mcp__github__create_issue", `{}`), true},
-		{"Agent", preToolUse("Task", `{}`), true}, // Claude Code's current name of the subagent tool
-		{"Task", preToolUse("Task", `{}`), true},
+		// A matcher may name a tool by an alias it declares (the runtime
+		// puts them on the payload): Agent is Claude Code's current name
+		// of the subagent tool, TaskOutput of AgentOutput.
+		{"Agent", aliased(preToolUse("Task", `{}`), "Agent"), true},
+		{"Task", aliased(preToolUse("Task", `{}`), "Agent"), true},
+		{"TaskOutput", aliased(preToolUse("AgentOutput", `{}`), "TaskOutput", "BashOutput"), true},
+		{"Agent", preToolUse("Task", `{}`), false}, // a tool that declares no alias
+		{"Bash", aliased(preToolUse("AgentOutput", `{}`), "TaskOutput", "BashOutput"), false},
 		{"Agent", preToolUse("Read", `{}`), false},
 		{"manual", &hook.PreCompactPayload{Common: common(), Trigger: "auto"}, false},
 		{"auto", &hook.PreCompactPayload{Common: common(), Trigger: "auto"}, true},

@@ -112,11 +112,7 @@ func (m matcher) matches(p hook.Payload) bool {
 // the hook ignores matchers.
 func subjects(p hook.Payload) []string {
 	if tc, ok := toolCallOf(p); ok {
-		if tc.ToolName == "Task" {
-			// Claude Code's newer name of its subagent tool.
-			return []string{"Task", "Agent"}
-		}
-		return []string{tc.ToolName}
+		return append([]string{tc.ToolName}, tc.Aliases...)
 	}
 	switch p := p.(type) {
 	case *hook.PreCompactPayload:
