@@ -87,7 +87,7 @@ func TestLoadClaudeProjectFilesNeedTrust(t *testing.T) {
 // What Claude Code accepts and orca has not is a warning, never a refusal.
 func TestLoadClaudeCodeModesAndDisableAllHooks(t *testing.T) {
 	cfgDir, ws := t.TempDir(), t.TempDir()
-	writeFile(t, ws, ".claude/settings.json", `{"permissions": {"defaultMode": "dontAsk", "deny": ["WebSearch"]}}`)
+	writeFile(t, ws, ".claude/settings.json", `{"permissions": {"defaultMode": "auto", "deny": ["WebSearch"]}}`)
 	writeFile(t, ws, ".orca/settings.json", `{"disableAllHooks": true}`)
 	writeFile(t, cfgDir, "orca/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "stop.sh"}]}]}}`)
 	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-"})
@@ -105,14 +105,20 @@ func TestLoadClaudeCodeModesAndDisableAllHooks(t *testing.T) {
 		said = append(said, w.String())
 	}
 	all := strings.Join(said, "\n")
-	for _, want := range []string{`permissions.defaultMode: unknown permission mode "dontAsk"`, "disableAllHooks: 1 command hook of the settings files not run"} {
+	for _, want := range []string{`permissions.defaultMode: unknown permission mode "auto"`, "disableAllHooks: 1 command hook of the settings files not run"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings do not say %q:\n%s", want, all)
 		}
 	}
 	// In orca's own file an unknown mode is still an error.
-	writeFile(t, ws, ".orca/settings.json", `{"permissions": {"defaultMode": "dontAsk"}}`)
+	writeFile(t, ws, ".orca/settings.json", `{"permissions": {"defaultMode": "auto"}}`)
 	if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-"}); err == nil || !strings.Contains(err.Error(), "defaultMode") {
-		t.Errorf("orca file with dontAsk: %v", err)
+		t.Errorf("orca file with auto: %v", err)
+	}
+	// dontAsk only takes away: it applies in a workspace not trusted.
+	writeFile(t, ws, ".orca/settings.json", `{}`)
+	writeFile(t, ws, ".claude/settings.json", `{"permissions": {"defaultMode": "dontAsk"}}`)
+	if s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-"}); err != nil || s.Mode() != policy.ModeDontAsk || len(warns) != 0 {
+		t.Errorf("dontAsk: mode %q, warnings %v, %v", s.Mode(), warns, err)
 	}
 }

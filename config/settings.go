@@ -21,7 +21,7 @@
 //
 // Claude Code's files are read as orca's, with three differences: their
 // "model" names a Claude model, used only when the provider is anthropic
-// (Settings.ClaudeModel); a defaultMode orca does not have ("dontAsk") is
+// (Settings.ClaudeModel); a defaultMode orca does not have ("auto") is
 // a warning, not an error; and orca's own keys are not expected there.
 // In every file, what orca does not know — a key, a hook event, a hook
 // type — is a warning and the rest of the file applies; "disableAllHooks":
@@ -538,7 +538,7 @@ func enables(plugins map[string]bool) bool {
 
 // granting reports whether mode allows calls that ModeDefault asks about.
 func granting(m policy.Mode) bool {
-	return m != "" && m != policy.ModeDefault && m != policy.ModePlan
+	return m != "" && m != policy.ModeDefault && m != policy.ModePlan && m != policy.ModeDontAsk
 }
 
 // restrict drops from a project file what an untrusted workspace may not
@@ -726,7 +726,7 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			m, err := policy.ParseMode(s)
 			switch {
 			case err != nil && claude:
-				// A mode of Claude Code's that orca has not (dontAsk).
+				// A mode of Claude Code's that orca has not (auto).
 				f.warns = append(f.warns, fmt.Sprintf("permissions.defaultMode: %v; the file's mode is not used", err))
 			case err != nil:
 				return nil, fail("permissions.defaultMode", "%v", err)

@@ -20,7 +20,7 @@ type Common struct {
 	Cwd string `json:"cwd" jsonschema:"the workspace root folder"`
 	// PermissionMode is the policy's mode when the hook fired (empty
 	// without a policy).
-	PermissionMode string `json:"permission_mode,omitempty" jsonschema:"the permission mode: default, accept-edits, plan or bypass"`
+	PermissionMode string `json:"permission_mode,omitempty" jsonschema:"the permission mode: default, accept-edits, plan, dont-ask or bypass"`
 	// TranscriptPath is a file holding the user's conversation so far,
 	// one JSON object per line in Claude Code's transcript shape, when
 	// the runtime keeps one (agent.Collaborators.TranscriptDir); in a fork

@@ -60,10 +60,15 @@ const (
 	// ModeBypass allows everything that no rule denies or asks about and
 	// built-in protection does not deny.
 	ModeBypass Mode = "bypass"
+	// ModeDontAsk (Claude Code's dontAsk) allows what ModeDefault allows
+	// and denies what it would ask about, an ask rule's calls included:
+	// only read-only tools and what allow rules allow run, and no one is
+	// asked, even at a terminal — for locked-down scripts and CI.
+	ModeDontAsk Mode = "dont-ask"
 )
 
-// ParseMode parses a mode name. Claude Code's names acceptEdits and
-// bypassPermissions are accepted too.
+// ParseMode parses a mode name. Claude Code's names acceptEdits,
+// bypassPermissions and dontAsk are accepted too.
 func ParseMode(s string) (Mode, error) {
 	switch strings.TrimSpace(s) {
 	case "default":
@@ -74,8 +79,10 @@ func ParseMode(s string) (Mode, error) {
 		return ModePlan, nil
 	case "bypass", "bypassPermissions":
 		return ModeBypass, nil
+	case "dont-ask", "dontAsk":
+		return ModeDontAsk, nil
 	}
-	return "", fmt.Errorf("unknown permission mode %q (want default, accept-edits, plan or bypass)", s)
+	return "", fmt.Errorf("unknown permission mode %q (want default, accept-edits, plan, dont-ask or bypass)", s)
 }
 
 // Policy decides tool calls. It is immutable once built and safe for
@@ -294,7 +301,26 @@ func slash(p string) string { return filepath.ToSlash(p) }
 
 // Decide decides one call. It never fails: input it cannot read is decided
 // as if its arguments were empty, which no pattern rule allows.
+//
+// In ModeDontAsk a call that would be asked about is denied instead, its
+// reason saying why it would have been asked about and what would allow
+// it (Verdict.Suggestions are kept).
 func (p *Policy) Decide(req Request) Verdict {
+	v := p.decide(req)
+	if p.mode == ModeDontAsk && v.Decision == Ask {
+		v.Decision = Deny
+		var b strings.Builder
+		b.WriteString(strings.TrimSuffix(strings.Replace(v.Reason, " needs the user's approval", " would need the user's approval", 1), "."))
+		b.WriteString(". Permission mode dont-ask asks no one, so it is denied; do not retry it.")
+		if len(v.Suggestions) > 0 {
+			fmt.Fprintf(&b, " The user can allow it with the rule %s (--allow, or the settings key permissions.allow).", strings.Join(v.Suggestions, " or "))
+		}
+		v.Reason = b.String()
+	}
+	return v
+}
+
+func (p *Policy) decide(req Request) Verdict {
 	c := p.decode(req)
 	if v, ok := p.protect(&c, req.FS); ok {
 		return v
@@ -387,8 +413,17 @@ func (p *Policy) allowed(c *call) Verdict {
 	if ss := suggestFor(c); len(ss) > 0 {
 		v.Suggest, v.Suggestions = ss[0], ss
 	}
-	v.Reason = fmt.Sprintf("%s needs the user's approval: no allow rule matches it and permission mode %s asks before %s.", describe(c, nil), p.mode, activity(c))
+	v.Reason = fmt.Sprintf("%s needs the user's approval: no allow rule matches it and permission mode %s asks before %s.", describe(c, nil), p.asking(), activity(c))
 	return v
+}
+
+// asking is the mode whose asking a verdict's reason names: dont-ask
+// decides as default does, then denies what default asks about.
+func (p *Policy) asking() Mode {
+	if p.mode == ModeDontAsk {
+		return ModeDefault
+	}
+	return p.mode
 }
 
 // modeRule is the Rule of a verdict the mode gave.
@@ -402,6 +437,8 @@ func (p *Policy) modeRule() string {
 		return "mode:plan"
 	case ModeBypass:
 		return "mode:bypass"
+	case ModeDontAsk:
+		return "mode:dont-ask"
 	}
 	return "mode:" + string(p.mode)
 }
@@ -669,7 +706,7 @@ func (p *Policy) allowBash(c *call) Verdict {
 	}
 	if len(a.cmds) == 0 {
 		return Verdict{Decision: Ask, Rule: p.modeRule(),
-			Reason: fmt.Sprintf("%s needs the user's approval: it runs no simple command a rule could approve, and permission mode %s asks before running shell commands.", describe(c, nil), p.mode)}
+			Reason: fmt.Sprintf("%s needs the user's approval: it runs no simple command a rule could approve, and permission mode %s asks before running shell commands.", describe(c, nil), p.asking())}
 	}
 	var used, unapproved, suggestions []string
 	var opaque []string
@@ -742,7 +779,7 @@ cmds:
 	if len(unapproved) > 0 {
 		fmt.Fprintf(&b, "no allow rule matches %s", strings.Join(unapproved, " and "))
 	}
-	fmt.Fprintf(&b, "; permission mode %s asks before running shell commands.", p.mode)
+	fmt.Fprintf(&b, "; permission mode %s asks before running shell commands.", p.asking())
 	v := Verdict{Decision: Ask, Rule: p.modeRule(), Reason: b.String()}
 	if len(opaque) == 0 && len(suggestions) > 0 {
 		v.Suggest, v.Suggestions = suggestions[0], suggestions

@@ -23,7 +23,7 @@ func addPermFlags(cmd *cobra.Command, p *permFlags, modeDefault string) {
 	fl.StringArrayVar(&p.allow, "allow", nil, "allow tool calls that match `RULE`, such as \"Bash(go test:*)\" or \"Edit(src/**)\" (repeatable)")
 	fl.StringArrayVar(&p.deny, "deny", nil, "deny tool calls that match `RULE`, in every mode (repeatable)")
 	fl.StringArrayVar(&p.ask, "ask", nil, "ask before tool calls that match `RULE`, whatever allows them (repeatable)")
-	fl.StringVar(&p.mode, "permission-mode", "", "permission `MODE` for calls no rule decides: default, accept-edits, plan or bypass (default: "+modeDefault+")")
+	fl.StringVar(&p.mode, "permission-mode", "", "permission `MODE` for calls no rule decides: default, accept-edits, plan, dont-ask (deny what would be asked about) or bypass (default: "+modeDefault+")")
 }
 
 // apply puts the permission flags into cfg: their rules after the

@@ -427,6 +427,8 @@ func ccMode(m string) string {
 		return "acceptEdits"
 	case "bypass", "":
 		return "bypassPermissions"
+	case "dont-ask":
+		return "dontAsk"
 	}
 	return m
 }
