@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -30,11 +31,17 @@ import (
 //     with "/" is matched against the absolute path instead. A deny or ask
 //     rule matches if any of the call's paths does, an allow rule only if
 //     all of them do.
-//   - a call that runs a command (Bash): "prefix:*" matches a simple
-//     command whose first words are the prefix's words ("git status:*"
-//     matches "git status -s", not "git statusx"); anything else matches
-//     exactly that simple command. Both are parsed as shell words, so
-//     quoting and spacing do not matter.
+//   - a call that runs a command (Bash): "prefix *" (Claude Code's
+//     current form) or "prefix:*" (its legacy one) matches a simple
+//     command whose first words are the prefix's words ("git status *"
+//     matches "git status" and "git status -s", not "git statusx"); a
+//     pattern with * elsewhere is Claude Code's wildcard over the
+//     command's words joined by single spaces, * matching any run of
+//     characters ("npm*" matches npmrc, "git * main" git checkout main,
+//     "* --version"; \* is a star); anything else matches exactly that
+//     simple command. Words are the shell's, so quoting and spacing do
+//     not matter, and a word known only when the shell runs ($x) may
+//     match a deny or ask rule (the call is asked about).
 //   - any other call: "domain:example.com" matches a URL argument on that
 //     host ("domain:*.example.com" also its subdomains: WebFetch's url);
 //     any other pattern must equal the call's argument (its command,
@@ -127,6 +134,7 @@ const (
 	kindPrefix                   // command: prefix:*
 	kindCommand                  // command: one exact simple command
 	kindVerbatim                 // command: not one simple command; the normalised text
+	kindWildcard                 // command: a pattern with * wildcards over its words
 )
 
 // compiled is a rule ready for matching: its pattern in each of the forms
@@ -146,6 +154,7 @@ type compiled struct {
 	cmd      ruleKind // kindPrefix, kindCommand or kindVerbatim
 	words    []word   // kindPrefix, kindCommand
 	verbatim string   // kindVerbatim
+	wild     *regexp.Regexp // kindWildcard: over the words, joined by single spaces
 
 	// As a domain ("domain:…"), lower case; empty if not one.
 	domain string
@@ -176,8 +185,18 @@ func compile(r Rule) (*compiled, error) {
 	src := p
 	if isPrefix {
 		src = prefix
+	} else if rest, ok := strings.CutSuffix(p, " *"); ok && strings.TrimSpace(rest) != "" && !strings.Contains(rest, "*") {
+		// Claude Code's "git push *": those words, then anything or
+		// nothing — the legacy "git push:*".
+		isPrefix, src = true, rest
+	} else if re, ok := wildcard(p); ok {
+		// Claude Code's wildcards elsewhere: "npm*", "* --version",
+		// "git * main".
+		c.cmd, c.wild = kindWildcard, re
+		src = ""
 	}
-	if ws, ok := shellWords(src); ok {
+	if c.cmd == kindWildcard {
+	} else if ws, ok := shellWords(src); ok {
 		c.words = ws
 		c.cmd = kindCommand
 		if isPrefix {
@@ -298,6 +317,85 @@ func (c *compiled) matchDomain(raw string) bool {
 	return host == c.domain
 }
 
+// wildcard compiles a command pattern with * wildcards (Claude Code's: *
+// matches any run of characters, spaces included; \* is a star) into a
+// regular expression over a command's words joined by single spaces. It
+// reports false for a pattern with no wildcard.
+func wildcard(p string) (*regexp.Regexp, bool) {
+	var b strings.Builder
+	b.WriteString("^")
+	star := false
+	var lit strings.Builder
+	flush := func() {
+		b.WriteString(regexp.QuoteMeta(normalize(lit.String())))
+		lit.Reset()
+	}
+	for i := 0; i < len(p); i++ {
+		switch {
+		case p[i] == '\\' && i+1 < len(p) && p[i+1] == '*':
+			lit.WriteByte('*')
+			i++
+		case p[i] == '*':
+			// Keep the spaces around a wildcard: "git * main" wants words.
+			l := lit.String()
+			pre, post := strings.HasSuffix(l, " "), false
+			flush()
+			if pre {
+				b.WriteString(" ")
+			}
+			b.WriteString(".*")
+			star = true
+			if i+1 < len(p) && p[i+1] == ' ' {
+				post = true
+			}
+			if post {
+				b.WriteString(" ")
+				for i+1 < len(p) && p[i+1] == ' ' {
+					i++
+				}
+			}
+		default:
+			lit.WriteByte(p[i])
+		}
+	}
+	flush()
+	b.WriteString("$")
+	if !star {
+		return nil, false
+	}
+	return regexp.MustCompile(b.String()), true
+}
+
+// wildAt reports whether the words match a kindWildcard rule: yes if they
+// are all literal and, joined, match; maybe if a word is known only when
+// the shell runs (it may expand to what matches); no otherwise. loose
+// also tries the command name as a path's base (/bin/rm is rm).
+func (c *compiled) wildAt(ws []word, loose bool) match {
+	if len(ws) == 0 {
+		return no
+	}
+	vals := make([]string, len(ws))
+	for i, w := range ws {
+		if !w.lit || w.assign {
+			if loose {
+				return maybe
+			}
+			return no
+		}
+		vals[i] = w.val
+	}
+	if c.wild.MatchString(strings.Join(vals, " ")) {
+		return yes
+	}
+	if loose && path.Base(vals[0]) != vals[0] {
+		vals[0] = path.Base(vals[0])
+		if c.wild.MatchString(strings.Join(vals, " ")) {
+			return yes
+		}
+	}
+	return no
+}
+
 // strict reports whether a command rule approves the simple command: its
 // words, from the first, are the rule's words. A command run through
 // wrappers that only change how it runs (timeout, nice, xargs) is judged
@@ -307,6 +405,17 @@ func (c *compiled) matchDomain(raw string) bool {
 // is approved by prefix rules only.
 func (c *compiled) strict(cmd *simpleCmd) bool {
 	if cmd.ask != "" || cmd.templated && c.cmd != kindPrefix {
+		return false
+	}
+	if c.cmd == kindWildcard {
+		// Through wrappers that only change how it runs, the command run;
+		// through others (sudo), none: a wildcard could cover the wrapper.
+		switch {
+		case cmd.inner == 0:
+			return c.wildAt(cmd.words, false) == yes
+		case cmd.through:
+			return c.wildAt(cmd.words[cmd.inner:], false) == yes
+		}
 		return false
 	}
 	if cmd.inner > 0 && cmd.through && c.strictAt(cmd.words[cmd.inner:]) {
@@ -340,12 +449,16 @@ func (c *compiled) strictAt(ws []word) bool {
 // loose reports whether a command deny or ask rule may catch the simple
 // command, wherever the command really begins.
 func (c *compiled) loose(cmd *simpleCmd) match {
-	if c.cmd != kindPrefix && c.cmd != kindCommand {
+	if c.cmd != kindPrefix && c.cmd != kindCommand && c.cmd != kindWildcard {
 		return no
 	}
 	best := no
 	for _, s := range cmd.starts {
-		if m := c.looseAt(cmd.words[s:]); m > best {
+		at := c.looseAt
+		if c.cmd == kindWildcard {
+			at = func(ws []word) match { return c.wildAt(ws, true) }
+		}
+		if m := at(cmd.words[s:]); m > best {
 			best = m
 		}
 	}

@@ -1,0 +1,48 @@
+package policy
+
+import "testing"
+
+// Claude Code's wildcard rules, as its permission docs write them: "*"
+// matches any run of characters, spaces included; "cmd *" is the words of
+// cmd then anything or nothing (the legacy "cmd:*"); the space before a
+// wildcard is a word boundary. Each simple command of a compound one is
+// judged alone, as the older rules are.
+func TestClaudeCodeWildcardRules(t *testing.T) {
+	ws := openWorkspace(t)
+	allow := map[string]map[string]bool{
+		"Bash(npm run *)":   {"npm run test": true, "npm run": true, "npm runtime": false, "npm  run   build": true, "npm run test && rm -rf /": false},
+		"Bash(npm*)":        {"npm run": true, "npmrc": true, "npx npm": false},
+		"Bash(ls *)":        {"ls -la": true, "ls": true, "lsof": false},
+		"Bash(* --version)": {"go --version": true, "timeout 5 go --version": true, "sudo rm -rf / --version": false, "go version": false},
+		"Bash(git * main)":  {"git checkout main": true, "git merge origin main": true, "git checkout dev": false, "git main": false},
+		`Bash(echo \*)`:     {"echo '*'": true, "echo hi": false},
+	}
+	for rule, cmds := range allow {
+		p := mustNew(t, ModeDefault, []string{rule}, nil, nil)
+		for cmd, want := range cmds {
+			v := p.Decide(declared(Request{ToolName: "Bash", Input: input(t, "command", cmd), FS: ws}))
+			if got := v.Decision == Allow; got != want {
+				t.Errorf("allow %s, %q: %s (%s)", rule, cmd, v.Decision, v.Reason)
+			}
+		}
+	}
+	// A deny rule holds in every mode, however the command is written.
+	p := mustNew(t, ModeBypass, nil, []string{"Bash(curl *)", "Bash(git push *)", "Bash(* --force)"}, nil)
+	for cmd, want := range map[string]Decision{
+		"curl https://example.com":   Deny,
+		`cu""rl https://example.com`: Deny,
+		"/usr/bin/curl x":            Deny,
+		"echo ok && git push":        Deny,
+		"git push origin main":       Deny,
+		"timeout 9 curl x":           Deny,
+		"sudo curl x":                Deny,
+		"git commit --force":         Deny,
+		"$CMD https://example.com":   Ask, // it may be curl
+		"git status":                 Allow,
+		"curlie x":                   Allow,
+	} {
+		if v := p.Decide(declared(Request{ToolName: "Bash", Input: input(t, "command", cmd), FS: ws})); v.Decision != want {
+			t.Errorf("deny rules, %q: %s by %q, want %s (%s)", cmd, v.Decision, v.Rule, want, v.Reason)
+		}
+	}
+}
