@@ -387,6 +387,12 @@ func TestOtherTools(t *testing.T) {
 		{name: "mcp server rule", allow: []string{"mcp__github"}, call: tcall{tool: "mcp__github__create_issue"}, want: Allow},
 		{name: "mcp server rule, other server", allow: []string{"mcp__github"}, call: tcall{tool: "mcp__githubx__create_issue"}, want: Ask},
 		{name: "mcp tool rule", deny: []string{"mcp__github__delete_repo"}, allow: []string{"mcp__github"}, call: tcall{tool: "mcp__github__delete_repo"}, want: Deny},
+		// Claude Code's wildcards in an MCP rule's tool name (claude-flow's
+		// settings allow mcp__claude-flow__*).
+		{name: "mcp wildcard rule", allow: []string{"mcp__claude-flow__*"}, call: tcall{tool: "mcp__claude-flow__swarm_init"}, want: Allow},
+		{name: "mcp wildcard rule, other server", allow: []string{"mcp__claude-flow__*"}, call: tcall{tool: "mcp__claude-flowx__swarm_init"}, want: Ask},
+		{name: "mcp prefix wildcard", deny: []string{"mcp__github__delete_*"}, allow: []string{"mcp__github"}, call: tcall{tool: "mcp__github__delete_repo"}, want: Deny},
+		{name: "mcp prefix wildcard, other tool", deny: []string{"mcp__github__delete_*"}, allow: []string{"mcp__github"}, call: tcall{tool: "mcp__github__create_issue"}, want: Allow},
 		{name: "tool names are exact", allow: []string{"bash"}, call: tcall{tool: "Bash", kv: []string{"command", "ls"}}, want: Ask},
 	} {
 		t.Run(c.name, func(t *testing.T) {

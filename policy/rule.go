@@ -235,8 +235,17 @@ func (c *call) covers(ruleTool string) (pathSel, bool) {
 	if ruleTool == c.tool || slices.Contains(c.aliases, ruleTool) {
 		return allPaths, true
 	}
-	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && server != "" && !strings.Contains(server, "__") {
-		return allPaths, strings.HasPrefix(c.tool, ruleTool+"__")
+	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && server != "" {
+		name, tools, ok := strings.Cut(server, "__")
+		switch {
+		case !ok:
+			return allPaths, strings.HasPrefix(c.tool, ruleTool+"__")
+		case name != "" && strings.Contains(tools, "*"):
+			// Claude Code's mcp__server__* (every tool of the server) and
+			// mcp__server__get_* (those whose names start so).
+			m, _ := path.Match(tools, strings.TrimPrefix(c.tool, "mcp__"+name+"__"))
+			return allPaths, m && strings.HasPrefix(c.tool, "mcp__"+name+"__")
+		}
 	}
 	var sel pathSel
 	switch ruleTool {
