@@ -151,9 +151,9 @@ type compiled struct {
 	globOK bool
 
 	// As a command.
-	cmd      ruleKind // kindPrefix, kindCommand or kindVerbatim
-	words    []word   // kindPrefix, kindCommand
-	verbatim string   // kindVerbatim
+	cmd      ruleKind       // kindPrefix, kindCommand or kindVerbatim
+	words    []word         // kindPrefix, kindCommand
+	verbatim string         // kindVerbatim
 	wild     *regexp.Regexp // kindWildcard: over the words, joined by single spaces
 
 	// As a domain ("domain:…"), lower case; empty if not one.
