@@ -99,6 +99,7 @@ type Policy struct {
 	opts             []Option
 	allow, deny, ask []*compiled
 	shell            analyzer
+	params           bool // a rule has the form Tool(param:value): calls' fields are read
 	config           configGuard
 }
 
@@ -180,6 +181,7 @@ func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
 			if err != nil {
 				return nil, err
 			}
+			p.params = p.params || c.param != ""
 			*l.out = append(*l.out, c)
 		}
 	}
@@ -269,7 +271,8 @@ type call struct {
 	paths    []pathArg // what it reads and writes
 	command  string
 	shell    *shellAnalysis
-	arg      string // classOther: the argument for exact rules (WebFetch: the URL)
+	arg      string                     // classOther: the argument for exact rules (WebFetch: the URL)
+	input    map[string]json.RawMessage // the input's fields, when a rule names one (Tool(param:value))
 	fs       workspace.FileSystem
 }
 
@@ -453,6 +456,9 @@ func (p *Policy) decode(req Request) call {
 	a := req.Access
 	c := call{tool: req.ToolName, aliases: req.Traits.Aliases, edit: len(a.Writes) > 0, fs: req.FS}
 	c.readOnly = req.Traits.ReadOnly && !c.edit && a.Command == ""
+	if p.params {
+		json.Unmarshal(req.Input, &c.input) // not an object: no field matches
+	}
 	for _, w := range a.Writes {
 		c.paths = append(c.paths, pathArg{given: w, t: resolve(req.FS, w), write: true})
 	}
@@ -613,6 +619,11 @@ func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
 func (p *Policy) match(r *compiled, c *call, sel pathSel) (m match, part *simpleCmd, why string) {
 	if r.kind == kindAll {
 		return yes, nil, ""
+	}
+	if r.param != "" && !(r.colonStar && c.class == classBash) {
+		if m, ok := r.matchParam(c.input); ok {
+			return m, nil, ""
+		}
 	}
 	switch c.class {
 	case classPath:

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -42,6 +43,15 @@ import (
 //     simple command. Words are the shell's, so quoting and spacing do
 //     not matter, and a word known only when the shell runs ($x) may
 //     match a deny or ask rule (the call is asked about).
+//   - "param:value" (Claude Code's Tool(param:value), such as
+//     Agent(model:opus) or Bash(run_in_background:true)), for a call whose
+//     input has the field param: the field's string value, or the JSON of
+//     a number or boolean, matched against value, * a wildcard (an object
+//     or array never matches). For a call without the field, and for a
+//     command's "prefix:*", the pattern means what the other forms say. A
+//     deny or ask rule of this form applies to every call; an allow rule
+//     approves only calls that run no command and touch no path (Task's,
+//     an MCP tool's): commands and paths are judged by the forms above.
 //   - any other call: "domain:example.com" matches a URL argument on that
 //     host ("domain:*.example.com" also its subdomains: WebFetch's url);
 //     any other pattern must equal the call's argument (its command,
@@ -158,6 +168,66 @@ type compiled struct {
 
 	// As a domain ("domain:…"), lower case; empty if not one.
 	domain string
+
+	// As Claude Code's Tool(param:value): the input field param (a direct
+	// one) and the value it must have, * a wildcard; empty if the pattern
+	// is not of that form. A call whose input has no such field is judged
+	// by the pattern's other forms.
+	param string
+	value *regexp.Regexp
+	// colonStar: the pattern is also the legacy "prefix:*", which it
+	// stays for a call that runs a command (Bash(timeout:*) is the
+	// timeout command, not Bash's timeout field).
+	colonStar bool
+}
+
+// paramForm is the shape of a Tool(param:value) pattern.
+var paramForm = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(.+)$`)
+
+// wholeValue compiles the value of a param rule: * matches any run of
+// characters, \* a star; anything else is literal.
+func wholeValue(v string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(v); i++ {
+		switch {
+		case v[i] == '\\' && i+1 < len(v) && v[i+1] == '*':
+			b.WriteString(regexp.QuoteMeta("*"))
+			i++
+		case v[i] == '*':
+			b.WriteString("(?s:.*)")
+		default:
+			b.WriteString(regexp.QuoteMeta(v[i : i+1]))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// matchParam matches a param rule against the call's input fields: yes or
+// no when the input has the field (a string's value, or the JSON of a
+// number, true, false or null; an object or array never matches), and
+// false for decided when it has not.
+func (c *compiled) matchParam(in map[string]json.RawMessage) (m match, decided bool) {
+	raw, ok := in[c.param]
+	if !ok {
+		return no, false
+	}
+	var s string
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		if json.Unmarshal(raw, &s) != nil {
+			return no, true
+		}
+	case len(raw) > 0 && (raw[0] == '{' || raw[0] == '['):
+		return no, true
+	default:
+		s = string(raw)
+	}
+	if c.value.MatchString(s) {
+		return yes, true
+	}
+	return no, true
 }
 
 func compile(r Rule) (*compiled, error) {
@@ -212,6 +282,8 @@ func compile(r Rule) (*compiled, error) {
 		if c.domain == "" {
 			return nil, fmt.Errorf("%w %q: empty domain", ErrRule, c.raw)
 		}
+	} else if m := paramForm.FindStringSubmatch(p); m != nil {
+		c.param, c.value, c.colonStar = m[1], wholeValue(m[2]), isPrefix
 	}
 	return c, nil
 }
