@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -69,7 +70,8 @@ func TestReadDenied(t *testing.T) {
 	root := ws.Root()
 	os.MkdirAll(filepath.Join(root, "secret"), 0o755)
 	os.Symlink("secret", filepath.Join(root, "alias"))
-	p := mustNew(t, ModeDefault, nil, []string{"Read(secret/**)", "Read(/etc/shadow)", "Read(**/.env)", "Bash(rm:*)"}, nil)
+	home := t.TempDir()
+	p := mustNew(t, ModeDefault, nil, []string{"Read(secret/**)", "Read(/etc/shadow)", "Read(//var/secret/**)", "Read(~/.aws/**)", "Read(**/.env)", "Bash(rm:*)"}, nil, WithHomeDir(home))
 	if !p.DeniesReads() || mustNew(t, ModeDefault, nil, []string{"Bash(rm:*)"}, nil).DeniesReads() {
 		t.Error("DeniesReads")
 	}
@@ -79,7 +81,11 @@ func TestReadDenied(t *testing.T) {
 		}
 	}
 	paths, unenforced := p.ReadDeniedPaths(root)
-	if len(paths) != 2 || paths[0] != filepath.Join(root, "secret") || paths[1] != "/etc/shadow" || len(unenforced) != 1 || unenforced[0] != "Read(**/.env)" {
+	// /etc/shadow is the project's etc/shadow (Claude Code's reading) and
+	// the system's (orca's older one); //var/secret the system's; ~/.aws
+	// the home folder's.
+	want := []string{filepath.Join(root, "secret"), filepath.Join(root, "etc/shadow"), "/etc/shadow", "/var/secret", filepath.Join(home, ".aws")}
+	if !slices.Equal(paths, want) || len(unenforced) != 1 || unenforced[0] != "Read(**/.env)" {
 		t.Errorf("ReadDeniedPaths: %q, unenforced %q", paths, unenforced)
 	}
 }

@@ -31,6 +31,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -182,6 +184,10 @@ func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
 				return nil, err
 			}
 			p.params = p.params || c.param != ""
+			if c.home && home != "" {
+				c.home, c.abs, c.glob = false, true, path.Join(slash(home), c.glob)
+				c.globOK = doublestar.ValidatePattern(c.glob)
+			}
 			*l.out = append(*l.out, c)
 		}
 	}
@@ -1087,6 +1093,12 @@ func (p *Policy) ReadDeniedPaths(root string) (paths, unenforced []string) {
 		lit := strings.TrimSuffix(r.glob, "/**")
 		if lit == "" || strings.ContainsAny(lit, `*?[{\`) {
 			unenforced = append(unenforced, r.raw)
+			continue
+		}
+		if r.rooted && root != "" {
+			paths = append(paths, filepath.Join(root, filepath.FromSlash(lit[1:])))
+		}
+		if r.home {
 			continue
 		}
 		if r.abs {

@@ -28,10 +28,12 @@ import (
 //
 //   - none or "*": every call the rule applies to.
 //   - a call that reads or writes paths: a doublestar glob over the
-//     workspace-relative path ("src/**", "docs/*.md"); a pattern starting
-//     with "/" is matched against the absolute path instead. A deny or ask
-//     rule matches if any of the call's paths does, an allow rule only if
-//     all of them do.
+//     workspace-relative path ("src/**", "./docs/*.md"), with Claude
+//     Code's other three forms: "//etc/**" is from the root of the
+//     filesystem, "~/.aws/**" from the home folder, and "/src/**" from
+//     the project root (the workspace) — and, as orca read it before, the
+//     absolute path /src/** too. A deny or ask rule matches if any of the
+//     call's paths does, an allow rule only if all of them do.
 //   - a call that runs a command (Bash): "prefix *" (Claude Code's
 //     current form) or "prefix:*" (its legacy one) matches a simple
 //     command whose first words are the prefix's words ("git status *"
@@ -159,6 +161,13 @@ type compiled struct {
 	abs    bool // match the absolute path
 	glob   string
 	globOK bool
+	// rooted: "/p", Claude Code's path from the project root: glob[1:]
+	// over the workspace path, and (orca's older reading) glob over the
+	// absolute path.
+	rooted bool
+	// home: "~/p", from the home folder: New makes it absolute (with no
+	// home folder it matches nothing).
+	home bool
 
 	// As a command.
 	cmd      ruleKind       // kindPrefix, kindCommand or kindVerbatim
@@ -242,9 +251,19 @@ func compile(r Rule) (*compiled, error) {
 	}
 	c.kind = kindPattern
 
-	c.abs = strings.HasPrefix(p, "/")
-	c.glob = p
-	if !c.abs {
+	// Claude Code's four kinds of path pattern: //abs (from the root of
+	// the filesystem), ~/p (from the home folder, made absolute by New),
+	// /p (from the project root — orca's rules, before, meant the
+	// absolute path, which it still matches too), p or ./p (from the
+	// workspace).
+	switch {
+	case strings.HasPrefix(p, "//"):
+		c.abs, c.glob = true, p[1:]
+	case strings.HasPrefix(p, "~/"):
+		c.home, c.glob = true, p[2:]
+	case strings.HasPrefix(p, "/"):
+		c.abs, c.glob, c.rooted = true, p, true
+	default:
 		c.glob = strings.TrimPrefix(p, "./")
 	}
 	c.globOK = doublestar.ValidatePattern(c.glob)
@@ -363,6 +382,14 @@ func (c *compiled) matchAll(t target) bool {
 
 // matchPath matches a path rule against a call's target.
 func (c *compiled) matchPath(t target) bool {
+	if c.home {
+		return false // no home folder
+	}
+	if c.rooted && t.inside {
+		if ok, _ := doublestar.Match(c.glob[1:], t.rel); ok {
+			return true
+		}
+	}
 	if c.abs {
 		if t.abs == "" {
 			return false
