@@ -25,7 +25,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 		Model:     t.model(),
 		System:    def.SystemPrompt,
 		Messages:  t.msgs,
-		Tools:     t.rt.tools.Definitions(),
+		Tools:     t.rt.offered(),
 		MaxTokens: def.MaxTokens,
 		Metadata:  llm.Metadata{TraceID: t.res.SessionID, Feature: t.feature(), Component: def.Name},
 		// One call at a time: the model need not ask for more at once.

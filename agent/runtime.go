@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/config"
@@ -226,6 +227,9 @@ type Collaborators struct {
 // collaborators. It serves any number of sessions and concurrent turns; it
 // does not change after New returns.
 type Runtime struct {
+	// offer caches the definitions offered to the model (offered).
+	offer atomic.Pointer[offer]
+
 	id     string
 	def    Definition
 	client llm.Client
@@ -609,4 +613,40 @@ func (rt *Runtime) writeRefused(rel string) error {
 		}
 	}
 	return nil
+}
+
+// offer is the tool definitions the model is offered, made from the
+// registry's definitions from.
+type offer struct {
+	from, defs []llm.ToolDefinition
+}
+
+// offered returns the definitions of the tools the model is offered: the
+// registry's, but for those a deny rule names outright (policy.DeniesTool:
+// "deny": ["Bash"] takes Bash away, as in Claude Code, rather than letting
+// the model call it to be refused). It is computed again only when the
+// registry's tools change.
+func (rt *Runtime) offered() []llm.ToolDefinition {
+	defs := rt.tools.Definitions()
+	if rt.policy == nil || len(defs) == 0 {
+		return defs
+	}
+	if o := rt.offer.Load(); o != nil && len(o.from) == len(defs) && &o.from[0] == &defs[0] {
+		return o.defs
+	}
+	kept := make([]llm.ToolDefinition, 0, len(defs))
+	for _, d := range defs {
+		var aliases []string
+		if tl, ok := rt.tools.Lookup(d.Name); ok {
+			aliases = tool.TraitsOf(tl).Aliases
+		}
+		if !rt.policy.DeniesTool(d.Name, aliases) {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) == len(defs) {
+		kept = defs // the registry's own slice: the cache guard sees it unchanged
+	}
+	rt.offer.Store(&offer{from: defs, defs: kept})
+	return kept
 }

@@ -1043,6 +1043,23 @@ func subcommand(w word) bool {
 	return true
 }
 
+// DeniesTool reports whether a deny rule names the tool outright — by its
+// name, an alias or its MCP server, with no pattern ("Bash", "Agent",
+// "mcp__github", "mcp__github__*"): as Claude Code does, the runtime then
+// does not offer the tool to the model at all.
+func (p *Policy) DeniesTool(name string, aliases []string) bool {
+	c := call{tool: name, aliases: aliases}
+	for _, r := range p.deny {
+		if r.kind != kindAll {
+			continue
+		}
+		if _, ok := c.covers(r.rule.Tool); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // DeniesReads reports whether a deny rule is a rule on reading
 // (Read(…)): only then do ReadDenied and ReadDeniedPaths say anything.
 func (p *Policy) DeniesReads() bool {
