@@ -1260,7 +1260,8 @@ func ruleMatcher(r policy.Rule) (func(hook.ToolCall) bool, error) {
 	}
 	raw := r.String()
 	return func(tc hook.ToolCall) bool {
-		v := p.Decide(policy.Request{ToolName: tc.ToolName, Input: tc.Arguments, Access: tool.Access{Reads: tc.Reads, Writes: tc.Writes, Command: tc.Command}})
+		v := p.Decide(policy.Request{ToolName: tc.ToolName, Input: tc.Arguments, Traits: tool.Traits{Aliases: tc.Aliases},
+			Access: tool.Access{Reads: tc.Reads, Writes: tc.Writes, Command: tc.Command}})
 		return v.Decision == policy.Allow && strings.Contains(v.Rule, raw)
 	}, nil
 }

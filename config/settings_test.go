@@ -469,3 +469,32 @@ func TestLoadStore(t *testing.T) {
 		t.Errorf("err = %v, want one that does not show the password", err)
 	}
 }
+
+// A hook's "if" rule is read as a permission rule is, in Claude Code's
+// current syntax too: "Bash(git commit *)", and "Agent(Explore)" naming
+// Task by its alias.
+func TestHookIfRulesInClaudeCodesSyntax(t *testing.T) {
+	cfgDir, ws := t.TempDir(), t.TempDir()
+	writeFile(t, ws, ".orca/settings.json", `{"hooks": {"PreToolUse": [
+		{"matcher": "Bash", "hooks": [{"type": "command", "command": "a.sh", "if": "Bash(git commit *)"}]},
+		{"matcher": "Agent", "hooks": [{"type": "command", "command": "b.sh", "if": "Agent(Explore)"}]}]}}`)
+	s, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, TrustOverride: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Hooks) != 2 || s.Hooks[0].If == nil || s.Hooks[1].If == nil {
+		t.Fatalf("hooks: %+v", s.Hooks)
+	}
+	bash := func(cmd string) hook.ToolCall {
+		return hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{"command":"` + cmd + `"}`), Command: cmd}
+	}
+	task := func(agent string) hook.ToolCall {
+		return hook.ToolCall{ToolName: "Task", Aliases: []string{"Agent"}, Arguments: json.RawMessage(`{"prompt":"p","subagent_type":"` + agent + `"}`)}
+	}
+	if !s.Hooks[0].If(bash("git commit -m x")) || s.Hooks[0].If(bash("git status")) {
+		t.Error(`"if": "Bash(git commit *)" should select git commit only`)
+	}
+	if !s.Hooks[1].If(task("Explore")) || s.Hooks[1].If(task("general-purpose")) {
+		t.Error(`"if": "Agent(Explore)" should select Task's Explore subagent only`)
+	}
+}
