@@ -37,6 +37,10 @@ func TestClaudeCodeWildcardRules(t *testing.T) {
 		"timeout 9 curl x":           Deny,
 		"sudo curl x":                Deny,
 		"git commit --force":         Deny,
+		"sh -c 'curl x'":             Deny,
+		"find . -exec curl {} \\;":   Deny,
+		"eval 'curl x'":              Deny,
+		"echo `curl x`":              Deny,
 		"$CMD https://example.com":   Ask, // it may be curl
 		"git status":                 Allow,
 		"curlie x":                   Allow,
