@@ -70,7 +70,13 @@ func New(ls *session.LiveSession, opts Options) (*Server, error) {
 	rt := ls.Runtime()
 	var tools []tool.Tool
 	if opts.Tools == nil {
-		tools = rt.Tools().Tools()
+		// All of them, but for those a deny rule names outright: the
+		// agent is not offered them either.
+		for _, tl := range rt.Tools().Tools() {
+			if p := rt.Policy(); p == nil || !p.DeniesTool(tl.Name(), tool.TraitsOf(tl).Aliases) {
+				tools = append(tools, tl)
+			}
+		}
 	} else {
 		for _, n := range opts.Tools {
 			tl, ok := rt.Tools().Lookup(n)

@@ -290,3 +290,28 @@ func TestAgentTool(t *testing.T) {
 		t.Errorf("failed turn: %v %s", res.IsError, text(res))
 	}
 }
+
+// A tool a deny rule names outright is not served, as the agent is not
+// offered it; a deny rule with a pattern leaves it served.
+func TestToolsDeniedOutrightAreNotServed(t *testing.T) {
+	rules, err := policy.ParseRules(nil, []string{"Bash", "Agent", "Write(secrets/**)"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.New(policy.ModeBypass, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, config{policy: pol})
+	res, err := r.client.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if slices.Contains(names, "Bash") || slices.Contains(names, "Task") || !slices.Contains(names, "Write") || !slices.Contains(names, "Read") {
+		t.Errorf("served %v", names)
+	}
+}
