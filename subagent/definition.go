@@ -75,8 +75,24 @@ func (d *Definition) Allows(names ...string) bool {
 	return (d.Tools == nil || listed(d.Tools, names)) && !listed(d.DisallowedTools, names)
 }
 
+// listed reports whether list names a tool that goes by names: by one of
+// them, or, for an MCP tool, by its server (mcp__github) or a wildcard
+// over its name (mcp__context7__*, as get-shit-done-cc's agents list them).
 func listed(list, names []string) bool {
-	return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(list, n) })
+	return slices.ContainsFunc(names, func(n string) bool {
+		return slices.ContainsFunc(list, func(e string) bool {
+			switch {
+			case e == n:
+				return true
+			case !strings.HasPrefix(e, "mcp__") || !strings.HasPrefix(n, "mcp__"):
+				return false
+			case strings.Contains(e, "*"):
+				m, _ := path.Match(e, n)
+				return m
+			}
+			return !strings.Contains(e[len("mcp__"):], "__") && strings.HasPrefix(n, e+"__") // the server's every tool
+		})
+	})
 }
 
 type frontMatter struct {

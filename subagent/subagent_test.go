@@ -241,3 +241,21 @@ func TestManagerStopAndClose(t *testing.T) {
 		t.Errorf("Start after Close: %v", err)
 	}
 }
+
+// A definition may name MCP tools by their server or a wildcard, as
+// get-shit-done-cc's agents do (tools: Read, mcp__context7__*).
+func TestAllowsMCPWildcards(t *testing.T) {
+	d, err := subagent.Parse("researcher", []byte("---\nname: researcher\ndescription: d\ntools: Read, mcp__context7__*, mcp__github\ndisallowedTools: mcp__github__delete_*\n---\nbody\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{
+		"Read": true, "Bash": false,
+		"mcp__context7__resolve-library-id": true, "mcp__context7x__a": false,
+		"mcp__github__create_issue": true, "mcp__github__delete_repo": false, "mcp__githubx__a": false,
+	} {
+		if got := d.Allows(name); got != want {
+			t.Errorf("Allows(%s) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/subagent"
 )
 
 // The tests in this file run what npm packages ship for Claude Code —
@@ -1533,4 +1534,27 @@ func looseTempDir(t *testing.T) string {
 		t.Logf("left %s: a background job still writes there", dir)
 	})
 	return dir
+}
+
+// get-shit-done-cc's researcher agents list their MCP tools by wildcard
+// (tools: …, mcp__context7__*): a fork of one gets the server's tools.
+func TestClaudeArtifactGSDAgentsListMCPToolsByWildcard(t *testing.T) {
+	pkg := npmPackage(t, "get-shit-done-cc")
+	file := filepath.Join(pkg, "agents", "gsd-advisor-researcher.md")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := subagent.Parse("gsd-advisor-researcher", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(d.Tools, "mcp__context7__*") {
+		t.Fatalf("%s no longer lists mcp__context7__*: tools %q", file, d.Tools)
+	}
+	for name, want := range map[string]bool{"Read": true, "mcp__context7__resolve-library-id": true, "mcp__context7__get-library-docs": true, "mcp__github__create_issue": false, "Edit": false} {
+		if got := d.Allows(name); got != want {
+			t.Errorf("%s: Allows(%s) = %v, want %v", file, name, got, want)
+		}
+	}
 }
