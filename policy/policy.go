@@ -101,7 +101,6 @@ type Policy struct {
 	opts             []Option
 	allow, deny, ask []*compiled
 	shell            analyzer
-	params           bool // a rule has the form Tool(param:value): calls' fields are read
 	config           configGuard
 }
 
@@ -183,7 +182,6 @@ func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
 			if err != nil {
 				return nil, err
 			}
-			p.params = p.params || c.param != ""
 			if c.home && home != "" {
 				c.home, c.abs, c.glob = false, true, path.Join(slash(home), c.glob)
 				c.globOK = doublestar.ValidatePattern(c.glob)
@@ -277,8 +275,10 @@ type call struct {
 	paths    []pathArg // what it reads and writes
 	command  string
 	shell    *shellAnalysis
-	arg      string                     // classOther: the argument for exact rules (WebFetch: the URL)
-	input    map[string]json.RawMessage // the input's fields, when a rule names one (Tool(param:value))
+	arg      string // classOther: the argument for exact rules (WebFetch: the URL)
+	raw      json.RawMessage
+	input    map[string]json.RawMessage // raw's fields, read when a rule names one (Tool(param:value))
+	inputOK  bool                       // input has been read
 	fs       workspace.FileSystem
 }
 
@@ -462,9 +462,7 @@ func (p *Policy) decode(req Request) call {
 	a := req.Access
 	c := call{tool: req.ToolName, aliases: req.Traits.Aliases, edit: len(a.Writes) > 0, fs: req.FS}
 	c.readOnly = req.Traits.ReadOnly && !c.edit && a.Command == ""
-	if p.params {
-		json.Unmarshal(req.Input, &c.input) // not an object: no field matches
-	}
+	c.raw = req.Input
 	for _, w := range a.Writes {
 		c.paths = append(c.paths, pathArg{given: w, t: resolve(req.FS, w), write: true})
 	}
@@ -627,6 +625,13 @@ func (p *Policy) match(r *compiled, c *call, sel pathSel) (m match, part *simple
 		return yes, nil, ""
 	}
 	if r.param != "" && !(r.colonStar && c.class == classBash) {
+		if !c.inputOK {
+			c.inputOK = true
+			// A local of its own: &c.input would put every call on the heap.
+			var in map[string]json.RawMessage
+			json.Unmarshal(c.raw, &in) // not an object: no field matches
+			c.input = in
+		}
 		if m, ok := r.matchParam(c.input); ok {
 			return m, nil, ""
 		}
