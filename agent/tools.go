@@ -479,6 +479,11 @@ func (t *turn) after(a admitted, res tool.Result) tool.Result {
 			}
 		}
 		out := t.runHookIn(&h.postF, p)
+		if out.Rewritten {
+			// The observation the hook made of it (a redaction): the model
+			// sees that, the tool's own result is not kept.
+			res.Content = out.Payload.(*hook.PostToolUsePayload).Output
+		}
 		if out.Action == hook.Block {
 			res.Content += fmt.Sprintf("\n\n<hook-feedback hook=%q by=%q>\n%s\n</hook-feedback>", hook.PostToolUse, out.By, out.Reason)
 		}

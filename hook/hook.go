@@ -102,7 +102,7 @@ var contracts = map[Name]Contract{
 	TurnStart:          {Hook: TurnStart, AddContext: true, CanEnd: true},
 	PreToolUse:         {Hook: PreToolUse, Actions: []Action{Block, Defer, RequestPermission, Allow}, Rewritable: []string{"arguments"}, AddContext: true, CanEnd: true},
 	PermissionRequest:  {Hook: PermissionRequest, Actions: []Action{Allow, Deny}, Rewritable: []string{"arguments"}, CanEnd: true},
-	PostToolUse:        {Hook: PostToolUse, Actions: []Action{Block}, AddContext: true, CanEnd: true},
+	PostToolUse:        {Hook: PostToolUse, Actions: []Action{Block}, Rewritable: []string{"output"}, AddContext: true, CanEnd: true},
 	PostToolUseFailure: {Hook: PostToolUseFailure, AddContext: true, CanEnd: true},
 	PreCompact:         {Hook: PreCompact, Actions: []Action{Block}, Rewritable: []string{"instructions"}, CanEnd: true},
 	SubagentStart:      {Hook: SubagentStart, Actions: []Action{Block}, Rewritable: []string{"prompt"}, AddContext: true, CanEnd: true},

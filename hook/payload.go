@@ -108,7 +108,7 @@ type PermissionRequestPayload struct {
 type PostToolUsePayload struct {
 	Common
 	ToolCall
-	Output string `json:"output" jsonschema:"the observation the model will see"`
+	Output string `json:"output" jsonschema:"the observation the model will see; a handler may rewrite it (a redaction)"`
 	// Response is the tool's structured account of the call, when it
 	// gives one (tool.Result.Response): for the built-in tools, the object
 	// Claude Code's hooks receive as tool_response.

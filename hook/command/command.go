@@ -100,6 +100,10 @@ var envPassed = []string{
 //     hookSpecificOutput.decision.updatedInput with behavior "allow"
 //     (PermissionRequest): the tool's new input, which replaces the
 //     model's and is validated, and decided by the policy, again.
+//   - hookSpecificOutput.updatedToolOutput, or Claude Code's
+//     updatedMCPToolOutput (PostToolUse): the observation the model sees
+//     instead of the tool's (a string, or MCP text content blocks) — a
+//     hook that redacts secrets from output, say.
 //   - hookSpecificOutput.decision {behavior: "allow"|"deny", message,
 //     interrupt} (PermissionRequest); interrupt with deny ends the turn.
 //   - hookSpecificOutput.additionalContext or additionalContext: context
@@ -464,6 +468,8 @@ type specific struct {
 	PermissionDecision       string          `json:"permissionDecision"`
 	PermissionDecisionReason string          `json:"permissionDecisionReason"`
 	UpdatedInput             json.RawMessage `json:"updatedInput"`
+	UpdatedToolOutput        json.RawMessage `json:"updatedToolOutput"`
+	UpdatedMCPToolOutput     json.RawMessage `json:"updatedMCPToolOutput"`
 	AdditionalContext        string          `json:"additionalContext"`
 	Decision                 *struct {
 		Behavior     string          `json:"behavior"`

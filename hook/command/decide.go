@@ -137,6 +137,17 @@ func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
 		}
 		d.Updates = map[string]any{"arguments": json.RawMessage(in)}
 	}
+	if out, err := replacedOutput(sp); err != nil {
+		return nil, err
+	} else if out != nil {
+		if c.hook != hook.PostToolUse {
+			return nil, fmt.Errorf("updatedToolOutput and updatedMCPToolOutput are for PostToolUse hooks, not %s", c.Event)
+		}
+		if d.Updates == nil {
+			d.Updates = map[string]any{}
+		}
+		d.Updates["output"] = *out
+	}
 	if d.Action == "" && o.Decision != "" {
 		d.Reason = o.Reason
 		switch o.Decision {
@@ -179,6 +190,49 @@ func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
 		return nil, nil
 	}
 	return d, nil
+}
+
+// replacedOutput reads the observation a PostToolUse hook puts in place
+// of the tool's: hookSpecificOutput.updatedToolOutput, else Claude Code's
+// updatedMCPToolOutput. A string is the text; MCP content blocks
+// ([{"type": "text", "text": …}], or {"content": [...]}) give their texts;
+// any other JSON value is the observation as JSON. nil: none.
+func replacedOutput(sp *specific) (*string, error) {
+	raw := bytes.TrimSpace(sp.UpdatedToolOutput)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = bytes.TrimSpace(sp.UpdatedMCPToolOutput)
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return &s, nil
+	}
+	var wrapped struct {
+		Content json.RawMessage `json:"content"`
+	}
+	blocks := raw
+	if raw[0] == '{' && json.Unmarshal(raw, &wrapped) == nil && len(wrapped.Content) > 0 {
+		blocks = wrapped.Content
+	}
+	var content []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(blocks, &content) == nil && len(content) > 0 {
+		var texts []string
+		for _, b := range content {
+			if b.Type != "text" || b.Text == nil {
+				return nil, fmt.Errorf("the replaced tool output has a %q block: only text blocks can be an observation", b.Type)
+			}
+			texts = append(texts, *b.Text)
+		}
+		s = strings.Join(texts, "\n")
+		return &s, nil
+	}
+	s = string(raw)
+	return &s, nil
 }
 
 // canEnd reports whether hook n may end the turn.
