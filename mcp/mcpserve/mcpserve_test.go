@@ -238,14 +238,7 @@ func TestRefusedCalls(t *testing.T) {
 // is an error.
 func TestToolsOption(t *testing.T) {
 	r := newRig(t, config{opts: mcpserve.Options{Tools: []string{"Read", "Glob", "Read"}}})
-	res, err := r.client.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range res.Tools {
-		names = append(names, tl.Name)
-	}
+	names := r.toolNames()
 	if want := []string{"Glob", "Read"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
@@ -303,15 +296,22 @@ func TestToolsDeniedOutrightAreNotServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRig(t, config{policy: pol})
-	res, err := r.client.ListTools(t.Context(), nil)
+	names := r.toolNames()
+	if slices.Contains(names, "Bash") || slices.Contains(names, "Task") || !slices.Contains(names, "Write") || !slices.Contains(names, "Read") {
+		t.Errorf("served %v", names)
+	}
+}
+
+// toolNames lists the names of the tools the client is served.
+func (r *rig) toolNames() []string {
+	r.t.Helper()
+	res, err := r.client.ListTools(r.t.Context(), nil)
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
 	var names []string
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if slices.Contains(names, "Bash") || slices.Contains(names, "Task") || !slices.Contains(names, "Write") || !slices.Contains(names, "Read") {
-		t.Errorf("served %v", names)
-	}
+	return names
 }
