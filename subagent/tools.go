@@ -49,11 +49,20 @@ func with(t tool.Traits, aliases ...string) tool.Traits {
 	return t
 }
 
+// The three tools' traits, with Claude Code's names of them as aliases:
+// Agent (its current name of Task), TaskOutput and BashOutput, KillShell
+// and KillBash.
+var (
+	taskTraits   = with(forks, "Agent")
+	outputTraits = with(forks, "TaskOutput", "BashOutput")
+	stopTraits   = with(forks, "KillShell", "KillBash")
+)
+
 // taskTool is Task: it runs a subagent fork.
 type taskTool struct{ description string }
 
 func (*taskTool) Name() string          { return "Task" }
-func (*taskTool) Traits() tool.Traits   { return with(forks, "Agent") } // Claude Code's current name
+func (*taskTool) Traits() tool.Traits   { return taskTraits }
 func (t *taskTool) Description() string { return t.description }
 
 func taskDescription(agents []tool.Subagent) string {
@@ -171,7 +180,7 @@ func taskIDDisplay(input json.RawMessage) tool.Display {
 type outputTool struct{}
 
 func (outputTool) Name() string                            { return "AgentOutput" }
-func (outputTool) Traits() tool.Traits                     { return with(forks, "TaskOutput", "BashOutput") }
+func (outputTool) Traits() tool.Traits                     { return outputTraits }
 func (outputTool) Display(in json.RawMessage) tool.Display { return taskIDDisplay(in) }
 func (outputTool) Description() string {
 	return "Reads the status and output of a background task: a subagent started with Task, or a command started with Bash, with run_in_background. A command's output is shown as far as it has written it, running or not. With block (the default), waits for the task to finish, at most timeout milliseconds (default 30000); block false reads it at once."
@@ -242,7 +251,7 @@ func (outputTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 type stopTool struct{}
 
 func (stopTool) Name() string                            { return "TaskStop" }
-func (stopTool) Traits() tool.Traits                     { return with(forks, "KillShell", "KillBash") }
+func (stopTool) Traits() tool.Traits                     { return stopTraits }
 func (stopTool) Display(in json.RawMessage) tool.Display { return taskIDDisplay(in) }
 func (stopTool) Description() string {
 	return "Stops a background task started with Task or Bash (run_in_background): a command is killed with every process it started."
