@@ -678,3 +678,28 @@ func TestLLMRequestRandomEditsOfTheNewestTurn(t *testing.T) {
 		}
 	}
 }
+
+// In permission mode dont-ask a hook that asks for a person's decision
+// (request_permission, defer) is not put to anyone: the call is refused,
+// and the approver is never asked.
+func TestDontAskRefusesWhatAHookWouldAsk(t *testing.T) {
+	for _, action := range []hook.Action{hook.RequestPermission, hook.Defer} {
+		pol, err := policy.New(policy.ModeDontAsk, policy.Rules{Allow: []policy.Rule{{Tool: "Write"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := 0
+		b := newBench(t, pol, policy.ApproverFunc(func(context.Context, policy.ApprovalRequest) (policy.Approval, error) {
+			asked++
+			return policy.Approval{Allow: true, Scope: policy.ScopeOnce}, nil
+		}))
+		b.hook(hook.PreToolUse, "ticket", hook.On(func(ctx context.Context, p *hook.PreToolUsePayload) (*hook.Decision, error) {
+			return &hook.Decision{Action: action, Reason: "needs a ticket"}, nil
+		}))
+		b.model.Script("s", write("1", "a.txt", "x"), script.Text("ok"))
+		b.run("s", "go")
+		if o := b.observation("s", 1, "1"); !o.IsError || !strings.Contains(o.Content, "dont-ask asks no one") || b.file("a.txt") == "x" || asked != 0 {
+			t.Errorf("%s: observation %+v, approver asked %d times", action, o, asked)
+		}
+	}
+}
