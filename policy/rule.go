@@ -174,6 +174,13 @@ type compiled struct {
 	words    []word         // kindPrefix, kindCommand
 	verbatim string         // kindVerbatim
 	wild     *regexp.Regexp // kindWildcard: over the words, joined by single spaces
+	// lead and tail are what a kindWildcard pattern has before its first
+	// * and after its last, spaces normalised: a command whose words are
+	// known only in part may still be told apart by them.
+	lead, tail string
+	// open: the pattern is its lead then one *, so that words that begin
+	// with the lead match, whatever follows ("npm*").
+	open bool
 
 	// As a domain ("domain:…"), lower case; empty if not one.
 	domain string
@@ -282,6 +289,8 @@ func compile(r Rule) (*compiled, error) {
 		// Claude Code's wildcards elsewhere: "npm*", "* --version",
 		// "git * main".
 		c.cmd, c.wild = kindWildcard, re
+		c.lead, c.tail = edges(p)
+		c.open = strings.Count(strings.ReplaceAll(p, `\*`, ""), "*") == 1 && strings.HasSuffix(p, "*") && !strings.HasSuffix(p, `\*`)
 		src = ""
 	}
 	if c.cmd == kindWildcard {
@@ -474,10 +483,41 @@ func wildcard(p string) (*regexp.Regexp, bool) {
 	return regexp.MustCompile(b.String()), true
 }
 
+// edges returns the literal text of a wildcard pattern before its first
+// unescaped * and after its last, with runs of spaces made one (a space
+// next to a * kept: it is a word boundary).
+func edges(p string) (lead, tail string) {
+	first, last := -1, -1
+	for i := 0; i < len(p); i++ {
+		switch {
+		case p[i] == '\\' && i+1 < len(p) && p[i+1] == '*':
+			i++
+		case p[i] == '*':
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	squeeze := func(s string) string {
+		s = strings.ReplaceAll(s, `\*`, "*")
+		f := strings.Join(strings.Fields(s), " ")
+		if strings.HasPrefix(s, " ") && f != "" {
+			f = " " + f
+		}
+		if strings.HasSuffix(s, " ") && f != "" {
+			f += " "
+		}
+		return f
+	}
+	return squeeze(p[:first]), squeeze(p[last+1:])
+}
+
 // wildAt reports whether the words match a kindWildcard rule: yes if they
 // are all literal and, joined, match; maybe if a word is known only when
-// the shell runs (it may expand to what matches); no otherwise. loose
-// also tries the command name as a path's base (/bin/rm is rm).
+// the shell runs (it may expand to what matches) and the words known do
+// not already rule the pattern out by its lead or tail; no otherwise.
+// loose also tries the command name as a path's base (/bin/rm is rm).
 func (c *compiled) wildAt(ws []word, loose bool) match {
 	if len(ws) == 0 {
 		return no
@@ -485,10 +525,10 @@ func (c *compiled) wildAt(ws []word, loose bool) match {
 	vals := make([]string, len(ws))
 	for i, w := range ws {
 		if !w.lit || w.assign {
-			if loose {
-				return maybe
+			if !loose {
+				return no
 			}
-			return no
+			return c.wildMaybe(ws)
 		}
 		vals[i] = w.val
 	}
@@ -502,6 +542,50 @@ func (c *compiled) wildAt(ws []word, loose bool) match {
 		}
 	}
 	return no
+}
+
+// wildMaybe answers for words some of which are known only when the shell
+// runs: no if the literal words before the first unknown one contradict
+// the pattern's lead, or those after the last unknown one its tail;
+// maybe otherwise.
+func (c *compiled) wildMaybe(ws []word) match {
+	known := func(ws []word) (string, bool) {
+		var b strings.Builder
+		for i, w := range ws {
+			if !w.lit || w.assign {
+				return b.String(), false
+			}
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(w.val)
+		}
+		return b.String(), true
+	}
+	if head, _ := known(ws); head != "" || c.lead != "" {
+		// The words before the first unknown one, then a space: the
+		// unknown word begins a new word.
+		if head != "" {
+			head += " "
+		}
+		if n := min(len(head), len(c.lead)); head[:n] != c.lead[:n] {
+			return no
+		}
+		if c.open && strings.HasPrefix(head, c.lead) {
+			return yes // "npm*" and npm run $X: npm run …, whatever $X is
+		}
+	}
+	last := len(ws)
+	for last > 0 && ws[last-1].lit && !ws[last-1].assign {
+		last--
+	}
+	if tail, _ := known(ws[last:]); tail != "" && c.tail != "" {
+		tail = " " + tail
+		if n := min(len(tail), len(c.tail)); tail[len(tail)-n:] != c.tail[len(c.tail)-n:] {
+			return no
+		}
+	}
+	return maybe
 }
 
 // strict reports whether a command rule approves the simple command: its

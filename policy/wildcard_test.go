@@ -26,6 +26,20 @@ func TestClaudeCodeWildcardRules(t *testing.T) {
 			}
 		}
 	}
+	// A word known only when the shell runs makes a wildcard deny rule
+	// ask, unless the words known already rule it out.
+	w := mustNew(t, ModeBypass, nil, []string{"Bash(npm*)", "Bash(git * main)"}, nil)
+	for cmd, want := range map[string]Decision{
+		"ls $HOME":             Allow,
+		"git log $REF x":       Allow, // git … main needs main last
+		"$CMD install":         Ask,
+		"git checkout $B main": Ask,
+		"npm run $SCRIPT":      Deny, // npm* matches npm run, whatever follows
+	} {
+		if v := w.Decide(declared(Request{ToolName: "Bash", Input: input(t, "command", cmd), FS: ws})); v.Decision != want {
+			t.Errorf("wildcard deny rules, %q: %s by %q, want %s (%s)", cmd, v.Decision, v.Rule, want, v.Reason)
+		}
+	}
 	// A deny rule holds in every mode, however the command is written.
 	p := mustNew(t, ModeBypass, nil, []string{"Bash(curl *)", "Bash(git push *)", "Bash(* --force)"}, nil)
 	for cmd, want := range map[string]Decision{
