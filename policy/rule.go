@@ -279,7 +279,14 @@ func compile(r Rule) (*compiled, error) {
 	}
 
 	src := p
-	if isPrefix {
+	if isPrefix && strings.Contains(strings.ReplaceAll(prefix, `\*`, ""), "*") {
+		// The legacy form over a wildcard ("python*-c:*", as published
+		// configurations write it): the wildcard, then anything or nothing.
+		re, _ := wildcard(prefix + " *")
+		c.cmd, c.wild = kindWildcard, re
+		c.lead, c.tail = edges(prefix + " *")
+		src = ""
+	} else if isPrefix {
 		src = prefix
 	} else if rest, ok := strings.CutSuffix(p, " *"); ok && strings.TrimSpace(rest) != "" && !strings.Contains(rest, "*") {
 		// Claude Code's "git push *": those words, then anything or
@@ -476,11 +483,15 @@ func wildcard(p string) (*regexp.Regexp, bool) {
 		}
 	}
 	flush()
-	b.WriteString("$")
 	if !star {
 		return nil, false
 	}
-	return regexp.MustCompile(b.String()), true
+	re := b.String()
+	if strings.HasSuffix(re, " .*") && !strings.HasSuffix(strings.TrimRight(p, " "), `\*`) {
+		// A trailing " *" may match nothing: "git * *" matches git push.
+		re = strings.TrimSuffix(re, " .*") + "(?: .*)?"
+	}
+	return regexp.MustCompile(re + "$"), true
 }
 
 // edges returns the literal text of a wildcard pattern before its first

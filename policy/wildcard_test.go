@@ -40,6 +40,21 @@ func TestClaudeCodeWildcardRules(t *testing.T) {
 			t.Errorf("wildcard deny rules, %q: %s by %q, want %s (%s)", cmd, v.Decision, v.Rule, want, v.Reason)
 		}
 	}
+	// The legacy form over a wildcard, as published "safest settings"
+	// write it: the wildcard, then anything or nothing.
+	l := mustNew(t, ModeBypass, nil, []string{"Bash(python*-c:*)", "Bash(*find*-delete*:*)", "Bash(node*-e:*)"}, nil)
+	for cmd, want := range map[string]Decision{
+		"python3 -c 'import os'":       Deny,
+		"python -c x":                  Deny,
+		"find . -name '*.tmp' -delete": Deny,
+		"node -e 'process.exit(1)'":    Deny,
+		"python3 script.py":            Allow,
+		"find . -name x":               Allow,
+	} {
+		if v := l.Decide(declared(Request{ToolName: "Bash", Input: input(t, "command", cmd), FS: ws})); v.Decision != want {
+			t.Errorf("legacy wildcard rules, %q: %s by %q, want %s (%s)", cmd, v.Decision, v.Rule, want, v.Reason)
+		}
+	}
 	// A deny rule holds in every mode, however the command is written.
 	p := mustNew(t, ModeBypass, nil, []string{"Bash(curl *)", "Bash(git push *)", "Bash(* --force)"}, nil)
 	for cmd, want := range map[string]Decision{
