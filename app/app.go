@@ -476,8 +476,14 @@ func (a *App) policy() (*policy.Policy, error) {
 	if mode == policy.ModeBypass && a.settings.Permissions.NoBypass {
 		return nil, configErrorf("permission mode bypass is turned off by the settings (permissions.disableBypassPermissionsMode): choose another mode")
 	}
+	var opts []policy.Option
+	if sb := a.settings.Sandbox; sb.AutoAllow && !sb.Disabled && !a.cfg.NoSandbox && sandbox.Available() == nil {
+		// Commands that will run in the sandbox run unasked, as the
+		// settings ask: only when the sandbox really is there.
+		opts = append(opts, policy.WithSandboxedCommands(sb.ExcludedCommands))
+	}
 	// The runtime derives the policy to guard its configuration folder.
-	p, err := policy.New(mode, rules)
+	p, err := policy.New(mode, rules, opts...)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}

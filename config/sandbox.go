@@ -20,7 +20,8 @@ import (
 //	  "excludedCommands": ["docker"],
 //	  "network": {"allowedDomains": ["*"], "allowAllUnixSockets": true},
 //	  "filesystem": {"allowWrite": ["~/.cache/pip"], "denyWrite": ["deploy/"], "denyRead": ["~/.ssh"]},
-//	  "allowedEnvVars": ["AWS_PROFILE", "NPM_*"]
+//	  "allowedEnvVars": ["AWS_PROFILE", "NPM_*"],
+//	  "autoAllowBashIfSandboxed": true
 //	}
 //
 // Unlike Claude Code's, orca's sandbox is on unless a file turns it off,
@@ -49,6 +50,13 @@ type Sandbox struct {
 	// AllowedEnvVars are more environment variables commands see, beyond
 	// sandbox.EnvAllowed (names; a trailing * makes a prefix).
 	AllowedEnvVars []string
+	// AutoAllow: commands that run in the sandbox run without being asked
+	// about ("autoAllowBashIfSandboxed": true, Claude Code's key); deny
+	// and ask rules still apply. Only when a file says so: orca's sandbox
+	// is on by default, Claude Code's is not, so its default (true once
+	// the sandbox is enabled) is not orca's. The last file that sets it
+	// wins.
+	AutoAllow bool
 }
 
 // Runner returns the runner of commands run in workspace under s: its
@@ -92,7 +100,8 @@ func resolvePath(workspace, p string) string {
 
 // sandboxFile is one file's "sandbox".
 type sandboxFile struct {
-	enabled *bool
+	enabled   *bool
+	autoAllow *bool
 	Sandbox
 }
 
@@ -118,6 +127,9 @@ func (s *sandboxFile) grants() []string {
 	if len(s.AllowedEnvVars) > 0 {
 		what = append(what, "sandbox.allowedEnvVars")
 	}
+	if s.autoAllow != nil && *s.autoAllow {
+		what = append(what, "sandbox.autoAllowBashIfSandboxed")
+	}
 	return what
 }
 
@@ -128,11 +140,17 @@ func (s *sandboxFile) restrict() {
 		s.enabled = nil
 	}
 	s.ExcludedCommands, s.Network, s.UnixSockets, s.AllowWrite, s.AllowedEnvVars = nil, false, false, nil, nil
+	if s.autoAllow != nil && *s.autoAllow {
+		s.autoAllow = nil
+	}
 }
 
 func (s *Sandbox) merge(f *sandboxFile) {
 	if f.enabled != nil {
 		s.Disabled = !*f.enabled
+	}
+	if f.autoAllow != nil {
+		s.AutoAllow = *f.autoAllow
 	}
 	s.ExcludedCommands = append(s.ExcludedCommands, f.ExcludedCommands...)
 	s.Network = s.Network || f.Network
@@ -162,6 +180,13 @@ func parseSandbox(raw json.RawMessage) (*sandboxFile, []string, error) {
 			return nil, nil, fail("enabled", "want true or false, got %s", kind(raw))
 		}
 		f.enabled = &b
+	}
+	if raw, ok := top["autoAllowBashIfSandboxed"]; ok {
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, nil, fail("autoAllowBashIfSandboxed", "want true or false, got %s", kind(raw))
+		}
+		f.autoAllow = &b
 	}
 	strs := func(key string, raw json.RawMessage, what string) ([]string, error) {
 		var items []json.RawMessage

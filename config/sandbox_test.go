@@ -95,3 +95,39 @@ func TestSandboxSettingsErrorsAndWarnings(t *testing.T) {
 		t.Errorf("network %v, warnings %v", s.Sandbox.Network, warns)
 	}
 }
+
+// autoAllowBashIfSandboxed is taken only as a file says it, the last that
+// sets it winning, and not from a workspace that is not trusted (it
+// loosens what runs unasked): that one is told so.
+func TestSandboxAutoAllow(t *testing.T) {
+	cfgDir, ws := t.TempDir(), t.TempDir()
+	writeFile(t, cfgDir, "orca/settings.json", `{"sandbox": {"autoAllowBashIfSandboxed": true}}`)
+	s, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-"})
+	if err != nil || !s.Sandbox.AutoAllow {
+		t.Fatalf("user file: auto allow %v, %v", s.Sandbox.AutoAllow, err)
+	}
+	writeFile(t, ws, ".orca/settings.json", `{"sandbox": {"autoAllowBashIfSandboxed": false}}`)
+	if s, _, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-"}); err != nil || s.Sandbox.AutoAllow {
+		t.Errorf("a later false: auto allow %v, %v", s.Sandbox.AutoAllow, err)
+	}
+	cfgDir = t.TempDir()
+	writeFile(t, ws, ".orca/settings.json", `{"sandbox": {"autoAllowBashIfSandboxed": true}}`)
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-"})
+	if err != nil || s.Sandbox.AutoAllow {
+		t.Fatalf("untrusted workspace: auto allow %v, %v", s.Sandbox.AutoAllow, err)
+	}
+	var said []string
+	for _, w := range warns {
+		said = append(said, w.Message)
+	}
+	if !strings.Contains(strings.Join(said, "\n"), "sandbox.autoAllowBashIfSandboxed") {
+		t.Errorf("the warnings do not say it was not applied: %q", said)
+	}
+	if s, _, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-", TrustOverride: true}); err != nil || !s.Sandbox.AutoAllow {
+		t.Errorf("trusted workspace: auto allow %v, %v", s.Sandbox.AutoAllow, err)
+	}
+	writeFile(t, cfgDir, "orca/settings.json", `{"sandbox": {"autoAllowBashIfSandboxed": "yes"}}`)
+	if _, _, err := config.Load(config.LoadOptions{Workspace: t.TempDir(), ConfigDir: cfgDir, ClaudeDir: "-"}); err == nil || !strings.Contains(err.Error(), "sandbox.autoAllowBashIfSandboxed: want true or false") {
+		t.Errorf("a value that is not a boolean: %v", err)
+	}
+}

@@ -101,7 +101,10 @@ type Policy struct {
 	opts             []Option
 	allow, deny, ask []*compiled
 	shell            analyzer
-	config           configGuard
+	// sandboxed and excluded are WithSandboxedCommands'.
+	sandboxed bool
+	excluded  []string
+	config    configGuard
 }
 
 // Option configures New.
@@ -109,6 +112,8 @@ type Option func(*options)
 
 type options struct {
 	configDir, claudeDir, home *string
+	sandboxed                  bool
+	excluded                   []string
 }
 
 // WithUserConfigDir sets the folder that holds the user's configuration
@@ -134,6 +139,16 @@ func WithClaudeDir(dir string) Option {
 // commands are checked for protected paths (default os.UserHomeDir).
 func WithHomeDir(dir string) Option {
 	return func(o *options) { o.home = &dir }
+}
+
+// WithSandboxedCommands approves, in every mode but plan, the shell
+// commands that run in the OS sandbox — all but those every simple
+// command of which the sandbox excludes (excluded: sandbox.Runner's
+// Excluded) — as Claude Code's sandbox.autoAllowBashIfSandboxed does. Deny
+// and ask rules, and built-in protection, still apply. Give it only when
+// commands do run in the sandbox.
+func WithSandboxedCommands(excluded []string) Option {
+	return func(o *options) { o.sandboxed, o.excluded = true, slices.Clone(excluded) }
 }
 
 // New builds a policy. The zero Mode is ModeDefault. Rules are compiled
@@ -163,12 +178,14 @@ func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
 	}
 	rules = Rules{Allow: slices.Clone(rules.Allow), Deny: slices.Clone(rules.Deny), Ask: slices.Clone(rules.Ask)}
 	p := &Policy{
-		Mode:   mode,
-		Rules:  Rules{Allow: slices.Clone(rules.Allow), Deny: slices.Clone(rules.Deny), Ask: slices.Clone(rules.Ask)},
-		mode:   mode,
-		rules:  rules,
-		opts:   slices.Clone(opts),
-		config: newConfigGuard(configDir, claudeDir),
+		Mode:      mode,
+		Rules:     Rules{Allow: slices.Clone(rules.Allow), Deny: slices.Clone(rules.Deny), Ask: slices.Clone(rules.Ask)},
+		mode:      mode,
+		rules:     rules,
+		opts:      slices.Clone(opts),
+		config:    newConfigGuard(configDir, claudeDir),
+		sandboxed: o.sandboxed,
+		excluded:  o.excluded,
 	}
 	p.shell = analyzer{home: home, configDir: configDir, mentions: func(pat string) bool {
 		return mentionsProtected(pat) || p.config.matches(pat)
@@ -721,6 +738,10 @@ func (p *Policy) allowBash(c *call) Verdict {
 	if p.mode == ModeBypass {
 		return p.modeAllow(c, "nothing denies it")
 	}
+	if p.sandboxed && p.mode != ModePlan && !p.unsandboxed(c) {
+		return Verdict{Decision: Allow, Rule: "sandbox",
+			Reason: because(c, " is allowed: it runs in the OS sandbox, and the settings' sandbox.autoAllowBashIfSandboxed approves what runs there.")}
+	}
 	a := c.shell
 	if a.err != nil {
 		return Verdict{Decision: Ask, Rule: p.modeRule(),
@@ -1042,6 +1063,23 @@ func subcommand(w word) bool {
 	}
 	for _, r := range w.val {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// unsandboxed reports whether the command of c runs without the sandbox:
+// every simple command of it is one the sandbox excludes
+// (WithSandboxedCommands), as the shell tool decides it.
+func (p *Policy) unsandboxed(c *call) bool {
+	a := c.shell
+	if a.err != nil || len(a.cmds) == 0 || len(p.excluded) == 0 {
+		return false
+	}
+	for i := range a.cmds {
+		ws := a.cmds[i].words
+		if len(ws) == 0 || !ws[0].lit || !slices.Contains(p.excluded, ws[0].val) {
 			return false
 		}
 	}
