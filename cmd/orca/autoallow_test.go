@@ -52,7 +52,7 @@ func TestAutoAllowBashIfSandboxed(t *testing.T) {
 	ws = t.TempDir()
 	writeFileAt(t, ws, ".claude/settings.json", `{"sandbox": {"autoAllowBashIfSandboxed": true}}`)
 	evs = run(t, o, ws)
-	if fileExists(filepath.Join(ws, "made")) {
-		t.Error("an untrusted workspace's autoAllowBashIfSandboxed ran the command")
+	if fileExists(filepath.Join(ws, "made")) || !strings.Contains(toolEventOf(t, evs, "make").str("output"), "needs the user's approval") {
+		t.Errorf("an untrusted workspace's autoAllowBashIfSandboxed ran the command: %q", toolEventOf(t, evs, "make").str("output"))
 	}
 }
