@@ -702,8 +702,12 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 				if err := json.Unmarshal(r, &s); err != nil {
 					return nil, fail(key, "want a permission rule (a string), got %s", kind(r))
 				}
-				if _, err := policy.ParseRule(s); err != nil {
+				rule, err := policy.ParseRule(s)
+				if err != nil {
 					return nil, fail(key, "%v", err)
+				}
+				if why := rule.Inert(); why != "" && rule.Tool != policy.ReadRule && rule.Tool != policy.EditRule {
+					f.warns = append(f.warns, fmt.Sprintf("%s: %s: %s", key, s, why))
 				}
 				*l.out = append(*l.out, s)
 			}

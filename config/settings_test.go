@@ -498,3 +498,30 @@ func TestHookIfRulesInClaudeCodesSyntax(t *testing.T) {
 		t.Error(`"if": "Agent(Explore)" should select Task's Explore subagent only`)
 	}
 }
+
+// A command rule that can match no command — the legacy prefix form over
+// a redirection or a pipe, as published configurations write it — is a
+// warning naming it; the others are not.
+func TestInertRulesAreWarnedAbout(t *testing.T) {
+	cfgDir := t.TempDir()
+	writeFile(t, cfgDir, "orca/settings.json", `{"permissions": {"deny": ["Bash(> /dev:*)", "Bash(base64*|:*)", "Bash(curl:*)", "Bash(npm test && npm run lint)", "Bash(python*-c:*)"]}}`)
+	_, warns, err := config.Load(config.LoadOptions{Workspace: t.TempDir(), ConfigDir: cfgDir, ClaudeDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, w := range warns {
+		said = append(said, w.Message)
+	}
+	all := strings.Join(said, "\n")
+	for _, want := range []string{`permissions.deny[0]: Bash(> /dev:*): "> /dev" is not the start of one simple command`, `permissions.deny[1]: Bash(base64*|:*)`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	for _, not := range []string{"deny[2]", "deny[3]", "deny[4]"} {
+		if strings.Contains(all, not) {
+			t.Errorf("a rule that can match is warned about (%s):\n%s", not, all)
+		}
+	}
+}

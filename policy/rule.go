@@ -101,6 +101,26 @@ func ParseRule(s string) (Rule, error) {
 	return r, nil
 }
 
+// Inert says why r, as a rule over commands, can match no command — its
+// pattern is the legacy "prefix:*" or a wildcard over a pipe, a
+// redirection or a list ("Bash(> /dev:*)", "Bash(base64*|:*)"), while
+// rules match each simple command of a line on its own — or "" if it can.
+// Settings files warn about such rules: a deny rule that cannot match
+// protects nothing.
+func (r Rule) Inert() string {
+	c, err := compile(r)
+	if err != nil || c.kind == kindAll {
+		return ""
+	}
+	_, isPrefix := strings.CutSuffix(c.pattern, ":*")
+	switch {
+	case c.cmd == kindVerbatim && isPrefix,
+		c.cmd == kindWildcard && strings.ContainsAny(strings.ReplaceAll(c.pattern, ":*", ""), "|;&<>"):
+		return fmt.Sprintf("%q is not the start of one simple command (it has a pipe, a redirection or a list), so as a command rule it matches no command: rules match each simple command of a line on its own", strings.TrimSuffix(c.pattern, ":*"))
+	}
+	return ""
+}
+
 // Rules are the permission rules of a policy. A call is denied if any deny
 // rule matches it, asked about if any ask rule does, and allowed if an allow
 // rule does — in that order of precedence.
