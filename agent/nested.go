@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -22,15 +24,38 @@ const maxNestedMemory = 64 << 10
 // not followed.
 type nestedMemory struct {
 	names []string
+	rules []PathRule
 	mu    sync.Mutex
 	seen  map[string]map[string]bool // by execution state key: files added
 }
 
-func newNestedMemory(names []string) *nestedMemory {
-	if len(names) == 0 {
+func newNestedMemory(names []string, rules []PathRule) *nestedMemory {
+	if len(names) == 0 && len(rules) == 0 {
 		return nil
 	}
-	return &nestedMemory{names: names, seen: map[string]map[string]bool{}}
+	return &nestedMemory{names: names, rules: rules, seen: map[string]map[string]bool{}}
+}
+
+// PathRule is an instruction for the files its globs match
+// (Collaborators.PathRules).
+type PathRule struct {
+	// File names the rule for the model (".claude/rules/api.md").
+	File string
+	// Paths are doublestar globs over workspace-relative, slash-separated
+	// paths ("src/api/**/*.ts", "**/*.go").
+	Paths []string
+	// Text is the instruction.
+	Text string
+}
+
+// matches reports whether the rule covers the workspace path rel.
+func (r *PathRule) matches(rel string) bool {
+	for _, g := range r.Paths {
+		if ok, _ := doublestar.Match(strings.TrimPrefix(g, "./"), rel); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // nestedMemoryFor returns what the call adds of the subfolders' memory files, or "".
@@ -56,6 +81,13 @@ func (t *turn) nestedMemoryFor(tl tool.Tool, call *tool.Call) string {
 			rel = r
 		}
 		rel = filepath.Clean(rel)
+		for i := range nm.rules {
+			r := &nm.rules[i]
+			if r.matches(filepath.ToSlash(rel)) && nm.first(key, "rule\x00"+r.File) {
+				fmt.Fprintf(&b, "\n\n<memory file=%q what=\"the project's rule for files matching %s, such as %s, which you are working on\">\n%s\n</memory>",
+					r.File, strings.Join(r.Paths, ", "), filepath.ToSlash(rel), strings.TrimSpace(r.Text))
+			}
+		}
 		dir := rel
 		if fi, err := t.rt.fs.Stat(rel); err != nil || !fi.IsDir() {
 			dir = filepath.Dir(rel)

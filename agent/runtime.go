@@ -217,6 +217,11 @@ type Collaborators struct {
 	// first works in a subfolder of the workspace that has one, as
 	// Claude Code does with a subtree's CLAUDE.md; none if empty.
 	NestedMemory []string
+	// PathRules are instructions for the files some globs match (Claude
+	// Code's .claude/rules files with "paths"): the runtime adds a rule
+	// to the observation of the first call of an execution that reads or
+	// writes a workspace path it matches.
+	PathRules []PathRule
 	// TranscriptDir, when set, is where the runtime keeps each
 	// conversation as a file in Claude Code's transcript shape for hooks
 	// to read (hook.Common.TranscriptPath); "" keeps none.
@@ -324,7 +329,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.ToolProviders == nil {
 		def.ToolProviders = toolset.Default()
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: newNestedMemory(c.NestedMemory)}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: newNestedMemory(c.NestedMemory, c.PathRules)}
 	if def.Output != nil {
 		o, err := compileOutput(def.Output, c.Client)
 		if err != nil {

@@ -192,6 +192,7 @@ type App struct {
 	configDir string
 	claudeDir string
 	memory    []memoryFile
+	pathRules []agent.PathRule // the memory rules that apply to some files only
 	// mcp is the provider of the MCP servers' tools (nil: none).
 	mcp      *mcp.Provider
 	logger   *slog.Logger
@@ -263,7 +264,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		var memory []memoryFile
 		if !cfg.NoMemory {
 			var warns []config.Warning
-			memory, warns = readMemory(a.root, a.configDir, a.claudeDir, !cfg.NoClaude)
+			memory, a.pathRules, warns = readMemory(a.root, a.configDir, a.claudeDir, !cfg.NoClaude)
 			a.warnings = append(a.warnings, warns...)
 		}
 		prompt = systemPrompt(prompt, env, memory)
@@ -406,6 +407,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		// could read it.
 		TranscriptDir: a.transcriptDir(),
 		NestedMemory:  nestedMemory(cfg),
+		PathRules:     a.pathRules,
 		Plugins:       pluginFolders(a.settings.Plugins),
 		// A cloned repository's /build cannot answer the asks of the
 		// turn it starts: the project's grants count once it is trusted.

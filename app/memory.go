@@ -8,10 +8,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/frontmatter"
 )
 
 // Memory files are instructions the user and the project keep for the
@@ -20,15 +26,23 @@ import (
 // prompt, so that the closest to the work has the last word):
 //
 //	<claude>/CLAUDE.md            the user's, Claude Code's folder
+//	<claude>/rules/**/*.md        the user's rules, Claude Code's
 //	<config>/orca/ORCA.md         the user's, orca's folder
 //	../CLAUDE.md, ../AGENTS.md    in the folders above the workspace, the farthest first
 //	AGENTS.md                     the project's (the agents.md convention)
 //	CLAUDE.md, .claude/CLAUDE.md  the project's, Claude Code's
+//	.claude/rules/**/*.md         the project's rules, Claude Code's
 //	.orca/ORCA.md                 the project's, orca's
 //	CLAUDE.local.md               the project's, kept out of version control
 //
-// Claude Code's (CLAUDE.md, CLAUDE.local.md, .claude/CLAUDE.md and the
-// user's) are left out with Config.NoClaude. A line of the form "@path"
+// A rules file (Claude Code's .claude/rules, in alphabetical order of its
+// path) whose front matter names "paths" (a glob or a list of them, over
+// workspace paths) is not in the prompt: the runtime adds it to the
+// observation of the first call that reads or writes a path it matches
+// (agent.PathRule).
+//
+// Claude Code's (CLAUDE.md, CLAUDE.local.md, .claude/CLAUDE.md, the rules
+// and the user's) are left out with Config.NoClaude. A line of the form "@path"
 // imports that file in its place, as in Claude Code (relative to the file,
 // or ~/; five levels deep at most); a project's file may import only files
 // inside the workspace, and one above it only files in its own folder, so
@@ -52,9 +66,14 @@ type memoryFile struct {
 // readMemory reads the memory files of the workspace root and the user's
 // folders (configDir, claudeDir: "" for none), returning them in order and
 // what went wrong, as warnings.
-func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, []config.Warning) {
+func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, []agent.PathRule, []config.Warning) {
 	var out []memoryFile
+	var scoped []agent.PathRule
 	var warns []config.Warning
+	rules := func(dir, what string) {
+		always, sc, ws := readRules(root, dir, what)
+		out, scoped, warns = append(out, always...), append(scoped, sc...), append(warns, ws...)
+	}
 	add := func(abs, what, confine string) {
 		text, ws := readMemoryFile(abs, confine)
 		warns = append(warns, ws...)
@@ -69,6 +88,7 @@ func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, [
 	}
 	if claude && claudeDir != "" {
 		add(filepath.Join(claudeDir, "CLAUDE.md"), "the user's instructions for every project (Claude Code's)", "")
+		rules(filepath.Join(claudeDir, "rules"), "a rule of the user's for every project (Claude Code's)")
 	}
 	if configDir != "" {
 		add(filepath.Join(configDir, "orca", "ORCA.md"), "the user's instructions for every project", "")
@@ -87,12 +107,94 @@ func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, [
 	if claude {
 		add(filepath.Join(root, "CLAUDE.md"), "the project's instructions", root)
 		add(filepath.Join(root, ".claude", "CLAUDE.md"), "the project's instructions", root)
+		rules(filepath.Join(root, ".claude", "rules"), "a rule of the project's")
 	}
 	add(filepath.Join(root, ".orca", "ORCA.md"), "the project's instructions", root)
 	if claude {
 		add(filepath.Join(root, "CLAUDE.local.md"), "the user's own instructions for this project", root)
 	}
-	return out, warns
+	return out, scoped, warns
+}
+
+// ruleFront is the front matter of a rules file.
+type ruleFront struct {
+	Paths yaml.Node `yaml:"paths"`
+}
+
+// readRules reads the rules files under dir (*.md, in its subfolders too,
+// in order of their paths): those with "paths" as agent.PathRules, the
+// others as memory files. A file that cannot be used is a warning.
+func readRules(root, dir, what string) ([]memoryFile, []agent.PathRule, []config.Warning) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	var warns []config.Warning
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		warns = append(warns, config.Warning{File: dir, Message: fmt.Sprintf("rules not read: %v", unwrapPath(err))})
+	}
+	slices.Sort(files)
+	var always []memoryFile
+	var scoped []agent.PathRule
+	for _, abs := range files {
+		shown := abs
+		if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) {
+			shown = filepath.ToSlash(rel)
+		}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("rules file not read: %v", unwrapPath(err))})
+			continue
+		}
+		if len(data) > MaxMemoryFile {
+			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("rules file of %d bytes: only its first %d are sent to the model", len(data), MaxMemoryFile)})
+			data = data[:MaxMemoryFile]
+		}
+		var fm ruleFront
+		body := string(data)
+		if first, _, _ := strings.Cut(strings.TrimPrefix(body, "\uFEFF"), "\n"); strings.TrimSpace(first) == "---" {
+			// Front matter is optional in a rules file.
+			if body, err = frontmatter.Decode(data, &fm); err != nil {
+				warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("rules file not used: %v", err)})
+				continue
+			}
+		}
+		if strings.TrimSpace(body) == "" {
+			continue
+		}
+		var paths []string
+		switch fm.Paths.Kind {
+		case 0:
+		case yaml.ScalarNode:
+			paths = []string{fm.Paths.Value}
+		case yaml.SequenceNode:
+			for _, n := range fm.Paths.Content {
+				if n.Kind == yaml.ScalarNode && strings.TrimSpace(n.Value) != "" {
+					paths = append(paths, n.Value)
+				}
+			}
+		}
+		for _, g := range paths {
+			if !doublestar.ValidatePattern(strings.TrimPrefix(g, "./")) {
+				warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("paths: %q is not a valid glob", g)})
+			}
+		}
+		switch {
+		case fm.Paths.Kind != 0 && len(paths) == 0:
+			warns = append(warns, config.Warning{File: abs, Message: "paths: want a glob or a list of globs; the rule is not used"})
+		case len(paths) > 0:
+			scoped = append(scoped, agent.PathRule{File: shown, Paths: paths, Text: body})
+		default:
+			always = append(always, memoryFile{path: shown, what: what, text: body})
+		}
+	}
+	return always, scoped, warns
 }
 
 // importRef is a file reference in a memory file: "@path", at the start

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 )
@@ -191,6 +192,66 @@ func TestNestedMemoryLoadsWhenTheAgentWorksThere(t *testing.T) {
 		}
 		if strings.Contains(second, "RULES") || strings.Contains(third, "RULES") {
 			t.Errorf("NoClaude %v: memory repeated or from elsewhere:\n%s\n%s", noClaude, second, third)
+		}
+		a.Close()
+	}
+}
+
+// Claude Code's .claude/rules: a rules file without "paths" is in the
+// system prompt, named by its path; one with "paths" reaches the model
+// with the first call that reads or writes a path it matches, once, and
+// never otherwise; NoClaude leaves them all out; a bad "paths" is a
+// warning.
+func TestClaudeRules(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, ".claude/rules/style.md", "STYLE-RULE: tabs.\n")
+	write(t, ws, ".claude/rules/api/typescript.md", "---\npaths:\n  - \"src/api/**/*.ts\"\n---\nAPI-RULE: validate every input.\n")
+	write(t, ws, ".claude/rules/go.md", "---\npaths: \"**/*.go\"\n---\nGO-RULE: wrap errors.\n")
+	write(t, ws, ".claude/rules/broken.md", "---\npaths: {a: 1}\n---\nBROKEN-RULE\n")
+	write(t, ws, "src/api/users.ts", "export {}\n")
+	write(t, ws, "docs/a.md", "docs\n")
+	for _, noClaude := range []bool{false, true} {
+		model := script.New().ScriptAny(
+			script.Call("Read", map[string]string{"file_path": "docs/a.md"}),
+			script.Call("Read", map[string]string{"file_path": "src/api/users.ts"}),
+			script.Call("Read", map[string]string{"file_path": "src/api/users.ts"}),
+			script.Call("Write", map[string]string{"file_path": "cmd/main.go", "content": "package main\n"}),
+			script.Text("done"))
+		a, err := app.Open(t.Context(), app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Client: model, NoClaude: noClaude, Trust: true, Mode: policy.ModeBypass})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := a.Session(t.Context(), app.SessionOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(t.Context(), "look"); err != nil {
+			t.Fatal(err)
+		}
+		calls := model.Calls()
+		sys := calls[0].System
+		if strings.Contains(sys, "STYLE-RULE") == noClaude || !noClaude && !strings.Contains(sys, ".claude/rules/style.md") {
+			t.Errorf("NoClaude %v: system prompt:\n%s", noClaude, sys)
+		}
+		if strings.Contains(sys, "API-RULE") || strings.Contains(sys, "GO-RULE") || strings.Contains(sys, "BROKEN-RULE") {
+			t.Errorf("NoClaude %v: a path rule is in the system prompt:\n%s", noClaude, sys)
+		}
+		docs, api, again, gofile := calls[1].Observations()[0].Content, calls[2].Observations()[0].Content, calls[3].Observations()[0].Content, calls[4].Observations()[0].Content
+		if strings.Contains(docs, "RULE") || strings.Contains(again, "RULE") {
+			t.Errorf("NoClaude %v: a rule where none applies, or twice:\n%s\n%s", noClaude, docs, again)
+		}
+		if strings.Contains(api, "API-RULE") == noClaude || strings.Contains(api, "GO-RULE") {
+			t.Errorf("NoClaude %v: reading src/api/users.ts:\n%s", noClaude, api)
+		}
+		if strings.Contains(gofile, "GO-RULE") == noClaude {
+			t.Errorf("NoClaude %v: writing cmd/main.go:\n%s", noClaude, gofile)
+		}
+		var warned bool
+		for _, w := range a.Warnings() {
+			warned = warned || strings.Contains(w.File, "broken.md") && strings.Contains(w.Message, "paths")
+		}
+		if warned == noClaude {
+			t.Errorf("NoClaude %v: warnings %v", noClaude, a.Warnings())
 		}
 		a.Close()
 	}
