@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/app"
-	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/policy"
 )
 
 // capture is a model that answers "done" and keeps the requests it got.
