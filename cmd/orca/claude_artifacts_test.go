@@ -1558,3 +1558,25 @@ func TestClaudeArtifactGSDAgentsListMCPToolsByWildcard(t *testing.T) {
 		}
 	}
 }
+
+// oh-my-claude-sisyphus ships rules for a project's .claude/rules (its
+// templates/rules README says to copy them there): copied, they reach the
+// model's system prompt, each named by its path, as Claude Code injects
+// them.
+func TestClaudeArtifactSisyphusRulesReachTheModel(t *testing.T) {
+	artifactEnv(t)
+	pkg := npmPackage(t, "oh-my-claude-sisyphus")
+	ws := t.TempDir()
+	for _, name := range []string{"coding-style.md", "testing.md"} {
+		writeFileAt(t, ws, ".claude/rules/"+name, readFile(t, filepath.Join(pkg, "templates", "rules"), name))
+	}
+	api := newClaudeAPI(t, say("Noted."))
+	run := runClaude(t, ws, api, "what are the rules?")
+	run.answered(t, "Noted.")
+	sys := run.requests[0].system
+	for _, want := range []string{".claude/rules/coding-style.md", "# Coding Style Rules", ".claude/rules/testing.md", "# Testing Rules"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("the system prompt lacks %q", want)
+		}
+	}
+}
