@@ -194,13 +194,10 @@ type compiled struct {
 	words    []word         // kindPrefix, kindCommand
 	verbatim string         // kindVerbatim
 	wild     *regexp.Regexp // kindWildcard: over the words, joined by single spaces
-	// lead and tail are what a kindWildcard pattern has before its first
-	// * and after its last, spaces normalised: a command whose words are
-	// known only in part may still be told apart by them.
-	lead, tail string
-	// open: the pattern is its lead then one *, so that words that begin
-	// with the lead match, whatever follows ("npm*").
-	open bool
+	// pieces are a kindWildcard pattern's literal text between its *s,
+	// spaces squeezed: a command whose words are known only in part may
+	// still be told apart by the first and the last.
+	pieces []string
 
 	// As a domain ("domain:…"), lower case; empty if not one.
 	domain string
@@ -223,21 +220,11 @@ var paramForm = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*):(.+)$`)
 // wholeValue compiles the value of a param rule: * matches any run of
 // characters, \* a star; anything else is literal.
 func wholeValue(v string) *regexp.Regexp {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(v); i++ {
-		switch {
-		case v[i] == '\\' && i+1 < len(v) && v[i+1] == '*':
-			b.WriteString(regexp.QuoteMeta("*"))
-			i++
-		case v[i] == '*':
-			b.WriteString("(?s:.*)")
-		default:
-			b.WriteString(regexp.QuoteMeta(v[i : i+1]))
-		}
+	pieces := stars(v)
+	for i, p := range pieces {
+		pieces[i] = regexp.QuoteMeta(p)
 	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String())
+	return regexp.MustCompile("^" + strings.Join(pieces, "(?s:.*)") + "$")
 }
 
 // matchParam matches a param rule against the call's input fields: yes or
@@ -299,12 +286,11 @@ func compile(r Rule) (*compiled, error) {
 	}
 
 	src := p
-	if isPrefix && strings.Contains(strings.ReplaceAll(prefix, `\*`, ""), "*") {
+	if isPrefix && len(stars(prefix)) > 1 {
 		// The legacy form over a wildcard ("python*-c:*", as published
 		// configurations write it): the wildcard, then anything or nothing.
-		re, _ := wildcard(prefix + " *")
-		c.cmd, c.wild = kindWildcard, re
-		c.lead, c.tail = edges(prefix + " *")
+		c.cmd = kindWildcard
+		c.wild, c.pieces, _ = wildcard(prefix + " *")
 		src = ""
 	} else if isPrefix {
 		src = prefix
@@ -312,24 +298,21 @@ func compile(r Rule) (*compiled, error) {
 		// Claude Code's "git push *": those words, then anything or
 		// nothing — the legacy "git push:*".
 		isPrefix, src = true, rest
-	} else if re, ok := wildcard(p); ok {
+	} else if re, pieces, ok := wildcard(p); ok {
 		// Claude Code's wildcards elsewhere: "npm*", "* --version",
 		// "git * main".
-		c.cmd, c.wild = kindWildcard, re
-		c.lead, c.tail = edges(p)
-		c.open = strings.Count(strings.ReplaceAll(p, `\*`, ""), "*") == 1 && strings.HasSuffix(p, "*") && !strings.HasSuffix(p, `\*`)
+		c.cmd, c.wild, c.pieces = kindWildcard, re, pieces
 		src = ""
 	}
-	if c.cmd == kindWildcard {
-	} else if ws, ok := shellWords(src); ok {
-		c.words = ws
-		c.cmd = kindCommand
-		if isPrefix {
-			c.cmd = kindPrefix
+	if c.cmd != kindWildcard {
+		switch ws, ok := shellWords(src); {
+		case ok && isPrefix:
+			c.cmd, c.words = kindPrefix, ws
+		case ok:
+			c.cmd, c.words = kindCommand, ws
+		default:
+			c.cmd, c.verbatim = kindVerbatim, normalize(p)
 		}
-	} else {
-		c.cmd = kindVerbatim
-		c.verbatim = normalize(p)
 	}
 
 	if d, ok := strings.CutPrefix(p, "domain:"); ok {
@@ -461,87 +444,67 @@ func (c *compiled) matchDomain(raw string) bool {
 	return host == c.domain
 }
 
-// wildcard compiles a command pattern with * wildcards (Claude Code's: *
-// matches any run of characters, spaces included; \* is a star) into a
-// regular expression over a command's words joined by single spaces. It
-// reports false for a pattern with no wildcard.
-func wildcard(p string) (*regexp.Regexp, bool) {
-	var b strings.Builder
-	b.WriteString("^")
-	star := false
+// stars splits a pattern at its wildcards — * not escaped as \* — into
+// the literal text before, between and after them: one piece for a
+// pattern without any, n+1 for n.
+func stars(p string) []string {
+	var pieces []string
 	var lit strings.Builder
-	flush := func() {
-		b.WriteString(regexp.QuoteMeta(normalize(lit.String())))
-		lit.Reset()
-	}
 	for i := 0; i < len(p); i++ {
 		switch {
 		case p[i] == '\\' && i+1 < len(p) && p[i+1] == '*':
 			lit.WriteByte('*')
 			i++
 		case p[i] == '*':
-			// Keep the spaces around a wildcard: "git * main" wants words.
-			l := lit.String()
-			pre, post := strings.HasSuffix(l, " "), false
-			flush()
-			if pre {
-				b.WriteString(" ")
-			}
-			b.WriteString(".*")
-			star = true
-			if i+1 < len(p) && p[i+1] == ' ' {
-				post = true
-			}
-			if post {
-				b.WriteString(" ")
-				for i+1 < len(p) && p[i+1] == ' ' {
-					i++
-				}
-			}
+			pieces = append(pieces, lit.String())
+			lit.Reset()
 		default:
 			lit.WriteByte(p[i])
 		}
 	}
-	flush()
-	if !star {
-		return nil, false
-	}
-	re := b.String()
-	if strings.HasSuffix(re, " .*") && !strings.HasSuffix(strings.TrimRight(p, " "), `\*`) {
-		// A trailing " *" may match nothing: "git * *" matches git push.
-		re = strings.TrimSuffix(re, " .*") + "(?: .*)?"
-	}
-	return regexp.MustCompile(re + "$"), true
+	return append(pieces, lit.String())
 }
 
-// edges returns the literal text of a wildcard pattern before its first
-// unescaped * and after its last, with runs of spaces made one (a space
-// next to a * kept: it is a word boundary).
-func edges(p string) (lead, tail string) {
-	first, last := -1, -1
-	for i := 0; i < len(p); i++ {
-		switch {
-		case p[i] == '\\' && i+1 < len(p) && p[i+1] == '*':
-			i++
-		case p[i] == '*':
-			if first < 0 {
-				first = i
-			}
-			last = i
-		}
+// squeeze makes each run of spaces in s one space, keeping one at either
+// end: a space next to a * is a word boundary ("git * main").
+func squeeze(s string) string {
+	f := strings.Join(strings.Fields(s), " ")
+	switch {
+	case s == "":
+		return ""
+	case f == "":
+		return " "
 	}
-	squeeze := func(s string) string {
-		s = strings.ReplaceAll(s, `\*`, "*")
-		f := strings.Join(strings.Fields(s), " ")
-		if strings.HasPrefix(s, " ") && f != "" {
-			f = " " + f
-		}
-		if strings.HasSuffix(s, " ") && f != "" {
-			f += " "
-		}
-		return f
+	if s[0] == ' ' {
+		f = " " + f
 	}
-	return squeeze(p[:first]), squeeze(p[last+1:])
+	if s[len(s)-1] == ' ' {
+		f += " "
+	}
+	return f
+}
+
+// wildcard compiles a command pattern with * wildcards (Claude Code's: *
+// matches any run of characters, spaces included; \* is a star) into a
+// regular expression over a command's words joined by single spaces, and
+// returns its pieces (stars, squeezed). A trailing " *" may match nothing
+// ("git * *" matches git push). It reports false for a pattern with no
+// wildcard.
+func wildcard(p string) (*regexp.Regexp, []string, bool) {
+	pieces := stars(p)
+	if len(pieces) == 1 {
+		return nil, nil, false
+	}
+	quoted := make([]string, len(pieces))
+	for i := range pieces {
+		pieces[i] = squeeze(pieces[i])
+		quoted[i] = regexp.QuoteMeta(pieces[i])
+	}
+	re := "^" + strings.Join(quoted, ".*") + "$"
+	if n := len(pieces); pieces[n-1] == "" && strings.HasSuffix(pieces[n-2], " ") {
+		re = strings.TrimSuffix(re, " .*$") + "(?: .*)?$"
+	}
+	return regexp.MustCompile(re), pieces, true
 }
 
 // wildAt reports whether the words match a kindWildcard rule: yes if they
@@ -580,29 +543,31 @@ func (c *compiled) wildAt(ws []word, loose bool) match {
 // the pattern's lead, or those after the last unknown one its tail;
 // maybe otherwise.
 func (c *compiled) wildMaybe(ws []word) match {
-	known := func(ws []word) (string, bool) {
+	// known joins the literal words from the first, up to an unknown one.
+	known := func(ws []word) string {
 		var b strings.Builder
 		for i, w := range ws {
 			if !w.lit || w.assign {
-				return b.String(), false
+				break
 			}
 			if i > 0 {
 				b.WriteByte(' ')
 			}
 			b.WriteString(w.val)
 		}
-		return b.String(), true
+		return b.String()
 	}
-	if head, _ := known(ws); head != "" || c.lead != "" {
+	lead, tail := c.pieces[0], c.pieces[len(c.pieces)-1]
+	if head := known(ws); head != "" || lead != "" {
 		// The words before the first unknown one, then a space: the
 		// unknown word begins a new word.
 		if head != "" {
 			head += " "
 		}
-		if n := min(len(head), len(c.lead)); head[:n] != c.lead[:n] {
+		if n := min(len(head), len(lead)); head[:n] != lead[:n] {
 			return no
 		}
-		if c.open && strings.HasPrefix(head, c.lead) {
+		if len(c.pieces) == 2 && tail == "" && strings.HasPrefix(head, lead) {
 			return yes // "npm*" and npm run $X: npm run …, whatever $X is
 		}
 	}
@@ -610,9 +575,9 @@ func (c *compiled) wildMaybe(ws []word) match {
 	for last > 0 && ws[last-1].lit && !ws[last-1].assign {
 		last--
 	}
-	if tail, _ := known(ws[last:]); tail != "" && c.tail != "" {
-		tail = " " + tail
-		if n := min(len(tail), len(c.tail)); tail[len(tail)-n:] != c.tail[len(c.tail)-n:] {
+	if end := known(ws[last:]); end != "" && tail != "" {
+		end = " " + end
+		if n := min(len(end), len(tail)); end[len(end)-n:] != tail[len(tail)-n:] {
 			return no
 		}
 	}
