@@ -559,9 +559,11 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 		d.by("parked", string(policy.ScopeOnce), "approved while the session was parked")
 		return tool.Result{}, true
 	}
-	if (hookSays == hook.Defer || hookSays == hook.RequestPermission) && pol != nil && pol.Mode == policy.ModeDontAsk {
-		// The mode asks no one, when a hook would have either.
-		return t.blocked(call, "hook:"+hookBy, fmt.Sprintf("Not run: a PRE_TOOL_USE hook (%s) asked for a person's decision, and permission mode dont-ask asks no one.", hookBy)), false
+	if (hookSays == hook.Defer || hookSays == hook.RequestPermission) && pol != nil {
+		// A person is to decide, unless the policy's mode asks no one.
+		if v := pol.Asking(policy.Verdict{Decision: policy.Ask, Rule: "hook", Reason: fmt.Sprintf("Not run: a PRE_TOOL_USE hook (%s) asked for a person's decision", hookBy)}); v.Decision == policy.Deny {
+			return t.blocked(call, "hook:"+hookBy, v.Reason), false
+		}
 	}
 	if hookSays == hook.Defer {
 		reason := fmt.Sprintf("a PRE_TOOL_USE hook (%s) deferred the call to a person", hookBy)

@@ -332,17 +332,26 @@ func slash(p string) string { return filepath.ToSlash(p) }
 // reason saying why it would have been asked about and what would allow
 // it (Verdict.Suggestions are kept).
 func (p *Policy) Decide(req Request) Verdict {
-	v := p.decide(req)
-	if p.mode == ModeDontAsk && v.Decision == Ask {
-		v.Decision = Deny
-		var b strings.Builder
-		b.WriteString(strings.TrimSuffix(strings.Replace(v.Reason, " needs the user's approval", " would need the user's approval", 1), "."))
-		b.WriteString(". Permission mode dont-ask asks no one, so it is denied; do not retry it.")
-		if len(v.Suggestions) > 0 {
-			fmt.Fprintf(&b, " The user can allow it with the rule %s (--allow, or the settings key permissions.allow).", strings.Join(v.Suggestions, " or "))
-		}
-		v.Reason = b.String()
+	return p.Asking(p.decide(req))
+}
+
+// Asking returns what becomes of a verdict that would put a call to a
+// person — the policy's own, or one a runtime makes because a hook asked
+// (v.Decision Ask): v, or in ModeDontAsk, which asks no one, v made a
+// denial whose reason says why it would have been asked about and what
+// would allow it. Other verdicts are returned as they are.
+func (p *Policy) Asking(v Verdict) Verdict {
+	if p.mode != ModeDontAsk || v.Decision != Ask {
+		return v
 	}
+	v.Decision = Deny
+	var b strings.Builder
+	b.WriteString(strings.TrimSuffix(strings.Replace(v.Reason, " needs the user's approval", " would need the user's approval", 1), "."))
+	b.WriteString(". Permission mode dont-ask asks no one, so it is denied; do not retry it.")
+	if len(v.Suggestions) > 0 {
+		fmt.Fprintf(&b, " The user can allow it with the rule %s (--allow, or the settings key permissions.allow).", strings.Join(v.Suggestions, " or "))
+	}
+	v.Reason = b.String()
 	return v
 }
 
