@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/internal/tailbuf"
 )
 
 // Limits of a handler process.
@@ -209,14 +210,14 @@ func (p *proc) call(ctx context.Context, req request) (*answer, error) {
 		if !ok {
 			if in.readErr != nil {
 				p.discard(in)
-				return nil, fmt.Errorf("the handler's answer cannot be read, and the handler was killed: %v%s", in.readErr, in.stderr.detail())
+				return nil, fmt.Errorf("the handler's answer cannot be read, and the handler was killed: %v%s", in.readErr, stderrDetail(in.stderr))
 			}
 			return nil, p.died(in, "stopped without answering")
 		}
 		a, err := parseAnswer(raw, req.ID)
 		if err != nil {
 			p.discard(in)
-			return nil, fmt.Errorf("the handler answered garbage and was killed: %v%s", err, in.stderr.detail())
+			return nil, fmt.Errorf("the handler answered garbage and was killed: %v%s", err, stderrDetail(in.stderr))
 		}
 		return a, nil
 	case <-ctx.Done():
@@ -249,7 +250,7 @@ func (p *proc) died(in *instance, what string) error {
 	}
 	t.Stop()
 	p.discard(in)
-	return fmt.Errorf("the handler %s: %s%s", what, in.status(), in.stderr.detail())
+	return fmt.Errorf("the handler %s: %s%s", what, in.status(), stderrDetail(in.stderr))
 }
 
 // instance returns the running process, starting it if there is none
@@ -330,7 +331,7 @@ type instance struct {
 	stdin  *os.File // orca's ends of the pipes
 	stdout *os.File
 	errOut *os.File
-	stderr *tail
+	stderr *tailbuf.Buffer
 
 	lines   chan []byte   // answer lines; closed at the end of stdout
 	readErr error         // why lines was closed early; set before
@@ -377,7 +378,7 @@ func (p *proc) start() (*instance, error) {
 	}
 	in := &instance{
 		cmd: cmd, pid: cmd.Process.Pid,
-		stdin: files[1], stdout: files[2], errOut: files[4], stderr: &tail{},
+		stdin: files[1], stdout: files[2], errOut: files[4], stderr: &tailbuf.Buffer{Max: stderrTail},
 		lines: make(chan []byte), quit: make(chan struct{}), exited: make(chan struct{}),
 	}
 	in.readers.Add(2)
@@ -502,33 +503,15 @@ func groupAlive(pgid int) bool {
 	return syscall.Kill(-pgid, 0) == nil
 }
 
-// tail keeps the end of what is written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-	cut bool
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - stderrTail; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-		t.cut = true
-	}
-	return len(p), nil
-}
-
-// detail returns "; stderr: …" with the end of stderr, or "".
-func (t *tail) detail() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.TrimSpace(strings.ToValidUTF8(string(t.buf), "�"))
+// stderrDetail returns "; stderr: …" with the end of what a handler
+// wrote on stderr, or "".
+func stderrDetail(b *tailbuf.Buffer) string {
+	s, dropped := b.Tail()
+	s = strings.TrimSpace(strings.ToValidUTF8(s, "�"))
 	if s == "" {
 		return ""
 	}
-	if t.cut {
+	if dropped > 0 {
 		s = "…" + s
 	}
 	return "; stderr: " + s

@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/orca-agent/orca/internal/tailbuf"
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/tool"
 )
@@ -611,7 +612,7 @@ type process struct {
 	cancel context.CancelFunc
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	stderr *tail
+	stderr *tailbuf.Buffer
 	once   sync.Once
 	done   chan struct{}
 }
@@ -673,7 +674,7 @@ func (c *conn) start() (*process, error) {
 		inW.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, cancel: cancel, stdin: inW, stdout: outR, stderr: &tail{}, done: make(chan struct{})}
+	p := &process{cmd: cmd, cancel: cancel, stdin: inW, stdout: outR, stderr: &tailbuf.Buffer{Max: stderrTail}, done: make(chan struct{})}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -715,27 +716,14 @@ func (p *process) stderrTail() string {
 	if p == nil {
 		return ""
 	}
-	return p.stderr.String()
+	return stderrEnd(p.stderr)
 }
 
-// tail keeps the last 2 KiB written to it.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
+// stderrTail is how much of a server's stderr is kept: its last 2 KiB.
+const stderrTail = 2 << 10
 
-func (t *tail) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > 2048 {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-2048:]...)
-	}
-	return len(b), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(strings.ToValidUTF8(string(t.buf), ""))
+// stderrEnd returns the end of what a server wrote on stderr, trimmed.
+func stderrEnd(b *tailbuf.Buffer) string {
+	s, _ := b.Tail()
+	return strings.TrimSpace(strings.ToValidUTF8(s, ""))
 }

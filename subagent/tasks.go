@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/orca-agent/orca/internal/tailbuf"
 )
 
 // Status is where a background task is in its life.
@@ -42,7 +44,7 @@ type task struct {
 	owner  string
 	cancel context.CancelFunc
 	done   chan struct{}
-	out    *tailBuffer // StartOutput's; nil for Start's
+	out    *tailbuf.Buffer // StartOutput's; nil for Start's
 }
 
 // Manager runs background tasks and keeps them for their owners. By
@@ -78,13 +80,13 @@ const OutputMax = 30000
 // keeps what fn writes to out as the task's Output, readable while it
 // runs: a command's (Bash's run_in_background). kind names what runs.
 func (m *Manager) StartOutput(owner, kind, description string, fn func(ctx context.Context, out io.Writer) error) (string, error) {
-	buf := &tailBuffer{max: OutputMax}
+	buf := &tailbuf.Buffer{Max: OutputMax}
 	return m.start(owner, kind, description, buf, func(ctx context.Context) (string, error) {
 		return "", fn(ctx, buf)
 	})
 }
 
-func (m *Manager) start(owner, agent, description string, buf *tailBuffer, fn func(ctx context.Context) (string, error)) (string, error) {
+func (m *Manager) start(owner, agent, description string, buf *tailbuf.Buffer, fn func(ctx context.Context) (string, error)) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -118,32 +120,14 @@ func (m *Manager) start(owner, agent, description string, buf *tailBuffer, fn fu
 	return id, nil
 }
 
-// tailBuffer keeps the last max bytes written to it, and counts the rest.
-type tailBuffer struct {
-	mu      sync.Mutex
-	max     int
-	b       []byte
-	dropped int
-}
-
-func (w *tailBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.b = append(w.b, p...)
-	if n := len(w.b) - w.max; n > 0 {
-		w.dropped += n
-		w.b = append(w.b[:0], w.b[n:]...)
+// output is what a command has written, as far as it is kept: its last
+// OutputMax bytes, after a line saying how many came before.
+func output(b *tailbuf.Buffer) string {
+	s, dropped := b.Tail()
+	if dropped > 0 {
+		return fmt.Sprintf("[… the first %d bytes are not kept]\n%s", dropped, s)
 	}
-	return len(p), nil
-}
-
-func (w *tailBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.dropped > 0 {
-		return fmt.Sprintf("[… the first %d bytes are not kept]\n%s", w.dropped, w.b)
-	}
-	return string(w.b)
+	return s
 }
 
 type taskKey struct{}
@@ -176,7 +160,7 @@ func (m *Manager) Get(owner, id string) (TaskInfo, bool) {
 	info := t.info
 	m.mu.Unlock()
 	if t.out != nil {
-		info.Output = t.out.String()
+		info.Output = output(t.out)
 	}
 	return info, true
 }
