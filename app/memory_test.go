@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +43,13 @@ func runOnce(t *testing.T, cfg app.Config) (*capture, *app.App) {
 	t.Helper()
 	c := &capture{}
 	cfg.Client = c
+	return c, runTurn(t, cfg)
+}
+
+// runTurn opens the App of cfg (closed when the test ends) and runs one
+// turn of a new session in it.
+func runTurn(t *testing.T, cfg app.Config) *app.App {
+	t.Helper()
 	a, err := app.Open(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +62,7 @@ func runOnce(t *testing.T, cfg app.Config) (*capture, *app.App) {
 	if _, err := s.Run(t.Context(), "hi"); err != nil {
 		t.Fatal(err)
 	}
-	return c, a
+	return a
 }
 
 // The memory files reach the model with the system prompt, each named,
@@ -169,31 +177,22 @@ func TestNestedMemoryLoadsWhenTheAgentWorksThere(t *testing.T) {
 	write(t, ws, "web/app/page.tsx", "export const x = 1\n")
 	write(t, ws, "api/main.go", "package main\n")
 	for _, noClaude := range []bool{false, true} {
-		model := script.New().ScriptAny(
-			script.Call("Read", map[string]string{"file_path": "web/app/page.tsx"}),
-			script.Call("Read", map[string]string{"file_path": "web/app/page.tsx"}),
-			script.Call("Read", map[string]string{"file_path": "api/main.go"}),
-			script.Text("done"))
-		a, err := app.Open(t.Context(), app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Client: model, NoClaude: noClaude, Trust: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := a.Session(t.Context(), app.SessionOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Run(t.Context(), "look"); err != nil {
-			t.Fatal(err)
-		}
-		calls := model.Calls()
-		first, second, third := calls[1].Observations()[0].Content, calls[2].Observations()[0].Content, calls[3].Observations()[0].Content
-		if strings.Contains(first, "WEB-RULES") == noClaude || !strings.Contains(first, "APP-RULES") || strings.Contains(first, "ROOT-RULES") {
-			t.Errorf("NoClaude %v: first read of web/app:\n%s", noClaude, first)
-		}
-		if strings.Contains(second, "RULES") || strings.Contains(third, "RULES") {
-			t.Errorf("NoClaude %v: memory repeated or from elsewhere:\n%s\n%s", noClaude, second, third)
-		}
-		a.Close()
+		t.Run(fmt.Sprint("NoClaude=", noClaude), func(t *testing.T) {
+			model := script.New().ScriptAny(
+				script.Call("Read", map[string]string{"file_path": "web/app/page.tsx"}),
+				script.Call("Read", map[string]string{"file_path": "web/app/page.tsx"}),
+				script.Call("Read", map[string]string{"file_path": "api/main.go"}),
+				script.Text("done"))
+			runTurn(t, app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Client: model, NoClaude: noClaude, Trust: true})
+			calls := model.Calls()
+			first, second, third := calls[1].Observations()[0].Content, calls[2].Observations()[0].Content, calls[3].Observations()[0].Content
+			if strings.Contains(first, "WEB-RULES") == noClaude || !strings.Contains(first, "APP-RULES") || strings.Contains(first, "ROOT-RULES") {
+				t.Errorf("NoClaude %v: first read of web/app:\n%s", noClaude, first)
+			}
+			if strings.Contains(second, "RULES") || strings.Contains(third, "RULES") {
+				t.Errorf("NoClaude %v: memory repeated or from elsewhere:\n%s\n%s", noClaude, second, third)
+			}
+		})
 	}
 }
 
@@ -211,48 +210,39 @@ func TestClaudeRules(t *testing.T) {
 	write(t, ws, "src/api/users.ts", "export {}\n")
 	write(t, ws, "docs/a.md", "docs\n")
 	for _, noClaude := range []bool{false, true} {
-		model := script.New().ScriptAny(
-			script.Call("Read", map[string]string{"file_path": "docs/a.md"}),
-			script.Call("Read", map[string]string{"file_path": "src/api/users.ts"}),
-			script.Call("Read", map[string]string{"file_path": "src/api/users.ts"}),
-			script.Call("Write", map[string]string{"file_path": "cmd/main.go", "content": "package main\n"}),
-			script.Text("done"))
-		a, err := app.Open(t.Context(), app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Client: model, NoClaude: noClaude, Trust: true, Mode: policy.ModeBypass})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := a.Session(t.Context(), app.SessionOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Run(t.Context(), "look"); err != nil {
-			t.Fatal(err)
-		}
-		calls := model.Calls()
-		sys := calls[0].System
-		if strings.Contains(sys, "STYLE-RULE") == noClaude || !noClaude && !strings.Contains(sys, ".claude/rules/style.md") {
-			t.Errorf("NoClaude %v: system prompt:\n%s", noClaude, sys)
-		}
-		if strings.Contains(sys, "API-RULE") || strings.Contains(sys, "GO-RULE") || strings.Contains(sys, "BROKEN-RULE") {
-			t.Errorf("NoClaude %v: a path rule is in the system prompt:\n%s", noClaude, sys)
-		}
-		docs, api, again, gofile := calls[1].Observations()[0].Content, calls[2].Observations()[0].Content, calls[3].Observations()[0].Content, calls[4].Observations()[0].Content
-		if strings.Contains(docs, "RULE") || strings.Contains(again, "RULE") {
-			t.Errorf("NoClaude %v: a rule where none applies, or twice:\n%s\n%s", noClaude, docs, again)
-		}
-		if strings.Contains(api, "API-RULE") == noClaude || strings.Contains(api, "GO-RULE") {
-			t.Errorf("NoClaude %v: reading src/api/users.ts:\n%s", noClaude, api)
-		}
-		if strings.Contains(gofile, "GO-RULE") == noClaude {
-			t.Errorf("NoClaude %v: writing cmd/main.go:\n%s", noClaude, gofile)
-		}
-		var warned bool
-		for _, w := range a.Warnings() {
-			warned = warned || strings.Contains(w.File, "broken.md") && strings.Contains(w.Message, "paths")
-		}
-		if warned == noClaude {
-			t.Errorf("NoClaude %v: warnings %v", noClaude, a.Warnings())
-		}
-		a.Close()
+		t.Run(fmt.Sprint("NoClaude=", noClaude), func(t *testing.T) {
+			model := script.New().ScriptAny(
+				script.Call("Read", map[string]string{"file_path": "docs/a.md"}),
+				script.Call("Read", map[string]string{"file_path": "src/api/users.ts"}),
+				script.Call("Read", map[string]string{"file_path": "src/api/users.ts"}),
+				script.Call("Write", map[string]string{"file_path": "cmd/main.go", "content": "package main\n"}),
+				script.Text("done"))
+			a := runTurn(t, app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Client: model, NoClaude: noClaude, Trust: true, Mode: policy.ModeBypass})
+			calls := model.Calls()
+			sys := calls[0].System
+			if strings.Contains(sys, "STYLE-RULE") == noClaude || !noClaude && !strings.Contains(sys, ".claude/rules/style.md") {
+				t.Errorf("NoClaude %v: system prompt:\n%s", noClaude, sys)
+			}
+			if strings.Contains(sys, "API-RULE") || strings.Contains(sys, "GO-RULE") || strings.Contains(sys, "BROKEN-RULE") {
+				t.Errorf("NoClaude %v: a path rule is in the system prompt:\n%s", noClaude, sys)
+			}
+			docs, api, again, gofile := calls[1].Observations()[0].Content, calls[2].Observations()[0].Content, calls[3].Observations()[0].Content, calls[4].Observations()[0].Content
+			if strings.Contains(docs, "RULE") || strings.Contains(again, "RULE") {
+				t.Errorf("NoClaude %v: a rule where none applies, or twice:\n%s\n%s", noClaude, docs, again)
+			}
+			if strings.Contains(api, "API-RULE") == noClaude || strings.Contains(api, "GO-RULE") {
+				t.Errorf("NoClaude %v: reading src/api/users.ts:\n%s", noClaude, api)
+			}
+			if strings.Contains(gofile, "GO-RULE") == noClaude {
+				t.Errorf("NoClaude %v: writing cmd/main.go:\n%s", noClaude, gofile)
+			}
+			var warned bool
+			for _, w := range a.Warnings() {
+				warned = warned || strings.Contains(w.File, "broken.md") && strings.Contains(w.Message, "paths")
+			}
+			if warned == noClaude {
+				t.Errorf("NoClaude %v: warnings %v", noClaude, a.Warnings())
+			}
+		})
 	}
 }
