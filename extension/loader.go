@@ -353,29 +353,26 @@ func (x *Extension) Describe() string {
 	fmt.Fprintf(&b, "extension %s (%s)\n", m.Name, x.File)
 	fmt.Fprintf(&b, "  handler       %s\n", m.Handler)
 	if evs := m.RuntimeEvents(); len(evs) > 0 {
-		s := make([]string, len(evs))
-		for i, e := range evs {
-			s[i] = string(e)
-		}
-		fmt.Fprintf(&b, "  events        %s (observes them)\n", strings.Join(s, ", "))
+		fmt.Fprintf(&b, "  events        %s (observes them)\n", joined(evs))
 	}
 	if hs := m.Hooks(); len(hs) > 0 {
-		s := make([]string, len(hs))
-		for i, h := range hs {
-			s[i] = string(h)
-		}
-		fmt.Fprintf(&b, "  hooks         %s (answers them: it may block or change calls)\n", strings.Join(s, ", "))
+		fmt.Fprintf(&b, "  hooks         %s (answers them: it may block or change calls)\n", joined(hs))
 	}
-	caps := make([]string, len(m.Capabilities))
-	for i, c := range m.Capabilities {
-		caps[i] = string(c)
-	}
-	fmt.Fprintf(&b, "  capabilities  %s\n", strings.Join(caps, ", "))
+	fmt.Fprintf(&b, "  capabilities  %s\n", joined(m.Capabilities))
 	if len(m.ResourceKeys) > 0 {
 		fmt.Fprintf(&b, "  resources     %s\n", strings.Join(m.ResourceKeys, ", "))
 	}
 	fmt.Fprintf(&b, "  timeout       %s per request\n", m.Timeout)
 	return b.String()
+}
+
+// joined lists names, comma-separated.
+func joined[S ~string](names []S) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // Standing says, for people, what the extension gets of what it asks for:
@@ -384,11 +381,7 @@ func (x *Extension) Describe() string {
 func (x *Extension) Standing() string {
 	var b strings.Builder
 	if x.Trusted {
-		ports := make([]string, len(x.Ports))
-		for i, p := range x.Ports {
-			ports[i] = string(p)
-		}
-		fmt.Fprintf(&b, "It runs with: %s", strings.Join(ports, ", "))
+		fmt.Fprintf(&b, "It runs with: %s", joined(x.Ports))
 		if len(x.Resources) > 0 {
 			fmt.Fprintf(&b, "; resources %s", strings.Join(x.Resources, ", "))
 		}
