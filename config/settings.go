@@ -706,7 +706,7 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 				if err != nil {
 					return nil, fail(key, "%v", err)
 				}
-				if why := rule.Inert(); why != "" && rule.Tool != policy.ReadRule && rule.Tool != policy.EditRule {
+				if why := rule.Inert(); why != "" {
 					f.warns = append(f.warns, fmt.Sprintf("%s: %s: %s", key, s, why))
 				}
 				*l.out = append(*l.out, s)

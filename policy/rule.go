@@ -109,8 +109,8 @@ func ParseRule(s string) (Rule, error) {
 // protects nothing.
 func (r Rule) Inert() string {
 	c, err := compile(r)
-	if err != nil || c.kind == kindAll {
-		return ""
+	if err != nil || c.kind == kindAll || r.Tool == ReadRule || r.Tool == EditRule {
+		return "" // Read and Edit rules are over paths only
 	}
 	_, isPrefix := strings.CutSuffix(c.pattern, ":*")
 	switch {
