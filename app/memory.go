@@ -45,9 +45,10 @@ import (
 // and the user's) are left out with Config.NoClaude. A line of the form "@path"
 // imports that file in its place, as in Claude Code (relative to the file,
 // or ~/; five levels deep at most); a project's file may import only files
-// inside the workspace, and one above it only files in its own folder, so
-// that a cloned repository cannot send the user's other files to the
-// model.
+// inside the workspace, and one above it only files in its own folder, and
+// neither is read when it is a link leading out of that folder (nor is a
+// project's rules file), so that a cloned repository cannot send the
+// user's other files to the model.
 const (
 	// MaxMemoryFile bounds one memory file; a longer one is cut, with a
 	// warning.
@@ -70,8 +71,8 @@ func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, [
 	var out []memoryFile
 	var scoped []agent.PathRule
 	var warns []config.Warning
-	rules := func(dir, what string) {
-		always, sc, ws := readRules(root, dir, what)
+	rules := func(dir, what, confine string) {
+		always, sc, ws := readRules(root, dir, what, confine)
 		out, scoped, warns = append(out, always...), append(scoped, sc...), append(warns, ws...)
 	}
 	add := func(abs, what, confine string) {
@@ -88,7 +89,7 @@ func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, [
 	}
 	if claude && claudeDir != "" {
 		add(filepath.Join(claudeDir, "CLAUDE.md"), "the user's instructions for every project (Claude Code's)", "")
-		rules(filepath.Join(claudeDir, "rules"), "a rule of the user's for every project (Claude Code's)")
+		rules(filepath.Join(claudeDir, "rules"), "a rule of the user's for every project (Claude Code's)", "")
 	}
 	if configDir != "" {
 		add(filepath.Join(configDir, "orca", "ORCA.md"), "the user's instructions for every project", "")
@@ -107,7 +108,7 @@ func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, [
 	if claude {
 		add(filepath.Join(root, "CLAUDE.md"), "the project's instructions", root)
 		add(filepath.Join(root, ".claude", "CLAUDE.md"), "the project's instructions", root)
-		rules(filepath.Join(root, ".claude", "rules"), "a rule of the project's")
+		rules(filepath.Join(root, ".claude", "rules"), "a rule of the project's", root)
 	}
 	add(filepath.Join(root, ".orca", "ORCA.md"), "the project's instructions", root)
 	if claude {
@@ -123,8 +124,9 @@ type ruleFront struct {
 
 // readRules reads the rules files under dir (*.md, in its subfolders too,
 // in order of their paths): those with "paths" as agent.PathRules, the
-// others as memory files. A file that cannot be used is a warning.
-func readRules(root, dir, what string) ([]memoryFile, []agent.PathRule, []config.Warning) {
+// others as memory files. A file that cannot be used, or that leads out
+// of the folder confine ("": anywhere), is a warning.
+func readRules(root, dir, what, confine string) ([]memoryFile, []agent.PathRule, []config.Warning) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -150,6 +152,10 @@ func readRules(root, dir, what string) ([]memoryFile, []agent.PathRule, []config
 		data, err := os.ReadFile(abs)
 		if err != nil {
 			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("rules file not read: %v", unwrapPath(err))})
+			continue
+		}
+		if confine != "" && !inside(confine, abs) {
+			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("rules file not read: it is a link that leads out of %s", confine)})
 			continue
 		}
 		if len(data) > MaxMemoryFile {
@@ -220,6 +226,12 @@ func readMemoryFile(abs, confine string) (string, []config.Warning) {
 			if !errors.Is(err, fs.ErrNotExist) || depth > 0 {
 				warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("memory file not read: %v", unwrapPath(err))})
 			}
+			return ""
+		}
+		if depth == 0 && confine != "" && !inside(confine, abs) {
+			// A link in the project that leads out of it: a cloned
+			// repository's CLAUDE.md -> ~/.ssh/id_rsa.
+			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("memory file not read: it is a link that leads out of %s", confine)})
 			return ""
 		}
 		if len(data) > MaxMemoryFile {

@@ -246,3 +246,40 @@ func TestClaudeRules(t *testing.T) {
 		})
 	}
 }
+
+// A project's memory or rules file that is a link leading out of the
+// workspace is not read (a cloned repository's CLAUDE.md -> ~/.ssh key
+// would send it to the model); one leading inside it is, and the user is
+// told which were not.
+func TestMemoryLinksOutOfTheWorkspaceAreNotRead(t *testing.T) {
+	outside, ws := t.TempDir(), t.TempDir()
+	write(t, outside, "id_rsa", "PRIVATE-KEY")
+	write(t, ws, "docs/shared.md", "SHARED-RULE")
+	for link, target := range map[string]string{
+		"CLAUDE.md":               filepath.Join(outside, "id_rsa"),
+		".claude/rules/key.md":    filepath.Join(outside, "id_rsa"),
+		".claude/rules/shared.md": filepath.Join(ws, "docs", "shared.md"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, link)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, a := runOnce(t, app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Trust: true})
+	sys := c.system(t)
+	if strings.Contains(sys, "PRIVATE-KEY") || !strings.Contains(sys, "SHARED-RULE") {
+		t.Errorf("system prompt:\n%s", sys)
+	}
+	var refused []string
+	for _, w := range a.Warnings() {
+		if strings.Contains(w.Message, "a link that leads out of") {
+			refused = append(refused, filepath.Base(w.File))
+		}
+	}
+	slices.Sort(refused)
+	if !slices.Equal(refused, []string{"CLAUDE.md", "key.md"}) {
+		t.Errorf("warned about %q, want CLAUDE.md and key.md", refused)
+	}
+}
