@@ -127,7 +127,7 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 	case budget.Tokens:
 		return app.Config{}, usageErrorf("--budget-tokens must not be negative, not %d", b.tokens)
 	case budget.Cost:
-		return app.Config{}, usageErrorf("--budget-cost must not be negative, not %g", b.costUSD)
+		return app.Config{}, usageErrorf("--budget-cost must be a number of dollars, 0 or more, not %g", b.costUSD)
 	case budget.ToolCalls:
 		return app.Config{}, usageErrorf("--budget-tool-calls must not be negative, not %d", b.toolCalls)
 	case budget.WallTime:
