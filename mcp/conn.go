@@ -674,7 +674,7 @@ func (c *conn) start() (*process, error) {
 		inW.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, cancel: cancel, stdin: inW, stdout: outR, stderr: &tailbuf.Buffer{Max: stderrTail}, done: make(chan struct{})}
+	p := &process{cmd: cmd, cancel: cancel, stdin: inW, stdout: outR, stderr: &tailbuf.Buffer{Max: stderrKept}, done: make(chan struct{})}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -712,18 +712,14 @@ func (p *process) stop() {
 	})
 }
 
+// stderrTail returns the end of what the server wrote on stderr, trimmed.
 func (p *process) stderrTail() string {
 	if p == nil {
 		return ""
 	}
-	return stderrEnd(p.stderr)
-}
-
-// stderrTail is how much of a server's stderr is kept: its last 2 KiB.
-const stderrTail = 2 << 10
-
-// stderrEnd returns the end of what a server wrote on stderr, trimmed.
-func stderrEnd(b *tailbuf.Buffer) string {
-	s, _ := b.Tail()
+	s, _ := p.stderr.Tail()
 	return strings.TrimSpace(strings.ToValidUTF8(s, ""))
 }
+
+// stderrKept is how much of a server's stderr is kept: its last 2 KiB.
+const stderrKept = 2 << 10
