@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -1051,6 +1052,11 @@ func (s *Server) putBudget(w http.ResponseWriter, r *http.Request) error {
 	}
 	c := budget.Change{Tokens: req.Tokens, CostUSD: req.CostUSD, ToolCalls: req.ToolCalls}
 	if req.WallTimeMS != nil {
+		// A time.Duration holds about 292 years of milliseconds; more would
+		// wrap to a negative limit.
+		if most := int64(math.MaxInt64 / time.Millisecond); *req.WallTimeMS > most {
+			return badRequest("wall_time_ms", "wall_time_ms: at most %d ms (about 292 years); 0 lifts the limit", most)
+		}
 		c.WallTime = new(time.Duration(*req.WallTimeMS) * time.Millisecond)
 	}
 	if d, ok := c.Negative(); ok {

@@ -462,6 +462,9 @@ func TestBadInput(t *testing.T) {
 		{"GET", "/v1/sessions/s/events?after=x", ``, 400, []string{`"field":"after"`}},
 		{"GET", "/v1/sessions/s/events?follow=maybe", ``, 400, []string{`"field":"follow"`}},
 		{"PUT", "/v1/sessions/s/budget", `{"tokens": -1}`, 400, []string{`"field":"tokens"`}},
+		// More milliseconds than a time.Duration holds overflowed to a
+		// negative limit and was refused as one.
+		{"PUT", "/v1/sessions/s/budget", `{"wall_time_ms": 9223372036854775807}`, 400, []string{`"field":"wall_time_ms"`, "at most 9223372036854"}},
 		{"GET", "/v1/sessions/s/turns/turn_x", ``, 404, []string{"turn_x"}},
 		{"POST", "/v1/approvals/park_x", `{"approve": true}`, 404, []string{"park_x"}},
 		{"GET", "/v1/nothing", ``, 404, []string{"openapi"}},
