@@ -465,6 +465,7 @@ func TestBadInput(t *testing.T) {
 		// More milliseconds than a time.Duration holds overflowed to a
 		// negative limit and was refused as one.
 		{"PUT", "/v1/sessions/s/budget", `{"wall_time_ms": 9223372036854775807}`, 400, []string{`"field":"wall_time_ms"`, "at most 9223372036854"}},
+		{"PUT", "/v1/sessions/s/budget", `{"wall_time_ms": 9223372036855}`, 400, []string{`"field":"wall_time_ms"`, "at most"}}, // the first that wraps
 		{"GET", "/v1/sessions/s/turns/turn_x", ``, 404, []string{"turn_x"}},
 		{"POST", "/v1/approvals/park_x", `{"approve": true}`, 404, []string{"park_x"}},
 		{"GET", "/v1/nothing", ``, 404, []string{"openapi"}},
@@ -484,6 +485,13 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("%s %s %.40s: %s lacks %q", tc.method, tc.path, tc.body, body, w)
 			}
 		}
+	}
+	// The refused budgets changed nothing.
+	if b := f.json("GET", "/v1/sessions/s/budget", "", 200); b["tokens"] != 0.0 || b["wall_time_ms"] != 0.0 {
+		t.Errorf("budget after refused changes %v", b)
+	}
+	if b := f.json("PUT", "/v1/sessions/s/budget", `{"wall_time_ms": 9223372036854}`, 200); b["wall_time_ms"] != 9223372036854.0 {
+		t.Errorf("the longest wall time a budget holds: %v", b)
 	}
 	// A 405 says which methods the path takes, in the Allow header too.
 	req, _ := http.NewRequestWithContext(t.Context(), "PATCH", f.http.URL+"/v1/sessions/s/budget", nil)
