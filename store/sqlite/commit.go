@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/orca-agent/orca/store"
 	"modernc.org/sqlite"
 )
 
@@ -105,7 +106,7 @@ type committer struct {
 
 func startCommitter(db *sql.DB, st *stmts) *committer {
 	c := &committer{db: db, stmts: st, ctx: context.Background(), exited: make(chan struct{}),
-		seqs: seqCache{version: -1, last: make(map[string]int64)}}
+		seqs: seqCache{version: -1, last: make(map[string]int64), totals: make(map[string]store.Totals)}}
 	c.wake.L = &c.mu
 	go c.loop()
 	return c
@@ -408,7 +409,7 @@ func (c *committer) begin() (*writeTx, error) {
 			version = -1
 		}
 		if version == -1 || version != c.seqs.version {
-			clear(c.seqs.last)
+			c.seqs.forgetAll()
 			c.seqs.version = version
 		}
 		tx.seqs = &c.seqs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -376,5 +377,131 @@ func TestAnotherWriterInvalidatesKnownSeqs(t *testing.T) {
 	}
 	if got := fmt.Sprint(texts(t, s, "s1")); got != "[ours theirs ours again ours again]" {
 		t.Errorf("s1 holds %s", got)
+	}
+}
+
+// The committer remembers the totals a step left, so that the next step
+// need not read them back (see addTotals). What a step returns must still
+// be the row's totals whatever changed them in between: another
+// connection, the end of a turn, a deleted session provisioned again, a
+// write of the same batch that failed after adding, a sum the table
+// refuses.
+func TestKnownTotalsAreTheRows(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	step := func(d store.Totals) store.Totals {
+		t.Helper()
+		_, sum, err := s.AppendStep(ctx, "s1", store.Step{Records: []store.Record{note("step")}, Totals: d})
+		if err != nil {
+			t.Fatalf("AppendStep: %v", err)
+		}
+		row, err := s.Totals(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum != row {
+			t.Fatalf("AppendStep returned %+v; the row holds %+v", sum, row)
+		}
+		return sum
+	}
+	one := store.Totals{Usage: llm.Usage{InputTokens: 100, OutputTokens: 10, CacheReadTokens: 3, CacheWriteTokens: 4}, CostUSD: 0.1, ToolCalls: 1, WallTime: time.Millisecond}
+	step(one)
+	if got := step(one); got.ToolCalls != 2 || got.Usage.InputTokens != 200 || got.CostUSD != 0.1+0.1 {
+		t.Fatalf("two steps: %+v", got)
+	}
+	if _, err := s.AddTotals(ctx, "s1", store.Totals{CostUSD: 0.7, Turns: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := step(one); got.Turns != 1 || got.ToolCalls != 3 {
+		t.Fatalf("a step after AddTotals: %+v", got)
+	}
+
+	// Another connection (another process) adds to the totals.
+	other, err := Open(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := other.AppendStep(ctx, "s1", store.Step{Records: []store.Record{note("theirs")}, Totals: store.Totals{ToolCalls: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	if got := step(one); got.ToolCalls != 14 {
+		t.Fatalf("a step after another writer's: %+v", got)
+	}
+
+	// The end of a turn counts it.
+	if err := s.FinishTurn(ctx, "s1", "turn-2", "go"); err != nil {
+		t.Fatal(err)
+	}
+	if got := step(one); got.Turns != 2 {
+		t.Fatalf("a step after FinishTurn: %+v", got)
+	}
+
+	// In one batch: a write that adds, then fails, is undone alone; the
+	// steps around it see only each other.
+	release := hold(t, s)
+	var wg sync.WaitGroup
+	var first, last store.Totals
+	var failed error
+	wg.Go(func() {
+		_, first, _ = s.AppendStep(ctx, "s1", store.Step{Records: []store.Record{note("a")}, Totals: store.Totals{ToolCalls: 100}})
+	})
+	waitQueued(t, s, 1)
+	wg.Go(func() {
+		failed = s.write(ctx, func(ctx context.Context, tx *writeTx) error {
+			if _, err := s.addTotals(ctx, tx, "s1", store.Totals{ToolCalls: 1000}); err != nil {
+				return err
+			}
+			return errors.New("fails after adding")
+		})
+	})
+	waitQueued(t, s, 2)
+	wg.Go(func() {
+		_, last, _ = s.AppendStep(ctx, "s1", store.Step{Records: []store.Record{note("b")}, Totals: store.Totals{ToolCalls: 100}})
+	})
+	waitQueued(t, s, 3)
+	release()
+	wg.Wait()
+	if failed == nil || first.ToolCalls != 115 || last.ToolCalls != 215 {
+		t.Fatalf("in a batch: first %d, last %d tool calls (want 115, 215); the failing write: %v", first.ToolCalls, last.ToolCalls, failed)
+	}
+	if got := step(one); got.ToolCalls != 216 {
+		t.Fatalf("after the batch: %+v", got)
+	}
+
+	// A sum the table refuses is refused, cached totals or not, and
+	// changes nothing.
+	before := step(store.Totals{})
+	if _, _, err := s.AppendStep(ctx, "s1", store.Step{Records: []store.Record{note("x")}, Totals: store.Totals{Usage: llm.Usage{InputTokens: math.MaxInt64}}}); err == nil {
+		t.Fatal("a step that overflows the input tokens was accepted")
+	}
+	if got := step(store.Totals{}); got != before {
+		t.Fatalf("a refused step changed the totals: %+v, want %+v", got, before)
+	}
+
+	// Money that is not finite: SQLite keeps an infinity, and refuses
+	// what would make it NaN.
+	if _, err := s.AddTotals(ctx, "s1", store.Totals{CostUSD: math.Inf(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := step(one); !math.IsInf(got.CostUSD, 1) {
+		t.Fatalf("a step after an infinite cost: %+v", got)
+	}
+	if _, err := s.AddTotals(ctx, "s1", store.Totals{CostUSD: math.Inf(-1)}); err == nil {
+		t.Fatal("adding -Inf to +Inf was accepted")
+	}
+	if got := step(one); !math.IsInf(got.CostUSD, 1) {
+		t.Fatalf("a step after a refused NaN: %+v", got)
+	}
+
+	// Deleted and provisioned again, the session starts from nothing.
+	if err := s.DeleteSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := step(one); got != one {
+		t.Fatalf("the first step of a session provisioned again: %+v, want %+v", got, one)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/internal/sqlrow"
 )
 
@@ -100,15 +101,32 @@ type writeTx struct {
 	// deleted, which commit forgets).
 	seqs    *seqCache
 	pending map[string]int64
+	// totals is what this transaction added to sessions' totals, which
+	// commit keeps in seqs too (ok false: totals commit forgets).
+	totals map[string]knownTotals
 }
 
 // seqCache is the last Seq of the sessions the committer appended to, so
-// that an append need not look it up: it is right as long as no other
-// connection has written to the file (PRAGMA data_version tells, and the
-// committer forgets all when one has).
+// that an append need not look it up, and the totals of the sessions it
+// added to, so that a step need not read them back: it is right as long
+// as no other connection has written to the file (PRAGMA data_version
+// tells, and the committer forgets all when one has).
 type seqCache struct {
 	version int64 // data_version when last checked; -1: unknown
 	last    map[string]int64
+	totals  map[string]store.Totals
+}
+
+// knownTotals is a session's totals as a transaction left them.
+type knownTotals struct {
+	t  store.Totals
+	ok bool
+}
+
+// forgetAll forgets every session's Seq and totals.
+func (c *seqCache) forgetAll() {
+	clear(c.last)
+	clear(c.totals)
 }
 
 // maxCachedSeqs bounds the cache: past it, the committer starts again.
@@ -141,8 +159,8 @@ func (tx *writeTx) appended(sessionID string, last int64) {
 }
 
 // forget notes that the session's records are gone (it was deleted): once
-// the transaction commits, its last Seq is no longer known, and an id
-// provisioned again numbers its records from 1.
+// the transaction commits, its last Seq and totals are no longer known,
+// and an id provisioned again numbers its records from 1.
 func (tx *writeTx) forget(sessionID string) {
 	if tx.seqs == nil {
 		return
@@ -151,6 +169,40 @@ func (tx *writeTx) forget(sessionID string) {
 		tx.pending = make(map[string]int64)
 	}
 	tx.pending[sessionID] = -1
+	tx.forgetTotals(sessionID)
+}
+
+// knownTotals returns the session's totals if the transaction knows them
+// without a query.
+func (tx *writeTx) knownTotals(sessionID string) (store.Totals, bool) {
+	if k, ok := tx.totals[sessionID]; ok {
+		return k.t, k.ok
+	}
+	if tx.seqs == nil {
+		return store.Totals{}, false
+	}
+	t, ok := tx.seqs.totals[sessionID]
+	return t, ok
+}
+
+// totalled notes the session's totals after this transaction's change.
+// As for appended, call it only once the write has succeeded.
+func (tx *writeTx) totalled(sessionID string, t store.Totals) {
+	tx.noteTotals(sessionID, knownTotals{t: t, ok: true})
+}
+
+// forgetTotals notes that the session's totals changed in a way the
+// transaction does not follow: the next step reads them.
+func (tx *writeTx) forgetTotals(sessionID string) { tx.noteTotals(sessionID, knownTotals{}) }
+
+func (tx *writeTx) noteTotals(sessionID string, k knownTotals) {
+	if tx.seqs == nil {
+		return
+	}
+	if tx.totals == nil {
+		tx.totals = make(map[string]knownTotals)
+	}
+	tx.totals[sessionID] = k
 }
 
 // commit commits the transaction and, if it committed, keeps what it
@@ -168,6 +220,18 @@ func (tx *writeTx) commit() error {
 				delete(tx.seqs.last, id)
 			} else {
 				tx.seqs.last[id] = last
+			}
+		}
+	}
+	if tx.seqs != nil && len(tx.totals) > 0 {
+		if len(tx.seqs.totals)+len(tx.totals) > maxCachedSeqs {
+			clear(tx.seqs.totals)
+		}
+		for id, k := range tx.totals {
+			if k.ok {
+				tx.seqs.totals[id] = k.t
+			} else {
+				delete(tx.seqs.totals, id)
 			}
 		}
 	}

@@ -229,6 +229,9 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 			}
 		}
 		if len(recs) == 0 {
+			if totals {
+				tx.totalled(sessionID, sum)
+			}
 			return nil
 		}
 		insert := tx.stmt(stmtInsertRecord)
@@ -245,6 +248,9 @@ func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store
 			out[i] = r
 		}
 		tx.appended(sessionID, last+int64(len(recs)))
+		if totals {
+			tx.totalled(sessionID, sum)
+		}
 		return nil
 	})
 	if err != nil {
@@ -565,7 +571,9 @@ func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals)
 	var out store.Totals
 	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		var err error
-		out, err = s.addTotals(ctx, tx, sessionID, d)
+		if out, err = s.addTotals(ctx, tx, sessionID, d); err == nil {
+			tx.totalled(sessionID, out)
+		}
 		return err
 	})
 	if err != nil {
@@ -576,12 +584,20 @@ func (s *Store) AddTotals(ctx context.Context, sessionID string, d store.Totals)
 
 // addTotals adds d to the session's totals in tx and returns the new
 // totals; the write transaction makes the add and the read one step.
+// When the committer knows the old totals (see seqCache) they are not read
+// back: the UPDATE succeeded, so their sum is the row's (an integer that
+// overflows, or money that would be NaN, fails it in the STRICT table),
+// and Go adds float64s as SQLite does, infinities included. The caller
+// notes the new totals (tx.totalled) once its whole write has succeeded.
 func (s *Store) addTotals(ctx context.Context, tx *writeTx, sessionID string, d store.Totals) (store.Totals, error) {
 	err := touched(tx.stmt(stmtAddTotals).ExecContext(ctx,
 		d.Usage.InputTokens, d.Usage.OutputTokens, d.Usage.CacheReadTokens, d.Usage.CacheWriteTokens,
 		d.CostUSD, d.ToolCalls, int64(d.WallTime), d.Turns, sessionID))
 	if err != nil {
 		return store.Totals{}, err
+	}
+	if old, ok := tx.knownTotals(sessionID); ok {
+		return old.Add(d), nil
 	}
 	return sqlrow.ScanTotals(tx.stmt(stmtTotals).QueryRowContext(ctx, sessionID))
 }
@@ -677,8 +693,11 @@ func (s *Store) FinishTurn(ctx context.Context, sessionID, turnID, prompt string
 			count, turnID, prompt, sqlrow.ToNanos(s.clock.Now()), sessionID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE totals SET turns = turns + ? WHERE session_id = ?", count, sessionID)
-		return err
+		if _, err = tx.ExecContext(ctx, "UPDATE totals SET turns = turns + ? WHERE session_id = ?", count, sessionID); err != nil {
+			return err
+		}
+		tx.forgetTotals(sessionID) // read again at the next step
+		return nil
 	})
 	if err != nil {
 		return s.fail("finish turn of", sessionID, err)
