@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -517,19 +518,57 @@ func (a *App) loadExtensions() ([]*extension.Extension, error) {
 
 // OpenStore opens the session store of workspace ws,
 // <ws>/.orca/orca.db, creating it if needed. Its errors name the file.
+// When it creates the store it also writes .orca/.gitignore (StateIgnore),
+// unless the folder has one.
 func OpenStore(ws string) (*sqlite.Store, error) {
 	root, err := config.Canonical(ws)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", ws, err)
 	}
 	path := sqlite.DefaultPath(root)
+	_, statErr := os.Lstat(path)
 	st, err := sqlite.Open(path)
 	if err != nil {
 		// Say the path once.
 		msg := strings.TrimPrefix(err.Error(), "sqlite store: open "+path+": ")
 		return nil, fmt.Errorf("cannot open the session store %s: %s", path, msg)
 	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		writeStateIgnore(filepath.Dir(path))
+	}
 	return st, nil
+}
+
+// StateIgnore is the .gitignore orca writes in a workspace's .orca folder
+// when it creates the session store there: what orca keeps in the folder
+// for this copy of the workspace only, and not for the repository. (The
+// workspace id is among them: committed, every clone would share it, and
+// a store shared by two clones would take each one's sessions for the
+// other's.)
+const StateIgnore = `# Written by orca when it created this folder's session store: what orca
+# keeps here for this copy of the workspace only. settings.json, ORCA.md,
+# skills/, agents/ and hooks/ are meant to be committed. orca does not
+# write this file again: edit it or delete it as you like.
+/orca.db
+/orca.db-*
+/workspace-id
+/runs/
+/results/
+/settings.local.json
+`
+
+// writeStateIgnore writes StateIgnore to dir/.gitignore unless there is
+// one. It is a convenience: a folder where it cannot be written loses
+// nothing but the convenience, so its error is not the caller's.
+func writeStateIgnore(dir string) {
+	f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return
+	}
+	_, err = f.WriteString(StateIgnore)
+	if cerr := f.Close(); err != nil || cerr != nil {
+		os.Remove(f.Name()) // not half a file
+	}
 }
 
 // newRunID returns a fresh run id, run_<yyyymmdd-hhmmss>_<random hex>: ids
