@@ -41,7 +41,7 @@ func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 		def.Model = d.Model
 	}
 	c := &Runtime{id: r.id + "/" + d.Name, def: def, client: r.client, fs: r.fs, logger: r.logger, transcripts: r.transcripts, nested: r.nested,
-		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, approvals: r.approvals,
+		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, notifier: r.notifier, approvals: r.approvals,
 		tasks: r.tasks, subagents: r.subagents, tools: tool.NewRegistry()}
 	for _, tl := range r.tools.Tools() {
 		if !d.Allows(tool.TraitsOf(tl).Names(tl.Name())...) {

@@ -183,6 +183,12 @@ type Collaborators struct {
 	// policy.Headless (every ask is refused, with a reason that says how to
 	// allow it).
 	Approver policy.Approver
+	// Notifier, when set, is told when a tool call waits for a person's
+	// approval: before the approver asks (unless it is policy.Headless,
+	// which asks no one, or policy.Parking, which parks), and when the
+	// call is parked for someone to decide later (Claude Code's
+	// Notification hooks, permission_prompt).
+	Notifier hook.Notifier
 	// Approvals keeps "always allow" approvals; nil means a MemoryApprovals
 	// of the runtime's own.
 	Approvals Approvals
@@ -257,6 +263,7 @@ type Runtime struct {
 	// refuses.
 	guard     *policy.Policy
 	approver  policy.Approver
+	notifier  hook.Notifier
 	approvals Approvals
 	svc       *Services
 	tasks     *subagent.Manager
@@ -329,7 +336,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.ToolProviders == nil {
 		def.ToolProviders = toolset.Default()
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: newNestedMemory(c.NestedMemory, c.PathRules)}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: newNestedMemory(c.NestedMemory, c.PathRules)}
 	if def.Output != nil {
 		o, err := compileOutput(def.Output, c.Client)
 		if err != nil {

@@ -572,6 +572,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 		}
 		t.emit(event.ApprovalRequested, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: reason})
 		t.res.Parked = &Parked{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: reason, Rules: verdict.Suggestions}
+		t.notifyPermission(call.Name)
 		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "parked: a person decides later", By: "hook:" + hookBy})
 		return tool.Result{Content: "parked", IsError: true}, false
 	}
@@ -635,6 +636,11 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 			return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Denied by hook %s: %s", out.By, out.Reason))
 		}
 	}
+	switch rt.approver.(type) {
+	case policy.Headless, policy.Parking: // no one is asked now (Parking's park says so below)
+	default:
+		t.notifyPermission(call.Name)
+	}
 	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{Scope: t.res.Scope, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Access: preq.Access, Display: tool.DisplayOf(tl, call.Input), Verdict: verdict})
 	if err != nil {
 		if t.ctx.Err() != nil {
@@ -649,6 +655,9 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 	}
 	if a.Park {
 		t.res.Parked = &Parked{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: verdict.Reason, Rules: verdict.Suggestions}
+		if _, parking := rt.approver.(policy.Parking); parking {
+			t.notifyPermission(call.Name)
+		}
 		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "parked: a person decides later", By: "approver"})
 		return tool.Result{Content: "parked", IsError: true}, false
 	}
@@ -665,6 +674,15 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 		}
 	}
 	return resolve(true, string(a.Scope), "approver", a.Reason)
+}
+
+// notifyPermission tells the runtime's Notifier that a call of tool waits
+// for a person's approval.
+func (t *turn) notifyPermission(tool string) {
+	if n := t.rt.notifier; n != nil {
+		n.Notify(hook.Notification{Common: t.common(), Type: hook.NotifyPermission, Title: "orca",
+			Message: "orca needs your permission to use " + tool})
+	}
 }
 
 // cannotWait says why this execution cannot park a call for a person to

@@ -195,8 +195,10 @@ type App struct {
 	memory    []memoryFile
 	pathRules []agent.PathRule // the memory rules that apply to some files only
 	// mcp is the provider of the MCP servers' tools (nil: none).
-	mcp      *mcp.Provider
-	logger   *slog.Logger
+	mcp    *mcp.Provider
+	logger *slog.Logger
+	// notifier runs the settings' Notification entries (nil: none).
+	notifier *command.Notifier
 	settings *config.Settings
 	sandbox  *sandbox.Runner
 	wsID     string
@@ -324,6 +326,15 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, &ConfigError{Err: err}
 	}
 	a.closers = append(a.closers, func() error { unregister(); return nil })
+	notifier, err := a.settings.Notifier(a.root, a.notifyFailed)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	if a.notifier = notifier; notifier != nil {
+		// Closed after the runtime (closers run last first): what a
+		// turn's last call sent (a parked call's) runs to its end.
+		a.closers = append(a.closers, notifier.Close)
+	}
 	loaded, err := extension.RegisterExtensions(a.svc, a.exts)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -398,6 +409,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Services:    a.svc,
 		Policy:      pol,
 		Approver:    cfg.Approver,
+		Notifier:    a.notifierOrNil(),
 		Approvals:   approvals,
 		ConfigDir:   cmp.Or(a.configDir, "-"),
 		ClaudeDir:   cmp.Or(a.claudeDir, "-"),
@@ -661,6 +673,23 @@ func (a *App) ModelLabel() string {
 // Config returns the configuration the App was opened with.
 func (a *App) Config() Config { return a.cfg }
 
+// notifierOrNil is a.notifier as a hook.Notifier: nil when there is none
+// (not a nil *command.Notifier in an interface).
+func (a *App) notifierOrNil() hook.Notifier {
+	if a.notifier == nil {
+		return nil
+	}
+	return a.notifier
+}
+
+// notifyFailed reports a Notification entry's run that failed: a warning
+// in the log, and a hook_failed event of the run that sent it.
+func (a *App) notifyFailed(note hook.Notification, handler string, err error) {
+	a.logger.Warn("a Notification hook failed", "handler", handler, "err", err)
+	a.svc.Bus.Publish(event.Event{Name: event.HookFailed, Time: time.Now(), Scope: note.Scope,
+		Data: &event.HookFailedData{Hook: command.NotificationEvent, Handler: handler, Error: err.Error()}})
+}
+
 // hookOptions are what prompt hooks need: the session's client, asking
 // the model the alias haiku stands for (Claude Code's default for them),
 // else the session's; a hook's own model goes through the alias table.
@@ -755,6 +784,9 @@ func nestedMemory(cfg Config) []string {
 // transcriptDir is where the runtime keeps the transcripts hooks read:
 // beside the session store, when any hook is registered.
 func (a *App) transcriptDir() string {
+	if a.notifier != nil {
+		return filepath.Join(a.root, ".orca", "transcripts")
+	}
 	for _, n := range hook.Names {
 		if a.svc.Hooks.Has(n) {
 			return filepath.Join(a.root, ".orca", "transcripts")

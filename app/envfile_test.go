@@ -47,13 +47,13 @@ func TestSessionStartEnvFileReachesBash(t *testing.T) {
 // keep — and the rest of the file works.
 func TestConfigWarningIsAnEvent(t *testing.T) {
 	cfgDir, ws := t.TempDir(), t.TempDir()
-	write(t, cfgDir, "orca/settings.json", `{"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]}, "permissions": {"allow": ["Read"]}}`)
+	write(t, cfgDir, "orca/settings.json", `{"hooks": {"Setup": [{"hooks": [{"type": "command", "command": "setup.sh"}]}]}, "permissions": {"allow": ["Read"]}}`)
 	st := store.NewMemory()
 	a, err := app.Open(t.Context(), app.Config{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: "-", Client: script.New().ScriptAny(script.Text("hi")), Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Warnings()) != 1 || !strings.Contains(a.Warnings()[0].Message, `"Notification"`) {
+	if len(a.Warnings()) != 1 || !strings.Contains(a.Warnings()[0].Message, `"Setup"`) {
 		t.Fatalf("warnings %+v", a.Warnings())
 	}
 	if got := a.Settings().Permissions.Allow; len(got) != 1 {
@@ -66,7 +66,7 @@ func TestConfigWarningIsAnEvent(t *testing.T) {
 	}
 	n := 0
 	for _, r := range rows {
-		if r.Name == "config_warning" && strings.Contains(string(r.Data), "Notification") && strings.Contains(string(r.Data), "settings.json") {
+		if r.Name == "config_warning" && strings.Contains(string(r.Data), "Setup") && strings.Contains(string(r.Data), "settings.json") {
 			n++
 		}
 	}

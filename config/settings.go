@@ -416,13 +416,25 @@ func (s *Settings) RegisterHooks(reg *hook.Registry, workspace string) (unregist
 // RegisterHooksWith is RegisterHooks with the options of the hooks that
 // are not commands (the model prompt hooks ask).
 func (s *Settings) RegisterHooksWith(reg *hook.Registry, workspace string, opts command.Options) (unregister func(), err error) {
+	return command.RegisterWith(reg, s.hookSpecs(), workspace, opts)
+}
+
+// Notifier returns the Notifier of the settings' Notification entries
+// (nil if there are none), running in the workspace folder; onFail hears
+// of the runs that fail (see command.NewNotifier).
+func (s *Settings) Notifier(workspace string, onFail func(note hook.Notification, handler string, err error)) (*command.Notifier, error) {
+	return command.NewNotifier(s.hookSpecs(), workspace, onFail)
+}
+
+// hookSpecs are the settings' hooks with the settings' env block.
+func (s *Settings) hookSpecs() []command.Spec {
 	specs := slices.Clone(s.Hooks)
 	if env := s.EnvList(); len(env) > 0 {
 		for i := range specs {
 			specs[i].Env = append(slices.Clone(env), specs[i].Env...)
 		}
 	}
-	return command.RegisterWith(reg, specs, workspace, opts)
+	return specs
 }
 
 func (s *Settings) merge(f *file) {
@@ -878,14 +890,14 @@ func parseHooks(path string, raw json.RawMessage) ([]command.Spec, []string, err
 		}
 		var unknown []string
 		for name := range byEvent {
-			if _, ok := command.HookOf(name); !ok {
+			if _, ok := command.HookOf(name); !ok && name != command.NotificationEvent {
 				unknown = append(unknown, name)
 			}
 		}
 		if len(unknown) > 0 {
 			slices.Sort(unknown)
-			warns = append(warns, fmt.Sprintf("hooks: %s skipped: orca has no such hook event (its events are %s)",
-				strings.Join(quoteAll(unknown), ", "), command.EventNames()))
+			warns = append(warns, fmt.Sprintf("hooks: %s skipped: orca has no such hook event (its events are %s, and %s)",
+				strings.Join(quoteAll(unknown), ", "), command.EventNames(), command.NotificationEvent))
 		}
 		// Events in a fixed order, entries in file order.
 		for _, e := range command.Events {
@@ -898,6 +910,22 @@ func parseHooks(path string, raw json.RawMessage) ([]command.Spec, []string, err
 				return nil, nil, err
 			}
 			specs = append(specs, hs...)
+			warns = append(warns, ws...)
+		}
+		// Notification, which is no hook of orca's: its entries run when
+		// orca needs the user (command.Notifier).
+		if raw, ok := byEvent[command.NotificationEvent]; ok {
+			hs, ws, err := parseEvent(path, command.NotificationEvent, "", raw)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, h := range hs {
+				if h.Type == "prompt" {
+					ws = append(ws, fmt.Sprintf("%s: a \"prompt\" hook, skipped: a Notification asks nothing for a model to answer (orca runs its command and http hooks)", h.Key))
+					continue
+				}
+				specs = append(specs, h)
+			}
 			warns = append(warns, ws...)
 		}
 	}

@@ -404,7 +404,7 @@ func TestUnknownIsAWarning(t *testing.T) {
 		all = append(all, w.Message)
 	}
 	text := strings.Join(all, "\n")
-	for _, want := range []string{`"Notification", "Setup" skipped`, `hooks.PreToolUse[0].hooks[2]: a "agent" hook, skipped`, "additionalDirectories: not used"} {
+	for _, want := range []string{`"Setup" skipped`, `hooks.PreToolUse[0].hooks[2]: a "agent" hook, skipped`, "additionalDirectories: not used"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("warnings lack %q:\n%s", want, text)
 		}
@@ -415,10 +415,13 @@ func TestUnknownIsAWarning(t *testing.T) {
 	if strings.Contains(text, "statusLine") {
 		t.Errorf("a cosmetic key is warned about:\n%s", text)
 	}
-	if len(s.Hooks) != 3 || s.Hooks[0].Type != "prompt" || s.Hooks[0].Prompt != "Is this safe?" || s.Hooks[1].URL != "https://example.com/hook" {
+	if strings.Contains(text, `"Notification"`) {
+		t.Errorf("the Notification event (a Notifier's) is warned about:\n%s", text)
+	}
+	if len(s.Hooks) != 4 || s.Hooks[0].Type != "prompt" || s.Hooks[0].Prompt != "Is this safe?" || s.Hooks[1].URL != "https://example.com/hook" || s.Hooks[3].Event != "Notification" || s.Hooks[3].Command != "notify.sh" {
 		t.Fatalf("hooks: %+v", s.Hooks)
 	}
-	s.Hooks = s.Hooks[2:]
+	s.Hooks = s.Hooks[2:3]
 	if s.Hooks[0].Command != "guard.sh" || s.Hooks[0].If == nil {
 		t.Fatalf("hooks: %+v", s.Hooks)
 	}
@@ -523,5 +526,35 @@ func TestInertRulesAreWarnedAbout(t *testing.T) {
 		if strings.Contains(all, not) {
 			t.Errorf("a rule that can match is warned about (%s):\n%s", not, all)
 		}
+	}
+}
+
+// Notification entries are kept for the Notifier, matcher and all; a
+// prompt entry, which a notification gives nothing to answer, is skipped
+// with a warning naming it; a malformed one is an error like any hook's.
+func TestNotificationEntries(t *testing.T) {
+	cfgDir, ws := setup(t)
+	writeFile(t, cfgDir, "orca/settings.json", `{"hooks": {"Notification": [
+		{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": "notify-send orca", "timeout": 5}, {"type": "prompt", "prompt": "Say hi"}]}
+	]}}`)
+	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Hooks) != 1 || s.Hooks[0].Event != "Notification" || s.Hooks[0].Matcher != "permission_prompt" || s.Hooks[0].Command != "notify-send orca" || s.Hooks[0].Timeout != 5*time.Second {
+		t.Fatalf("hooks %+v", s.Hooks)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0].Message, `hooks.Notification[0].hooks[1]: a "prompt" hook, skipped`) {
+		t.Errorf("warnings %v", warns)
+	}
+	n, err := s.Notifier(ws, nil)
+	if err != nil || n == nil {
+		t.Fatalf("Notifier = %v, %v", n, err)
+	}
+	n.Close()
+
+	writeFile(t, cfgDir, "orca/settings.json", `{"hooks": {"Notification": [{"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}}`)
+	if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), "hooks.Notification[0].matcher") {
+		t.Errorf("a bad matcher: %v", err)
 	}
 }

@@ -72,7 +72,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 		event.ApprovalResolved:      &event.ApprovalData{ToolUseID: "u", ToolName: "Bash", Input: json.RawMessage(`{}`), Allowed: true, Scope: "once", By: "approver"},
 		event.HookFailed:            &event.HookFailedData{Hook: "PRE_TOOL_USE", Handler: "h", Error: "boom", FailClosed: true},
 		event.HookMessage:           &event.HookMessageData{Hook: "POST_TOOL_USE", Handler: "h", Message: "formatted"},
-		event.ConfigWarning:         &event.ConfigWarningData{File: ".claude/settings.json", Message: `hooks: "Notification" skipped`},
+		event.ConfigWarning:         &event.ConfigWarningData{File: ".claude/settings.json", Message: `hooks: "Setup" skipped`},
 		event.MiddlewareFailed:      &event.MiddlewareFailedData{Chain: "tool_execution", Middleware: "m", Error: "late"},
 		event.CompactionStarted:     &event.CompactionData{Trigger: "auto", MessagesBefore: 40},
 		event.CompactionCompleted:   &event.CompactionData{Trigger: "auto", MessagesBefore: 40, MessagesAfter: 6, Usage: u},

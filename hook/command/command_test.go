@@ -362,7 +362,7 @@ func TestNewCommandRefuses(t *testing.T) {
 		timeout                 time.Duration
 		want                    string
 	}{
-		{"Notification", "", "x", 0, `unknown hook event "Notification"`},
+		{"Setup", "", "x", 0, `unknown hook event "Setup"`},
 		{"PreToolUse", "(", "x", 0, "not a valid regular expression"},
 		{"PreToolUse", "", "  ", 0, "empty"},
 		{"PreToolUse", "", "x", -time.Second, "negative"},

@@ -108,6 +108,9 @@ func (m matcher) matches(p hook.Payload) bool {
 	return len(subj) == 0
 }
 
+// matchesSubject reports whether the matcher selects subject s.
+func (m matcher) matchesSubject(s string) bool { return m.re == nil || m.re.MatchString(s) }
+
 // subjects returns what a matcher is matched against for p; none means
 // the hook ignores matchers.
 func subjects(p hook.Payload) []string {

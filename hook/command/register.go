@@ -13,7 +13,7 @@ import (
 // Spec is one command hook as a settings file declares it.
 type Spec struct {
 	// Event is the settings event name, such as "PreToolUse"; Hook is the
-	// hook it stands for.
+	// hook it stands for (none for NotificationEvent: a Notifier runs it).
 	Event string
 	Hook  hook.Name
 	// Matcher selects the calls the hook runs for (see Command).
@@ -92,23 +92,11 @@ func RegisterWith(reg *hook.Registry, specs []Spec, workspace string, opts Optio
 		undo = nil
 	}
 	for i, s := range specs {
-		var c *Command
-		switch s.Type {
-		case "http":
-			c, err = NewHTTP(s.Event, s.Matcher, s.URL, s.Headers, s.AllowedEnvVars, s.Timeout)
-		case "prompt":
-			model := s.Model
-			if model != "" && opts.Model != nil {
-				model = opts.Model(model)
-			}
-			c, err = NewPrompt(s.Event, s.Matcher, s.Prompt, model, opts.Prompt, s.Timeout)
-		case "", "command":
-			c, err = New(s.Event, s.Matcher, s.Command, dir, s.Timeout)
-		default:
-			err = fmt.Errorf("unknown hook type %q", s.Type)
+		if s.Event == NotificationEvent {
+			continue // a Notifier's (NewNotifier)
 		}
+		c, err := build(s, dir, opts)
 		if err == nil {
-			c.If, c.Env, c.Async = s.If, s.Env, s.Async
 			var u func()
 			u, err = reg.Register(c.hook, s.Name(), c, hook.Priority(i), hook.Timeout(c.timeout()+waitDelay+time.Second), hook.MayBlock())
 			undo = append(undo, u)
@@ -119,4 +107,27 @@ func RegisterWith(reg *hook.Registry, specs []Spec, workspace string, opts Optio
 		}
 	}
 	return unregister, nil
+}
+
+// build makes the handler of s, running in the folder dir.
+func build(s Spec, dir string, opts Options) (c *Command, err error) {
+	switch s.Type {
+	case "http":
+		c, err = NewHTTP(s.Event, s.Matcher, s.URL, s.Headers, s.AllowedEnvVars, s.Timeout)
+	case "prompt":
+		model := s.Model
+		if model != "" && opts.Model != nil {
+			model = opts.Model(model)
+		}
+		c, err = NewPrompt(s.Event, s.Matcher, s.Prompt, model, opts.Prompt, s.Timeout)
+	case "", "command":
+		c, err = New(s.Event, s.Matcher, s.Command, dir, s.Timeout)
+	default:
+		err = fmt.Errorf("unknown hook type %q", s.Type)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.If, c.Env, c.Async = s.If, s.Env, s.Async
+	return c, nil
 }

@@ -1,0 +1,145 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/orca-agent/orca/hook"
+)
+
+// NotificationEvent is Claude Code's Notification event. orca has no hook
+// for it — a notification decides nothing — so its entries run as a
+// Notifier, which the runtime tells when it needs the user.
+const NotificationEvent = "Notification"
+
+// Notifier runs the Notification entries of settings files (command and
+// http hooks), each in the background, when the runtime needs the user
+// (hook.Notifier). The matcher is matched against the notification's type
+// (permission_prompt), as in Claude Code. A command gets the
+// notification as JSON on stdin in Claude Code's shape (session_id,
+// transcript_path, cwd, permission_mode, hook_event_name "Notification",
+// message, title, notification_type); what it prints is not read, and a
+// status other than 0 is a failure, reported to the Notifier's onFail.
+type Notifier struct {
+	cmds   []*Command
+	names  []string
+	onFail func(note hook.Notification, handler string, err error)
+
+	mu     sync.Mutex // guards closed against the WaitGroup's Add
+	closed bool
+	wg     sync.WaitGroup
+}
+
+var _ hook.Notifier = (*Notifier)(nil)
+
+// NewNotifier returns the Notifier of the Notification entries of specs
+// (nil if there are none), running commands in the folder workspace.
+// onFail (which may be nil) hears of each run that fails: the
+// notification, the entry's name (Spec.Name) and what went wrong.
+func NewNotifier(specs []Spec, workspace string, onFail func(note hook.Notification, handler string, err error)) (*Notifier, error) {
+	dir, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("notification hooks: workspace %s: %w", workspace, err)
+	}
+	n := &Notifier{onFail: onFail}
+	for _, s := range specs {
+		if s.Event != NotificationEvent {
+			continue
+		}
+		if s.Type == "prompt" {
+			return nil, fmt.Errorf("%s: %s: a prompt hook cannot answer a Notification: nothing is asked (use a command or http hook)", s.File, s.Key)
+		}
+		c, err := build(s, dir, Options{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", s.File, s.Key, err)
+		}
+		n.cmds = append(n.cmds, c)
+		n.names = append(n.names, s.Name())
+	}
+	if len(n.cmds) == 0 {
+		return nil, nil
+	}
+	return n, nil
+}
+
+// Notify starts the entries whose matcher selects note's type and returns
+// at once. After Close it runs nothing.
+func (n *Notifier) Notify(note hook.Notification) {
+	in, err := notificationInput(note)
+	if err != nil {
+		n.fail(note, "", err)
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return
+	}
+	for i, c := range n.cmds {
+		if !c.match.matchesSubject(note.Type) {
+			continue
+		}
+		n.wg.Go(func() {
+			// Not the turn's context: a run that parks the call ends
+			// at once, and the notification is what tells the user.
+			var r result
+			var err error
+			if c.http != nil {
+				r, err = c.runHTTP(context.Background(), in)
+			} else {
+				r, err = c.run(context.Background(), in, nil)
+			}
+			if err == nil && r.code != 0 {
+				err = fmt.Errorf("command %q exited with status %d%s", clip(c.Command), r.code, detail(r.stderr))
+			}
+			if err != nil {
+				n.fail(note, n.names[i], err)
+			}
+		})
+	}
+}
+
+func (n *Notifier) fail(note hook.Notification, handler string, err error) {
+	if n.onFail != nil {
+		n.onFail(note, handler, err)
+	}
+}
+
+// Close waits for the entries still running (each ends by its timeout at
+// the latest); after it, Notify runs nothing.
+func (n *Notifier) Close() error {
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	n.wg.Wait()
+	return nil
+}
+
+// notificationInput is note as a Notification command reads it.
+func notificationInput(note hook.Notification) ([]byte, error) {
+	raw, err := json.Marshal(note)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the notification: %w", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("encoding the notification: %w", err)
+	}
+	set := func(k string, v any) {
+		b, _ := json.Marshal(v)
+		m[k] = b
+	}
+	delete(m, "hook") // no hook of orca's
+	set("version", hook.Version)
+	set("hook_event_name", NotificationEvent)
+	set("transcript_path", note.TranscriptPath)
+	set("permission_mode", ccMode(note.PermissionMode))
+	if note.Agent != "" {
+		set("agent_type", note.Agent)
+		set("agent_id", note.ExecutionID)
+	}
+	return json.Marshal(m)
+}

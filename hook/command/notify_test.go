@@ -1,0 +1,120 @@
+package command_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/hook/command"
+)
+
+func permissionNote() hook.Notification {
+	c := common()
+	c.PermissionMode = "accept-edits"
+	c.TranscriptPath = "/ws/.orca/transcripts/s-1.jsonl"
+	return hook.Notification{Common: c, Type: hook.NotifyPermission, Message: "orca needs your permission to use Bash", Title: "orca"}
+}
+
+// A Notifier runs the Notification entries whose matcher selects the
+// notification's type, each with the notification on stdin in Claude
+// Code's shape; Close waits for them, and after it nothing runs. A run
+// that fails is reported with the entry's name, and the others go on.
+func TestNotifierRunsTheEntries(t *testing.T) {
+	ws := t.TempDir()
+	out := filepath.Join(ws, "heard.json")
+	writeScript(t, ws, "hear.sh", `sleep 0.2; cat > "`+out+`"`)
+	specs := []command.Spec{
+		{Event: "Notification", Matcher: "permission_prompt|idle_prompt", Command: "./hear.sh", File: "s.json", Key: "hooks.Notification[0].hooks[0]"},
+		{Event: "Notification", Matcher: "idle_prompt", Command: "touch idle", File: "s.json", Key: "hooks.Notification[1].hooks[0]"},
+		{Event: "Notification", Command: "echo no >&2; exit 3", File: "s.json", Key: "hooks.Notification[2].hooks[0]"},
+		{Event: "PreToolUse", Command: "touch pre", File: "s.json", Key: "hooks.PreToolUse[0].hooks[0]"},
+	}
+	var mu sync.Mutex
+	var failed []string
+	n, err := command.NewNotifier(specs, ws, func(note hook.Notification, handler string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failed = append(failed, note.SessionID+" "+handler+": "+err.Error())
+	})
+	if err != nil || n == nil {
+		t.Fatalf("NewNotifier = %v, %v", n, err)
+	}
+	n.Notify(permissionNote())
+	n.Close() // waits for hear.sh's sleep
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the permission_prompt entry did not run (or Close did not wait for it): %v", err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("stdin %q: %v", data, err)
+	}
+	for k, want := range map[string]any{
+		"hook_event_name": "Notification", "notification_type": "permission_prompt", "message": "orca needs your permission to use Bash",
+		"title": "orca", "session_id": "s-1", "cwd": "/ws", "permission_mode": "acceptEdits", "transcript_path": "/ws/.orca/transcripts/s-1.jsonl",
+	} {
+		if got[k] != want {
+			t.Errorf("stdin %s = %v, want %v", k, got[k], want)
+		}
+	}
+	if _, ok := got["hook"]; ok {
+		t.Errorf("stdin names a hook of orca's: %v", got["hook"])
+	}
+	for _, f := range []string{"idle", "pre"} {
+		if exists(filepath.Join(ws, f)) {
+			t.Errorf("the entry that makes %s ran", f)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], "s-1 s.json#Notification[2].hooks[0]: ") || !strings.Contains(failed[0], "status 3") || !strings.Contains(failed[0], "no") {
+		t.Errorf("failures %q, want the third entry's status 3 and its stderr", failed)
+	}
+
+	os.Remove(out)
+	n.Notify(permissionNote())
+	n.Close()
+	if exists(out) {
+		t.Error("Notify after Close ran an entry")
+	}
+}
+
+// An http entry gets the same JSON, posted.
+func TestNotifierPostsHTTPEntries(t *testing.T) {
+	bodies := make(chan []byte, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- b
+	}))
+	defer srv.Close()
+	n, err := command.NewNotifier([]command.Spec{{Event: "Notification", Type: "http", URL: srv.URL + "/notify", File: "s.json", Key: "hooks.Notification[0].hooks[0]"}}, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Notify(permissionNote())
+	n.Close()
+	select {
+	case b := <-bodies:
+		if !strings.Contains(string(b), `"notification_type":"permission_prompt"`) {
+			t.Errorf("posted %s", b)
+		}
+	default:
+		t.Fatal("nothing was posted")
+	}
+}
+
+// No Notification entries: no Notifier. A prompt entry is refused, named.
+func TestNewNotifier(t *testing.T) {
+	if n, err := command.NewNotifier([]command.Spec{{Event: "Stop", Command: "true"}}, t.TempDir(), nil); n != nil || err != nil {
+		t.Errorf("without Notification entries: %v, %v", n, err)
+	}
+	_, err := command.NewNotifier([]command.Spec{{Event: "Notification", Type: "prompt", Prompt: "ok?", File: "s.json", Key: "hooks.Notification[0].hooks[0]"}}, t.TempDir(), nil)
+	if err == nil || !strings.Contains(err.Error(), "s.json: hooks.Notification[0].hooks[0]: a prompt hook cannot answer a Notification") {
+		t.Errorf("a prompt entry: %v", err)
+	}
+}

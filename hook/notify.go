@@ -1,0 +1,28 @@
+package hook
+
+// Notification is what the runtime tells a Notifier when it needs the
+// user. It is not a hook: nothing answers it, and it decides nothing
+// (orca's hooks are the thirteen of Names). Claude Code's Notification
+// hooks of the settings files are Notifiers (hook/command).
+type Notification struct {
+	Common
+	// Type is what the user is needed for, in Claude Code's words
+	// (its notification_type): NotifyPermission.
+	Type string `json:"notification_type"`
+	// Message says it in a sentence: "orca needs your permission to use
+	// Bash".
+	Message string `json:"message"`
+	// Title is the notification's title: "orca".
+	Title string `json:"title,omitempty"`
+}
+
+// NotifyPermission is the Type of a Notification sent when a tool call
+// waits for a person's approval: the approver is about to ask, or the
+// call was parked for someone to decide later.
+const NotifyPermission = "permission_prompt"
+
+// Notifier is told when the runtime needs the user. Notify must not
+// block: what it runs, it runs in the background.
+type Notifier interface {
+	Notify(Notification)
+}
