@@ -34,6 +34,7 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/sandbox"
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/toolset"
@@ -528,6 +529,26 @@ func (f closerFunc) Close() error { return f() }
 
 // ID returns the runtime's deterministic id.
 func (r *Runtime) ID() string { return r.id }
+
+// Notify tells the runtime's Notifier (Collaborators.Notifier), if it has
+// one, that the user is needed in session for what typ says (such as
+// hook.NotifyIdle) — for what happens outside a turn: the chat waiting
+// for the next prompt. The runtime sends its own (NotifyPermission).
+func (r *Runtime) Notify(session, typ, message string) {
+	if r.notifier == nil {
+		return
+	}
+	c := hook.Common{Scope: scope.Scope{RuntimeID: r.id, SessionID: session}, Cwd: r.fs.Root()}
+	if r.policy != nil {
+		c.PermissionMode = string(r.policy.Mode)
+	}
+	if ts := r.transcripts; ts != nil {
+		if p := ts.sessionPath(session); fileExists(p) {
+			c.TranscriptPath = p
+		}
+	}
+	r.notifier.Notify(hook.Notification{Common: c, Type: typ, Message: message, Title: "orca"})
+}
 
 // Definition returns the definition with defaults applied.
 func (r *Runtime) Definition() Definition { return r.def }

@@ -159,6 +159,10 @@ type Config struct {
 	// Approver answers the calls the policy asks about (nil:
 	// policy.Headless refuses them, saying how to allow them).
 	Approver policy.Approver
+	// Notifier, if set, is told when the user is needed (a call waits for
+	// approval, the chat waits for a prompt), as the settings'
+	// Notification hooks are, which run too.
+	Notifier hook.Notifier
 	// Interceptors wrap every execution of the App's sessions: turns and
 	// manual compactions.
 	Interceptors []agent.Interceptor
@@ -673,13 +677,26 @@ func (a *App) ModelLabel() string {
 // Config returns the configuration the App was opened with.
 func (a *App) Config() Config { return a.cfg }
 
-// notifierOrNil is a.notifier as a hook.Notifier: nil when there is none
-// (not a nil *command.Notifier in an interface).
+// notifierOrNil is who hears that the user is needed: the settings'
+// Notification hooks and Config.Notifier, nil when neither is there (not
+// a nil *command.Notifier in an interface).
 func (a *App) notifierOrNil() hook.Notifier {
-	if a.notifier == nil {
-		return nil
+	switch {
+	case a.notifier == nil:
+		return a.cfg.Notifier
+	case a.cfg.Notifier == nil:
+		return a.notifier
 	}
-	return a.notifier
+	return notifiers{a.notifier, a.cfg.Notifier}
+}
+
+// notifiers tells each of its Notifiers.
+type notifiers []hook.Notifier
+
+func (ns notifiers) Notify(n hook.Notification) {
+	for _, x := range ns {
+		x.Notify(n)
+	}
 }
 
 // notifyFailed reports a Notification entry's run that failed: a warning
@@ -782,9 +799,10 @@ func nestedMemory(cfg Config) []string {
 }
 
 // transcriptDir is where the runtime keeps the transcripts hooks read:
-// beside the session store, when any hook is registered.
+// beside the session store, when any hook is registered or anyone hears
+// notifications (which name the transcript).
 func (a *App) transcriptDir() string {
-	if a.notifier != nil {
+	if a.notifierOrNil() != nil {
 		return filepath.Join(a.root, ".orca", "transcripts")
 	}
 	for _, n := range hook.Names {

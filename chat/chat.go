@@ -43,6 +43,7 @@ import (
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/mcp"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
@@ -405,6 +406,11 @@ func (c *chat) readLines() (lines <-chan line, stop func()) {
 	return ch, func() { close(done) }
 }
 
+// IdleAfter is how long the chat waits for the next prompt before it
+// tells the Notification hooks (hook.NotifyIdle), once per wait: Claude
+// Code's idle_prompt.
+const IdleAfter = 60 * time.Second
+
 // run holds the conversation until /exit, the end of the input, or
 // Ctrl-C at the prompt; it returns once no turn runs. Its error is a
 // failure to write on the screen.
@@ -419,12 +425,22 @@ func (c *chat) run(ctx context.Context) error {
 	c.greet(ctx)
 	c.prompt()
 	cancelled := ctx.Done()
+	// idle fires once the chat has waited IdleAfter for the next prompt;
+	// told: it did, and nothing was typed since.
+	var idle <-chan time.Time
+	told := false
 	for {
 		c.dispatch()
 		if c.exiting && c.running == 0 && len(c.backlog) == 0 {
 			c.stopTasks(c.ls)
 			c.farewell(ctx)
 			return c.con.err()
+		}
+		switch waiting := lines != nil && c.running == 0 && len(c.backlog) == 0 && c.asked == nil && !c.exiting && len(c.pending) == 0; {
+		case !waiting:
+			idle, told = nil, false
+		case idle == nil && !told:
+			idle = time.After(IdleAfter)
 		}
 		in := lines
 		if c.exiting || (c.running > 0 && !c.tty && c.asked == nil) {
@@ -439,7 +455,11 @@ func (c *chat) run(ctx context.Context) error {
 			if !c.asked.give(line{s: k + "\n"}) {
 				c.asked = nil
 			}
+		case <-idle:
+			idle, told = nil, true
+			c.app.Runtime().Notify(c.ls.ID(), hook.NotifyIdle, "orca is waiting for your input")
 		case l, ok := <-in:
+			idle, told = nil, false
 			if !ok {
 				lines = nil
 				c.endOfInput()

@@ -7,7 +7,7 @@ package hook
 type Notification struct {
 	Common
 	// Type is what the user is needed for, in Claude Code's words
-	// (its notification_type): NotifyPermission.
+	// (its notification_type): NotifyPermission or NotifyIdle.
 	Type string `json:"notification_type"`
 	// Message says it in a sentence: "orca needs your permission to use
 	// Bash".
@@ -16,10 +16,15 @@ type Notification struct {
 	Title string `json:"title,omitempty"`
 }
 
-// NotifyPermission is the Type of a Notification sent when a tool call
-// waits for a person's approval: the approver is about to ask, or the
-// call was parked for someone to decide later.
-const NotifyPermission = "permission_prompt"
+// The types of Notification (Claude Code's notification_type values).
+const (
+	// NotifyPermission: a tool call waits for a person's approval — the
+	// approver is about to ask, or the call was parked for someone to
+	// decide later.
+	NotifyPermission = "permission_prompt"
+	// NotifyIdle: the chat has waited a minute for the next prompt.
+	NotifyIdle = "idle_prompt"
+)
 
 // Notifier is told when the runtime needs the user. Notify must not
 // block: what it runs, it runs in the background.

@@ -12,7 +12,7 @@ import (
 // runs when a call waits for the user: here `orca run --park-approvals`
 // without a terminal parks the Write call, and the hook hears "orca needs your permission to
 // use Write", with the session and a transcript it can read. Its entry for
-// idle_prompt, which orca never sends, does not run; nor does any entry
+// idle_prompt (orca chat's, after a minute) does not run; nor does any entry
 // when no one is needed: an allow rule lets the call run, or a run with no
 // one to ask refuses it.
 func TestClaudeNotificationOnPermission(t *testing.T) {
