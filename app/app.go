@@ -556,15 +556,16 @@ func OpenStore(ws string) (*sqlite.Store, error) {
 }
 
 // StateIgnore is the .gitignore orca writes in a workspace's .orca folder
-// when it creates the session store there: what orca keeps in the folder
-// for this copy of the workspace only, and not for the repository. (The
+// when it creates the session store or the workspace id there (unless the
+// folder has one): what orca keeps in the folder for this copy of the
+// workspace only, and not for the repository. (The
 // workspace id is among them: committed, every clone would share it, and
 // a store shared by two clones would take each one's sessions for the
 // other's.)
-const StateIgnore = `# Written by orca when it created this folder's session store: what orca
+const StateIgnore = `# Written by orca when it first kept state in this folder: what orca
 # keeps here for this copy of the workspace only. settings.json, ORCA.md,
-# skills/, agents/ and hooks/ are meant to be committed. orca does not
-# write this file again: edit it or delete it as you like.
+# skills/, agents/ and hooks/ are meant to be committed. orca writes this
+# file only with a new store or workspace id: edit or delete it as you like.
 /orca.db
 /orca.db-*
 /workspace-id

@@ -63,6 +63,9 @@ func workspaceID(root string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace id: %w", err)
 	}
+	// The first of orca's state in the folder (with a store elsewhere,
+	// PostgreSQL's or a program's, the only one): keep it out of git.
+	writeStateIgnore(filepath.Dir(p))
 	return id, nil
 }
 
