@@ -266,7 +266,9 @@ type chat struct {
 	// ui is the terminal UI the person types in (a real terminal), or nil:
 	// the input is read line by line.
 	ui *chatUI
-	in io.Reader
+	// typed, when set, stands in for the UI's last key (tests).
+	typed func() time.Time
+	in    io.Reader
 	// tty: the input is a terminal, where a person types. Prompts are shown,
 	// and lines typed while a turn runs are queued into it; otherwise the
 	// input is a script, read one line per finished turn.
@@ -406,10 +408,22 @@ func (c *chat) readLines() (lines <-chan line, stop func()) {
 	return ch, func() { close(done) }
 }
 
-// IdleAfter is how long the chat waits for the next prompt before it
-// tells the Notification hooks (hook.NotifyIdle), once per wait: Claude
-// Code's idle_prompt.
+// IdleAfter is how long the chat waits for the next prompt, with no key
+// pressed, before it tells the Notification hooks (hook.NotifyIdle), once
+// per wait: Claude Code's idle_prompt.
 const IdleAfter = 60 * time.Second
+
+// typedAt is when a key was last pressed in the terminal UI (zero: never,
+// or no UI: lines arrive whole).
+func (c *chat) typedAt() time.Time {
+	if c.typed != nil {
+		return c.typed()
+	}
+	if c.ui != nil {
+		return c.ui.lastTyped()
+	}
+	return time.Time{}
+}
 
 // run holds the conversation until /exit, the end of the input, or
 // Ctrl-C at the prompt; it returns once no turn runs. Its error is a
@@ -456,6 +470,12 @@ func (c *chat) run(ctx context.Context) error {
 				c.asked = nil
 			}
 		case <-idle:
+			if since := time.Since(c.typedAt()); since < IdleAfter {
+				// Typing a prompt is not being idle: a minute from the
+				// last key.
+				idle = time.After(IdleAfter - since)
+				continue
+			}
 			idle, told = nil, true
 			c.app.Runtime().Notify(c.ls.ID(), hook.NotifyIdle, "orca is waiting for your input")
 		case l, ok := <-in:

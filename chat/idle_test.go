@@ -100,3 +100,48 @@ func TestChatIdleNotification(t *testing.T) {
 		}
 	})
 }
+
+// Typing a prompt is not being idle: with a key pressed at 30 s, the
+// notification comes a minute after that key, not at 60 s.
+func TestChatIdleWaitsForTheLastKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		pr, pw := io.Pipe()
+		c := New(ctx, Options{In: pr, Out: &lockedBuilder{}})
+		defer c.Close()
+		var mu sync.Mutex
+		var lastKey time.Time
+		c.c.typed = func() time.Time { mu.Lock(); defer mu.Unlock(); return lastKey }
+		h := &heard{}
+		a, err := app.Open(ctx, app.Config{Workspace: t.TempDir(), ConfigDir: "-", ClaudeDir: "-", Client: script.New(), Store: store.NewMemory(), Notifier: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		ls, err := a.Session(ctx, app.SessionOptions{ID: "s1", OnEvent: c.OnEvent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx, a, ls) }()
+
+		time.Sleep(IdleAfter / 2)
+		mu.Lock()
+		lastKey = time.Now()
+		mu.Unlock()
+		time.Sleep(IdleAfter/2 + time.Second)
+		synctest.Wait()
+		if n := len(h.all()); n != 0 {
+			t.Fatalf("%d notifications 31 s after a key", n)
+		}
+		time.Sleep(IdleAfter / 2)
+		synctest.Wait()
+		if n := len(h.all()); n != 1 {
+			t.Fatalf("%d notifications a minute after the last key, want 1", n)
+		}
+		pw.Close()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -43,6 +44,9 @@ type chatUI struct {
 	used    llm.Usage         // the turn's model calls so far
 	heads   map[string]string // the running tool calls' lines, by tool use id
 
+	// typed is when a key was last pressed (Unix nanoseconds; 0: never).
+	typed atomic.Int64
+
 	lastMu   sync.Mutex
 	lastHead string // the last tool call's line, for Ctrl-O
 	lastOut  string // its output, whole
@@ -76,7 +80,8 @@ func newUI(ctx context.Context, in, out *os.File, theme tui.Theme, h *tui.Histor
 			default:
 			}
 		},
-		EOF: u.end,
+		EOF:   u.end,
+		Typed: func() { u.typed.Store(time.Now().UnixNano()) },
 		Expand: func() {
 			// On a goroutine of its own: printing waits for the program,
 			// whose goroutine this is.
@@ -102,6 +107,14 @@ func newUI(ctx context.Context, in, out *os.File, theme tui.Theme, h *tui.Histor
 	}()
 	go u.forward()
 	return u
+}
+
+// lastTyped is when a key was last pressed (zero: never).
+func (u *chatUI) lastTyped() time.Time {
+	if n := u.typed.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 func (u *chatUI) push(l line) {

@@ -58,6 +58,9 @@ type Handlers struct {
 	Interrupt func()
 	// EOF is Ctrl-D with nothing typed.
 	EOF func()
+	// Typed, if set, is told of every key pressed (the chat's idle
+	// notification waits for a minute without any).
+	Typed func()
 	// Expand is Ctrl-O: show the last tool call's output whole (nil: the
 	// key does nothing).
 	Expand func()
@@ -187,6 +190,9 @@ const tabMark = "\u2409"
 func (m *Input) value() string { return strings.ReplaceAll(m.ta.Value(), tabMark, "\t") }
 
 func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
+	if m.on.Typed != nil {
+		m.on.Typed()
+	}
 	if msg.Type == tea.KeyRunes && slices.Contains(msg.Runes, '\t') {
 		msg.Runes = []rune(strings.ReplaceAll(string(msg.Runes), "\t", tabMark))
 	}

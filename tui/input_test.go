@@ -14,6 +14,7 @@ type inputs struct {
 	sent, answers []string
 	interrupts    int
 	expands       int
+	typed         int
 	eof           bool
 }
 
@@ -26,6 +27,7 @@ func newTestInput(t *testing.T, h *History) (*Input, *inputs) {
 		Interrupt: func() { rec.interrupts++ },
 		EOF:       func() { rec.eof = true },
 		Expand:    func() { rec.expands++ },
+		Typed:     func() { rec.typed++ },
 	})
 	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
 	return m, rec
@@ -58,6 +60,9 @@ func TestInputEditing(t *testing.T) {
 	}
 	m, rec := newTestInput(t, h)
 	keys(m, runes("wrld"), left, left, left, runes("o"), enter)
+	if rec.typed != 6 {
+		t.Errorf("Typed heard %d keys, want 6", rec.typed)
+	}
 	keys(m, runes("two"), ctrlJ, runes("lines"), enter)
 	keys(m, runes(`old\`), enter, runes("style"), enter)
 	keys(m, enter) // nothing typed: nothing sent
