@@ -8,6 +8,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/workspace"
@@ -17,7 +18,11 @@ import (
 type notified struct{ log *trail }
 
 func (n notified) Notify(note hook.Notification) {
-	n.log.add("notify:" + note.Type + ":" + note.Message + ":" + note.SessionID)
+	s := "notify:" + note.Type + ":" + note.Message + ":" + note.SessionID
+	if note.ErrorType != "" {
+		s += ":" + note.ErrorType + ":" + note.ErrorMessage
+	}
+	n.log.add(s)
 }
 
 // withNotifier replaces the bench's runtime with one that tells a
@@ -86,5 +91,27 @@ func TestNotifierHearsWhenAPersonIsAsked(t *testing.T) {
 	}
 	if b.file("asked.txt") == "x" {
 		t.Errorf("headless: the call ran")
+	}
+}
+
+// A turn that the provider ends (here: authentication) is a StopFailure,
+// in Claude Code's error types; a turn that ends otherwise is not.
+func TestNotifierHearsAProviderFailure(t *testing.T) {
+	b := newBench(t, nil, nil)
+	b.withNotifier(nil, nil)
+	b.model.Script("s1", script.Response{Error: &script.Error{Kind: llm.KindAuthentication, Message: "bad key"}})
+	b.run("s1", "go")
+	const failure = "model call (iteration 1, attempt 1): llm: authentication: bad key"
+	want := "notify:stop_failure:orca's turn failed: " + failure + ":s1:authentication_failed:" + failure
+	if got := b.log.get(); len(got) != 1 || got[0] != want {
+		t.Errorf("heard %q\nwant [%q]", got, want)
+	}
+
+	b = newBench(t, nil, nil)
+	b.withNotifier(nil, nil)
+	b.model.Script("s2", script.Text("fine"))
+	b.run("s2", "go")
+	if got := b.log.get(); len(got) != 0 {
+		t.Errorf("an answered turn: %v", got)
 	}
 }

@@ -875,6 +875,37 @@ func (t *turn) finish(reason StopReason) {
 		}
 		t.emit(event.TurnCompleted, d)
 	}
+	if reason == StopFailed && !t.res.Fork() {
+		t.notifyFailure(t.res.Err)
+	}
+}
+
+// notifyFailure tells the runtime's Notifier that the user's turn ended
+// because the model's provider failed with err (any other failure is no
+// StopFailure).
+func (t *turn) notifyFailure(err error) {
+	var le *llm.Error
+	if t.rt.notifier == nil || !errors.As(err, &le) {
+		return
+	}
+	t.rt.notifier.Notify(hook.Notification{Common: t.common(), Type: hook.NotifyStopFailure, Title: "orca",
+		Message: "orca's turn failed: " + err.Error(), ErrorType: stopFailureType(le.Kind), ErrorMessage: err.Error()})
+}
+
+// stopFailureType is Claude Code's StopFailure error_type of a provider
+// failure of kind k.
+func stopFailureType(k llm.ErrorKind) string {
+	switch k {
+	case llm.KindRateLimited:
+		return "rate_limit"
+	case llm.KindAuthentication:
+		return "authentication_failed"
+	case llm.KindInvalidRequest, llm.KindPromptTooLong:
+		return "invalid_request"
+	case llm.KindServer, llm.KindOverloaded:
+		return "server_error"
+	}
+	return "unknown"
 }
 
 // commandName is the first word of an input that invokes a command.

@@ -201,7 +201,8 @@ type App struct {
 	// mcp is the provider of the MCP servers' tools (nil: none).
 	mcp    *mcp.Provider
 	logger *slog.Logger
-	// notifier runs the settings' Notification entries (nil: none).
+	// notifier runs the settings' Notification and StopFailure entries
+	// (nil: none).
 	notifier *command.Notifier
 	settings *config.Settings
 	sandbox  *sandbox.Runner
@@ -700,12 +701,14 @@ func (ns notifiers) Notify(n hook.Notification) {
 	}
 }
 
-// notifyFailed reports a Notification entry's run that failed: a warning
-// in the log, and a hook_failed event of the run that sent it.
+// notifyFailed reports a Notification or StopFailure entry's run that
+// failed: a warning in the log, and a hook_failed event of the run that
+// sent it.
 func (a *App) notifyFailed(note hook.Notification, handler string, err error) {
-	a.logger.Warn("a Notification hook failed", "handler", handler, "err", err)
+	ev := command.NotifierEventOf(note.Type)
+	a.logger.Warn("a "+ev+" hook failed", "handler", handler, "err", err)
 	a.svc.Bus.Publish(event.Event{Name: event.HookFailed, Time: time.Now(), Scope: note.Scope,
-		Data: &event.HookFailedData{Hook: command.NotificationEvent, Handler: handler, Error: err.Error()}})
+		Data: &event.HookFailedData{Hook: ev, Handler: handler, Error: err.Error()}})
 }
 
 // hookOptions are what prompt hooks need: the session's client, asking

@@ -419,8 +419,8 @@ func (s *Settings) RegisterHooksWith(reg *hook.Registry, workspace string, opts 
 	return command.RegisterWith(reg, s.hookSpecs(), workspace, opts)
 }
 
-// Notifier returns the Notifier of the settings' Notification entries
-// (nil if there are none), running in the workspace folder; onFail hears
+// Notifier returns the Notifier of the settings' Notification and
+// StopFailure entries (nil if there are none), running in the workspace folder; onFail hears
 // of the runs that fail (see command.NewNotifier).
 func (s *Settings) Notifier(workspace string, onFail func(note hook.Notification, handler string, err error)) (*command.Notifier, error) {
 	return command.NewNotifier(s.hookSpecs(), workspace, onFail)
@@ -890,14 +890,14 @@ func parseHooks(path string, raw json.RawMessage) ([]command.Spec, []string, err
 		}
 		var unknown []string
 		for name := range byEvent {
-			if _, ok := command.HookOf(name); !ok && name != command.NotificationEvent {
+			if _, ok := command.HookOf(name); !ok && !command.IsNotifierEvent(name) {
 				unknown = append(unknown, name)
 			}
 		}
 		if len(unknown) > 0 {
 			slices.Sort(unknown)
-			warns = append(warns, fmt.Sprintf("hooks: %s skipped: orca has no such hook event (its events are %s, and %s)",
-				strings.Join(quoteAll(unknown), ", "), command.EventNames(), command.NotificationEvent))
+			warns = append(warns, fmt.Sprintf("hooks: %s skipped: orca has no such hook event (its events are %s, and %s and %s)",
+				strings.Join(quoteAll(unknown), ", "), command.EventNames(), command.NotificationEvent, command.StopFailureEvent))
 		}
 		// Events in a fixed order, entries in file order.
 		for _, e := range command.Events {
@@ -912,16 +912,21 @@ func parseHooks(path string, raw json.RawMessage) ([]command.Spec, []string, err
 			specs = append(specs, hs...)
 			warns = append(warns, ws...)
 		}
-		// Notification, which is no hook of orca's: its entries run when
-		// orca needs the user (command.Notifier).
-		if raw, ok := byEvent[command.NotificationEvent]; ok {
-			hs, ws, err := parseEvent(path, command.NotificationEvent, "", raw)
+		// Notification and StopFailure, which are no hooks of orca's:
+		// their entries run when orca tells the user something
+		// (command.Notifier).
+		for _, event := range []string{command.NotificationEvent, command.StopFailureEvent} {
+			raw, ok := byEvent[event]
+			if !ok {
+				continue
+			}
+			hs, ws, err := parseEvent(path, event, "", raw)
 			if err != nil {
 				return nil, nil, err
 			}
 			for _, h := range hs {
 				if h.Type == "prompt" {
-					ws = append(ws, fmt.Sprintf("%s: a \"prompt\" hook, skipped: a Notification asks nothing for a model to answer (orca runs its command and http hooks)", h.Key))
+					ws = append(ws, fmt.Sprintf("%s: a \"prompt\" hook, skipped: a %s asks nothing for a model to answer (orca runs its command and http hooks)", h.Key, event))
 					continue
 				}
 				specs = append(specs, h)

@@ -529,19 +529,21 @@ func TestInertRulesAreWarnedAbout(t *testing.T) {
 	}
 }
 
-// Notification entries are kept for the Notifier, matcher and all; a
+// Notification and StopFailure entries are kept for the Notifier, matcher
+// and all; a
 // prompt entry, which a notification gives nothing to answer, is skipped
 // with a warning naming it; a malformed one is an error like any hook's.
 func TestNotificationEntries(t *testing.T) {
 	cfgDir, ws := setup(t)
 	writeFile(t, cfgDir, "orca/settings.json", `{"hooks": {"Notification": [
 		{"matcher": "permission_prompt", "hooks": [{"type": "command", "command": "notify-send orca", "timeout": 5}, {"type": "prompt", "prompt": "Say hi"}]}
-	]}}`)
+	], "StopFailure": [{"matcher": "rate_limit", "hooks": [{"type": "http", "url": "https://alerts.example.com/orca"}]}]}}`)
 	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Hooks) != 1 || s.Hooks[0].Event != "Notification" || s.Hooks[0].Matcher != "permission_prompt" || s.Hooks[0].Command != "notify-send orca" || s.Hooks[0].Timeout != 5*time.Second {
+	if len(s.Hooks) != 2 || s.Hooks[0].Event != "Notification" || s.Hooks[0].Matcher != "permission_prompt" || s.Hooks[0].Command != "notify-send orca" || s.Hooks[0].Timeout != 5*time.Second ||
+		s.Hooks[1].Event != "StopFailure" || s.Hooks[1].Matcher != "rate_limit" || s.Hooks[1].URL != "https://alerts.example.com/orca" {
 		t.Fatalf("hooks %+v", s.Hooks)
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0].Message, `hooks.Notification[0].hooks[1]: a "prompt" hook, skipped`) {

@@ -7,13 +7,20 @@ package hook
 type Notification struct {
 	Common
 	// Type is what the user is needed for, in Claude Code's words
-	// (its notification_type): NotifyPermission or NotifyIdle.
+	// (its notification_type): NotifyPermission, NotifyIdle, or
+	// NotifyStopFailure.
 	Type string `json:"notification_type"`
 	// Message says it in a sentence: "orca needs your permission to use
 	// Bash".
 	Message string `json:"message"`
 	// Title is the notification's title: "orca".
 	Title string `json:"title,omitempty"`
+	// ErrorType and ErrorMessage say why the turn failed
+	// (NotifyStopFailure only), the type in Claude Code's words:
+	// rate_limit, authentication_failed, invalid_request, server_error or
+	// unknown.
+	ErrorType    string `json:"error_type,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
 }
 
 // The types of Notification (Claude Code's notification_type values).
@@ -24,6 +31,10 @@ const (
 	NotifyPermission = "permission_prompt"
 	// NotifyIdle: the chat has waited a minute for the next prompt.
 	NotifyIdle = "idle_prompt"
+	// NotifyStopFailure: the user's turn ended because the model's
+	// provider failed (Claude Code's StopFailure event, not one of its
+	// notification types).
+	NotifyStopFailure = "stop_failure"
 )
 
 // Notifier is told when the runtime needs the user. Notify must not

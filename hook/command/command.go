@@ -152,8 +152,8 @@ type Command struct {
 }
 
 // New returns the command hook for the settings event name event (for
-// NotificationEvent, an entry of a Notifier: no hook, so a hook registry
-// refuses it).
+// Notification and StopFailure, an entry of a Notifier: no hook, so a hook
+// registry refuses it).
 func New(event, matcher, command, dir string, timeout time.Duration) (*Command, error) {
 	if strings.TrimSpace(command) == "" {
 		return nil, errors.New("the command is empty")
@@ -175,7 +175,7 @@ func New(event, matcher, command, dir string, timeout time.Duration) (*Command, 
 // messages is command.
 func newHandler(event, matcher, command string, timeout time.Duration) (*Command, error) {
 	n, ok := HookOf(event)
-	if !ok && event != NotificationEvent {
+	if !ok && !IsNotifierEvent(event) {
 		return nil, fmt.Errorf("unknown hook event %q (the events are %s)", event, EventNames())
 	}
 	m, err := compileMatcher(matcher)

@@ -15,14 +15,40 @@ import (
 // Notifier, which the runtime tells when it needs the user.
 const NotificationEvent = "Notification"
 
-// Notifier runs the Notification entries of settings files (command and
-// http hooks), each in the background, when the runtime needs the user
-// (hook.Notifier). The matcher is matched against the notification's type
-// (permission_prompt), as in Claude Code. A command gets the
-// notification as JSON on stdin in Claude Code's shape (session_id,
-// transcript_path, cwd, permission_mode, hook_event_name "Notification",
-// message, title, notification_type); what it prints is not read, and a
-// status other than 0 is a failure, reported to the Notifier's onFail.
+// StopFailureEvent is Claude Code's StopFailure event: the user's turn
+// ended because the model's provider failed. Like Notification, it
+// decides nothing, and its entries run as a Notifier's
+// (hook.NotifyStopFailure).
+const StopFailureEvent = "StopFailure"
+
+// IsNotifierEvent reports whether the settings event name is one whose
+// entries run as a Notifier's (Notification, StopFailure), not as hooks.
+func IsNotifierEvent(event string) bool {
+	return event == NotificationEvent || event == StopFailureEvent
+}
+
+// NotifierEventOf is the settings event whose entries a notification of
+// type typ is for: StopFailure for hook.NotifyStopFailure, else
+// Notification.
+func NotifierEventOf(typ string) string {
+	if typ == hook.NotifyStopFailure {
+		return StopFailureEvent
+	}
+	return NotificationEvent
+}
+
+// Notifier runs the Notification and StopFailure entries of settings
+// files (command and http hooks), each in the background, when the
+// runtime tells it (hook.Notifier): Notification entries for the
+// notifications of the user being needed, StopFailure ones for
+// hook.NotifyStopFailure. The matcher is matched against the
+// notification's type (permission_prompt, idle_prompt) or the failure's
+// (rate_limit, …), as in Claude Code. A command gets the notification as
+// JSON on stdin in Claude Code's shape: session_id, transcript_path, cwd,
+// permission_mode, hook_event_name, and message, title and
+// notification_type for a Notification, error_type and error_message for
+// a StopFailure. What it prints is not read, and a status other than 0 is
+// a failure, reported to the Notifier's onFail.
 type Notifier struct {
 	cmds   []*Command
 	names  []string
@@ -35,8 +61,9 @@ type Notifier struct {
 
 var _ hook.Notifier = (*Notifier)(nil)
 
-// NewNotifier returns the Notifier of the Notification entries of specs
-// (nil if there are none), running commands in the folder workspace.
+// NewNotifier returns the Notifier of the Notification and StopFailure
+// entries of specs (nil if there are none), running commands in the folder
+// workspace.
 // onFail (which may be nil) hears of each run that fails: the
 // notification, the entry's name (Spec.Name) and what went wrong.
 func NewNotifier(specs []Spec, workspace string, onFail func(note hook.Notification, handler string, err error)) (*Notifier, error) {
@@ -46,11 +73,11 @@ func NewNotifier(specs []Spec, workspace string, onFail func(note hook.Notificat
 	}
 	n := &Notifier{onFail: onFail}
 	for _, s := range specs {
-		if s.Event != NotificationEvent {
+		if !IsNotifierEvent(s.Event) {
 			continue
 		}
 		if s.Type == "prompt" {
-			return nil, fmt.Errorf("%s: %s: a prompt hook cannot answer a Notification: nothing is asked (use a command or http hook)", s.File, s.Key)
+			return nil, fmt.Errorf("%s: %s: a prompt hook cannot answer a %s: nothing is asked (use a command or http hook)", s.File, s.Key, s.Event)
 		}
 		c, err := build(s, dir, Options{})
 		if err != nil {
@@ -78,8 +105,12 @@ func (n *Notifier) Notify(note hook.Notification) {
 	if n.closed {
 		return
 	}
+	event, subject := NotifierEventOf(note.Type), note.Type
+	if event == StopFailureEvent {
+		subject = note.ErrorType
+	}
 	for i, c := range n.cmds {
-		if !c.match.matchesSubject(note.Type) {
+		if c.Event != event || !c.match.matchesSubject(subject) {
 			continue
 		}
 		n.wg.Go(func() {
@@ -134,7 +165,15 @@ func notificationInput(note hook.Notification) ([]byte, error) {
 	}
 	delete(m, "hook") // no hook of orca's
 	set("version", hook.Version)
-	set("hook_event_name", NotificationEvent)
+	set("hook_event_name", NotifierEventOf(note.Type))
+	if note.Type == hook.NotifyStopFailure {
+		// Claude Code's StopFailure has the error, not a notification.
+		delete(m, "notification_type")
+		delete(m, "message")
+		delete(m, "title")
+		set("error_type", note.ErrorType)
+		set("error_message", note.ErrorMessage)
+	}
 	set("transcript_path", note.TranscriptPath)
 	set("permission_mode", ccMode(note.PermissionMode))
 	if note.Agent != "" {

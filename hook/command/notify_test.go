@@ -118,3 +118,47 @@ func TestNewNotifier(t *testing.T) {
 		t.Errorf("a prompt entry: %v", err)
 	}
 }
+
+// StopFailure entries run for a failed turn's notification only, their
+// matcher matched against the error type, with Claude Code's StopFailure
+// input; Notification entries do not run for it.
+func TestNotifierRunsStopFailureEntries(t *testing.T) {
+	ws := t.TempDir()
+	writeScript(t, ws, "save.sh", `cat > "$1"`)
+	specs := []command.Spec{
+		{Event: "StopFailure", Matcher: "rate_limit|server_error", Command: "./save.sh rate.json", File: "s.json", Key: "hooks.StopFailure[0].hooks[0]"},
+		{Event: "StopFailure", Matcher: "authentication_failed", Command: "./save.sh auth.json", File: "s.json", Key: "hooks.StopFailure[1].hooks[0]"},
+		{Event: "Notification", Command: "./save.sh note.json", File: "s.json", Key: "hooks.Notification[0].hooks[0]"},
+	}
+	n, err := command.NewNotifier(specs, ws, func(_ hook.Notification, handler string, err error) { t.Errorf("%s: %v", handler, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := hook.Notification{Common: common(), Type: hook.NotifyStopFailure, Title: "orca", Message: "orca's turn failed: llm: rate_limited: slow down",
+		ErrorType: "rate_limit", ErrorMessage: "llm: rate_limited: slow down"}
+	n.Notify(note)
+	n.Close()
+	data, err := os.ReadFile(filepath.Join(ws, "rate.json"))
+	if err != nil {
+		t.Fatalf("the rate_limit entry did not run: %v", err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"hook_event_name": "StopFailure", "error_type": "rate_limit", "error_message": "llm: rate_limited: slow down", "session_id": "s-1", "cwd": "/ws"} {
+		if got[k] != want {
+			t.Errorf("stdin %s = %v, want %v", k, got[k], want)
+		}
+	}
+	for _, k := range []string{"notification_type", "message", "title", "hook"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("a StopFailure's stdin has %s", k)
+		}
+	}
+	for _, f := range []string{"auth.json", "note.json"} {
+		if exists(filepath.Join(ws, f)) {
+			t.Errorf("the entry that saves %s ran", f)
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 // Spec is one command hook as a settings file declares it.
 type Spec struct {
 	// Event is the settings event name, such as "PreToolUse"; Hook is the
-	// hook it stands for (none for NotificationEvent: a Notifier runs it).
+	// hook it stands for (none for Notification and StopFailure: a
+	// Notifier runs them).
 	Event string
 	Hook  hook.Name
 	// Matcher selects the calls the hook runs for (see Command).
@@ -92,7 +93,7 @@ func RegisterWith(reg *hook.Registry, specs []Spec, workspace string, opts Optio
 		undo = nil
 	}
 	for i, s := range specs {
-		if s.Event == NotificationEvent {
+		if IsNotifierEvent(s.Event) {
 			continue // a Notifier's (NewNotifier)
 		}
 		c, err := build(s, dir, opts)
