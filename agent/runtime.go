@@ -188,7 +188,8 @@ type Collaborators struct {
 	// approval: before the approver asks (unless it is policy.Headless,
 	// which asks no one, or policy.Parking, which parks), and when the
 	// call is parked for someone to decide later (Claude Code's
-	// Notification hooks, permission_prompt).
+	// Notification hooks, permission_prompt); and when the model's
+	// provider ends the user's turn (its StopFailure hooks).
 	Notifier hook.Notifier
 	// Approvals keeps "always allow" approvals; nil means a MemoryApprovals
 	// of the runtime's own.

@@ -1,13 +1,14 @@
 package hook
 
 // Notification is what the runtime tells a Notifier when it needs the
-// user. It is not a hook: nothing answers it, and it decides nothing
-// (orca's hooks are the thirteen of Names). Claude Code's Notification
-// hooks of the settings files are Notifiers (hook/command).
+// user, or when the user's turn failed. It is not a hook: nothing answers
+// it, and it decides nothing (orca's hooks are the thirteen of Names).
+// Claude Code's Notification and StopFailure hooks of the settings files
+// run as a Notifier (hook/command).
 type Notification struct {
 	Common
-	// Type is what the user is needed for, in Claude Code's words
-	// (its notification_type): NotifyPermission, NotifyIdle, or
+	// Type is what it tells, in Claude Code's words (its
+	// notification_type): NotifyPermission, NotifyIdle, or
 	// NotifyStopFailure.
 	Type string `json:"notification_type"`
 	// Message says it in a sentence: "orca needs your permission to use
@@ -23,7 +24,8 @@ type Notification struct {
 	ErrorMessage string `json:"error_message,omitempty"`
 }
 
-// The types of Notification (Claude Code's notification_type values).
+// The types of Notification (Claude Code's notification_type values, and
+// its StopFailure event).
 const (
 	// NotifyPermission: a tool call waits for a person's approval — the
 	// approver is about to ask, or the call was parked for someone to
@@ -37,8 +39,8 @@ const (
 	NotifyStopFailure = "stop_failure"
 )
 
-// Notifier is told when the runtime needs the user. Notify must not
-// block: what it runs, it runs in the background.
+// Notifier is told when the runtime needs the user, or the user's turn
+// failed. Notify must not block: what it runs, it runs in the background.
 type Notifier interface {
 	Notify(Notification)
 }
