@@ -40,29 +40,39 @@ func (l *lockedBuilder) Write(p []byte) (int, error) {
 }
 func (l *lockedBuilder) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
+// idleChat runs a chat over an App whose Notifier is h and whose model
+// answers with replies, in session s1, on a pipe: write lines to pw, close
+// it to end the chat, whose Run's error done gives. typed, if set, stands
+// in for the terminal UI's last key. Call it inside the bubble.
+func idleChat(t *testing.T, h *heard, typed func() time.Time, replies ...script.Response) (a *app.App, out *lockedBuilder, pw *io.PipeWriter, done <-chan error) {
+	t.Helper()
+	ctx := t.Context()
+	pr, pw := io.Pipe()
+	out = &lockedBuilder{}
+	c := New(ctx, Options{In: pr, Out: out})
+	t.Cleanup(c.Close)
+	c.c.typed = typed
+	a, err := app.Open(ctx, app.Config{Workspace: t.TempDir(), ConfigDir: "-", ClaudeDir: "-", Client: script.New().ScriptAny(replies...), Store: store.NewMemory(), Notifier: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	ls, err := a.Session(ctx, app.SessionOptions{ID: "s1", OnEvent: c.OnEvent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- c.Run(ctx, a, ls) }()
+	return a, out, pw, ch
+}
+
 // The chat tells the Notification hooks once it has waited IdleAfter for
 // the next prompt — once per wait, however long — and again after the
 // next turn, when it waits again; not while a turn runs.
 func TestChatIdleNotification(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx := t.Context()
-		pr, pw := io.Pipe()
-		out := &lockedBuilder{}
-		c := New(ctx, Options{In: pr, Out: out})
-		defer c.Close()
 		h := &heard{}
-		model := script.New().ScriptAny(script.Text("hi"), script.Text("hi again"))
-		a, err := app.Open(ctx, app.Config{Workspace: t.TempDir(), ConfigDir: "-", ClaudeDir: "-", Client: model, Store: store.NewMemory(), Notifier: h})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Close()
-		ls, err := a.Session(ctx, app.SessionOptions{ID: "s1", OnEvent: c.OnEvent})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- c.Run(ctx, a, ls) }()
+		a, out, pw, done := idleChat(t, h, nil, script.Text("hi"), script.Text("hi again"))
 
 		time.Sleep(IdleAfter - time.Second)
 		synctest.Wait()
@@ -105,25 +115,10 @@ func TestChatIdleNotification(t *testing.T) {
 // notification comes a minute after that key, not at 60 s.
 func TestChatIdleWaitsForTheLastKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ctx := t.Context()
-		pr, pw := io.Pipe()
-		c := New(ctx, Options{In: pr, Out: &lockedBuilder{}})
-		defer c.Close()
 		var mu sync.Mutex
 		var lastKey time.Time
-		c.c.typed = func() time.Time { mu.Lock(); defer mu.Unlock(); return lastKey }
 		h := &heard{}
-		a, err := app.Open(ctx, app.Config{Workspace: t.TempDir(), ConfigDir: "-", ClaudeDir: "-", Client: script.New(), Store: store.NewMemory(), Notifier: h})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer a.Close()
-		ls, err := a.Session(ctx, app.SessionOptions{ID: "s1", OnEvent: c.OnEvent})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- c.Run(ctx, a, ls) }()
+		_, _, pw, done := idleChat(t, h, func() time.Time { mu.Lock(); defer mu.Unlock(); return lastKey })
 
 		time.Sleep(IdleAfter / 2)
 		mu.Lock()
