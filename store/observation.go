@@ -42,59 +42,113 @@ type Observations interface {
 	Observations(ctx context.Context, f ObservationFilter) ([]Observation, error)
 }
 
-func (f ObservationFilter) match(o Observation) bool {
-	return (f.SessionID == "" || o.SessionID == f.SessionID) && (f.TurnID == "" || o.TurnID == f.TurnID) && o.Seq > f.AfterSeq
-}
-
 // AppendObservations implements Observations.
 func (m *Memory) AppendObservations(ctx context.Context, rows []Observation) error {
 	if err := m.begin(ctx); err != nil {
 		return err
 	}
-	// The rows' data are copied into one array: rows are kept for good,
-	// so a batch's rows keeping each other's bytes alive costs nothing.
-	size := 0
-	for _, r := range rows {
-		size += len(r.Data)
-	}
-	arena := make([]byte, 0, size)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, r := range rows {
-		r.Seq = int64(m.observations.n) + 1
-		if len(r.Data) == 0 {
-			r.Data = nil
-		} else {
-			start := len(arena)
-			arena = append(arena, r.Data...)
-			r.Data = json.RawMessage(arena[start:len(arena):len(arena)])
-		}
-		m.observations.add(r)
+	for i := range rows {
+		m.observations.add(&rows[i])
 	}
 	return nil
 }
 
-// obsRows are the memory store's observation rows in chunks, so that a
-// store that keeps many (a long-running process, a benchmark) never
-// copies them to grow.
+// obsRows are the memory store's observation rows, kept without a
+// pointer the garbage collector would follow: a store that keeps many (a
+// long-running process, a benchmark) holds them in arrays the collector
+// does not scan, which it would otherwise do at every cycle. Each row is
+// an obsRec, in chunks that never move once allocated, and its strings
+// and data are bytes in a slab.
 type obsRows struct {
-	chunks [][]Observation
+	chunks [][]obsRec
+	slabs  [][]byte
 	n      int
 }
 
-const obsChunk = 1024
+// obsRec is a row: its time, its scope's depth, and where its bytes are
+// (the name, the scope's strings and the data, in obsFields order, one
+// after the other).
+type obsRec struct {
+	sec       int64
+	nsec      int32
+	depth     int32
+	slab, off uint32
+	lens      [obsFields]uint32
+}
 
-func (o *obsRows) add(r Observation) {
+// The row's strings, in the order of their bytes.
+const (
+	obsName = iota
+	obsRuntime
+	obsRootRuntime
+	obsSession
+	obsTurn
+	obsExecution
+	obsParentExecution
+	obsData
+	obsFields
+)
+
+const (
+	obsChunk = 1024
+	obsSlab  = 64 << 10
+)
+
+func (o *obsRows) add(r *Observation) {
 	if o.n%obsChunk == 0 {
 		size := obsChunk
 		if o.n == 0 {
 			size = 16 // a store that keeps a few rows holds a few
 		}
-		o.chunks = append(o.chunks, make([]Observation, 0, size))
+		o.chunks = append(o.chunks, make([]obsRec, 0, size))
 	}
-	last := len(o.chunks) - 1
-	o.chunks[last] = append(o.chunks[last], r)
+	fields := [obsFields]string{r.Name, r.RuntimeID, r.RootRuntimeID, r.SessionID, r.TurnID, r.ExecutionID, r.ParentExecutionID}
+	rec := obsRec{sec: r.Time.Unix(), nsec: int32(r.Time.Nanosecond()), depth: int32(r.Depth)}
+	size := len(r.Data)
+	for i, f := range fields[:obsData] {
+		rec.lens[i] = uint32(len(f))
+		size += len(f)
+	}
+	rec.lens[obsData] = uint32(len(r.Data))
+	last := len(o.slabs) - 1
+	if last < 0 || cap(o.slabs[last])-len(o.slabs[last]) < size {
+		o.slabs = append(o.slabs, make([]byte, 0, max(size, obsSlab)))
+		last++
+	}
+	slab := o.slabs[last]
+	rec.slab, rec.off = uint32(last), uint32(len(slab))
+	for _, f := range fields[:obsData] {
+		slab = append(slab, f...)
+	}
+	o.slabs[last] = append(slab, r.Data...)
+	c := len(o.chunks) - 1
+	o.chunks[c] = append(o.chunks[c], rec)
 	o.n++
+}
+
+// field returns the bytes of field i of rec.
+func (o *obsRows) field(rec *obsRec, i int) []byte {
+	off := rec.off
+	for _, n := range rec.lens[:i] {
+		off += n
+	}
+	return o.slabs[rec.slab][off : off+rec.lens[i] : off+rec.lens[i]]
+}
+
+// row returns the row of rec, the Seq-th, with strings and data of its own.
+func (o *obsRows) row(rec *obsRec, seq int64) Observation {
+	str := func(i int) string { return string(o.field(rec, i)) }
+	r := Observation{
+		Seq: seq, Time: time.Unix(rec.sec, int64(rec.nsec)), Name: str(obsName),
+		Scope: scope.Scope{RuntimeID: str(obsRuntime), RootRuntimeID: str(obsRootRuntime), SessionID: str(obsSession), TurnID: str(obsTurn),
+			ExecutionID: str(obsExecution), ParentExecutionID: str(obsParentExecution), Depth: int(rec.depth)},
+	}
+	if rec.lens[obsData] > 0 {
+		r.Data = append(json.RawMessage(nil), o.field(rec, obsData)...)
+	}
+	return r
 }
 
 // Observations implements Observations.
@@ -104,16 +158,19 @@ func (m *Memory) Observations(ctx context.Context, f ObservationFilter) ([]Obser
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	o := &m.observations
 	var out []Observation
-	for _, chunk := range m.observations.chunks {
-		for _, o := range chunk {
-			if f.match(o) {
-				o.Data = append(json.RawMessage(nil), o.Data...)
-				out = append(out, o)
-				if f.Limit > 0 && len(out) == f.Limit {
-					return out, nil
-				}
-			}
+	// Row Seq is at chunks[(Seq-1)/obsChunk][(Seq-1)%obsChunk]: a reader
+	// following the rows (AfterSeq) starts where it left off.
+	for seq := max(f.AfterSeq, 0) + 1; seq <= int64(o.n); seq++ {
+		rec := &o.chunks[(seq-1)/obsChunk][(seq-1)%obsChunk]
+		if f.SessionID != "" && string(o.field(rec, obsSession)) != f.SessionID ||
+			f.TurnID != "" && string(o.field(rec, obsTurn)) != f.TurnID {
+			continue
+		}
+		out = append(out, o.row(rec, seq))
+		if f.Limit > 0 && len(out) == f.Limit {
+			break
 		}
 	}
 	return out, nil
