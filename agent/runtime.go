@@ -539,16 +539,22 @@ func (r *Runtime) Notify(session, typ, message string) {
 	if r.notifier == nil {
 		return
 	}
-	c := hook.Common{Scope: scope.Scope{RuntimeID: r.id, SessionID: session}, Cwd: r.fs.Root()}
+	c := r.common(scope.Scope{RuntimeID: r.id, SessionID: session})
+	if ts := r.transcripts; ts != nil {
+		c.TranscriptPath = ts.lastPath(session)
+	}
+	r.notifier.Notify(hook.Notification{Common: c, Type: typ, Message: message, Title: "orca"})
+}
+
+// common is the part of hook payloads (and notifications) that the
+// runtime knows of a run in s: its scope, the workspace and the permission
+// mode.
+func (r *Runtime) common(s scope.Scope) hook.Common {
+	c := hook.Common{Scope: s, Cwd: r.fs.Root()}
 	if r.policy != nil {
 		c.PermissionMode = string(r.policy.Mode)
 	}
-	if ts := r.transcripts; ts != nil {
-		if p := ts.sessionPath(session); fileExists(p) {
-			c.TranscriptPath = p
-		}
-	}
-	r.notifier.Notify(hook.Notification{Common: c, Type: typ, Message: message, Title: "orca"})
+	return c
 }
 
 // Definition returns the definition with defaults applied.

@@ -636,9 +636,11 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 			return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Denied by hook %s: %s", out.By, out.Reason))
 		}
 	}
-	switch rt.approver.(type) {
-	case policy.Headless, policy.Parking: // no one is asked now (Parking's park says so below)
-	default:
+	// A person is told before the approver asks, except where no one is
+	// asked now: Headless refuses, and Parking parks (told below).
+	_, headless := rt.approver.(policy.Headless)
+	_, parking := rt.approver.(policy.Parking)
+	if !headless && !parking {
 		t.notifyPermission(call.Name)
 	}
 	a, err := rt.approver.Approve(t.ctx, policy.ApprovalRequest{Scope: t.res.Scope, ToolName: call.Name, ToolUseID: call.ID, Input: call.Input, Access: preq.Access, Display: tool.DisplayOf(tl, call.Input), Verdict: verdict})
@@ -655,7 +657,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 	}
 	if a.Park {
 		t.res.Parked = &Parked{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: verdict.Reason, Rules: verdict.Suggestions}
-		if _, parking := rt.approver.(policy.Parking); parking {
+		if parking {
 			t.notifyPermission(call.Name)
 		}
 		t.emit(event.ApprovalResolved, &event.ApprovalData{ToolUseID: call.ID, ToolName: call.Name, Input: call.Input, Reason: "parked: a person decides later", By: "approver"})

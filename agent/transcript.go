@@ -54,6 +54,15 @@ func (ts *transcripts) sessionPath(session string) string {
 	return filepath.Join(ts.dir, safeName(session)+".jsonl")
 }
 
+// lastPath is the file of session's conversation as its last turn left
+// it, or "" if there is none yet.
+func (ts *transcripts) lastPath(session string) string {
+	if p := ts.sessionPath(session); fileExists(p) {
+		return p
+	}
+	return ""
+}
+
 // forkPath is the file of the fork run by runtime in session.
 func (ts *transcripts) forkPath(session, runtime string) string {
 	return filepath.Join(ts.dir, safeName(session), "subagents", "agent-"+safeName(runtime)+".jsonl")

@@ -144,10 +144,7 @@ func (t *turn) emitAt(name event.Name, data any, now time.Time) {
 
 // common is the envelope of this turn's hook payloads.
 func (t *turn) common() hook.Common {
-	c := hook.Common{Scope: t.res.Scope, Cwd: t.rt.fs.Root()}
-	if t.rt.policy != nil {
-		c.PermissionMode = string(t.rt.policy.Mode)
-	}
+	c := t.rt.common(t.res.Scope)
 	if t.res.Fork() {
 		c.Agent = t.rt.def.Name
 	}
@@ -158,9 +155,7 @@ func (t *turn) common() hook.Common {
 		case t.outside:
 			// The session's conversation as its last turn left it: a call
 			// from outside adds nothing to it.
-			if p := ts.sessionPath(t.res.SessionID); fileExists(p) {
-				c.TranscriptPath = p
-			}
+			c.TranscriptPath = ts.lastPath(t.res.SessionID)
 		default:
 			c.TranscriptPath = t.ownTranscript()
 		}

@@ -806,13 +806,8 @@ func nestedMemory(cfg Config) []string {
 // beside the session store, when any hook is registered or anyone hears
 // notifications (which name the transcript).
 func (a *App) transcriptDir() string {
-	if a.notifierOrNil() != nil {
+	if a.notifierOrNil() != nil || slices.ContainsFunc(hook.Names, a.svc.Hooks.Has) {
 		return filepath.Join(a.root, ".orca", "transcripts")
-	}
-	for _, n := range hook.Names {
-		if a.svc.Hooks.Has(n) {
-			return filepath.Join(a.root, ".orca", "transcripts")
-		}
 	}
 	return ""
 }

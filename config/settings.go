@@ -420,8 +420,8 @@ func (s *Settings) RegisterHooksWith(reg *hook.Registry, workspace string, opts 
 }
 
 // Notifier returns the Notifier of the settings' Notification and
-// StopFailure entries (nil if there are none), running in the workspace folder; onFail hears
-// of the runs that fail (see command.NewNotifier).
+// StopFailure entries (nil if there are none), running in the workspace
+// folder; onFail hears of the runs that fail (see command.NewNotifier).
 func (s *Settings) Notifier(workspace string, onFail func(note hook.Notification, handler string, err error)) (*command.Notifier, error) {
 	return command.NewNotifier(s.hookSpecs(), workspace, onFail)
 }

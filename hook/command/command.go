@@ -360,35 +360,13 @@ func (w *capped) String() string {
 // resume for SessionStart's source), plus hook_event_name, transcript_path
 // and, for Stop, stop_hook_active.
 func Input(p hook.Payload) ([]byte, error) {
-	raw, err := json.Marshal(p)
+	m, err := ccFields(p, "the "+string(p.Hook())+" payload")
 	if err != nil {
-		return nil, fmt.Errorf("encoding the %s payload: %w", p.Hook(), err)
+		return nil, err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("encoding the %s payload: %w", p.Hook(), err)
-	}
-	rename := func(from, to string) {
-		if v, ok := m[from]; ok {
-			delete(m, from)
-			m[to] = v
-		}
-	}
-	set := func(k string, v any) {
-		b, _ := json.Marshal(v)
-		m[k] = b
-	}
+	rename, set := m.rename, m.set
 	set("hook", p.Hook())
-	set("version", hook.Version)
-	set("hook_event_name", EventOf(p.Hook()))
-	c := hook.CommonOf(p)
-	set("transcript_path", c.TranscriptPath)
-	set("permission_mode", ccMode(c.PermissionMode))
-	if c.Agent != "" {
-		// Inside a subagent, as Claude Code marks its hooks there.
-		set("agent_type", c.Agent)
-		set("agent_id", c.ExecutionID)
-	}
+	m.common(EventOf(p.Hook()), hook.CommonOf(p))
 	switch p := p.(type) {
 	case *hook.PreToolUsePayload, *hook.PermissionRequestPayload:
 		rename("arguments", "tool_input")
@@ -423,6 +401,50 @@ func Input(p hook.Payload) ([]byte, error) {
 		set("last_assistant_message", p.Answer)
 	}
 	return json.Marshal(m)
+}
+
+// ccInput is a command's input being built: v's JSON fields, which
+// Input and notificationInput rename and add to.
+type ccInput map[string]json.RawMessage
+
+// ccFields returns the JSON fields of v (what names it in errors).
+func ccFields(v any, what string) (ccInput, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", what, err)
+	}
+	var m ccInput
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", what, err)
+	}
+	return m, nil
+}
+
+func (m ccInput) set(k string, v any) {
+	b, _ := json.Marshal(v)
+	m[k] = b
+}
+
+func (m ccInput) rename(from, to string) {
+	if v, ok := m[from]; ok {
+		delete(m, from)
+		m[to] = v
+	}
+}
+
+// common sets the fields every input has, from c, for Claude Code's
+// event: its name, the payload version, the transcript, the permission
+// mode in Claude Code's words and, inside a subagent, the agent.
+func (m ccInput) common(event string, c *hook.Common) {
+	m.set("version", hook.Version)
+	m.set("hook_event_name", event)
+	m.set("transcript_path", c.TranscriptPath)
+	m.set("permission_mode", ccMode(c.PermissionMode))
+	if c.Agent != "" {
+		// Inside a subagent, as Claude Code marks its hooks there.
+		m.set("agent_type", c.Agent)
+		m.set("agent_id", c.ExecutionID)
+	}
 }
 
 // ccMode is Claude Code's name of the permission mode m (orca's); without

@@ -149,36 +149,22 @@ func (n *Notifier) Close() error {
 	return nil
 }
 
-// notificationInput is note as a Notification command reads it.
+// notificationInput is note as a Notification (or StopFailure) command
+// reads it.
 func notificationInput(note hook.Notification) ([]byte, error) {
-	raw, err := json.Marshal(note)
+	m, err := ccFields(note, "the notification")
 	if err != nil {
-		return nil, fmt.Errorf("encoding the notification: %w", err)
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("encoding the notification: %w", err)
-	}
-	set := func(k string, v any) {
-		b, _ := json.Marshal(v)
-		m[k] = b
+		return nil, err
 	}
 	delete(m, "hook") // no hook of orca's
-	set("version", hook.Version)
-	set("hook_event_name", NotifierEventOf(note.Type))
+	m.common(NotifierEventOf(note.Type), &note.Common)
 	if note.Type == hook.NotifyStopFailure {
 		// Claude Code's StopFailure has the error, not a notification.
 		delete(m, "notification_type")
 		delete(m, "message")
 		delete(m, "title")
-		set("error_type", note.ErrorType)
-		set("error_message", note.ErrorMessage)
-	}
-	set("transcript_path", note.TranscriptPath)
-	set("permission_mode", ccMode(note.PermissionMode))
-	if note.Agent != "" {
-		set("agent_type", note.Agent)
-		set("agent_id", note.ExecutionID)
+		m.set("error_type", note.ErrorType)
+		m.set("error_message", note.ErrorMessage)
 	}
 	return json.Marshal(m)
 }
