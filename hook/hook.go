@@ -438,6 +438,7 @@ func (r *Registry) RunIn(ctx context.Context, f *Frame, p Payload) Outcome {
 		)
 		if e.mayBlock {
 			d, err = e.callAside(ctx, out.Payload)
+			pc.atKnown = false
 		} else {
 			d, err = pc.call(e, out.Payload)
 		}
@@ -516,6 +517,15 @@ type pointContext struct {
 	ctx      context.Context // parent, or lazy
 	lazy     lazyDeadline
 	deadline time.Time
+	// The clock is read once in full (t0, when the point starts); the
+	// handlers' times are offsets from it, read from the monotonic clock
+	// alone, which costs half as much. left is the deadline's offset; at
+	// is when the next handler starts, if known (atKnown): each handler's
+	// end is the next one's start, one clock read for both, unless a
+	// handler ran aside in between.
+	t0       time.Time
+	left, at time.Duration
+	atKnown  bool
 }
 
 // init makes pc, a zero pointContext, the context of entries' run.
@@ -530,9 +540,10 @@ func (pc *pointContext) init(ctx context.Context, entries []*entry) {
 	if longest == 0 {
 		return
 	}
-	pc.deadline = time.Now().Add(longest)
+	pc.t0 = time.Now()
+	pc.deadline, pc.left, pc.at, pc.atKnown = pc.t0.Add(longest), longest, 0, true
 	if d, ok := ctx.Deadline(); ok && !d.After(pc.deadline) {
-		pc.deadline = d // ctx ends first anyway
+		pc.deadline, pc.left = d, d.Sub(pc.t0) // ctx ends first anyway
 		return
 	}
 	pc.lazy.Context, pc.lazy.deadline = ctx, pc.deadline
@@ -608,9 +619,13 @@ func (c *lazyDeadline) Err() error {
 // call runs the handler on the caller's goroutine, turning a panic into
 // an error, and an answer that came after its timeout into a timeout.
 func (pc *pointContext) call(e *entry, p Payload) (d *Decision, err error) {
-	start := time.Now()
+	start := pc.at
+	if !pc.atKnown {
+		start = time.Since(pc.t0)
+	}
 	ctx := pc.ctx
-	if own := start.Add(e.timeout); own.Before(pc.deadline.Add(-time.Millisecond)) || own.After(pc.deadline.Add(time.Millisecond)) {
+	if off := pc.left - (start + e.timeout); off < -time.Millisecond || off > time.Millisecond {
+		own := pc.t0.Add(start + e.timeout)
 		if d, ok := pc.parent.Deadline(); !ok || own.Before(d) {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithDeadline(pc.parent, own)
@@ -620,11 +635,13 @@ func (pc *pointContext) call(e *entry, p Payload) (d *Decision, err error) {
 		}
 	}
 	defer func() {
+		end := time.Since(pc.t0)
+		pc.at, pc.atKnown = end, true
 		if v := recover(); v != nil {
 			d, err = nil, fmt.Errorf("panic: %v", v)
 			return
 		}
-		if took := time.Since(start); took >= e.timeout {
+		if took := end - start; took >= e.timeout {
 			d, err = nil, fmt.Errorf("timed out after %v (it answered after %v)", e.timeout, took.Round(time.Millisecond))
 		}
 	}()

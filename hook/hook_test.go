@@ -469,3 +469,35 @@ func TestRunInFrame(t *testing.T) {
 		}
 	})
 }
+
+// Each in-process handler's time is its own: it starts when the one
+// before it ended (or ran aside), its deadline is its timeout from then,
+// and only its own time counts against that timeout.
+func TestHandlersTimesAreTheirOwn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := hook.NewRegistry()
+		const timeout = 5 * time.Second
+		sleeper := func(name string, d time.Duration, opts ...hook.Option) {
+			mustRegister(t, r, hook.PreToolUse, name, hook.HandlerFunc(func(ctx context.Context, _ hook.Payload) (*hook.Decision, error) {
+				if dl, ok := ctx.Deadline(); !ok || dl != time.Now().Add(timeout) {
+					t.Errorf("%s: deadline %v, %v; want %v from its start", name, dl, ok, timeout)
+				}
+				time.Sleep(d) // ignores its context, as a careless handler does
+				return nil, nil
+			}), append(opts, hook.Timeout(timeout))...)
+		}
+		sleeper("a", 3*time.Second)
+		sleeper("b", 3*time.Second)                      // 6 s after the point began, 3 s after it did
+		sleeper("aside", 2*time.Second, hook.MayBlock()) // on a goroutine of its own
+		sleeper("c", 4*time.Second)
+		sleeper("late", 6*time.Second)
+		start := time.Now()
+		out := r.Run(context.Background(), toolPayload(`{}`))
+		if waited := time.Since(start); waited != 18*time.Second {
+			t.Errorf("the run took %v", waited)
+		}
+		if len(out.Failures) != 1 || out.Failures[0].Handler != "late" || !strings.Contains(out.Failures[0].Err.Error(), "timed out after 5s (it answered after 6s)") {
+			t.Errorf("failures %+v; want only late's timeout", out.Failures)
+		}
+	})
+}
