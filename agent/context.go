@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/workspace"
 )
 
 // The kinds of compaction, cheapest first, as PRE_COMPACT and the events
@@ -338,10 +340,20 @@ func (t *turn) capResult(id, name, content string) (string, string) {
 	}
 	saved := ""
 	if root := t.rt.fs.Root(); root != "" {
-		rel := filepath.Join(".orca", "results", safeName(t.res.SessionID), safeName(id)+".txt")
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil && os.WriteFile(p, []byte(content), 0o644) == nil {
-			saved = filepath.ToSlash(rel)
+		rel := path.Join(".orca", "results", safeName(t.res.SessionID), safeName(id)+".txt")
+		// Not through a link out of the workspace (a cloned
+		// repository's .orca -> ~/x): the result is then not kept.
+		p, err := workspace.Confine(root, rel)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(p), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(p, []byte(content), 0o644)
+		}
+		if err == nil {
+			saved = rel
+		} else {
+			t.rt.logger.Warn("a long tool result was not kept", "tool_use_id", id, "err", err)
 		}
 	}
 	head, tail := max*8/10, max/10

@@ -125,3 +125,30 @@ func slicesDelete(bs []llm.Block) []llm.Block {
 	}
 	return out
 }
+
+// A result too long for the conversation is not kept through a link that
+// leads out of the workspace (a cloned repository's .orca/results ->
+// ~/x): the model is told it was not kept, and nothing is written there.
+func TestOversizedResultIsNotKeptOutside(t *testing.T) {
+	b := newBench(t, nil, nil)
+	elsewhere := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(b.root, ".orca"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(b.root, ".orca", "results")); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("0123456789", 1000)
+	dump := tool.New("Dump", "Dumps.", func(ctx context.Context, in struct{}) (string, error) { return long, nil })
+	rt := b.runtimeWith(agent.Definition{Name: "cap", MaxResultChars: 5000, ToolProviders: []tool.Provider{tool.Static("d", dump)}})
+	b.model.Script("s", script.Response{ToolCalls: []script.ToolCall{{ID: "big", Name: "Dump", Input: raw(map[string]any{})}}}, script.Text("ok"))
+	if _, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "dump"}); err != nil {
+		t.Fatal(err)
+	}
+	if o := b.observation("s", 1, "big"); !strings.Contains(o.Content, "It was not kept.") || strings.Contains(o.Content, ".orca/results") {
+		t.Errorf("observation: %s", o.Content[4000:])
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("the result was written through the link: %v", entries)
+	}
+}

@@ -54,6 +54,7 @@ import (
 	"github.com/orca-agent/orca/telemetry"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/toolset"
+	"github.com/orca-agent/orca/workspace"
 )
 
 // telemetryFlush bounds how long Close waits for the last spans and
@@ -391,6 +392,13 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, err
 		}
 	}
+	// Hooks read the conversation as Claude Code's hooks do, from a
+	// transcript file (transcript_path), kept only when some hook could
+	// read it.
+	transcripts, err := a.transcriptDir()
+	if err != nil {
+		return nil, fmt.Errorf("transcripts: %w", err)
+	}
 	sb := a.settings.Sandbox.Runner(a.root)
 	sb.Disabled = sb.Disabled || cfg.NoSandbox
 	sb.Env = append(sb.Env, a.settings.EnvList()...) // the settings' env block
@@ -407,23 +415,20 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Verify:           verify,
 		ToolProviders:    a.toolProviders(cfg),
 	}, agent.Collaborators{
-		Client:      a.model.client,
-		Workspace:   a.root,
-		WorkspaceID: wsID,
-		Logger:      logger,
-		Services:    a.svc,
-		Policy:      pol,
-		Approver:    cfg.Approver,
-		Notifier:    a.notifierOrNil(),
-		Approvals:   approvals,
-		ConfigDir:   cmp.Or(a.configDir, "-"),
-		ClaudeDir:   cmp.Or(a.claudeDir, "-"),
-		NoClaude:    cfg.NoClaude,
-		Sandbox:     sb,
-		// Hooks read the conversation as Claude Code's hooks do, from a
-		// transcript file (transcript_path), kept only when some hook
-		// could read it.
-		TranscriptDir: a.transcriptDir(),
+		Client:        a.model.client,
+		Workspace:     a.root,
+		WorkspaceID:   wsID,
+		Logger:        logger,
+		Services:      a.svc,
+		Policy:        pol,
+		Approver:      cfg.Approver,
+		Notifier:      a.notifierOrNil(),
+		Approvals:     approvals,
+		ConfigDir:     cmp.Or(a.configDir, "-"),
+		ClaudeDir:     cmp.Or(a.claudeDir, "-"),
+		NoClaude:      cfg.NoClaude,
+		Sandbox:       sb,
+		TranscriptDir: transcripts,
 		NestedMemory:  nestedMemory(cfg),
 		PathRules:     a.pathRules,
 		Plugins:       pluginFolders(a.settings.Plugins),
@@ -542,7 +547,18 @@ func OpenStore(ws string) (*sqlite.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", ws, err)
 	}
-	path := sqlite.DefaultPath(root)
+	// The store and the files SQLite keeps beside it stay in the
+	// workspace: a link (a cloned repository's .orca -> ~/x) that leads
+	// them out is refused.
+	path, err := StatePath(root, ".orca/orca.db")
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the session store: %w", err)
+	}
+	for _, side := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := StatePath(root, ".orca/orca.db"+side); err != nil {
+			return nil, fmt.Errorf("cannot open the session store: %w", err)
+		}
+	}
 	_, statErr := os.Lstat(path)
 	st, err := sqlite.Open(path)
 	if err != nil {
@@ -574,6 +590,20 @@ const StateIgnore = `# Written by orca when it first kept state in this folder: 
 /results/
 /settings.local.json
 `
+
+// StatePath returns where orca keeps rel (slash-separated, ".orca/…"), a
+// file or folder of its state in the workspace root: the path with the
+// links it has inside the workspace followed. A link that leads it out of
+// the workspace, or nowhere, is refused (workspace.Confine): orca writes
+// its state, the sessions, transcripts and timelines among it, only in
+// the workspace.
+func StatePath(root, rel string) (string, error) {
+	p, err := workspace.Confine(root, rel)
+	if err != nil {
+		return "", fmt.Errorf("%w; orca keeps a workspace's state inside it, and follows no link out", err)
+	}
+	return p, nil
+}
 
 // writeStateIgnore writes StateIgnore to dir/.gitignore unless there is
 // one. It is a convenience: a folder where it cannot be written loses
@@ -805,11 +835,11 @@ func nestedMemory(cfg Config) []string {
 // transcriptDir is where the runtime keeps the transcripts hooks read:
 // beside the session store, when any hook is registered or anyone hears
 // notifications (which name the transcript).
-func (a *App) transcriptDir() string {
+func (a *App) transcriptDir() (string, error) {
 	if a.notifierOrNil() != nil || slices.ContainsFunc(hook.Names, a.svc.Hooks.Has) {
-		return filepath.Join(a.root, ".orca", "transcripts")
+		return StatePath(a.root, ".orca/transcripts")
 	}
-	return ""
+	return "", nil
 }
 
 // TimelinePath returns the file of the run's timeline, or "" without one.

@@ -22,7 +22,11 @@ const WorkspaceIDFile = ".orca/workspace-id"
 
 // ReadWorkspaceID returns the workspace's id, or "" if it has none yet.
 func ReadWorkspaceID(root string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(WorkspaceIDFile)))
+	p, err := StatePath(root, WorkspaceIDFile)
+	if err != nil {
+		return "", fmt.Errorf("workspace id: %w", err)
+	}
+	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -45,7 +49,10 @@ func workspaceID(root string) (string, error) {
 	b := make([]byte, 8)
 	rand.Read(b)
 	id = "ws_" + hex.EncodeToString(b)
-	p := filepath.Join(root, filepath.FromSlash(WorkspaceIDFile))
+	p, err := StatePath(root, WorkspaceIDFile)
+	if err != nil {
+		return "", fmt.Errorf("workspace id: %w", err)
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", fmt.Errorf("workspace id: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/orca-agent/orca/workspace"
 )
 
 // MCPScopes are the scopes of the files a program edits MCP servers in
@@ -18,14 +20,16 @@ import (
 var MCPScopes = []string{"local", "project", "user"}
 
 // MCPScopeFile returns the file that declares the MCP servers of scope:
-// in the workspace root for local and project, in the user configuration
+// in the workspace root for local and project (with the links it has in
+// the workspace followed, and refused if one leads it out: a cloned
+// repository's .orca -> ~/x is not edited), in the user configuration
 // folder dir (Dir()) for user.
 func MCPScopeFile(scope, root, dir string) (string, error) {
 	switch scope {
 	case "local":
-		return filepath.Join(root, ".orca", "settings.local.json"), nil
+		return workspace.Confine(root, ".orca/settings.local.json")
 	case "project":
-		return filepath.Join(root, MCPFile), nil
+		return workspace.Confine(root, MCPFile)
 	case "user":
 		if dir == "" {
 			return "", errors.New("no user configuration folder (no home folder)")

@@ -21,6 +21,7 @@ import (
 
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/store"
+	ws "github.com/orca-agent/orca/workspace"
 )
 
 // Buffer is how many events a writer may hold before the bus drops
@@ -221,7 +222,12 @@ func NewTimeline(bus *event.Bus, workspace, run string) (*Timeline, error) {
 	if run == "" || filepath.Base(run) != run {
 		return nil, fmt.Errorf("observe: bad run id %q", run)
 	}
-	dir := filepath.Join(workspace, RunsDir, run)
+	// Not through a link out of the workspace (a cloned repository's
+	// .orca -> ~/x).
+	dir, err := ws.Confine(workspace, RunsDir+"/"+run)
+	if err != nil {
+		return nil, fmt.Errorf("observe: timeline: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("observe: timeline: %w", err)
 	}

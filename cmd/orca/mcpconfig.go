@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/workspace"
 )
 
 // scopeFile opens the file of scope, for workspace ws (which must be one:
@@ -23,6 +25,9 @@ func scopeFile(o options, ws, scope string) (*config.MCPServersFile, error) {
 		}
 	}
 	path, err := config.MCPScopeFile(scope, root, o.userConfigDir())
+	if errors.Is(err, workspace.ErrOutside) {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
 	if err != nil {
 		return nil, usageErrorf("--%v", err)
 	}
