@@ -428,6 +428,38 @@ func TestRunPromptFromStdin(t *testing.T) {
 	}
 }
 
+// A - after the prompt's words adds standard input to them, as a block
+// the model sees in its first request; without it, stdin is not read.
+func TestRunPromptWithStdin(t *testing.T) {
+	t.Parallel()
+	sc := writeScript(t, `{"text": "hi"}`)
+	ws := t.TempDir()
+	stdout, stderr, code := orca(t, t.Context(), "panic: nil map\ngoroutine 1\n\n", "run", "--script", sc, "-w", ws, "--json", "why does it", "fail", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "why does it fail\n\n<stdin>\npanic: nil map\ngoroutine 1\n</stdin>"
+	first := parseEvents(t, stdout)[0]
+	if first.str("input") != want {
+		t.Errorf("turn input %q, want %q", first.str("input"), want)
+	}
+	out, stderr, code := orca(t, t.Context(), "", "sessions", "show", first.str("session_id"), "-w", ws, "--json")
+	if code != 0 || !strings.Contains(out, `<stdin>\npanic: nil map`) {
+		t.Errorf("the stored prompt: exit %d, %s%s", code, out, stderr)
+	}
+	// Empty stdin adds nothing; without the -, stdin is not read.
+	for _, args := range [][]string{{"why", "-"}, {"why"}} {
+		stdin := ""
+		if len(args) == 1 {
+			stdin = "not read"
+		}
+		stdout, stderr, code = orca(t, t.Context(), stdin, append([]string{"run", "--script", sc, "-w", ws, "--json"}, args...)...)
+		if first := parseEvents(t, stdout)[0]; code != 0 || first.str("input") != "why" {
+			t.Errorf("%q: exit %d, input %q: %s", args, code, first.str("input"), stderr)
+		}
+	}
+}
+
 // A command cancelled before it could open the session (Ctrl-C during the
 // setup) ends with 1 and says why.
 func TestRunCancelled(t *testing.T) {

@@ -70,8 +70,10 @@ store; with --timeline, in .orca/runs/<run>/events.jsonl too ('orca
 timeline' shows both).
 
 PROMPT may be several arguments (joined with spaces), or - to read it from
-standard input. With --session or --continue and no PROMPT, the session's
-turn that parked a call (--park-approvals) goes on, once the call is
+standard input; a - after them adds standard input to them, in a <stdin>
+block (cat build.log | orca run "why does the build fail" -). Standard
+input is read only then. With --session or --continue and no PROMPT, the
+session's turn that parked a call (--park-approvals) goes on, once the call is
 decided ('orca approve', 'orca deny'): the call runs, or the model hears
 it was denied, and the turn ends as it would have.
 
@@ -329,13 +331,18 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	return &exitError{code: exitTurn, err: errors.New(msg), quiet: !asJSON}
 }
 
-// readPrompt joins the arguments into the prompt ("" for none); a single
-// "-" reads it from stdin, until its end or until ctx ends.
+// readPrompt joins the arguments into the prompt ("" for none). A single
+// "-" reads it from stdin; a "-" after other arguments adds what stdin
+// holds to them, in a <stdin> block (cat log | orca run "why does it
+// fail" -). Stdin is read until its end or until ctx ends, and only when
+// asked: a program that starts orca with a pipe it never closes does not
+// hang it.
 func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, error) {
 	if len(args) == 0 {
 		return "", nil
 	}
-	if len(args) == 1 && args[0] == "-" {
+	var block string
+	if args[len(args)-1] == "-" {
 		type read struct {
 			b   []byte
 			err error
@@ -345,19 +352,25 @@ func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, er
 			b, err := io.ReadAll(stdin)
 			ch <- read{b, err}
 		}()
+		var in string
 		select {
 		case r := <-ch:
 			if r.err != nil {
 				return "", usageErrorf("reading the prompt from standard input: %v", r.err)
 			}
-			args = []string{string(r.b)}
+			in = string(r.b)
 		case <-ctx.Done():
 			return "", &exitError{code: exitTurn, err: fmt.Errorf("reading the prompt from standard input: %w", context.Cause(ctx))}
+		}
+		if args = args[:len(args)-1]; len(args) == 0 {
+			args = []string{in}
+		} else if strings.TrimSpace(in) != "" {
+			block = "\n\n<stdin>\n" + strings.TrimRight(in, "\r\n") + "\n</stdin>"
 		}
 	}
 	prompt := strings.TrimSpace(strings.Join(args, " "))
 	if prompt == "" {
 		return "", usageErrorf("the prompt is empty")
 	}
-	return prompt, nil
+	return prompt + block, nil
 }
