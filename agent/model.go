@@ -76,7 +76,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		var ev *callEvents
-		start := time.Now() // the call's start is its event's time too (a tool call's is)
+		start := t.clock() // the call's start is its event's time too (a tool call's is)
 		if t.observed() {
 			ev = new(callEvents)
 			ev.started = event.LLMCallData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt}
@@ -99,7 +99,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 				t.sizedUpTo = len(t.msgs) + 1 // the answer is appended next
 			}
 			if ev != nil {
-				end := time.Now()
+				end := t.clock()
 				ev.usage = resp.Usage
 				ev.completed = event.LLMCallData{
 					Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt,

@@ -290,7 +290,7 @@ func (t *turn) started(b *llm.Block) *callRec {
 	if !t.observed() {
 		return &callRec{Call: call}
 	}
-	w := &watchedCall{callRec: callRec{Call: call, start: time.Now()}}
+	w := &watchedCall{callRec: callRec{Call: call, start: t.clock()}}
 	w.callRec.ev = &w.ev
 	var d tool.Display
 	if tl, ok := t.rt.tools.Lookup(b.Name); ok {
@@ -318,7 +318,7 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 		} else {
 			d = new(event.ToolData) // someone watches since the call started
 		}
-		end := time.Now()
+		end := t.clock()
 		*d = event.ToolData{
 			Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
 			Output: r.Content, IsError: r.IsError, SavedTo: saved,
