@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/orca-agent/orca/hook"
 )
@@ -57,6 +58,11 @@ type Notifier struct {
 	mu     sync.Mutex // guards closed against the WaitGroup's Add
 	closed bool
 	wg     sync.WaitGroup
+	// ctx is the entries' runs' context, cancelled by Close once it has
+	// waited wait (closeWait) for them.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wait   time.Duration
 }
 
 var _ hook.Notifier = (*Notifier)(nil)
@@ -71,7 +77,8 @@ func NewNotifier(specs []Spec, workspace string, onFail func(note hook.Notificat
 	if err != nil {
 		return nil, fmt.Errorf("notification hooks: workspace %s: %w", workspace, err)
 	}
-	n := &Notifier{onFail: onFail}
+	n := &Notifier{onFail: onFail, wait: closeWait}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
 	for _, s := range specs {
 		if !IsNotifierEvent(s.Event) {
 			continue
@@ -87,6 +94,7 @@ func NewNotifier(specs []Spec, workspace string, onFail func(note hook.Notificat
 		n.names = append(n.names, s.Name())
 	}
 	if len(n.cmds) == 0 {
+		n.cancel()
 		return nil, nil
 	}
 	return n, nil
@@ -119,12 +127,15 @@ func (n *Notifier) Notify(note hook.Notification) {
 			var r result
 			var err error
 			if c.http != nil {
-				r, err = c.runHTTP(context.Background(), in)
+				r, err = c.runHTTP(n.ctx, in)
 			} else {
-				r, err = c.run(context.Background(), in, nil)
+				r, err = c.run(n.ctx, in, nil)
 			}
 			if err == nil && r.code != 0 {
 				err = fmt.Errorf("command %q exited with status %d%s", clip(c.Command), r.code, detail(r.stderr))
+			}
+			if err != nil && n.ctx.Err() != nil {
+				err = fmt.Errorf("stopped: it was still running %v after orca began to close: %w", n.wait, err)
 			}
 			if err != nil {
 				n.fail(note, n.names[i], err)
@@ -139,15 +150,35 @@ func (n *Notifier) fail(note hook.Notification, handler string, err error) {
 	}
 }
 
-// Close waits for the entries still running (each ends by its timeout at
-// the latest); after it, Notify runs nothing.
+// Close waits for the entries still running, each up to its timeout but
+// no longer than closeWait in all (a notify-send that waits for a
+// notification daemon that is not there would otherwise hold orca's exit
+// for its timeout): those still running then are stopped, and reported
+// as failed. After Close, Notify runs nothing.
 func (n *Notifier) Close() error {
 	n.mu.Lock()
 	n.closed = true
 	n.mu.Unlock()
-	n.wg.Wait()
+	done := make(chan struct{})
+	go func() {
+		n.wg.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(n.wait)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		n.cancel()
+		<-done
+	}
+	n.cancel()
 	return nil
 }
+
+// closeWait is how long Close waits for running entries before it stops
+// them.
+var closeWait = 5 * time.Second
 
 // notificationInput is note as a Notification (or StopFailure) command
 // reads it.

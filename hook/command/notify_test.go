@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/hook/command"
@@ -160,5 +161,39 @@ func TestNotifierRunsStopFailureEntries(t *testing.T) {
 		if exists(filepath.Join(ws, f)) {
 			t.Errorf("the entry that saves %s ran", f)
 		}
+	}
+}
+
+// Close does not wait for a hung entry past closeWait: it stops it, with
+// the processes it started, and reports it as failed; an entry that ends
+// in time is not touched.
+func TestNotifierCloseStopsHungEntries(t *testing.T) {
+	defer command.SetCloseWait(300 * time.Millisecond)()
+	ws := t.TempDir()
+	out := filepath.Join(ws, "quick")
+	specs := []command.Spec{
+		// As notify-send does when no notification daemon answers.
+		{Event: "Notification", Command: "sleep 60 & wait", File: "s.json", Key: "hooks.Notification[0].hooks[0]"},
+		{Event: "Notification", Command: "cat > " + out, File: "s.json", Key: "hooks.Notification[1].hooks[0]"},
+	}
+	var mu sync.Mutex
+	var failed []string
+	n, err := command.NewNotifier(specs, ws, func(note hook.Notification, handler string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failed = append(failed, handler+": "+err.Error())
+	})
+	if err != nil || n == nil {
+		t.Fatalf("NewNotifier = %v, %v", n, err)
+	}
+	n.Notify(permissionNote())
+	n.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failed) != 1 || !strings.Contains(failed[0], "Notification[0].hooks[0]") || !strings.Contains(failed[0], "stopped: it was still running 300ms after orca began to close") {
+		t.Errorf("failures %q; want the hung entry's, stopped", failed)
+	}
+	if data, err := os.ReadFile(out); err != nil || !strings.Contains(string(data), "permission_prompt") {
+		t.Errorf("the quick entry: %q, %v", data, err)
 	}
 }
