@@ -1,11 +1,12 @@
 package store
 
 import (
-	"github.com/orca-agent/orca/scope"
-
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
+
+	"github.com/orca-agent/orca/scope"
 )
 
 // Observation is one runtime event as a row: DESIGN §3.12's observation
@@ -59,37 +60,31 @@ func (m *Memory) AppendObservations(ctx context.Context, rows []Observation) err
 // pointer the garbage collector would follow: a store that keeps many (a
 // long-running process, a benchmark) holds them in arrays the collector
 // does not scan, which it would otherwise do at every cycle. Each row is
-// an obsRec, in chunks that never move once allocated, and its strings
-// and data are bytes in a slab.
+// an obsRec, in chunks that never move once allocated; its data is bytes
+// in a slab, and its name and scope are indexes into the names and scopes
+// the rows have, each kept once (a scope is an execution's: rows by the
+// hundred share one).
 type obsRows struct {
 	chunks [][]obsRec
 	slabs  [][]byte
 	n      int
+
+	names   []string
+	nameAt  map[string]uint32
+	scopes  []scope.Scope
+	scopeAt map[scope.Scope]uint32
+	last    uint32 // the scope of the row added last, if any (n > 0)
 }
 
-// obsRec is a row: its time, its scope's depth, and where its bytes are
-// (the name, the scope's strings and the data, in obsFields order, one
-// after the other).
+// obsRec is a row: its time, its name's and scope's indexes, and where
+// its data is.
 type obsRec struct {
-	sec       int64
-	nsec      int32
-	depth     int32
-	slab, off uint32
-	lens      [obsFields]uint32
+	sec         int64
+	nsec        int32
+	name, scope uint32
+	slab, off   uint32
+	size        uint32
 }
-
-// The row's strings, in the order of their bytes.
-const (
-	obsName = iota
-	obsRuntime
-	obsRootRuntime
-	obsSession
-	obsTurn
-	obsExecution
-	obsParentExecution
-	obsData
-	obsFields
-)
 
 const (
 	obsChunk = 1024
@@ -104,49 +99,61 @@ func (o *obsRows) add(r *Observation) {
 		}
 		o.chunks = append(o.chunks, make([]obsRec, 0, size))
 	}
-	fields := [obsFields]string{r.Name, r.RuntimeID, r.RootRuntimeID, r.SessionID, r.TurnID, r.ExecutionID, r.ParentExecutionID}
-	rec := obsRec{sec: r.Time.Unix(), nsec: int32(r.Time.Nanosecond()), depth: int32(r.Depth)}
-	size := len(r.Data)
-	for i, f := range fields[:obsData] {
-		rec.lens[i] = uint32(len(f))
-		size += len(f)
-	}
-	rec.lens[obsData] = uint32(len(r.Data))
+	rec := obsRec{sec: r.Time.Unix(), nsec: int32(r.Time.Nanosecond()), name: o.nameOf(r.Name), scope: o.scopeOf(&r.Scope), size: uint32(len(r.Data))}
 	last := len(o.slabs) - 1
-	if last < 0 || cap(o.slabs[last])-len(o.slabs[last]) < size {
-		o.slabs = append(o.slabs, make([]byte, 0, max(size, obsSlab)))
+	if last < 0 || cap(o.slabs[last])-len(o.slabs[last]) < len(r.Data) {
+		o.slabs = append(o.slabs, make([]byte, 0, max(len(r.Data), obsSlab)))
 		last++
 	}
-	slab := o.slabs[last]
-	rec.slab, rec.off = uint32(last), uint32(len(slab))
-	for _, f := range fields[:obsData] {
-		slab = append(slab, f...)
-	}
-	o.slabs[last] = append(slab, r.Data...)
+	rec.slab, rec.off = uint32(last), uint32(len(o.slabs[last]))
+	o.slabs[last] = append(o.slabs[last], r.Data...)
 	c := len(o.chunks) - 1
 	o.chunks[c] = append(o.chunks[c], rec)
 	o.n++
 }
 
-// field returns the bytes of field i of rec.
-func (o *obsRows) field(rec *obsRec, i int) []byte {
-	off := rec.off
-	for _, n := range rec.lens[:i] {
-		off += n
+// nameOf returns the index of name, kept (a copy) if it is new.
+func (o *obsRows) nameOf(name string) uint32 {
+	i, ok := o.nameAt[name]
+	if !ok {
+		if o.nameAt == nil {
+			o.nameAt = make(map[string]uint32)
+		}
+		i = uint32(len(o.names))
+		o.names = append(o.names, strings.Clone(name))
+		o.nameAt[o.names[i]] = i
 	}
-	return o.slabs[rec.slab][off : off+rec.lens[i] : off+rec.lens[i]]
+	return i
 }
 
-// row returns the row of rec, the Seq-th, with strings and data of its own.
-func (o *obsRows) row(rec *obsRec, seq int64) Observation {
-	str := func(i int) string { return string(o.field(rec, i)) }
-	r := Observation{
-		Seq: seq, Time: time.Unix(rec.sec, int64(rec.nsec)), Name: str(obsName),
-		Scope: scope.Scope{RuntimeID: str(obsRuntime), RootRuntimeID: str(obsRootRuntime), SessionID: str(obsSession), TurnID: str(obsTurn),
-			ExecutionID: str(obsExecution), ParentExecutionID: str(obsParentExecution), Depth: int(rec.depth)},
+// scopeOf returns the index of sc, kept (a copy) if it is new; the last
+// row's is found without a lookup.
+func (o *obsRows) scopeOf(sc *scope.Scope) uint32 {
+	if o.n > 0 && o.scopes[o.last] == *sc {
+		return o.last
 	}
-	if rec.lens[obsData] > 0 {
-		r.Data = append(json.RawMessage(nil), o.field(rec, obsData)...)
+	i, ok := o.scopeAt[*sc]
+	if !ok {
+		if o.scopeAt == nil {
+			o.scopeAt = make(map[scope.Scope]uint32)
+		}
+		kept := scope.Scope{
+			RuntimeID: strings.Clone(sc.RuntimeID), RootRuntimeID: strings.Clone(sc.RootRuntimeID), SessionID: strings.Clone(sc.SessionID),
+			TurnID: strings.Clone(sc.TurnID), ExecutionID: strings.Clone(sc.ExecutionID), ParentExecutionID: strings.Clone(sc.ParentExecutionID), Depth: sc.Depth,
+		}
+		i = uint32(len(o.scopes))
+		o.scopes = append(o.scopes, kept)
+		o.scopeAt[kept] = i
+	}
+	o.last = i
+	return i
+}
+
+// row returns the row of rec, the Seq-th, with data of its own.
+func (o *obsRows) row(rec *obsRec, seq int64) Observation {
+	r := Observation{Seq: seq, Time: time.Unix(rec.sec, int64(rec.nsec)), Name: o.names[rec.name], Scope: o.scopes[rec.scope]}
+	if rec.size > 0 {
+		r.Data = append(json.RawMessage(nil), o.slabs[rec.slab][rec.off:rec.off+rec.size]...)
 	}
 	return r
 }
@@ -164,8 +171,7 @@ func (m *Memory) Observations(ctx context.Context, f ObservationFilter) ([]Obser
 	// following the rows (AfterSeq) starts where it left off.
 	for seq := max(f.AfterSeq, 0) + 1; seq <= int64(o.n); seq++ {
 		rec := &o.chunks[(seq-1)/obsChunk][(seq-1)%obsChunk]
-		if f.SessionID != "" && string(o.field(rec, obsSession)) != f.SessionID ||
-			f.TurnID != "" && string(o.field(rec, obsTurn)) != f.TurnID {
+		if sc := &o.scopes[rec.scope]; f.SessionID != "" && sc.SessionID != f.SessionID || f.TurnID != "" && sc.TurnID != f.TurnID {
 			continue
 		}
 		out = append(out, o.row(rec, seq))

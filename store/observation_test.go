@@ -26,8 +26,18 @@ func TestMemoryObservationsAcrossChunks(t *testing.T) {
 	for i := range 3000 {
 		r := store.Observation{
 			Time: base.Add(time.Duration(i) * time.Millisecond), Name: fmt.Sprint("event_", i%7),
-			Scope: scope.Scope{RuntimeID: "r1", SessionID: fmt.Sprint("s", i%3), TurnID: fmt.Sprint("t", i%5), ExecutionID: fmt.Sprint("e", i)},
+			// Scopes that recur, each row's unlike the one before.
+			Scope: scope.Scope{RuntimeID: "r1", SessionID: fmt.Sprint("s", i%3), TurnID: fmt.Sprint("t", i%5), ExecutionID: fmt.Sprint("e", i%4)},
 			Data:  json.RawMessage(fmt.Sprintf(`{"i":%d,"pad":%q}`, i, strings.Repeat("x", i%200))),
+		}
+		switch {
+		case i >= 2000 && i < 2500: // runs of one execution's rows
+			r.Scope = scope.Scope{RuntimeID: "r1", SessionID: "s1", TurnID: "t2", ExecutionID: fmt.Sprint("run", i/100)}
+		case i >= 2500 && i < 2600: // a fork's rows between its parent's
+			r.Scope = scope.Scope{RuntimeID: "r1", SessionID: "s2", TurnID: "t4", ExecutionID: "parent"}
+			if i%3 == 0 {
+				r.Scope = scope.Scope{RuntimeID: "r1/explorer", RootRuntimeID: "r1", SessionID: "s2", TurnID: "t4", ExecutionID: "fork", ParentExecutionID: "parent", Depth: 1}
+			}
 		}
 		switch i {
 		case 1500:
@@ -79,7 +89,7 @@ func TestMemoryObservationsAcrossChunks(t *testing.T) {
 
 	for _, f := range []store.ObservationFilter{
 		{AfterSeq: 1023}, {AfterSeq: 1024, Limit: 3}, {SessionID: "s0", AfterSeq: 1499}, {SessionID: "s1", TurnID: "t2", AfterSeq: 10},
-		{TurnID: "t0", Limit: 50}, {AfterSeq: 3000}, {AfterSeq: -5, Limit: 2}, {SessionID: "nope"},
+		{TurnID: "t0", Limit: 50}, {SessionID: "s2", TurnID: "t4", AfterSeq: 2400}, {AfterSeq: 3000}, {AfterSeq: -5, Limit: 2}, {SessionID: "nope"},
 	} {
 		var idx []int
 		var rows []store.Observation
