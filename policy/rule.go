@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -254,6 +255,11 @@ func (c *compiled) matchParam(in map[string]json.RawMessage) (m match, decided b
 }
 
 func compile(r Rule) (*compiled, error) {
+	if !utf8.ValidString(r.Tool) || !utf8.ValidString(r.Pattern) {
+		// A stray byte of another encoding (a settings file saved as
+		// Latin-1): no command or path can match it as written.
+		return nil, fmt.Errorf("%w %q: not valid UTF-8", ErrRule, r.String())
+	}
 	if r.Tool == "" || strings.ContainsAny(r.Tool, "() \t\n") {
 		return nil, fmt.Errorf("%w %q: %q is not a tool name", ErrRule, r.String(), r.Tool)
 	}
