@@ -296,6 +296,24 @@ func (l *Local) Walk(ctx context.Context, dir string, fn WalkFunc) error {
 	}
 	prefix := len(l.real) + 1
 	conf := fastwalk.Config{Follow: false}
+	// fn runs on the walk's goroutines: a panic in it would end the
+	// process. It ends the walk instead, and goes on on the caller's
+	// goroutine, where a tool's panic becomes its call's error.
+	var panicked atomic.Pointer[walkPanic]
+	call := func(p string, d fs.DirEntry) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				panicked.CompareAndSwap(nil, &walkPanic{v})
+				err = fs.SkipAll
+			}
+		}()
+		return fn(p, d)
+	}
+	defer func() {
+		if p := panicked.Load(); p != nil {
+			panic(p.v)
+		}
+	}()
 	err = fastwalk.Walk(&conf, start, func(p string, d fs.DirEntry, err error) error {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
@@ -313,13 +331,16 @@ func (l *Local) Walk(ctx context.Context, dir string, fn WalkFunc) error {
 		if len(p) < prefix {
 			return nil
 		}
-		return fn(filepath.ToSlash(p[prefix:]), d)
+		return call(filepath.ToSlash(p[prefix:]), d)
 	})
 	if errors.Is(err, fs.SkipAll) {
 		return nil
 	}
 	return err
 }
+
+// walkPanic is what a WalkFunc panicked with.
+type walkPanic struct{ v any }
 
 // Close releases the root.
 func (l *Local) Close() error {

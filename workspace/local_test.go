@@ -234,3 +234,32 @@ func TestWriteFileRefusesANameEndingInASlash(t *testing.T) {
 		t.Errorf("the workspace holds %v (%v)", entries, err)
 	}
 }
+
+// A WalkFunc that panics on one of the walk's goroutines ends the walk
+// and panics on the caller's, where a tool's panic becomes an error: it
+// does not end the process.
+func TestWalkPanicReachesTheCaller(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a", "b", "c/d"} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, nil, 0o644)
+	}
+	l, err := workspace.OpenLocal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	defer func() {
+		if v := recover(); v != "boom" {
+			t.Errorf("recovered %v, want boom", v)
+		}
+	}()
+	l.Walk(t.Context(), ".", func(p string, d fs.DirEntry) error {
+		if p == "c/d" {
+			panic("boom")
+		}
+		return nil
+	})
+	t.Error("Walk returned")
+}

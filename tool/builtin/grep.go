@@ -317,6 +317,7 @@ func (t *grepTool) run(ctx context.Context, s *search, files []string, opener wo
 		frontier int // every file before it is done
 		total    int // entries in files[:frontier]
 		wg       sync.WaitGroup
+		panicked atomic.Pointer[workerPanic]
 	)
 	finish := func(i int) {
 		mu.Lock()
@@ -333,6 +334,15 @@ func (t *grepTool) run(ctx context.Context, s *search, files []string, opener wo
 	workers := min(len(batches), max(4, 2*runtime.GOMAXPROCS(0)), 16)
 	for range workers {
 		wg.Go(func() {
+			// A bug of the search is the call's failure, not the
+			// process's: the panic goes on on the caller's goroutine,
+			// where the registry turns it into an error observation.
+			defer func() {
+				if v := recover(); v != nil {
+					panicked.CompareAndSwap(nil, &workerPanic{v})
+					stop.Store(true)
+				}
+			}()
 			r := readerPool.Get().(*reader)
 			defer r.release()
 			for !stop.Load() && ctx.Err() == nil {
@@ -368,8 +378,14 @@ func (t *grepTool) run(ctx context.Context, s *search, files []string, opener wo
 		})
 	}
 	wg.Wait()
+	if p := panicked.Load(); p != nil {
+		panic(p.v)
+	}
 	return results, frontier
 }
+
+// workerPanic is what a search worker panicked with.
+type workerPanic struct{ v any }
 
 // grepBatchFiles bounds a batch, so that a large folder is still searched
 // by several workers.
@@ -535,6 +551,9 @@ func (s *search) matchLines(data []byte, fn func(line int) bool) {
 		line, at := 0, 0 // line is the number of the line that starts at at
 		last := -1
 		for _, m := range s.re.FindAllIndex(data, -1) {
+			if m[0] == len(data) && m[0] > 0 && data[m[0]-1] == '\n' {
+				break // an empty match after the final line break: no line is there
+			}
 			end := max(m[1]-1, m[0])
 			first := line + bytes.Count(data[at:m[0]], nl)
 			line = first + bytes.Count(data[m[0]:end], nl)

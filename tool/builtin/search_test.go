@@ -272,6 +272,22 @@ func TestGrepMultiline(t *testing.T) {
 	}
 	got = f.ok(f.call("Grep", map[string]any{"pattern": `(?s)A.*B`}))
 	contains(t, got, "No matches found")
+
+	// A pattern that matches empty, after the final line break too (found
+	// by FuzzFileTools: orca crashed on a line that is not there). It
+	// matches each line, as it does without multiline.
+	f.write("two.txt", "a\nb\n")
+	for _, pattern := range []string{"", "$", `\z|b`, "(?m)^"} {
+		in := map[string]any{"pattern": pattern, "path": "two.txt", "output_mode": "content", "multiline": true}
+		got = f.ok(f.call("Grep", in))
+		want := "two.txt:1:a\ntwo.txt:2:b"
+		if pattern == `\z|b` {
+			want = "two.txt:2:b"
+		}
+		if got != want {
+			t.Errorf("multiline %q: %q, want %q", pattern, got, want)
+		}
+	}
 }
 
 func TestGrepSkipsBinaryFilesAndFIFOs(t *testing.T) {
