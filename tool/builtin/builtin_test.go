@@ -40,7 +40,7 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, dir: fsys.Root(), fs: fsys, reg: newRegistry(t, fsys)}
 }
 
-func newRegistry(t *testing.T, fsys workspace.FileSystem) *tool.Registry {
+func newRegistry(t testing.TB, fsys workspace.FileSystem) *tool.Registry {
 	t.Helper()
 	reg := tool.NewRegistry()
 	env := tool.Env{RuntimeID: "rt", FS: fsys, Logger: slog.New(slog.DiscardHandler)}

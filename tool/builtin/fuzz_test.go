@@ -3,7 +3,6 @@ package builtin
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,20 +42,7 @@ func FuzzFileTools(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { fsys.Close() })
-	reg := tool.NewRegistry()
-	env := tool.Env{RuntimeID: "rt", FS: fsys, Logger: slog.New(slog.DiscardHandler)}
-	for _, p := range []tool.Provider{FilesProvider(), TodoProvider()} {
-		tools, err := p.Tools(env)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, tl := range tools {
-			if err := reg.Add(tl); err != nil {
-				f.Fatal(err)
-			}
-		}
-	}
-	f.Cleanup(func() { reg.Close() })
+	reg := newRegistry(f, fsys) // Bash among them, but not called
 	reset := func(t *testing.T) {
 		for rel, content := range map[string]string{"a.txt": "one\ntwo\nline two\n", "sub/b.go": "package b // über foo\n", "sub/c.txt": "fooo\x00bin"} {
 			p := filepath.Join(dir, filepath.FromSlash(rel))
