@@ -550,13 +550,14 @@ func OpenStore(ws string) (*sqlite.Store, error) {
 	// The store and the files SQLite keeps beside it stay in the
 	// workspace: a link (a cloned repository's .orca -> ~/x) that leads
 	// them out is refused.
-	path, err := StatePath(root, ".orca/orca.db")
-	if err != nil {
-		return nil, fmt.Errorf("cannot open the session store: %w", err)
-	}
-	for _, side := range []string{"-wal", "-shm", "-journal"} {
-		if _, err := StatePath(root, ".orca/orca.db"+side); err != nil {
+	var path string
+	for _, name := range []string{"orca.db", "orca.db-wal", "orca.db-shm", "orca.db-journal"} {
+		p, err := statePath(root, ".orca/"+name)
+		if err != nil {
 			return nil, fmt.Errorf("cannot open the session store: %w", err)
+		}
+		if path == "" {
+			path = p
 		}
 	}
 	_, statErr := os.Lstat(path)
@@ -591,13 +592,13 @@ const StateIgnore = `# Written by orca when it first kept state in this folder: 
 /settings.local.json
 `
 
-// StatePath returns where orca keeps rel (slash-separated, ".orca/…"), a
+// statePath returns where orca keeps rel (slash-separated, ".orca/…"), a
 // file or folder of its state in the workspace root: the path with the
 // links it has inside the workspace followed. A link that leads it out of
 // the workspace, or nowhere, is refused (workspace.Confine): orca writes
 // its state, the sessions, transcripts and timelines among it, only in
 // the workspace.
-func StatePath(root, rel string) (string, error) {
+func statePath(root, rel string) (string, error) {
 	p, err := workspace.Confine(root, rel)
 	if err != nil {
 		return "", fmt.Errorf("%w; orca keeps a workspace's state inside it, and follows no link out", err)
@@ -837,7 +838,7 @@ func nestedMemory(cfg Config) []string {
 // notifications (which name the transcript).
 func (a *App) transcriptDir() (string, error) {
 	if a.notifierOrNil() != nil || slices.ContainsFunc(hook.Names, a.svc.Hooks.Has) {
-		return StatePath(a.root, ".orca/transcripts")
+		return statePath(a.root, ".orca/transcripts")
 	}
 	return "", nil
 }

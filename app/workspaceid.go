@@ -22,10 +22,15 @@ const WorkspaceIDFile = ".orca/workspace-id"
 
 // ReadWorkspaceID returns the workspace's id, or "" if it has none yet.
 func ReadWorkspaceID(root string) (string, error) {
-	p, err := StatePath(root, WorkspaceIDFile)
+	p, err := statePath(root, WorkspaceIDFile)
 	if err != nil {
 		return "", fmt.Errorf("workspace id: %w", err)
 	}
+	return readWorkspaceID(p)
+}
+
+// readWorkspaceID reads the workspace id file at p ("" if there is none).
+func readWorkspaceID(p string) (string, error) {
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
@@ -42,23 +47,23 @@ func ReadWorkspaceID(root string) (string, error) {
 
 // workspaceID returns the workspace's id, making one if it has none.
 func workspaceID(root string) (string, error) {
-	id, err := ReadWorkspaceID(root)
+	p, err := statePath(root, WorkspaceIDFile)
+	if err != nil {
+		return "", fmt.Errorf("workspace id: %w", err)
+	}
+	id, err := readWorkspaceID(p)
 	if err != nil || id != "" {
 		return id, err
 	}
 	b := make([]byte, 8)
 	rand.Read(b)
 	id = "ws_" + hex.EncodeToString(b)
-	p, err := StatePath(root, WorkspaceIDFile)
-	if err != nil {
-		return "", fmt.Errorf("workspace id: %w", err)
-	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", fmt.Errorf("workspace id: %w", err)
 	}
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		return ReadWorkspaceID(root) // another process made it first
+		return readWorkspaceID(p) // another process made it first
 	}
 	if err != nil {
 		return "", fmt.Errorf("workspace id: %w", err)

@@ -513,10 +513,9 @@ func (r *Registry) RunIn(ctx context.Context, f *Frame, p Payload) Outcome {
 // from when it starts) is more than a millisecond off the point's gets a
 // context of its own.
 type pointContext struct {
-	parent   context.Context
-	ctx      context.Context // parent, or lazy
-	lazy     lazyDeadline
-	deadline time.Time
+	parent context.Context
+	ctx    context.Context // parent, or lazy
+	lazy   lazyDeadline
 	// The clock is read once in full (t0, when the point starts); the
 	// handlers' times are offsets from it, read from the monotonic clock
 	// alone, which costs half as much. left is the deadline's offset; at
@@ -541,12 +540,13 @@ func (pc *pointContext) init(ctx context.Context, entries []*entry) {
 		return
 	}
 	pc.t0 = time.Now()
-	pc.deadline, pc.left, pc.at, pc.atKnown = pc.t0.Add(longest), longest, 0, true
-	if d, ok := ctx.Deadline(); ok && !d.After(pc.deadline) {
-		pc.deadline, pc.left = d, d.Sub(pc.t0) // ctx ends first anyway
+	deadline := pc.t0.Add(longest)
+	pc.left, pc.at, pc.atKnown = longest, 0, true
+	if d, ok := ctx.Deadline(); ok && !d.After(deadline) {
+		pc.left = d.Sub(pc.t0) // ctx ends first anyway
 		return
 	}
-	pc.lazy.Context, pc.lazy.deadline = ctx, pc.deadline
+	pc.lazy.Context, pc.lazy.deadline = ctx, deadline
 	pc.ctx = &pc.lazy
 }
 

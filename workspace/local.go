@@ -299,11 +299,11 @@ func (l *Local) Walk(ctx context.Context, dir string, fn WalkFunc) error {
 	// fn runs on the walk's goroutines: a panic in it would end the
 	// process. It ends the walk instead, and goes on on the caller's
 	// goroutine, where a tool's panic becomes its call's error.
-	var panicked atomic.Pointer[walkPanic]
+	var panicked atomic.Pointer[any]
 	call := func(p string, d fs.DirEntry) (err error) {
 		defer func() {
 			if v := recover(); v != nil {
-				panicked.CompareAndSwap(nil, &walkPanic{v})
+				panicked.CompareAndSwap(nil, &v)
 				err = fs.SkipAll
 			}
 		}()
@@ -311,7 +311,7 @@ func (l *Local) Walk(ctx context.Context, dir string, fn WalkFunc) error {
 	}
 	defer func() {
 		if p := panicked.Load(); p != nil {
-			panic(p.v)
+			panic(*p)
 		}
 	}()
 	err = fastwalk.Walk(&conf, start, func(p string, d fs.DirEntry, err error) error {
@@ -338,9 +338,6 @@ func (l *Local) Walk(ctx context.Context, dir string, fn WalkFunc) error {
 	}
 	return err
 }
-
-// walkPanic is what a WalkFunc panicked with.
-type walkPanic struct{ v any }
 
 // Close releases the root.
 func (l *Local) Close() error {

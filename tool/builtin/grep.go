@@ -317,7 +317,7 @@ func (t *grepTool) run(ctx context.Context, s *search, files []string, opener wo
 		frontier int // every file before it is done
 		total    int // entries in files[:frontier]
 		wg       sync.WaitGroup
-		panicked atomic.Pointer[workerPanic]
+		panicked atomic.Pointer[any] // what a worker panicked with
 	)
 	finish := func(i int) {
 		mu.Lock()
@@ -339,7 +339,7 @@ func (t *grepTool) run(ctx context.Context, s *search, files []string, opener wo
 			// where the registry turns it into an error observation.
 			defer func() {
 				if v := recover(); v != nil {
-					panicked.CompareAndSwap(nil, &workerPanic{v})
+					panicked.CompareAndSwap(nil, &v)
 					stop.Store(true)
 				}
 			}()
@@ -379,13 +379,10 @@ func (t *grepTool) run(ctx context.Context, s *search, files []string, opener wo
 	}
 	wg.Wait()
 	if p := panicked.Load(); p != nil {
-		panic(p.v)
+		panic(*p)
 	}
 	return results, frontier
 }
-
-// workerPanic is what a search worker panicked with.
-type workerPanic struct{ v any }
 
 // grepBatchFiles bounds a batch, so that a large folder is still searched
 // by several workers.
