@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/orca-agent/orca/budget"
@@ -19,14 +20,20 @@ import (
 // and nothing a caller does to a record after Append (or to one Records
 // returned) changes what is stored.
 type Memory struct {
-	mu        sync.RWMutex
-	closed    bool
+	// closed is set once, by Close; read with or without a lock.
+	closed atomic.Bool
+
+	mu        sync.RWMutex // guards what follows, up to obsMu
 	sessions  map[string]*memSession
 	approvals []Approval
 	clock     clock.Clock
-	// observations are the observation rows (observation.go).
+	parked    []ParkedCall
+
+	// obsMu guards the observation rows (observation.go) alone: the
+	// runtime writes them from the event bus's goroutine while a turn
+	// appends its records, and neither waits for the other.
+	obsMu        sync.RWMutex
 	observations obsRows
-	parked       []ParkedCall
 }
 
 type memSession struct {
@@ -103,12 +110,12 @@ func NewMemory() *Memory {
 
 var _ Store = (*Memory)(nil)
 
-// begin checks ctx and the closed flag; callers hold m.mu.
+// begin checks ctx and the closed flag.
 func (m *Memory) begin(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if m.closed {
+	if m.closed.Load() {
 		return ErrClosed
 	}
 	return nil
@@ -485,9 +492,7 @@ func (m *Memory) Approvals(ctx context.Context, runtimeID, sessionID string) ([]
 
 // Close implements Store. The data is gone once the Memory is garbage.
 func (m *Memory) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.closed = true
+	m.closed.Store(true)
 	return nil
 }
 

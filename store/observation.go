@@ -48,8 +48,8 @@ func (m *Memory) AppendObservations(ctx context.Context, rows []Observation) err
 	if err := m.begin(ctx); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.obsMu.Lock()
+	defer m.obsMu.Unlock()
 	for i := range rows {
 		m.observations.add(&rows[i])
 	}
@@ -163,8 +163,8 @@ func (m *Memory) Observations(ctx context.Context, f ObservationFilter) ([]Obser
 	if err := m.begin(ctx); err != nil {
 		return nil, err
 	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+	m.obsMu.RLock()
+	defer m.obsMu.RUnlock()
 	o := &m.observations
 	var out []Observation
 	// Row Seq is at chunks[(Seq-1)/obsChunk][(Seq-1)%obsChunk]: a reader

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/store"
 )
@@ -106,5 +108,56 @@ func TestMemoryObservationsAcrossChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 		same(fmt.Sprintf("%+v", f), got, rows, seqs(idx))
+	}
+}
+
+// The runtime writes observation rows from the event bus's goroutine while
+// the turn appends its records: neither waits for the other's lock, and
+// closing the store is seen by both.
+func TestMemoryObservationsAndRecordsLockApart(t *testing.T) {
+	ctx := context.Background()
+	m := store.NewMemory()
+	if _, err := m.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	within := func(what string, f func() error) {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- f() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(10 * time.Second): // a deadlock, not a slow call
+			t.Fatalf("%s waited for a lock it does not need", what)
+		}
+	}
+	release := store.HoldObservations(m)
+	within("AppendStep while the rows are locked", func() error {
+		_, _, err := m.AppendStep(ctx, "s1", store.Step{Records: []store.Record{{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("hi")}}}}})
+		return err
+	})
+	release()
+	release = store.HoldRecords(m)
+	within("AppendObservations while the records are locked", func() error {
+		return m.AppendObservations(ctx, []store.Observation{{Name: "turn_started", Time: time.Unix(1, 0), Data: json.RawMessage(`{}`)}})
+	})
+	within("Observations while the records are locked", func() error {
+		rows, err := m.Observations(ctx, store.ObservationFilter{})
+		if err == nil && len(rows) != 1 {
+			err = fmt.Errorf("%d rows, want 1", len(rows))
+		}
+		return err
+	})
+	release()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AppendObservations(ctx, []store.Observation{{Name: "turn_started", Time: time.Unix(2, 0)}}); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("AppendObservations after Close: %v, want ErrClosed", err)
+	}
+	if _, err := m.Append(ctx, "s1", store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("late")}}}); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("Append after Close: %v, want ErrClosed", err)
 	}
 }
