@@ -9,7 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -211,42 +214,65 @@ func checkResponse(t *testing.T, got *llm.Response, want llm.Response) {
 	}
 }
 
-// checkDeltas checks that the deltas add up to the final message: the text
-// of each text block, and the id, name and input of each tool use.
+// checkDeltas checks that the deltas add up to the final message (see
+// CheckDeltas).
 func checkDeltas(t *testing.T, resp *llm.Response, deltas []llm.Delta) {
 	t.Helper()
-	texts := map[int]string{}
-	inputs := map[int]string{}
-	uses := map[int]llm.Delta{}
+	CheckDeltas(t, resp, deltas)
+}
+
+// CheckDeltas checks that deltas, as a client streamed them, add up to
+// resp, the message it returned: every delta names a block of the message
+// of its own type, each tool use is announced once (DeltaToolUse), with
+// the block's id and name, before any of its input, the text deltas of a
+// text block are its text, and the input deltas of a tool use, when there
+// are any that are not blank, are its input (as JSON). A provider's tests
+// and fuzz targets call it on whatever a server streamed.
+func CheckDeltas(t testing.TB, resp *llm.Response, deltas []llm.Delta) {
+	t.Helper()
+	blocks := resp.Message.Content
+	texts := make([]strings.Builder, len(blocks))
+	announced := make([]bool, len(blocks))
 	for _, d := range deltas {
+		if d.Index < 0 || d.Index >= len(blocks) {
+			t.Errorf("a delta for block %d of a message of %d: %+v", d.Index, len(blocks), d)
+			return
+		}
+		b := &blocks[d.Index]
 		switch d.Type {
 		case llm.DeltaText:
-			texts[d.Index] += d.Text
+			if b.Type != llm.BlockText {
+				t.Errorf("text delta for block %d, a %s block", d.Index, b.Type)
+			}
+			texts[d.Index].WriteString(d.Text)
 		case llm.DeltaToolUse:
-			uses[d.Index] = d
+			switch {
+			case b.Type != llm.BlockToolUse:
+				t.Errorf("tool_use delta for block %d, a %s block", d.Index, b.Type)
+			case announced[d.Index]:
+				t.Errorf("a second tool_use delta for block %d", d.Index)
+			case d.ID != b.ID || d.Name != b.Name:
+				t.Errorf("tool_use delta of block %d = %s/%s, want %s/%s", d.Index, d.ID, d.Name, b.ID, b.Name)
+			}
+			announced[d.Index] = true
 		case llm.DeltaToolInput:
-			if _, ok := uses[d.Index]; !ok {
+			if !announced[d.Index] {
 				t.Errorf("tool input delta for block %d before its tool_use delta", d.Index)
 			}
-			inputs[d.Index] += d.Text
+			texts[d.Index].WriteString(d.Text)
 		}
 	}
-	for i, b := range resp.Message.Content {
+	for i, b := range blocks {
 		switch b.Type {
 		case llm.BlockText:
-			if texts[i] != b.Text {
-				t.Errorf("text deltas of block %d = %q, want the block's text %q", i, texts[i], b.Text)
+			if got := texts[i].String(); got != b.Text {
+				t.Errorf("text deltas of block %d = %q, want the block's text %q", i, got, b.Text)
 			}
 		case llm.BlockToolUse:
-			u, ok := uses[i]
-			if !ok {
+			if !announced[i] {
 				t.Errorf("no tool_use delta for block %d (%s)", i, b.Name)
-				continue
 			}
-			if u.ID != b.ID || u.Name != b.Name {
-				t.Errorf("tool_use delta of block %d = %s/%s, want %s/%s", i, u.ID, u.Name, b.ID, b.Name)
-			}
-			if in := inputs[i]; in != "" && !jsonEqual(json.RawMessage(in), b.Input) {
+			if in := texts[i].String(); strings.TrimSpace(in) != "" && !jsonEqual(json.RawMessage(in), b.Input) {
 				t.Errorf("tool input deltas of block %d = %s, want %s", i, in, b.Input)
 			}
 		}
@@ -291,4 +317,21 @@ func jsonEqual(a, b json.RawMessage) bool {
 		return bytes.Equal(a, b)
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// AddSeeds adds each file matching pattern (a provider's recorded
+// streams, testdata/*.chunks.txt) to f's seed corpus, whole.
+func AddSeeds(f *testing.F, pattern string) {
+	f.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no seed files match %q (%v)", pattern, err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 }
