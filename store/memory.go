@@ -227,15 +227,16 @@ func (m *Memory) Append(ctx context.Context, sessionID string, recs ...Record) (
 	if err != nil {
 		return nil, opErr("append to", sessionID, err)
 	}
-	return m.append(s, sessionID, recs), nil
+	return m.append(s, sessionID, recs, time.Now()), nil
 }
 
-// append appends checked records to s; m.mu is held.
-func (m *Memory) append(s *memSession, sessionID string, recs []Record) []Record {
+// append appends checked records to s at wall, the system clock's time
+// now; m.mu is held.
+func (m *Memory) append(s *memSession, sessionID string, recs []Record, wall time.Time) []Record {
 	if len(recs) == 0 {
 		return nil
 	}
-	now := m.clock.Now()
+	now := m.clock.From(wall)
 	out := make([]Record, len(recs))
 	for i, r := range recs {
 		r.Seq = int64(s.recs.len()+i) + 1
@@ -265,10 +266,11 @@ func (m *Memory) AppendStep(ctx context.Context, sessionID string, step Step) ([
 	if err != nil {
 		return nil, Totals{}, opErr("append a step to", sessionID, err)
 	}
-	if step.Owner != "" && (s.owner != step.Owner || !time.Now().Before(s.expires)) {
+	wall := time.Now()
+	if step.Owner != "" && (s.owner != step.Owner || !wall.Before(s.expires)) {
 		return nil, Totals{}, opErr("append a step to", sessionID, m.leaseErr(s, sessionID))
 	}
-	out := m.append(s, sessionID, step.Records)
+	out := m.append(s, sessionID, step.Records, wall)
 	s.totals = s.totals.Add(step.Totals)
 	return out, s.totals, nil
 }

@@ -17,10 +17,14 @@ type Clock struct {
 
 // Now returns the current UTC time, or 1ns after the latest time returned
 // or observed if the system clock has not moved past it.
-func (c *Clock) Now() time.Time {
+func (c *Clock) Now() time.Time { return c.From(time.Now()) }
+
+// From is Now for a reading of the system clock the caller took (one read
+// serves the caller's own use of the time too, a lease's expiry, say).
+func (c *Clock) From(t time.Time) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := time.Now().UTC()
+	now := t.UTC()
 	if !now.After(c.last) {
 		now = c.last.Add(time.Nanosecond)
 	}
