@@ -543,6 +543,11 @@ func TestHelpAndVersion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(stdout, "orca ") {
 		t.Errorf("version: exit %d, %q", code, stdout)
 	}
+	for _, flag := range []string{"--version", "-v"} {
+		if got, _, code := orca(t, t.Context(), "", flag); code != 0 || got != stdout {
+			t.Errorf("%s: exit %d, %q; want what orca version says, %q", flag, code, got, stdout)
+		}
+	}
 	if _, stderr, code := orca(t, t.Context(), "", "frob"); code != exitUsage || !strings.Contains(stderr, `unknown command "frob"`) {
 		t.Errorf("unknown command: exit %d, %s", code, stderr)
 	}

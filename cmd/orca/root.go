@@ -197,7 +197,11 @@ run only once 'orca trust' has trusted it. The workspace's extensions
 hook:<name>' has granted them.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// orca --version says what orca version does, as most tools'
+		// --version does.
+		Version: versionString(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newTrustCmd(o), mcpCommand(o), newServeCmd(o), newWorkerCmd(o), newVersionCmd())
 	return root
 }
