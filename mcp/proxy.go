@@ -43,9 +43,15 @@ func newProxy(c *conn, t *sdk.Tool) (*proxy, error) {
 	if json.Unmarshal(schema, &probe) != nil {
 		return nil, fmt.Errorf("its input schema is not a JSON object: %.200s", schema)
 	}
-	if _, ok := probe["type"]; !ok {
+	switch typ, ok := probe["type"]; {
+	case !ok:
 		probe["type"] = "object"
 		schema, _ = json.Marshal(probe)
+	case typ != "object":
+		// The model providers refuse a request whose tool takes anything
+		// else, and with it every turn of the agent.
+		typJSON, _ := json.Marshal(typ)
+		return nil, fmt.Errorf("its input schema is of type %s, not \"object\" (the MCP specification asks for an object; the model providers take nothing else)", typJSON)
 	}
 	p := &proxy{c: c, name: ToolName(c.srv.Name, t.Name), remote: t.Name, schema: schema}
 	p.desc = strings.TrimSpace(t.Description)

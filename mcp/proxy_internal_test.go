@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -55,6 +56,36 @@ func TestAnswered(t *testing.T) {
 	} {
 		if got := answered(tc.err); got != tc.want {
 			t.Errorf("%s: answered = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A tool is offered only with an input schema the model providers take:
+// an object (a schema without a type becomes one); a server's tool of any
+// other type is refused, named, instead of failing every turn's request.
+func TestProxySchema(t *testing.T) {
+	c := &conn{srv: Server{Name: "srv"}}
+	for _, tc := range []struct {
+		schema any
+		want   string // the schema offered, or the error's text
+		err    bool
+	}{
+		{map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}, `{"properties":{"q":{"type":"string"}},"type":"object"}`, false},
+		{nil, `{"type":"object"}`, false},
+		{map[string]any{}, `{"type":"object"}`, false},
+		{map[string]any{"properties": map[string]any{}}, `{"properties":{},"type":"object"}`, false},
+		{map[string]any{"type": "string"}, `its input schema is of type "string", not "object"`, true},
+		{map[string]any{"type": []any{"object", "null"}}, `its input schema is of type ["object","null"], not "object"`, true},
+		{[]any{1, 2}, "its input schema is not a JSON object", true},
+	} {
+		p, err := newProxy(c, &sdk.Tool{Name: "find", InputSchema: tc.schema})
+		switch {
+		case tc.err && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("schema %v: %v, want an error with %q", tc.schema, err, tc.want)
+		case !tc.err && err != nil:
+			t.Errorf("schema %v: %v", tc.schema, err)
+		case !tc.err && string(p.schema) != tc.want:
+			t.Errorf("schema %v offered as %s, want %s", tc.schema, p.schema, tc.want)
 		}
 	}
 }
