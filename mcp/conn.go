@@ -388,6 +388,14 @@ func (c *conn) loadTools(ctx context.Context, session *sdk.ClientSession) (added
 			c.set.p.opts.Logger.Warn("MCP tool not offered", "server", c.srv.Name, "tool", t.Name, "err", err)
 			continue
 		}
+		if first, taken := next[p.name]; taken {
+			// Two names of the server are one once made safe (find.files,
+			// find_files): the first listed keeps it, the same one each
+			// time the list is read.
+			c.set.p.opts.Logger.Warn("MCP tool not offered", "server", c.srv.Name, "tool", t.Name,
+				"err", fmt.Sprintf("its name is %s once made safe, as %s's is", p.name, first.remote))
+			continue
+		}
 		if was, ok := old[p.name]; ok && was.same(p) {
 			p = was
 		}

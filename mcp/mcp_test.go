@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/orca-agent/orca/internal/tailbuf"
 	"github.com/orca-agent/orca/mcp"
 	"github.com/orca-agent/orca/tool"
 )
@@ -285,5 +287,34 @@ func TestServerThatWantsAuthorization(t *testing.T) {
 	st := p.Status()[0]
 	if st.State != mcp.StateFailed || !strings.Contains(st.Error, "asks for authorization") || !strings.Contains(st.Error, hs.URL) || !strings.Contains(st.Error, `"headers"`) {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// Two tools of a server whose names are one once made safe: the first the
+// server lists is offered under it, and calls reach that one, every time
+// the list is read; the other is not offered, and a WARN says why.
+func TestToolNamesThatCollide(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "collide", Version: "1.0"}, nil)
+	for _, name := range []string{"find.files", "find_files"} {
+		sdk.AddTool(s, &sdk.Tool{Name: name, Description: "Finds files."},
+			func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "I am " + name}}}, nil, nil
+			})
+	}
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(hs.Close)
+	logs := &tailbuf.Buffer{Max: 1 << 20}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	_, reg := provider(t, []mcp.Server{{Name: "remote", Type: "http", URL: hs.URL}}, mcp.Options{Logger: logger})
+	if names := reg.Names(); strings.Join(names, ",") != "mcp__remote__find_files" {
+		t.Fatalf("tools %v", names)
+	}
+	for range 3 {
+		if res := call(t, reg, "mcp__remote__find_files", map[string]any{}); res.IsError || res.Content != "I am find.files" {
+			t.Fatalf("the call reached %+v, want find.files, the first listed", res)
+		}
+	}
+	if got, _ := logs.Tail(); !strings.Contains(got, "its name is mcp__remote__find_files once made safe, as find.files's is") {
+		t.Errorf("no WARN for find_files:\n%s", got)
 	}
 }
