@@ -141,8 +141,19 @@ func TestTerminalChat(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, last)
 	}
 	want := []string{"hello", paste, "y", "wait"}
-	if got := show(t, ws, "c").prompts(); !slices.Equal(got, want) {
+	stored := show(t, ws, "c")
+	if got := stored.prompts(); !slices.Equal(got, want) {
 		t.Errorf("the store holds %q, want %q", got, want)
+	}
+	// Three turns, the interrupted one too (y went with the second). Said
+	// here, with the records' turns and the screen, for the failure seen
+	// once under CI's load, where the chat resumed had counted two.
+	if stored.Session.Turns != 3 {
+		var recs strings.Builder
+		for _, r := range stored.Records {
+			fmt.Fprintf(&recs, "  %d %s %s %s\n", r.Seq, r.TurnID, r.Role, r.Kind)
+		}
+		t.Errorf("the store counts %d turns, want 3; its records:\n%sthe screen at the end:\n%s", stored.Session.Turns, recs.String(), last)
 	}
 
 	// The history is the workspace's: a new chat there recalls it.
