@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,17 @@ import (
 // maxBatch caps how many writes one transaction of the committer holds,
 // and so how long the first of them waits behind the others.
 const maxBatch = 128
+
+// checkpointPages is how many pages the write-ahead log grows by before
+// the committer's commit copies them into the database (PRAGMA
+// wal_autocheckpoint; SQLite's default is 1,000). The pages the appends of
+// many sessions rewrite at every commit (each session's last index page,
+// the sessions' rows) are copied once per checkpoint, whatever the number
+// of their versions in the log: fewer checkpoints copy less, and sync
+// less. BenchmarkAppendConcurrent, 4 rounds alternated: Append 25.1k →
+// 29.5k/s, AppendStep 21.5k → 24.5k/s (8,000 pages did no better). The log
+// holds at most about 16 MB more between checkpoints (4 KB pages).
+const checkpointPages = 4000
 
 // maxTurns caps how many turns of the scheduler the committer yields,
 // while the queue grows, before it takes a batch.
@@ -390,6 +402,10 @@ func (c *committer) begin() (*writeTx, error) {
 		if c.conn == nil {
 			conn, err := c.db.Conn(c.ctx)
 			if err != nil {
+				return nil, err
+			}
+			if _, err := conn.ExecContext(c.ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint=%d", checkpointPages)); err != nil {
+				conn.Close()
 				return nil, err
 			}
 			c.conn, c.seqs.version = conn, -1

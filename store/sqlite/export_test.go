@@ -17,3 +17,6 @@ func Guarded(s *Store) int64 { return s.committer.guardedRuns.Load() }
 
 // Migrations are the schema versions.
 var Migrations = migrations
+
+// CheckpointPages is the committer's checkpoint interval, in pages.
+const CheckpointPages = checkpointPages

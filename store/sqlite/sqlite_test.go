@@ -339,3 +339,35 @@ func TestTwoStoresOneFile(t *testing.T) {
 		}
 	}
 }
+
+// The committer checkpoints the write-ahead log every CheckpointPages
+// pages, not at SQLite's default of 1,000: after 1,500 one-page commits the
+// log still holds them all (at the default it would have been copied into
+// the database and begun again at 1,000), and every record reads back.
+func TestCheckpointInterval(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orca.db")
+	s := open(t, path, sqlite.WithDurability(sqlite.Normal))
+	defer s.Close()
+	if _, err := s.Provision(ctx, store.Session{ID: "s1", RuntimeID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1500
+	big := strings.Repeat("x", 3000) // a page of its own
+	for i := range n {
+		rec := store.Record{Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(fmt.Sprint(i, big))}}}
+		if _, err := s.Append(ctx, "s1", rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pages := fi.Size() / 4096; pages < n || pages > sqlite.CheckpointPages+n/10 {
+		t.Errorf("the log holds %d pages after %d one-page commits; want them all (a checkpoint every %d)", pages, n, sqlite.CheckpointPages)
+	}
+	recs, err := s.Records(ctx, "s1", store.RecordFilter{})
+	if err != nil || len(recs) != n || !strings.HasPrefix(recs[n-1].Message.Text(), fmt.Sprint(n-1, "x")) {
+		t.Fatalf("%d records read back, %v", len(recs), err)
+	}
+}
