@@ -8,8 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -397,9 +398,11 @@ var plainByte = func() (t [utf8.RuneSelf]bool) {
 // Decode decodes an event from its flat JSON form (MarshalJSON's, as
 // --json, the run timeline and observation rows keep it): the envelope,
 // and the data as the name's type (a *TurnStartedData for TurnStarted, …).
-// An event of a name this package does not know keeps its whole object as
-// Data, a json.RawMessage, so that a reader of newer records skips it
-// rather than failing. Input that is not a JSON object is an error.
+// An event of a name this package does not know keeps the fields of its
+// object other than the envelope's as Data, a json.RawMessage object (the
+// keys sorted), so that a reader of newer records skips it rather than
+// failing, and a writer that keeps it writes it as it came. Input that is
+// not a JSON object is an error.
 func Decode(b []byte) (Event, error) {
 	var e Event
 	type envelope Event
@@ -411,7 +414,18 @@ func Decode(b []byte) (Event, error) {
 	}
 	mk, ok := newData[e.Name]
 	if !ok {
-		e.Data = json.RawMessage(slices.Clone(b))
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(b, &fields); err != nil {
+			return Event{}, fmt.Errorf("event: decode %s: %w", e.Name, err)
+		}
+		for _, k := range envelopeKeys {
+			delete(fields, k)
+		}
+		data, err := json.Marshal(fields)
+		if err != nil {
+			return Event{}, fmt.Errorf("event: decode %s: %w", e.Name, err)
+		}
+		e.Data = json.RawMessage(data)
 		return e, nil
 	}
 	d := mk()
@@ -421,6 +435,26 @@ func Decode(b []byte) (Event, error) {
 	e.Data = d
 	return e, nil
 }
+
+// envelopeKeys are the JSON keys of an event's envelope (Event's fields
+// and its Scope's), which AppendJSON writes before the data's.
+var envelopeKeys = func() []string {
+	var keys []string
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for f := range t.Fields() {
+			if f.Anonymous {
+				add(f.Type)
+				continue
+			}
+			if k, _, _ := strings.Cut(f.Tag.Get("json"), ","); k != "" && k != "-" {
+				keys = append(keys, k)
+			}
+		}
+	}
+	add(reflect.TypeFor[Event]())
+	return keys
+}()
 
 // SessionData is the data of SessionStarted and SessionEnded.
 type SessionData struct {

@@ -108,8 +108,12 @@ func TestDecodeRoundTrip(t *testing.T) {
 	}
 	// A name from a newer orca keeps its object; what is not an event is an error.
 	e, err := event.Decode([]byte(`{"name":"tool_exec_paused","time":"2026-05-01T10:00:00Z","session_id":"s","why":"later"}`))
-	if raw, ok := e.Data.(json.RawMessage); err != nil || !ok || e.SessionID != "s" || !strings.Contains(string(raw), `"why":"later"`) {
+	if raw, ok := e.Data.(json.RawMessage); err != nil || !ok || e.SessionID != "s" || string(raw) != `{"why":"later"}` {
 		t.Errorf("unknown name: %+v, %v", e, err)
+	}
+	// Written again, it is the event it was, its envelope once.
+	if b, err := e.AppendJSON(nil); err != nil || string(b) != `{"name":"tool_exec_paused","time":"2026-05-01T10:00:00Z","runtime_id":"","session_id":"s","why":"later"}` {
+		t.Errorf("unknown name, written again: %s, %v", b, err)
 	}
 	for _, bad := range []string{``, `[]`, `{"time":"2026-05-01T10:00:00Z"}`, `{"name":"turn_started","input":3}`} {
 		if _, err := event.Decode([]byte(bad)); err == nil {
