@@ -51,7 +51,7 @@ func TestClient(t *testing.T, h ClientHarness) {
 		req := sampleRequest()
 		got, deltas := generate(t, c, req)
 		checkResponse(t, got, want)
-		checkDeltas(t, got, deltas)
+		CheckDeltas(t, got, deltas)
 		if seen != nil {
 			checkSeen(t, seen, req)
 		}
@@ -69,7 +69,7 @@ func TestClient(t *testing.T, h ClientHarness) {
 		c, _ := h(t, ClientCase{Response: want})
 		got, deltas := generate(t, c, sampleRequest())
 		checkResponse(t, got, want)
-		checkDeltas(t, got, deltas)
+		CheckDeltas(t, got, deltas)
 	})
 	t.Run("NilOnDelta", func(t *testing.T) {
 		want := llm.Response{
@@ -212,13 +212,6 @@ func checkResponse(t *testing.T, got *llm.Response, want llm.Response) {
 	if got.Usage != want.Usage {
 		t.Errorf("usage = %+v, want %+v", got.Usage, want.Usage)
 	}
-}
-
-// checkDeltas checks that the deltas add up to the final message (see
-// CheckDeltas).
-func checkDeltas(t *testing.T, resp *llm.Response, deltas []llm.Delta) {
-	t.Helper()
-	CheckDeltas(t, resp, deltas)
 }
 
 // CheckDeltas checks that deltas, as a client streamed them, add up to
