@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -216,10 +217,13 @@ func (h *Handler) drop(s *session) {
 }
 
 // crash is CrashOnCall under a Handler: a server that dies and comes back
-// at once, knowing no session.
+// at once, knowing no session. The SDK's sessions to close are taken
+// before any request is cut: once one is, its client may reconnect, and
+// the session it opens then is of the server that came back.
 func (h *Handler) crash() {
+	dead := slices.Collect(h.server.Sessions())
 	h.cutAll()
-	for ss := range h.server.Sessions() {
+	for _, ss := range dead {
 		h.bg.Go(func() { ss.Close() })
 	}
 }
