@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/tool"
 )
@@ -127,6 +131,80 @@ func TestDefinitionsFollowRegistrationOrder(t *testing.T) {
 	defs := r.Definitions()
 	if len(defs) != 3 || defs[0].Name != "B" || defs[1].Name != "A" || defs[2].Name != "C" || string(defs[0].InputSchema) != `{"type":"object"}` {
 		t.Errorf("definitions = %+v", defs)
+	}
+}
+
+// Tools come and go while calls look them up (an MCP server's list
+// changes during a turn): each reader sees a whole set, the definitions a
+// reader got never change under it, and a tool removed is unknown after.
+func TestRegistryChangesWhileRead(t *testing.T) {
+	r := tool.NewRegistry()
+	if err := r.Add(rawTool{name: "Stay", schema: pathSchema}); err != nil {
+		t.Fatal(err)
+	}
+	held := r.Definitions()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 2 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, ok := r.Lookup("Stay"); !ok {
+					t.Error("Stay is not found while others change")
+					return
+				}
+				if err := r.Validate("Stay", json.RawMessage(`{"file_path":"a"}`)); err != nil {
+					t.Errorf("Validate: %v", err)
+					return
+				}
+				defs := r.Definitions()
+				for i, d := range defs {
+					if tl, ok := r.Lookup(d.Name); ok && tl.Name() != d.Name {
+						t.Errorf("definition %d is %q, its tool %q", i, d.Name, tl.Name())
+					}
+				}
+				if defs[0].Name != "Stay" {
+					t.Errorf("definitions lost their order: %v", defs[0].Name)
+				}
+				if names := r.Names(); names[0] != "Stay" || len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
+					t.Errorf("names: %v", names)
+				}
+			}
+		})
+	}
+	for i := range 300 {
+		name := fmt.Sprint("T", i%7)
+		if _, there := r.Lookup(name); there {
+			if !r.Remove(name) {
+				t.Fatalf("Remove(%s) = false", name)
+			}
+		} else if err := r.Add(rawTool{name: name, schema: `{"type":"object"}`}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if len(held) != 1 || held[0].Name != "Stay" {
+		t.Errorf("the definitions first read changed: %+v", held)
+	}
+	for i := range 7 {
+		name := fmt.Sprint("T", i)
+		_, ok := r.Lookup(name)
+		defs := r.Definitions()
+		listed := slices.ContainsFunc(defs, func(d llm.ToolDefinition) bool { return d.Name == name })
+		if ok != listed {
+			t.Errorf("%s: found %v, offered %v", name, ok, listed)
+		}
+		if err := r.Validate(name, nil); ok == (err != nil) {
+			t.Errorf("%s: found %v, Validate: %v", name, ok, err)
+		}
+	}
+	if n := len(r.Names()); n != len(r.Definitions()) || n != len(r.Tools()) {
+		t.Errorf("%d names, %d definitions, %d tools", n, len(r.Definitions()), len(r.Tools()))
 	}
 }
 
