@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -280,14 +279,13 @@ func typeOf(v any) uint8 {
 // acceptsJSON is accepts over the input's bytes, without decoding them:
 // the fast path of every tool call, which would otherwise decode its
 // input twice (here, and into the tool's own type). It reports whether
-// data is certainly valid, and may say no where accepts would say yes —
-// a string with escapes whose length or value matters, a key with
-// escapes, a key given twice, more than 64 required properties — which
-// sends the input to the full validator, as a no from accepts does.
+// data is certainly valid JSON and valid input, and may say no where
+// accepts would say yes — a string with escapes whose length or value
+// matters, a key with escapes, a key given twice, more than 64 required
+// properties, deep nesting — which sends the input to the full
+// validator, as a no from accepts does. The bytes are read once: the
+// scanner checks that they are JSON as it goes.
 func (s *fastSchema) acceptsJSON(data []byte) bool {
-	if !json.Valid(data) {
-		return false
-	}
 	sc := scanner{b: data}
 	if !s.acceptValue(&sc) {
 		return false
@@ -296,11 +294,19 @@ func (s *fastSchema) acceptsJSON(data []byte) bool {
 	return sc.i == len(sc.b)
 }
 
-// scanner reads JSON that json.Valid accepted.
+// scanner reads JSON (RFC 8259, as encoding/json reads it: a string may
+// hold any bytes but control characters), checking it as it goes. Its
+// methods return false where what they read is not JSON, or ends early;
+// the fast path then says no, and the full validator decides.
 type scanner struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	depth int // objects and arrays open
 }
+
+// maxDepth bounds the nesting the fast path reads (encoding/json's bound
+// is 10,000); deeper input goes to the full validator.
+const maxDepth = 500
 
 func (sc *scanner) space() {
 	for sc.i < len(sc.b) {
@@ -313,65 +319,246 @@ func (sc *scanner) space() {
 	}
 }
 
-// str reads a string at sc.i (its opening quote) and returns what is
-// between the quotes and whether it has escapes.
-func (sc *scanner) str() (raw []byte, escaped bool) {
-	start := sc.i + 1
-	for i := start; i < len(sc.b); i++ {
-		switch sc.b[i] {
-		case '\\':
-			escaped = true
-			i++
-		case '"':
-			sc.i = i + 1
-			return sc.b[start:i], escaped
-		}
+// peek is the next byte after white space; 0 at the end (no JSON value
+// starts with it).
+func (sc *scanner) peek() byte {
+	sc.space()
+	if sc.i < len(sc.b) {
+		return sc.b[sc.i]
 	}
-	sc.i = len(sc.b)
-	return nil, true
+	return 0
 }
 
-// skip reads past one value.
-func (sc *scanner) skip() {
-	sc.space()
-	switch sc.b[sc.i] {
-	case '"':
-		sc.str()
-	case '{', '[':
-		depth := 0
-		for sc.i < len(sc.b) {
-			switch sc.b[sc.i] {
-			case '"':
-				sc.str()
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					sc.i++
-					return
-				}
-			}
-			sc.i++
+// plain marks the bytes a string holds as they are: not a quote, a
+// backslash or a control character.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str reads a string at sc.i (its opening quote) and returns what is
+// between the quotes and whether it has escapes.
+func (sc *scanner) str() (raw []byte, escaped, ok bool) {
+	b := sc.b
+	start := sc.i + 1
+	for i := start; i < len(b); {
+		if plain[b[i]] {
+			i++
+			continue
 		}
-	default: // a number, true, false, null
-		for sc.i < len(sc.b) && !strings.ContainsRune(",}] \t\n\r", rune(sc.b[sc.i])) {
-			sc.i++
+		switch b[i] {
+		case '"':
+			sc.i = i + 1
+			return b[start:i], escaped, true
+		case '\\':
+			escaped = true
+			if i+1 == len(b) {
+				return nil, true, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !hex4(b[i+2:i+6]) {
+					return nil, true, false
+				}
+				i += 6
+			default:
+				return nil, true, false
+			}
+		default: // a control character
+			return nil, escaped, false
 		}
 	}
+	return nil, escaped, false
+}
+
+func hex4(h []byte) bool {
+	for _, c := range h {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func digit(c byte) bool { return '0' <= c && c <= '9' }
+
+// num reads a number at sc.i and returns its text.
+func (sc *scanner) num() (text []byte, ok bool) {
+	b, start := sc.b, sc.i
+	i := start
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for i < len(b) && digit(b[i]) {
+			i++
+		}
+	default:
+		return nil, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && digit(b[i]) {
+			i++
+		}
+		if i == d {
+			return nil, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && digit(b[i]) {
+			i++
+		}
+		if i == d {
+			return nil, false
+		}
+	}
+	sc.i = i
+	return b[start:i], true
+}
+
+// numberOf is the value of a number's text as encoding/json decodes it
+// (float64); a whole number of up to 15 digits is exact without the
+// general parser.
+func numberOf(text []byte) (float64, bool) {
+	digits := text
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return parseFloat(text)
+	}
+	var n int64
+	for _, c := range digits {
+		if !digit(c) {
+			return parseFloat(text)
+		}
+		n = 10*n + int64(c-'0')
+	}
+	f := float64(n)
+	if len(digits) < len(text) {
+		f = -f
+	}
+	return f, true
+}
+
+func parseFloat(text []byte) (float64, bool) {
+	f, err := strconv.ParseFloat(string(text), 64)
+	return f, err == nil // out of range: encoding/json refuses it too
+}
+
+// literal reads word (true, false or null) at sc.i.
+func (sc *scanner) literal(word string) bool {
+	if !bytes.HasPrefix(sc.b[sc.i:], []byte(word)) {
+		return false
+	}
+	sc.i += len(word)
+	return true
+}
+
+// open reads the bracket that opens an object or an array.
+func (sc *scanner) open() bool {
+	sc.i++
+	sc.depth++
+	return sc.depth <= maxDepth
+}
+
+// next readies the next member of an object or element of an array
+// (first: none was read yet): more is false once the closing bracket is
+// read, ok is false where neither a member nor the end follows.
+func (sc *scanner) next(closing byte, first bool) (more, ok bool) {
+	switch c := sc.peek(); {
+	case c == closing:
+		sc.i++
+		sc.depth--
+		return false, true
+	case first:
+		return true, true
+	case c == ',':
+		sc.i++
+		return true, true
+	}
+	return false, false
+}
+
+// key reads a member's name and the colon after it.
+func (sc *scanner) key() (name []byte, escaped, ok bool) {
+	if sc.peek() != '"' {
+		return nil, false, false
+	}
+	if name, escaped, ok = sc.str(); !ok || sc.peek() != ':' {
+		return nil, false, false
+	}
+	sc.i++
+	return name, escaped, true
+}
+
+// skip reads past one value, checking that it is JSON.
+func (sc *scanner) skip() bool {
+	switch c := sc.peek(); c {
+	case '"':
+		_, _, ok := sc.str()
+		return ok
+	case '{', '[':
+		if !sc.open() {
+			return false
+		}
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		for first := true; ; first = false {
+			more, ok := sc.next(closing, first)
+			if !ok {
+				return false
+			}
+			if !more {
+				return true
+			}
+			if c == '{' {
+				if _, _, ok := sc.key(); !ok {
+					return false
+				}
+			}
+			if !sc.skip() {
+				return false
+			}
+		}
+	case 't':
+		return sc.literal("true")
+	case 'f':
+		return sc.literal("false")
+	case 'n':
+		return sc.literal("null")
+	case 0:
+		return false
+	}
+	_, ok := sc.num()
+	return ok
 }
 
 func (s *fastSchema) acceptValue(sc *scanner) bool {
-	sc.space()
-	switch c := sc.b[sc.i]; {
+	switch c := sc.peek(); {
 	case c == '{':
 		return s.acceptObject(sc)
 	case c == '[':
 		return s.acceptArray(sc)
 	case c == '"':
-		raw, escaped := sc.str()
-		if s.types != 0 && s.types&jsonString == 0 {
+		raw, escaped, ok := sc.str()
+		if !ok || s.types != 0 && s.types&jsonString == 0 {
 			return false
 		}
 		if s.hasEnum || s.minLength > 0 || s.maxLength >= 0 {
@@ -389,56 +576,51 @@ func (s *fastSchema) acceptValue(sc *scanner) bool {
 		return true
 	case c == 't' || c == 'f':
 		v := c == 't'
-		sc.skip()
-		if s.types != 0 && s.types&jsonBool == 0 {
+		if !sc.literal(strconv.FormatBool(v)) || s.types != 0 && s.types&jsonBool == 0 {
 			return false
 		}
 		return !s.hasEnum || slices.Contains(s.enum, any(v))
 	case c == 'n':
-		sc.skip()
-		if s.types != 0 && s.types&jsonNull == 0 {
+		if !sc.literal("null") || s.types != 0 && s.types&jsonNull == 0 {
 			return false
 		}
 		return !s.hasEnum || slices.Contains(s.enum, nil)
-	default:
-		start := sc.i
-		sc.skip()
-		f, err := strconv.ParseFloat(string(sc.b[start:sc.i]), 64)
-		if err != nil {
-			return false // out of range: encoding/json refuses it too
-		}
-		if s.types != 0 && s.types&typeOf(f) == 0 {
-			return false
-		}
-		if s.hasEnum && !slices.ContainsFunc(s.enum, func(e any) bool { v, ok := e.(float64); return ok && v == f }) {
-			return false
-		}
-		return (s.minimum == nil || f >= *s.minimum) && (s.maximum == nil || f <= *s.maximum) &&
-			(s.exclMin == nil || f > *s.exclMin) && (s.exclMax == nil || f < *s.exclMax)
 	}
+	text, ok := sc.num()
+	if !ok {
+		return false
+	}
+	f, ok := numberOf(text)
+	if !ok || s.types != 0 && s.types&typeOf(f) == 0 {
+		return false
+	}
+	if s.hasEnum && !slices.ContainsFunc(s.enum, func(e any) bool { v, ok := e.(float64); return ok && v == f }) {
+		return false
+	}
+	return (s.minimum == nil || f >= *s.minimum) && (s.maximum == nil || f <= *s.maximum) &&
+		(s.exclMin == nil || f > *s.exclMin) && (s.exclMax == nil || f < *s.exclMax)
 }
 
 func (s *fastSchema) acceptArray(sc *scanner) bool {
-	if s.types != 0 && s.types&jsonArray == 0 || s.hasEnum {
+	if s.types != 0 && s.types&jsonArray == 0 || s.hasEnum || !sc.open() {
 		return false
 	}
-	sc.i++ // [
 	n := 0
-	for {
-		sc.space()
-		if sc.b[sc.i] == ']' {
-			sc.i++
+	for first := true; ; first = false {
+		more, ok := sc.next(']', first)
+		if !ok {
+			return false
+		}
+		if !more {
 			break
 		}
-		if n > 0 {
-			sc.i++ // ,
-		}
 		if s.items != nil {
-			if !s.items.acceptValue(sc) {
-				return false
-			}
+			ok = s.items.acceptValue(sc)
 		} else {
-			sc.skip()
+			ok = sc.skip()
+		}
+		if !ok {
+			return false
 		}
 		n++
 	}
@@ -446,25 +628,22 @@ func (s *fastSchema) acceptArray(sc *scanner) bool {
 }
 
 func (s *fastSchema) acceptObject(sc *scanner) bool {
-	if s.types != 0 && s.types&jsonObject == 0 || s.hasEnum || len(s.required) > 64 {
+	if s.types != 0 && s.types&jsonObject == 0 || s.hasEnum || len(s.required) > 64 || !sc.open() {
 		return false
 	}
-	sc.i++ // {
 	var found uint64
 	var seen [16][]byte // keys seen, to refuse one given twice (the slow path decides)
 	nseen := 0
 	for first := true; ; first = false {
-		sc.space()
-		if sc.b[sc.i] == '}' {
-			sc.i++
+		more, ok := sc.next('}', first)
+		if !ok {
+			return false
+		}
+		if !more {
 			break
 		}
-		if !first {
-			sc.i++ // ,
-			sc.space()
-		}
-		key, escaped := sc.str()
-		if escaped || nseen == len(seen) {
+		key, escaped, ok := sc.key()
+		if !ok || escaped || nseen == len(seen) {
 			return false
 		}
 		for _, k := range seen[:nseen] {
@@ -474,29 +653,24 @@ func (s *fastSchema) acceptObject(sc *scanner) bool {
 		}
 		seen[nseen] = key
 		nseen++
-		sc.space()
-		sc.i++ // :
 		for j, name := range s.required {
 			if name == string(key) {
 				found |= 1 << j
 			}
 		}
-		if p, ok := s.props[string(key)]; ok {
-			if !p.acceptValue(sc) {
-				return false
-			}
-			continue
+		switch p, named := s.props[string(key)]; {
+		case named:
+			ok = p.acceptValue(sc)
+		case s.noExtra:
+			return false
+		case s.additional != nil:
+			ok = s.additional.acceptValue(sc)
+		default:
+			ok = sc.skip()
 		}
-		if s.noExtra {
+		if !ok {
 			return false
 		}
-		if s.additional != nil {
-			if !s.additional.acceptValue(sc) {
-				return false
-			}
-			continue
-		}
-		sc.skip()
 	}
 	return found == 1<<len(s.required)-1
 }

@@ -3,6 +3,7 @@ package tool
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -123,5 +124,124 @@ func TestAcceptsJSONAgreesOnPlainInput(t *testing.T) {
 				t.Errorf("%s against %s: acceptsJSON %v, accepts %v", in, schema, got, want)
 			}
 		}
+	}
+}
+
+// BenchmarkAcceptsJSON is the check every tool call's input takes: a
+// no-op tool's input, and Read's.
+func BenchmarkAcceptsJSON(b *testing.B) {
+	for _, c := range []struct{ name, schema, input string }{
+		{"small", `{"type":"object","properties":{"n":{"type":"integer"}}}`, `{"n":1}`},
+		{"read", fastSchemas[0], `{"file_path":"/home/user/project/internal/server/handler.go","offset":120,"limit":200}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(c.schema)))
+			f, in := compileFast(doc), []byte(c.input)
+			for b.Loop() {
+				if !f.acceptsJSON(in) {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
+}
+
+// The scanner reads the input once, checking that it is JSON: where the
+// schema constrains nothing, the fast path says yes exactly where
+// encoding/json says the input is valid (but for nesting past maxDepth,
+// and a key given twice or with escapes, which it leaves to the
+// validator).
+var notJSON = []string{
+	``, ` `, `x`, `"`, `"a`, "\"a\x01\"", "\"\t\"", `"\x"`, `"\u12"`, `"\u12g4"`, `"\`, `"\u"`,
+	`0x1`, `01`, `-`, `-01`, `1.`, `.5`, `1e`, `1e+`, `1.e3`, `+1`, `1 2`, `- 1`, `--1`, `1ee2`, `Infinity`, `NaN`,
+	`tru`, `truex`, `nul`, `nulll`, `f`, `fals`, `True`, `[`, `[1`, `[1,]`, `[,1]`, `[1 2]`, `]`, `[]]`,
+	`{`, `{"a"}`, `{"a":}`, `{"a" 1}`, `{"a":1,}`, `{,"a":1}`, `{"a":1 "b":2}`, `{1:1}`, `{a:1}`, `{"a":1}}`, `{}}`,
+	`{"a":[1,{"b":[}]}`, `{"a":"b":1}`, "\"\xff\"", "[\"a\x00\"]",
+}
+
+var isJSON = []string{
+	`0`, `-0`, `1`, `-1.5e+3`, `1E-2`, `0.0`, `123456789012345678901234567890`, `1e308`, `""`, `"\"\\\/\b\f\n\r\t\u00e9\uD83D\uDE00"`,
+	"\"\xff\xfe\"", `true`, `false`, `null`, `[]`, `[ ]`, `[1,"a",null,[],{}]`, `{}`, `{ "a" : { "b" : [ 1 , 2 ] } }`,
+	`{"a":{"b":{"c":{"d":{"e":[[[[[]]]]]}}}}}`, "\t\n\r [1]\r\n",
+}
+
+func TestScannerIsJSON(t *testing.T) {
+	doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(`{"type":"object"}`)))
+	f := compileFast(doc)
+	for _, list := range [][]string{notJSON, isJSON} {
+		for _, v := range list {
+			in := []byte(`{"k":` + v + `}`)
+			if got, want := f.acceptsJSON(in), json.Valid(in); got != want {
+				t.Errorf("%q: the fast path says %v, encoding/json's json.Valid %v", in, got, want)
+			}
+		}
+	}
+	deep := bytes.Repeat([]byte("["), maxDepth+1)
+	deep = append(deep, bytes.Repeat([]byte("]"), maxDepth+1)...)
+	if in := append(append([]byte(`{"k":`), deep...), '}'); f.acceptsJSON(in) {
+		t.Error("the fast path read input nested past maxDepth")
+	}
+	if in := []byte(`{"k":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`); !f.acceptsJSON(in) {
+		t.Error("the fast path refused input nested to maxDepth")
+	}
+}
+
+func FuzzScannerIsJSON(f *testing.F) {
+	for _, v := range append(notJSON, isJSON...) {
+		f.Add(v)
+	}
+	doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(`{"type":"object"}`)))
+	fast := compileFast(doc)
+	f.Fuzz(func(t *testing.T, v string) {
+		in := []byte(`{"k":` + v + `}`)
+		got, want := fast.acceptsJSON(in), json.Valid(in)
+		if got && !want {
+			t.Fatalf("the fast path accepts %q, which is not JSON", in)
+		}
+		if !got && want && strings.Count(v, "[")+strings.Count(v, "{") < maxDepth && !strings.Contains(v, `\`) && !hasRepeatedKey(in) {
+			t.Fatalf("the fast path refuses %q, which is JSON", in)
+		}
+	})
+}
+
+// hasRepeatedKey reports whether an object of in, a valid JSON text,
+// has a key twice.
+func hasRepeatedKey(in []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(in))
+	var keys []map[string]bool
+	var inObject []bool // per open container: is it an object, and is the next token a key
+	expectKey := false
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				keys = append(keys, map[string]bool{})
+				inObject = append(inObject, true)
+				expectKey = true
+				continue
+			case '[':
+				keys = append(keys, nil)
+				inObject = append(inObject, false)
+				expectKey = false
+				continue
+			default:
+				keys, inObject = keys[:len(keys)-1], inObject[:len(inObject)-1]
+			}
+		case string:
+			if expectKey {
+				if keys[len(keys)-1][v] {
+					return true
+				}
+				keys[len(keys)-1][v] = true
+				expectKey = false
+				continue
+			}
+		}
+		expectKey = len(inObject) > 0 && inObject[len(inObject)-1]
 	}
 }
