@@ -70,7 +70,7 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			// The response was cut off: its calls' input may be cut too,
 			// and the model asked for them together; none runs.
 			t.res.ToolCalls++
-			rec := t.started(u)
+			rec := t.started(u, tl)
 			why := "Not run: your response was cut off at " + t.limitText() + " before it was complete, so none of its tool calls ran. " +
 				"Make them again with less in each: long content in parts, over several calls."
 			b.done(k, t.closeCall(&rec.Call, rec, t.blocked(&rec.Call, "max_tokens", why), nil))
@@ -92,7 +92,7 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			return b.message(), b.ok
 		}
 		t.res.ToolCalls++
-		rec := t.started(u)
+		rec := t.started(u, tl)
 		a, res, admitted := t.admit(&rec.Call)
 		if t.res.Parked != nil {
 			// Parked: no result for it, nor for the calls after it; the
@@ -232,7 +232,7 @@ func (b *batch) finish(j *job) {
 // was cancelled or ended by a hook, a budget is exhausted — as its
 // observation; "" if it may run.
 func (t *turn) notRun() string {
-	switch d, exhausted := t.limits.Exhausted(t.spent()); {
+	switch d, exhausted := t.over(); {
 	case t.ctx.Err() != nil:
 		why := "the turn was cancelled (" + context.Cause(t.ctx).Error() + ")"
 		if errors.Is(context.Cause(t.ctx), ErrInterrupted) {
@@ -250,7 +250,8 @@ func (t *turn) notRun() string {
 // runTool takes one tool call through the pipeline Executor's doc draws
 // and returns the observation. Nothing runs before it is allowed.
 func (t *turn) runTool(b *llm.Block) tool.Result {
-	rec := t.started(b)
+	tl, _ := t.rt.tools.Lookup(b.Name)
+	rec := t.started(b, tl)
 	a, r, ok := t.admit(&rec.Call)
 	if !ok {
 		r.Content = t.closeCall(&rec.Call, rec, r, nil).Content
@@ -284,8 +285,9 @@ type watchedCall struct {
 	ev [2]event.ToolData
 }
 
-// started makes the call of tool use b and tells it started.
-func (t *turn) started(b *llm.Block) *callRec {
+// started makes the call of tool use b, of tool tl (nil: no tool has its
+// name), and tells it started.
+func (t *turn) started(b *llm.Block, tl tool.Tool) *callRec {
 	call := tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, Scope: t.res.Scope}
 	if !t.observed() {
 		return &callRec{Call: call}
@@ -293,7 +295,7 @@ func (t *turn) started(b *llm.Block) *callRec {
 	w := &watchedCall{callRec: callRec{Call: call, start: t.clock()}}
 	w.callRec.ev = &w.ev
 	var d tool.Display
-	if tl, ok := t.rt.tools.Lookup(b.Name); ok {
+	if tl != nil {
 		d = tool.DisplayOf(tl, b.Input)
 	}
 	w.ev[0] = event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail}

@@ -350,7 +350,7 @@ func (t *turn) run() {
 		if t.stopped() || t.endedByHook() || t.pause() {
 			return
 		}
-		if d, ok := t.limits.Exhausted(t.spent()); ok {
+		if d, ok := t.over(); ok {
 			t.exhausted(d)
 			return
 		}
@@ -726,12 +726,24 @@ func (t *turn) spent() budget.Spent {
 }
 
 func (t *turn) turnSpent() budget.Spent {
-	return budget.Spent{
-		Tokens:    t.res.Usage.Total(),
-		CostUSD:   t.cost,
-		ToolCalls: int64(t.res.ToolCalls + t.forkCalls),
-		WallTime:  time.Since(t.start),
+	s := t.counted()
+	s.WallTime = time.Since(t.start)
+	return s
+}
+
+// counted is turnSpent but the wall time, which takes a clock read.
+func (t *turn) counted() budget.Spent {
+	return budget.Spent{Tokens: t.res.Usage.Total(), CostUSD: t.cost, ToolCalls: int64(t.res.ToolCalls + t.forkCalls)}
+}
+
+// over reports which of the session's budgets is exhausted, if one is.
+// The clock is read only when the wall time has a limit (twice a step).
+func (t *turn) over() (budget.Dimension, bool) {
+	s := t.counted()
+	if t.limits.WallTime > 0 {
+		s.WallTime = time.Since(t.start)
 	}
+	return t.limits.Exhausted(t.req.Spent.Add(s))
 }
 
 func (t *turn) exhausted(d budget.Dimension) {
