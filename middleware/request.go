@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"unsafe"
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
@@ -263,6 +264,9 @@ func (p *prefix) diff(r *llm.Request) string {
 			return fmt.Sprintf("Tools[%d] (%s) changed", i, t.Name)
 		}
 	}
+	if p.unchanged(r.Messages) {
+		return ""
+	}
 	if p.newest > 0 && len(r.Messages) > 0 && &r.Messages[0] != &p.all[0] {
 		// Another slice: the earliest message that differs.
 		for i, m := range p.all[:min(len(p.all), len(r.Messages))] {
@@ -281,6 +285,31 @@ func (p *prefix) diff(r *llm.Request) string {
 		}
 	}
 	return ""
+}
+
+// unchanged reports whether msgs, by reference, are the prefix as it was
+// kept: the same slice, and the headers kept (role and content slice)
+// the same bytes — one comparison of the window, not one per message.
+// false says only that the messages must be compared one by one.
+func (p *prefix) unchanged(msgs []llm.Message) bool {
+	if p.pooled == nil || len(p.all) == 0 || len(msgs) < len(p.all) || &msgs[0] != &p.all[0] {
+		return false
+	}
+	if p.newest == 0 {
+		return bytes.Equal(headerBytes(p.msgs), headerBytes(msgs[:len(p.msgs)]))
+	}
+	return bytes.Equal(headerBytes(p.msgs[:1]), headerBytes(msgs[:1])) &&
+		bytes.Equal(headerBytes(p.msgs[1:]), headerBytes(msgs[p.newest:len(p.all)]))
+}
+
+// headerBytes is the memory of msgs' headers. A header copied and left
+// alone is the same bytes as its original; any other difference (even in
+// padding) only sends the caller to the comparison by value.
+func headerBytes(msgs []llm.Message) []byte {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&msgs[0])), len(msgs)*int(unsafe.Sizeof(msgs[0])))
 }
 
 // roleAt is the role of the prefix's i-th message, as it was kept.
