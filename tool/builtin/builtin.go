@@ -59,6 +59,9 @@ func decode(name string, input json.RawMessage, v any) error {
 	return nil
 }
 
+// maxCount bounds a count's size, far past any file's lines or bytes.
+const maxCount = 1 << 40
+
 // count is a whole-number argument. The schemas say "number", as Claude
 // Code's do, so a model may send 20 or 20.0; both decode, 2.5 does not.
 type count int
@@ -71,8 +74,11 @@ func (c *count) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s is not a number", b)
 	}
-	if f != math.Trunc(f) || math.Abs(f) > 1<<40 {
+	switch {
+	case f != math.Trunc(f):
 		return fmt.Errorf("%s is not a whole number", b)
+	case math.Abs(f) > maxCount:
+		return fmt.Errorf("%s is out of range (a count is at most %d)", b, int64(maxCount))
 	}
 	*c = count(f)
 	return nil
