@@ -562,31 +562,45 @@ func (pc *pointContext) cancel() {
 type lazyDeadline struct {
 	context.Context
 	deadline time.Time
-	once     sync.Once
-	armed    atomic.Pointer[context.Context]
-	stopFn   context.CancelFunc
+	// armed is nil until Done is first asked for (then the context with
+	// the timer) or the run ends (then stoppedDeadline); set once.
+	armed atomic.Pointer[armedDeadline]
 }
 
-// stopped is the context a stopped lazyDeadline is.
-var stopped = func() context.Context {
+// armedDeadline is what a lazyDeadline became: a context and what
+// cancels it (nil: nothing to cancel).
+type armedDeadline struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// stoppedDeadline is a lazyDeadline stopped before it was armed.
+var stoppedDeadline = func() *armedDeadline {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	return ctx
+	return &armedDeadline{ctx: ctx}
 }()
 
 func (c *lazyDeadline) arm() context.Context {
-	c.once.Do(func() {
-		ctx, cancel := context.WithDeadline(c.Context, c.deadline)
-		c.stopFn = cancel
-		c.armed.Store(&ctx)
-	})
-	return *c.armed.Load()
+	if a := c.armed.Load(); a != nil {
+		return a.ctx
+	}
+	ctx, cancel := context.WithDeadline(c.Context, c.deadline)
+	if c.armed.CompareAndSwap(nil, &armedDeadline{ctx, cancel}) {
+		return ctx
+	}
+	cancel() // armed by another Done first, or stopped
+	return c.armed.Load().ctx
 }
 
+// stop ends it: one atomic swap when no one asked for Done, the common
+// case.
 func (c *lazyDeadline) stop() {
-	c.once.Do(func() { c.armed.Store(&stopped) })
-	if c.stopFn != nil {
-		c.stopFn()
+	if c.armed.CompareAndSwap(nil, stoppedDeadline) {
+		return
+	}
+	if a := c.armed.Load(); a.cancel != nil {
+		a.cancel()
 	}
 }
 
@@ -594,8 +608,8 @@ func (c *lazyDeadline) stop() {
 // context.Cause and derived contexts find its cancellation), else in the
 // parent; the armed context holds the parent's values too.
 func (c *lazyDeadline) Value(key any) any {
-	if a := c.armed.Load(); a != nil && *a != stopped {
-		return (*a).Value(key)
+	if a := c.armed.Load(); a != nil && a != stoppedDeadline {
+		return a.ctx.Value(key)
 	}
 	return c.Context.Value(key)
 }
@@ -605,7 +619,7 @@ func (c *lazyDeadline) Done() <-chan struct{}       { return c.arm().Done() }
 
 func (c *lazyDeadline) Err() error {
 	if a := c.armed.Load(); a != nil {
-		return (*a).Err()
+		return a.ctx.Err()
 	}
 	if err := c.Context.Err(); err != nil {
 		return err

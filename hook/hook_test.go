@@ -395,6 +395,38 @@ func TestHandlersShareTheirPointsDeadline(t *testing.T) {
 	})
 }
 
+// A handler may ask for its context's Done, or hand the context to a
+// goroutine that asks for it as the run ends: whichever comes first, the
+// context is done once Run returned, and nothing races (go test -race).
+func TestContextAskedForDoneAsTheRunEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := hook.NewRegistry()
+		var wg sync.WaitGroup
+		var kept []context.Context
+		mustRegister(t, r, hook.PreToolUse, "handing", hook.HandlerFunc(func(ctx context.Context, _ hook.Payload) (*hook.Decision, error) {
+			if len(kept)%2 == 0 {
+				ctx.Done() // armed now; the other half as the run ends, or not at all
+			}
+			kept = append(kept, ctx)
+			wg.Go(func() { <-ctx.Done() })
+			return nil, nil
+		}), hook.Timeout(time.Hour))
+		start := time.Now()
+		for range 200 {
+			r.Run(context.Background(), toolPayload(`{}`))
+		}
+		wg.Wait()
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("the kept contexts were done %v after the runs, at their deadline, not at the runs' end", waited)
+		}
+		for i, ctx := range kept {
+			if ctx.Err() != context.Canceled {
+				t.Fatalf("run %d: the kept context's Err is %v, want context.Canceled", i, ctx.Err())
+			}
+		}
+	})
+}
+
 // A MayBlock handler that never returns is left behind at its timeout.
 func TestMayBlockHandlerIsLeftAtItsTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
