@@ -386,6 +386,14 @@ func hex4(h []byte) bool {
 
 func digit(c byte) bool { return '0' <= c && c <= '9' }
 
+// digitsFrom is the index past the run of digits at b[i:].
+func digitsFrom(b []byte, i int) int {
+	for i < len(b) && digit(b[i]) {
+		i++
+	}
+	return i
+}
+
 // num reads a number at sc.i and returns its text.
 func (sc *scanner) num() (text []byte, ok bool) {
 	b, start := sc.b, sc.i
@@ -397,20 +405,13 @@ func (sc *scanner) num() (text []byte, ok bool) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for i < len(b) && digit(b[i]) {
-			i++
-		}
+		i = digitsFrom(b, i)
 	default:
 		return nil, false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		d := i
-		for i < len(b) && digit(b[i]) {
-			i++
-		}
-		if i == d {
-			return nil, false
+		if i = digitsFrom(b, i+1); !digit(b[i-1]) {
+			return nil, false // no digit after the point
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
@@ -418,12 +419,8 @@ func (sc *scanner) num() (text []byte, ok bool) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		d := i
-		for i < len(b) && digit(b[i]) {
-			i++
-		}
-		if i == d {
-			return nil, false
+		if i = digitsFrom(b, i); !digit(b[i-1]) {
+			return nil, false // no digit in the exponent
 		}
 	}
 	sc.i = i
