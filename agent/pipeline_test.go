@@ -253,6 +253,47 @@ func TestPipelineOrder(t *testing.T) {
 	}
 }
 
+// A tool_request middleware may call another tool than the model named
+// (a name the model got wrong, mapped to the real one): the call is the
+// named tool's from then on — validated against its schema, and seen by
+// the hooks with what that tool declares it reads. A name mapped to no
+// tool is an unknown tool's call.
+func TestToolRequestRenamesTheTool(t *testing.T) {
+	b := newBench(t, nil, nil)
+	b.svc.Middleware.RegisterToolRequest("names", func(ctx context.Context, c *tool.Call) (*tool.Call, error) {
+		c2 := *c
+		switch c.Name {
+		case "ReadFile":
+			c2.Name = "Read"
+		case "Read":
+			c2.Name = "Gone"
+		}
+		return &c2, nil
+	})
+	var reads [][]string
+	b.hook(hook.PreToolUse, "pre", hook.On(func(ctx context.Context, p *hook.PreToolUsePayload) (*hook.Decision, error) {
+		reads = append(reads, p.Reads)
+		return nil, nil
+	}))
+	if err := os.WriteFile(filepath.Join(b.root, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.model.Script("s", script.Response{ToolCalls: []script.ToolCall{
+		{ID: "mapped", Name: "ReadFile", InputRaw: ptr(`{"file_path":"a.txt"}`)},
+		{ID: "lost", Name: "Read", InputRaw: ptr(`{"file_path":"a.txt"}`)},
+	}}, script.Text("ok"))
+	b.run("s", "go")
+	if o := b.observation("s", 1, "mapped"); o.IsError || !strings.Contains(o.Content, "hello") {
+		t.Errorf("ReadFile mapped to Read: %+v", o)
+	}
+	if o := b.observation("s", 1, "lost"); !o.IsError || !strings.Contains(o.Content, `unknown tool "Gone"`) {
+		t.Errorf("Read mapped to no tool: %+v", o)
+	}
+	if len(reads) != 1 || len(reads[0]) != 1 || !strings.HasSuffix(reads[0][0], "a.txt") {
+		t.Errorf("PRE_TOOL_USE saw reads %q, want the mapped Read's a.txt only", reads)
+	}
+}
+
 func TestPolicyDenyAndHeadlessAsk(t *testing.T) {
 	pol, err := policy.New(policy.ModeDefault, policy.Rules{Deny: []policy.Rule{{Tool: "Bash", Pattern: "rm:*"}}})
 	if err != nil {

@@ -93,7 +93,7 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 		}
 		t.res.ToolCalls++
 		rec := t.started(u, tl)
-		a, res, admitted := t.admit(&rec.Call)
+		a, res, admitted := t.admit(&rec.Call, tl)
 		if t.res.Parked != nil {
 			// Parked: no result for it, nor for the calls after it; the
 			// turn stops, and runs them when someone decided. The calls
@@ -252,7 +252,7 @@ func (t *turn) notRun() string {
 func (t *turn) runTool(b *llm.Block) tool.Result {
 	tl, _ := t.rt.tools.Lookup(b.Name)
 	rec := t.started(b, tl)
-	a, r, ok := t.admit(&rec.Call)
+	a, r, ok := t.admit(&rec.Call, tl)
 	if !ok {
 		r.Content = t.closeCall(&rec.Call, rec, r, nil).Content
 		return r
@@ -359,10 +359,10 @@ type toolHooks struct {
 	preF, postF hook.Frame
 }
 
-// admit takes call through the tool_request chain, validation, the
-// PRE_TOOL_USE hooks, the policy and approval. false comes with the
-// observation of a call that must not run.
-func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
+// admit takes call, of tool tl (nil: no tool has its name), through the
+// tool_request chain, validation, the PRE_TOOL_USE hooks, the policy and
+// approval. false comes with the observation of a call that must not run.
+func (t *turn) admit(call *tool.Call, tl tool.Tool) (admitted, tool.Result, bool) {
 	rt := t.rt
 	var rewritten []string
 	if rt.mw.Has(middleware.ToolRequest) {
@@ -379,10 +379,12 @@ func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
 			cc.ID = call.ID
 			c = &cc
 		}
+		if c.Name != call.Name {
+			tl, _ = rt.tools.Lookup(c.Name)
+		}
 		call = c
 	}
-	tl, ok := rt.tools.Lookup(call.Name)
-	if !ok {
+	if tl == nil {
 		return admitted{}, tool.Result{Content: rt.tools.Validate(call.Name, call.Input).Error(), IsError: true}, false
 	}
 	if err := rt.tools.Validate(call.Name, call.Input); err != nil {
@@ -393,7 +395,7 @@ func (t *turn) admit(call *tool.Call) (admitted, tool.Result, bool) {
 	var preContext []string
 	var hooks *toolHooks
 	if rt.hooks.Has(hook.PreToolUse) {
-		hooks = &toolHooks{pre: hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call)}}
+		hooks = &toolHooks{pre: hook.PreToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call, tl)}}
 		out := t.runHookIn(&hooks.preF, &hooks.pre)
 		if out.EndTurn != "" {
 			return admitted{}, t.blocked(call, "hook:"+out.By, fmt.Sprintf("Not run: the turn was %s.", t.ended)), false
@@ -474,7 +476,7 @@ func (t *turn) after(a admitted, res tool.Result) tool.Result {
 			h = new(toolHooks)
 		}
 		p := &h.post
-		*p = hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call), Output: res.Content}
+		*p = hook.PostToolUsePayload{Common: t.common(), ToolCall: t.hookCall(call, a.tl), Output: res.Content}
 		if res.Response != nil {
 			if b, err := json.Marshal(res.Response); err == nil && len(b) > 0 && b[0] == '{' {
 				p.Response = b
@@ -491,7 +493,7 @@ func (t *turn) after(a admitted, res tool.Result) tool.Result {
 		}
 		res.Content += contextSuffix(hook.PostToolUse, out.Context)
 	case res.IsError && rt.hooks.Has(hook.PostToolUseFailure):
-		out := t.runHook(&hook.PostToolUseFailurePayload{Common: t.common(), ToolCall: t.hookCall(call), Error: res.Content,
+		out := t.runHook(&hook.PostToolUseFailurePayload{Common: t.common(), ToolCall: t.hookCall(call, a.tl), Error: res.Content,
 			Interrupted: errors.Is(context.Cause(t.ctx), ErrInterrupted)})
 		res.Content += contextSuffix(hook.PostToolUseFailure, out.Context)
 	}
@@ -504,9 +506,10 @@ func (t *turn) middlewareFailed(toolUseID string, failures []middleware.Failure)
 	}
 }
 
-func (t *turn) hookCall(c *tool.Call) hook.ToolCall {
+// hookCall is call c of tool tl as the tool hooks see it.
+func (t *turn) hookCall(c *tool.Call, tl tool.Tool) hook.ToolCall {
 	tc := hook.ToolCall{ToolName: c.Name, ToolUseID: c.ID, Arguments: c.Input}
-	if tl, ok := t.rt.tools.Lookup(c.Name); ok {
+	if tl != nil {
 		a := tool.AccessOf(tl, c.Input)
 		tc.Reads, tc.Writes, tc.Command = a.Reads, a.Writes, a.Command
 		tc.Aliases = tool.TraitsOf(tl).Aliases
@@ -606,7 +609,7 @@ func (t *turn) authorize(call *tool.Call, tl tool.Tool, hookSays hook.Action, ho
 		return t.blocked(call, by, reason), false
 	}
 	if rt.hooks.Has(hook.PermissionRequest) {
-		out := t.runHook(&hook.PermissionRequestPayload{Common: t.common(), ToolCall: t.hookCall(call), Reason: verdict.Reason, Suggestion: verdict.Suggest})
+		out := t.runHook(&hook.PermissionRequestPayload{Common: t.common(), ToolCall: t.hookCall(call, tl), Reason: verdict.Reason, Suggestion: verdict.Suggest})
 		if out.EndTurn != "" {
 			return resolve(false, "", "hook:"+out.By, fmt.Sprintf("Not run: the turn was %s.", t.ended))
 		}
