@@ -301,7 +301,9 @@ func (s *fastSchema) acceptsJSON(data []byte) bool {
 type scanner struct {
 	b     []byte
 	i     int
-	depth int // objects and arrays open
+	depth int  // objects and arrays open
+	fresh bool // an object or array was just opened: no member read yet
+	bad   bool // what more read was not JSON
 }
 
 // maxDepth bounds the nesting the fast path reads (encoding/json's bound
@@ -470,25 +472,30 @@ func (sc *scanner) literal(word string) bool {
 func (sc *scanner) open() bool {
 	sc.i++
 	sc.depth++
+	sc.fresh = true
 	return sc.depth <= maxDepth
 }
 
-// next readies the next member of an object or element of an array
-// (first: none was read yet): more is false once the closing bracket is
-// read, ok is false where neither a member nor the end follows.
-func (sc *scanner) next(closing byte, first bool) (more, ok bool) {
+// more reports whether another member of the object or array just
+// opened follows, reading the comma before it; false once it read the
+// closing bracket, or where neither follows (then sc.bad is set, and
+// whoever looped over the members must say no).
+func (sc *scanner) more(closing byte) bool {
+	first := sc.fresh
+	sc.fresh = false
 	switch c := sc.peek(); {
 	case c == closing:
 		sc.i++
 		sc.depth--
-		return false, true
+		return false
 	case first:
-		return true, true
+		return true
 	case c == ',':
 		sc.i++
-		return true, true
+		return true
 	}
-	return false, false
+	sc.bad = true
+	return false
 }
 
 // key reads a member's name and the colon after it.
@@ -517,14 +524,7 @@ func (sc *scanner) skip() bool {
 		if c == '[' {
 			closing = ']'
 		}
-		for first := true; ; first = false {
-			more, ok := sc.next(closing, first)
-			if !ok {
-				return false
-			}
-			if !more {
-				return true
-			}
+		for sc.more(closing) {
 			if c == '{' {
 				if _, _, ok := sc.key(); !ok {
 					return false
@@ -534,6 +534,7 @@ func (sc *scanner) skip() bool {
 				return false
 			}
 		}
+		return !sc.bad
 	case 't':
 		return sc.literal("true")
 	case 'f':
@@ -603,14 +604,8 @@ func (s *fastSchema) acceptArray(sc *scanner) bool {
 		return false
 	}
 	n := 0
-	for first := true; ; first = false {
-		more, ok := sc.next(']', first)
-		if !ok {
-			return false
-		}
-		if !more {
-			break
-		}
+	for sc.more(']') {
+		ok := false
 		if s.items != nil {
 			ok = s.items.acceptValue(sc)
 		} else {
@@ -621,7 +616,7 @@ func (s *fastSchema) acceptArray(sc *scanner) bool {
 		}
 		n++
 	}
-	return n >= s.minItems && (s.maxItems < 0 || n <= s.maxItems)
+	return !sc.bad && n >= s.minItems && (s.maxItems < 0 || n <= s.maxItems)
 }
 
 func (s *fastSchema) acceptObject(sc *scanner) bool {
@@ -631,14 +626,7 @@ func (s *fastSchema) acceptObject(sc *scanner) bool {
 	var found uint64
 	var seen [16][]byte // keys seen, to refuse one given twice (the slow path decides)
 	nseen := 0
-	for first := true; ; first = false {
-		more, ok := sc.next('}', first)
-		if !ok {
-			return false
-		}
-		if !more {
-			break
-		}
+	for sc.more('}') {
 		key, escaped, ok := sc.key()
 		if !ok || escaped || nseen == len(seen) {
 			return false
@@ -669,5 +657,5 @@ func (s *fastSchema) acceptObject(sc *scanner) bool {
 			return false
 		}
 	}
-	return found == 1<<len(s.required)-1
+	return !sc.bad && found == 1<<len(s.required)-1
 }
