@@ -208,8 +208,7 @@ func FuzzScannerIsJSON(f *testing.F) {
 // has a key twice.
 func hasRepeatedKey(in []byte) bool {
 	d := json.NewDecoder(bytes.NewReader(in))
-	var keys []map[string]bool
-	var inObject []bool // per open container: is it an object, and is the next token a key
+	var open []map[string]bool // per open object its keys so far; nil for an array
 	expectKey := false
 	for {
 		tok, err := d.Token()
@@ -220,28 +219,25 @@ func hasRepeatedKey(in []byte) bool {
 		case json.Delim:
 			switch v {
 			case '{':
-				keys = append(keys, map[string]bool{})
-				inObject = append(inObject, true)
+				open = append(open, map[string]bool{})
 				expectKey = true
 				continue
 			case '[':
-				keys = append(keys, nil)
-				inObject = append(inObject, false)
+				open = append(open, nil)
 				expectKey = false
 				continue
-			default:
-				keys, inObject = keys[:len(keys)-1], inObject[:len(inObject)-1]
 			}
+			open = open[:len(open)-1]
 		case string:
 			if expectKey {
-				if keys[len(keys)-1][v] {
+				if open[len(open)-1][v] {
 					return true
 				}
-				keys[len(keys)-1][v] = true
+				open[len(open)-1][v] = true
 				expectKey = false
 				continue
 			}
 		}
-		expectKey = len(inObject) > 0 && inObject[len(inObject)-1]
+		expectKey = len(open) > 0 && open[len(open)-1] != nil
 	}
 }
