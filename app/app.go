@@ -589,6 +589,7 @@ const StateIgnore = `# Written by orca when it first kept state in this folder: 
 /workspace-id
 /runs/
 /results/
+/transcripts/
 /settings.local.json
 `
 

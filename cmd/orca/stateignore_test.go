@@ -12,8 +12,8 @@ import (
 )
 
 // The first run in a workspace creates .orca/orca.db and, with it,
-// .orca/.gitignore: the store, its WAL files, the workspace id, timelines
-// and spilled results are not the repository's, so neither git nor the
+// .orca/.gitignore: the store, its WAL files, the workspace id, timelines,
+// transcripts and spilled results are not the repository's, so neither git nor the
 // file tools (which honour .gitignore files) see them; the files meant to
 // be committed (settings.json) still show.
 func TestFirstRunIgnoresTheStateItKeeps(t *testing.T) {
@@ -22,13 +22,15 @@ func TestFirstRunIgnoresTheStateItKeeps(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(ws, ".orca"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ws, ".orca", "settings.json"), []byte(`{"permissions": {"deny": ["Bash(rm:*)"]}}`), 0o644); err != nil {
+	// A Stop hook: the transcripts hooks read are kept too.
+	settings := `{"permissions": {"deny": ["Bash(rm:*)"]}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}`
+	if err := os.WriteFile(filepath.Join(ws, ".orca", "settings.json"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	glob := writeScript(t, `{"tool_calls": [{"name": "Glob", "input": {"pattern": "**/*"}}]}`, `{"text": "done"}`)
 	run := func() []jsonEvent {
 		t.Helper()
-		stdout, stderr, code := orcaWith(t, t.Context(), options{configDir: t.TempDir(), getenv: noEnv}, "", "run", "--script", glob, "-w", ws, "--timeline", "--json", "look")
+		stdout, stderr, code := orcaWith(t, t.Context(), options{configDir: t.TempDir(), getenv: noEnv}, "", "run", "--script", glob, "-w", ws, "--trust", "--timeline", "--json", "look")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -39,7 +41,7 @@ func TestFirstRunIgnoresTheStateItKeeps(t *testing.T) {
 	if err != nil || string(got) != app.StateIgnore {
 		t.Fatalf(".orca/.gitignore after the first run: %q, %v", got, err)
 	}
-	for _, f := range []string{"orca.db", "workspace-id", "runs"} {
+	for _, f := range []string{"orca.db", "workspace-id", "runs", "transcripts"} {
 		if _, err := os.Stat(filepath.Join(ws, ".orca", f)); err != nil {
 			t.Fatalf("the first run made no .orca/%s (the test would prove nothing): %v", f, err)
 		}
