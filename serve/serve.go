@@ -1150,9 +1150,12 @@ func (s *Server) goOn(ctx context.Context, p store.ParkedCall) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.busy || s.ctx.Err() != nil {
-		// Gone on already (the decision was seen in the store), or a turn
-		// runs: its next message runs the call.
-		return e.busy && e.ls.CurrentTurn() == p.TurnID
+		// Gone on already (the decision was seen in the store: the turn
+		// is running again, though it may not have started in the
+		// session yet), or another turn runs: its next message runs the
+		// call.
+		t := e.turns[p.TurnID]
+		return e.busy && (t != nil && t.Status == "running" || e.ls.CurrentTurn() == p.TurnID)
 	}
 	e.setBusy(true)
 	t := e.turns[p.TurnID]

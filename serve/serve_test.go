@@ -398,6 +398,34 @@ func TestParkedCallDecidedElsewhere(t *testing.T) {
 	}
 }
 
+// A decision posted here and the same decision seen in the store race
+// (the browser test met it): whichever goes on with the turn first, the
+// other says the turn went on too — not "a turn is running", which sent
+// the page's user to post a message the turn did not need.
+func TestDecisionSeenTwiceSaysTheTurnWentOn(t *testing.T) {
+	f := newFixture(t, app.Config{}, serve.Options{})
+	turn := f.parkABash()
+	calls, err := f.app.Store().ParkedCalls(t.Context(), store.ParkFilter{SessionID: "s"})
+	if err != nil || len(calls) != 1 {
+		t.Fatalf("parked %v, %v", calls, err)
+	}
+	p, err := f.app.Store().SetParkStatus(t.Context(), calls[0].ID, store.ParkApproved, "ana", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := f.srv.GoOn(t.Context(), p), f.srv.GoOn(t.Context(), p)
+	if !first || !second {
+		t.Errorf("going on: %v, then %v; want true twice", first, second)
+	}
+	evs := f.events("/v1/sessions/s/turns/"+turn+"/events", "", completedTimes(2))
+	if last := evs[len(evs)-1]; last.data["stop_reason"] != "answered" {
+		t.Errorf("the turn ended %v", last.data)
+	}
+	if got := f.model.CallsTo("s"); len(got) != 2 {
+		t.Errorf("%d model calls, want 2: the turn went on once", len(got))
+	}
+}
+
 // A typed result through the API: the turn's state and turn_completed
 // carry the checked value.
 func TestOutputSchemaThroughTheAPI(t *testing.T) {

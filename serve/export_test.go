@@ -1,0 +1,11 @@
+package serve
+
+import (
+	"context"
+
+	"github.com/orca-agent/orca/store"
+)
+
+// GoOn is goOn, for the race between a decision posted here and the same
+// decision seen in the store.
+func (s *Server) GoOn(ctx context.Context, p store.ParkedCall) bool { return s.goOn(ctx, p) }
