@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"github.com/orca-agent/orca/internal/names"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
 )
@@ -102,8 +102,6 @@ const OutputToolName = "StructuredOutput"
 // did not hold after MaxOutputCorrections corrections.
 var ErrInvalidOutput = errors.New("the answer does not match the output schema")
 
-var outputName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
 // output is an Output compiled for a turn.
 type output struct {
 	req    *llm.Output
@@ -117,7 +115,7 @@ func compileOutput(o *Output, client llm.Client) (*output, error) {
 	if name == "" {
 		name = "answer"
 	}
-	if !outputName.MatchString(name) {
+	if !names.Token(name) {
 		return nil, fmt.Errorf("output name %q: letters, digits, _ and - only, at most 64", name)
 	}
 	s, err := tool.CompileSchema("output "+name, o.Schema)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/orca-agent/orca/internal/names"
 )
 
 // Port is a port of a filesystem extension: what its handler may do, as
@@ -23,14 +25,11 @@ const (
 // Ports lists the ports in the order they are documented.
 var Ports = []Port{PortEvents, PortHooks}
 
-var (
-	nameRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
-	resourceRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
-)
+var resourceRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
 
 // ValidExtensionName reports whether s can name an extension: lower-case
 // letters, digits and dashes, at most 64.
-func ValidExtensionName(s string) bool { return nameRE.MatchString(s) }
+func ValidExtensionName(s string) bool { return names.Slug(s) }
 
 // ValidResourceKey reports whether s can be a resource key.
 func ValidResourceKey(s string) bool { return resourceRE.MatchString(s) }
@@ -79,7 +78,7 @@ func ParseGrant(s string) (Grant, error) {
 		return Grant{}, fmt.Errorf("grant %q: want hook:<name>, hook:<name>:events, hook:<name>:hooks or hook:<name>:resource:<KEY>", s)
 	}
 	name, port, hasPort := strings.Cut(rest, ":")
-	if !nameRE.MatchString(name) {
+	if !names.Slug(name) {
 		return Grant{}, fmt.Errorf("grant %q: %q is not an extension name (lower-case letters, digits and dashes)", s, name)
 	}
 	g := Grant{Extension: name}

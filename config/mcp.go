@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/orca-agent/orca/internal/names"
 )
 
 // MCPServer is an MCP server a settings file or a workspace's .mcp.json
@@ -72,13 +74,11 @@ func (a MCPApproval) Approves(name string) bool {
 	return a.All || slices.Contains(a.Enabled, name)
 }
 
-var mcpName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 // CheckMCPName says what is wrong with name as an MCP server's, if
 // anything: letters, digits, _ and - (at most 64), so that its tools can
 // be named mcp__<name>__<tool>.
 func CheckMCPName(name string) error {
-	if !mcpName.MatchString(name) {
+	if !names.Token(name) {
 		return fmt.Errorf("a server's name is letters, digits, _ and - (at most 64), so that its tools can be named mcp__%s__<tool>", name)
 	}
 	return nil

@@ -43,7 +43,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +51,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/orca-agent/orca/frontmatter"
+	"github.com/orca-agent/orca/internal/names"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -184,8 +184,6 @@ func (s Skill) clone() Skill {
 	return s
 }
 
-var validName = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
-
 // frontMatter is what orca reads of a SKILL.md's YAML; other keys are
 // ignored, as Claude Code ignores keys it does not know.
 type frontMatter struct {
@@ -218,18 +216,18 @@ func Parse(folder string, data []byte) (Skill, error) {
 		warn("context %q is not inline or fork: the skill loads inline", c)
 	}
 	switch {
-	case s.Name == "" && validName.MatchString(folder):
+	case s.Name == "" && names.Lower(folder):
 		s.Name = folder
 	case s.Name == "":
 		if s.Name = slug(folder); s.Name == "" {
 			return Skill{}, fmt.Errorf("%w: the folder name %q cannot be made a skill name (lowercase letters, digits and hyphens, at most %d)", ErrMalformed, folder, MaxNameLen)
 		}
 		warn("the folder name %q is not a valid skill name (lowercase letters, digits and hyphens, at most %d): the skill is called %q", folder, MaxNameLen, s.Name)
-	case !validName.MatchString(s.Name):
+	case !names.Lower(s.Name):
 		// Claude Code's plugins name skills in Title Case: the folder is
 		// the name to call them by.
 		given := s.Name
-		if s.Name = folder; !validName.MatchString(folder) {
+		if s.Name = folder; !names.Lower(folder) {
 			s.Name = slug(given)
 		}
 		if s.Name == "" {

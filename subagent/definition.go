@@ -13,13 +13,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/orca-agent/orca/frontmatter"
+	"github.com/orca-agent/orca/internal/names"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -64,8 +64,6 @@ func ModelAliases() []string { return []string{"sonnet", "opus", "haiku"} }
 // ErrMalformed is wrapped by the errors of definition files that cannot be
 // used.
 var ErrMalformed = errors.New("malformed subagent definition")
-
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
 
 // Allows reports whether the subagent may use the tool that goes by the
 // names given (its name, then its aliases, tool.Traits.Names): a
@@ -114,7 +112,7 @@ func Parse(file string, data []byte) (Definition, error) {
 	if d.Name == "" {
 		d.Name = file
 	}
-	if !validName.MatchString(d.Name) {
+	if !names.Slug(d.Name) {
 		return Definition{}, fmt.Errorf("%w: name %q is not valid (lowercase letters, digits and hyphens, at most 64)", ErrMalformed, d.Name)
 	}
 	if d.Description == "" {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/orca-agent/orca/internal/names"
 	"github.com/orca-agent/orca/llm"
 )
 
@@ -28,8 +28,8 @@ var ErrUnknownTool = errors.New("unknown tool")
 // valid JSON or does not satisfy the tool's schema.
 var ErrInvalidInput = errors.New("invalid tool input")
 
-// Names follow the providers' rule for tool names.
-var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// Names follow the providers' rule for tool names (names.Token).
+const nameRule = `^[a-zA-Z0-9_-]{1,64}$`
 
 type entry struct {
 	tool   Tool
@@ -60,8 +60,8 @@ func (r *Registry) Add(t Tool) error {
 		return e.err()
 	}
 	name := t.Name()
-	if !validName.MatchString(name) {
-		return fmt.Errorf("tool %q: name must match %s", name, validName)
+	if !names.Token(name) {
+		return fmt.Errorf("tool %q: name must match %s", name, nameRule)
 	}
 	sch, fast, err := compile(name, t.Schema())
 	if err != nil {
@@ -76,8 +76,8 @@ func (r *Registry) Add(t Tool) error {
 	// name or alias.
 	aliases := TraitsOf(t).Aliases
 	for _, a := range aliases {
-		if !validName.MatchString(a) || a == name {
-			return fmt.Errorf("tool %q: alias %q: an alias is another name matching %s", name, a, validName)
+		if !names.Token(a) || a == name {
+			return fmt.Errorf("tool %q: alias %q: an alias is another name matching %s", name, a, nameRule)
 		}
 		if _, dup := r.byName[a]; dup {
 			return fmt.Errorf("tool %q: alias %q is the name of a registered tool", name, a)

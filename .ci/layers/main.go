@@ -21,7 +21,7 @@ const module = "github.com/orca-agent/orca"
 // layers lists the packages from the bottom up; a package may import the
 // packages of lower layers only. Keep it as ARCHITECTURE.md draws it.
 var layers = [][]string{
-	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "mcp/mcptest"},
+	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "internal/names", "mcp/mcptest"},
 	{"cmd/orca-mcp-faults", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
 	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp"},
 	{"config", "skill", "store/storetest", "store/internal/sqlrow", "tui"},
