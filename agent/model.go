@@ -21,7 +21,13 @@ import (
 // here, outside llm_execution, so that it runs once per attempt.
 func (t *turn) callModel() (*llm.Response, error) {
 	def := &t.rt.def
-	req := &llm.Request{
+	it := t.next
+	if it == nil {
+		it = new(iteration)
+	}
+	t.next = nil
+	req := &it.req
+	*req = llm.Request{
 		Model:     t.model(),
 		System:    def.SystemPrompt,
 		Messages:  t.msgs,
@@ -78,7 +84,9 @@ func (t *turn) callModel() (*llm.Response, error) {
 		var ev *callEvents
 		start := t.clock() // the call's start is its event's time too (a tool call's is)
 		if t.observed() {
-			ev = new(callEvents)
+			if ev = &it.ev; attempt > 1 {
+				ev = new(callEvents)
+			}
 			ev.started = event.LLMCallData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt}
 			t.emitAt(event.LLMCallStarted, &ev.started, start)
 		}
@@ -132,6 +140,16 @@ func (t *turn) callModel() (*llm.Response, error) {
 type callEvents struct {
 	started, completed event.LLMCallData
 	usage              llm.Usage
+}
+
+// iteration is what an iteration needs made, in one allocation: the data
+// of its IterationStarted event, its first model call's request and the
+// events of that call's first attempt. A listener may keep the events, a
+// client or middleware the request: none is used again once given.
+type iteration struct {
+	started event.IterationStartedData
+	req     llm.Request
+	ev      callEvents
 }
 
 // prepare runs the llm_request chain (with its cache guard) on a model
