@@ -34,7 +34,7 @@ func TestToolCallIDsAreMadeUnique(t *testing.T) {
 	rt, calls := testRuntime(t, agent.Definition{Name: "ids", MaxIterations: 5}, client)
 	var started []string
 	onEvent := func(ev event.Event) {
-		if d, ok := ev.Data.(*event.ToolData); ok && ev.Name == event.ToolExecStarted {
+		if d, ok := ev.Data.(*event.ToolStartedData); ok && ev.Name == event.ToolExecStarted {
 			started = append(started, d.ToolUseID)
 		}
 	}

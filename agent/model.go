@@ -87,7 +87,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 			if ev = &it.ev; attempt > 1 {
 				ev = new(callEvents)
 			}
-			ev.started = event.LLMCallData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt}
+			ev.started = event.LLMCallStartedData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt}
 			t.emitAt(event.LLMCallStarted, &ev.started, start)
 		}
 		resp, err := t.attempt(req, onDelta)
@@ -138,8 +138,9 @@ func (t *turn) callModel() (*llm.Response, error) {
 // callEvents are the data of one attempt's events, in one allocation (a
 // listener may keep them; none changes once sent).
 type callEvents struct {
-	started, completed event.LLMCallData
-	usage              llm.Usage
+	started   event.LLMCallStartedData
+	completed event.LLMCallData
+	usage     llm.Usage
 }
 
 // iteration is what an iteration needs made, in one allocation: the data

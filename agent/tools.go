@@ -271,18 +271,19 @@ func (t *turn) ran(a *admitted, rec *callRec, res tool.Result, failures []middle
 }
 
 // callRec is what the pipeline keeps of one call: the call, when it
-// started and, when someone watches, the data of its two events.
+// started and, when someone watches, the data of its end's event.
 type callRec struct {
 	tool.Call
 	start time.Time
-	ev    *[2]event.ToolData // started, ended; nil when no one watches
+	ended *event.ToolData // nil when no one watches
 }
 
-// watchedCall is a callRec and its events in one allocation (a listener
-// may keep the events; neither changes once sent).
+// watchedCall is a callRec and its events' data in one allocation (a
+// listener may keep the events; neither changes once sent).
 type watchedCall struct {
 	callRec
-	ev [2]event.ToolData
+	started event.ToolStartedData
+	ended   event.ToolData
 }
 
 // started makes the call of tool use b, of tool tl (nil: no tool has its
@@ -293,13 +294,13 @@ func (t *turn) started(b *llm.Block, tl tool.Tool) *callRec {
 		return &callRec{Call: call}
 	}
 	w := &watchedCall{callRec: callRec{Call: call, start: t.clock()}}
-	w.callRec.ev = &w.ev
+	w.callRec.ended = &w.ended
 	var d tool.Display
 	if tl != nil {
 		d = tool.DisplayOf(tl, b.Input)
 	}
-	w.ev[0] = event.ToolData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail}
-	t.emitAt(event.ToolExecStarted, &w.ev[0], w.start)
+	w.started = event.ToolStartedData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail}
+	t.emitAt(event.ToolExecStarted, &w.started, w.start)
 	return &w.callRec
 }
 
@@ -314,10 +315,8 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 		if r.IsError {
 			name = event.ToolExecFailed
 		}
-		var d *event.ToolData
-		if rec.ev != nil {
-			d = &rec.ev[1]
-		} else {
+		d := rec.ended
+		if d == nil {
 			d = new(event.ToolData) // someone watches since the call started
 		}
 		end := t.clock()

@@ -172,7 +172,7 @@ func TestToolStartedEventCarriesTheDisplay(t *testing.T) {
 	}))
 	_, events := traitsRun(t, show, map[string]int{"n": 7}, nil)
 	for _, e := range events {
-		if d, ok := e.Data.(*event.ToolData); ok && e.Name == event.ToolExecStarted {
+		if d, ok := e.Data.(*event.ToolStartedData); ok && e.Name == event.ToolExecStarted {
 			if d.Summary != `item {"n":7}` || d.Detail != "line 1\nline 2" {
 				t.Errorf("started event: summary %q, detail %q", d.Summary, d.Detail)
 			}

@@ -194,40 +194,35 @@ func (u *chatUI) event(ev event.Event) {
 		u.send(tui.Busy{Activity: "Thinking…", Since: time.Now()})
 	case *event.UserMessageData:
 		u.send(tui.Entered{})
-	case *event.LLMCallData:
-		switch ev.Name {
-		case event.LLMCallStarted:
-			u.writing = false
-			what := "Thinking…"
-			if t := tui.Tokens(u.used); len(t) > 0 {
-				what += " · " + strings.Join(t, " · ")
-			}
-			u.send(tui.Busy{Activity: what, Since: time.Now()})
-		case event.LLMCallCompleted, event.LLMCallFailed:
-			if d.Usage != nil {
-				u.used = u.used.Add(*d.Usage)
-			}
-			// What the model wrote is printed: no spinner under it until
-			// the turn does something else.
-			u.send(tui.Busy{})
+	case *event.LLMCallStartedData:
+		u.writing = false
+		what := "Thinking…"
+		if t := tui.Tokens(u.used); len(t) > 0 {
+			what += " · " + strings.Join(t, " · ")
 		}
+		u.send(tui.Busy{Activity: what, Since: time.Now()})
+	case *event.LLMCallData: // completed or failed
+		if d.Usage != nil {
+			u.used = u.used.Add(*d.Usage)
+		}
+		// What the model wrote is printed: no spinner under it until
+		// the turn does something else.
+		u.send(tui.Busy{})
 	case *event.LLMDeltaData:
 		if d.Delta.Type == llm.DeltaText && !u.writing {
 			u.writing = true
 			u.send(tui.Busy{Activity: "Writing…", Since: time.Now()})
 		}
-	case *event.ToolData:
-		if ev.Name == event.ToolExecStarted {
-			// Only the start says how the tool shows the call.
-			head, _, _ := strings.Cut(tui.ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
-			head = strings.TrimPrefix(head, "● ")
-			if u.heads == nil {
-				u.heads = make(map[string]string)
-			}
-			u.heads[d.ToolUseID] = head
-			u.send(tui.Busy{Activity: head, Since: time.Now()})
-			return
+	case *event.ToolStartedData:
+		// Only the start says how the tool shows the call.
+		head, _, _ := strings.Cut(tui.ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
+		head = strings.TrimPrefix(head, "● ")
+		if u.heads == nil {
+			u.heads = make(map[string]string)
 		}
+		u.heads[d.ToolUseID] = head
+		u.send(tui.Busy{Activity: head, Since: time.Now()})
+	case *event.ToolData: // the call's end
 		head := u.heads[d.ToolUseID]
 		delete(u.heads, d.ToolUseID)
 		if head == "" {

@@ -103,11 +103,11 @@ var newData = map[Name]func() any{
 	SessionEnded:          func() any { return new(SessionData) },
 	TurnStarted:           func() any { return new(TurnStartedData) },
 	IterationStarted:      func() any { return new(IterationStartedData) },
-	LLMCallStarted:        func() any { return new(LLMCallData) },
+	LLMCallStarted:        func() any { return new(LLMCallStartedData) },
 	LLMCallCompleted:      func() any { return new(LLMCallData) },
 	LLMCallFailed:         func() any { return new(LLMCallData) },
 	LLMDelta:              func() any { return new(LLMDeltaData) },
-	ToolExecStarted:       func() any { return new(ToolData) },
+	ToolExecStarted:       func() any { return new(ToolStartedData) },
 	ToolExecCompleted:     func() any { return new(ToolData) },
 	ToolExecFailed:        func() any { return new(ToolData) },
 	UserMessageInjected:   func() any { return new(UserMessageData) },
@@ -195,8 +195,12 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	case nil:
 	// The commonest data (two per tool call, three per model call),
 	// written directly.
+	case *ToolStartedData:
+		b = d.appendFields(append(b, ','))
 	case *ToolData:
 		b = d.appendFields(append(b, ','))
+	case *LLMCallStartedData:
+		b = appendCall(append(b, ','), d.Iteration, d.Feature, d.Attempt)
 	case *LLMCallData:
 		b = d.appendFields(append(b, ','))
 	case *IterationStartedData:
@@ -217,12 +221,7 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 // appendFields appends d's fields as encoding/json writes them, without
 // the braces.
 func (d *LLMCallData) appendFields(b []byte) []byte {
-	b = append(b, `"iteration":`...)
-	b = strconv.AppendInt(b, int64(d.Iteration), 10)
-	b = append(b, `,"feature":`...)
-	b = appendString(b, d.Feature)
-	b = append(b, `,"attempt":`...)
-	b = strconv.AppendInt(b, int64(d.Attempt), 10)
+	b = appendCall(b, d.Iteration, d.Feature, d.Attempt)
 	if d.StopReason != "" {
 		b = append(b, `,"stop_reason":`...)
 		b = appendString(b, string(d.StopReason))
@@ -254,22 +253,48 @@ func (d *LLMCallData) appendFields(b []byte) []byte {
 	return b
 }
 
+// appendCall appends the fields every model call's data starts with.
+func appendCall(b []byte, iteration int, feature string, attempt int) []byte {
+	b = append(b, `"iteration":`...)
+	b = strconv.AppendInt(b, int64(iteration), 10)
+	b = append(b, `,"feature":`...)
+	b = appendString(b, feature)
+	b = append(b, `,"attempt":`...)
+	return strconv.AppendInt(b, int64(attempt), 10)
+}
+
 // appendFields appends d's fields as MarshalJSON writes them, without
 // the braces.
-func (d *ToolData) appendFields(b []byte) []byte {
-	b = append(b, `"iteration":`...)
-	b = strconv.AppendInt(b, int64(d.Iteration), 10)
-	b = append(b, `,"tool_use_id":`...)
-	b = appendString(b, d.ToolUseID)
-	b = append(b, `,"tool_name":`...)
-	b = appendString(b, d.ToolName)
-	b = append(b, `,"input":`...)
-	b = appendRaw(b, d.Input)
-	for _, f := range [...]struct{ key, v string }{{`,"summary":`, d.Summary}, {`,"detail":`, d.Detail}, {`,"output":`, d.Output}} {
+func (d *ToolStartedData) appendFields(b []byte) []byte {
+	b = appendTool(b, d.Iteration, d.ToolUseID, d.ToolName, d.Input)
+	for _, f := range [...]struct{ key, v string }{{`,"summary":`, d.Summary}, {`,"detail":`, d.Detail}} {
 		if f.v != "" {
 			b = append(b, f.key...)
 			b = appendString(b, f.v)
 		}
+	}
+	return b
+}
+
+// appendTool appends the fields every tool call's data starts with.
+func appendTool(b []byte, iteration int, id, name string, input json.RawMessage) []byte {
+	b = append(b, `"iteration":`...)
+	b = strconv.AppendInt(b, int64(iteration), 10)
+	b = append(b, `,"tool_use_id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"tool_name":`...)
+	b = appendString(b, name)
+	b = append(b, `,"input":`...)
+	return appendRaw(b, input)
+}
+
+// appendFields appends d's fields as MarshalJSON writes them, without
+// the braces.
+func (d *ToolData) appendFields(b []byte) []byte {
+	b = appendTool(b, d.Iteration, d.ToolUseID, d.ToolName, d.Input)
+	if d.Output != "" {
+		b = append(b, `,"output":`...)
+		b = appendString(b, d.Output)
 	}
 	b = append(b, `,"is_error":`...)
 	b = strconv.AppendBool(b, d.IsError)
@@ -493,8 +518,16 @@ type IterationStartedData struct {
 	Iteration int `json:"iteration"`
 }
 
-// LLMCallData is the data of LLMCallStarted, LLMCallCompleted and
-// LLMCallFailed.
+// LLMCallStartedData is the data of LLMCallStarted: which call of the
+// iteration, for what, and which attempt at it.
+type LLMCallStartedData struct {
+	Iteration int    `json:"iteration"`
+	Feature   string `json:"feature"`
+	Attempt   int    `json:"attempt"`
+}
+
+// LLMCallData is the data of LLMCallCompleted and LLMCallFailed: the
+// started call's fields, then how it ended.
 type LLMCallData struct {
 	Iteration  int            `json:"iteration"`
 	Feature    string         `json:"feature"`
@@ -518,21 +551,29 @@ type LLMDeltaData struct {
 	Delta     llm.Delta `json:"delta"`
 }
 
-// ToolData is the data of ToolExecStarted, ToolExecCompleted and
-// ToolExecFailed. Output is the observation the model sees.
+// ToolStartedData is the data of ToolExecStarted.
+type ToolStartedData struct {
+	Iteration int             `json:"iteration"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	// Summary and Detail are how the tool says the call is shown
+	// (tool.Display): a line after its name, and lines under it.
+	Summary string `json:"summary,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// ToolData is the data of ToolExecCompleted and ToolExecFailed: the
+// started call's fields but how it is shown, then how it ended. Output is
+// the observation the model sees.
 type ToolData struct {
 	Iteration int             `json:"iteration"`
 	ToolUseID string          `json:"tool_use_id"`
 	ToolName  string          `json:"tool_name"`
 	Input     json.RawMessage `json:"input"`
-	// Summary and Detail (ToolExecStarted only) are how the tool says the
-	// call is shown (tool.Display): a line after its name, and lines under
-	// it.
-	Summary  string        `json:"summary,omitempty"`
-	Detail   string        `json:"detail,omitempty"`
-	Output   string        `json:"output,omitempty"`
-	IsError  bool          `json:"is_error"`
-	Duration time.Duration `json:"duration_ns,omitempty"`
+	Output    string          `json:"output,omitempty"`
+	IsError   bool            `json:"is_error"`
+	Duration  time.Duration   `json:"duration_ns,omitempty"`
 	// SavedTo is the workspace file that holds the whole result when it
 	// was too long for the conversation (Output is what the model saw).
 	SavedTo string `json:"saved_to,omitempty"`
@@ -694,6 +735,13 @@ type TurnCompletedData struct {
 // event.
 func (d ToolData) MarshalJSON() ([]byte, error) {
 	type plain ToolData
+	d.Input = encodable(d.Input)
+	return json.Marshal(plain(d))
+}
+
+// MarshalJSON encodes the data, the call's input as ToolData's is.
+func (d ToolStartedData) MarshalJSON() ([]byte, error) {
+	type plain ToolStartedData
 	d.Input = encodable(d.Input)
 	return json.Marshal(plain(d))
 }

@@ -25,20 +25,25 @@ func ExampleBus_Subscribe() {
 		return nil
 	}, event.Priority(10))
 	bus.SubscribePrefix("audit", "tool_exec_", func(e event.Event) error {
-		fmt.Println("audit:", e.Name, e.Data.(*event.ToolData).ToolName)
+		switch d := e.Data.(type) {
+		case *event.ToolStartedData: // tool_exec_started
+			fmt.Println("audit:", e.Name, d.ToolName, d.Summary)
+		case *event.ToolData: // tool_exec_completed, tool_exec_failed
+			fmt.Println("audit:", e.Name, d.ToolName, d.Output)
+		}
 		return nil
 	})
 
 	sc := scope.Scope{RuntimeID: "coder", SessionID: "s1", TurnID: "t1", ExecutionID: "x1"}
-	bus.Publish(event.Event{Name: event.ToolExecStarted, Scope: sc, Data: &event.ToolData{ToolName: "Bash"}})
-	bus.Publish(event.Event{Name: event.ToolExecFailed, Scope: sc, Data: &event.ToolData{ToolName: "Bash", IsError: true}})
+	bus.Publish(event.Event{Name: event.ToolExecStarted, Scope: sc, Data: &event.ToolStartedData{ToolName: "Bash", Summary: "make"}})
+	bus.Publish(event.Event{Name: event.ToolExecFailed, Scope: sc, Data: &event.ToolData{ToolName: "Bash", Output: "exit status 2", IsError: true}})
 	bus.Flush(context.Background())
 	mu.Lock()
 	fmt.Println("failed tool calls:", failed)
 	mu.Unlock()
 	// Output:
-	// audit: tool_exec_started Bash
-	// audit: tool_exec_failed Bash
+	// audit: tool_exec_started Bash make
+	// audit: tool_exec_failed Bash exit status 2
 	// failed tool calls: 1
 }
 

@@ -171,8 +171,15 @@ func TestL3_ParallelReadsRunAtOnce(t *testing.T) {
 		t.Errorf("results stored in the order %v", stored)
 	}
 	for _, e := range n.Events(event.ToolExecStarted, event.ToolExecCompleted, event.ToolExecFailed) {
-		if d := e.Data.(*event.ToolData); !slices.Contains(ids, d.ToolUseID) {
-			t.Errorf("%s names no call: %+v", e.Name, d)
+		var id string
+		switch d := e.Data.(type) {
+		case *event.ToolStartedData:
+			id = d.ToolUseID
+		case *event.ToolData:
+			id = d.ToolUseID
+		}
+		if !slices.Contains(ids, id) {
+			t.Errorf("%s names no call: %+v", e.Name, e.Data)
 		}
 	}
 }

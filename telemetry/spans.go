@@ -153,13 +153,10 @@ func (t *Telemetry) observe(root *execution, e event.Event) {
 		ex.span.SetAttributes(scopeAttrs(e.Scope)...)
 	}
 	switch d := e.Data.(type) {
-	case *event.ToolData:
-		switch e.Name {
-		case event.ToolExecStarted:
-			t.toolStarted(ex, e, d)
-		case event.ToolExecCompleted, event.ToolExecFailed:
-			t.toolEnded(ex, e, d)
-		}
+	case *event.ToolStartedData:
+		t.toolStarted(ex, e, d)
+	case *event.ToolData: // completed or failed
+		t.toolEnded(ex, e, d)
 	case *event.ToolBlockedData:
 		sp := ex.toolSpan(d.ToolUseID)
 		sp.SetAttributes(AttrBlockedBy.String(d.By))
@@ -251,7 +248,7 @@ func (t *Telemetry) toolAttrs(name, id string, input []byte, sc scope.Scope) []a
 	return attrs
 }
 
-func (t *Telemetry) toolStarted(ex *execution, e event.Event, d *event.ToolData) {
+func (t *Telemetry) toolStarted(ex *execution, e event.Event, d *event.ToolStartedData) {
 	attrs := t.toolAttrs(d.ToolName, d.ToolUseID, d.Input, e.Scope)
 	_, sp := t.tracer.Start(ex.ctx, "execute_tool "+d.ToolName, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(e.Time), trace.WithAttributes(attrs...))

@@ -277,15 +277,14 @@ func (g *progress) see(e event.Event) {
 		if e.Depth == 0 {
 			g.p.Iterations = d.Iteration
 		}
-	case *event.ToolData:
-		if e.Depth != 0 {
-			return
-		}
-		call := d.ToolName + " " + d.ToolUseID
-		if e.Name == event.ToolExecStarted {
+	case *event.ToolStartedData:
+		if e.Depth == 0 {
 			g.p.ToolCalls++
-			g.running = append(g.running, call)
-		} else {
+			g.running = append(g.running, d.ToolName+" "+d.ToolUseID)
+		}
+	case *event.ToolData: // completed or failed
+		if e.Depth == 0 {
+			call := d.ToolName + " " + d.ToolUseID
 			g.running = slices.DeleteFunc(g.running, func(c string) bool { return c == call })
 		}
 	}

@@ -349,7 +349,7 @@ func (r *Text) Render(ev event.Event) {
 	if ev.Depth == 0 && (ev.Name == event.LLMCallCompleted || ev.Name == event.LLMCallFailed) {
 		r.flushMarkdown()
 	}
-	if d, ok := ev.Data.(*event.ToolData); ok && ev.Depth == 0 && ev.Name != event.ToolExecStarted {
+	if d, ok := ev.Data.(*event.ToolData); ok && ev.Depth == 0 {
 		// The call's end draws its header: in colour, with how it went.
 		r.failed, r.took = d.IsError, d.Duration
 	}
@@ -394,11 +394,11 @@ func (r *Text) Render(ev event.Event) {
 			parts = append(parts, Tokens(d.Usage)...)
 			r.write(strings.Join(parts, " · ") + "\n")
 		}
+	case *event.LLMCallStartedData:
+		r.streamed, r.mdBlocks = false, 0
+		r.startThinking()
 	case *event.LLMCallData:
 		switch ev.Name {
-		case event.LLMCallStarted:
-			r.streamed, r.mdBlocks = false, 0
-			r.startThinking()
 		case event.LLMCallCompleted:
 			if d.Usage != nil {
 				r.used = r.used.Add(*d.Usage)
@@ -431,36 +431,34 @@ func (r *Text) Render(ev event.Event) {
 			r.block()
 		}
 		r.write(d.Delta.Text)
-	case *event.ToolData:
-		switch ev.Name {
-		case event.ToolExecStarted:
-			r.block()
-			header := ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail})
-			r.startToolLine(header)
-			r.inTool, r.detailed = true, d.Detail != ""
-			if r.headers == nil {
-				r.headers = map[string]string{}
-			}
-			r.headers[d.ToolUseID], r.openID = header, d.ToolUseID
-		case event.ToolExecCompleted, event.ToolExecFailed:
-			r.inTool = false
-			header, running := r.headers[d.ToolUseID]
-			delete(r.headers, d.ToolUseID)
-			if running && d.ToolUseID != r.openID {
-				// It ran beside the call drawn last: its own header first.
-				r.block()
-				r.writeHeader(header, d.IsError, d.Duration)
-			}
-			r.openID = ""
-			if !d.IsError && r.detailed {
-				return // the detail under the header says it all
-			}
-			style := r.opt.Theme.Faint
-			if d.IsError {
-				style = r.opt.Theme.Fail
-			}
-			r.emit(Observation(d.Output, d.IsError), style)
+	case *event.ToolStartedData:
+		r.block()
+		header := ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail})
+		r.startToolLine(header)
+		r.inTool, r.detailed = true, d.Detail != ""
+		if r.headers == nil {
+			r.headers = map[string]string{}
 		}
+		r.headers[d.ToolUseID], r.openID = header, d.ToolUseID
+	case *event.ToolData:
+		// The call's end: tool_exec_completed or tool_exec_failed.
+		r.inTool = false
+		header, running := r.headers[d.ToolUseID]
+		delete(r.headers, d.ToolUseID)
+		if running && d.ToolUseID != r.openID {
+			// It ran beside the call drawn last: its own header first.
+			r.block()
+			r.writeHeader(header, d.IsError, d.Duration)
+		}
+		r.openID = ""
+		if !d.IsError && r.detailed {
+			return // the detail under the header says it all
+		}
+		style := r.opt.Theme.Faint
+		if d.IsError {
+			style = r.opt.Theme.Fail
+		}
+		r.emit(Observation(d.Output, d.IsError), style)
 	case *event.VerificationData:
 		// The built-in verification, after the model answered.
 		r.block()
@@ -506,8 +504,8 @@ func (r *Text) Render(ev event.Event) {
 // is drawn: its question comes under the call's line.
 func drawn(ev event.Event) bool {
 	switch ev.Data.(type) {
-	case *event.TurnStartedData, *event.UserMessageData, *event.CompactionData, *event.LLMCallData, *event.LLMDeltaData,
-		*event.ToolData, *event.VerificationData, *event.HookFailedData, *event.HookMessageData, *event.TurnCompletedData,
+	case *event.TurnStartedData, *event.UserMessageData, *event.CompactionData, *event.LLMCallStartedData, *event.LLMCallData, *event.LLMDeltaData,
+		*event.ToolStartedData, *event.ToolData, *event.VerificationData, *event.HookFailedData, *event.HookMessageData, *event.TurnCompletedData,
 		*event.ApprovalData, *event.OutputRejectedData:
 		return true
 	}
@@ -540,11 +538,10 @@ func (r *Text) hookLine(mark, text string) {
 func (r *Text) renderFork(ev event.Event) {
 	var s string
 	switch d := ev.Data.(type) {
+	case *event.ToolStartedData:
+		s, _, _ = strings.Cut(ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
 	case *event.ToolData:
-		switch {
-		case ev.Name == event.ToolExecStarted:
-			s, _, _ = strings.Cut(ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
-		case d.IsError:
+		if d.IsError {
 			first, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
 			s = "  ✗ " + OneLine(first, MaxLineRunes)
 		}

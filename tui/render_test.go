@@ -135,12 +135,11 @@ func newEvent(name event.Name, data any) event.Event {
 // toolEvent returns a tool event as the runtime emits it: a start says how
 // the tool shows the call.
 func toolEvent(name event.Name, tool, input, output string) event.Event {
-	d := &event.ToolData{ToolName: tool, Input: json.RawMessage(input), Output: output, IsError: name == event.ToolExecFailed}
 	if name == event.ToolExecStarted {
-		display := testDisplays()(tool, d.Input)
-		d.Summary, d.Detail = display.Summary, display.Detail
+		display := testDisplays()(tool, json.RawMessage(input))
+		return newEvent(name, &event.ToolStartedData{ToolName: tool, Input: json.RawMessage(input), Summary: display.Summary, Detail: display.Detail})
 	}
-	return newEvent(name, d)
+	return newEvent(name, &event.ToolData{ToolName: tool, Input: json.RawMessage(input), Output: output, IsError: name == event.ToolExecFailed})
 }
 
 // testDisplays is how the default tools show their calls.
@@ -404,6 +403,9 @@ func TestThinkingSpinner(t *testing.T) {
 		out := &fakeTerminal{}
 		r := NewText(t.Context(), out, OptionsFor(out))
 		call := func(name event.Name, u *llm.Usage) event.Event {
+			if name == event.LLMCallStarted {
+				return newEvent(name, &event.LLMCallStartedData{Iteration: 1})
+			}
 			return newEvent(name, &event.LLMCallData{Iteration: 1, Usage: u})
 		}
 		delta := func(typ llm.DeltaType, text string) event.Event {
@@ -461,9 +463,9 @@ func TestThinkingSpinner(t *testing.T) {
 func TestParallelCallsEachUnderTheirHeader(t *testing.T) {
 	var out bytes.Buffer
 	r := NewText(t.Context(), &out, Options{})
-	ev := func(name event.Name, d *event.ToolData) event.Event { return event.Event{Name: name, Data: d} }
-	glob := &event.ToolData{ToolUseID: "g", ToolName: "Glob", Input: json.RawMessage(`{"pattern":"*"}`), Summary: "*"}
-	read := &event.ToolData{ToolUseID: "r", ToolName: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`), Summary: "a.go"}
+	ev := func(name event.Name, d any) event.Event { return event.Event{Name: name, Data: d} }
+	glob := &event.ToolStartedData{ToolUseID: "g", ToolName: "Glob", Input: json.RawMessage(`{"pattern":"*"}`), Summary: "*"}
+	read := &event.ToolStartedData{ToolUseID: "r", ToolName: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`), Summary: "a.go"}
 	r.Render(ev(event.ToolExecStarted, glob))
 	r.Render(ev(event.ToolExecStarted, read))
 	r.Render(ev(event.ToolExecCompleted, &event.ToolData{ToolUseID: "r", ToolName: "Read", Output: "package a"}))

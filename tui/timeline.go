@@ -38,9 +38,9 @@ func WriteTimeline(out io.Writer, title string, lines []json.RawMessage) error {
 	}
 	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	starts := map[string]*event.ToolData{} // a call's start, by tool use id: how its end is shown
+	starts := map[string]*event.ToolStartedData{} // a call's start, by tool use id: how its end is shown
 	for _, ev := range evs {
-		if d, ok := ev.Data.(*event.ToolData); ok && ev.Name == event.ToolExecStarted {
+		if d, ok := ev.Data.(*event.ToolStartedData); ok {
 			starts[d.ToolUseID] = d
 		}
 		name := strings.Repeat("│ ", ev.Depth) + string(ev.Name)
@@ -53,7 +53,7 @@ func WriteTimeline(out io.Writer, title string, lines []json.RawMessage) error {
 
 // eventSummary says in a line what a timeline event is about; starts are
 // the tool calls started so far, whose display their ends share.
-func eventSummary(ev event.Event, starts map[string]*event.ToolData) string {
+func eventSummary(ev event.Event, starts map[string]*event.ToolStartedData) string {
 	var s string
 	switch d := ev.Data.(type) {
 	case *event.SessionData:
@@ -62,11 +62,10 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolData) string {
 		s = "❯ " + d.Input
 	case *event.IterationStartedData:
 		s = fmt.Sprintf("iteration %d", d.Iteration)
+	case *event.LLMCallStartedData:
+		s = callLine(d.Iteration, d.Attempt)
 	case *event.LLMCallData:
-		parts := []string{fmt.Sprintf("iteration %d", d.Iteration)}
-		if d.Attempt > 1 {
-			parts = append(parts, fmt.Sprintf("attempt %d", d.Attempt))
-		}
+		parts := []string{callLine(d.Iteration, d.Attempt)}
 		if d.StopReason != "" {
 			parts = append(parts, string(d.StopReason))
 		}
@@ -74,21 +73,19 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolData) string {
 			parts = append(parts, "✗ "+d.Error)
 		}
 		s = strings.Join(parts, " · ")
+	case *event.ToolStartedData:
+		s = toolLine(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail})
 	case *event.ToolData:
-		shown := tool.Display{Summary: d.Summary, Detail: d.Detail}
+		var shown tool.Display
 		if st, ok := starts[d.ToolUseID]; ok {
 			shown = tool.Display{Summary: st.Summary, Detail: st.Detail}
 		}
-		first, _, _ := strings.Cut(ToolHeader(d.ToolName, d.Input, shown), "\n")
-		s = strings.TrimPrefix(first, "● ")
-		if ev.Name != event.ToolExecStarted {
-			mark := "→ "
-			if d.IsError {
-				mark = "✗ "
-			}
-			out, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
-			s += " " + mark + out
+		mark := "→ "
+		if d.IsError {
+			mark = "✗ "
 		}
+		out, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
+		s = toolLine(d.ToolName, d.Input, shown) + " " + mark + out
 	case *event.ToolBlockedData:
 		s = d.ToolName + ": " + d.Reason
 	case *event.HookFailedData:
@@ -115,4 +112,18 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolData) string {
 		}
 	}
 	return OneLine(s, MaxSummaryRunes)
+}
+
+// callLine says which model call of the turn an event is about.
+func callLine(iteration, attempt int) string {
+	if attempt > 1 {
+		return fmt.Sprintf("iteration %d · attempt %d", iteration, attempt)
+	}
+	return fmt.Sprintf("iteration %d", iteration)
+}
+
+// toolLine is a tool call's header in one line, without its bullet.
+func toolLine(name string, input json.RawMessage, shown tool.Display) string {
+	first, _, _ := strings.Cut(ToolHeader(name, input, shown), "\n")
+	return strings.TrimPrefix(first, "● ")
 }
