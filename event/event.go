@@ -162,7 +162,21 @@ func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil) }
 // escaping, the same omitted fields), the data with encoding/json. A
 // writer that keeps events (the observation rows) calls it rather than
 // json.Marshal, which would check and compact the result again.
-func (e Event) AppendJSON(b []byte) ([]byte, error) {
+func (e Event) AppendJSON(b []byte) ([]byte, error) { return e.appendJSON(b, nil) }
+
+// An Encoder appends events as AppendJSON does, keeping the encoding of
+// the last scope it wrote: a writer of many events of a few runs (the
+// observation rows) escapes each run's ids once, not once per event. The
+// zero Encoder is ready to use; it is not safe for concurrent use.
+type Encoder struct {
+	scope scope.Scope
+	enc   []byte // scope's encoding; nil before the first event
+}
+
+// Append appends e's encoding to b, as e.AppendJSON(b) does.
+func (enc *Encoder) Append(b []byte, e Event) ([]byte, error) { return e.appendJSON(b, enc) }
+
+func (e Event) appendJSON(b []byte, enc *Encoder) ([]byte, error) {
 	start := len(b)
 	b = append(b, `{"name":`...)
 	b = appendString(b, string(e.Name))
@@ -170,26 +184,15 @@ func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	if y := e.Time.Year(); y < 0 || y > 9999 {
 		return b[:start], fmt.Errorf("event %s: time %v: year outside of range [0,9999]", e.Name, e.Time)
 	}
-	b = e.Time.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","runtime_id":`...)
-	b = appendString(b, e.RuntimeID)
-	if e.RootRuntimeID != "" {
-		b = append(b, `,"root_runtime_id":`...)
-		b = appendString(b, e.RootRuntimeID)
-	}
-	b = append(b, `,"session_id":`...)
-	b = appendString(b, e.SessionID)
-	for _, f := range [...]struct{ key, v string }{
-		{`,"turn_id":`, e.TurnID}, {`,"execution_id":`, e.ExecutionID}, {`,"parent_execution_id":`, e.ParentExecutionID},
-	} {
-		if f.v != "" {
-			b = append(b, f.key...)
-			b = appendString(b, f.v)
+	b = append(e.Time.AppendFormat(b, time.RFC3339Nano), '"')
+	switch {
+	case enc == nil:
+		b = appendScope(b, &e.Scope)
+	default:
+		if enc.enc == nil || enc.scope != e.Scope {
+			enc.scope, enc.enc = e.Scope, appendScope(enc.enc[:0], &e.Scope)
 		}
-	}
-	if e.Depth != 0 {
-		b = append(b, `,"depth":`...)
-		b = strconv.AppendInt(b, int64(e.Depth), 10)
+		b = append(b, enc.enc...)
 	}
 	switch d := e.Data.(type) {
 	case nil:
@@ -249,6 +252,32 @@ func (d *LLMCallData) appendFields(b []byte) []byte {
 	if d.Duration != 0 {
 		b = append(b, `,"duration_ns":`...)
 		b = strconv.AppendInt(b, int64(d.Duration), 10)
+	}
+	return b
+}
+
+// appendScope appends the envelope's scope fields, from the comma before
+// runtime_id on.
+func appendScope(b []byte, s *scope.Scope) []byte {
+	b = append(b, `,"runtime_id":`...)
+	b = appendString(b, s.RuntimeID)
+	if s.RootRuntimeID != "" {
+		b = append(b, `,"root_runtime_id":`...)
+		b = appendString(b, s.RootRuntimeID)
+	}
+	b = append(b, `,"session_id":`...)
+	b = appendString(b, s.SessionID)
+	for _, f := range [...]struct{ key, v string }{
+		{`,"turn_id":`, s.TurnID}, {`,"execution_id":`, s.ExecutionID}, {`,"parent_execution_id":`, s.ParentExecutionID},
+	} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendString(b, f.v)
+		}
+	}
+	if s.Depth != 0 {
+		b = append(b, `,"depth":`...)
+		b = strconv.AppendInt(b, int64(s.Depth), 10)
 	}
 	return b
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,7 +177,11 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 		event.Event{Name: "custom", Time: when, Data: map[string]any{}},
 		event.Event{Name: "custom", Time: when, Data: json.RawMessage(`{"x":1}`)},
 	)
-	for _, e := range events {
+	// An Encoder writes what AppendJSON does, whether the scope is the
+	// last event's or not: the events run through scopes that change,
+	// repeat, and come back.
+	var enc event.Encoder
+	for _, e := range slices.Concat(events, events[len(odd)-2:], events[:3]) {
 		got, err := e.AppendJSON([]byte("prefix"))
 		if err != nil {
 			t.Fatalf("%v: %v", e.Name, err)
@@ -186,6 +191,9 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 		}
 		if m, _ := json.Marshal(e); string(m) != string(reference(e)) {
 			t.Errorf("json.Marshal\n%s\nwant\n%s", m, reference(e))
+		}
+		if got, err := enc.Append([]byte("prefix"), e); err != nil || string(got[len("prefix"):]) != string(reference(e)) {
+			t.Errorf("Encoder.Append\n%s (%v)\nwant\n%s", got, err, reference(e))
 		}
 	}
 	// Strings of random bytes from an alphabet of the awkward ones.

@@ -34,10 +34,11 @@ type Rows struct {
 	to      store.Observations
 	sub     event.Subscription
 	logger  *slog.Logger
-	mu      sync.Mutex // guards pending
+	mu      sync.Mutex // guards pending, arena and enc
 	wmu     sync.Mutex // serialises writes, so rows keep the events' order
 	pending []store.Observation
 	arena   []byte // the pending rows' Data
+	enc     event.Encoder
 	// spareRows and spareArena are a written batch's, for the next.
 	spareRows  []store.Observation
 	spareArena []byte
@@ -93,7 +94,7 @@ func (r *Rows) add(e event.Event) error {
 	// The batch's rows are encoded into one buffer (the store keeps
 	// copies), reused once the batch is written.
 	start := len(r.arena)
-	buf, err := e.AppendJSON(r.arena)
+	buf, err := r.enc.Append(r.arena, e)
 	if err != nil {
 		r.mu.Unlock()
 		return fmt.Errorf("observation row for %s: %w", e.Name, err)
