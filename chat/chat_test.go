@@ -13,6 +13,7 @@ import (
 	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 )
@@ -214,4 +215,26 @@ func TestChatStopsTheTasksOfTheSessionItLeaves(t *testing.T) {
 		t.Errorf("/clear did not say it stopped the task before leaving:\n%s", got)
 	}
 	h.RequireGone() // before the App closes
+}
+
+// Ctrl-O shows the last call under the line its start drew (how its tool
+// shows it), with its whole output; a call whose start was not seen is
+// named by its tool.
+func TestLastOutputIsTheLastCallsWhole(t *testing.T) {
+	done := make(chan struct{})
+	close(done) // no program to tell
+	u := &chatUI{done: done}
+	in := json.RawMessage(`{"file_path":"main.go"}`)
+	u.event(event.Event{Name: event.ToolExecStarted, Data: &event.ToolStartedData{ToolUseID: "a", ToolName: "Read", Input: in, Summary: "main.go"}})
+	u.event(event.Event{Name: event.ToolExecCompleted, Data: &event.ToolData{ToolUseID: "a", ToolName: "Read", Input: in, Output: "1\tpackage main\n2\t"}})
+	if got := u.lastOutput(); !strings.Contains(got, "Read main.go · 2 lines, whole:") || !strings.Contains(got, "package main") {
+		t.Errorf("after a call:\n%s", got)
+	}
+	u.event(event.Event{Name: event.ToolExecFailed, Data: &event.ToolData{ToolUseID: "b", ToolName: "Glob", Output: "no match"}})
+	if got := u.lastOutput(); !strings.Contains(got, "Glob · 1 line, whole:") || !strings.Contains(got, "no match") {
+		t.Errorf("after a call whose start was not seen:\n%s", got)
+	}
+	if u.event(event.Event{Name: event.ToolExecStarted, Scope: scope.Scope{Depth: 1}, Data: &event.ToolStartedData{ToolUseID: "c", ToolName: "Bash"}}); len(u.heads) != 0 {
+		t.Errorf("a fork's call is kept: %v", u.heads)
+	}
 }
