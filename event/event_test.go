@@ -213,8 +213,17 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 			t.Fatalf("%q: AppendJSON\n%s\nwant\n%s", sb.String(), got, want)
 		}
 	}
-	if _, err := (event.Event{Name: "x", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}).AppendJSON(nil); err == nil {
-		t.Error("a year past 9999 encoded")
+	for _, at := range []time.Time{time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 12, 31, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC).In(time.FixedZone("E", 3*3600))} {
+		if _, err := (event.Event{Name: "x", Time: at}).AppendJSON(nil); err == nil {
+			t.Errorf("%v encoded: its year is not four digits", at)
+		}
+	}
+	for _, at := range []time.Time{time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)} {
+		e := event.Event{Name: "x", Time: at}
+		if got, err := e.AppendJSON(nil); err != nil || string(got) != string(reference(e)) {
+			t.Errorf("%v: %s, %v; want %s", at, got, err, reference(e))
+		}
 	}
 }
 
