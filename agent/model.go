@@ -22,11 +22,13 @@ import (
 func (t *turn) callModel() (*llm.Response, error) {
 	def := &t.rt.def
 	it := t.next
-	if it == nil {
-		it = new(iteration)
-	}
 	t.next = nil
-	req := &it.req
+	var req *llm.Request
+	if it != nil {
+		req = &it.req
+	} else {
+		req = new(llm.Request)
+	}
 	*req = llm.Request{
 		Model:     t.model(),
 		System:    def.SystemPrompt,
@@ -84,7 +86,9 @@ func (t *turn) callModel() (*llm.Response, error) {
 		var ev *callEvents
 		start := t.clock() // the call's start is its event's time too (a tool call's is)
 		if t.observed() {
-			if ev = &it.ev; attempt > 1 {
+			if it != nil && attempt == 1 {
+				ev = &it.ev
+			} else {
 				ev = new(callEvents)
 			}
 			ev.started = event.LLMCallStartedData{Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt}

@@ -71,7 +71,8 @@ type turn struct {
 	// onDelta emits a model call's deltas (made once per turn; the
 	// iteration is read when a delta comes, during its call).
 	onDelta func(llm.Delta)
-	// next is what the iteration's first model call takes (nil once taken).
+	// next is what the iteration's first model call takes when someone
+	// watches (nil once taken, and when no one does).
 	next *iteration
 	// sent are the message headers the llm_request middleware were given
 	// last (a copy, so that they cannot edit msgs), kept from call to call
@@ -357,8 +358,10 @@ func (t *turn) run() {
 			return
 		}
 		t.res.Iterations++
-		t.next = &iteration{started: event.IterationStartedData{Iteration: t.res.Iterations}}
-		t.emit(event.IterationStarted, &t.next.started)
+		if t.next = nil; t.observed() {
+			t.next = &iteration{started: event.IterationStartedData{Iteration: t.res.Iterations}}
+			t.emit(event.IterationStarted, &t.next.started)
+		}
 		t.injectQueued()
 		if limit := int64(float64(def.ContextWindow) * def.CompactAt); def.CompactAt > 0 && t.estimate() > limit {
 			if _, ok := t.makeRoom(TriggerAuto, limit); !ok || t.endedByHook() {
