@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -52,34 +53,50 @@ type memRecord struct {
 	rec Record // Message is the store's own deep copy
 }
 
-// records is a session's transcript in chunks of chunkSize records. A
-// full chunk is never copied again, so a long transcript grows without
-// moving what it holds (the memory store is on every test's and
-// benchmark's hot path). The first chunk grows by append, so that an idle
-// session with a few records holds a few records' worth of memory rather
-// than a whole chunk (BenchmarkIdleSessionHeap: under 2 KB for a session
-// of three records); a transcript that fills it is a long one, and its
-// later chunks are allocated whole.
+// records is a session's transcript in chunks that are allocated whole
+// and never copied: a transcript grows without moving what it holds (the
+// memory store is on every test's and benchmark's hot path). The first
+// chunk holds firstChunk records and each next one twice as many as the
+// one before, up to chunkSize, so that an idle session of a few records
+// holds a few records' worth of memory (BenchmarkIdleSessionHeap: under
+// 2 KB for a session of three records), and a transcript of n records
+// holds at most about 2n, or n + chunkSize.
 type records struct {
 	chunks [][]memRecord
 	n      int
 }
 
-const chunkSize = 128
+const (
+	firstChunk = 4
+	chunkSize  = 128
+	// grown is how many records the chunks that grow hold together
+	// (4 + 8 + … + 128).
+	grown = 2*chunkSize - firstChunk
+)
 
 func (rs *records) len() int { return rs.n }
 
-func (rs *records) at(i int) *memRecord { return &rs.chunks[i/chunkSize][i%chunkSize] }
+func (rs *records) at(i int) *memRecord {
+	if i < grown {
+		k := bits.Len(uint(i/firstChunk+1)) - 1 // chunk k holds firstChunk<<k records
+		return &rs.chunks[k][i-firstChunk*(1<<k-1)]
+	}
+	i -= grown
+	return &rs.chunks[bits.Len(chunkSize/firstChunk)+i/chunkSize][i%chunkSize]
+}
 
 func (rs *records) add(r memRecord) {
-	if rs.n%chunkSize == 0 {
-		var next []memRecord
-		if rs.n > 0 {
-			next = make([]memRecord, 0, chunkSize)
-		}
-		rs.chunks = append(rs.chunks, next)
-	}
 	last := len(rs.chunks) - 1
+	if last < 0 || len(rs.chunks[last]) == cap(rs.chunks[last]) {
+		size := chunkSize
+		if last < 0 {
+			size = firstChunk
+		} else if c := cap(rs.chunks[last]); c < chunkSize {
+			size = 2 * c
+		}
+		rs.chunks = append(rs.chunks, make([]memRecord, 0, size))
+		last++
+	}
 	rs.chunks[last] = append(rs.chunks[last], r)
 	rs.n++
 }
