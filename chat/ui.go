@@ -215,8 +215,7 @@ func (u *chatUI) event(ev event.Event) {
 		}
 	case *event.ToolStartedData:
 		// Only the start says how the tool shows the call.
-		head, _, _ := strings.Cut(tui.ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail}), "\n")
-		head = strings.TrimPrefix(head, "● ")
+		head := tui.ToolLine(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail})
 		if u.heads == nil {
 			u.heads = make(map[string]string)
 		}

@@ -122,7 +122,7 @@ func (a *Approver) Approve(ctx context.Context, req policy.ApprovalRequest) (pol
 			defer a.End()
 		}
 	}
-	call, _, _ := strings.Cut(strings.TrimPrefix(ToolHeader(req.ToolName, req.Input, req.Display), "● "), "\n")
+	call := ToolLine(req.ToolName, req.Input, req.Display)
 	rules := req.Verdict.Suggestions
 	if len(rules) == 0 && req.Verdict.Suggest != "" {
 		rules = []string{req.Verdict.Suggest}

@@ -564,6 +564,13 @@ func (r *Text) renderFork(ev event.Event) {
 	r.write(Indent(prefix, prefix, s) + "\n")
 }
 
+// ToolLine is a tool call's bullet line (ToolHeader's first) without the
+// bullet: how a status line, a question or a timeline names the call.
+func ToolLine(name string, input json.RawMessage, d tool.Display) string {
+	first, _, _ := strings.Cut(ToolHeader(name, input, d), "\n")
+	return strings.TrimPrefix(first, "● ")
+}
+
 // ToolHeader returns the bullet line of a tool call — its name and what
 // the tool says the call does (its arguments if the tool says nothing) —
 // then the lines the tool shows under it (a plan's checklist).

@@ -74,7 +74,7 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolStartedData) stri
 		}
 		s = strings.Join(parts, " · ")
 	case *event.ToolStartedData:
-		s = toolLine(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail})
+		s = ToolLine(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail})
 	case *event.ToolData:
 		var shown tool.Display
 		if st, ok := starts[d.ToolUseID]; ok {
@@ -85,7 +85,7 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolStartedData) stri
 			mark = "✗ "
 		}
 		out, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
-		s = toolLine(d.ToolName, d.Input, shown) + " " + mark + out
+		s = ToolLine(d.ToolName, d.Input, shown) + " " + mark + out
 	case *event.ToolBlockedData:
 		s = d.ToolName + ": " + d.Reason
 	case *event.HookFailedData:
@@ -120,10 +120,4 @@ func callLine(iteration, attempt int) string {
 		return fmt.Sprintf("iteration %d · attempt %d", iteration, attempt)
 	}
 	return fmt.Sprintf("iteration %d", iteration)
-}
-
-// toolLine is a tool call's header in one line, without its bullet.
-func toolLine(name string, input json.RawMessage, shown tool.Display) string {
-	first, _, _ := strings.Cut(ToolHeader(name, input, shown), "\n")
-	return strings.TrimPrefix(first, "● ")
 }
