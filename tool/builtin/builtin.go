@@ -71,14 +71,13 @@ func (c *count) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("%s is not a number", b)
-	}
 	switch {
+	case math.Abs(f) > maxCount: // ±Inf too, past a float64's range (err is ErrRange then)
+		return fmt.Errorf("%s is out of range (a count is at most %d)", b, int64(maxCount))
+	case err != nil:
+		return fmt.Errorf("%s is not a number", b)
 	case f != math.Trunc(f):
 		return fmt.Errorf("%s is not a whole number", b)
-	case math.Abs(f) > maxCount:
-		return fmt.Errorf("%s is out of range (a count is at most %d)", b, int64(maxCount))
 	}
 	*c = count(f)
 	return nil

@@ -208,7 +208,8 @@ func TestProvidersRefuseMissingWorkspace(t *testing.T) {
 }
 
 // A count the model sends as a number is a whole number: 2.0 reads as 2;
-// 2.5 and one past any file's size are refused, each saying why.
+// 2.5 and one past any file's size (or past a float64's) are refused, each
+// saying why.
 func TestCountsAreWholeNumbers(t *testing.T) {
 	f := newFixture(t)
 	f.write("a.txt", "one\ntwo\nthree\n")
@@ -216,8 +217,9 @@ func TestCountsAreWholeNumbers(t *testing.T) {
 		t.Errorf("limit 1.0: %+v", r)
 	}
 	for in, want := range map[string]string{
-		`{"file_path":"a.txt","limit":2.5}`:  "2.5 is not a whole number",
-		`{"file_path":"a.txt","limit":1e22}`: "1e22 is out of range (a count is at most 1099511627776)",
+		`{"file_path":"a.txt","limit":2.5}`:   "2.5 is not a whole number",
+		`{"file_path":"a.txt","limit":1e22}`:  "1e22 is out of range (a count is at most 1099511627776)",
+		`{"file_path":"a.txt","limit":1e400}`: "1e400 is out of range (a count is at most 1099511627776)",
 	} {
 		if r := f.call("Read", in); !r.IsError || !strings.Contains(r.Content, want) {
 			t.Errorf("Read(%s) = %+v, want an error saying %q", in, r, want)
