@@ -358,7 +358,8 @@ func (t *turn) run() {
 			return
 		}
 		t.res.Iterations++
-		if t.next = nil; t.observed() {
+		t.next = nil
+		if t.observed() {
 			t.next = &iteration{started: event.IterationStartedData{Iteration: t.res.Iterations}}
 			t.emit(event.IterationStarted, &t.next.started)
 		}
