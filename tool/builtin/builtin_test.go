@@ -250,3 +250,18 @@ func TestOddInputNeverPanics(t *testing.T) {
 		}
 	}
 }
+
+// Read's line says which lines it reads, in words: one line, or several.
+func TestReadDisplaySaysTheLines(t *testing.T) {
+	var r readTool
+	for in, want := range map[string]string{
+		`{"file_path":"a.go"}`:                        "a.go",
+		`{"file_path":"a.go","offset":2,"limit":1}`:   "a.go from line 2 (1 line)",
+		`{"file_path":"a.go","limit":20}`:             "a.go (20 lines)",
+		`{"file_path":"a.go","offset":7,"limit":1.0}`: "a.go from line 7 (1 line)",
+	} {
+		if got := r.Display(json.RawMessage(in)).Summary; got != want {
+			t.Errorf("Display(%s) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -49,7 +48,7 @@ func (*readTool) Display(in json.RawMessage) tool.Display {
 		s += " from line " + strconv.Itoa(int(a.Offset))
 	}
 	if a.Limit != 0 {
-		s += fmt.Sprintf(" (%d lines)", int(a.Limit))
+		s += " (" + plural(int(a.Limit), "line") + ")"
 	}
 	return tool.Display{Summary: s}
 }
