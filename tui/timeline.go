@@ -88,6 +88,38 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolStartedData) stri
 		s = ToolLine(d.ToolName, d.Input, shown) + " " + mark + out
 	case *event.ToolBlockedData:
 		s = d.ToolName + ": " + d.Reason
+	case *event.ApprovalData:
+		s = d.ToolName + ": " + d.Reason
+		if ev.Name == event.ApprovalResolved {
+			s = d.ToolName + ": denied"
+			if d.Allowed {
+				s = d.ToolName + ": allowed " + cmp.Or(d.Scope, "once")
+			}
+			if d.By != "" {
+				s += " by " + d.By
+			}
+			if d.Reason != "" {
+				s += " · " + d.Reason
+			}
+		}
+	case *event.UserMessageData:
+		s = "❯ " + strings.Join(d.Messages, " · ")
+	case *event.OutputRejectedData:
+		s = fmt.Sprintf("correction %d · %s", d.Correction, d.Error)
+	case *event.ConfigWarningData:
+		s = d.File + ": " + d.Message
+	case *event.MiddlewareFailedData:
+		s = d.Chain + " " + d.Middleware + ": " + d.Error
+	case *event.VerificationData:
+		s = "✓ " + d.Command
+		if !d.Passed {
+			s = "✗ " + d.Command
+		}
+	case *event.MCPServerData:
+		s = d.Server + " · " + d.State
+		if d.Error != "" {
+			s += " · " + d.Error
+		}
 	case *event.HookFailedData:
 		s = d.Handler + ": " + d.Error
 	case *event.HookMessageData:
