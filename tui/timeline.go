@@ -91,7 +91,7 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolStartedData) stri
 	case *event.ApprovalData:
 		s = d.ToolName + ": " + d.Reason
 		if ev.Name == event.ApprovalResolved {
-			s = d.ToolName + ": denied"
+			s = d.ToolName + ": not allowed" // denied, or parked for later (the reason says)
 			if d.Allowed {
 				s = d.ToolName + ": allowed " + cmp.Or(d.Scope, "once")
 			}

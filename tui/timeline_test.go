@@ -22,7 +22,7 @@ func TestTimelineSaysWhatEachEventIsAbout(t *testing.T) {
 	}{
 		{event.ApprovalRequested, &event.ApprovalData{ToolName: "Bash", Input: in, Reason: "no allow rule matches"}, "Bash: no allow rule matches"},
 		{event.ApprovalResolved, &event.ApprovalData{ToolName: "Bash", Input: in, Allowed: true, Scope: "session", By: "approver"}, "Bash: allowed session by approver"},
-		{event.ApprovalResolved, &event.ApprovalData{ToolName: "Bash", Input: in, By: "parked", Reason: "denied with orca deny"}, "Bash: denied by parked · denied with orca deny"},
+		{event.ApprovalResolved, &event.ApprovalData{ToolName: "Bash", Input: in, By: "approver", Reason: "parked: a person decides later"}, "Bash: not allowed by approver · parked: a person decides later"},
 		{event.UserMessageInjected, &event.UserMessageData{Iteration: 2, Messages: []string{"also tests", "and docs"}}, "❯ also tests · and docs"},
 		{event.OutputRejected, &event.OutputRejectedData{Iteration: 2, Correction: 1, Error: "at /city: want string"}, "correction 1 · at /city: want string"},
 		{event.ConfigWarning, &event.ConfigWarningData{File: ".claude/settings.json", Message: `hooks: "Setup" skipped`}, `.claude/settings.json: hooks: "Setup" skipped`},
