@@ -512,6 +512,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"workspace is a file", []string{"--script", good, "-w", notDir}, []string{notDir, "not a folder"}},
 		{"bad max iterations", []string{"--script", good, "--max-iterations", "0"}, []string{"--max-iterations"}},
 		{"bad max parallel tools", []string{"--script", good, "--max-parallel-tools", "-2"}, []string{"--max-parallel-tools", "-2"}},
+		{"zero max parallel tools", []string{"--script", good, "--max-parallel-tools", "0"}, []string{"--max-parallel-tools must be at least 1, not 0"}},
 		{"unknown flag", []string{"--frobnicate"}, []string{"unknown flag: --frobnicate", "orca run --help"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

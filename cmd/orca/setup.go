@@ -99,7 +99,9 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 	if f.maxTokens < 1 {
 		return app.Config{}, usageErrorf("--max-tokens must be at least 1, not %d", f.maxTokens)
 	}
-	if f.maxParallelTools < 0 {
+	// 0 is the flag's unset value (the settings', else 10); given, it is
+	// refused as -2 is.
+	if f.maxParallelTools < 0 || f.maxParallelTools == 0 && cmd.Flags().Changed("max-parallel-tools") {
 		return app.Config{}, usageErrorf("--max-parallel-tools must be at least 1, not %d", f.maxParallelTools)
 	}
 	if f.cont && f.session != "" {
