@@ -55,7 +55,8 @@ import (
 
 // Help lists the chat's commands, as /help shows them.
 const Help = `Type a message and press Enter. A line that ends with \ goes on on the next line
-(in a terminal, so do Alt+Enter and Ctrl+J; ↑ and ↓ recall what you typed before).
+(in a terminal, so do Alt+Enter, Ctrl+J and, where the terminal tells it from Enter,
+Shift+Enter; ↑ and ↓ recall what you typed before).
   /compact [instructions]  summarise the older conversation, to free the model's context
   /cost                    what the session has spent, and its budget
   /model [NAME]            the provider and model the chat talks to; with a NAME (or an alias: sonnet, opus, haiku), the next turns use it

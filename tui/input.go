@@ -2,14 +2,14 @@ package tui
 
 import (
 	"fmt"
-	"slices"
+	"math"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/textarea"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // Input is the chat's input, a bubbletea model drawn under the
@@ -17,10 +17,10 @@ import (
 // with history, the messages queued while a turn runs, a spinner saying
 // what the turn does, an approval question, and a status line.
 //
-// Keys: Enter sends; Alt+Enter or Ctrl+J (or a line ending with \) starts
-// a new line; ↑ and ↓ on the first and last line walk the history; a
-// bracketed paste is inserted whole, line breaks included, and sent only
-// with Enter; Ctrl-C clears what is typed, or with nothing typed
+// Keys: Enter sends; Alt+Enter, Shift+Enter (where the terminal tells it
+// from Enter) or Ctrl+J (or a line ending with \) starts a new line; ↑
+// and ↓ on the first and last line walk the history; a bracketed paste is
+// inserted whole, line breaks included, and sent only with Enter; Ctrl-C clears what is typed, or with nothing typed
 // interrupts (the chat decides what that means); Ctrl-D with nothing
 // typed ends the input; Ctrl-O unfolds the last tool call's output.
 //
@@ -101,23 +101,29 @@ type tick time.Time
 func NewInput(theme Theme, h *History, on Handlers) *Input {
 	ta := textarea.New()
 	ta.Prompt = "  "
-	ta.SetPromptFunc(2, func(line int) string {
-		if line == 0 {
+	ta.SetPromptFunc(2, func(p textarea.PromptInfo) string {
+		if p.LineNumber == 0 {
 			return theme.Prompt("❯ ")
 		}
 		return "  "
 	})
 	ta.ShowLineNumbers = false
 	ta.CharLimit = 0
-	ta.MaxHeight = 0
+	// As tall as what it holds, soft-wrapped lines counted, up to 10
+	// rows; what it may hold is not capped by its height.
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = 10
+	ta.MaxContentHeight = math.MaxInt32
 	ta.Placeholder = "Type a message · /help for the commands"
-	ta.FocusedStyle.CursorLine = lipgloss.NewStyle()
-	ta.FocusedStyle.Base = lipgloss.NewStyle()
-	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "ctrl+j"))
+	st := ta.Styles()
+	st.Focused.CursorLine = lipgloss.NewStyle()
+	st.Focused.Base = lipgloss.NewStyle()
+	ta.SetStyles(st)
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"))
 	// The terminal pastes (bracketed): no reading the system clipboard
 	// behind the user's back.
 	ta.KeyMap.Paste.SetEnabled(false)
-	ta.SetHeight(1)
 	ta.Focus()
 	if h == nil {
 		h = &History{}
@@ -134,7 +140,6 @@ func (m *Input) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width = msg.Width
 		m.ta.SetWidth(max(10, msg.Width-1))
-		m.fit()
 		return m, nil
 	case Busy:
 		start := !m.busy
@@ -170,8 +175,10 @@ func (m *Input) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.now = time.Time(msg)
 		return m, m.tick()
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m, m.key(msg)
+	case tea.PasteMsg:
+		return m, m.paste(msg)
 	}
 	var cmd tea.Cmd
 	m.ta, cmd = m.ta.Update(msg)
@@ -189,53 +196,64 @@ const tabMark = "\u2409"
 // value is what the editor holds, its tabs given back.
 func (m *Input) value() string { return strings.ReplaceAll(m.ta.Value(), tabMark, "\t") }
 
-func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
+// paste inserts a bracketed paste whole, line breaks included; while an
+// approval is asked, nothing pasted answers it or reaches the editor.
+func (m *Input) paste(msg tea.PasteMsg) tea.Cmd {
 	if m.on.Typed != nil {
 		m.on.Typed()
 	}
-	if msg.Type == tea.KeyRunes && slices.Contains(msg.Runes, '\t') {
-		msg.Runes = []rune(strings.ReplaceAll(string(msg.Runes), "\t", tabMark))
-	}
 	if m.ask != nil {
-		switch {
-		case msg.Type == tea.KeyCtrlC:
+		return nil
+	}
+	msg.Content = strings.ReplaceAll(msg.Content, "\t", tabMark)
+	var cmd tea.Cmd
+	m.ta, cmd = m.ta.Update(msg)
+	return cmd
+}
+
+func (m *Input) key(msg tea.KeyPressMsg) tea.Cmd {
+	if m.on.Typed != nil {
+		m.on.Typed()
+	}
+	if strings.Contains(msg.Text, "\t") {
+		msg.Text = strings.ReplaceAll(msg.Text, "\t", tabMark)
+	}
+	k := msg.String()
+	if m.ask != nil {
+		switch r := []rune(msg.Text); {
+		case k == "ctrl+c":
 			m.on.Interrupt()
-		case msg.Type == tea.KeyEsc:
+		case k == "esc":
 			m.on.Answer("n")
-		case msg.Type == tea.KeyRunes && !msg.Paste && len(msg.Runes) == 1 && strings.ContainsRune(m.ask.Keys, msg.Runes[0]|0x20):
-			m.on.Answer(string(msg.Runes[0] | 0x20))
+		case len(r) == 1 && msg.Mod&(tea.ModCtrl|tea.ModAlt|tea.ModMeta|tea.ModSuper|tea.ModHyper) == 0 && strings.ContainsRune(m.ask.Keys, r[0]|0x20):
+			m.on.Answer(string(r[0] | 0x20))
 		}
 		return nil // nothing else answers, and the editor waits
 	}
-	switch msg.Type {
-	case tea.KeyCtrlO:
+	switch k {
+	case "ctrl+o":
 		if m.on.Expand != nil {
 			m.on.Expand()
 		}
 		return nil
-	case tea.KeyCtrlC:
+	case "ctrl+c":
 		if m.ta.Value() != "" {
 			m.ta.Reset()
 			m.browse = len(m.history.entries)
-			m.fit()
 			return nil
 		}
 		m.on.Interrupt()
 		return nil
-	case tea.KeyCtrlD:
+	case "ctrl+d":
 		if m.ta.Value() == "" {
 			m.on.EOF()
 			return nil
 		}
-	case tea.KeyEnter:
-		if msg.Alt {
-			break
-		}
+	case "enter":
 		v := m.value()
 		if strings.HasSuffix(v, `\`) && m.ta.Line() == m.ta.LineCount()-1 {
 			// The old way to go on on the next line.
 			m.set(strings.TrimSuffix(v, `\`) + "\n")
-			m.fit()
 			return nil
 		}
 		if strings.TrimSpace(v) == "" {
@@ -244,13 +262,12 @@ func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
 		m.history.Add(v)
 		m.browse, m.draft = len(m.history.entries), ""
 		m.ta.Reset()
-		m.fit()
 		if m.busy && !strings.HasPrefix(v, "/") {
 			m.queued = append(m.queued, v)
 		}
 		m.on.Submit(v)
 		return nil
-	case tea.KeyUp:
+	case "up":
 		if m.ta.Line() == 0 && m.browse > 0 {
 			if m.browse == len(m.history.entries) {
 				m.draft = m.value()
@@ -259,7 +276,7 @@ func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
 			m.set(m.history.entries[m.browse])
 			return nil
 		}
-	case tea.KeyDown:
+	case "down":
 		if m.ta.Line() == m.ta.LineCount()-1 && m.browse < len(m.history.entries) {
 			m.browse++
 			if m.browse == len(m.history.entries) {
@@ -272,23 +289,18 @@ func (m *Input) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	m.ta, cmd = m.ta.Update(msg)
-	m.fit()
 	return cmd
 }
 
 // set replaces what is typed with s, the cursor at its end.
 func (m *Input) set(s string) {
 	m.ta.SetValue(strings.ReplaceAll(s, "\t", tabMark))
-	m.fit()
-}
-
-// fit makes the editor as tall as what it holds, up to 10 lines.
-func (m *Input) fit() {
-	m.ta.SetHeight(min(10, max(1, m.ta.LineCount())))
 }
 
 // View implements tea.Model.
-func (m *Input) View() string {
+func (m *Input) View() tea.View { return tea.NewView(m.view()) }
+
+func (m *Input) view() string {
 	if m.done {
 		return ""
 	}

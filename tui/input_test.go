@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // inputs records what an Input did.
@@ -33,22 +33,30 @@ func newTestInput(t *testing.T, h *History) (*Input, *inputs) {
 	return m, rec
 }
 
-func keys(m *Input, msgs ...tea.KeyMsg) {
+func keys(m *Input, msgs ...tea.Msg) {
 	for _, k := range msgs {
 		m.Update(k)
 	}
 }
 
-func runes(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+// runes is s typed (as one key press, as a terminal's input method may
+// send it).
+func runes(s string) tea.KeyPressMsg {
+	r := []rune(s)
+	return tea.KeyPressMsg{Code: r[0], Text: s}
+}
+
+// ctrl is Ctrl and the key c.
+func ctrl(c rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: c, Mod: tea.ModCtrl} }
 
 var (
-	enter = tea.KeyMsg{Type: tea.KeyEnter}
-	up    = tea.KeyMsg{Type: tea.KeyUp}
-	down  = tea.KeyMsg{Type: tea.KeyDown}
-	left  = tea.KeyMsg{Type: tea.KeyLeft}
-	ctrlC = tea.KeyMsg{Type: tea.KeyCtrlC}
-	ctrlD = tea.KeyMsg{Type: tea.KeyCtrlD}
-	ctrlJ = tea.KeyMsg{Type: tea.KeyCtrlJ}
+	enter = tea.KeyPressMsg{Code: tea.KeyEnter}
+	up    = tea.KeyPressMsg{Code: tea.KeyUp}
+	down  = tea.KeyPressMsg{Code: tea.KeyDown}
+	left  = tea.KeyPressMsg{Code: tea.KeyLeft}
+	ctrlC = ctrl('c')
+	ctrlD = ctrl('d')
+	ctrlJ = ctrl('j')
 )
 
 // Editing, new lines, the history (kept on disk), Ctrl-C and Ctrl-D.
@@ -63,10 +71,11 @@ func TestInputEditing(t *testing.T) {
 	if rec.typed != 6 {
 		t.Errorf("Typed heard %d keys, want 6", rec.typed)
 	}
+	keys(m, runes("a"), tea.KeyPressMsg{Code: tea.KeyEnter, Mod: tea.ModAlt}, runes("b"), tea.KeyPressMsg{Code: tea.KeyEnter, Mod: tea.ModShift}, runes("c"), enter)
 	keys(m, runes("two"), ctrlJ, runes("lines"), enter)
 	keys(m, runes(`old\`), enter, runes("style"), enter)
 	keys(m, enter) // nothing typed: nothing sent
-	if want := []string{"world", "two\nlines", "old\nstyle"}; !slices.Equal(rec.sent, want) {
+	if want := []string{"world", "a\nb\nc", "two\nlines", "old\nstyle"}; !slices.Equal(rec.sent, want) {
 		t.Fatalf("sent %q, want %q", rec.sent, want)
 	}
 
@@ -90,7 +99,7 @@ func TestInputEditing(t *testing.T) {
 	if m.ta.Value() != "" || rec.interrupts != 0 {
 		t.Errorf("Ctrl-C with text: %q, %d interrupts", m.ta.Value(), rec.interrupts)
 	}
-	keys(m, runes("kept"), tea.KeyMsg{Type: tea.KeyCtrlO})
+	keys(m, runes("kept"), ctrl('o'))
 	if rec.expands != 1 || m.ta.Value() != "kept" {
 		t.Errorf("Ctrl-O: %d expands, editor %q", rec.expands, m.ta.Value())
 	}
@@ -113,11 +122,11 @@ func TestInputEditing(t *testing.T) {
 func TestInputPaste(t *testing.T) {
 	m, rec := newTestInput(t, nil)
 	block := "panic: boom\n\ngoroutine 1:\nmain.main()\n\t/x/main.go:3"
-	keys(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(block), Paste: true})
+	keys(m, tea.PasteMsg{Content: block})
 	if len(rec.sent) != 0 {
 		t.Fatalf("the paste was sent: %q", rec.sent)
 	}
-	if v := m.View(); !strings.Contains(v, "\u2409/x/main.go:3") {
+	if v := m.View().Content; !strings.Contains(v, "\u2409/x/main.go:3") {
 		t.Errorf("the tab is not shown as ␉:\n%s", v)
 	}
 	keys(m, enter)
@@ -126,7 +135,7 @@ func TestInputPaste(t *testing.T) {
 		t.Errorf("sent %q, want one message %q", rec.sent, block)
 	}
 	// Recalled from the history, it is a tab again when sent.
-	keys(m, tea.KeyMsg{Type: tea.KeyUp}, enter)
+	keys(m, up, enter)
 	if len(rec.sent) != 2 || rec.sent[1] != block {
 		t.Errorf("sent again %q", rec.sent)
 	}
@@ -139,25 +148,25 @@ func TestInputApproval(t *testing.T) {
 	m, rec := newTestInput(t, nil)
 	m.Update(Busy{Activity: "Thinking…"})
 	keys(m, runes("also this"), enter, runes("half typ"))
-	if v := m.View(); !strings.Contains(v, "↳ queued: also this") || !strings.Contains(v, "Thinking…") {
+	if v := m.View().Content; !strings.Contains(v, "↳ queued: also this") || !strings.Contains(v, "Thinking…") {
 		t.Errorf("view:\n%s", v)
 	}
 	m.Update(Ask{Question: "Allow Bash rm x?", Keys: "yn", Choices: "[y] yes · [n] no"})
-	keys(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y"), Paste: true}, runes("a"), runes("x"), enter)
+	keys(m, tea.PasteMsg{Content: "y"}, runes("a"), runes("x"), ctrl('y'), enter)
 	if len(rec.answers) != 0 || len(rec.sent) != 1 {
 		t.Fatalf("answers %q, sent %q", rec.answers, rec.sent)
 	}
-	if v := m.View(); !strings.Contains(v, "? Allow Bash rm x?") || strings.Contains(v, "half typ") {
+	if v := m.View().Content; !strings.Contains(v, "? Allow Bash rm x?") || strings.Contains(v, "half typ") {
 		t.Errorf("view during the question:\n%s", v)
 	}
-	keys(m, runes("N"))
+	keys(m, tea.KeyPressMsg{Code: 'n', Text: "N", Mod: tea.ModCapsLock}) // as kitty's protocol reports it
 	m.Update(Answered{})
 	if !slices.Equal(rec.answers, []string{"n"}) || m.ta.Value() != "half typ" {
 		t.Errorf("answers %q, editor %q", rec.answers, m.ta.Value())
 	}
 	m.Update(Entered{})
 	m.Update(Idle{})
-	if v := m.View(); strings.Contains(v, "queued") || strings.Contains(v, "Thinking") {
+	if v := m.View().Content; strings.Contains(v, "queued") || strings.Contains(v, "Thinking") {
 		t.Errorf("view after the turn:\n%s", v)
 	}
 }

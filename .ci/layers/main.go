@@ -45,7 +45,7 @@ var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/opena
 // tui, the chat and the CLI on top of them, not even app.
 var termOK = map[string]bool{"tui": true, "chat": true, "cmd/orca": true}
 
-var term = []string{"github.com/charmbracelet/", "github.com/muesli/termenv", "github.com/alecthomas/chroma", "github.com/yuin/goldmark"}
+var term = []string{"charm.land/", "github.com/charmbracelet/", "github.com/muesli/termenv", "github.com/alecthomas/chroma", "github.com/yuin/goldmark"}
 
 func main() {
 	rank := map[string]int{}

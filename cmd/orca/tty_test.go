@@ -43,6 +43,30 @@ func TestTerminalDemoColour(t *testing.T) {
 	}
 }
 
+// orca asks its terminal nothing it would wait for. Bubble Tea v1 asked
+// for the background colour (OSC 11, then a cursor position report) in its
+// package's init, at every start of every command, and waited 5 s for a
+// terminal that does not answer (as this test's does not, nor script(1)'s,
+// nor expect's). CI= keeps the question asked: termenv skips it under CI.
+func TestTerminalIsNotAskedAnything(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"version"}, {"demo", "--fast", "--deny", "Bash"}} {
+		p := startPTY(t, t.TempDir(), []string{"TMPDIR=" + t.TempDir(), "CI="}, args...)
+		if code := p.wait(); code != 0 {
+			t.Fatalf("orca %s: exit %d:\n%s", args[0], code, p.screen())
+		}
+		raw := p.Raw()
+		for _, q := range []string{"\x1b]11;?", "\x1b]10;?", "\x1b[6n"} {
+			if strings.Contains(raw, q) {
+				t.Errorf("orca %s asked the terminal %q:\n%q", args[0], q, raw[:min(len(raw), 200)])
+			}
+		}
+		if !strings.Contains(p.screen(), "orca") {
+			t.Errorf("orca %s wrote:\n%s", args[0], p.screen())
+		}
+	}
+}
+
 // NO_COLOR: not one style is written; the markdown is still rendered,
 // without colour.
 func TestTerminalNoColor(t *testing.T) {
