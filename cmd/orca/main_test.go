@@ -531,7 +531,7 @@ func TestRunUsageErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", good); code != exitUsage || !strings.Contains(stderr, "the prompt is missing") {
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", good); code != exitUsage || !strings.Contains(stderr, "the prompt is missing") || !strings.Contains(stderr, "| orca run -") {
 		t.Errorf("no prompt: exit %d, %s", code, stderr)
 	}
 }

@@ -155,7 +155,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	case f.engine == "temporal":
 		return usageErrorf("the prompt is missing (orca run --engine temporal [flags] PROMPT)")
 	case f.agent.session == "" && !f.agent.cont:
-		return usageErrorf("the prompt is missing (orca run [flags] PROMPT; with --session or --continue and no PROMPT, a turn whose parked call was decided goes on)")
+		return usageErrorf("the prompt is missing (orca run [flags] PROMPT, or - to read it from standard input: ... | orca run -; with --session or --continue and no PROMPT, a turn whose parked call was decided goes on)")
 	case f.agent.fork:
 		return usageErrorf("the prompt is missing: --fork-session starts a new session, which needs one")
 	}
