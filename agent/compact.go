@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/orca-agent/orca/budget"
@@ -16,6 +17,24 @@ const (
 	TriggerManual   = "manual"
 	TriggerRecovery = "recovery"
 )
+
+// SourceCompact is SESSION_START's source after a compaction summarised
+// the session's conversation (Claude Code's SessionStart "compact").
+const SourceCompact = "compact"
+
+// compacted runs SESSION_START with source compact once a compaction has
+// summarised the session's conversation, as Claude Code does, and returns
+// the context its handlers added, as blocks to follow the summary: what a
+// hook re-injects (the project's conventions, a runbook) is what the
+// model sees next to the summary from then on. A fork is not a session:
+// its compactions run none.
+func (t *turn) compacted() []llm.Block {
+	if t.res.Fork() || !t.rt.hooks.Has(hook.SessionStart) {
+		return nil
+	}
+	out := t.runHook(&hook.SessionStartPayload{Common: t.common(), Source: SourceCompact})
+	return contextBlocks(hook.SessionStart, out.Context)
+}
 
 // summaryPrompt is the summariser's system prompt.
 const summaryPrompt = `You summarise a conversation between a user and a coding agent so that the agent can continue the work from your summary alone.
@@ -75,6 +94,8 @@ func (t *turn) summarise(msgs []llm.Message, trigger, instructions string) (comp
 	out = append(out, merged)
 	out = append(out, msgs[cut+1:]...)
 	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindSummary, MessagesBefore: len(msgs), MessagesAfter: len(out), Usage: usage})
+	// The hooks' context follows the summary, in the message that holds it.
+	out[0].Content = slices.Insert(out[0].Content, 1, t.compacted()...)
 	return compaction{msgs: out, usage: usage}, nil
 }
 

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -182,5 +183,67 @@ func TestCutSummaryIsMarked(t *testing.T) {
 		if !strings.Contains(sent, "Echo was used, then") || strings.Contains(sent, agent.SummaryCutNote) != cut {
 			t.Errorf("cut %v: the summary sent: %q", cut, sent)
 		}
+	}
+}
+
+// After a compaction summarised the session's conversation, SESSION_START
+// runs with source compact, as Claude Code's SessionStart "compact" does,
+// and the context its handlers add follows the summary from then on: in a
+// manual compaction's transcript, in the prompt after an automatic one,
+// and after a summary of the running turn's own work. Opening a session is
+// not this package's: no other SESSION_START runs here.
+func TestSessionStartAfterCompaction(t *testing.T) {
+	b := newBench(t, nil, nil)
+	var sources []string
+	b.hook(hook.SessionStart, "reinject", hook.On(func(ctx context.Context, p *hook.SessionStartPayload) (*hook.Decision, error) {
+		sources = append(sources, p.Source)
+		return &hook.Decision{Context: "Reminder: use Bun, not npm."}, nil
+	}))
+	reinjected := func(bl llm.Block) bool {
+		return bl.Type == llm.BlockText && strings.Contains(bl.Text, `<hook-context hook="SESSION_START">`) && strings.Contains(bl.Text, "Reminder: use Bun, not npm.")
+	}
+
+	// Manual: the transcript the session keeps.
+	rt := b.runtimeWith(agent.Definition{Name: "c", KeepTurns: 2})
+	b.model.Script(script.CompactionRoute("m"), script.Text("summary"))
+	out, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "m", Compact: true, History: history()})
+	if err != nil || !out.Compacted {
+		t.Fatalf("manual: %+v, %v", out, err)
+	}
+	if c := out.Transcript[0].Content; len(c) != 3 || !strings.Contains(c[0].Text, "summary") || !reinjected(c[1]) || c[2].Text != "turn two" {
+		t.Errorf("manual compaction's first message: %+v", c)
+	}
+
+	// Automatic, before a model call: the prompt the model gets.
+	rt = b.runtimeWith(agent.Definition{Name: "a", ContextWindow: 1000, CompactAt: 0.5, KeepTurns: 2})
+	b.model.Script(script.CompactionRoute("a"), script.Text("summary"))
+	b.model.Script("a", script.Text("fourth answer"))
+	if res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "a", Input: "turn four", History: history(), PromptTokens: 900}); err != nil || !res.Compacted {
+		t.Fatalf("automatic: %+v, %v", res, err)
+	}
+	if c := b.model.CallsTo("a")[0].Messages[0].Content; len(c) != 3 || !reinjected(c[1]) || c[2].Text != "turn three" {
+		t.Errorf("the prompt after an automatic compaction starts with %+v", c)
+	}
+
+	// The running turn's work summarised (no earlier turn to summarise):
+	// the context follows that summary, in the turn's input.
+	rt = b.runtimeWith(agent.Definition{Name: "w", ContextWindow: 3000, CompactAt: 0.8, KeepToolResults: 1})
+	var steps []script.Response
+	for i := range 6 {
+		steps = append(steps, script.Response{ToolCalls: []script.ToolCall{{ID: fmt.Sprint("c", i), Name: "Echo", Input: raw(map[string]string{"text": strings.Repeat("y", 2000)})}}})
+	}
+	b.model.Script(script.CompactionRoute("w"), script.Text("work summary"))
+	b.model.Script("w", append(steps, script.Text("done"))...)
+	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "w", Input: "echo a lot"})
+	if err != nil || res.Answer != "done" || !res.Compacted {
+		t.Fatalf("turn summary: %+v, %v", res, err)
+	}
+	calls := b.model.CallsTo("w")
+	input := calls[len(calls)-1].Messages[0].Content
+	if len(input) != 3 || input[0].Text != "echo a lot" || !strings.Contains(input[1].Text, "work summary") || !reinjected(input[2]) {
+		t.Errorf("the turn's input after its work was summarised: %+v", input)
+	}
+	if len(sources) != 3 || sources[0] != agent.SourceCompact || sources[1] != agent.SourceCompact || sources[2] != agent.SourceCompact {
+		t.Errorf("SESSION_START ran with sources %q, want compact three times", sources)
 	}
 }

@@ -324,9 +324,11 @@ func (t *turn) compactTurn(trigger string) bool {
 	out = append(out, t.msgs[:t.input]...)
 	out = append(out, input)
 	out = append(out, t.msgs[cut:]...)
+	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindTurnSummary, MessagesBefore: before, MessagesAfter: len(out), Usage: usage})
+	// The hooks' context follows the summary, in the turn's input.
+	out[t.input].Content = append(out[t.input].Content, t.compacted()...)
 	t.msgs = out
 	t.resized()
-	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindTurnSummary, MessagesBefore: before, MessagesAfter: len(out), Usage: usage})
 	return t.onCompact() == nil
 }
 

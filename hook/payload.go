@@ -44,10 +44,15 @@ type Payload interface {
 	common() *Common
 }
 
-// SessionStartPayload is sent when a live session opens.
+// SessionStartPayload is sent when a live session opens, and again each
+// time a compaction has summarised its conversation (Source compact, in
+// the turn that compacted: its scope has the turn's ids).
 type SessionStartPayload struct {
 	Common
-	Source string `json:"source" jsonschema:"new or resumed"`
+	// Source is new, resumed, or compact: the session's conversation was
+	// just summarised (a compaction, during a turn or of /compact), and
+	// the context handlers add follows the summary.
+	Source string `json:"source" jsonschema:"new, resumed, or compact (a compaction has just summarised the conversation)"`
 	// EnvFile, when set, is a file handlers may write variables to, a
 	// NAME=value or export NAME=value line each, which the session's
 	// later commands (Bash) get: Claude Code's CLAUDE_ENV_FILE. It is not

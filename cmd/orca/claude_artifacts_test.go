@@ -1373,6 +1373,67 @@ func TestClaudeArtifactOMCPersistentLoop(t *testing.T) {
 	}
 }
 
+// oh-my-claude-sisyphus keeps its state across a compaction: its
+// PreCompact hook (pre-compact.mjs) writes a checkpoint under .omc/state/
+// checkpoints, and its SessionStart hook (session-start.mjs), when Claude
+// Code runs it with source "compact" after the compaction, restores the
+// newest one as <session-restore> context and marks it restored. orca runs
+// SessionStart with source compact once a compaction has summarised the
+// conversation, and what the hooks add follows the summary, so the model
+// sees the restored checkpoint from then on. A workspace's own "compact"
+// matcher (the Claude Code guide's way to re-inject conventions) runs too,
+// and a "startup" one does not. The plugin anchors its state at the git
+// root: the workspace is a repository.
+func TestClaudeArtifactOMCCompactionRestore(t *testing.T) {
+	needPrograms(t, "git")
+	artifactEnv(t)
+	pkg := npmPackage(t, "oh-my-claude-sisyphus")
+	ws := looseTempDir(t) // the plugin's SessionEnd jobs write here after orca ends
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	settings := `{"hooks": {"SessionStart": [
+		{"matcher": "compact", "hooks": [{"type": "command", "command": "echo 'Reminder: use Bun, not npm.'"}]},
+		{"matcher": "startup", "hooks": [{"type": "command", "command": "echo 'A fresh session.'"}]}]}}`
+	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const session = "s-compact"
+	turn := func(prompt string, replies ...modelReply) claudeRun {
+		t.Helper()
+		run := runClaude(t, ws, newClaudeAPI(t, replies...), prompt, "--plugin-dir", pkg, "--session", session)
+		if f := run.hookFailures(); len(f) != 0 {
+			t.Errorf("%q: hooks failed: %v", prompt, f)
+		}
+		return run
+	}
+	for i, prompt := range []string{"first thing", "second thing", "third thing"} {
+		turn(prompt, say(fmt.Sprint("answer ", i))).answered(t, fmt.Sprint("answer ", i))
+	}
+	compact := turn("/compact", say("The user asked for three things."))
+	if compact.code != 0 || len(named(compact.events, "compaction_completed")) != 1 {
+		t.Fatalf("/compact: exit %d\n%s\n%s", compact.code, compact.stdout, compact.stderr)
+	}
+	run := turn("go on", say("Going on."))
+	run.answered(t, "Going on.")
+	first := run.requests[0].messages[0].text
+	summary := strings.Index(first, "The user asked for three things.")
+	restored := strings.Index(first, "<session-restore>")
+	kept := strings.Index(first, "second thing")
+	if summary < 0 || restored < summary || kept < restored || !strings.Contains(first, "[PRECOMPACT CHECKPOINT RESTORED]") || !strings.Contains(first, "(trigger: manual)") {
+		t.Errorf("the checkpoint is not restored after the summary:\n%s", first)
+	}
+	if reminder := strings.Index(first, "Reminder: use Bun, not npm."); reminder < summary || reminder > kept || strings.Contains(first, "A fresh session.") {
+		t.Errorf("the workspace's compact hook did not run, or its startup one did:\n%s", first)
+	}
+	if !fileExists(filepath.Join(ws, ".omc", "state", "checkpoints-restored", session, "restored.json")) {
+		t.Error("the plugin did not mark its checkpoint restored")
+	}
+}
+
 // orcaArtifact copies one of orca's own artifacts (testdata/claude/<name>,
 // a .claude folder) into a new workspace and returns it.
 func orcaArtifact(t *testing.T, name string) (ws string) {
