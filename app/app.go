@@ -871,6 +871,9 @@ type SessionOptions struct {
 	// CallsNotStarted: the calls the session's last response left without
 	// a result never started (session.OpenOptions.CallsNotStarted).
 	CallsNotStarted bool
+	// Cleared: the new session replaces one the user cleared
+	// (session.OpenOptions.Cleared).
+	Cleared bool
 }
 
 // Session opens a live session: the one ID names, the workspace's latest
@@ -912,7 +915,7 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 		if a.model.fill != nil {
 			a.model.fill(id)
 		}
-		ls, err = a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent, Wait: opts.Wait, CallsNotStarted: opts.CallsNotStarted})
+		ls, err = a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent, Wait: opts.Wait, CallsNotStarted: opts.CallsNotStarted, Cleared: opts.Cleared})
 	}
 	switch {
 	case errors.Is(err, store.ErrWrongRuntime):

@@ -120,19 +120,23 @@ func TestChatOverApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	for id, reason := range map[string]string{"first": session.EndClear, second: session.EndPromptInputExit} {
+	// The session /clear started says so (SESSION_START's source is clear).
+	for id, want := range map[string][2]string{"first": {"new", session.EndClear}, second: {"clear", session.EndPromptInputExit}} {
 		rows, err := st.Observations(ctx, store.ObservationFilter{SessionID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ended := ""
+		started, ended := "", ""
 		for _, r := range rows {
-			if r.Name == string(event.SessionEnded) {
+			switch r.Name {
+			case string(event.SessionStarted):
+				started = string(r.Data)
+			case string(event.SessionEnded):
 				ended = string(r.Data)
 			}
 		}
-		if !strings.Contains(ended, `"reason":"`+reason+`"`) {
-			t.Errorf("session %s: session_ended %s, want reason %s", id, ended, reason)
+		if !strings.Contains(started, `"source":"`+want[0]+`"`) || !strings.Contains(ended, `"reason":"`+want[1]+`"`) {
+			t.Errorf("session %s: session_started %s, session_ended %s; want source %s, reason %s", id, started, ended, want[0], want[1])
 		}
 	}
 }

@@ -150,14 +150,15 @@ func (c *chat) resume(ctx context.Context, id string) {
 }
 
 // clear is /clear: the session ends (as Claude Code's /clear ends it,
-// reason "clear"), and the chat goes on in a new one.
+// reason "clear"), and the chat goes on in a new one, whose SESSION_START
+// has the source "clear".
 func (c *chat) clear(ctx context.Context) {
 	if c.running > 0 || len(c.backlog) > 0 {
 		c.con.note("A turn is running: /clear once it has ended.")
 		return
 	}
 	old := c.ls
-	ls, err := c.app.Session(ctx, app.SessionOptions{OnEvent: c.onEvent})
+	ls, err := c.app.Session(ctx, app.SessionOptions{OnEvent: c.onEvent, Cleared: true})
 	if err != nil {
 		c.con.note("✗ a new session: " + err.Error())
 		return

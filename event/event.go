@@ -512,7 +512,8 @@ var envelopeKeys = func() []string {
 
 // SessionData is the data of SessionStarted and SessionEnded.
 type SessionData struct {
-	// Source says how the session opened: "new" or "resumed" (started).
+	// Source says how the session opened: "new", "resumed", or "clear"
+	// (new, replacing one the user cleared) (started).
 	Source string `json:"source,omitempty"`
 	// Reason says why it ended (ended).
 	Reason string `json:"reason,omitempty"`

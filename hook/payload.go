@@ -49,10 +49,11 @@ type Payload interface {
 // the turn that compacted: its scope has the turn's ids).
 type SessionStartPayload struct {
 	Common
-	// Source is new, resumed, or compact: the session's conversation was
-	// just summarised (a compaction, during a turn or of /compact), and
-	// the context handlers add follows the summary.
-	Source string `json:"source" jsonschema:"new, resumed, or compact (a compaction has just summarised the conversation)"`
+	// Source is new, resumed, clear (a new session that replaces one the
+	// user cleared: orca chat's /clear), or compact: the session's
+	// conversation was just summarised (a compaction, during a turn or of
+	// /compact), and the context handlers add follows the summary.
+	Source string `json:"source" jsonschema:"new, resumed, clear (a new session after the user cleared the conversation) or compact (a compaction has just summarised the conversation)"`
 	// EnvFile, when set, is a file handlers may write variables to, a
 	// NAME=value or export NAME=value line each, which the session's
 	// later commands (Bash) get: Claude Code's CLAUDE_ENV_FILE. It is not

@@ -140,6 +140,10 @@ type OpenOptions struct {
 	// (agent.Progress.CallsPending), and nothing ran since. They run at the
 	// next turn, instead of being answered as a crash's calls are.
 	CallsNotStarted bool
+	// Cleared says a new session starts because the user cleared the
+	// conversation (orca chat's /clear, as Claude Code's): SESSION_START's
+	// source, and session_started's, is "clear" rather than "new".
+	Cleared bool
 }
 
 // Open opens session id: it provisions the session if it is new (its
@@ -160,6 +164,9 @@ func (r *Router) Open(ctx context.Context, id string, opts OpenOptions) (*LiveSe
 	source := "resumed"
 	if _, err := r.store.Session(ctx, id); errors.Is(err, store.ErrNotFound) {
 		source = "new"
+		if opts.Cleared {
+			source = "clear"
+		}
 	} else if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
@@ -409,7 +416,8 @@ func (s *LiveSession) Closed() bool {
 // Runtime returns the runtime the session runs on.
 func (s *LiveSession) Runtime() *agent.Runtime { return s.r.rt }
 
-// Source says how the session was opened: "new" or "resumed".
+// Source says how the session was opened: "new", "resumed", or "clear"
+// (new, replacing one the user cleared: OpenOptions.Cleared).
 func (s *LiveSession) Source() string { return s.source }
 
 func (s *LiveSession) common() hook.Common {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -171,6 +172,33 @@ func TestChatCommands(t *testing.T) {
 	id, _, _ := strings.Cut(after, ".")
 	if got := show(t, ws, id).prompts(); !slices.Equal(got, []string{"again"}) || !strings.Contains(stdout, "Session "+id+" · 1 turn · resume it with: orca chat --session "+id) {
 		t.Errorf("session %q holds %q:\n%s", id, got, stdout)
+	}
+}
+
+// The session /clear starts runs SessionStart hooks with the source
+// "clear", as Claude Code's /clear does: a "clear" matcher runs then, a
+// "startup" one only for the chat's first session.
+func TestChatClearIsSessionStartClear(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	log := filepath.Join(ws, "starts.log")
+	settings := `{"hooks": {"SessionStart": [
+		{"matcher": "startup", "hooks": [{"type": "command", "command": "echo startup >> starts.log"}]},
+		{"matcher": "clear", "hooks": [{"type": "command", "command": "echo clear >> starts.log"}]},
+		{"matcher": "compact|resume", "hooks": [{"type": "command", "command": "echo other >> starts.log"}]}]}}`
+	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc := writeScript(t, `{"text": "One."}`, `{"text": "Two."}`)
+	stdout, stderr, code := orca(t, t.Context(), "hello\n/clear\nagain\n/exit\n", "chat", "--script", sc, "-w", ws, "--trust")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(log); string(b) != "startup\nclear\n" {
+		t.Errorf("the SessionStart hooks that ran: %q (%v), want startup then clear", b, err)
 	}
 }
 
