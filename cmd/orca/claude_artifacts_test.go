@@ -1241,6 +1241,27 @@ func TestClaudeArtifactOMCPluginHooks(t *testing.T) {
 	}
 }
 
+// omcSession makes a git repository (oh-my-claude-sisyphus anchors its
+// state at the git root, and its SessionEnd jobs write there after orca
+// ends) and returns it, with a function that runs a turn of session there,
+// the package loaded as a plugin, and fails the test if a hook failed.
+func omcSession(t *testing.T, pkg, session string) (ws string, turn func(prompt string, replies ...modelReply) claudeRun) {
+	t.Helper()
+	needPrograms(t, "git")
+	ws = looseTempDir(t)
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return ws, func(prompt string, replies ...modelReply) claudeRun {
+		t.Helper()
+		run := runClaude(t, ws, newClaudeAPI(t, replies...), prompt, "--plugin-dir", pkg, "--session", session)
+		if f := run.hookFailures(); len(f) != 0 {
+			t.Errorf("%q: hooks failed: %v", prompt, f)
+		}
+		return run
+	}
+}
+
 // oh-my-claude-sisyphus's ralph mode is a persistence loop driven by its
 // hooks. The keyword "ralph" in a prompt makes the keyword detector
 // (UserPromptSubmit) write ralph-state.json under .omc/state/sessions/<id>
@@ -1263,23 +1284,12 @@ func TestClaudeArtifactOMCPluginHooks(t *testing.T) {
 // so the scripted command names the session itself, as the user who picked
 // --session would tell the model.
 func TestClaudeArtifactOMCPersistentLoop(t *testing.T) {
-	needPrograms(t, "git", "bash")
+	needPrograms(t, "bash")
 	artifactEnv(t)
 	pkg := npmPackage(t, "oh-my-claude-sisyphus")
-	ws := looseTempDir(t) // the plugin's SessionEnd jobs write here after orca ends
-	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
 	const session = "s-loop"
+	ws, turn := omcSession(t, pkg, session)
 	stateDir := filepath.Join(".omc", "state", "sessions", session)
-	turn := func(prompt string, replies ...modelReply) claudeRun {
-		t.Helper()
-		run := runClaude(t, ws, newClaudeAPI(t, replies...), prompt, "--plugin-dir", pkg, "--session", session)
-		if f := run.hookFailures(); len(f) != 0 {
-			t.Errorf("%q: hooks failed: %v", prompt, f)
-		}
-		return run
-	}
 	type ralphState struct {
 		Active               bool   `json:"active"`
 		Iteration            int    `json:"iteration"`
@@ -1385,31 +1395,13 @@ func TestClaudeArtifactOMCPersistentLoop(t *testing.T) {
 // and a "startup" one does not. The plugin anchors its state at the git
 // root: the workspace is a repository.
 func TestClaudeArtifactOMCCompactionRestore(t *testing.T) {
-	needPrograms(t, "git")
 	artifactEnv(t)
 	pkg := npmPackage(t, "oh-my-claude-sisyphus")
-	ws := looseTempDir(t) // the plugin's SessionEnd jobs write here after orca ends
-	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	settings := `{"hooks": {"SessionStart": [
-		{"matcher": "compact", "hooks": [{"type": "command", "command": "echo 'Reminder: use Bun, not npm.'"}]},
-		{"matcher": "startup", "hooks": [{"type": "command", "command": "echo 'A fresh session.'"}]}]}}`
-	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	const session = "s-compact"
-	turn := func(prompt string, replies ...modelReply) claudeRun {
-		t.Helper()
-		run := runClaude(t, ws, newClaudeAPI(t, replies...), prompt, "--plugin-dir", pkg, "--session", session)
-		if f := run.hookFailures(); len(f) != 0 {
-			t.Errorf("%q: hooks failed: %v", prompt, f)
-		}
-		return run
-	}
+	ws, turn := omcSession(t, pkg, session)
+	writeFileAt(t, ws, ".claude/settings.json", `{"hooks": {"SessionStart": [
+		{"matcher": "compact", "hooks": [{"type": "command", "command": "echo 'Reminder: use Bun, not npm.'"}]},
+		{"matcher": "startup", "hooks": [{"type": "command", "command": "echo 'A fresh session.'"}]}]}}`)
 	for i, prompt := range []string{"first thing", "second thing", "third thing"} {
 		turn(prompt, say(fmt.Sprint("answer ", i))).answered(t, fmt.Sprint("answer ", i))
 	}

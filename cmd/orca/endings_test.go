@@ -181,23 +181,16 @@ func TestChatCommands(t *testing.T) {
 func TestChatClearIsSessionStartClear(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	log := filepath.Join(ws, "starts.log")
-	settings := `{"hooks": {"SessionStart": [
+	writeFileAt(t, ws, ".claude/settings.json", `{"hooks": {"SessionStart": [
 		{"matcher": "startup", "hooks": [{"type": "command", "command": "echo startup >> starts.log"}]},
 		{"matcher": "clear", "hooks": [{"type": "command", "command": "echo clear >> starts.log"}]},
-		{"matcher": "compact|resume", "hooks": [{"type": "command", "command": "echo other >> starts.log"}]}]}}`
-	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		{"matcher": "compact|resume", "hooks": [{"type": "command", "command": "echo other >> starts.log"}]}]}}`)
 	sc := writeScript(t, `{"text": "One."}`, `{"text": "Two."}`)
 	stdout, stderr, code := orca(t, t.Context(), "hello\n/clear\nagain\n/exit\n", "chat", "--script", sc, "-w", ws, "--trust")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if b, err := os.ReadFile(log); string(b) != "startup\nclear\n" {
+	if b, err := os.ReadFile(filepath.Join(ws, "starts.log")); string(b) != "startup\nclear\n" {
 		t.Errorf("the SessionStart hooks that ran: %q (%v), want startup then clear", b, err)
 	}
 }
