@@ -288,8 +288,16 @@ func TestCommandMatchers(t *testing.T) {
 		{"Agent", preToolUse("Read", `{}`), false},
 		{"manual", &hook.PreCompactPayload{Common: common(), Trigger: "auto"}, false},
 		{"auto", &hook.PreCompactPayload{Common: common(), Trigger: "auto"}, true},
+		// The compaction a prompt too long for the model forces is
+		// Claude Code's auto; orca's own name matches too.
+		{"auto", &hook.PreCompactPayload{Common: common(), Trigger: "recovery"}, true},
+		{"recovery", &hook.PreCompactPayload{Common: common(), Trigger: "recovery"}, true},
+		{"manual", &hook.PreCompactPayload{Common: common(), Trigger: "recovery"}, false},
 		{"startup", &hook.SessionStartPayload{Common: common(), Source: "new"}, true},
 		{"resume", &hook.SessionStartPayload{Common: common(), Source: "new"}, false},
+		{"compact", &hook.SessionStartPayload{Common: common(), Source: "compact"}, true},
+		{"clear", &hook.SessionStartPayload{Common: common(), Source: "clear"}, true},
+		{"startup", &hook.SessionStartPayload{Common: common(), Source: "clear"}, false},
 		{"Nothing", &hook.StopPayload{Common: common()}, true}, // Stop ignores matchers
 	} {
 		os.Remove(marker)

@@ -119,6 +119,11 @@ func subjects(p hook.Payload) []string {
 	}
 	switch p := p.(type) {
 	case *hook.PreCompactPayload:
+		if p.Trigger == "recovery" {
+			// The compaction a prompt too long for the model forces:
+			// Claude Code's auto, so that its matchers work unchanged.
+			return []string{"auto", p.Trigger}
+		}
 		return []string{p.Trigger}
 	case *hook.SessionStartPayload:
 		// Claude Code's names first, so that its matchers work unchanged.
