@@ -170,7 +170,7 @@ Start with 'orca demo': a scripted model fixes a bug in a tiny Go project,
 and every tool call it asks for really runs.
 
 'orca run' and 'orca chat' use a real model with --provider anthropic
-(ANTHROPIC_API_KEY), --provider openai (OPENAI_API_KEY, or --base-url for a
+(ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN for a gateway), --provider openai (OPENAI_API_KEY, or --base-url for a
 local OpenAI-compatible server such as Ollama's), or the scripted model of
 --script FILE.
 

@@ -41,7 +41,8 @@ model asks for runs in the workspace (Read, Write, Edit, Glob, Grep, Bash,
 TodoWrite, Task, Skill, AgentOutput, TaskStop), and the observations go
 back to the model until it answers.
 
-The model: --provider anthropic (ANTHROPIC_API_KEY), --provider openai
+The model: --provider anthropic (ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN
+for a gateway's bearer token), --provider openai
 (OPENAI_API_KEY; none needed with --base-url, for a local OpenAI-compatible
 server such as Ollama's), or the scripted model of --script FILE. --model
 and --base-url choose the model and where its API is. Each comes from the

@@ -72,6 +72,11 @@ const (
 	DefaultMaxTokens = 8192
 	// APIKeyEnv holds the API key when none is given with APIKey.
 	APIKeyEnv = "ANTHROPIC_API_KEY"
+	// AuthTokenEnv holds a bearer token, such as an LLM gateway's (Claude
+	// Code's ANTHROPIC_AUTH_TOKEN, beside ANTHROPIC_BASE_URL): used when
+	// no key is given with APIKey, and before $ANTHROPIC_API_KEY, as
+	// Claude Code does.
+	AuthTokenEnv = "ANTHROPIC_AUTH_TOKEN"
 	// BaseURLEnv holds the base URL when none is given with BaseURL; the
 	// SDK reads it.
 	BaseURLEnv = "ANTHROPIC_BASE_URL"
@@ -153,19 +158,26 @@ type Client struct {
 
 var _ llm.Client = (*Client)(nil)
 
-// New returns a client. Without an API key (APIKey, or $ANTHROPIC_API_KEY)
-// it fails with an error that says which variable to set.
+// New returns a client. Without a credential (APIKey, $ANTHROPIC_AUTH_TOKEN
+// or $ANTHROPIC_API_KEY) it fails with an error that says which variable to
+// set.
 func New(opts ...Option) (*Client, error) {
 	cfg := config{model: DefaultModel, maxTokens: DefaultMaxTokens}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	key := os.Getenv(APIKeyEnv)
-	if cfg.apiKey != nil {
-		key = *cfg.apiKey
-	}
-	if key == "" {
-		return nil, fmt.Errorf("anthropic: no API key: set %s", APIKeyEnv)
+	// The credential: the key given, else a gateway's bearer token, else
+	// the key of the environment (Claude Code's order).
+	var cred option.RequestOption
+	switch token := os.Getenv(AuthTokenEnv); {
+	case cfg.apiKey != nil && *cfg.apiKey != "":
+		cred = option.WithAPIKey(*cfg.apiKey)
+	case cfg.apiKey == nil && token != "":
+		cred = option.WithAuthToken(token)
+	case cfg.apiKey == nil && os.Getenv(APIKeyEnv) != "":
+		cred = option.WithAPIKey(os.Getenv(APIKeyEnv))
+	default:
+		return nil, fmt.Errorf("anthropic: no API key: set %s (or %s, with %s, for a gateway's bearer token)", APIKeyEnv, AuthTokenEnv, BaseURLEnv)
 	}
 	if cfg.maxTokens < 1 {
 		return nil, fmt.Errorf("anthropic: MaxTokens %d: want at least 1", cfg.maxTokens)
@@ -177,7 +189,7 @@ func New(opts ...Option) (*Client, error) {
 		cfg.model = DefaultModel
 	}
 	sdkOpts := []option.RequestOption{
-		option.WithAPIKey(key),
+		cred,
 		// orca retries, outside llm_execution; a retry here would be an
 		// attempt no middleware sees.
 		option.WithMaxRetries(0),

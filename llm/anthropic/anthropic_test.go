@@ -445,8 +445,9 @@ func TestBaseURL(t *testing.T) {
 
 func TestNewNeedsAKey(t *testing.T) {
 	t.Setenv(anthropic.APIKeyEnv, "")
-	if _, err := anthropic.New(); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
-		t.Errorf("New without a key: %v, want an error naming ANTHROPIC_API_KEY", err)
+	t.Setenv(anthropic.AuthTokenEnv, "")
+	if _, err := anthropic.New(); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") || !strings.Contains(err.Error(), "ANTHROPIC_AUTH_TOKEN") {
+		t.Errorf("New without a key: %v, want an error naming ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN", err)
 	}
 	t.Setenv(anthropic.APIKeyEnv, "sk-ant-env")
 	if _, err := anthropic.New(); err != nil {
@@ -454,6 +455,44 @@ func TestNewNeedsAKey(t *testing.T) {
 	}
 	if _, err := anthropic.New(anthropic.Thinking(100)); err == nil {
 		t.Error("New accepted a thinking budget under the minimum")
+	}
+}
+
+// The credential a request carries: a gateway's bearer token
+// (ANTHROPIC_AUTH_TOKEN, as Claude Code's users set it beside
+// ANTHROPIC_BASE_URL) is enough, and wins over ANTHROPIC_API_KEY, as in
+// Claude Code; a key given with APIKey wins over both.
+func TestCredentialOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name, token, key, given, want string
+	}{
+		{"token alone", "gw-token", "", "", "gw-token"},
+		{"token and key", "gw-token", "sk-ant-env", "", "gw-token"},
+		{"key alone", "", "sk-ant-env", "", "sk-ant-env"},
+		{"given", "gw-token", "sk-ant-env", "sk-ant-given", "sk-ant-given"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(anthropic.AuthTokenEnv, tc.token)
+			t.Setenv(anthropic.APIKeyEnv, tc.key)
+			api := newFakeAPI(t, answer{resp: textResponse("ok")})
+			hc := &http.Client{Transport: &http.Transport{}}
+			t.Cleanup(hc.CloseIdleConnections)
+			opts := []anthropic.Option{anthropic.HTTPClient(hc), anthropic.BaseURL(api.URL)}
+			if tc.given != "" {
+				opts = append(opts, anthropic.APIKey(tc.given))
+			}
+			c, err := anthropic.New(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Generate(t.Context(), userRequest("hi"), nil); err != nil {
+				t.Fatal(err)
+			}
+			h := api.headers[0]
+			if got := h.Get("Authorization") + h.Get("X-Api-Key"); !strings.Contains(got, tc.want) || tc.want != tc.given && tc.want != tc.key && strings.Contains(got, "sk-ant") {
+				t.Errorf("the request's credential: Authorization %q, X-Api-Key %q; want %s", h.Get("Authorization"), h.Get("X-Api-Key"), tc.want)
+			}
+		})
 	}
 }
 
