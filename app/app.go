@@ -286,7 +286,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if cfg.Client != nil {
 		rc := provider.Config{Model: cfg.Model.Model}
 		a.model = &model{client: cfg.Client, cfg: rc, aliases: modelAliases(rc, a.settings, getenv)}
-	} else if a.model, err = chooseModel(&a.cfg, a.settings, getenv); err != nil {
+	} else if a.model, err = chooseModel(&a.cfg, a.settings, a.root, getenv); err != nil {
 		return nil, err
 	}
 	verify := a.settings.Verify

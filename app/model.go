@@ -99,8 +99,9 @@ func modelAliases(rc provider.Config, s *config.Settings, getenv func(string) st
 }
 
 // chooseModel resolves the model of cfg over the settings and the
-// environment and builds its client. Every problem says how to fix it.
-func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*model, error) {
+// environment and builds its client (whose apiKeyHelper, if the settings
+// have one, runs in dir). Every problem says how to fix it.
+func chooseModel(cfg *Config, s *config.Settings, dir string, getenv func(string) string) (*model, error) {
 	l := cfg.Labels.withDefaults()
 	given := provider.Config{Provider: cfg.Model.Provider, Model: cfg.Model.Model, BaseURL: cfg.Model.BaseURL}
 	if given.Provider == "" && cfg.Model.Script != "" {
@@ -158,8 +159,21 @@ func chooseModel(cfg *Config, s *config.Settings, getenv func(string) string) (*
 		return nil, configErrorf("%s is for the script provider, but the provider is %s (chosen by %s): drop %s or choose the script provider",
 			flagName(l.Script), rc.Provider, from, flagName(l.Script))
 	}
-	client, err := provider.New(rc)
+	var with []provider.Option
+	if rc.Provider == provider.Anthropic && s.APIKeyHelper != "" {
+		ttl, err := helperTTL(getenv)
+		if err != nil {
+			return nil, err
+		}
+		with = append(with, provider.KeyFunc(keyHelper(s.APIKeyHelper, dir), ttl))
+	}
+	client, err := provider.New(rc, with...)
 	if err != nil {
+		if s.UntrustedKeyHelper != "" && s.APIKeyHelper == "" {
+			// The key would have come from the project's helper.
+			return nil, configErrorf("%v (the provider %s was chosen by %s); the workspace's apiKeyHelper %q was not run: the workspace is not trusted (orca trust)",
+				err, rc.Provider, from, s.UntrustedKeyHelper)
+		}
 		return nil, configErrorf("%v (the provider %s was chosen by %s)", err, rc.Provider, from)
 	}
 	return &model{client: client, cfg: rc, aliases: aliases}, nil

@@ -131,6 +131,15 @@ type Settings struct {
 	// warning says so): a cloned repository must not send the user's
 	// sessions to its server.
 	Store string
+	// APIKeyHelper is the "apiKeyHelper" key (Claude Code's): a shell
+	// command that prints the Anthropic API key, run when no key is in
+	// the environment (llm/anthropic.KeyFunc); the last file that sets it
+	// wins. A project's is skipped in an untrusted workspace: it is a
+	// command.
+	APIKeyHelper string
+	// UntrustedKeyHelper is the apiKeyHelper of a project file that was
+	// not applied because the workspace is not trusted ("" if none).
+	UntrustedKeyHelper string
 	// MaxParallelTools is the "maxParallelTools" key (agent.Definition.
 	// MaxParallelTools; the last file that sets it wins), 0 if none does.
 	MaxParallelTools int
@@ -330,6 +339,9 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		}
 		for _, f := range project {
 			if !trusted {
+				if f.keyHelper != "" {
+					s.UntrustedKeyHelper = f.keyHelper
+				}
 				if w, ok := f.restrict(opts.Workspace); ok {
 					warns = append(warns, w)
 				}
@@ -465,6 +477,9 @@ func (s *Settings) merge(f *file) {
 	if f.verify != "" {
 		s.Verify = f.verify
 	}
+	if f.keyHelper != "" {
+		s.APIKeyHelper = f.keyHelper
+	}
 	if f.parallel > 0 {
 		s.MaxParallelTools = f.parallel
 	}
@@ -511,6 +526,8 @@ type file struct {
 	model  ModelSettings
 	prices budget.Prices
 	verify string
+	// keyHelper is "apiKeyHelper".
+	keyHelper string
 	// parallel is "maxParallelTools", 0 if not given.
 	parallel int
 	// store is "store", the sessions' PostgreSQL DSN.
@@ -534,7 +551,7 @@ type file struct {
 // URL or prices.
 func (f *file) grants() bool {
 	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
-		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0 ||
+		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != "" || f.keyHelper != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0 ||
 		enables(f.plugins) || len(f.mcp) > 0 || f.mcpApproval != nil
 }
 
@@ -578,6 +595,10 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 	}
 	if f.verify != "" {
 		what = append(what, fmt.Sprintf("verify command %q", f.verify))
+	}
+	if f.keyHelper != "" {
+		what = append(what, fmt.Sprintf("apiKeyHelper %q", f.keyHelper))
+		f.keyHelper = ""
 	}
 	if f.sandbox != nil {
 		what = append(what, f.sandbox.grants()...)
@@ -791,6 +812,13 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			return nil, fail("verify", "want a command (a non-empty string), got %s", kind(raw))
 		}
 		f.verify = v
+	}
+	if raw, ok := top["apiKeyHelper"]; ok {
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil || strings.TrimSpace(v) == "" {
+			return nil, fail("apiKeyHelper", "want a command that prints the API key (a non-empty string), got %s", kind(raw))
+		}
+		f.keyHelper = v
 	}
 	if raw, ok := top["maxParallelTools"]; ok {
 		var n int
@@ -1306,7 +1334,7 @@ func ruleMatcher(r policy.Rule) (func(hook.ToolCall) bool, error) {
 // unusedKeys are Claude Code settings keys that change what a session can
 // do, which orca does not honour yet: a file that sets one is told so.
 // (Keys that only change how Claude Code looks are ignored silently.)
-var unusedKeys = []string{"apiKeyHelper", "awsAuthRefresh", "awsCredentialExport", "extraKnownMarketplaces", "forceLoginMethod"}
+var unusedKeys = []string{"awsAuthRefresh", "awsCredentialExport", "extraKnownMarketplaces", "forceLoginMethod"}
 
 // EnvList returns the settings' env block as NAME=value, sorted.
 func (s *Settings) EnvList() []string {

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -304,23 +305,38 @@ func TestLoadModelSettings(t *testing.T) {
 	}
 }
 
-// The verify command is a command: a project's applies only in a trusted
-// workspace; the user's always.
-func TestLoadVerify(t *testing.T) {
-	cfgDir, ws := setup(t)
-	writeFile(t, cfgDir, "orca/settings.json", `{"verify": "make check"}`)
-	writeFile(t, ws, ".orca/settings.json", `{"verify": "go test ./..."}`)
-	s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
-	if err != nil || s.Verify != "make check" || len(warns) != 1 || !strings.Contains(warns[0].String(), `verify command "go test ./..."`) {
-		t.Errorf("untrusted: %q, %v, %v", s.Verify, warns, err)
-	}
-	s, _, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, TrustOverride: true})
-	if err != nil || s.Verify != "go test ./..." {
-		t.Errorf("trusted: %q, %v", s.Verify, err)
-	}
-	writeFile(t, ws, ".orca/settings.json", `{"verify": 3}`)
-	if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), "verify") {
-		t.Errorf("bad verify: %v", err)
+// The verify command and the apiKeyHelper are commands: a project's
+// applies only in a trusted workspace (an untrusted one's is a warning, and
+// its helper is kept apart to say so); the user's always. One that is not
+// a non-empty string fails naming the key.
+func TestLoadCommands(t *testing.T) {
+	for _, tc := range []struct {
+		key, said string
+		got       func(*config.Settings) string
+	}{
+		{"verify", "verify command", func(s *config.Settings) string { return s.Verify }},
+		{"apiKeyHelper", "apiKeyHelper", func(s *config.Settings) string { return s.APIKeyHelper }},
+	} {
+		cfgDir, ws := setup(t)
+		writeFile(t, cfgDir, "orca/settings.json", fmt.Sprintf(`{%q: "make check"}`, tc.key))
+		writeFile(t, ws, ".orca/settings.json", fmt.Sprintf(`{%q: "go test ./..."}`, tc.key))
+		s, warns, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
+		if err != nil || tc.got(s) != "make check" || len(warns) != 1 || !strings.Contains(warns[0].String(), tc.said+` "go test ./..."`) {
+			t.Errorf("%s, untrusted: %q, %v, %v", tc.key, tc.got(s), warns, err)
+		}
+		if tc.key == "apiKeyHelper" && s.UntrustedKeyHelper != "go test ./..." {
+			t.Errorf("the untrusted helper is %q", s.UntrustedKeyHelper)
+		}
+		s, _, err = config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, TrustOverride: true})
+		if err != nil || tc.got(s) != "go test ./..." || s.UntrustedKeyHelper != "" {
+			t.Errorf("%s, trusted: %q, %v", tc.key, tc.got(s), err)
+		}
+		for _, bad := range []string{"3", `""`, `"  "`} {
+			writeFile(t, ws, ".orca/settings.json", fmt.Sprintf(`{%q: %s}`, tc.key, bad))
+			if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), tc.key) {
+				t.Errorf("%s %s: %v", tc.key, bad, err)
+			}
+		}
 	}
 }
 

@@ -195,6 +195,7 @@ type claudeAPI struct {
 
 	mu     sync.Mutex
 	bodies [][]byte
+	keys   []string // each request's X-Api-Key
 }
 
 func newClaudeAPI(t *testing.T, replies ...modelReply) *claudeAPI {
@@ -210,6 +211,7 @@ func (a *claudeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	n := len(a.bodies)
 	a.bodies = append(a.bodies, body)
+	a.keys = append(a.keys, r.Header.Get("X-Api-Key"))
 	a.mu.Unlock()
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" || n >= len(a.replies) {
 		w.Header().Set("Content-Type", "application/json")

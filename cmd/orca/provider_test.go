@@ -597,3 +597,59 @@ func TestRunResponseCutOffAtMaxTokens(t *testing.T) {
 		})
 	}
 }
+
+// Claude Code's apiKeyHelper: with no key in the environment, the user's
+// settings' helper is run (in the workspace) and its output is the key of
+// each request, for the time CLAUDE_CODE_API_KEY_HELPER_TTL_MS says; a
+// project's helper runs only in a trusted workspace, and an untrusted
+// one's says it was not applied.
+func TestRunAPIKeyHelper(t *testing.T) {
+	t.Setenv(anthropic.APIKeyEnv, "")
+	t.Setenv(anthropic.AuthTokenEnv, "")
+	t.Setenv(anthropic.BaseURLEnv, "")
+	// Each run prints the next key: sk-helper-1, sk-helper-2…
+	helper := `n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs; echo sk-helper-$n`
+
+	ws, cfg := t.TempDir(), t.TempDir()
+	writeFileAt(t, cfg, "orca/settings.json", fmt.Sprintf(`{"apiKeyHelper": %q}`, helper))
+	api := newClaudeAPI(t, use("Read", map[string]string{"file_path": "runs"}), say("Read it."))
+	o := options{configDir: cfg, getenv: noEnv}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", api.URL, "-w", ws, "hi")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	api.mu.Lock()
+	keys := slices.Clone(api.keys)
+	api.mu.Unlock()
+	// Two model calls within five minutes: one run of the helper.
+	if !slices.Equal(keys, []string{"sk-helper-1", "sk-helper-1"}) || readFile(t, ws, "runs") != "1\n" {
+		t.Errorf("the requests' keys: %q; the helper's runs: %q", keys, readFile(t, ws, "runs"))
+	}
+
+	// A TTL of 0 ms is Claude Code's "never again": the key is kept.
+	// A TTL that is not a number is a usage error naming the variable.
+	o.getenv = func(k string) string {
+		if k == "CLAUDE_CODE_API_KEY_HELPER_TTL_MS" {
+			return "soon"
+		}
+		return ""
+	}
+	_, stderr, code = orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", api.URL, "-w", ws, "hi")
+	if code != exitUsage || !strings.Contains(stderr, `CLAUDE_CODE_API_KEY_HELPER_TTL_MS="soon"`) {
+		t.Errorf("a TTL that is not a number: exit %d, %s", code, stderr)
+	}
+
+	// A project's helper, in a workspace not trusted: not run, and said.
+	other, cfg2 := t.TempDir(), t.TempDir()
+	writeFileAt(t, other, ".claude/settings.json", fmt.Sprintf(`{"apiKeyHelper": %q}`, helper))
+	_, stderr, code = orcaWith(t, t.Context(), options{configDir: cfg2, getenv: noEnv}, "", "run", "--provider", "anthropic", "--base-url", api.URL, "-w", other, "hi")
+	if code != exitUsage || !strings.Contains(stderr, "apiKeyHelper") || !strings.Contains(stderr, "not trusted") || !strings.Contains(stderr, "no API key") || fileExists(filepath.Join(other, "runs")) {
+		t.Errorf("an untrusted project's helper: exit %d\n%s", code, stderr)
+	}
+	// Trusted, it runs.
+	api2 := newClaudeAPI(t, say("Trusted."))
+	_, stderr, code = orcaWith(t, t.Context(), options{configDir: cfg2, getenv: noEnv}, "", "run", "--provider", "anthropic", "--base-url", api2.URL, "-w", other, "--trust", "hi")
+	if code != 0 || len(api2.keys) != 1 || api2.keys[0] != "sk-helper-1" {
+		t.Errorf("a trusted project's helper: exit %d, keys %q\n%s", code, api2.keys, stderr)
+	}
+}

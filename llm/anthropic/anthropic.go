@@ -104,6 +104,7 @@ type Option func(*config)
 
 type config struct {
 	apiKey    *string
+	keys      *keySource
 	baseURL   string
 	model     string
 	maxTokens int
@@ -167,8 +168,9 @@ func New(opts ...Option) (*Client, error) {
 		o(&cfg)
 	}
 	// The credential: the key given, else a gateway's bearer token, else
-	// the key of the environment (Claude Code's order).
-	var cred option.RequestOption
+	// the key of the environment, else the key helper's (Claude Code's
+	// order).
+	var cred, keys option.RequestOption // keys: the key helper's middleware, when its key is the one
 	switch token := os.Getenv(AuthTokenEnv); {
 	case cfg.apiKey != nil && *cfg.apiKey != "":
 		cred = option.WithAPIKey(*cfg.apiKey)
@@ -176,6 +178,11 @@ func New(opts ...Option) (*Client, error) {
 		cred = option.WithAuthToken(token)
 	case cfg.apiKey == nil && os.Getenv(APIKeyEnv) != "":
 		cred = option.WithAPIKey(os.Getenv(APIKeyEnv))
+	case cfg.apiKey == nil && cfg.keys != nil:
+		// The helper's key, set on each request by its middleware: the
+		// credential given here only keeps the SDK from looking for
+		// another in the environment.
+		cred, keys = option.WithAuthToken("-"), option.WithMiddleware(cfg.keys.middleware)
 	default:
 		return nil, fmt.Errorf("anthropic: no API key: set %s (or %s, with %s, for a gateway's bearer token)", APIKeyEnv, AuthTokenEnv, BaseURLEnv)
 	}
@@ -199,6 +206,9 @@ func New(opts ...Option) (*Client, error) {
 	}
 	if cfg.http != nil {
 		sdkOpts = append(sdkOpts, option.WithHTTPClient(cfg.http))
+	}
+	if keys != nil {
+		sdkOpts = append(sdkOpts, keys)
 	}
 	return &Client{
 		sdk:       sdk.NewClient(sdkOpts...),

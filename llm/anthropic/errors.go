@@ -23,6 +23,10 @@ func classify(ctx context.Context, err error) error {
 	if errors.As(err, &apiErr) {
 		return apiError(apiErr)
 	}
+	if ke := (*KeyError)(nil); errors.As(err, &ke) {
+		// No key to send: another try would ask the helper again, to no end.
+		return &llm.Error{Kind: llm.KindAuthentication, Message: ke.Error(), Err: err}
+	}
 	// No answer from the API, or a stream cut short: worth another try.
 	return &llm.Error{Kind: llm.KindServer, Message: err.Error(), Err: err}
 }

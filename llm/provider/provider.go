@@ -16,10 +16,12 @@ package provider
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/anthropic"
@@ -83,13 +85,35 @@ func DefaultModel(provider string) string {
 	return ""
 }
 
+// An Option is a choice of New's beside its Config.
+type Option func(*options)
+
+type options struct {
+	keyFunc func(ctx context.Context) (string, error)
+	keyTTL  time.Duration
+}
+
+// KeyFunc gives the Anthropic client an API key helper (Claude Code's
+// apiKeyHelper: anthropic.KeyFunc), used when neither the Config nor the
+// environment has a key. The OpenAI client has no such thing: it ignores it.
+func KeyFunc(fn func(ctx context.Context) (string, error), ttl time.Duration) Option {
+	return func(o *options) { o.keyFunc, o.keyTTL = fn, ttl }
+}
+
 // New returns the client of cfg.Provider. An unknown or missing provider
 // is an error that lists the known ones; a missing API key, one that names
 // the variable to set.
-func New(cfg Config) (llm.Client, error) {
+func New(cfg Config, with ...Option) (llm.Client, error) {
+	var o options
+	for _, f := range with {
+		f(&o)
+	}
 	switch cfg.Provider {
 	case Anthropic:
 		var opts []anthropic.Option
+		if o.keyFunc != nil {
+			opts = append(opts, anthropic.KeyFunc(o.keyFunc, o.keyTTL))
+		}
 		if cfg.APIKey != "" {
 			opts = append(opts, anthropic.APIKey(cfg.APIKey))
 		}
