@@ -22,14 +22,22 @@ const (
 // the session's conversation (Claude Code's SessionStart "compact").
 const SourceCompact = "compact"
 
-// compacted runs SESSION_START with source compact once a compaction has
-// summarised the session's conversation, as Claude Code does, and returns
-// the context its handlers added, as blocks to follow the summary: what a
-// hook re-injects (the project's conventions, a runbook) is what the
-// model sees next to the summary from then on. A fork is not a session:
-// its compactions run none.
-func (t *turn) compacted() []llm.Block {
-	if t.res.Fork() || !t.rt.hooks.Has(hook.SessionStart) {
+// compacted tells what a compaction that summarised the session's
+// conversation did, as Claude Code does after one: the runtime's Notifier
+// hears it (NotifyPostCompact: the settings' PostCompact entries, which
+// only watch), then SESSION_START runs with source compact, and the
+// context its handlers added is returned, as blocks to follow the
+// summary: what a hook re-injects (the project's conventions, a runbook)
+// is what the model sees next to the summary from then on. A fork is not a
+// session: its compactions tell nothing.
+func (t *turn) compacted(trigger, summary string) []llm.Block {
+	if t.res.Fork() {
+		return nil
+	}
+	if n := t.rt.notifier; n != nil {
+		n.Notify(hook.Notification{Common: t.common(), Type: hook.NotifyPostCompact, Trigger: trigger, CompactSummary: summary})
+	}
+	if !t.rt.hooks.Has(hook.SessionStart) {
 		return nil
 	}
 	out := t.runHook(&hook.SessionStartPayload{Common: t.common(), Source: SourceCompact})
@@ -95,7 +103,7 @@ func (t *turn) summarise(msgs []llm.Message, trigger, instructions string) (comp
 	out = append(out, msgs[cut+1:]...)
 	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindSummary, MessagesBefore: len(msgs), MessagesAfter: len(out), Usage: usage})
 	// The hooks' context follows the summary, in the message that holds it.
-	out[0].Content = slices.Insert(out[0].Content, 1, t.compacted()...)
+	out[0].Content = slices.Insert(out[0].Content, 1, t.compacted(trigger, summary)...)
 	return compaction{msgs: out, usage: usage}, nil
 }
 

@@ -326,7 +326,7 @@ func (t *turn) compactTurn(trigger string) bool {
 	out = append(out, t.msgs[cut:]...)
 	t.emit(event.CompactionCompleted, &event.CompactionData{Trigger: trigger, Kind: KindTurnSummary, MessagesBefore: before, MessagesAfter: len(out), Usage: usage})
 	// The hooks' context follows the summary, in the turn's input.
-	out[t.input].Content = append(out[t.input].Content, t.compacted()...)
+	out[t.input].Content = append(out[t.input].Content, t.compacted(trigger, text)...)
 	t.msgs = out
 	t.resized()
 	return t.onCompact() == nil

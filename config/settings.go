@@ -924,8 +924,8 @@ func parseHooks(path string, raw json.RawMessage) ([]command.Spec, []string, err
 		}
 		if len(unknown) > 0 {
 			slices.Sort(unknown)
-			warns = append(warns, fmt.Sprintf("hooks: %s skipped: orca has no such hook event (its events are %s, and %s and %s)",
-				strings.Join(quoteAll(unknown), ", "), command.EventNames(), command.NotificationEvent, command.StopFailureEvent))
+			warns = append(warns, fmt.Sprintf("hooks: %s skipped: orca has no such hook event (its events are %s, and %s)",
+				strings.Join(quoteAll(unknown), ", "), command.EventNames(), strings.Join(command.NotifierEvents, ", ")))
 		}
 		// Events in a fixed order, entries in file order.
 		for _, e := range command.Events {
@@ -940,10 +940,10 @@ func parseHooks(path string, raw json.RawMessage) ([]command.Spec, []string, err
 			specs = append(specs, hs...)
 			warns = append(warns, ws...)
 		}
-		// Notification and StopFailure, which are no hooks of orca's:
-		// their entries run when orca tells the user something
-		// (command.Notifier).
-		for _, event := range []string{command.NotificationEvent, command.StopFailureEvent} {
+		// Notification, StopFailure and PostCompact, which are no hooks
+		// of orca's: their entries run when orca tells the user something,
+		// or that a compaction happened (command.Notifier).
+		for _, event := range command.NotifierEvents {
 			raw, ok := byEvent[event]
 			if !ok {
 				continue

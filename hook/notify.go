@@ -8,8 +8,8 @@ package hook
 type Notification struct {
 	Common
 	// Type is what it tells, in Claude Code's words (its
-	// notification_type): NotifyPermission, NotifyIdle, or
-	// NotifyStopFailure.
+	// notification_type): NotifyPermission, NotifyIdle, NotifyStopFailure
+	// or NotifyPostCompact.
 	Type string `json:"notification_type"`
 	// Message says it in a sentence: "orca needs your permission to use
 	// Bash".
@@ -22,6 +22,12 @@ type Notification struct {
 	// unknown.
 	ErrorType    string `json:"error_type,omitempty"`
 	ErrorMessage string `json:"error_message,omitempty"`
+	// Trigger and CompactSummary say what a compaction did
+	// (NotifyPostCompact only): what started it (auto, manual or
+	// recovery) and the summary that now stands for the conversation it
+	// summarised.
+	Trigger        string `json:"trigger,omitempty"`
+	CompactSummary string `json:"compact_summary,omitempty"`
 }
 
 // The types of Notification (Claude Code's notification_type values, and
@@ -37,6 +43,9 @@ const (
 	// provider failed (Claude Code's StopFailure event, not one of its
 	// notification types).
 	NotifyStopFailure = "stop_failure"
+	// NotifyPostCompact: a compaction has summarised the session's
+	// conversation (Claude Code's PostCompact event, which only watches).
+	NotifyPostCompact = "post_compact"
 )
 
 // Notifier is told when the runtime needs the user, or the user's turn

@@ -1394,8 +1394,9 @@ func TestClaudeArtifactOMCPersistentLoop(t *testing.T) {
 // conversation, and what the hooks add follows the summary, so the model
 // sees the restored checkpoint from then on. A workspace's own "compact"
 // matcher (the Claude Code guide's way to re-inject conventions) runs too,
-// and a "startup" one does not. The plugin anchors its state at the git
-// root: the workspace is a repository.
+// and a "startup" one does not; a PostCompact entry hears the trigger and
+// the summary. The plugin anchors its state at the git root: the workspace
+// is a repository.
 func TestClaudeArtifactOMCCompactionRestore(t *testing.T) {
 	artifactEnv(t)
 	pkg := npmPackage(t, "oh-my-claude-sisyphus")
@@ -1403,7 +1404,8 @@ func TestClaudeArtifactOMCCompactionRestore(t *testing.T) {
 	ws, turn := omcSession(t, pkg, session)
 	writeFileAt(t, ws, ".claude/settings.json", `{"hooks": {"SessionStart": [
 		{"matcher": "compact", "hooks": [{"type": "command", "command": "echo 'Reminder: use Bun, not npm.'"}]},
-		{"matcher": "startup", "hooks": [{"type": "command", "command": "echo 'A fresh session.'"}]}]}}`)
+		{"matcher": "startup", "hooks": [{"type": "command", "command": "echo 'A fresh session.'"}]}],
+		"PostCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "cat > post-compact.json"}]}]}}`)
 	for i, prompt := range []string{"first thing", "second thing", "third thing"} {
 		turn(prompt, say(fmt.Sprint("answer ", i))).answered(t, fmt.Sprint("answer ", i))
 	}
@@ -1425,6 +1427,18 @@ func TestClaudeArtifactOMCCompactionRestore(t *testing.T) {
 	}
 	if !fileExists(filepath.Join(ws, ".omc", "state", "checkpoints-restored", session, "restored.json")) {
 		t.Error("the plugin did not mark its checkpoint restored")
+	}
+	// The workspace's PostCompact entry heard the compaction: its trigger
+	// and its summary.
+	var post struct {
+		Event   string `json:"hook_event_name"`
+		Trigger string
+		Summary string `json:"compact_summary"`
+		Session string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, ws, "post-compact.json")), &post); err != nil ||
+		post.Event != "PostCompact" || post.Trigger != "manual" || post.Summary != "The user asked for three things." || post.Session != session {
+		t.Errorf("PostCompact's input: %+v (%v)", post, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,20 +23,44 @@ const NotificationEvent = "Notification"
 // (hook.NotifyStopFailure).
 const StopFailureEvent = "StopFailure"
 
+// PostCompactEvent is Claude Code's PostCompact event: a compaction has
+// summarised the conversation. It only watches, so its entries run as a
+// Notifier's too (hook.NotifyPostCompact), matched against the trigger.
+const PostCompactEvent = "PostCompact"
+
+// NotifierEvents are the settings event names whose entries run as a
+// Notifier's, not as hooks.
+var NotifierEvents = []string{NotificationEvent, StopFailureEvent, PostCompactEvent}
+
 // IsNotifierEvent reports whether the settings event name is one whose
-// entries run as a Notifier's (Notification, StopFailure), not as hooks.
-func IsNotifierEvent(event string) bool {
-	return event == NotificationEvent || event == StopFailureEvent
-}
+// entries run as a Notifier's (Notification, StopFailure, PostCompact),
+// not as hooks.
+func IsNotifierEvent(event string) bool { return slices.Contains(NotifierEvents, event) }
 
 // NotifierEventOf is the settings event whose entries a notification of
-// type typ is for: StopFailure for hook.NotifyStopFailure, else
-// Notification.
+// type typ is for: StopFailure for hook.NotifyStopFailure, PostCompact for
+// hook.NotifyPostCompact, else Notification.
 func NotifierEventOf(typ string) string {
-	if typ == hook.NotifyStopFailure {
+	switch typ {
+	case hook.NotifyStopFailure:
 		return StopFailureEvent
+	case hook.NotifyPostCompact:
+		return PostCompactEvent
 	}
 	return NotificationEvent
+}
+
+// notifierSubjects are what the matchers of note's entries are matched
+// against: the notification's type, the failure's type, or the
+// compaction's trigger (recovery as auto too, as PreCompact's).
+func notifierSubjects(note hook.Notification) []string {
+	switch note.Type {
+	case hook.NotifyStopFailure:
+		return []string{note.ErrorType}
+	case hook.NotifyPostCompact:
+		return subjects(&hook.PreCompactPayload{Trigger: note.Trigger})
+	}
+	return []string{note.Type}
 }
 
 // Notifier runs the Notification and StopFailure entries of settings
@@ -113,12 +138,9 @@ func (n *Notifier) Notify(note hook.Notification) {
 	if n.closed {
 		return
 	}
-	event, subject := NotifierEventOf(note.Type), note.Type
-	if event == StopFailureEvent {
-		subject = note.ErrorType
-	}
+	event, subjects := NotifierEventOf(note.Type), notifierSubjects(note)
 	for i, c := range n.cmds {
-		if c.Event != event || !c.match.matchesSubject(subject) {
+		if c.Event != event || !slices.ContainsFunc(subjects, c.match.matchesSubject) {
 			continue
 		}
 		n.wg.Go(func() {
@@ -189,13 +211,20 @@ func notificationInput(note hook.Notification) ([]byte, error) {
 	}
 	delete(m, "hook") // no hook of orca's
 	m.common(NotifierEventOf(note.Type), &note.Common)
-	if note.Type == hook.NotifyStopFailure {
-		// Claude Code's StopFailure has the error, not a notification.
-		delete(m, "notification_type")
-		delete(m, "message")
-		delete(m, "title")
+	// Claude Code's StopFailure has the error, and its PostCompact the
+	// trigger and the summary, not a notification.
+	switch note.Type {
+	case hook.NotifyStopFailure:
 		m.set("error_type", note.ErrorType)
 		m.set("error_message", note.ErrorMessage)
+	case hook.NotifyPostCompact:
+		m.set("trigger", note.Trigger)
+		m.set("compact_summary", note.CompactSummary)
+	default:
+		return json.Marshal(m)
 	}
+	delete(m, "notification_type")
+	delete(m, "message")
+	delete(m, "title")
 	return json.Marshal(m)
 }

@@ -139,14 +139,7 @@ func TestNotifierRunsStopFailureEntries(t *testing.T) {
 		ErrorType: "rate_limit", ErrorMessage: "llm: rate_limited: slow down"}
 	n.Notify(note)
 	n.Close()
-	data, err := os.ReadFile(filepath.Join(ws, "rate.json"))
-	if err != nil {
-		t.Fatalf("the rate_limit entry did not run: %v", err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
+	got := savedInput(t, ws, "rate.json")
 	for k, want := range map[string]any{"hook_event_name": "StopFailure", "error_type": "rate_limit", "error_message": "llm: rate_limited: slow down", "session_id": "s-1", "cwd": "/ws"} {
 		if got[k] != want {
 			t.Errorf("stdin %s = %v, want %v", k, got[k], want)
@@ -158,6 +151,56 @@ func TestNotifierRunsStopFailureEntries(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"auth.json", "note.json"} {
+		if exists(filepath.Join(ws, f)) {
+			t.Errorf("the entry that saves %s ran", f)
+		}
+	}
+}
+
+// savedInput is the JSON an entry saved in ws/name (save.sh).
+func savedInput(t *testing.T, ws, name string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(ws, name))
+	if err != nil {
+		t.Fatalf("the entry that saves %s did not run: %v", name, err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// PostCompact entries run for a compaction's notification only, their
+// matcher matched against the trigger (recovery, the compaction a prompt
+// too long forces, as auto too), with Claude Code's PostCompact input:
+// the trigger and the summary.
+func TestNotifierRunsPostCompactEntries(t *testing.T) {
+	ws := t.TempDir()
+	writeScript(t, ws, "save.sh", `cat > "$1"`)
+	specs := []command.Spec{
+		{Event: "PostCompact", Matcher: "auto", Command: "./save.sh auto.json", File: "s.json", Key: "hooks.PostCompact[0].hooks[0]"},
+		{Event: "PostCompact", Matcher: "manual", Command: "./save.sh manual.json", File: "s.json", Key: "hooks.PostCompact[1].hooks[0]"},
+		{Event: "Notification", Command: "./save.sh note.json", File: "s.json", Key: "hooks.Notification[0].hooks[0]"},
+	}
+	n, err := command.NewNotifier(specs, ws, func(_ hook.Notification, handler string, err error) { t.Errorf("%s: %v", handler, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Notify(hook.Notification{Common: common(), Type: hook.NotifyPostCompact, Trigger: "recovery", CompactSummary: "The user asked for a parser."})
+	n.Close()
+	got := savedInput(t, ws, "auto.json")
+	for k, want := range map[string]any{"hook_event_name": "PostCompact", "trigger": "recovery", "compact_summary": "The user asked for a parser.", "session_id": "s-1", "cwd": "/ws"} {
+		if got[k] != want {
+			t.Errorf("stdin %s = %v, want %v", k, got[k], want)
+		}
+	}
+	for _, k := range []string{"notification_type", "message", "title", "hook", "error_type"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("a PostCompact's stdin has %s", k)
+		}
+	}
+	for _, f := range []string{"manual.json", "note.json"} {
 		if exists(filepath.Join(ws, f)) {
 			t.Errorf("the entry that saves %s ran", f)
 		}
