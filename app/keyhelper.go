@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/orca-agent/orca/internal/tailbuf"
 )
 
 // KeyHelperTTLEnv is Claude Code's variable for how long an apiKeyHelper's
@@ -45,12 +47,14 @@ func helperTTL(getenv func(string) string) (time.Duration, error) {
 // user's environment (it is the user's command, or a trusted project's:
 // it may need their vault's or cloud's variables), its standard output the
 // key. A run that fails, or outlives keyHelperTimeout, is an error that
-// names the command and ends with what it wrote on standard error.
+// names the command and ends with the last of what it wrote on standard
+// error.
 func keyHelper(command, dir string) func(ctx context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, keyHelperTimeout)
 		defer cancel()
-		var stdout, stderr bytes.Buffer
+		var stdout bytes.Buffer
+		stderr := tailbuf.Buffer{Max: 500}
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 		cmd.Dir = dir
 		cmd.Env = os.Environ()
@@ -64,9 +68,10 @@ func keyHelper(command, dir string) func(ctx context.Context) (string, error) {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return "", fmt.Errorf("apiKeyHelper %q timed out after %v", command, keyHelperTimeout)
 		case err != nil:
-			msg := strings.TrimSpace(stderr.String())
-			if len(msg) > 500 {
-				msg = "…" + msg[len(msg)-500:]
+			tail, dropped := stderr.Tail()
+			msg := strings.TrimSpace(tail)
+			if dropped > 0 {
+				msg = "…" + msg
 			}
 			if msg != "" {
 				msg = ": " + msg
