@@ -119,12 +119,7 @@ func subjects(p hook.Payload) []string {
 	}
 	switch p := p.(type) {
 	case *hook.PreCompactPayload:
-		if p.Trigger == "recovery" {
-			// The compaction a prompt too long for the model forces:
-			// Claude Code's auto, so that its matchers work unchanged.
-			return []string{"auto", p.Trigger}
-		}
-		return []string{p.Trigger}
+		return triggerSubjects(p.Trigger)
 	case *hook.SessionStartPayload:
 		// Claude Code's names first, so that its matchers work unchanged.
 		return []string{ccSource(p.Source), p.Source}
@@ -136,6 +131,17 @@ func subjects(p hook.Payload) []string {
 		return []string{p.Agent}
 	}
 	return nil
+}
+
+// triggerSubjects are what a compaction's matchers (PreCompact's,
+// PostCompact's) are matched against: its trigger, and recovery — the
+// compaction a prompt too long for the model forces — as Claude Code's
+// auto too, so that its matchers work unchanged.
+func triggerSubjects(trigger string) []string {
+	if trigger == "recovery" {
+		return []string{"auto", trigger}
+	}
+	return []string{trigger}
 }
 
 // ccSource is Claude Code's name for a session's source.

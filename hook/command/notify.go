@@ -58,7 +58,7 @@ func notifierSubjects(note hook.Notification) []string {
 	case hook.NotifyStopFailure:
 		return []string{note.ErrorType}
 	case hook.NotifyPostCompact:
-		return subjects(&hook.PreCompactPayload{Trigger: note.Trigger})
+		return triggerSubjects(note.Trigger)
 	}
 	return []string{note.Type}
 }
