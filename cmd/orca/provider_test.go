@@ -626,8 +626,8 @@ func TestRunAPIKeyHelper(t *testing.T) {
 		t.Errorf("the requests' keys: %q; the helper's runs: %q", keys, readFile(t, ws, "runs"))
 	}
 
-	// A TTL of 0 ms is Claude Code's "never again": the key is kept.
-	// A TTL that is not a number is a usage error naming the variable.
+	// A TTL that is not a number is a usage error naming the variable
+	// (TestKeyLivesItsTTL, in llm/anthropic, has what a TTL does).
 	o.getenv = func(k string) string {
 		if k == "CLAUDE_CODE_API_KEY_HELPER_TTL_MS" {
 			return "soon"
