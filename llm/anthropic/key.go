@@ -17,7 +17,8 @@ import (
 // apiKeyHelper. fn is asked before the first request, again once ttl has
 // passed since it answered (0: never again), and at once when the API
 // refuses a request's key (401): the request is then sent once more, with
-// the new key if fn gives another. The key goes as Claude Code sends a
+// the new key if fn gives another. The key is what fn printed, trimmed:
+// one line, without control characters. The key goes as Claude Code sends a
 // helper's: in both X-Api-Key and Authorization: Bearer. A failure of fn
 // fails the request as an authentication error that says so.
 func KeyFunc(fn func(ctx context.Context) (string, error), ttl time.Duration) Option {
@@ -58,6 +59,12 @@ func (k *keySource) get(ctx context.Context, stale string) (string, error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
 		return "", &KeyError{Err: errors.New("it printed no key")}
+	}
+	if n := strings.Count(key, "\n") + 1; n > 1 {
+		return "", &KeyError{Err: fmt.Errorf("it printed %d lines: a key is one line", n)}
+	}
+	if i := strings.IndexFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
+		return "", &KeyError{Err: fmt.Errorf("the key it printed has a control character (%q at byte %d)", key[i], i)}
 	}
 	k.key, k.at = key, k.now()
 	return key, nil

@@ -75,8 +75,9 @@ func TestKeyHelperSameKeyRefused(t *testing.T) {
 	}
 }
 
-// A helper that fails, or prints nothing, fails the call as an
-// authentication error that says so; nothing is sent.
+// A helper that fails, prints nothing, or prints what cannot be a key (two
+// lines, a control character) fails the call as an authentication error
+// that says so, not tried again; nothing is sent.
 func TestKeyHelperFails(t *testing.T) {
 	t.Setenv(anthropic.AuthTokenEnv, "")
 	t.Setenv(anthropic.APIKeyEnv, "")
@@ -90,6 +91,8 @@ func TestKeyHelperFails(t *testing.T) {
 			return "", fmt.Errorf("exit status 1: vault: permission denied")
 		}, "vault: permission denied"},
 		{"prints nothing", func(context.Context) (string, error) { return " \n", nil }, "printed no key"},
+		{"prints two lines", func(context.Context) (string, error) { return "sk-one\nsecond line\n", nil }, "it printed 2 lines"},
+		{"prints an escape", func(context.Context) (string, error) { return "sk-\x1b[31mred", nil }, "control character"},
 	} {
 		c, err := anthropic.New(anthropic.BaseURL(api.URL), anthropic.KeyFunc(tc.fn, time.Minute))
 		if err != nil {
