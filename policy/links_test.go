@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/orca-agent/orca/protect"
 )
 
 // Rules and protection decide on where a path really leads: links
@@ -87,5 +90,44 @@ func TestReadDenied(t *testing.T) {
 	want := []string{filepath.Join(root, "secret"), filepath.Join(root, "etc/shadow"), "/etc/shadow", "/var/secret", filepath.Join(home, ".aws")}
 	if !slices.Equal(paths, want) || len(unenforced) != 1 || unenforced[0] != "Read(**/.env)" {
 		t.Errorf("ReadDeniedPaths: %q, unenforced %q", paths, unenforced)
+	}
+}
+
+// Targets (WithTargets) are protected as .orca is, whatever the mode and
+// rules, wherever a write reaches them from; a Bash redirection to one is
+// refused too.
+func TestTargetsAreProtected(t *testing.T) {
+	ws := openWorkspace(t)
+	root := ws.Root()
+	os.MkdirAll(filepath.Join(root, "skills", "a"), 0o755)
+	os.WriteFile(filepath.Join(root, "notes.json"), []byte("{}"), 0o644)
+	os.Symlink("notes.json", filepath.Join(root, "alias.json"))
+	targets := []protect.Target{
+		{Path: filepath.Join(root, "notes.json"), By: "the link .claude/settings.local.json"},
+		{Path: filepath.Join(root, "skills"), By: "the link .claude/skills"},
+	}
+	p := mustNew(t, ModeBypass, []string{"Edit", "Write", "Bash"}, nil, nil, WithTargets(targets))
+	for _, c := range []struct {
+		tool, path string
+		want       Decision
+	}{
+		{"Write", "notes.json", Deny},
+		{"Edit", "alias.json", Deny},
+		{"Write", "skills/a/SKILL.md", Deny},
+		{"Write", "skills", Deny},
+		{"Write", "other.json", Allow},
+		{"Write", "skillsx/a", Allow},
+	} {
+		v := p.Decide(declared(Request{ToolName: c.tool, Input: input(t, "file_path", c.path), FS: ws}))
+		if v.Decision != c.want {
+			t.Errorf("%s %s = %s (%s), want %s", c.tool, c.path, v.Decision, v.Reason, c.want)
+		}
+		if c.want == Deny && (v.Rule != "protected" || !strings.Contains(v.Reason, "leads to it")) {
+			t.Errorf("%s %s: rule %s, %s", c.tool, c.path, v.Rule, v.Reason)
+		}
+	}
+	d := mustNew(t, ModeDefault, []string{"Bash(echo:*)"}, nil, nil, WithTargets(targets))
+	if v := d.Decide(declared(Request{ToolName: "Bash", Input: input(t, "command", "echo x > notes.json"), FS: ws})); v.Decision == Allow {
+		t.Errorf("a redirection to a target: %s (%s)", v.Decision, v.Reason)
 	}
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/orca-agent/orca/protect"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -114,6 +115,7 @@ type options struct {
 	configDir, claudeDir, home *string
 	sandboxed                  bool
 	excluded                   []string
+	targets                    []protect.Target
 }
 
 // WithUserConfigDir sets the folder that holds the user's configuration
@@ -133,6 +135,15 @@ func WithUserConfigDir(dir string) Option {
 // denied. Empty: none is guarded.
 func WithClaudeDir(dir string) Option {
 	return func(o *options) { o.claudeDir = &dir }
+}
+
+// WithTargets protects more paths as built-in protection protects .orca:
+// where links in protected state lead, the scripts that trusted commands
+// run (see package protect). Calls that write one, or anything in one
+// that is a folder, wherever they are written from, are denied. Given
+// again, the lists add up.
+func WithTargets(targets []protect.Target) Option {
+	return func(o *options) { o.targets = append(o.targets, targets...) }
 }
 
 // WithHomeDir sets the home folder that ~ and $HOME stand for when Bash
@@ -183,7 +194,7 @@ func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
 		mode:      mode,
 		rules:     rules,
 		opts:      slices.Clone(opts),
-		config:    newConfigGuard(configDir, claudeDir),
+		config:    newConfigGuard(configDir, claudeDir, o.targets),
 		sandboxed: o.sandboxed,
 		excluded:  o.excluded,
 	}
@@ -630,7 +641,11 @@ func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
 		if !in && pa.t.link != nil {
 			f, in = p.config.contains(pa.t.link.abs)
 		}
-		if in {
+		switch {
+		case in && f.target:
+			return Verdict{Decision: Deny, Rule: "protected",
+				Reason: fmt.Sprintf("%s of %q is denied: %s is protected state, which the agent's tools may not change — %s leads to it, so it decides what runs; ask the user to make this change.", c.tool, pa.given, f.shown, f.what)}, true
+		case in:
 			return Verdict{Decision: Deny, Rule: "config-dir",
 				Reason: fmt.Sprintf("%s of %q is denied: it is inside %s %s, which the agent's tools may not change; ask the user to make this change.", c.tool, pa.given, f.what, f.shown)}, true
 		}

@@ -7,22 +7,9 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-)
 
-// protectedPatterns are the workspace paths the agent's own tools may not
-// change: all of .orca — hook scripts, skills and subagents, the settings
-// that grant permissions, trust decisions, the session store (whose
-// replacement would break every later run) — all of .claude, Claude
-// Code's folder of the same (orca reads its settings, skills and agents),
-// and the git configuration and hooks through which a later git command
-// would run code. Matched case-insensitively, so that a case-insensitive
-// file system cannot be used to reach them under another spelling.
-var protectedPatterns = []string{
-	".orca/**",
-	".claude/**",
-	".git/config",
-	".git/hooks/**",
-}
+	"github.com/orca-agent/orca/protect"
+)
 
 // grantPatterns are the protected paths through which the workspace
 // grants itself power: a Bash command that names one is refused. Commands
@@ -76,29 +63,13 @@ var protectedSamples = []string{
 }
 
 // Protected reports whether the workspace-relative, slash-separated path rel
-// is one that the agent's own tools may never change: anything in .orca
-// (hooks, skills, subagents, settings, trust files, the session store),
-// anything in .claude (Claude Code's settings, hooks, skills, agents), and
-// .git/config and .git/hooks/**. A model that could edit these could grant
-// itself any permission, install a hook that runs anywhere, or make a
-// later git command run its code. The path is cleaned first and compared
-// case-insensitively.
-func Protected(rel string) bool {
-	rel = strings.ToLower(path.Clean(filepath.ToSlash(rel)))
-	rel = strings.TrimPrefix(rel, "./")
-	if rel == ".orca" || rel == ".claude" || rel == ".git/hooks" {
-		return true
-	}
-	if !strings.HasPrefix(rel, ".orca/") && !strings.HasPrefix(rel, ".claude/") && !strings.HasPrefix(rel, ".git/") {
-		return false
-	}
-	for _, p := range protectedPatterns {
-		if ok, _ := doublestar.Match(p, rel); ok {
-			return true
-		}
-	}
-	return false
-}
+// is one that the agent's own tools may never change: protected state, as
+// package protect defines it (protect.Match) — anything in .orca and
+// .claude, git's configuration and hooks. A model that could edit these
+// could grant itself any permission, install a hook that runs anywhere,
+// or make a later git command run its code. The path is cleaned first
+// and compared case-insensitively.
+func Protected(rel string) bool { return protect.Match(rel) }
 
 // mentionsProtected reports whether a shell word, given as a pattern of the
 // values it may take, may name a protected path or a folder that holds one:
@@ -150,27 +121,33 @@ type configGuard struct {
 	folders []guarded
 }
 
-// guarded is one folder of a configGuard.
+// guarded is one folder (or file) of a configGuard.
 type guarded struct {
-	dirs  []string // the folder as configured and with symlinks resolved, cleaned, lower case
-	shown string   // the folder for messages
-	what  string   // what it is, for messages
+	dirs   []string // the folder as configured and with symlinks resolved, cleaned, lower case
+	shown  string   // the folder for messages
+	what   string   // what it is, for messages
+	target bool     // a protect.Target: what protected state leads to
 }
 
-func newConfigGuard(configDir, claudeDir string) configGuard {
+func newConfigGuard(configDir, claudeDir string, targets []protect.Target) configGuard {
 	var g configGuard
-	add := func(d, what string) {
-		f := guarded{shown: d, what: what, dirs: []string{strings.ToLower(d)}}
+	add := func(d, what string, target bool) {
+		f := guarded{shown: d, what: what, dirs: []string{strings.ToLower(d)}, target: target}
 		if real, err := evalExisting(d); err == nil && real != d {
 			f.dirs = append(f.dirs, strings.ToLower(real))
 		}
 		g.folders = append(g.folders, f)
 	}
 	if configDir != "" {
-		add(filepath.Join(configDir, "orca"), "the user's orca configuration folder")
+		add(filepath.Join(configDir, "orca"), "the user's orca configuration folder", false)
 	}
 	if claudeDir != "" {
-		add(filepath.Clean(claudeDir), "the user's Claude Code folder")
+		add(filepath.Clean(claudeDir), "the user's Claude Code folder", false)
+	}
+	for _, t := range targets {
+		if filepath.IsAbs(t.Path) {
+			add(filepath.Clean(t.Path), t.By, true)
+		}
 	}
 	return g
 }

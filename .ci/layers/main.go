@@ -21,6 +21,7 @@ const module = "github.com/orca-agent/orca"
 // layers lists the packages from the bottom up; a package may import the
 // packages of lower layers only. Keep it as ARCHITECTURE.md draws it.
 var layers = [][]string{
+	{"protect"},
 	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "internal/names", "mcp/mcptest"},
 	{"cmd/orca-mcp-faults", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
 	{"tool/builtin", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp"},
@@ -44,6 +45,15 @@ var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/opena
 // The terminal libraries (the Charm stack) are for the terminal UI alone:
 // tui, the chat and the CLI on top of them, not even app.
 var termOK = map[string]bool{"tui": true, "chat": true, "cmd/orca": true}
+
+// The sandbox's server starts in package sandbox's init, which Go runs
+// only after every package it depends on: those must be few and light
+// (a dependency on mvdan.cc/sh once put chroma's and the Charm stack's
+// inits, 27 ms, before every sandbox server's start).
+var sandboxDeps = map[string][]string{
+	"sandbox": {"github.com/landlock-lsm/", "github.com/elastic/go-seccomp-bpf", "golang.org/x/sys/", "golang.org/x/net/bpf", "kernel.org/pub/linux/libs/security/libcap/psx"},
+	"protect": {},
+}
 
 var term = []string{"charm.land/", "github.com/charmbracelet/", "github.com/muesli/termenv", "github.com/alecthomas/chroma", "github.com/yuin/goldmark"}
 
@@ -80,6 +90,20 @@ func main() {
 			}
 			if rank[dep] >= r {
 				problems = append(problems, fmt.Sprintf("%s (layer %d) imports %s (layer %d): imports point down the layers", pkg, r, dep, rank[dep]))
+			}
+		}
+		if allowed, ok := sandboxDeps[pkg]; ok {
+			for _, dep := range strings.Split(f[2], ",") {
+				if dep == "" || !strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") || strings.HasPrefix(dep, module+"/") {
+					continue // the standard library, orca's own
+				}
+				ok := false
+				for _, a := range allowed {
+					ok = ok || strings.HasPrefix(dep, a)
+				}
+				if !ok {
+					problems = append(problems, fmt.Sprintf("%s links %s: the sandbox's server starts in its init, after every package it depends on", pkg, dep))
+				}
 			}
 		}
 		if !termOK[pkg] {
