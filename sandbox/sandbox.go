@@ -12,10 +12,14 @@
 //   - Landlock: the command reads everywhere, but writes only below the
 //     Policy's Writable folders (the workspace, the temp folders);
 //   - a mount namespace: the Policy's ReadOnly and Reserved paths (.orca, .claude,
-//     .git/config, .git/hooks, the user's configuration folder) are bound
-//     read-only, the folders above them pinned so that they cannot be
-//     moved aside, and its Hidden paths are covered, so that no spelling —
-//     a variable, a glob, a link, python — reaches them;
+//     git's configuration and hooks, those of the repositories in Repos,
+//     the user's configuration folder) and its Targets (where links in
+//     them lead) are bound read-only, the folders above them pinned so
+//     that they cannot be moved aside, and its Hidden paths are covered,
+//     so that no spelling — a variable, a glob, a link, python — reaches
+//     them; a command is refused (ErrRefused) while a link on the way to
+//     one of them is one it could replace, or a target it could create
+//     does not exist; /dev/shm is the server's own;
 //   - a network namespace with only loopback, unless Policy.Network;
 //   - seccomp: no Unix sockets (the host's daemons are reachable through
 //     them), unless Policy.UnixSockets.
@@ -41,11 +45,19 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/orca-agent/orca/protect"
 )
 
 // ErrUnavailable is wrapped by the error of a command the sandbox could
 // not be set up for.
 var ErrUnavailable = errors.New("the OS sandbox is not available")
+
+// ErrRefused is wrapped by the error of a command the sandbox refuses to
+// run because it could not keep protected state out of the command's
+// reach: a link on the way to it that the command could replace, a link
+// target the command could create.
+var ErrRefused = errors.New("commands are not run")
 
 // Policy is what a sandboxed command may touch.
 type Policy struct {
@@ -60,6 +72,15 @@ type Policy struct {
 	// folder): one that is missing is made, empty, first — if its parent
 	// folder exists.
 	Reserved []string
+	// Targets are where links in protected state lead, and the scripts
+	// that trusted commands run (see package protect): read-only like
+	// ReadOnly. One that does not exist where the command could create it
+	// refuses the command (ErrRefused).
+	Targets []protect.Target
+	// Repos are folders whose git repositories — their own, their
+	// submodules', their worktrees', those nested in them — keep their
+	// configuration and hooks read-only (protect.Git).
+	Repos []string
 	// Hidden are paths the command may not read: a folder is covered by
 	// an empty one, a file by an empty file.
 	Hidden []string
@@ -77,14 +98,14 @@ type Policy struct {
 // root: the workspace and the temp folders are writable; orca's own state
 // (root/.orca: settings, hooks, skills, the session store), Claude Code's
 // (root/.claude: settings, hooks, skills, agents, which orca reads too),
-// git's configuration and hooks, and orca's folder of the user's
-// configuration (configDir/orca: settings, trust) are not. configDir may
-// be "".
+// git's configuration and hooks (of root's repositories: Repos), and
+// orca's folder of the user's configuration (configDir/orca: settings,
+// trust) are not. configDir may be "".
 func WorkspacePolicy(root, configDir string) Policy {
 	p := Policy{
 		Writable: append([]string{root}, TempDirs()...),
-		ReadOnly: []string{filepath.Join(root, ".git", "config")},
-		Reserved: []string{filepath.Join(root, ".orca"), filepath.Join(root, ".claude"), filepath.Join(root, ".git", "hooks")},
+		Reserved: []string{filepath.Join(root, ".orca"), filepath.Join(root, ".claude")},
+		Repos:    []string{root},
 	}
 	if configDir != "" {
 		p.Reserved = append(p.Reserved, filepath.Join(configDir, "orca"))
@@ -104,6 +125,8 @@ func (p Policy) Merge(o Policy) Policy {
 		Writable:    clean(slices.Concat(p.Writable, o.Writable)),
 		ReadOnly:    clean(slices.Concat(p.ReadOnly, o.ReadOnly)),
 		Reserved:    clean(slices.Concat(p.Reserved, o.Reserved)),
+		Targets:     targets(slices.Concat(p.Targets, o.Targets)),
+		Repos:       clean(slices.Concat(p.Repos, o.Repos)),
 		Hidden:      clean(slices.Concat(p.Hidden, o.Hidden)),
 		Network:     p.Network || o.Network,
 		UnixSockets: p.UnixSockets || o.UnixSockets,
@@ -196,7 +219,7 @@ func (r *Runner) Command(ctx context.Context, dir string, argv ...string) (*Cmd,
 		return nil, err
 	}
 	p := r.Policy.Merge(Policy{})
-	c.spec = spec{Writable: p.Writable, ReadOnly: p.ReadOnly, Reserved: p.Reserved, Hidden: p.Hidden, Network: p.Network, UnixSockets: p.UnixSockets}
+	c.spec = spec{Writable: p.Writable, ReadOnly: p.ReadOnly, Reserved: p.Reserved, Targets: p.Targets, Repos: p.Repos, Hidden: p.Hidden, Network: p.Network, UnixSockets: p.UnixSockets}
 	return c, nil
 }
 
@@ -216,14 +239,27 @@ func clean(paths []string) []string {
 	return out
 }
 
+// targets returns ts with each path once (the first one's By).
+func targets(ts []protect.Target) []protect.Target {
+	var out []protect.Target
+	for _, t := range ts {
+		if t.Path != "" && !slices.ContainsFunc(out, func(o protect.Target) bool { return o.Path == t.Path }) {
+			out = append(out, protect.Target{Path: filepath.Clean(t.Path), By: t.By})
+		}
+	}
+	return out
+}
+
 // spec is what a sandbox server sets up, once, for the commands it runs:
 // servers are shared by the commands of one spec.
 type spec struct {
-	Writable []string `json:"writable,omitempty"`
-	ReadOnly []string `json:"read_only,omitempty"`
-	Reserved []string `json:"reserved,omitempty"`
-	Hidden   []string `json:"hidden,omitempty"`
-	Network  bool     `json:"network,omitempty"`
+	Writable []string         `json:"writable,omitempty"`
+	ReadOnly []string         `json:"read_only,omitempty"`
+	Reserved []string         `json:"reserved,omitempty"`
+	Targets  []protect.Target `json:"targets,omitempty"`
+	Repos    []string         `json:"repos,omitempty"`
+	Hidden   []string         `json:"hidden,omitempty"`
+	Network  bool             `json:"network,omitempty"`
 	// UnixSockets: no seccomp filter on socket(AF_UNIX).
 	UnixSockets bool `json:"unix_sockets,omitempty"`
 	// Open: no walls, only the PID namespaces (the sandbox is disabled).

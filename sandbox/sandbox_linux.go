@@ -195,6 +195,9 @@ func startServer(key string) (*server, error) {
 		unix.Close(fds[0])
 		proc.Kill()
 		st, _ := proc.Wait()
+		if why, ok := strings.CutPrefix(msg, "refused: "); ok {
+			return nil, fmt.Errorf("%w: %s", ErrRefused, why)
+		}
 		why := strings.TrimPrefix(msg, "error: ")
 		if why == "" {
 			why = fmt.Sprintf("it ended (%v) before it was ready", st)
@@ -244,6 +247,9 @@ func (s *server) start(req request, files []*os.File) (process, error) {
 		return &servedProcess{sock: mine, r: r}, nil
 	}
 	mine.Close()
+	if why, ok := strings.CutPrefix(line, "refused: "); ok {
+		return nil, fmt.Errorf("%w: %s", ErrRefused, strings.TrimSpace(why))
+	}
 	return nil, fmt.Errorf("sandbox: %s", strings.TrimSpace(strings.TrimPrefix(line, "error: ")))
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/internal/proctest"
+	"github.com/orca-agent/orca/protect"
 	"github.com/orca-agent/orca/sandbox"
 )
 
@@ -402,5 +404,104 @@ func TestSandboxNoCapabilities(t *testing.T) {
 	}
 	if strings.Contains(out, "mounted") || strings.Contains(out, "read-the-server") {
 		t.Errorf("the command could mount, or look into the sandbox server:\n%s", out)
+	}
+}
+
+// Targets — where links in protected state lead — are read-only. A
+// command is refused (ErrRefused, naming the link) while a link on the
+// way to protected state lies where a command could replace it, or while
+// a target it could create does not exist; links that commands cannot
+// change (in a protected folder, outside the writable ones) are followed.
+func TestTargetsAndLinks(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		t.Skip(err)
+	}
+	write := func(p, s string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(to, at string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(at), 0o755)
+		if err := os.Symlink(to, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy := func(ws string, targets ...protect.Target) *sandbox.Runner {
+		p := sandbox.WorkspacePolicy(ws, "")
+		p.Writable = []string{ws}
+		p.Targets = targets
+		return &sandbox.Runner{Policy: p}
+	}
+
+	ws := t.TempDir()
+	write(filepath.Join(ws, "notes.json"), "{}")
+	link("../notes.json", filepath.Join(ws, ".claude", "settings.local.json"))
+	r := policy(ws, protect.Target{Path: filepath.Join(ws, "notes.json"), By: "the link .claude/settings.local.json"})
+	for _, attack := range []string{`echo x > notes.json`, `rm notes.json; echo x > notes.json`, `mv notes.json n; echo x > notes.json`, `echo x > .claude/settings.local.json`} {
+		run(t, r, ws, attack)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.json")); string(b) != "{}" {
+		t.Errorf("the target is now %q", b)
+	}
+	if out, code := run(t, r, ws, `echo ok > other.txt && cat other.txt`); code != 0 || out != "ok\n" {
+		t.Errorf("the rest of the workspace: exit %d, %q", code, out)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		setup func(ws string) []protect.Target
+		says  string
+	}{
+		{"a folder link", func(ws string) []protect.Target {
+			os.MkdirAll(filepath.Join(ws, "cfg"), 0o755)
+			link("cfg", filepath.Join(ws, ".claude"))
+			return nil
+		}, ".claude, which commands may not change, is a symbolic link (to cfg)"},
+		{"a link on the way to a target", func(ws string) []protect.Target {
+			write(filepath.Join(ws, "real", "x.json"), "{}")
+			link("real", filepath.Join(ws, "cfgdir"))
+			link("../cfgdir/x.json", filepath.Join(ws, ".claude", "settings.json"))
+			return []protect.Target{{Path: filepath.Join(ws, "cfgdir", "x.json"), By: "the link .claude/settings.json"}}
+		}, "cfgdir is a symbolic link (to real) on the way to"},
+		{"a target that does not exist", func(ws string) []protect.Target {
+			link("../notes.json", filepath.Join(ws, ".claude", "settings.json"))
+			return []protect.Target{{Path: filepath.Join(ws, "notes.json"), By: "the link .claude/settings.json"}}
+		}, "the link .claude/settings.json leads to " + "WS/notes.json, which does not exist"},
+		{"git's configuration", func(ws string) []protect.Target {
+			os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+			write(filepath.Join(ws, "gitconfig"), "[core]\n")
+			link("../gitconfig", filepath.Join(ws, ".git", "config"))
+			return nil
+		}, ".git/config, which commands may not change, is a symbolic link (to ../gitconfig)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			r := policy(ws, tc.setup(ws)...)
+			cmd, err := r.Command(context.Background(), ws, "/bin/sh", "-c", "touch ran")
+			if err == nil {
+				err = cmd.Run()
+			}
+			says := strings.ReplaceAll(tc.says, "WS", ws)
+			if !errors.Is(err, sandbox.ErrRefused) || !strings.Contains(err.Error(), says) {
+				t.Errorf("got %v, want ErrRefused saying %q", err, says)
+			}
+			if _, err := os.Lstat(filepath.Join(ws, "ran")); err == nil {
+				t.Error("the command ran")
+			}
+		})
+	}
+
+	// Held links: in a protected folder, and outside the writable folders.
+	ws = t.TempDir()
+	elsewhere := t.TempDir()
+	write(filepath.Join(elsewhere, "settings.json"), "{}")
+	link(filepath.Join(elsewhere, "settings.json"), filepath.Join(ws, ".claude", "settings.json"))
+	r = policy(ws, protect.Target{Path: filepath.Join(elsewhere, "settings.json"), By: "the link"})
+	if out, code := run(t, r, ws, `echo ok`); code != 0 || out != "ok\n" {
+		t.Errorf("with a held link: exit %d, %q", code, out)
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/orca-agent/orca/protect"
 )
 
 // init makes any program that links this package able to be a sandbox
@@ -54,7 +56,7 @@ func serve(raw string) int {
 	}
 	w := &walls{spec: s, done: map[string]bool{}}
 	if err := w.setup(); err != nil {
-		reply("error: " + err.Error())
+		reply(replyOf(err))
 		return 126
 	}
 	rp := newReaper()
@@ -118,6 +120,16 @@ func serve(raw string) int {
 	}
 }
 
+// replyOf is how the server says err: "refused: …" for a refusal (see
+// refusal), "error: …" for the rest.
+func replyOf(err error) string {
+	var r refusal
+	if errors.As(err, &r) {
+		return "refused: " + r.msg
+	}
+	return "error: " + err.Error()
+}
+
 // rights returns the file descriptors of a control message.
 func rights(oob []byte) []int {
 	msgs, err := unix.ParseSocketControlMessage(oob)
@@ -158,7 +170,7 @@ func handle(w *walls, l *launcher, rp *reaper, fds []int) {
 		unix.Close(fd) // the command has its own
 	}
 	if err != nil {
-		fmt.Fprintf(sock, "error: %v\n", err)
+		fmt.Fprintf(sock, "%s\n", replyOf(err))
 		return
 	}
 	io.WriteString(sock, "started\n")
@@ -325,7 +337,105 @@ func (w *walls) setup() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("private mounts: %v", err)
 	}
+	// Shared memory of the server's own: what commands leave there
+	// neither reaches the host nor outlives the server.
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+			return fmt.Errorf("a private /dev/shm: %v", err)
+		}
+	}
+	for _, repo := range w.Repos {
+		files, folders, _ := protect.Git(repo)
+		w.ReadOnly = append(w.ReadOnly, files...)
+		w.Reserved = append(w.Reserved, folders...)
+	}
 	return w.refresh()
+}
+
+// refusal is an error of protection: the command is refused (ErrRefused),
+// not the sandbox unavailable.
+type refusal struct{ msg string }
+
+func (r refusal) Error() string { return r.msg }
+
+func refuse(format string, args ...any) error { return refusal{fmt.Sprintf(format, args...)} }
+
+// protectedPaths are the paths the walls keep read-only.
+func (w *walls) protectedPaths() []string {
+	ps := slices.Concat(w.ReadOnly, w.Reserved)
+	for _, t := range w.Targets {
+		ps = append(ps, t.Path)
+	}
+	return ps
+}
+
+// writable returns the Writable folder that p lies in — the innermost —
+// or "".
+func (w *walls) writable(p string) string {
+	in := ""
+	for _, d := range w.Writable {
+		if protect.Within(d, p) && len(d) > len(in) {
+			in = d
+		}
+	}
+	return in
+}
+
+// held reports whether the folder dir is one a command cannot change: in
+// no Writable folder, or in a protected one.
+func (w *walls) held(dir string) bool {
+	if w.writable(dir) == "" {
+		return true
+	}
+	for _, p := range w.protectedPaths() {
+		if protect.Within(p, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// check refuses commands while a command could change where a protected
+// path leads: a link on the way to it in a folder commands may write,
+// which one could replace (it is the link that decides, not where it
+// leads today); or a target that does not exist where one could create
+// it.
+func (w *walls) check() error {
+	for _, p := range w.protectedPaths() {
+		base := w.writable(p)
+		if base == "" || base == p {
+			continue
+		}
+		rel, err := filepath.Rel(base, p)
+		if err != nil {
+			continue
+		}
+		cur := base
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			next := filepath.Join(cur, part)
+			fi, err := os.Lstat(next)
+			if err != nil {
+				break // the rest does not exist (yet)
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				if !w.held(cur) {
+					dest, _ := os.Readlink(next)
+					if next == p {
+						return refuse("%s, which commands may not change, is a symbolic link (to %s) in a folder they may write: a command could put a link of its own in its place; make it a real file or folder, or remove the link — commands are not run while it is one", p, dest)
+					}
+					return refuse("%s is a symbolic link (to %s) on the way to %s, which commands may not change, in a folder they may write: a command could put a link of its own in its place; make it a real folder, or remove the link — commands are not run while it is one", next, dest, p)
+				}
+				break // held: the kernel follows it when mounting
+			}
+			cur = next
+		}
+	}
+	for _, t := range w.Targets {
+		if _, err := os.Lstat(t.Path); errors.Is(err, os.ErrNotExist) && !w.held(filepath.Dir(t.Path)) {
+			return refuse("%s leads to %s, which does not exist: a command could create it, and what it holds would decide what runs; create it, or remove the link — commands are not run until then", t.By, t.Path)
+		}
+	}
+	return nil
 }
 
 // refresh mounts what is not mounted yet.
@@ -335,21 +445,22 @@ func (w *walls) refresh() error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// A link there could lead the command (and orca) to what it may
+	// write.
+	if err := w.check(); err != nil {
+		return err
+	}
 	for _, p := range w.Reserved {
-		// A link there could lead the command (and orca) to a folder it
-		// may write: orca's state must be a real folder.
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symbolic link; it must be a real folder (remove the link): commands are not run while it is one", p)
-		}
 		// Made before the walls go up, so that the command finds it
-		// read-only rather than free to create.
-		if _, err := os.Stat(filepath.Dir(p)); err == nil {
+		// read-only rather than free to create — in a folder that is
+		// one (a .git file names its repository elsewhere).
+		if fi, err := os.Stat(filepath.Dir(p)); err == nil && fi.IsDir() {
 			if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 				return fmt.Errorf("reserve %s: %v", p, err)
 			}
 		}
 	}
-	protected := slices.Concat(w.ReadOnly, w.Reserved)
+	protected := w.protectedPaths()
 	if err := pin(w.Writable, protected, w.done); err != nil {
 		return err
 	}
