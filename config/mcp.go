@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +52,10 @@ type MCPServer struct {
 	// trusted workspace and once approved.
 	File    string
 	Project bool
+	// Digest identifies the entry as written (before ${VAR}s are
+	// expanded): "sha256:…". A .mcp.json server starts only while its
+	// digest is the one the user trusted (TrustStore.MCPDigests).
+	Digest string
 }
 
 // MCPFile is the workspace's MCP server file, Claude Code's, relative to
@@ -118,7 +124,7 @@ func parseMCPServers(path string, raw json.RawMessage, getenv func(string) (stri
 			}
 			return out, nil
 		}
-		m := MCPServer{Name: name, Type: s.Type, File: path}
+		m := MCPServer{Name: name, Type: s.Type, File: path, Digest: digest(byName[name])}
 		var err error
 		switch s.Type {
 		case "", "stdio":
@@ -179,6 +185,34 @@ func parseMCPServers(path string, raw json.RawMessage, getenv func(string) (stri
 			m.Timeout = time.Duration(*s.Timeout * float64(time.Second))
 		}
 		out = append(out, m)
+	}
+	return out, nil
+}
+
+// digest returns "sha256:" and the hex SHA-256 of the JSON value raw in
+// its canonical form (keys sorted, no spaces), so that reformatting a
+// file changes no digest.
+func digest(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			raw = b
+		}
+	}
+	sum := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// MCPFileDigests returns the digests of the servers of the workspace's
+// .mcp.json by name (none if it has none), for TrustStore.ApproveMCP.
+func MCPFileDigests(workspace string) (map[string]string, error) {
+	servers, err := readMCPFile(workspace, func(string) (string, bool) { return "x", true })
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, m := range servers {
+		out[m.Name] = m.Digest
 	}
 	return out, nil
 }
@@ -277,10 +311,10 @@ type claudeState struct {
 	approval *MCPApproval
 }
 
-// claudeStatePath returns where the state file of Claude Code's folder
-// claudeDir is: inside it (as with $CLAUDE_CONFIG_DIR) if it is there,
-// else beside it.
-func claudeStatePath(claudeDir string) string {
+// ClaudeStatePath returns where the state file (ClaudeStateFile) of
+// Claude Code's folder claudeDir is: inside it (as with
+// $CLAUDE_CONFIG_DIR) if it is there, else beside it.
+func ClaudeStatePath(claudeDir string) string {
 	inside := filepath.Join(claudeDir, ClaudeStateFile)
 	if d := os.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) && filepath.Clean(d) == filepath.Clean(claudeDir) {
 		return inside // Claude Code's own override: nothing beside it is read
@@ -296,7 +330,7 @@ func claudeStatePath(claudeDir string) string {
 // written by it with many keys orca has no use for: those are ignored,
 // and a file orca cannot use is a warning, never an error.
 func readClaudeState(claudeDir, workspace string, getenv func(string) (string, bool)) (*claudeState, []Warning) {
-	st := &claudeState{path: claudeStatePath(claudeDir)}
+	st := &claudeState{path: ClaudeStatePath(claudeDir)}
 	data, err := readConfig(st.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil

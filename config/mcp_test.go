@@ -26,8 +26,25 @@ func TestMCPServersParse(t *testing.T) {
 		{Name: "docs", Type: "http", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer tok"}},
 		{Name: "files", Type: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "."}, Env: map[string]string{"LEVEL": "info"}, Timeout: 30 * time.Second},
 	}
+	digests := map[string]string{}
 	for i := range s.MCPServers {
 		s.MCPServers[i].File = ""
+		digests[s.MCPServers[i].Name], s.MCPServers[i].Digest = s.MCPServers[i].Digest, ""
+	}
+	// The digest is of the entry as written: the same reformatted, not
+	// the same with another argument.
+	writeFile(t, cfgDir, "orca/settings.json", `{"mcpServers": {"files": {"timeout": 30, "env": {"LEVEL": "${LEVEL:-info}"},
+		"args": ["-y", "@modelcontextprotocol/server-filesystem", "${ROOT:-.}"], "command": "npx"},
+		"docs": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}", "X": "y"}}}}`)
+	again, _, err := config.Load(config.LoadOptions{ConfigDir: cfgDir, ClaudeDir: "-"})
+	if err != nil || len(again.MCPServers) != 2 {
+		t.Fatal(err)
+	}
+	if d := again.MCPServers[1].Digest; d != digests["files"] || !strings.HasPrefix(d, "sha256:") || len(d) != 71 {
+		t.Errorf("files reformatted: digest %s, was %s", d, digests["files"])
+	}
+	if d := again.MCPServers[0].Digest; d == digests["docs"] {
+		t.Errorf("docs with another header: the same digest %s", d)
 	}
 	if !reflect.DeepEqual(s.MCPServers, want) {
 		t.Errorf("servers\n%+v\nwant\n%+v", s.MCPServers, want)

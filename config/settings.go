@@ -367,7 +367,16 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		if state != nil {
 			mine = state.local
 		}
-		warns = append(warns, s.addMCPFile(opts.Workspace, trusted, mine)...)
+		// The .mcp.json entries the user trusted as they are now; a trust
+		// for this load only takes the file as it is.
+		var digests map[string]string
+		if trusted && !opts.TrustOverride {
+			digests = NewTrustStore(configDir).MCPDigests(opts.Workspace)
+			if digests == nil {
+				digests = map[string]string{}
+			}
+		}
+		warns = append(warns, s.addMCPFile(opts.Workspace, trusted, digests, mine)...)
 	}
 	if state != nil {
 		// The local scope of claude mcp add: the user's own servers for
@@ -1349,8 +1358,9 @@ func (s *Settings) EnvList() []string {
 // addMCPFile adds the workspace's .mcp.json servers that may start, and
 // says why the others do not — but for those the settings disable by
 // name, and those a server of the user's own of the name (mine)
-// replaces.
-func (s *Settings) addMCPFile(workspace string, trusted bool, mine []MCPServer) []Warning {
+// replaces. digests are the entries the user trusted (TrustStore.
+// MCPDigests); nil takes every entry as it is.
+func (s *Settings) addMCPFile(workspace string, trusted bool, digests map[string]string, mine []MCPServer) []Warning {
 	servers, err := readMCPFile(workspace, os.LookupEnv)
 	path := filepath.Join(workspace, MCPFile)
 	if err != nil {
@@ -1362,9 +1372,11 @@ func (s *Settings) addMCPFile(workspace string, trusted bool, mine []MCPServer) 
 	if !trusted {
 		return []Warning{{File: path, Untrusted: true, Message: fmt.Sprintf("%s not started: the workspace is not trusted", plural(len(servers), "MCP server"))}}
 	}
-	var off []string
+	var off, changed []string
 	for _, m := range servers {
 		switch {
+		case s.MCPApproval.Approves(m.Name) && digests != nil && digests[m.Name] != m.Digest:
+			changed = append(changed, m.Name)
 		case s.MCPApproval.Approves(m.Name):
 			s.MCPServers = append(s.MCPServers, m)
 		case slices.Contains(s.MCPApproval.Disabled, m.Name),
@@ -1373,11 +1385,18 @@ func (s *Settings) addMCPFile(workspace string, trusted bool, mine []MCPServer) 
 			off = append(off, m.Name)
 		}
 	}
-	if len(off) == 0 {
-		return nil
+	var warns []Warning
+	if len(changed) > 0 {
+		// The agent (or a pull) may have written them: a command the
+		// user never saw must not start unasked.
+		warns = append(warns, Warning{File: path, Message: fmt.Sprintf("MCP servers %s not started: new or changed since you trusted the workspace; read them, then run 'orca trust %s' to start them as they are now",
+			strings.Join(changed, ", "), workspace)})
 	}
-	return []Warning{{File: path, Message: fmt.Sprintf("MCP servers %s not started: approve them in a settings file (\"enabledMcpjsonServers\": [%q], or \"enableAllProjectMcpServers\": true)",
-		strings.Join(off, ", "), off[0])}}
+	if len(off) > 0 {
+		warns = append(warns, Warning{File: path, Message: fmt.Sprintf("MCP servers %s not started: approve them in a settings file (\"enabledMcpjsonServers\": [%q], or \"enableAllProjectMcpServers\": true)",
+			strings.Join(off, ", "), off[0])})
+	}
+	return warns
 }
 
 // lastByName keeps, of servers of one name, the last, in the place of the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -76,6 +77,9 @@ type trustFile struct {
 	Workspaces []string `json:"workspaces"`
 	// Grants are the extension grants by workspace, each list sorted.
 	Grants map[string][]string `json:"grants,omitempty"`
+	// MCP are, by workspace, the digests of its .mcp.json servers as the
+	// user trusted them, by server name (see ApproveMCP).
+	MCP map[string]map[string]string `json:"mcp,omitempty"`
 }
 
 // Canonical returns dir as the trust store records it: absolute, cleaned,
@@ -123,21 +127,69 @@ func (s *TrustStore) List() ([]string, error) {
 	return f.Workspaces, nil
 }
 
-// Trust records that the folder dir is trusted and returns it as recorded.
+// Trust records that the folder dir is trusted, with its .mcp.json as it
+// is now (ApproveMCP), and returns it as recorded.
 func (s *TrustStore) Trust(dir string) (string, error) {
 	real, err := canonical(dir)
 	if err != nil {
 		return "", fmt.Errorf("trust: %w", err)
 	}
+	// A .mcp.json orca cannot read approves nothing (loading it says why).
+	digests, _ := MCPFileDigests(real)
 	err = s.update(func(f *trustFile) bool {
+		changed := approveMCP(f, real, digests)
 		if slices.Contains(f.Workspaces, real) {
-			return false
+			return changed
 		}
 		f.Workspaces = append(f.Workspaces, real)
 		slices.Sort(f.Workspaces)
 		return true
 	})
 	return real, err
+}
+
+// ApproveMCP records the .mcp.json servers of the workspace folder dir
+// that the user trusts, as digests by name (MCPFileDigests), in place of
+// those recorded before. A .mcp.json server starts only while its entry
+// is the one recorded (and a settings file approves it by name): one the
+// agent — or a pull — added or changed since is not started until the
+// user trusts it again. Trust records them too.
+func (s *TrustStore) ApproveMCP(dir string, digests map[string]string) error {
+	real, err := canonical(dir)
+	if err != nil {
+		return fmt.Errorf("trust: %w", err)
+	}
+	return s.update(func(f *trustFile) bool { return approveMCP(f, real, digests) })
+}
+
+func approveMCP(f *trustFile, real string, digests map[string]string) bool {
+	if maps.Equal(f.MCP[real], digests) || len(digests) == 0 && len(f.MCP[real]) == 0 {
+		return false
+	}
+	if len(digests) == 0 {
+		delete(f.MCP, real)
+		return true
+	}
+	if f.MCP == nil {
+		f.MCP = map[string]map[string]string{}
+	}
+	f.MCP[real] = maps.Clone(digests)
+	return true
+}
+
+// MCPDigests returns the digests of the .mcp.json servers the user trusted
+// in the workspace folder dir, by name (see ApproveMCP). A store that
+// cannot be read has none.
+func (s *TrustStore) MCPDigests(dir string) map[string]string {
+	real, err := canonical(dir)
+	if err != nil {
+		return nil
+	}
+	f, err := s.read()
+	if err != nil {
+		return nil
+	}
+	return f.MCP[real]
 }
 
 // Revoke removes the folder dir from the store and returns it as it was
@@ -155,7 +207,9 @@ func (s *TrustStore) Revoke(dir string) (string, bool, error) {
 		n := len(f.Workspaces)
 		f.Workspaces = slices.DeleteFunc(f.Workspaces, func(w string) bool { return w == real })
 		removed = len(f.Workspaces) < n
-		return removed
+		_, approved := f.MCP[real]
+		delete(f.MCP, real)
+		return removed || approved
 	})
 	return real, removed, err
 }

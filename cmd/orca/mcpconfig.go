@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -122,6 +123,21 @@ written back with its keys sorted.`,
 			if f.scope != "user" {
 				dir := o.userConfigDir()
 				trusted = dir != "" && config.NewTrustStore(dir).Trusted(f.workspace)
+			}
+			if f.scope == "project" && trusted {
+				// The user wrote this entry: it is trusted as it is now
+				// (what else changed in .mcp.json is not).
+				store := config.NewTrustStore(o.userConfigDir())
+				approved := maps.Clone(store.MCPDigests(f.workspace))
+				if now, err := config.MCPFileDigests(f.workspace); err == nil && now[name] != "" {
+					if approved == nil {
+						approved = map[string]string{}
+					}
+					approved[name] = now[name]
+					if err := store.ApproveMCP(f.workspace, approved); err != nil {
+						return &exitError{code: exitTurn, err: err}
+					}
+				}
 			}
 			switch {
 			case f.scope == "project":

@@ -25,8 +25,9 @@ func mcpListCommand(o options) *cobra.Command {
 		Short: "Start the MCP servers the settings and .mcp.json declare, and say which are up and what tools they offer",
 		Long: `Start the MCP servers a workspace's agent would use — the settings files'
 "mcpServers" and the workspace's .mcp.json (Claude Code's file: its servers
-start only in a trusted workspace, and only once a settings file approves
-them with "enabledMcpjsonServers" or "enableAllProjectMcpServers") — and
+start only in a trusted workspace, as they were when it was trusted, and
+only once a settings file approves them with "enabledMcpjsonServers" or
+"enableAllProjectMcpServers") — and
 list each: up, with the tools it offers (mcp__<server>__<tool>), or failed,
 with why. Servers that are not started at all are named on standard error,
 with what would start them. Exit status 1 if a server failed.`,

@@ -25,7 +25,9 @@ and Claude Code's .claude/settings.json and .claude/settings.local.json) in
 full, running their command hooks and applying their allow rules and defaultMode.
 Until then only their deny and ask rules apply, because a workspace (a cloned
 repository, say) must not be able to run commands or grant itself
-permissions on its own.
+permissions on its own. Trusting also records the workspace's .mcp.json
+servers as they are now: a server added or changed since (by the agent,
+by a pull) does not start until you trust the workspace again.
 
 Trust is recorded in $XDG_CONFIG_HOME/orca/trust.json (default
 ~/.config/orca/trust.json), outside every workspace, by the folder's real
