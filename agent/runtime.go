@@ -32,6 +32,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/protect"
 	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/scope"
@@ -213,6 +214,11 @@ type Collaborators struct {
 	// NoClaude reads none of Claude Code's folders: neither ClaudeDir nor
 	// the workspace's .claude (which stays protected all the same).
 	NoClaude bool
+	// Protected are more paths that the runtime's policy and its
+	// commands' sandbox protect as protected state (see package protect):
+	// where links in protected state lead, the scripts trusted settings
+	// run.
+	Protected []protect.Target
 	// Plugins are Claude Code plugin folders whose skills and agents the
 	// runtime offers too, named plugin:name (config.Plugin reads them).
 	Plugins []tool.PluginFolder
@@ -415,7 +421,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	}
 	// The policy guards the configuration folders the runtime reads, so
 	// that protection and the trust store mean the same folder.
-	guard := []policy.Option{policy.WithUserConfigDir(env.ConfigDir), policy.WithClaudeDir(claudeDir)}
+	guard := []policy.Option{policy.WithUserConfigDir(env.ConfigDir), policy.WithClaudeDir(claudeDir), policy.WithTargets(c.Protected)}
 	if rt.guard, err = policy.New(policy.ModeBypass, policy.Rules{}, guard...); err != nil {
 		return nil, fmt.Errorf("agent %q: %w", def.Name, err)
 	}
@@ -451,7 +457,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		if c.Sandbox != nil {
 			runner = *c.Sandbox
 		}
-		runner.Policy = sandbox.WorkspacePolicy(root, env.ConfigDir).Merge(runner.Policy)
+		runner.Policy = sandbox.WorkspacePolicy(root, env.ConfigDir).Merge(runner.Policy).Merge(sandbox.Policy{Targets: c.Protected})
 		if dir, err := config.Dir(); err == nil && dir != env.ConfigDir {
 			// The trust store is there, whatever the runtime reads.
 			runner.Policy.Reserved = append(runner.Policy.Reserved, filepath.Join(dir, "orca"))

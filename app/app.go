@@ -427,6 +427,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		ConfigDir:     cmp.Or(a.configDir, "-"),
 		ClaudeDir:     cmp.Or(a.claudeDir, "-"),
 		NoClaude:      cfg.NoClaude,
+		Protected:     a.protectedTargets(),
 		Sandbox:       sb,
 		TranscriptDir: transcripts,
 		NestedMemory:  nestedMemory(cfg),

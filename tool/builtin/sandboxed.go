@@ -95,7 +95,7 @@ func refusals(output string) string {
 	var b strings.Builder
 	if len(paths) > 0 {
 		fmt.Fprintf(&b, "[orca sandbox] The OS refused writing %s: commands may write only in the workspace and the temp folders, "+
-			"and never to .orca, .git/config, .git/hooks or orca's configuration folder (the user can add folders with the settings' sandbox.filesystem.allowWrite).",
+			"and never to protected state — .orca, .claude, git's configuration and hooks, orca's configuration folder, what links in them lead to and the scripts hooks run (the user can add folders with the settings' sandbox.filesystem.allowWrite; protected state is theirs to change).",
 			strings.Join(quote(paths), ", "))
 	}
 	if network {
