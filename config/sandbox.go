@@ -103,6 +103,8 @@ type sandboxFile struct {
 	enabled   *bool
 	autoAllow *bool
 	Sandbox
+	// ignored are the keys only Claude Code reads (IgnoredKeys).
+	ignored []string
 }
 
 // grants reports whether the file's sandbox settings loosen the sandbox:
@@ -162,8 +164,8 @@ func (s *Sandbox) merge(f *sandboxFile) {
 }
 
 // parseSandbox checks a file's "sandbox"; errors name the key. Keys of
-// Claude Code's that orca has no use for are ignored; warnings say what
-// is not done as written.
+// Claude Code's that orca has no use for are ignored (sandboxFile.ignored);
+// warnings say what is not done as written, and name keys neither reads.
 func parseSandbox(raw json.RawMessage) (*sandboxFile, []string, error) {
 	fail := func(key, format string, args ...any) error {
 		return fmt.Errorf("sandbox.%s: %s", key, fmt.Sprintf(format, args...))
@@ -172,8 +174,9 @@ func parseSandbox(raw json.RawMessage) (*sandboxFile, []string, error) {
 	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
 		return nil, nil, fmt.Errorf("sandbox: want an object, got %s", kind(raw))
 	}
-	var warns []string
 	f := &sandboxFile{}
+	warns, ignored := checkKeys("sandbox.", top, sandboxKeys, claudeSandboxKeys)
+	f.ignored = ignored
 	if raw, ok := top["enabled"]; ok {
 		var b bool
 		if err := json.Unmarshal(raw, &b); err != nil {
@@ -219,6 +222,8 @@ func parseSandbox(raw json.RawMessage) (*sandboxFile, []string, error) {
 		if err := json.Unmarshal(raw, &net); err != nil || net == nil {
 			return nil, nil, fail("network", "want an object, got %s", kind(raw))
 		}
+		w, ig := checkKeys("sandbox.network.", net, networkKeys, claudeNetworkKeys)
+		warns, f.ignored = append(warns, w...), append(f.ignored, ig...)
 		if raw, ok := net["allowAllUnixSockets"]; ok {
 			if err := json.Unmarshal(raw, &f.UnixSockets); err != nil {
 				return nil, nil, fail("network.allowAllUnixSockets", "want true or false, got %s", kind(raw))
@@ -241,6 +246,8 @@ func parseSandbox(raw json.RawMessage) (*sandboxFile, []string, error) {
 		if err := json.Unmarshal(raw, &fsys); err != nil || fsys == nil {
 			return nil, nil, fail("filesystem", "want an object, got %s", kind(raw))
 		}
+		w, ig := checkKeys("sandbox.filesystem.", fsys, filesystemKeys, claudeFilesystemKeys)
+		warns, f.ignored = append(warns, w...), append(f.ignored, ig...)
 		for _, l := range []struct {
 			key string
 			out *[]string

@@ -162,6 +162,18 @@ type Settings struct {
 	// Sources are the files that were read, in order (files that do not
 	// exist are not listed).
 	Sources []string
+	// Ignored are, by file, the keys Claude Code documents that orca does
+	// not read (a file shared with Claude Code sets them): not warned
+	// about on every run, but listed by `orca doctor`. Keys neither reads
+	// — misspellings — are warnings.
+	Ignored []IgnoredKeys
+}
+
+// IgnoredKeys are the keys of File that only Claude Code reads, written
+// as paths ("theme", "sandbox.network.httpProxyPort").
+type IgnoredKeys struct {
+	File string
+	Keys []string
 }
 
 // Permissions are the "permissions" of settings files.
@@ -463,6 +475,9 @@ func (s *Settings) merge(f *file) {
 		return
 	}
 	s.Sources = append(s.Sources, f.path)
+	if len(f.ignored) > 0 {
+		s.Ignored = append(s.Ignored, IgnoredKeys{File: f.path, Keys: f.ignored})
+	}
 	p := &s.Permissions
 	p.Allow = append(p.Allow, f.perms.Allow...)
 	p.Deny = append(p.Deny, f.perms.Deny...)
@@ -553,6 +568,8 @@ type file struct {
 	mcpApproval *MCPApproval
 	// warns say what the file asks for that is not done as written.
 	warns []string
+	// ignored are the keys only Claude Code reads (IgnoredKeys).
+	ignored []string
 }
 
 // grants reports whether f has something an untrusted workspace may not
@@ -716,6 +733,7 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 		return nil, fail("", "want a JSON object")
 	}
 	f := &file{path: path, claude: claude}
+	f.warns, f.ignored = checkKeys("", top, settingsKeys, claudeKeys)
 	if raw, ok := top["disableAllHooks"]; ok {
 		if err := json.Unmarshal(raw, &f.noHooks); err != nil {
 			return nil, fail("disableAllHooks", "want true or false, got %s", kind(raw))
@@ -726,6 +744,8 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 		if err := json.Unmarshal(raw, &perms); err != nil || perms == nil {
 			return nil, fail("permissions", "want an object, got %s", kind(raw))
 		}
+		w, ig := checkKeys("permissions.", perms, permissionsKeys, claudePermissionsKeys)
+		f.warns, f.ignored = append(f.warns, w...), append(f.ignored, ig...)
 		for _, l := range []struct {
 			key string
 			out *[]string
@@ -864,21 +884,12 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			f.env[k] = s
 		}
 	}
-	var unused []string
-	for _, k := range unusedKeys {
-		if _, ok := top[k]; ok {
-			unused = append(unused, k)
-		}
-	}
-	if len(unused) > 0 {
-		f.warns = append(f.warns, fmt.Sprintf("%s: not used by orca (MCP servers, plugins and credential helpers are not supported yet)", strings.Join(unused, ", ")))
-	}
 	if raw, ok := top["sandbox"]; ok {
 		sb, warns, err := parseSandbox(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		f.sandbox, f.warns = sb, warns
+		f.sandbox, f.warns, f.ignored = sb, append(f.warns, warns...), append(f.ignored, sb.ignored...)
 	}
 	if raw, ok := top["prices"]; ok {
 		prices, err := parsePrices(raw)
@@ -1339,11 +1350,6 @@ func ruleMatcher(r policy.Rule) (func(hook.ToolCall) bool, error) {
 		return v.Decision == policy.Allow && strings.Contains(v.Rule, raw)
 	}, nil
 }
-
-// unusedKeys are Claude Code settings keys that change what a session can
-// do, which orca does not honour yet: a file that sets one is told so.
-// (Keys that only change how Claude Code looks are ignored silently.)
-var unusedKeys = []string{"awsAuthRefresh", "awsCredentialExport", "extraKnownMarketplaces", "forceLoginMethod"}
 
 // EnvList returns the settings' env block as NAME=value, sorted.
 func (s *Settings) EnvList() []string {
