@@ -202,7 +202,7 @@ hook:<name>' has granted them.`,
 		Version: versionString(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newTrustCmd(o), mcpCommand(o), newServeCmd(o), newWorkerCmd(o), newVersionCmd())
+	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newTrustCmd(o), newDoctorCmd(o), mcpCommand(o), newServeCmd(o), newWorkerCmd(o), newVersionCmd())
 	return root
 }
 
