@@ -305,6 +305,22 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 
 	a.svc = agent.NewServices(logger)
 	a.closers = append(a.closers, a.svc.Close)
+	if logger.Enabled(ctx, slog.LevelDebug) {
+		// A logger that takes debug lines (orca --verbose) gets every
+		// event too, as it happens.
+		sub, err := a.svc.Bus.SubscribePrefix("debug-log", "", func(ev event.Event) error {
+			b, err := ev.AppendJSON(nil)
+			if err != nil {
+				return err
+			}
+			logger.Debug(string(ev.Name), "event", string(b))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func() error { sub.Unsubscribe(); return nil })
+	}
 	interceptors := cfg.Interceptors
 	if cfg.Telemetry {
 		// Shut down after everything that may still end a span (the

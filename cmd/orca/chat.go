@@ -42,7 +42,10 @@ flags set the session's stored budget before the first turn. A turn that is
 escalated, or fails, does not end the chat.
 
 Exit codes: 0 when the chat ends (/exit, end of input, Ctrl-C); 1 if the
-session store cannot be opened; 2 usage errors, as for 'orca run'.`,
+session store cannot be opened; 2 usage errors, as for 'orca run'.
+
+Bare 'orca' at a terminal is 'orca chat' (so 'orca -c' continues the last
+session there). ` + claudeFlagsHelp,
 		Example: `  orca chat --provider anthropic
   orca chat --provider openai --base-url http://localhost:11434/v1 --model qwen3-coder
   orca chat --script replies.json

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/orca-agent/orca/tui"
 	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -174,6 +176,10 @@ and every tool call it asks for really runs.
 local OpenAI-compatible server such as Ollama's), or the scripted model of
 --script FILE.
 
+Bare 'orca' at a terminal opens the chat, and 'orca -p PROMPT' runs one
+turn, as claude does; Claude Code's flags (-c, --resume, --allowedTools,
+--dangerously-skip-permissions, --output-format json …) work as there.
+
 'orca run' runs one turn of a session, 'orca chat' holds a conversation in
 the terminal; both keep the workspace's sessions (transcripts, totals,
 budgets) in .orca/orca.db, which 'orca sessions' lists and shows, with
@@ -247,7 +253,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}()
 	}
 	root := newRootCmd(o)
-	root.SetArgs(args)
+	root.SetArgs(claudeStyle(root, args, stdin, stdout))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -283,4 +289,39 @@ func oneArg(what, hint string) cobra.PositionalArgs {
 		}
 		return usageErrorf("%s takes one argument, %s, not %d: %q", cmd.CommandPath(), what, len(args), args)
 	}
+}
+
+// claudeStyle turns Claude Code's way of starting it into orca's commands:
+// with no command, -p or --print runs one turn (orca run -p "fix it"),
+// and at a terminal anything else opens the chat (orca, orca -c, orca
+// --resume ID), as claude does. Off a terminal, bare orca still prints
+// its help.
+func claudeStyle(root *cobra.Command, args []string, stdin io.Reader, stdout io.Writer) []string {
+	if len(args) > 0 {
+		switch first := args[0]; {
+		case first == "-h" || first == "--help" || first == "--version":
+			return args
+		case !strings.HasPrefix(first, "-"):
+			for _, c := range root.Commands() {
+				if c.Name() == first || slices.Contains(c.Aliases, first) {
+					return args
+				}
+			}
+		}
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-p" || a == "--print" || strings.HasPrefix(a, "--print=") {
+			return append([]string{"run"}, args...)
+		}
+	}
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return args // not a command: cobra says so
+	}
+	if tui.IsTerminal(stdin) && tui.IsTerminal(stdout) {
+		return append([]string{"chat"}, args...)
+	}
+	return args
 }

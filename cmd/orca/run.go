@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +27,10 @@ type runFlags struct {
 	agent        agentFlags
 	json         bool
 	outputSchema string
+	// outputFormat is Claude Code's --output-format: text, json (one
+	// result object) or stream-json (--json).
+	outputFormat string
+	print        bool
 	// engine runs the turn here ("local") or on Temporal's workers; the
 	// Temporal engine's flags (turnID, address …) pass through to it.
 	engine                            string
@@ -122,7 +128,16 @@ in --json's turn_completed):
      extension manifests, a session of another runtime, nothing to
      --continue)
   3  awaiting_approval (--park-approvals parked a call), or the session
-     still waits for a decision on one`,
+     still waits for a decision on one
+
+` + claudeFlagsHelp + `
+
+-p (--print) is accepted: it is what orca run does, and 'orca -p PROMPT'
+is 'orca run PROMPT'. --output-format json
+prints one result object when the turn ends (result, session_id,
+stop_reason, subtype success, error_max_turns or error_during_execution,
+is_error, num_turns, duration_ms, total_cost_usd, usage), stream-json the
+events as --json does (orca's events, not Claude Code's).`,
 		Example: `  orca run --provider anthropic "Fix the failing test"
   orca run --provider openai --base-url http://localhost:11434/v1 --model qwen3-coder "Fix the failing test"
   orca run --provider anthropic --verify 'go test ./...' "Fix the failing test"
@@ -139,6 +154,8 @@ in --json's turn_completed):
 	}
 	addAgentFlags(cmd, &f.agent)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the events as JSON lines instead of text")
+	cmd.Flags().StringVar(&f.outputFormat, "output-format", "text", "what stdout carries, as Claude Code's flag says it: `FORMAT` text, json (one result object when the turn ends: result, session_id, stop_reason, usage, total_cost_usd, …) or stream-json (the events as JSON lines: --json)")
+	cmd.Flags().BoolVarP(&f.print, "print", "p", false, "Claude Code's -p: print the turn and exit, which orca run does anyway")
 	cmd.Flags().StringVar(&f.outputSchema, "output-schema", "", "ask for the answer as a JSON value of the JSON Schema (of an object) in `FILE`: checked, sent back to the model to correct (twice at most), printed as JSON; with --json, turn_completed's \"output\"")
 	cmd.Flags().StringVar(&f.engine, "engine", "local", "where the turn runs: `local` (here), or temporal (on 'orca worker's: a durable turn, which survives them; see \"Scale out\" in the README)")
 	cmd.Flags().StringVar(&f.turnID, "turn-id", "", "with --engine temporal: the turn's `ID` (asking again with it gets the same turn)")
@@ -172,6 +189,18 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	default:
 		return usageErrorf("--engine %s: want local or temporal", f.engine)
 	}
+	switch f.outputFormat {
+	case "text":
+	case "stream-json":
+		f.json = true
+	case "json":
+		if f.json {
+			return usageErrorf("--output-format json is one result object, --json the events: give one of them")
+		}
+		f.agent.result = true
+	default:
+		return usageErrorf("--output-format %s: want text, json or stream-json", f.outputFormat)
+	}
 	cfg, err := f.agent.check(cmd, o)
 	if err != nil {
 		return err
@@ -202,9 +231,12 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var r tui.Renderer
 	var text *tui.Text
-	if asJSON {
+	switch {
+	case f.result:
+		r = quietRenderer{}
+	case asJSON:
 		r = tui.NewJSON(stdout)
-	} else {
+	default:
 		text = tui.NewText(ctx, stdout, tui.OptionsFor(stdout))
 		r = text
 	}
@@ -283,8 +315,15 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		}
 		opts = append(opts, session.WithTurnID(turn), session.Retry())
 	}
+	started := time.Now()
 	res, err := l.Run(runCtx, input, opts...)
 	restore()
+	if f.result {
+		if werr := writeResult(stdout, l.ID(), res, err, time.Since(started)); werr != nil {
+			return &exitError{code: exitTurn, err: fmt.Errorf("writing the result: %w", werr)}
+		}
+		asJSON = true // the result says how the turn ended; stderr says it too
+	}
 	v.Stop() // a background fork still running is not shown after the turn
 	r.Close()
 	if stopped := l.StopTasks(); len(stopped) > 0 {
@@ -374,4 +413,54 @@ func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, er
 		return "", usageErrorf("the prompt is empty")
 	}
 	return prompt + block, nil
+}
+
+// quietRenderer shows nothing: with --output-format json, stdout carries
+// only the result.
+type quietRenderer struct{}
+
+func (quietRenderer) Render(event.Event) {}
+func (quietRenderer) Close()             {}
+func (quietRenderer) Err() error         { return nil }
+
+// writeResult writes the turn's result as one JSON object, in the shape of
+// Claude Code's --output-format json (type, subtype, is_error, result,
+// session_id, num_turns, duration_ms, total_cost_usd, usage), with orca's
+// stop_reason and, for --output-schema, structured_output.
+func writeResult(w io.Writer, sessionID string, res *agent.Result, runErr error, took time.Duration) error {
+	out := map[string]any{"type": "result", "session_id": sessionID, "duration_ms": took.Milliseconds()}
+	subtype, isErr := "error_during_execution", true
+	if res != nil {
+		out["stop_reason"] = res.StopReason
+		out["num_turns"] = res.Iterations
+		out["result"] = res.Answer
+		out["total_cost_usd"] = res.Spent.CostUSD
+		out["usage"] = map[string]int64{"input_tokens": res.Usage.InputTokens, "output_tokens": res.Usage.OutputTokens,
+			"cache_read_input_tokens": res.Usage.CacheReadTokens, "cache_creation_input_tokens": res.Usage.CacheWriteTokens}
+		if res.Output != nil {
+			out["structured_output"] = res.Output
+		}
+		switch res.StopReason {
+		case agent.StopAnswered, agent.StopCompacted:
+			subtype, isErr = "success", false
+		case agent.StopMaxIterations:
+			subtype = "error_max_turns"
+		}
+		switch {
+		case res.Err != nil:
+			out["error"] = res.Err.Error()
+		case res.Reason != "" && isErr:
+			out["error"] = res.Reason
+		}
+	}
+	if runErr != nil && out["error"] == nil {
+		out["error"] = runErr.Error()
+	}
+	out["subtype"], out["is_error"] = subtype, isErr
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

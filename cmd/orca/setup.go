@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm/provider"
+	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/tui"
 )
@@ -47,7 +49,33 @@ type agentFlags struct {
 	timeline bool
 	// park: with no one to ask, park the calls the policy asks about.
 	park bool
+	// result: stdout carries one result object (--output-format json).
+	result bool
+	claude claudeFlags
 }
+
+// claudeFlags are Claude Code's flags of the same meaning as orca's, taken
+// as they are: a claude -p habit works with orca (hidden from the flag
+// list; the commands' help names them).
+type claudeFlags struct {
+	resume          string
+	skipPermissions bool
+	allowedTools    []string
+	disallowedTools []string
+	appendSystem    string
+	maxTurns        int
+	verbose         bool
+}
+
+// claudeFlagsHelp is what the help of the commands that run an agent says
+// of Claude Code's flags.
+const claudeFlagsHelp = `Claude Code's flags work as they do there: -c (--continue), -r/--resume ID
+(--session ID), --dangerously-skip-permissions (--permission-mode
+bypass), --allowedTools and --disallowedTools (--allow and --deny; one
+value may hold several rules, "Bash(git log:*),Edit" or "Read Edit"),
+--append-system-prompt TEXT (after the system prompt), --max-turns N
+(--max-iterations N) and --verbose (every event as a debug line on
+stderr).`
 
 // budgetFlags are the --budget-* flags: a session's budget override.
 type budgetFlags struct {
@@ -74,7 +102,7 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl.IntVar(&f.maxTokens, "max-tokens", agent.DefaultMaxTokens, "cap each model response at `N` output tokens, as the provider counts them: an answer cut off there ends the turn as max_tokens")
 	fl.IntVar(&f.maxParallelTools, "max-parallel-tools", 0, "run at most `N` read-only tool calls of one response at once (1: one after another; default: the settings' maxParallelTools, else 10)")
 	fl.StringVar(&f.session, "session", "", "continue session `ID`, or start it if the workspace has none by that id (default: a new session)")
-	fl.BoolVar(&f.cont, "continue", false, "continue the workspace's most recently active session")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the workspace's most recently active session")
 	fl.BoolVar(&f.fork, "fork-session", false, "with --session or --continue: start a new session from that one's conversation, leaving it as it was")
 	fl.StringVar(&f.system, "system", "", "system `PROMPT` (default: orca's built-in coding-agent prompt; \"\" for none)")
 	addPermFlags(cmd, &f.perm, "the settings' defaultMode, else default")
@@ -88,11 +116,88 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl.Int64Var(&f.budget.toolCalls, "budget-tool-calls", 0, "cap the session's tool calls at `N`; 0 lifts the cap")
 	fl.DurationVar(&f.budget.wallTime, "budget-time", 0, "cap the session's wall time at `DURATION` (such as 90s or 10m); 0 lifts the cap")
 	fl.BoolVar(&f.timeline, "timeline", false, "also write every event to .orca/runs/<run>/events.jsonl ('orca timeline' shows it)")
+	c := &f.claude
+	fl.StringVarP(&c.resume, "resume", "r", "", "Claude Code's --resume `ID`: --session ID")
+	fl.BoolVar(&c.skipPermissions, "dangerously-skip-permissions", false, "Claude Code's: --permission-mode bypass")
+	for _, name := range []string{"allowedTools", "allowed-tools"} {
+		fl.StringArrayVar(&c.allowedTools, name, nil, "Claude Code's: --allow for each `RULES` (comma or space separated)")
+	}
+	for _, name := range []string{"disallowedTools", "disallowed-tools"} {
+		fl.StringArrayVar(&c.disallowedTools, name, nil, "Claude Code's: --deny for each `RULES` (comma or space separated)")
+	}
+	fl.StringVar(&c.appendSystem, "append-system-prompt", "", "Claude Code's: `TEXT` after the system prompt")
+	fl.IntVar(&c.maxTurns, "max-turns", 0, "Claude Code's: --max-iterations `N`")
+	fl.BoolVar(&c.verbose, "verbose", false, "Claude Code's: every event as a debug line on stderr")
+	for _, name := range []string{"resume", "dangerously-skip-permissions", "allowedTools", "allowed-tools", "disallowedTools", "disallowed-tools", "append-system-prompt", "max-turns", "verbose"} {
+		fl.MarkHidden(name)
+	}
+}
+
+// applyClaude turns Claude Code's flags into orca's, refusing a pair that
+// says two things (--resume and --session, --max-turns and
+// --max-iterations, --dangerously-skip-permissions and another
+// --permission-mode).
+func (f *agentFlags) applyClaude(cmd *cobra.Command) error {
+	fl, c := cmd.Flags(), &f.claude
+	if fl.Changed("resume") {
+		if fl.Changed("session") && f.session != c.resume {
+			return usageErrorf("--resume %s and --session %s name two sessions: give one of them", c.resume, f.session)
+		}
+		f.session = c.resume
+	}
+	if fl.Changed("max-turns") {
+		if fl.Changed("max-iterations") && f.maxIterations != c.maxTurns {
+			return usageErrorf("--max-turns %d and --max-iterations %d say two things: give one of them", c.maxTurns, f.maxIterations)
+		}
+		f.maxIterations = c.maxTurns
+	}
+	if c.skipPermissions {
+		if fl.Changed("permission-mode") && f.perm.mode != string(policy.ModeBypass) {
+			return usageErrorf("--dangerously-skip-permissions is --permission-mode bypass, not %s: give one of them", f.perm.mode)
+		}
+		f.perm.mode = string(policy.ModeBypass)
+		fl.Lookup("permission-mode").Changed = true
+	}
+	for _, v := range c.allowedTools {
+		f.perm.allow = append(f.perm.allow, splitRules(v)...)
+	}
+	for _, v := range c.disallowedTools {
+		f.perm.deny = append(f.perm.deny, splitRules(v)...)
+	}
+	return nil
+}
+
+// splitRules splits a value of --allowedTools into its rules, as Claude
+// Code does: at commas and spaces outside parentheses ("Bash(git log:*),
+// Edit", "Read Edit").
+func splitRules(v string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range v {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0 && (r == ',' || r == ' '):
+			if s := strings.TrimSpace(v[start:i]); s != "" {
+				out = append(out, s)
+			}
+			start = i + 1
+		}
+	}
+	if s := strings.TrimSpace(v[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
 }
 
 // check validates the agent flags and returns the configuration of the
 // App they ask for. Every problem is a usage error.
 func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
+	if err := f.applyClaude(cmd); err != nil {
+		return app.Config{}, err
+	}
 	if f.maxIterations < 1 {
 		return app.Config{}, usageErrorf("--max-iterations must be at least 1, not %d", f.maxIterations)
 	}
@@ -155,6 +260,13 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 	}
 	if fl.Changed("system") {
 		cfg.SystemPrompt = f.system
+	}
+	if a := f.claude.appendSystem; a != "" {
+		cfg.SystemPrompt = strings.TrimRight(cfg.SystemPrompt+"\n\n"+a, "\n")
+		cfg.SystemPrompt = strings.TrimLeft(cfg.SystemPrompt, "\n")
+	}
+	if f.claude.verbose {
+		cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if fl.Changed("verify") {
 		cfg.Verify = &f.verify
