@@ -399,6 +399,23 @@ func TestRunMaxIterations(t *testing.T) {
 	}
 }
 
+// The CLI sets no cap on a turn's model calls by default, as Claude Code:
+// a turn of 60 tool calls (the library's default cap is 50) answers.
+func TestRunHasNoIterationCap(t *testing.T) {
+	t.Parallel()
+	call := `{"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]}`
+	script := make([]string, 60, 61)
+	for i := range script {
+		script[i] = call
+	}
+	sc := writeScript(t, append(script, `{"text": "done"}`)...)
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", t.TempDir(), "--json", "loop")
+	evs := parseEvents(t, stdout)
+	if last := evs[len(evs)-1]; code != 0 || last.str("stop_reason") != "answered" || last["iterations"] != 61.0 {
+		t.Errorf("exit %d, last event %v\n%s", code, last, stderr)
+	}
+}
+
 func TestRunPathEscape(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
@@ -510,7 +527,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{"no responses", []string{"--script", empty}, []string{empty, "no responses"}},
 		{"missing workspace", []string{"--script", good, "-w", filepath.Join(dir, "nowhere")}, []string{filepath.Join(dir, "nowhere"), "does not exist"}},
 		{"workspace is a file", []string{"--script", good, "-w", notDir}, []string{notDir, "not a folder"}},
-		{"bad max iterations", []string{"--script", good, "--max-iterations", "0"}, []string{"--max-iterations"}},
+		{"bad max iterations", []string{"--script", good, "--max-iterations", "-1"}, []string{"--max-iterations must be at least 1 (or 0: no cap), not -1"}},
+		{"bad max turns", []string{"--script", good, "--max-turns", "0"}, []string{"--max-turns must be at least 1, not 0"}},
 		{"bad max parallel tools", []string{"--script", good, "--max-parallel-tools", "-2"}, []string{"--max-parallel-tools", "-2"}},
 		{"zero max parallel tools", []string{"--script", good, "--max-parallel-tools", "0"}, []string{"--max-parallel-tools must be at least 1, not 0"}},
 		{"unknown flag", []string{"--frobnicate"}, []string{"unknown flag: --frobnicate", "orca run --help"}},

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
@@ -98,7 +100,7 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl.StringVar(&f.verify, "verify", "", "shell `COMMAND` that checks every finished turn, such as 'go test ./...': if it fails, the model is sent back "+
 		"to fix it, and a turn still failing ends as escalated (default: the settings' \"verify\"; \"\" for none)")
 	fl.StringVarP(&f.workspace, "workspace", "w", ".", "workspace `DIR`: the folder the tools work in, whose .orca/orca.db keeps the sessions")
-	fl.IntVar(&f.maxIterations, "max-iterations", agent.DefaultMaxIterations, "end a turn after `N` model calls (iterations)")
+	fl.IntVar(&f.maxIterations, "max-iterations", 0, "end a turn after `N` model calls (iterations); 0, the default, sets no cap — as in Claude Code, a long coding turn runs to its end, and the --budget-* flags and Ctrl-C are the brakes")
 	fl.IntVar(&f.maxTokens, "max-tokens", agent.DefaultMaxTokens, "cap each model response at `N` output tokens, as the provider counts them: an answer cut off there ends the turn as max_tokens")
 	fl.IntVar(&f.maxParallelTools, "max-parallel-tools", 0, "run at most `N` read-only tool calls of one response at once (1: one after another; default: the settings' maxParallelTools, else 10)")
 	fl.StringVar(&f.session, "session", "", "continue session `ID`, or start it if the workspace has none by that id (default: a new session)")
@@ -146,6 +148,9 @@ func (f *agentFlags) applyClaude(cmd *cobra.Command) error {
 		f.session = c.resume
 	}
 	if fl.Changed("max-turns") {
+		if c.maxTurns < 1 {
+			return usageErrorf("--max-turns must be at least 1, not %d", c.maxTurns)
+		}
 		if fl.Changed("max-iterations") && f.maxIterations != c.maxTurns {
 			return usageErrorf("--max-turns %d and --max-iterations %d say two things: give one of them", c.maxTurns, f.maxIterations)
 		}
@@ -198,8 +203,8 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 	if err := f.applyClaude(cmd); err != nil {
 		return app.Config{}, err
 	}
-	if f.maxIterations < 1 {
-		return app.Config{}, usageErrorf("--max-iterations must be at least 1, not %d", f.maxIterations)
+	if f.maxIterations < 0 {
+		return app.Config{}, usageErrorf("--max-iterations must be at least 1 (or 0: no cap), not %d", f.maxIterations)
 	}
 	if f.maxTokens < 1 {
 		return app.Config{}, usageErrorf("--max-tokens must be at least 1, not %d", f.maxTokens)
@@ -251,7 +256,7 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 		Labels:           labels,
 		Getenv:           o.env,
 		SystemPrompt:     app.DefaultSystemPrompt,
-		MaxIterations:    f.maxIterations,
+		MaxIterations:    cmp.Or(f.maxIterations, noCap),
 		MaxTokens:        f.maxTokens,
 		MaxParallelTools: f.maxParallelTools,
 		Timeline:         f.timeline,
@@ -276,6 +281,10 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 	}
 	return cfg, nil
 }
+
+// noCap is the iteration cap of a turn when --max-iterations sets none:
+// more model calls than a turn could make in a lifetime, not a limit.
+const noCap = math.MaxInt32
 
 // warningPrefix begins the lines of the warnings orca's packages log.
 const warningPrefix = "orca: warning: "
