@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -28,7 +29,8 @@ func newTimelineCmd(o options) *cobra.Command {
 		Long: `Show the events of a run that was started with --timeline ('orca run
 --timeline', 'orca chat --timeline'): RUN is a run id (a folder of
 .orca/runs in the workspace), a run's folder, or the path of its
-events.jsonl; without RUN, the workspace's newest run.
+events.jsonl; without RUN, the workspace's newest run — or its most
+recently active session, when that is newer (or there are no runs).
 
 With --session ID, the events of session ID are read instead from the
 observation rows that every run and chat writes into the workspace's store
@@ -82,11 +84,19 @@ func runTimeline(cmd *cobra.Command, f *timelineFlags, args []string, o options)
 			run = args[0]
 		}
 		path, err := observe.FindRun(ws, run)
+		if run == "" {
+			// The newest of the runs and the sessions: every run and chat
+			// writes a session's observation rows, --timeline or not.
+			if id := latestSession(cmd, ws, o, path); id != "" {
+				f.session = id
+				return runTimeline(cmd, f, nil, o)
+			}
+		}
 		if err != nil {
 			if run == "" {
-				return usageErrorf("%v: 'orca run --timeline' and 'orca chat --timeline' write them; 'orca timeline --session ID' shows a session's events from the store", err)
+				return usageErrorf("%v, and no session either: 'orca run' and 'orca chat' write a session's events to the store, and with --timeline a run's to .orca/runs", err)
 			}
-			return usageErrorf("%v ('orca timeline' without RUN shows the newest)", err)
+			return usageErrorf("%v ('orca timeline' without RUN shows the newest run or session)", err)
 		}
 		if lines, err = observe.ReadTimeline(path); err != nil {
 			return usageErrorf("%v", err)
@@ -127,4 +137,24 @@ func sessionRows(cmd *cobra.Command, f *timelineFlags, o options) ([]store.Obser
 		return nil, "", usageErrorf("workspace %s has no observation rows of session %s: 'orca sessions' lists its sessions", root, f.session)
 	}
 	return rows, root, nil
+}
+
+// latestSession returns the workspace's most recently active session when
+// it is newer than the run at runPath ("" for none), else "".
+func latestSession(cmd *cobra.Command, ws string, o options, runPath string) string {
+	st, _, err := existingStore(cmd.Context(), ws, o)
+	if err != nil || st == nil {
+		return ""
+	}
+	defer st.Close()
+	ss, err := st.Sessions(cmd.Context(), store.Filter{Limit: 1})
+	if err != nil || len(ss) == 0 {
+		return ""
+	}
+	if runPath != "" {
+		if fi, err := os.Stat(runPath); err == nil && !fi.ModTime().Before(ss[0].UpdatedAt) {
+			return ""
+		}
+	}
+	return ss[0].ID
 }

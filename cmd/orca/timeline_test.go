@@ -197,7 +197,35 @@ func TestTimelineWithoutRuns(t *testing.T) {
 	ws := t.TempDir()
 	t.Chdir(ws)
 	_, stderr, code := orca(t, t.Context(), "", "timeline", "-w", ".")
-	if code != exitUsage || !strings.Contains(stderr, "workspace "+ws+" has no runs yet") || !strings.Contains(stderr, "--session ID") {
+	if code != exitUsage || !strings.Contains(stderr, "workspace "+ws+" has no runs yet, and no session either") || !strings.Contains(stderr, "--timeline") {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// Without RUN, orca timeline shows the newest of the --timeline runs and
+// the sessions: the session's observation rows when it came later (or
+// there are no runs), the run's events when it did.
+func TestTimelineShowsTheLatest(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	hi := writeScript(t, `{"text": "hi"}`)
+	if _, _, code := orca(t, t.Context(), "", "run", "--script", hi, "-w", ws, "--session", "first", "x"); code != 0 {
+		t.Fatal("first run")
+	}
+	stdout, stderr, code := orca(t, t.Context(), "", "timeline", "-w", ws)
+	if code != 0 || !strings.Contains(stdout, "Session first (observation rows") || !strings.Contains(stdout, "turn_completed") {
+		t.Errorf("no runs, one session: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, _, code := orca(t, t.Context(), "", "run", "--script", hi, "-w", ws, "--session", "second", "--timeline", "x"); code != 0 {
+		t.Fatal("second run")
+	}
+	if stdout, _, _ := orca(t, t.Context(), "", "timeline", "-w", ws); !strings.Contains(stdout, "Run run_") {
+		t.Errorf("a run as new as the session: not shown\n%s", stdout)
+	}
+	if _, _, code := orca(t, t.Context(), "", "run", "--script", hi, "-w", ws, "--session", "third", "x"); code != 0 {
+		t.Fatal("third run")
+	}
+	if stdout, _, _ := orca(t, t.Context(), "", "timeline", "-w", ws, "--json"); !strings.Contains(stdout, `"session_id":"third"`) || strings.Contains(stdout, `"session_id":"second"`) {
+		t.Errorf("a session newer than the run: not shown\n%s", stdout)
 	}
 }
