@@ -1,7 +1,9 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +77,38 @@ func TestRuntimeWithoutServicesHasItsOwn(t *testing.T) {
 	rt.Close()
 	if len(got) != 1 || got[0].Name != event.ToolBlocked {
 		t.Errorf("the bus delivered %v, want one tool_blocked (and was closed, flushed, with the runtime)", got)
+	}
+}
+
+// A handler that answers what its hook does not allow (PRE_TOOL_USE has
+// no revise) is a mistake in its program: the decision is ignored — the
+// call goes on — and the runtime's logger gets an error naming the hook,
+// the handler and the action, not only a hook_failed event.
+func TestHookViolationIsLogged(t *testing.T) {
+	model := script.New().Script("s", script.Call("Write", map[string]string{"file_path": "x.txt", "content": "x"}), script.Text("done"))
+	ws := t.TempDir()
+	var logged bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	rt, err := agent.New(agent.Definition{Name: "violation"}, agent.Collaborators{Client: model, Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, err := hook.Handle(rt.Hooks(), "confused", func(ctx context.Context, p *hook.PreToolUsePayload) (*hook.Decision, error) {
+		return &hook.Decision{Action: hook.Revise, Instruction: "stop"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "x.txt")); err != nil {
+		t.Errorf("the ignored decision stopped the call: %v", err)
+	}
+	out := logged.String()
+	for _, want := range []string{"level=ERROR", "outside its hook's contract", "hook=PRE_TOOL_USE", "handler=confused", `does not allow action \"revise\"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log lacks %q:\n%s", want, out)
+		}
 	}
 }

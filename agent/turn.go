@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -209,6 +210,7 @@ func (t *turn) runHookIn(f *hook.Frame, p hook.Payload) hook.Outcome {
 		id := toolUseIDOf(p)
 		for _, f := range out.Failures {
 			t.emit(event.HookFailed, &event.HookFailedData{ToolUseID: id, Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed})
+			LogViolation(t.rt.logger, f)
 		}
 		for _, m := range out.Messages {
 			t.emit(event.HookMessage, &event.HookMessageData{ToolUseID: id, Hook: string(p.Hook()), Handler: m.Handler, Message: m.Text})
@@ -218,6 +220,22 @@ func (t *turn) runHookIn(f *hook.Frame, p hook.Payload) hook.Outcome {
 		t.ended = fmt.Sprintf("ended by hook %s: %s", out.By, out.EndTurn)
 	}
 	return out
+}
+
+// LogViolation logs f as an error on logger when it is a contract
+// violation — a handler that answered what its hook does not allow, a
+// mistake in its program rather than a failure of the moment — so that it
+// is seen where the program logs, not only as a hook_failed event; the
+// decision was ignored (or, fail-closed, blocked the call).
+func LogViolation(logger *slog.Logger, f hook.Failure) {
+	if !f.Violation || logger == nil {
+		return
+	}
+	what := "its decision was ignored"
+	if f.FailClosed {
+		what = "fail-closed: it blocked"
+	}
+	logger.Error("a hook handler answered outside its hook's contract; "+what, "hook", string(f.Hook), "handler", f.Handler, "err", f.Err)
 }
 
 // toolUseIDOf returns the call a tool hook's payload is about, or "".

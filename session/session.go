@@ -432,6 +432,7 @@ func (s *LiveSession) scope() scope.Scope {
 func (s *LiveSession) reportHookFailures(out hook.Outcome) {
 	for _, f := range out.Failures {
 		s.publish(event.HookFailed, &event.HookFailedData{Hook: string(f.Hook), Handler: f.Handler, Error: f.Err.Error(), Violation: f.Violation, FailClosed: f.FailClosed})
+		agent.LogViolation(s.r.rt.Logger(), f)
 	}
 	for _, m := range out.Messages {
 		s.publish(event.HookMessage, &event.HookMessageData{Hook: string(out.Payload.Hook()), Handler: m.Handler, Message: m.Text})

@@ -46,6 +46,7 @@ func TestAddRefusesBadTools(t *testing.T) {
 		{rawTool{name: "BadSchema", schema: `{"type":"object","properties":{"a":{"type":"nonsense"}}}`}, `tool "BadSchema": input schema does not compile: it is not a valid JSON Schema: at /properties/a/type: value must be one of`},
 		{rawTool{name: "BadMinimum", schema: `{"type":"object","minProperties":"two"}`}, "not a valid JSON Schema: at /minProperties: got string, want"},
 		{tool.New("Str", "x", func(ctx context.Context, in string) (string, error) { return "", nil }), "must be a struct"},
+		{tool.New[struct{}, string]("NilFn", "x", nil), `tool "NilFn": the function is nil`},
 	} {
 		err := tool.NewRegistry().Add(tc.tool)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -86,6 +86,12 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 	for _, o := range opts {
 		o(cfg)
 	}
+	if fn == nil {
+		// Refused where the tool is added (Registry.Add, agent.New), not
+		// at its first call.
+		t.bad = fmt.Errorf("tool %q: the function is nil", name)
+		return t
+	}
 	if cfg.schema != nil {
 		t.schema = cfg.schema
 		return t
