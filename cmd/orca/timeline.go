@@ -152,6 +152,17 @@ func latestSession(cmd *cobra.Command, ws string, o options, runPath string) str
 		return ""
 	}
 	if runPath != "" {
+		// The run shows the session itself, or came after it.
+		if lines, err := observe.ReadTimeline(runPath); err == nil {
+			for _, l := range lines {
+				var ev struct {
+					SessionID string `json:"session_id"`
+				}
+				if json.Unmarshal(l, &ev) == nil && ev.SessionID == ss[0].ID {
+					return ""
+				}
+			}
+		}
 		if fi, err := os.Stat(runPath); err == nil && !fi.ModTime().Before(ss[0].UpdatedAt) {
 			return ""
 		}
