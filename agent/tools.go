@@ -70,7 +70,7 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			// The response was cut off: its calls' input may be cut too,
 			// and the model asked for them together; none runs.
 			t.res.ToolCalls++
-			rec := t.started(u, tl)
+			rec := t.started(u, tl, false)
 			why := "Not run: your response was cut off at " + t.limitText() + " before it was complete, so none of its tool calls ran. " +
 				"Make them again with less in each: long content in parts, over several calls."
 			b.done(k, t.closeCall(&rec.Call, rec, t.blocked(&rec.Call, "max_tokens", why), nil))
@@ -92,7 +92,7 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			return b.message(), b.ok
 		}
 		t.res.ToolCalls++
-		rec := t.started(u, tl)
+		rec := t.started(u, tl, found && t.parallel(tl) && t.rt.def.MaxParallelTools > 1)
 		a, res, admitted := t.admit(&rec.Call, tl)
 		if t.res.Parked != nil {
 			// Parked: no result for it, nor for the calls after it; the
@@ -251,7 +251,7 @@ func (t *turn) notRun() string {
 // and returns the observation. Nothing runs before it is allowed.
 func (t *turn) runTool(b *llm.Block) tool.Result {
 	tl, _ := t.rt.tools.Lookup(b.Name)
-	rec := t.started(b, tl)
+	rec := t.started(b, tl, false)
 	a, r, ok := t.admit(&rec.Call, tl)
 	if !ok {
 		r.Content = t.closeCall(&rec.Call, rec, r, nil).Content
@@ -287,8 +287,9 @@ type watchedCall struct {
 }
 
 // started makes the call of tool use b, of tool tl (nil: no tool has its
-// name), and tells it started.
-func (t *turn) started(b *llm.Block, tl tool.Tool) *callRec {
+// name), and tells it started — parallel: beside the response's other
+// parallel calls.
+func (t *turn) started(b *llm.Block, tl tool.Tool, parallel bool) *callRec {
 	call := tool.Call{ID: b.ID, Name: b.Name, Input: b.Input, Scope: t.res.Scope}
 	if !t.observed() {
 		return &callRec{Call: call}
@@ -299,7 +300,7 @@ func (t *turn) started(b *llm.Block, tl tool.Tool) *callRec {
 	if tl != nil {
 		d = tool.DisplayOf(tl, b.Input)
 	}
-	w.started = event.ToolStartedData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail}
+	w.started = event.ToolStartedData{Iteration: t.res.Iterations, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input, Summary: d.Summary, Detail: d.Detail, Parallel: parallel}
 	t.emitAt(event.ToolExecStarted, &w.started, w.start)
 	return &w.callRec
 }

@@ -302,6 +302,9 @@ func (d *ToolStartedData) appendFields(b []byte) []byte {
 			b = appendString(b, f.v)
 		}
 	}
+	if d.Parallel {
+		b = append(b, `,"parallel":true`...)
+	}
 	return b
 }
 
@@ -591,6 +594,10 @@ type ToolStartedData struct {
 	// (tool.Display): a line after its name, and lines under it.
 	Summary string `json:"summary,omitempty"`
 	Detail  string `json:"detail,omitempty"`
+	// Parallel says the call runs beside the other parallel calls of its
+	// response (read-only ones): it may end before or after them, and a
+	// UI that writes lines once shows it when it ends.
+	Parallel bool `json:"parallel,omitempty"`
 }
 
 // ToolData is the data of ToolExecCompleted and ToolExecFailed: the

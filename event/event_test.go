@@ -63,7 +63,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 		event.LLMDelta:              &event.LLMDeltaData{Iteration: 1, Delta: llm.Delta{Type: llm.DeltaText, Text: "hi"}},
 		event.LLMCallCompleted:      &event.LLMCallData{Iteration: 1, Feature: "agent", Attempt: 1, StopReason: llm.StopEndTurn, Usage: &u, Text: "hi", Duration: time.Millisecond},
 		event.LLMCallFailed:         &event.LLMCallData{Iteration: 1, Feature: "agent", Attempt: 2, Error: "overloaded", Retrying: true},
-		event.ToolExecStarted:       &event.ToolStartedData{Iteration: 1, ToolUseID: "u", ToolName: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`), Summary: "a.go", Detail: "lines 1-10"},
+		event.ToolExecStarted:       &event.ToolStartedData{Iteration: 1, ToolUseID: "u", ToolName: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`), Summary: "a.go", Detail: "lines 1-10", Parallel: true},
 		event.ToolExecCompleted:     &event.ToolData{Iteration: 1, ToolUseID: "u", ToolName: "Read", Input: json.RawMessage(`{"file_path":"a.go"}`), Output: "x", Duration: time.Second, AllowedBy: event.Decision{By: "policy", Rule: "Read", Reason: "allowed \"here\""}, RewrittenBy: []string{"hook:a", "middleware:tool_request"}},
 		event.ToolExecFailed:        &event.ToolData{Iteration: 1, ToolUseID: "u", ToolName: "Read", Input: json.RawMessage(`{}`), Output: "no", IsError: true},
 		event.UserMessageInjected:   &event.UserMessageData{Iteration: 3, Messages: []string{"also this"}},

@@ -73,7 +73,9 @@ const (
 // On a terminal, the bullet line of a running tool call is a spinner
 // instead, redrawn in place with the seconds elapsed (⠹ Read calc.go (2s));
 // when the call ends, the bullet line replaces it. Elsewhere the bullet
-// line is written when the call starts and nothing is ever redrawn.
+// line is written when the call starts — a call that runs beside others
+// (tool_exec_started's parallel) when it ends, with its output — and
+// nothing is ever redrawn.
 //
 // render is called from one goroutine; close ends the rendering.
 type Text struct {
@@ -95,8 +97,7 @@ type Text struct {
 	// that run at once end in any order, and a call that ends under
 	// another's header gets its own drawn again.
 	openID   string
-	headers  map[string]string
-	detailed bool          // the tool call started showed a detail (its output is not shown)
+	headers  map[string]runningCall
 	spin     *spinner      // animates the running tool call's line, or the model's thinking; or nil
 	spinLine string        // that line, without its bullet
 	spinInfo string        // what follows the seconds in the spinner's line (the tokens so far)
@@ -106,6 +107,15 @@ type Text struct {
 
 	md       *Markdown // the model's text as markdown (opt.Markdown), or nil
 	mdBlocks int       // blocks of the current model call drawn
+}
+
+// runningCall is a tool call that started and has not ended: its header
+// and whether it has a detail (then its output is not shown); held: not
+// drawn yet (a parallel call where lines are written once).
+type runningCall struct {
+	header   string
+	detailed bool
+	held     bool
 }
 
 func NewText(ctx context.Context, w io.Writer, opt Options) *Text {
@@ -432,26 +442,39 @@ func (r *Text) Render(ev event.Event) {
 		}
 		r.write(d.Delta.Text)
 	case *event.ToolStartedData:
-		r.block()
 		header := ToolHeader(d.ToolName, d.Input, tool.Display{Summary: d.Summary, Detail: d.Detail})
-		r.startToolLine(header)
-		r.inTool, r.detailed = true, d.Detail != ""
 		if r.headers == nil {
-			r.headers = map[string]string{}
+			r.headers = map[string]runningCall{}
 		}
-		r.headers[d.ToolUseID], r.openID = header, d.ToolUseID
+		call := runningCall{header: header, detailed: d.Detail != ""}
+		if !r.opt.Terminal && d.Parallel {
+			// Beside the response's other parallel calls, it ends in any
+			// order: where lines are written once, the call is shown
+			// whole when it ends, header and output together.
+			call.held = true
+			r.headers[d.ToolUseID] = call
+			return
+		}
+		r.block()
+		r.startToolLine(header)
+		r.inTool = true
+		r.headers[d.ToolUseID], r.openID = call, d.ToolUseID
 	case *event.ToolData:
 		// The call's end: tool_exec_completed or tool_exec_failed.
-		r.inTool = false
-		header, running := r.headers[d.ToolUseID]
+		call, running := r.headers[d.ToolUseID]
 		delete(r.headers, d.ToolUseID)
-		if running && d.ToolUseID != r.openID {
+		if !call.held {
+			r.inTool = false
+		}
+		if running && (call.held || d.ToolUseID != r.openID) {
 			// It ran beside the call drawn last: its own header first.
 			r.block()
-			r.writeHeader(header, d.IsError, d.Duration)
+			r.writeHeader(call.header, d.IsError, d.Duration)
 		}
-		r.openID = ""
-		if !d.IsError && r.detailed {
+		if !call.held {
+			r.openID = ""
+		}
+		if !d.IsError && call.detailed {
 			return // the detail under the header says it all
 		}
 		style := r.opt.Theme.Faint

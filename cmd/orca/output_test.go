@@ -61,3 +61,33 @@ func TestRunOutputSchemaErrors(t *testing.T) {
 		}
 	}
 }
+
+// In plain output (a pipe, a CI log), the read-only calls of a response
+// that run at once are each shown once, header and output together, as
+// they end; a call that runs alone is still shown as it starts.
+func TestPlainOutputShowsParallelCallsOnce(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	writeFileAt(t, ws, "a.txt", "alpha\n")
+	writeFileAt(t, ws, "b.txt", "beta\n")
+	sc := writeScript(t, `{"tool_calls": [
+		{"id": "r1", "name": "Read", "input": {"file_path": "a.txt"}},
+		{"id": "r2", "name": "Read", "input": {"file_path": "b.txt"}},
+		{"id": "g", "name": "Glob", "input": {"pattern": "*.txt"}}]}`,
+		bashCall("b", "echo from-bash"), `{"text": "done"}`)
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", sc, "-w", ws, "--no-sandbox", "--permission-mode", "bypass", "go")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for header, output := range map[string]string{"● Read a.txt": "alpha", "● Read b.txt": "beta", "● Glob *.txt": "a.txt", "● Bash echo from-bash": "from-bash"} {
+		if n := strings.Count(stdout, header+"\n"); n != 1 {
+			t.Errorf("%q shown %d times:\n%s", header, n, stdout)
+			continue
+		}
+		// The output follows its own header, before any other call's.
+		after := stdout[strings.Index(stdout, header+"\n")+len(header)+1:]
+		if next := strings.Index(after, "●"); !strings.Contains(after[:max(next, 0)], output) && !(next < 0 && strings.Contains(after, output)) {
+			t.Errorf("%q is not followed by its output %q:\n%s", header, output, stdout)
+		}
+	}
+}
