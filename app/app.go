@@ -791,7 +791,9 @@ func (a *App) toolProviders(cfg Config) []tool.Provider {
 	}
 	servers := make([]mcp.Server, len(a.settings.MCPServers))
 	for i, s := range a.settings.MCPServers {
-		servers[i] = mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout}
+		// The user's own servers run as the user, as in Claude Code; a
+		// project's in the sandbox.
+		servers[i] = mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Unsandboxed: !s.Project}
 	}
 	a.mcp = mcp.NewProvider(servers, mcp.Options{Logger: a.logger, OnChange: a.mcpChanged})
 	return append(slices.Clone(providers), a.mcp)

@@ -14,29 +14,76 @@ import (
 )
 
 // MCPScopes are the scopes of the files a program edits MCP servers in
-// (orca mcp add, remove, get), as claude mcp's: local (the workspace's
-// .orca/settings.local.json: not checked in), project (the workspace's
-// .mcp.json, shared) and user (the user's settings, every workspace).
+// (orca mcp add, remove, get), as claude mcp's: local (yours, for this
+// workspace: LocalFile), project (the workspace's .mcp.json, shared) and
+// user (the user's settings, every workspace).
 var MCPScopes = []string{"local", "project", "user"}
 
-// MCPScopeFile returns the file that declares the MCP servers of scope:
-// in the workspace root for local and project (with the links it has in
-// the workspace followed, and refused if one leads it out: a cloned
-// repository's .orca -> ~/x is not edited), in the user configuration
-// folder dir (Dir()) for user.
-func MCPScopeFile(scope, root, dir string) (string, error) {
+// LocalFile is where the user's own MCP servers of one workspace are kept
+// (orca mcp add's local scope), relative to the configuration folder:
+//
+//	{"projects": {"/abs/workspace": {"mcpServers": {…}}}}
+//
+// by the workspace's real path. It is the user's, outside every
+// workspace, as Claude Code keeps its local scope in ~/.claude.json: so
+// its servers start in the workspace trusted or not (a repository cannot
+// put one there) and run as the user, and the agent's tools and commands
+// cannot change it (protected state).
+const LocalFile = "orca/local.json"
+
+// OpenMCPScope opens the file that declares the MCP servers of scope, to
+// edit them: for local, the workspace root's entry of LocalFile in the
+// user configuration folder dir (Dir()); for project, the root's
+// .mcp.json (with the links it has in the workspace followed, and refused
+// if one leads it out: a cloned repository's .mcp.json -> ~/x is not
+// edited); for user, the user's settings in dir.
+func OpenMCPScope(scope, root, dir string) (*MCPServersFile, error) {
 	switch scope {
 	case "local":
-		return workspace.Confine(root, ".orca/settings.local.json")
+		if dir == "" {
+			return nil, errors.New("no user configuration folder (no home folder) to keep the local scope in")
+		}
+		real, err := canonical(root)
+		if err != nil {
+			return nil, err
+		}
+		return readMCPServersFile(filepath.Join(dir, filepath.FromSlash(LocalFile)), real)
 	case "project":
-		return workspace.Confine(root, MCPFile)
+		path, err := workspace.Confine(root, MCPFile)
+		if err != nil {
+			return nil, err
+		}
+		return ReadMCPServersFile(path)
 	case "user":
 		if dir == "" {
-			return "", errors.New("no user configuration folder (no home folder)")
+			return nil, errors.New("no user configuration folder (no home folder)")
 		}
-		return filepath.Join(dir, filepath.FromSlash(UserFile)), nil
+		return ReadMCPServersFile(filepath.Join(dir, filepath.FromSlash(UserFile)))
 	}
-	return "", fmt.Errorf("scope %q is not local, project or user", scope)
+	return nil, fmt.Errorf("scope %q is not local, project or user", scope)
+}
+
+// localServers returns the user's own MCP servers of the workspace
+// (LocalFile in the configuration folder dir), which start trusted or not.
+func localServers(dir, ws string) ([]MCPServer, []Warning) {
+	real, err := canonical(ws)
+	if err != nil || dir == "" {
+		return nil, nil
+	}
+	path := filepath.Join(dir, filepath.FromSlash(LocalFile))
+	f, err := readMCPServersFile(path, real)
+	if err != nil {
+		return nil, []Warning{{File: path, Message: fmt.Sprintf("not used: %v", err)}}
+	}
+	if len(f.Servers) == 0 {
+		return nil, nil
+	}
+	raw, _ := json.Marshal(f.Servers)
+	servers, err := parseMCPServers(path, raw, os.LookupEnv)
+	if err != nil {
+		return nil, []Warning{{File: path, Message: fmt.Sprintf("the servers of %s not used: %v", real, err)}}
+	}
+	return servers, nil
 }
 
 // MCPServersFile is a settings or .mcp.json file opened to edit its
@@ -47,12 +94,20 @@ type MCPServersFile struct {
 	// Servers are the file's servers, by name, as written.
 	Servers map[string]json.RawMessage
 	top     map[string]json.RawMessage
+	// project is the entry of "projects" that holds the servers (LocalFile),
+	// "" for the top of the file; entry is that entry's other keys.
+	project string
+	entry   map[string]json.RawMessage
 }
 
 // ReadMCPServersFile reads the JSON object file at path (a missing file
 // is empty; a UTF-8 byte order mark is skipped, as everywhere in config).
-func ReadMCPServersFile(path string) (*MCPServersFile, error) {
-	f := &MCPServersFile{Path: path, Servers: map[string]json.RawMessage{}, top: map[string]json.RawMessage{}}
+func ReadMCPServersFile(path string) (*MCPServersFile, error) { return readMCPServersFile(path, "") }
+
+// readMCPServersFile reads the servers of the file at path: of its
+// top, or of its "projects" entry project.
+func readMCPServersFile(path, project string) (*MCPServersFile, error) {
+	f := &MCPServersFile{Path: path, Servers: map[string]json.RawMessage{}, top: map[string]json.RawMessage{}, project: project, entry: map[string]json.RawMessage{}}
 	data, err := readConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
@@ -66,7 +121,22 @@ func ReadMCPServersFile(path string) (*MCPServersFile, error) {
 	if f.top == nil { // the file says null
 		f.top = map[string]json.RawMessage{}
 	}
-	if raw, ok := f.top["mcpServers"]; ok {
+	holder := f.top
+	if project != "" {
+		var projects map[string]json.RawMessage
+		if raw, ok := f.top["projects"]; ok {
+			if err := json.Unmarshal(raw, &projects); err != nil {
+				return nil, fmt.Errorf("%s: projects is not an object: %v", path, err)
+			}
+		}
+		if raw, ok := projects[project]; ok {
+			if err := json.Unmarshal(raw, &f.entry); err != nil || f.entry == nil {
+				return nil, fmt.Errorf("%s: projects[%q] is not an object", path, project)
+			}
+		}
+		holder = f.entry
+	}
+	if raw, ok := holder["mcpServers"]; ok {
 		if err := json.Unmarshal(raw, &f.Servers); err != nil {
 			return nil, fmt.Errorf("%s: mcpServers is not an object: %v", path, err)
 		}
@@ -81,7 +151,26 @@ func ReadMCPServersFile(path string) (*MCPServersFile, error) {
 // renamed over it (writeAtomic), keeping its mode (a new file's is 0644);
 // its folder is made if need be.
 func (f *MCPServersFile) Write() error {
-	f.top["mcpServers"], _ = json.Marshal(f.Servers)
+	servers, _ := json.Marshal(f.Servers)
+	if f.project == "" {
+		f.top["mcpServers"] = servers
+	} else {
+		var projects map[string]json.RawMessage
+		json.Unmarshal(f.top["projects"], &projects)
+		if projects == nil {
+			projects = map[string]json.RawMessage{}
+		}
+		f.entry["mcpServers"] = servers
+		if len(f.Servers) == 0 {
+			delete(f.entry, "mcpServers")
+		}
+		if len(f.entry) == 0 {
+			delete(projects, f.project)
+		} else {
+			projects[f.project], _ = json.Marshal(f.entry)
+		}
+		f.top["projects"], _ = json.Marshal(projects)
+	}
 	data, err := json.MarshalIndent(f.top, "", "  ")
 	if err != nil {
 		return err

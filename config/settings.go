@@ -374,10 +374,18 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		s.MCPApproval.Enabled = append(s.MCPApproval.Enabled, state.approval.Enabled...)
 		s.MCPApproval.Disabled = append(s.MCPApproval.Disabled, state.approval.Disabled...)
 	}
+	// The user's own servers of the workspace (orca mcp add's local
+	// scope): trusted or not, over the project's of a name.
+	var local []MCPServer
+	if opts.Workspace != "" {
+		var w []Warning
+		local, w = localServers(configDir, opts.Workspace)
+		warns = append(warns, w...)
+	}
 	if opts.Workspace != "" && !opts.NoClaude {
-		var mine []MCPServer
+		mine := local
 		if state != nil {
-			mine = state.local
+			mine = append(slices.Clone(mine), state.local...)
 		}
 		// The .mcp.json entries the user trusted as they are now; a trust
 		// for this load only takes the file as it is.
@@ -390,6 +398,7 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		}
 		warns = append(warns, s.addMCPFile(opts.Workspace, trusted, digests, mine)...)
 	}
+	s.MCPServers = append(s.MCPServers, local...)
 	if state != nil {
 		// The local scope of claude mcp add: the user's own servers for
 		// this project, over the project's (as in Claude Code).
@@ -698,6 +707,9 @@ func readFile(path string, project, claude bool) (*file, error) {
 	}
 	for i := range f.hooks {
 		f.hooks[i].Project = project
+	}
+	for i := range f.mcp {
+		f.mcp[i].Project = project
 	}
 	return f, nil
 }

@@ -222,8 +222,12 @@ func (c *conn) fail(err error, proc *process) {
 		// Stopped first: once it has exited, all it wrote to stderr has
 		// been read (cmd.Wait waits for that).
 		proc.stop()
-		if tail := proc.stderrTail(); tail != "" {
+		tail := proc.stderrTail()
+		if tail != "" {
 			msg += "; its stderr ends: " + tail
+		}
+		if proc.sandboxed {
+			msg += sandboxHint(c.srv.Command, msg)
 		}
 	}
 	c.notify.Lock()
@@ -623,6 +627,9 @@ type process struct {
 	stderr *tailbuf.Buffer
 	once   sync.Once
 	done   chan struct{}
+	// sandboxed: it runs in the OS sandbox (no network, writes only in
+	// the workspace and the temp folders).
+	sandboxed bool
 }
 
 // start starts a stdio server under the runtime's sandbox runner (the
@@ -642,7 +649,7 @@ func (c *conn) start() (*process, error) {
 		runner = &sandbox.Runner{Disabled: true}
 	}
 	r := *runner
-	if slices.Contains(r.Excluded, filepath.Base(c.srv.Command)) || slices.Contains(r.Excluded, c.srv.Command) {
+	if c.srv.Unsandboxed || slices.Contains(r.Excluded, filepath.Base(c.srv.Command)) || slices.Contains(r.Excluded, c.srv.Command) {
 		r.Disabled = true
 	}
 	env := r.Env
@@ -682,7 +689,7 @@ func (c *conn) start() (*process, error) {
 		inW.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, cancel: cancel, stdin: inW, stdout: outR, stderr: &tailbuf.Buffer{Max: stderrKept}, done: make(chan struct{})}
+	p := &process{cmd: cmd, cancel: cancel, stdin: inW, stdout: outR, stderr: &tailbuf.Buffer{Max: stderrKept}, done: make(chan struct{}), sandboxed: !r.Disabled}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
@@ -727,6 +734,36 @@ func (p *process) stderrTail() string {
 	}
 	s, _ := p.stderr.Tail()
 	return strings.TrimSpace(strings.ToValidUTF8(s, ""))
+}
+
+// sandboxHint says how the OS sandbox may be why a server that ran in it
+// failed (msg: what failed, with its stderr), and what the user can do:
+// its network, the folders it may write — what npx (its packages come
+// from the registry, into ~/.npm), uvx and pip need.
+func sandboxHint(command, msg string) string {
+	m := strings.ToLower(msg)
+	var why string
+	switch {
+	case containsAny(m, "enotfound", "eai_again", "getaddrinfo", "name resolution", "network is unreachable", "could not resolve host", "nodename nor servname"):
+		why = "it could not reach the network, which the OS sandbox does not give it"
+	case containsAny(m, "erofs", "read-only file system", "eacces", "permission denied"):
+		why = "it could not write a folder, and in the OS sandbox it may write only in the workspace and the temp folders"
+	case containsAny(filepath.Base(command), "npx", "uvx", "bunx", "pnpx") || strings.HasPrefix(filepath.Base(command), "pip"):
+		why = filepath.Base(command) + " fetches packages from the network into your home folder, which the OS sandbox does not give it"
+	default:
+		return "; it ran in the OS sandbox (no network; writes only in the workspace and the temp folders), which may be why"
+	}
+	return "; " + why + ": a project's server runs in the sandbox — open its network with the settings' sandbox.network.allowedDomains [\"*\"] and the folders it writes with sandbox.filesystem.allowWrite, or list " +
+		filepath.Base(command) + " in sandbox.excludedCommands to run it outside (servers you add yourself, orca mcp add --scope local or user, run outside the sandbox)"
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // stderrKept is how much of a server's stderr is kept: its last 2 KiB.

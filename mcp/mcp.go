@@ -91,6 +91,11 @@ type Server struct {
 	Headers map[string]string
 	// Timeout bounds one tool call (Options.CallTimeout if zero).
 	Timeout time.Duration
+	// Unsandboxed runs a stdio server outside the OS sandbox, as the
+	// user, with the scrubbed environment and Env: a server the user
+	// declared themselves (their settings), which Claude Code runs so too;
+	// a project's runs in the sandbox, as Bash does.
+	Unsandboxed bool
 }
 
 // NotStarted is the message of the warning Options.Logger gets for a

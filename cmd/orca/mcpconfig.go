@@ -2,22 +2,22 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/config"
-	"github.com/orca-agent/orca/workspace"
 )
 
 // scopeFile opens the file of scope, for workspace ws (which must be one:
 // a mistyped -w makes no folders) or the user.
 func scopeFile(o options, ws, scope string) (*config.MCPServersFile, error) {
+	if !slices.Contains(config.MCPScopes, scope) {
+		return nil, usageErrorf("--scope %q is not local, project or user", scope)
+	}
 	root := ""
 	if scope == "local" || scope == "project" {
 		var err error
@@ -25,14 +25,7 @@ func scopeFile(o options, ws, scope string) (*config.MCPServersFile, error) {
 			return nil, err
 		}
 	}
-	path, err := config.MCPScopeFile(scope, root, o.userConfigDir())
-	if errors.Is(err, workspace.ErrOutside) {
-		return nil, &exitError{code: exitUsage, err: err}
-	}
-	if err != nil {
-		return nil, usageErrorf("--%v", err)
-	}
-	f, err := config.ReadMCPServersFile(path)
+	f, err := config.OpenMCPScope(scope, root, o.userConfigDir())
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -51,10 +44,13 @@ func mcpAddCommand(o options) *cobra.Command {
 		Use:   "add [flags] NAME -- COMMAND [ARGS...] | add --transport http|sse NAME URL",
 		Short: "Add an MCP server to a settings file (or the workspace's .mcp.json), as claude mcp add does",
 		Long: `Add an MCP server, in Claude Code's format, to the file of --scope:
-local (the workspace's .orca/settings.local.json: yours, this workspace,
-not checked in — the default), project (the workspace's .mcp.json, shared:
-its servers start only in a trusted workspace, once approved) or user
-(your settings, every workspace). A server of that name in the file is
+local (yours, for this workspace: kept in ~/.config/orca/local.json, by
+the workspace's path, as claude mcp add keeps its local scope in
+~/.claude.json — the default), project (the workspace's .mcp.json,
+shared: its servers start only in a trusted workspace, once approved, in
+the OS sandbox) or user (your settings, every workspace). Your servers —
+local and user — start trusted or not, and run as you, outside the OS
+sandbox, as Claude Code runs them (npx can fetch its package). A server of that name in the file is
 replaced. ${VAR} in the command, arguments, environment, URL and headers
 is kept as written and read when orca starts the server. The file is
 written back with its keys sorted.`,
@@ -120,7 +116,7 @@ written back with its keys sorted.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s MCP server %s in %s\n", verb, name, file.Path)
 			trusted := true
-			if f.scope != "user" {
+			if f.scope == "project" {
 				dir := o.userConfigDir()
 				trusted = dir != "" && config.NewTrustStore(dir).Trusted(f.workspace)
 			}
@@ -139,14 +135,13 @@ written back with its keys sorted.`,
 					}
 				}
 			}
-			switch {
-			case f.scope == "project":
+			switch f.scope {
+			case "project":
 				fmt.Fprintf(cmd.OutOrStdout(), "It starts in a trusted workspace once approved: \"enabledMcpjsonServers\": [%q] in a settings file.\n", name)
-			case !trusted:
-				// A workspace's own files apply only once it is trusted:
-				// say so now, not at the first run that skips the server.
-				ws, _ := filepath.Abs(f.workspace)
-				fmt.Fprintf(cmd.OutOrStdout(), "It starts once the workspace is trusted: orca trust %s (or --trust for one run).\n", ws)
+			case "local":
+				fmt.Fprintln(cmd.OutOrStdout(), "It is yours: it starts in this workspace's runs, trusted or not, as you (outside the OS sandbox).")
+			default:
+				fmt.Fprintln(cmd.OutOrStdout(), "It is yours: it starts in every workspace's runs, as you (outside the OS sandbox).")
 			}
 			return nil
 		},

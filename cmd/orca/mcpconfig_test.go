@@ -21,29 +21,34 @@ func TestMCPAddGetRemove(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Added MCP server files") {
 		t.Fatalf("add: exit %d\n%s%s", code, out, stderr)
 	}
-	// The workspace is not trusted: its own files' servers do not start
-	// yet, and add says so at once.
-	if !strings.Contains(out, "It starts once the workspace is trusted: orca trust "+ws) {
+	// The local scope is the user's, outside the workspace: its servers
+	// start trusted or not, and add says so.
+	localFile := filepath.Join(o.configDir, "orca", "local.json")
+	if !strings.Contains(out, localFile) || !strings.Contains(out, "It is yours: it starts in this workspace's runs, trusted or not") {
 		t.Errorf("add in an untrusted workspace says:\n%s", out)
 	}
 	if out, _, _ := orcaWith(t, t.Context(), o, "", "mcp", "add", "--scope", "user", "mine", "--", "cat"); strings.Contains(out, "trusted") {
 		t.Errorf("add to the user's scope speaks of trust:\n%s", out)
 	}
 	var local struct {
-		Permissions struct{ Allow []string }
-		MCPServers  map[string]struct {
-			Command string
-			Args    []string
-			Env     map[string]string
-		} `json:"mcpServers"`
+		Projects map[string]struct {
+			MCPServers map[string]struct {
+				Command string
+				Args    []string
+				Env     map[string]string
+			} `json:"mcpServers"`
+		}
 	}
-	data, _ := os.ReadFile(filepath.Join(ws, ".orca", "settings.local.json"))
+	data, _ := os.ReadFile(localFile)
 	if err := json.Unmarshal(data, &local); err != nil {
 		t.Fatal(err)
 	}
-	f := local.MCPServers["files"]
-	if f.Command != "npx" || strings.Join(f.Args, " ") != "-y @modelcontextprotocol/server-filesystem ." || f.Env["LEVEL"] != "${LEVEL:-info}" || len(local.Permissions.Allow) != 1 {
-		t.Errorf("settings.local.json:\n%s", data)
+	f := local.Projects[ws].MCPServers["files"]
+	if f.Command != "npx" || strings.Join(f.Args, " ") != "-y @modelcontextprotocol/server-filesystem ." || f.Env["LEVEL"] != "${LEVEL:-info}" {
+		t.Errorf("%s:\n%s", localFile, data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(ws, ".orca", "settings.local.json")); string(data) != `{"permissions": {"allow": ["Read"]}}` {
+		t.Errorf("the workspace's settings.local.json changed:\n%s", data)
 	}
 
 	out, _, code = orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "--scope", "project", "--transport", "http", "-H", "Authorization: Bearer ${TOKEN}", "docs", "https://mcp.example.com/mcp")
@@ -61,19 +66,22 @@ func TestMCPAddGetRemove(t *testing.T) {
 	if _, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "--transport", "http", "bad", "ftp://x"); code != 2 || !strings.Contains(stderr, "not an http or https URL") {
 		t.Errorf("a bad URL: exit %d\n%s", code, stderr)
 	}
+	if out, _, code := orcaWith(t, t.Context(), o, "", "mcp", "get", "-w", ws, "files"); code != 0 || !strings.Contains(out, "files (local scope, "+localFile+")") {
+		t.Errorf("get files: exit %d\n%s", code, out)
+	}
 	// A name orca could not read back is refused, and the file kept.
-	before, _ := os.ReadFile(filepath.Join(ws, ".orca", "settings.local.json"))
+	before, _ := os.ReadFile(localFile)
 	if _, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "my server", "--", "cat"); code != 2 || !strings.Contains(stderr, "a server's name is letters") {
 		t.Errorf("a bad name: exit %d\n%s", code, stderr)
 	}
-	if after, _ := os.ReadFile(filepath.Join(ws, ".orca", "settings.local.json")); string(after) != string(before) {
+	if after, _ := os.ReadFile(localFile); string(after) != string(before) {
 		t.Errorf("a refused add changed the file:\n%s", after)
 	}
 	out, _, code = orcaWith(t, t.Context(), o, "", "mcp", "remove", "-w", ws, "files")
 	if code != 0 || !strings.Contains(out, "Removed MCP server files") {
 		t.Errorf("remove: exit %d\n%s", code, out)
 	}
-	if data, _ := os.ReadFile(filepath.Join(ws, ".orca", "settings.local.json")); strings.Contains(string(data), "npx") || !strings.Contains(string(data), "Read") {
+	if data, _ := os.ReadFile(localFile); strings.Contains(string(data), "npx") || strings.Contains(string(data), ws) {
 		t.Errorf("after remove:\n%s", data)
 	}
 	if _, _, code := orcaWith(t, t.Context(), o, "", "mcp", "remove", "-w", ws, "files"); code != 2 {
@@ -87,12 +95,30 @@ func TestMCPAddGetRemove(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
 		t.Errorf("add made folders for a missing workspace: %v", err)
 	}
-	// Trusted, it says nothing of trust.
-	if _, stderr, code := orcaWith(t, t.Context(), o, "", "trust", ws); code != 0 {
-		t.Fatalf("trust: exit %d\n%s", code, stderr)
+}
+
+// The servers the user adds — local scope, kept outside the workspace,
+// and user scope — start in a workspace that is not trusted, and run as
+// the user, outside the OS sandbox (npx can fetch its package, as in
+// Claude Code); a repository's own .orca/settings.local.json gains
+// nothing.
+func TestYourMCPServersStartAsYou(t *testing.T) {
+	requireSandbox(t)
+	home, cfgDir := attackHome(t)
+	ws := t.TempDir()
+	marker := filepath.Join(home, "local-ran")
+	o := options{configDir: cfgDir}
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "helper", "--", "sh", "-c", "touch "+marker+"; exec cat"); code != 0 {
+		t.Fatalf("add: %s", stderr)
 	}
-	if out, _, _ := orcaWith(t, t.Context(), o, "", "mcp", "add", "-w", ws, "later", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "."); !strings.Contains(out, "Added MCP server later") || strings.Contains(out, "trusted") {
-		t.Errorf("add in a trusted workspace says:\n%s", out)
+	// Planted in the repository, a project file: it waits for trust.
+	writeFileAt(t, ws, ".orca/settings.local.json", `{"mcpServers": {"planted": {"command": "sh", "args": ["-c", "touch `+filepath.Join(home, "planted-ran")+`; exec cat"]}}}`)
+	stdout, stderr, _ := orcaWith(t, t.Context(), o, "", "mcp", "list", "-w", ws)
+	if !fileExists(marker) {
+		t.Errorf("the local scope's server did not start as you (outside the sandbox), untrusted:\n%s%s", stdout, stderr)
+	}
+	if fileExists(filepath.Join(home, "planted-ran")) || strings.Contains(stdout, "planted") {
+		t.Errorf("the repository's own server started untrusted:\n%s%s", stdout, stderr)
 	}
 }
 
@@ -151,5 +177,26 @@ func TestFilesWithByteOrderMark(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(ws, ".mcp.json"))
 	if err := json.Unmarshal(data, &top); err != nil || top.MCPServers["old"] == nil || top.MCPServers["new"] == nil {
 		t.Errorf(".mcp.json after add (%v):\n%s", err, data)
+	}
+}
+
+// A project's server runs in the OS sandbox: when it fails for what the
+// sandbox withholds (the network, here), the failure says so and names
+// the fix, with the server's stderr.
+func TestSandboxedServerFailureSaysWhy(t *testing.T) {
+	requireSandbox(t)
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir()}
+	writeFileAt(t, ws, ".mcp.json", `{"mcpServers": {"fetcher": {"command": "sh", "args": ["-c", "echo 'npm error code ENOTFOUND registry.npmjs.org' >&2; exit 1"]}}}`)
+	writeFileAt(t, o.configDir, "orca/settings.json", `{"enableAllProjectMcpServers": true}`)
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "trust", ws); code != 0 {
+		t.Fatal(stderr)
+	}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "list", "-w", ws)
+	for _, want := range []string{"✗ fetcher (stdio): failed:", "its stderr ends: npm error code ENOTFOUND", "it could not reach the network, which the OS sandbox does not give it",
+		`sandbox.network.allowedDomains ["*"]`, "sandbox.excludedCommands", "orca mcp add --scope local or user"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("mcp list lacks %q: exit %d\n%s%s", want, code, stdout, stderr)
+		}
 	}
 }
