@@ -71,3 +71,20 @@ func TestMisspelledSettingsAndDoctor(t *testing.T) {
 		t.Errorf("doctor --json: %+v", d)
 	}
 }
+
+// The first run in a git repository says once that .orca/.gitignore is
+// meant to be committed; the next run says nothing of it.
+func TestFirstRunSaysToCommitTheStateIgnore(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	gitAs(t, ws, "init", "-q")
+	hi := writeScript(t, `{"text": "hi"}`)
+	const says = "commit .orca/.gitignore"
+	_, stderr, code := orca(t, t.Context(), "", "run", "--script", hi, "-w", ws, "x")
+	if code != 0 || strings.Count(stderr, says) != 1 || !fileExists(filepath.Join(ws, ".orca", ".gitignore")) {
+		t.Errorf("first run: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, _ := orca(t, t.Context(), "", "run", "--script", hi, "-w", ws, "x"); strings.Contains(stderr, says) {
+		t.Errorf("second run says it again:\n%s", stderr)
+	}
+}

@@ -45,10 +45,6 @@ func named(evs []jsonEvent, name string) []jsonEvent {
 	return out
 }
 
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
 
 func TestRunDenyFlag(t *testing.T) {
 	t.Parallel()

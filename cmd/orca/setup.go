@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -322,9 +325,14 @@ func openApp(ctx context.Context, cfg app.Config, stderr io.Writer) (*app.App, e
 	if cfg.Logger == nil {
 		cfg.Logger = tui.Warnings(stderr, warningPrefix)
 	}
+	_, statErr := os.Lstat(filepath.Join(cfg.Workspace, ".orca"))
 	a, err := app.Open(ctx, cfg)
 	if err != nil {
 		return nil, fromApp(err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) && fileExists(filepath.Join(a.Root(), ".orca", ".gitignore")) && fileExists(filepath.Join(a.Root(), ".git")) {
+		// Said once: the next run finds the folder.
+		fmt.Fprintln(stderr, "orca: made .orca/ to keep this workspace's sessions; commit .orca/.gitignore, which keeps orca's own files (the store, its runs) out of git")
 	}
 	reportWarnings(stderr, a.Warnings(), a.Root())
 	if err := a.SandboxError(); err != nil {
@@ -371,4 +379,9 @@ func checkWorkspace(dir string) (string, error) {
 		return "", fromApp(err)
 	}
 	return root, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
