@@ -67,6 +67,18 @@ type Approvals interface {
 	Rules(ctx context.Context, runtimeID, sessionID string) ([]string, error)
 }
 
+// GrantEditor is Approvals that can say what was granted, by scope, and
+// take a rule back: what a person reviews and revokes (orca chat's
+// /permissions). MemoryApprovals and config.ApprovalStore are ones.
+type GrantEditor interface {
+	Approvals
+	// Granted returns the rules granted for every session of runtimeID
+	// (agent) and for sessionID alone (session), in the order given.
+	Granted(ctx context.Context, runtimeID, sessionID string) (agent, session []string, err error)
+	// Revoke removes rule from both and reports whether it was there.
+	Revoke(ctx context.Context, runtimeID, sessionID, rule string) (bool, error)
+}
+
 // MemoryApprovals is the in-memory Approvals, the default of a runtime
 // given none: its approvals last as long as the runtime.
 type MemoryApprovals struct {
@@ -102,6 +114,28 @@ func (m *MemoryApprovals) Rules(_ context.Context, runtimeID, sessionID string) 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append(slices.Clone(m.agent[runtimeID]), m.session[[2]string{runtimeID, sessionID}]...), nil
+}
+
+// Granted implements GrantEditor.
+func (m *MemoryApprovals) Granted(_ context.Context, runtimeID, sessionID string) (agent, session []string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.agent[runtimeID]), slices.Clone(m.session[[2]string{runtimeID, sessionID}]), nil
+}
+
+// Revoke implements GrantEditor.
+func (m *MemoryApprovals) Revoke(_ context.Context, runtimeID, sessionID, rule string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := [2]string{runtimeID, sessionID}
+	a, s := len(m.agent[runtimeID]), len(m.session[k])
+	if a > 0 {
+		m.agent[runtimeID] = slices.DeleteFunc(m.agent[runtimeID], func(r string) bool { return r == rule })
+	}
+	if s > 0 {
+		m.session[k] = slices.DeleteFunc(m.session[k], func(r string) bool { return r == rule })
+	}
+	return len(m.agent[runtimeID]) < a || len(m.session[k]) < s, nil
 }
 
 // approved reports whether the approved rules allow req for the turn's

@@ -193,6 +193,7 @@ type Config struct {
 // one agent in one workspace. Its methods are safe for concurrent use.
 type App struct {
 	cfg       Config
+	approvals agent.GrantEditor // the "always allow" approvals
 	rows      *observe.Rows
 	root      string
 	configDir string
@@ -402,12 +403,13 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	// "Always allow" approvals live in the user's configuration folder,
 	// where the workspace (a cloned repository's .orca/orca.db, the
 	// agent's own commands) cannot add any.
-	var approvals agent.Approvals = &agent.MemoryApprovals{}
+	var approvals agent.GrantEditor = &agent.MemoryApprovals{}
 	if a.configDir != "" {
 		if approvals, err = config.NewApprovalStore(a.configDir, a.root); err != nil {
 			return nil, err
 		}
 	}
+	a.approvals = approvals
 	// Hooks read the conversation as Claude Code's hooks do, from a
 	// transcript file (transcript_path), kept only when some hook could
 	// read it.
@@ -666,6 +668,10 @@ func (a *App) MemoryFiles() []string {
 	}
 	return out
 }
+
+// Grants returns the "always allow" approvals of the App's runtime: what a
+// person granted, to review and revoke.
+func (a *App) Grants() agent.GrantEditor { return a.approvals }
 
 // Runtime returns the agent runtime.
 func (a *App) Runtime() *agent.Runtime { return a.rt }

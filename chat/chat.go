@@ -60,7 +60,8 @@ Shift+Enter; ↑ and ↓ recall what you typed before).
   /compact [instructions]  summarise the older conversation, to free the model's context
   /cost                    what the session has spent, and its budget
   /model [NAME]            the provider and model the chat talks to; with a NAME (or an alias: sonnet, opus, haiku), the next turns use it
-  /permissions             the permission mode and the allow, ask and deny rules in force
+  /permissions             the permission mode, the rules in force and what you granted ([a] answers)
+  /permissions revoke N    take back grant N (or RULE) that /permissions lists
   /resume [ID]             the workspace's other sessions; with an ID, go on in that one
   /clear                   end this session (it is kept) and go on in a new one
   /approve, /deny [why]    decide the call of this session parked for approval (orca run --park-approvals): its turn goes on
@@ -608,7 +609,11 @@ func (c *chat) line(ctx context.Context, s string) {
 		}
 		c.prompt()
 	case "/permissions":
-		c.con.note(c.permissionsNote())
+		if arg := strings.TrimSpace(strings.TrimPrefix(trimmed, "/permissions")); arg != "" {
+			c.con.note(c.revokeGrant(ctx, arg))
+		} else {
+			c.con.note(c.permissionsNote(ctx))
+		}
 		c.prompt()
 	case "/resume":
 		if id := strings.TrimSpace(strings.TrimPrefix(trimmed, "/resume")); id != "" {

@@ -242,3 +242,41 @@ func TestLastOutputIsTheLastCallsWhole(t *testing.T) {
 		t.Errorf("a fork's call is kept: %v", u.heads)
 	}
 }
+
+// /permissions lists what [a] answers granted, numbered, by scope, and
+// /permissions revoke N (or RULE) takes one back: the next listing, and
+// the approvals the runtime reads, no longer have it.
+func TestPermissionsListsAndRevokesGrants(t *testing.T) {
+	dir := t.TempDir()
+	ctx := t.Context()
+	c, a, ls, out := chatOver(t, app.Config{Workspace: dir, Model: app.ModelConfig{Script: writeScript(t, dir, `[{"text": "hi"}]`)}},
+		"s", "/permissions\n/permissions revoke 1\n/permissions revoke Bash(nope:*)\n/permissions revoke 9\n/permissions\n")
+	g := a.Grants()
+	if err := g.Grant(ctx, a.Runtime().ID(), "s", policy.ScopeSession, []string{"Bash(sleep:*)"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Grant(ctx, a.Runtime().ID(), "s", policy.ScopeAgent, []string{"Edit(src/**)"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx, a, ls); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"    1. Bash(sleep:*) (this session)\n",
+		"    2. Edit(src/**) (every session of this agent here)\n",
+		"Revoked Bash(sleep:*): the calls it allowed are asked about again.",
+		"✗ Bash(nope:*) is not granted here",
+		"✗ no grant 9: /permissions lists 1",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the chat did not show %q:\n%s", want, got)
+		}
+	}
+	if last := got[strings.LastIndex(got, "Permission mode"):]; strings.Contains(last, "sleep") || !strings.Contains(last, "1. Edit(src/**)") {
+		t.Errorf("the last listing:\n%s", last)
+	}
+	if rules, _ := g.Rules(ctx, a.Runtime().ID(), "s"); len(rules) != 1 || rules[0] != "Edit(src/**)" {
+		t.Errorf("the runtime's approvals: %v", rules)
+	}
+}

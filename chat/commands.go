@@ -3,6 +3,8 @@ package chat
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/orca-agent/orca/app"
@@ -44,8 +46,9 @@ func (c *chat) switchModel(ctx context.Context, name string) {
 	c.showStatus(ctx)
 }
 
-// permissionsNote is /permissions: the mode and the rules in force.
-func (c *chat) permissionsNote() string {
+// permissionsNote is /permissions: the mode, the rules in force and the
+// grants of [a] answers, numbered for /permissions revoke.
+func (c *chat) permissionsNote(ctx context.Context) string {
 	cfg := c.app.Config()
 	rules, err := c.app.Settings().Rules()
 	if err != nil {
@@ -77,8 +80,66 @@ func (c *chat) permissionsNote() string {
 		}
 		fmt.Fprintf(&b, "  %-6s %s\n", l.name, strings.Join(names, ", "))
 	}
-	b.WriteString("Deny beats ask beats allow. An [a] answer adds an allow rule for the rest of this session.")
+	agentRules, sessionRules, err := c.grants(ctx)
+	switch {
+	case err != nil:
+		fmt.Fprintf(&b, "✗ the grants: %v\n", err)
+	case len(agentRules)+len(sessionRules) == 0:
+		b.WriteString("  granted none (an [a] answer grants an allow rule for the rest of this session)\n")
+	default:
+		b.WriteString("  granted (by [a] answers; /permissions revoke N takes one back):\n")
+		n := 0
+		for _, l := range []struct {
+			rules []string
+			scope string
+		}{{sessionRules, "this session"}, {agentRules, "every session of this agent here"}} {
+			for _, r := range l.rules {
+				n++
+				fmt.Fprintf(&b, "    %d. %s (%s)\n", n, r, l.scope)
+			}
+		}
+	}
+	b.WriteString("Deny beats ask beats allow.")
 	return b.String()
+}
+
+// grants returns what was granted for every session of the chat's agent
+// and for its session.
+func (c *chat) grants(ctx context.Context) (agentRules, sessionRules []string, err error) {
+	g := c.app.Grants()
+	if g == nil {
+		return nil, nil, nil
+	}
+	return g.Granted(ctx, c.app.Runtime().ID(), c.ls.ID())
+}
+
+// revokeGrant is /permissions revoke N (or RULE): the grant taken back.
+func (c *chat) revokeGrant(ctx context.Context, arg string) string {
+	what, ok := strings.CutPrefix(arg, "revoke")
+	what = strings.TrimSpace(what)
+	if !ok || what == "" {
+		return "Usage: /permissions revoke N (a grant's number in /permissions), or /permissions revoke RULE"
+	}
+	agentRules, sessionRules, err := c.grants(ctx)
+	if err != nil {
+		return "✗ the grants: " + err.Error()
+	}
+	all := append(slices.Clone(sessionRules), agentRules...)
+	rule := what
+	if n, err := strconv.Atoi(what); err == nil {
+		if n < 1 || n > len(all) {
+			return fmt.Sprintf("✗ no grant %d: /permissions lists %d", n, len(all))
+		}
+		rule = all[n-1]
+	}
+	removed, err := c.app.Grants().Revoke(ctx, c.app.Runtime().ID(), c.ls.ID(), rule)
+	switch {
+	case err != nil:
+		return "✗ revoking " + rule + ": " + err.Error()
+	case !removed:
+		return fmt.Sprintf("✗ %s is not granted here: /permissions lists the grants", rule)
+	}
+	return "Revoked " + rule + ": the calls it allowed are asked about again."
 }
 
 // resumeNote is /resume: the workspace's other sessions, most recently

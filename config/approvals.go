@@ -108,6 +108,44 @@ func (s *ApprovalStore) Rules(_ context.Context, runtimeID, sessionID string) ([
 	return append(slices.Clone(ra.Agent), ra.Sessions[sessionID]...), nil
 }
 
+// Granted returns the rules granted for every session of runtimeID
+// (agent) and for sessionID (session); see agent.GrantEditor.
+func (s *ApprovalStore) Granted(_ context.Context, runtimeID, sessionID string) (agent, session []string, err error) {
+	f, err := s.read()
+	if err != nil {
+		return nil, nil, err
+	}
+	ra := f.Workspaces[s.workspace][runtimeID]
+	if ra == nil {
+		return nil, nil, nil
+	}
+	return slices.Clone(ra.Agent), slices.Clone(ra.Sessions[sessionID]), nil
+}
+
+// Revoke removes rule from the rules granted for every session of
+// runtimeID and for sessionID, and reports whether it was there.
+func (s *ApprovalStore) Revoke(_ context.Context, runtimeID, sessionID, rule string) (bool, error) {
+	removed := false
+	err := lockedUpdate(s.path, "approvals", s.read, func(f *approvalsFile) bool {
+		ra := f.Workspaces[s.workspace][runtimeID]
+		if ra == nil {
+			return false
+		}
+		drop := func(r string) bool { return r == rule }
+		a, n := len(ra.Agent), len(ra.Sessions[sessionID])
+		ra.Agent = slices.DeleteFunc(ra.Agent, drop)
+		if n > 0 {
+			ra.Sessions[sessionID] = slices.DeleteFunc(ra.Sessions[sessionID], drop)
+			if len(ra.Sessions[sessionID]) == 0 {
+				delete(ra.Sessions, sessionID)
+			}
+		}
+		removed = len(ra.Agent) < a || len(ra.Sessions[sessionID]) < n
+		return removed
+	})
+	return removed, err
+}
+
 // read reads the store; a store that does not exist is empty.
 func (s *ApprovalStore) read() (*approvalsFile, error) {
 	return readJSON[approvalsFile](s.path, "approvals")

@@ -52,6 +52,20 @@ func TestApprovalStore(t *testing.T) {
 	if err := s.Grant(ctx, "rt", "s1", policy.ScopeOnce, []string{"x"}); err == nil {
 		t.Error("a once approval was stored")
 	}
+	// Listed by scope, and revoked from both.
+	agentRules, sessionRules, err := s.Granted(ctx, "rt", "s1")
+	slices.Sort(agentRules)
+	if err != nil || !slices.Equal(agentRules, []string{"Bash(go test:*)", "Bash(make:*)"}) || !slices.Equal(sessionRules, []string{"Edit(src/**)"}) {
+		t.Errorf("granted: %q, %q, %v", agentRules, sessionRules, err)
+	}
+	for rule, want := range map[string]bool{"Edit(src/**)": true, "Bash(make:*)": true, "Bash(never:*)": false} {
+		if removed, err := s.Revoke(ctx, "rt", "s1", rule); removed != want || err != nil {
+			t.Errorf("Revoke(%s) = %v, %v", rule, removed, err)
+		}
+	}
+	if got, _ := s.Rules(ctx, "rt", "s1"); !slices.Equal(got, []string{"Bash(go test:*)"}) {
+		t.Errorf("after revoking: %q", got)
+	}
 	// A store that cannot be read is an error, not an empty list that
 	// would hide the problem.
 	os.WriteFile(filepath.Join(cfgDir, "orca", "approvals.json"), []byte("{oops"), 0o600)

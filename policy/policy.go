@@ -1059,7 +1059,8 @@ func suggestFor(c *call) []string {
 }
 
 // suggestCommand returns tool(<first words>:*) for a simple command: its
-// assignments, its name and a second word that looks like a subcommand.
+// assignments, its name and, for a command of subcommands (git, npm, go …),
+// a second word that looks like one.
 func suggestCommand(tool string, cmd *simpleCmd) string {
 	var ws []string
 	i := 0
@@ -1073,10 +1074,27 @@ func suggestCommand(tool string, cmd *simpleCmd) string {
 		return ""
 	}
 	ws = append(ws, quoteWord(cmd.words[i]))
-	if i+1 < len(cmd.words) && subcommand(cmd.words[i+1]) {
+	if i+1 < len(cmd.words) && subcommands[path.Base(cmd.words[i].val)] && subcommand(cmd.words[i+1]) {
 		ws = append(ws, cmd.words[i+1].val)
 	}
 	return tool + "(" + strings.Join(ws, " ") + ":*)"
+}
+
+// subcommands are the commands whose second word is a subcommand (git
+// status, npm test, go build), which a suggested rule keeps: Bash(git
+// status:*) rather than all of git. For the rest the second word is an
+// argument (sleep 30, echo made), and the rule is the command's:
+// Bash(sleep:*). Commands that run another (sudo, npx) keep the next word
+// too.
+var subcommands = map[string]bool{
+	"git": true, "gh": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "deno": true, "go": true, "cargo": true, "rustup": true,
+	"docker": true, "podman": true, "kubectl": true, "helm": true, "terraform": true, "make": true, "just": true, "mvn": true, "gradle": true,
+	"dotnet": true, "pip": true, "pip3": true, "poetry": true, "uv": true, "pipenv": true, "conda": true, "brew": true, "apt": true, "apt-get": true,
+	"systemctl": true, "nix": true, "swift": true, "flutter": true, "dart": true, "mix": true, "rails": true, "bundle": true, "rake": true,
+	"composer": true, "nx": true, "turbo": true, "aws": true, "gcloud": true, "az": true, "hg": true, "svn": true, "jj": true,
+	// Commands that run the command named next: all of sudo is no rule
+	// to suggest.
+	"sudo": true, "doas": true, "npx": true, "pnpx": true, "bunx": true, "uvx": true, "xargs": true, "nohup": true, "nice": true,
 }
 
 // subcommand reports whether w looks like "status" in "git status" rather

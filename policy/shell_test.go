@@ -524,3 +524,30 @@ func TestBashAllowSideAttacks(t *testing.T) {
 		t.Run(c.name, c.run)
 	}
 }
+
+// A suggested rule keeps the second word only of a command that has
+// subcommands (git status, npm test) or runs the next one (sudo ls): the
+// second word of sleep 30 or echo made is an argument, and a rule with it
+// would allow that one call only.
+func TestBashSuggestionsGeneralise(t *testing.T) {
+	_, _, opts := testOptions(t)
+	p, err := New(ModeDefault, Rules{}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cmd, want := range map[string]string{
+		"sleep 30":             "Bash(sleep:*)",
+		"echo made x":          "Bash(echo:*)",
+		"python3 manage.py":    "Bash(python3:*)",
+		"git status --short":   "Bash(git status:*)",
+		"npm test":             "Bash(npm test:*)",
+		"go build ./...":       "Bash(go build:*)",
+		"sudo ls":              "Bash(sudo ls:*)",
+		"npx prettier --check": "Bash(npx prettier:*)",
+		"make":                 "Bash(make:*)",
+	} {
+		if v := p.Decide(declared(Request{ToolName: "Bash", Input: bashInput(t, cmd)})); v.Suggest != want {
+			t.Errorf("Decide(%q).Suggest = %q, want %q", cmd, v.Suggest, want)
+		}
+	}
+}
