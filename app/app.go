@@ -669,6 +669,22 @@ func (a *App) MemoryFiles() []string {
 	return out
 }
 
+// responses returns the model's responses session id has had: its
+// assistant messages, compacted ones too.
+func (a *App) responses(ctx context.Context, id string) []llm.Message {
+	recs, err := a.store.Records(ctx, id, store.RecordFilter{IncludeCompacted: true})
+	if err != nil {
+		return nil
+	}
+	var out []llm.Message
+	for _, r := range recs {
+		if r.Kind == store.KindMessage && r.Message.Role == llm.RoleAssistant {
+			out = append(out, r.Message)
+		}
+	}
+	return out
+}
+
 // Grants returns the "always allow" approvals of the App's runtime: what a
 // person granted, to review and revoke.
 func (a *App) Grants() agent.GrantEditor { return a.approvals }
@@ -899,6 +915,12 @@ type SessionOptions struct {
 	// Cleared: the new session replaces one the user cleared
 	// (session.OpenOptions.Cleared).
 	Cleared bool
+	// GoOn: the session goes on with its turn that parked a call. The
+	// scripted model (ModelConfig.Script) then goes on where the script
+	// stood when the script is the one that parked it (its response there
+	// is the session's last: script.File.Given); another script starts at
+	// its first response.
+	GoOn bool
 }
 
 // Session opens a live session: the one ID names, the workspace's latest
@@ -930,7 +952,7 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 	if opts.Fork {
 		forked := session.NewID()
 		if a.model.fill != nil {
-			a.model.fill(forked)
+			a.model.fill(forked, nil)
 		}
 		ls, err = a.router.Fork(ctx, id, forked, session.OpenOptions{OnEvent: opts.OnEvent, Wait: opts.Wait})
 		if errors.Is(err, store.ErrNotFound) {
@@ -938,7 +960,11 @@ func (a *App) Session(ctx context.Context, opts SessionOptions) (*session.LiveSe
 		}
 	} else {
 		if a.model.fill != nil {
-			a.model.fill(id)
+			var done []llm.Message
+			if opts.GoOn {
+				done = a.responses(ctx, id)
+			}
+			a.model.fill(id, done)
 		}
 		ls, err = a.router.Open(ctx, id, session.OpenOptions{OnEvent: opts.OnEvent, Wait: opts.Wait, CallsNotStarted: opts.CallsNotStarted, Cleared: opts.Cleared})
 	}

@@ -69,7 +69,7 @@ func ProviderList() string {
 // stand for on it.
 type model struct {
 	client  llm.Client
-	fill    func(sessionID string)
+	fill    func(sessionID string, done []llm.Message)
 	cfg     provider.Config
 	aliases map[string]string
 }
@@ -196,7 +196,7 @@ func modelGiven(p string, getenv func(string) string, cs ...provider.Config) boo
 // loadScript reads a script file into a client that answers a session's
 // model calls from it: its routes once the session's id is known (fill),
 // the rest from its responses, in order.
-func loadScript(path string) (llm.Client, func(sessionID string), error) {
+func loadScript(path string) (llm.Client, func(sessionID string, done []llm.Message), error) {
 	f, err := script.ParseFile(path)
 	if err != nil {
 		return nil, nil, &ConfigError{Err: err}
@@ -210,7 +210,7 @@ func loadScript(path string) (llm.Client, func(sessionID string), error) {
 			"or {\"routes\": {\"main\": [...], \"subagent\": [...]}}", path)
 	}
 	c := script.New()
-	return c, func(sessionID string) { f.Install(c, sessionID) }, nil
+	return c, func(sessionID string, done []llm.Message) { f.InstallFrom(c, sessionID, f.Given(done)) }, nil
 }
 
 // ErrNoProvider is wrapped by Open's *ConfigError when nothing chose a

@@ -350,3 +350,36 @@ func TestParkedTurnGoesOnWithoutAPrompt(t *testing.T) {
 		t.Errorf("an empty session was started:\n%s", out)
 	}
 }
+
+// The example of orca run --help, word for word: park, approve, go on
+// with the same script — the continued run goes on from the response
+// after the parked call's, runs the approved call once and answers (it
+// used to read the script from its start and park the call again).
+func TestParkApproveGoOnWithTheSameScript(t *testing.T) {
+	ws := t.TempDir()
+	fix := writeScript(t, bashCall("p1", "echo parked >> ran"), `{"text": "Fixed."}`)
+	if _, stderr, code := orca(t, t.Context(), "", "run", "--script", fix, "-w", ws, "--park-approvals", "--session", "s1", "--no-sandbox", "Fix the failing test"); code != exitParked {
+		t.Fatalf("the parking run: exit %d\n%s", code, stderr)
+	}
+	stdout, _, _ := orca(t, t.Context(), "", "approvals", "-w", ws, "--json")
+	var list struct {
+		Parked []serve.Parked `json:"parked"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil || len(list.Parked) != 1 {
+		t.Fatalf("orca approvals: %s (%v)", stdout, err)
+	}
+	if _, stderr, code := orca(t, t.Context(), "", "approve", "-w", ws, list.Parked[0].ID); code != 0 {
+		t.Fatalf("approve: %s", stderr)
+	}
+	stdout, stderr, code := orca(t, t.Context(), "", "run", "--script", fix, "-w", ws, "--session", "s1", "--no-sandbox", "--json")
+	evs := parseEvents(t, stdout)
+	if last := evs[len(evs)-1]; code != 0 || last.str("answer") != "Fixed." || last["iterations"] != 1.0 {
+		t.Errorf("going on with the same script: exit %d, %v\n%s", code, last, stderr)
+	}
+	if n := len(toolEvents(evs)); n != 1 {
+		t.Errorf("%d tool calls ended in the continued run, want the approved one alone (the script was read from its start):\n%s", n, stdout)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "ran")); string(b) != "parked\n" {
+		t.Errorf("the approved call ran %q", b)
+	}
+}

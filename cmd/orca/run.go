@@ -82,7 +82,9 @@ block (cat build.log | orca run "why does the build fail" -). Standard
 input is read only then. With --session or --continue and no PROMPT, the
 session's turn that parked a call (--park-approvals) goes on, once the call is
 decided ('orca approve', 'orca deny'): the call runs, or the model hears
-it was denied, and the turn ends as it would have.
+it was denied, and the turn ends as it would have. With the --script that
+parked it, the scripted model goes on from the response after the parked
+call's; another script starts at its first.
 
 Budgets cap the session as a whole, all its turns together: --budget-tokens,
 --budget-cost, --budget-tool-calls and --budget-time set the session's
@@ -281,6 +283,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 			}
 		}
 	}
+	f.goOn = input == ""
 	l, err := f.openSession(ctx, a, stderr, v.Feed)
 	if err != nil {
 		return err

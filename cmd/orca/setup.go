@@ -56,6 +56,8 @@ type agentFlags struct {
 	park bool
 	// result: stdout carries one result object (--output-format json).
 	result bool
+	// goOn: the run goes on with the session's parked turn (no prompt).
+	goOn bool
 	claude claudeFlags
 }
 
@@ -358,7 +360,7 @@ func fromApp(err error) error {
 // included, go to feed (nil: none), one at a time. The live session owns
 // a: closing it closes both, and so does an error.
 func (f *agentFlags) openSession(ctx context.Context, a *app.App, stderr io.Writer, feed func(event.Event)) (*live, error) {
-	ls, err := a.Session(ctx, app.SessionOptions{ID: f.session, Continue: f.cont, Fork: f.fork, OnEvent: feed})
+	ls, err := a.Session(ctx, app.SessionOptions{ID: f.session, Continue: f.cont, Fork: f.fork, OnEvent: feed, GoOn: f.goOn})
 	if err != nil {
 		a.Close()
 		return nil, fromApp(err)

@@ -127,12 +127,75 @@ type File struct {
 // own route, "compaction" its summariser's, "subagent:<name>" a fork of
 // that subagent, "subagent" any fork without a list of its own; the
 // responses list answers every call no route list covers.
-func (f *File) Install(c *Client, sessionID string) {
-	c.ScriptAny(f.Responses...)
+func (f *File) Install(c *Client, sessionID string) { f.InstallFrom(c, sessionID, 0) }
+
+// Given returns how many of the session's responses the script gave it,
+// done being the assistant messages the session has had: len(done) when
+// the script's response at that place is the last of them — the same
+// script, run again to go on where it stopped (a turn that parked a
+// call) — else 0 (another script, for what comes next). Pass it to
+// InstallFrom.
+func (f *File) Given(done []llm.Message) int {
+	rs := f.Responses
+	if main, ok := f.Routes["main"]; ok {
+		rs = main
+	}
+	n := len(done)
+	if n == 0 || n > len(rs) || !rs[n-1].gave(done[n-1]) {
+		return 0
+	}
+	return n
+}
+
+// gave reports whether m is the message r answers with: the same tool
+// calls (names and inputs), or the same text.
+func (r Response) gave(m llm.Message) bool {
+	var uses []llm.Block
+	for _, b := range m.Content {
+		if b.Type == llm.BlockToolUse {
+			uses = append(uses, b)
+		}
+	}
+	if len(r.ToolCalls) != len(uses) {
+		return false
+	}
+	if len(uses) == 0 {
+		return r.Text != "" && strings.TrimSpace(m.Text()) == strings.TrimSpace(r.Text)
+	}
+	for i, c := range r.ToolCalls {
+		if c.Name != uses[i].Name || !sameJSON(c.Input, uses[i].Input) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if len(a) == 0 {
+		a = json.RawMessage("{}")
+	}
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// InstallFrom is Install with the session's first skip responses left
+// out — those of its main route, or of Responses without one: a session
+// that goes on where an earlier run of the same script stopped (a turn
+// that parked a call) gets the responses after those it was given.
+func (f *File) InstallFrom(c *Client, sessionID string, skip int) {
+	rest := func(rs []Response) []Response { return rs[min(max(skip, 0), len(rs)):] }
+	if _, main := f.Routes["main"]; main {
+		c.ScriptAny(f.Responses...)
+	} else {
+		c.ScriptAny(rest(f.Responses)...)
+	}
 	for name, rs := range f.Routes {
 		switch {
 		case name == "main":
-			c.Script(sessionID, rs...)
+			c.Script(sessionID, rest(rs)...)
 		case name == "compaction":
 			c.Script(CompactionRoute(sessionID), rs...)
 		case name == "subagent":

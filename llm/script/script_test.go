@@ -260,3 +260,29 @@ func TestDelay(t *testing.T) {
 		}
 	})
 }
+
+// Given says how many of a session's responses a script gave it: all of
+// them when its response at that place is the session's last (the same
+// script, run again), none for another script.
+func TestGiven(t *testing.T) {
+	f, err := script.Parse(strings.NewReader(`{"responses": [{"tool_calls": [{"name": "Bash", "input": {"command": "x"}}]}, {"text": "done"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("id1", "Bash", json.RawMessage(`{ "command":"x" }`))}}
+	other := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("id1", "Bash", json.RawMessage(`{"command":"y"}`))}}
+	for _, tc := range []struct {
+		done []llm.Message
+		want int
+	}{
+		{nil, 0},
+		{[]llm.Message{call}, 1},
+		{[]llm.Message{other}, 0},
+		{[]llm.Message{call, {Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}}, 2},
+		{[]llm.Message{call, call, call}, 0},
+	} {
+		if got := f.Given(tc.done); got != tc.want {
+			t.Errorf("Given(%d messages) = %d, want %d", len(tc.done), got, tc.want)
+		}
+	}
+}
