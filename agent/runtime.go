@@ -458,6 +458,11 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			runner = *c.Sandbox
 		}
 		runner.Policy = sandbox.WorkspacePolicy(root, env.ConfigDir).Merge(runner.Policy).Merge(sandbox.Policy{Targets: c.Protected})
+		if cache := sandbox.WorkspaceCache(root); cache != "" && !runner.Disabled {
+			// The commands' caches persist, the workspace's own.
+			runner.Policy.Writable = append(runner.Policy.Writable, cache)
+			runner.Env = sandbox.CacheEnv(runner.Env, cache)
+		}
 		if dir, err := config.Dir(); err == nil && dir != env.ConfigDir {
 			// The trust store is there, whatever the runtime reads.
 			runner.Policy.Reserved = append(runner.Policy.Reserved, filepath.Join(dir, "orca"))

@@ -39,6 +39,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -111,6 +113,48 @@ func WorkspacePolicy(root, configDir string) Policy {
 		p.Reserved = append(p.Reserved, filepath.Join(configDir, "orca"))
 	}
 	return p
+}
+
+// WorkspaceCache returns the folder of the persistent caches of the
+// commands run in the workspace root — Go's build cache, npm's, pip's,
+// uv's, every tool that keeps its cache in $XDG_CACHE_HOME — made if
+// missing: $XDG_CACHE_HOME/orca/sandbox/<the root's digest> (default
+// ~/.cache/…). Sandboxed commands may write it (it is in their Policy's
+// Writable, and CacheEnv points the tools at it), so a second go test is
+// fast; nothing outside the sandbox reads it, so what a command leaves
+// there reaches neither the user's own builds nor another workspace's
+// commands. "" if there is no cache folder to have.
+func WorkspaceCache(root string) string {
+	base, err := os.UserCacheDir()
+	if err != nil || root == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(root)))
+	dir := filepath.Join(base, "orca", "sandbox", hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// CacheEnv returns env (DefaultEnv() if nil) with the tools' caches in
+// the folder dir (WorkspaceCache): XDG_CACHE_HOME (Go's build cache, pip,
+// uv …), GOCACHE (when the environment names one of its own),
+// npm_config_cache and YARN_CACHE_FOLDER.
+func CacheEnv(env []string, dir string) []string {
+	if env == nil {
+		env = DefaultEnv()
+	}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "XDG_CACHE_HOME", "GOCACHE", "npm_config_cache", "NPM_CONFIG_CACHE", "YARN_CACHE_FOLDER":
+			return true
+		}
+		return false
+	})
+	return append(out, "XDG_CACHE_HOME="+dir, "GOCACHE="+filepath.Join(dir, "go-build"),
+		"npm_config_cache="+filepath.Join(dir, "npm"), "YARN_CACHE_FOLDER="+filepath.Join(dir, "yarn"))
 }
 
 // TempDirs are the temp folders commands may write: os.TempDir(), /tmp

@@ -374,3 +374,36 @@ func TestCommandsRunInAWorktree(t *testing.T) {
 		t.Errorf("the repository's config is now %q", b)
 	}
 }
+
+// Sandboxed commands keep their caches (Go's build cache, npm's, XDG's)
+// in a folder of the workspace's own under the user's cache folder: they
+// may write it, it outlives the run, and another workspace's commands
+// have another.
+func TestSandboxedCommandsKeepTheirCaches(t *testing.T) {
+	requireSandbox(t)
+	home, cfgDir := attackHome(t)
+	t.Setenv("XDG_CACHE_HOME", "")
+	ws, other := t.TempDir(), t.TempDir()
+	probe := `echo "$GOCACHE|$XDG_CACHE_HOME|$npm_config_cache" && mkdir -p "$GOCACHE" && echo built > "$GOCACHE/probe"`
+	var caches []string
+	for _, w := range []string{ws, other} {
+		stdout, _ := runAs(t, cfgDir, "run", "--script", writeScript(t, bashCall("b", probe), `{"text": "done"}`), "-w", w, "--json", "--permission-mode", "bypass", "go")
+		ev := toolEventOf(t, parseEvents(t, stdout), "b")
+		out := ev.str("output")
+		if ev["is_error"] == true || !strings.HasPrefix(out, filepath.Join(home, ".cache", "orca", "sandbox")) {
+			t.Fatalf("the command's caches: %v", ev)
+		}
+		goCache, _, _ := strings.Cut(strings.TrimSpace(out), "|")
+		if b, err := os.ReadFile(filepath.Join(goCache, "probe")); string(b) != "built\n" {
+			t.Errorf("the cache was not written where it says: %q, %v", b, err)
+		}
+		caches = append(caches, goCache)
+	}
+	if caches[0] == caches[1] {
+		t.Errorf("two workspaces share a cache: %s", caches[0])
+	}
+	// The user's own Go build cache is not the commands'.
+	if strings.HasPrefix(caches[0], filepath.Join(home, ".cache", "go-build")) {
+		t.Errorf("the commands' cache is the user's: %s", caches[0])
+	}
+}
