@@ -60,8 +60,7 @@ Shift+Enter; ↑ and ↓ recall what you typed before).
   /compact [instructions]  summarise the older conversation, to free the model's context
   /cost                    what the session has spent, and its budget
   /model [NAME]            the provider and model the chat talks to; with a NAME (or an alias: sonnet, opus, haiku), the next turns use it
-  /permissions             the permission mode, the rules in force and what you granted ([a] answers)
-  /permissions revoke N    take back grant N (or RULE) that /permissions lists
+  /permissions [revoke N]  the permission mode, the rules in force and what you granted ([a] answers); revoke N takes grant N back
   /resume [ID]             the workspace's other sessions; with an ID, go on in that one
   /clear                   end this session (it is kept) and go on in a new one
   /approve, /deny [why]    decide the call of this session parked for approval (orca run --park-approvals): its turn goes on
@@ -977,6 +976,15 @@ func (c *console) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.w.Write(p)
+}
+
+// Terminal is the terminal's width, when the console writes to one (the
+// approver wraps its question's reason to it).
+func (c *console) Terminal() (int, bool) {
+	if tw, ok := c.w.(tui.TerminalWriter); ok {
+		return tw.Terminal()
+	}
+	return 0, false
 }
 
 func (c *console) err() error {

@@ -303,7 +303,19 @@ func (w *printer) wrap(s string) string {
 	if width <= 1 {
 		return s
 	}
-	return ansi.Hardwrap(s, width-1, true)
+	// At spaces (a word longer than a line is broken): /help's and
+	// /model's lines used to break mid-word.
+	return ansi.Wrap(s, width-1, "")
+}
+
+// Terminal is the terminal's width: the approver wraps its question's
+// reason to it, with the reason's indent.
+func (w *printer) Terminal() (int, bool) {
+	if w.width == nil {
+		return 0, false
+	}
+	n := w.width()
+	return n, n > 0
 }
 
 func (w *printer) flush() {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/charmbracelet/lipgloss"
 	"golang.org/x/term"
 
 	"github.com/orca-agent/orca/event"
@@ -32,11 +33,16 @@ func IsTerminal(f any) bool {
 // Approver is a policy.Approver that asks the person at the terminal about
 // each call the policy asks about: y allows it once, a allows it and what
 // the policy suggests (such as Bash(go test:*)) for the rest of the
-// session, n denies it. It asks one question at a time. Read and Out are
-// required; the rest is for a program that owns the terminal (orca chat).
+// session, n denies it. It asks one question at a time, and draws it the
+// same way wherever it asks: the question (in reverse video), the policy's
+// reason wrapped to the terminal under it, the keys, and, once answered,
+// the answer — so that what the call prints next starts on a line of its
+// own. Read and Out are required; the rest is for a program that owns the
+// terminal (orca chat).
 type Approver struct {
-	// Read reads the next line the person types, giving up when ctx ends
-	// (LineReader reads them from a stream).
+	// Read reads the next answer the person gives, giving up when ctx
+	// ends: a key (KeyReader, which takes one key at a terminal) or a line
+	// (LineReader).
 	Read func(ctx context.Context) (string, error)
 	// Out is where the question is written.
 	Out io.Writer
@@ -50,7 +56,8 @@ type Approver struct {
 	Ready func(ctx context.Context, toolUseID string) error
 	// Asking, if set, is told each question as it is asked — the call,
 	// the answer keys and what they do — after Begin: a terminal UI shows
-	// it, and takes only those keys (Ask).
+	// it in a bar of its own, with the keys, which Out then does not
+	// repeat (Ask).
 	Asking func(question, keys, choices string)
 
 	mu sync.Mutex
@@ -96,6 +103,63 @@ func (r *lineReader) readLine(ctx context.Context) (string, error) {
 	}
 }
 
+// KeyReader returns a function that reads one key at a time from in,
+// with the terminal in raw mode for that read alone (as orca chat takes
+// an answer): no Enter needed. A stream that is no terminal is read a
+// line at a time (LineReader). Ctrl-C is the interrupt it would have been
+// outside raw mode: the process gets SIGINT, and the read goes on until
+// ctx ends.
+func KeyReader(in io.Reader) func(ctx context.Context) (string, error) {
+	f, ok := in.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return LineReader(in)
+	}
+	r := &keyReader{f: f}
+	return r.readKey
+}
+
+type keyReader struct {
+	f       *os.File
+	pending chan line
+}
+
+func (r *keyReader) readKey(ctx context.Context) (string, error) {
+	fd := int(r.f.Fd())
+	old, err := term.MakeRaw(fd)
+	if err != nil {
+		return LineReader(r.f)(ctx)
+	}
+	defer term.Restore(fd, old)
+	for {
+		if r.pending == nil {
+			ch := make(chan line, 1)
+			go func() {
+				var b [1]byte
+				n, err := r.f.Read(b[:])
+				ch <- line{string(b[:n]), err}
+			}()
+			r.pending = ch
+		}
+		select {
+		case l := <-r.pending:
+			r.pending = nil
+			switch l.s {
+			case "\x03":
+				interrupt()
+				continue
+			case "\r", "\n", "":
+				if l.err != nil {
+					return "", EndOfInput(l.err)
+				}
+				continue
+			}
+			return l.s, EndOfInput(l.err)
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+}
+
 // EndOfInput says io.EOF the way a person reads it ("end of input"); other
 // errors are returned as they are.
 func EndOfInput(err error) error {
@@ -127,71 +191,173 @@ func (a *Approver) Approve(ctx context.Context, req policy.ApprovalRequest) (pol
 	if len(rules) == 0 && req.Verdict.Suggest != "" {
 		rules = []string{req.Verdict.Suggest}
 	}
-	choices := "[y] yes, once"
+	always := ""
 	if len(rules) > 0 {
-		choices += fmt.Sprintf("   [a] yes, and allow %s for this session", strings.Join(rules, ", "))
+		always = "yes, and allow " + Printable(strings.Join(rules, ", ")) + " for this session"
 	}
-	choices += "   [n] no › "
+	items := []string{"[y] yes, once"}
+	if always != "" {
+		items = append(items, "[a] "+always)
+	}
+	items = append(items, "[n] no ›")
 	// What the model chose (the call, the rules made of its words) is
 	// stripped of control sequences, and on a terminal the question is
 	// drawn in reverse video, which the model's text — stripped the same
 	// way — can never be: no answer the model wrote can pass for orca's
 	// question, nor cover it.
 	question := "? Allow " + Printable(call) + "?"
-	if a.Asking != nil {
-		keys, short := "yn", "[y] yes, once · [n] no (Esc)"
-		if len(rules) > 0 {
-			keys, short = "yan", "[y] yes, once · [a] yes, and allow "+Printable(strings.Join(rules, ", "))+" for this session · [n] no (Esc)"
-		}
-		a.Asking("Allow "+Printable(call)+"?", keys, short)
-	}
 	if IsTerminal(a.Out) && os.Getenv("NO_COLOR") == "" {
 		question = "\x1b[1;7m " + question + " \x1b[0m"
 	}
 	var b strings.Builder
-	b.WriteString("  " + question + "\n")
-	if reason := strings.TrimSpace(req.Verdict.Reason); reason != "" {
-		b.WriteString(Indent("    ", "    ", OneLine(reason, 0)) + "\n")
+	if a.Asking != nil {
+		// The UI's bar asks, with the keys: the scrollback keeps the
+		// reason, and the answer once it comes.
+		keys, short := "yn", "[y] yes, once · [n] no (Esc)"
+		if always != "" {
+			keys, short = "yan", "[y] yes, once · [a] "+always+" · [n] no (Esc)"
+		}
+		a.Asking("Allow "+Printable(call)+"?", keys, short)
+	} else {
+		b.WriteString("  " + question + "\n")
 	}
-	b.WriteString("    " + Printable(choices))
+	if reason := strings.TrimSpace(req.Verdict.Reason); reason != "" {
+		b.WriteString(Wrap(OneLine(reason, 0), "    ", widthOf(a.Out)) + "\n")
+	}
+	if a.Asking == nil {
+		// The keys, wrapped as the reason is; the answer comes after the ›.
+		b.WriteString(wrapItems(items, "    ", widthOf(a.Out)) + " ")
+	}
 	if _, err := io.WriteString(a.Out, b.String()); err != nil {
 		return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
+	}
+	// answered ends the question's block with the answer, on its line:
+	// what the call prints next comes on a line of its own.
+	answered := func(what string) {
+		wrapped := wrapItems(items, "    ", widthOf(a.Out))
+		last := wrapped[strings.LastIndexByte(wrapped, '\n')+1:]
+		if w := widthOf(a.Out); a.Asking != nil || w > 0 && lipgloss.Width(last)+1+lipgloss.Width(what) >= w {
+			if a.Asking == nil {
+				io.WriteString(a.Out, "\n")
+			}
+			io.WriteString(a.Out, "    › "+what+"\n")
+			return
+		}
+		io.WriteString(a.Out, what+"\n")
 	}
 	for {
 		ans, err := a.Read(ctx)
 		if err != nil && ans == "" {
 			if ctx.Err() != nil {
-				io.WriteString(a.Out, "\n")
+				answered("(no answer: the turn was interrupted)")
 				return policy.Approval{}, ctx.Err()
 			}
-			io.WriteString(a.Out, "\n")
+			answered("no: no answer came")
 			return policy.Approval{Allow: false, Scope: policy.ScopeOnce,
 				Reason: fmt.Sprintf("%s was not run: no answer came from the user (%v).", call, err)}, nil
 		}
 		switch strings.ToLower(strings.TrimSpace(ans)) {
 		case "y", "yes":
+			answered("yes, once")
 			return policy.Approval{Allow: true, Scope: policy.ScopeOnce}, nil
 		case "a", "always":
-			if len(rules) > 0 {
+			if always != "" {
+				answered(always)
 				return policy.Approval{Allow: true, Scope: policy.ScopeSession}, nil
 			}
-		case "n", "no":
+		case "n", "no", "\x1b":
+			answered("no")
 			return policy.Approval{Allow: false, Scope: policy.ScopeOnce,
 				Reason: fmt.Sprintf("The user denied %s. Do not retry it; ask the user what to do instead.", call)}, nil
 		}
 		if err != nil { // an unclear last line, then the end of the input
-			io.WriteString(a.Out, "\n")
+			answered("no: no answer came")
 			return policy.Approval{Allow: false, Scope: policy.ScopeOnce,
 				Reason: fmt.Sprintf("%s was not run: no answer came from the user (%v).", call, err)}, nil
 		}
 		keys := "y or n"
-		if len(rules) > 0 {
+		if always != "" {
 			keys = "y, a or n"
 		}
-		if _, err := fmt.Fprintf(a.Out, "    Please answer %s › ", keys); err != nil {
+		if a.Asking != nil {
+			continue // the bar takes only its keys
+		}
+		if _, err := fmt.Fprintf(a.Out, "\n    Please answer %s › ", keys); err != nil {
 			return policy.Approval{}, fmt.Errorf("asking for approval: %w", err)
 		}
 	}
+}
+
+// widthOf returns the width of the terminal w writes to, 0 if it is none.
+func widthOf(w io.Writer) int {
+	switch w := w.(type) {
+	case TerminalWriter:
+		if n, ok := w.Terminal(); ok {
+			return n
+		}
+	case *os.File:
+		if n, _, err := term.GetSize(int(w.Fd())); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// wrapItems puts items on lines of at most width columns (0: one line),
+// three spaces apart, each line starting with indent; an item is never
+// broken (one longer than a line is wrapped as words).
+func wrapItems(items []string, indent string, width int) string {
+	var b strings.Builder
+	b.WriteString(indent)
+	n := 0
+	room := width - 1 - lipgloss.Width(indent)
+	for _, it := range items {
+		it = Printable(it)
+		w := lipgloss.Width(it)
+		switch {
+		case n == 0:
+		case width > 0 && n+3+w > room:
+			b.WriteString("\n" + indent)
+			n = 0
+		default:
+			b.WriteString("   ")
+			n += 3
+		}
+		if width > 0 && w > room {
+			it = strings.TrimPrefix(Wrap(it, indent, width), indent)
+		}
+		b.WriteString(it)
+		n += w
+	}
+	return b.String()
+}
+
+// Wrap breaks s at spaces into lines of at most width columns, each
+// starting with indent (width 0: one line). A word longer than a line
+// has a line of its own.
+func Wrap(s, indent string, width int) string {
+	words := strings.Fields(s)
+	if width <= 0 || len(words) == 0 {
+		return indent + strings.Join(words, " ")
+	}
+	room := max(width-1-lipgloss.Width(indent), 20)
+	var b strings.Builder
+	b.WriteString(indent)
+	n := 0
+	for _, w := range words {
+		ww := lipgloss.Width(w)
+		if n > 0 && n+1+ww > room {
+			b.WriteString("\n" + indent)
+			n = 0
+		}
+		if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += ww
+	}
+	return b.String()
 }
 
 // ApprovalGate keeps an approver's question from interleaving with the

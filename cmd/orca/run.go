@@ -250,7 +250,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		if asJSON {
 			out = stderr
 		}
-		cfg.Approver = &tui.Approver{Read: tui.LineReader(stdin), Out: out, Ready: gate.Wait}
+		cfg.Approver = &tui.Approver{Read: tui.KeyReader(stdin), Out: out, Ready: gate.Wait}
 	} else if f.park {
 		cfg.Approver = policy.Parking{}
 	}

@@ -235,3 +235,68 @@ func lastLines(s string, n int) string {
 	l := strings.Split(s, "\n")
 	return strings.Join(l[max(0, len(l)-n):], "\n")
 }
+
+// One approval widget, in the chat and in orca run at a terminal: the
+// question once, the policy's reason wrapped to the terminal under it with
+// its indent, one key for the answer (no Enter), the answer said, and the
+// call's output on a line of its own after it.
+func TestTerminalApprovalWidget(t *testing.T) {
+	t.Parallel()
+	const cols = 80
+	ask := func(t *testing.T, args ...string) *ptyProc {
+		ws, cfg := t.TempDir(), t.TempDir()
+		sc := writeScript(t, bashCall("b", "echo made x > x.txt && echo made-it"), `{"text": "Done."}`, `{"text": "never"}`)
+		p := startPTY(t, cfg, nil, append(args, "--script", sc, "-w", ws, "--no-sandbox")...)
+		if err := pty.Setsize(p.f, &pty.Winsize{Rows: 40, Cols: cols}); err != nil {
+			t.Fatal(err)
+		}
+		p.cols = cols
+		return p
+	}
+	check := func(t *testing.T, sc, answer string) {
+		t.Helper()
+		if n := strings.Count(sc, "Allow Bash echo made x > x.txt && echo made-it?"); n > 1 {
+			t.Errorf("the question is shown %d times:\n%s", n, sc)
+		}
+		lines := strings.Split(sc, "\n")
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "› "+answer) })
+		if i < 0 || i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "  ⎿  made-it") {
+			t.Errorf("the answer %q, then the output on a line of its own:\n%s", answer, sc)
+		}
+		// The reason's lines, from its first to the answer, each indented
+		// and within the terminal (the screen would wrap a wider one).
+		from := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "needs the user's") })
+		if from < 0 || i < from+2 {
+			t.Fatalf("no reason of two lines or more before the answer:\n%s", sc)
+		}
+		for _, l := range lines[from:i] {
+			if !strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "     ") {
+				t.Errorf("a line of the question without its indent: %q\n%s", l, sc)
+			}
+		}
+		if !strings.HasPrefix(lines[from], "    Bash command") {
+			t.Errorf("the reason's first line: %q", lines[from])
+		}
+	}
+	t.Run("chat", func(t *testing.T) {
+		p := ask(t, "chat")
+		p.waitFor("session", 1)
+		p.typ("go\r")
+		p.waitFor("[y] yes, once · [a] yes, and allow", 1)
+		p.typ("a")
+		sc := p.waitFor("✓ answered", 1)
+		check(t, sc, "yes, and allow Bash(echo:*), Edit(x.txt) for this session")
+		p.typ("\x04")
+		p.wait()
+	})
+	t.Run("run", func(t *testing.T) {
+		p := ask(t, "run", "go")
+		p.waitFor("[n] no ›", 1)
+		p.typ("y") // one key, no Enter
+		sc := p.waitFor("✓ answered", 1)
+		check(t, sc, "yes, once")
+		if code := p.wait(); code != 0 {
+			t.Errorf("exit %d:\n%s", code, sc)
+		}
+	})
+}
