@@ -161,6 +161,18 @@ func New(ctx context.Context, o Options) *Chat {
 	return ch
 }
 
+// Notes returns where a program writes what the person should read while
+// the chat's terminal UI runs — the configuration's warnings, say: above
+// the UI, as its own lines are (written straight to the terminal, in raw
+// mode, they would stair-step and mix into the UI's drawing). Nil when
+// there is no terminal UI: write to standard error then.
+func (ch *Chat) Notes() io.Writer {
+	if ch.c.ui == nil {
+		return nil
+	}
+	return ch.c.con
+}
+
 // Approver returns the approver that asks the person at the terminal, for
 // app.Config.Approver; nil when the input or the output is not a terminal
 // (the policy's questions then have no one to ask: they are denied).

@@ -84,14 +84,22 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 			opts.HistoryFile = historyPath(dir, root)
 		}
 	}
+	// Asked before the chat's UI takes the terminal.
+	if err := askTrust(cmd, o, &cfg); err != nil {
+		return err
+	}
 	c := chat.New(ctx, opts)
 	defer c.Close()
 	cfg.Approver = c.Approver()
-	a, err := openApp(ctx, cfg, cmd.ErrOrStderr())
+	notes := cmd.ErrOrStderr()
+	if w := c.Notes(); w != nil {
+		notes = w
+	}
+	a, err := openApp(ctx, cfg, notes)
 	if err != nil {
 		return err
 	}
-	l, err := f.openSession(ctx, a, cmd.ErrOrStderr(), c.OnEvent)
+	l, err := f.openSession(ctx, a, notes, c.OnEvent)
 	if err != nil {
 		return err
 	}

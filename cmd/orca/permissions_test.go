@@ -45,7 +45,6 @@ func named(evs []jsonEvent, name string) []jsonEvent {
 	return out
 }
 
-
 func TestRunDenyFlag(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()

@@ -254,6 +254,9 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	} else if f.park {
 		cfg.Approver = policy.Parking{}
 	}
+	if err := askTrust(cmd, o, &cfg); err != nil {
+		return err
+	}
 	a, err := openApp(ctx, cfg, stderr)
 	if err != nil {
 		return err

@@ -57,7 +57,7 @@ type agentFlags struct {
 	// result: stdout carries one result object (--output-format json).
 	result bool
 	// goOn: the run goes on with the session's parked turn (no prompt).
-	goOn bool
+	goOn   bool
 	claude claudeFlags
 }
 

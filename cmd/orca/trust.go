@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"github.com/orca-agent/orca/app"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -217,4 +220,76 @@ func revokeGrant(out io.Writer, store *config.TrustStore, g, dir string) error {
 	}
 	_, err = fmt.Fprintf(out, "Revoked %s in %s.\n", strings.Join(removed, ", "), real)
 	return err
+}
+
+// askTrust asks the person at the terminal, before a run or a chat opens
+// its workspace, whether to trust a workspace that ships what only trust
+// enables (hooks, allow rules, MCP servers, a permissive mode …), naming
+// it, as Claude Code asks "Do you trust the files in this folder?": y
+// trusts it (recorded, as orca trust does), o trusts it for this run
+// (--trust), n goes on without. Never asked off a terminal, with --trust,
+// in a trusted workspace, or when nothing would change.
+func askTrust(cmd *cobra.Command, o options, cfg *app.Config) error {
+	in, out := cmd.InOrStdin(), cmd.OutOrStdout()
+	dir := o.userConfigDir()
+	if cfg.Trust || cfg.NoSettings || dir == "" || !tui.IsTerminal(in) || !tui.IsTerminal(out) {
+		return nil
+	}
+	root, err := app.CheckWorkspace(cfg.Workspace)
+	if err != nil {
+		return nil // opening it says why
+	}
+	store := config.NewTrustStore(dir)
+	if store.Trusted(root) {
+		return nil
+	}
+	claude := cfg.ClaudeDir
+	if claude == "" {
+		claude, _ = config.ClaudeDir()
+	}
+	_, warns, err := config.Load(config.LoadOptions{Workspace: root, ConfigDir: dir, ClaudeDir: cmp.Or(claude, "-"), NoClaude: cfg.NoClaude, PluginDirs: cfg.PluginDirs})
+	if err != nil {
+		return nil // opening it says why
+	}
+	var what []string
+	for _, w := range warns {
+		if !w.Untrusted {
+			continue
+		}
+		msg := w.Message
+		for _, cut := range []string{" not applied: ", " not started: "} {
+			if i := strings.Index(msg, cut); i >= 0 {
+				msg = msg[:i]
+			}
+		}
+		file := w.File
+		if rel, err := filepath.Rel(root, file); err == nil && filepath.IsLocal(rel) {
+			file = rel
+		}
+		what = append(what, "  "+file+": "+tui.Printable(msg))
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "%s ships settings that take effect only in a folder you trust:\n%s\n", root, strings.Join(what, "\n"))
+	fmt.Fprintf(out, "Do you trust the files in this folder? Its hooks and MCP servers would run on this machine.\n  [y] yes, trust it   [o] only for this run   [n] no › ")
+	key, err := tui.KeyReader(in)(cmd.Context())
+	switch strings.ToLower(strings.TrimSpace(key)) {
+	case "y":
+		if _, err := store.Trust(root); err != nil {
+			fmt.Fprintln(out)
+			return &exitError{code: exitTurn, err: err}
+		}
+		fmt.Fprintf(out, "yes: trusted ('orca trust --revoke %s' undoes it)\n\n", shellQuote(root))
+	case "o":
+		cfg.Trust = true
+		fmt.Fprintf(out, "only for this run\n\n")
+	default:
+		if err != nil && cmd.Context().Err() != nil {
+			fmt.Fprintln(out)
+			return cmd.Context().Err()
+		}
+		fmt.Fprintf(out, "no: its settings that grant stay out ('orca trust %s' trusts it)\n\n", shellQuote(root))
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/orca-agent/orca/config"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -299,4 +300,47 @@ func TestTerminalApprovalWidget(t *testing.T) {
 			t.Errorf("exit %d:\n%s", code, sc)
 		}
 	})
+}
+
+// A workspace that ships what only trust enables is asked about at the
+// start of a chat (and of orca run) at a terminal, naming it: y trusts it
+// (recorded), o for this run, n goes on without — and the warnings then
+// come as whole lines above the chat, not stair-stepped by raw mode.
+func TestTerminalTrustQuestion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		key           string
+		ran, recorded bool
+	}{{"y", true, true}, {"o", true, false}, {"n", false, false}} {
+		t.Run(tc.key, func(t *testing.T) {
+			ws, cfg := t.TempDir(), t.TempDir()
+			writeFileAt(t, ws, ".claude/settings.json", `{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch started"}]}]}, "permissions": {"allow": ["Bash"]}}`)
+			p := startPTY(t, cfg, nil, "chat", "--script", writeScript(t, `{"text": "hi"}`), "-w", ws)
+			p.waitFor("Do you trust the files in this folder?", 1)
+			sc := p.waitFor("[o] only for this run   [n] no ›", 1)
+			if !strings.Contains(sc, ".claude/settings.json: 1 command hook and 1 allow rule") {
+				t.Errorf("the question does not say what trust enables:\n%s", sc)
+			}
+			p.typ(tc.key)
+			sc = p.waitFor("Type /help for the commands", 1)
+			p.typ("\x04")
+			p.wait()
+			if ran := fileExists(filepath.Join(ws, "started")); ran != tc.ran {
+				t.Errorf("the SessionStart hook ran: %v, want %v\n%s", ran, tc.ran, sc)
+			}
+			if got := config.NewTrustStore(cfg).Trusted(ws); got != tc.recorded {
+				t.Errorf("trusted in the store: %v, want %v", got, tc.recorded)
+			}
+			if tc.key == "n" {
+				// Whole lines: each starts at the left edge, none under
+				// the end of the line before (a line feed without a
+				// carriage return in raw mode).
+				for _, want := range []string{"\norca: the workspace's own settings were only partly applied", "\nIts deny and ask rules apply."} {
+					if !strings.Contains(sc, want) {
+						t.Errorf("the warnings are not whole lines (%q):\n%s", want, sc)
+					}
+				}
+			}
+		})
+	}
 }
