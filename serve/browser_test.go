@@ -45,10 +45,10 @@ func chromium(t *testing.T) string {
 // then allowed) on screen — and its effect is on disk.
 func TestPageInABrowser(t *testing.T) {
 	exe := chromium(t)
-	f := newFixture(t, app.Config{}, serve.Options{})
+	f := newFixture(t, app.Config{}, serve.Options{TokenHint: "~/.config/custom/orca/serve-token"})
 	f.model.Script("web",
 		script.Response{ToolCalls: []script.ToolCall{{ID: "b1", Name: "Bash", Input: []byte(`{"command": "echo from the page > page.txt"}`)}}},
-		script.Text("Ran it: page.txt is written."))
+		script.Text("Ran it: **page.txt** is written, with `echo`.\n\n- one\n- two\n\n<img src=x onerror=\"document.title='pwned'\"> [docs](https://example.com/d) [bad](javascript:alert(1))"))
 	f.json("POST", "/v1/sessions", `{"id": "web"}`, 201)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
@@ -95,9 +95,18 @@ func TestPageInABrowser(t *testing.T) {
 		}
 		return s
 	}
-	step("signing in",
+	step("opening the page, signed out",
 		chromedp.Navigate(f.http.URL+"/"),
-		chromedp.WaitVisible(`#login`),
+		chromedp.WaitVisible(`#login`))
+	// Signed out, the app is not drawn under the sign-in box, and the box
+	// names where the token really is.
+	if appShown, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.querySelector('#app')).display !== 'none'`)); err != nil || appShown {
+		t.Errorf("signed out, the app is shown: %v", err)
+	}
+	if hint := text(`#token-hint`); hint != "~/.config/custom/orca/serve-token" {
+		t.Errorf("the sign-in form names %q", hint)
+	}
+	step("signing in",
 		chromedp.SendKeys(`#token`, token),
 		chromedp.Click(`#login button`),
 		chromedp.WaitVisible(`#sessions li[data-id="web"]`),
@@ -122,8 +131,32 @@ func TestPageInABrowser(t *testing.T) {
 			t.Errorf("the timeline lacks %q:\n%s", want, story)
 		}
 	}
-	if !strings.Contains(transcript, "Ran it: page.txt is written.") || !strings.Contains(transcript, "run it") {
+	if !strings.Contains(transcript, "Ran it: page.txt is written, with echo.") || !strings.Contains(transcript, "run it") || strings.Contains(transcript, "**") {
 		t.Errorf("the conversation:\n%s", transcript)
+	}
+	// The answer's Markdown is drawn — bold, code, a list, an http link —
+	// and its HTML is text: no element the model wrote, no javascript:
+	// link.
+	type drawing struct {
+		Strong, Code, Items, Imgs, Links int
+		Href, Title                      string
+	}
+	drawn, err := chromedp.Run(ctx, chromedp.Evaluate[drawing](`(() => { const m = [...document.querySelectorAll('#transcript .msg.assistant')].pop();
+		const a = m.querySelectorAll('a');
+		return {Strong: m.querySelectorAll('strong').length, Code: m.querySelectorAll('code').length, Items: m.querySelectorAll('li').length,
+			Imgs: document.querySelectorAll('#transcript img').length, Links: a.length, Href: a.length ? a[0].href : '', Title: document.title}; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drawn.Strong != 1 || drawn.Code != 1 || drawn.Items != 2 || drawn.Imgs != 0 || drawn.Links != 1 || drawn.Href != "https://example.com/d" || drawn.Title == "pwned" {
+		t.Errorf("the answer is drawn as %+v", drawn)
+	}
+	if !strings.Contains(transcript, `<img src=x onerror=`) {
+		t.Errorf("the model's HTML is not shown as text:\n%s", transcript)
+	}
+	// The call that waited, then ran, is one entry, done.
+	if entries, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline [data-tool-use-id="b1"]').length`)); err != nil || entries != 1 {
+		t.Errorf("the approved call has %d entries in the timeline (%v)", entries, err)
 	}
 	if status != "1 session" {
 		t.Errorf("status %q", status)

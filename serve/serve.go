@@ -22,6 +22,7 @@
 package serve
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/subtle"
@@ -29,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"math"
@@ -99,6 +101,10 @@ type Options struct {
 	// (the server's own are signalled at once); 1 s if zero.
 	Poll   time.Duration
 	Logger *slog.Logger
+	// TokenHint says where the token is, as the page's sign-in form names
+	// it ("$ORCA_SERVE_TOKEN", "~/.config/orca/serve-token"); empty: where
+	// orca serve printed it.
+	TokenHint string
 }
 
 // Server serves one App. It is an http.Handler; Close stops its turns and
@@ -573,6 +579,10 @@ func (s *Server) page(name string) func(w http.ResponseWriter, r *http.Request) 
 		b, err := ui.ReadFile(name)
 		if err != nil {
 			return err
+		}
+		if name == "ui/index.html" {
+			hint := cmp.Or(s.opts.TokenHint, "the token orca serve printed when it started")
+			b = bytes.ReplaceAll(b, []byte("{{TOKEN_HINT}}"), []byte(html.EscapeString(hint)))
 		}
 		h := w.Header()
 		h.Set("Content-Type", types[name[strings.LastIndexByte(name, '.'):]])

@@ -19,6 +19,29 @@ const TokenEnv = "ORCA_SERVE_TOKEN"
 // characters.
 var ErrShortToken = errors.New("a token has at least 16 characters")
 
+// TokenHint says where Token takes the token from, for a person at the
+// sign-in form: "$ORCA_SERVE_TOKEN" when it is set, else the file (the
+// home folder written ~).
+func TokenHint(configDir string, getenv func(string) string) string {
+	if strings.TrimSpace(getenv(TokenEnv)) != "" {
+		return "$" + TokenEnv
+	}
+	dir := configDir
+	if dir == "" {
+		var err error
+		if dir, err = config.Dir(); err != nil {
+			return "$" + TokenEnv
+		}
+	}
+	path := filepath.Join(dir, "orca", "serve-token")
+	if home, err := os.UserHomeDir(); err == nil {
+		if rel, err := filepath.Rel(home, path); err == nil && filepath.IsLocal(rel) {
+			path = "~/" + filepath.ToSlash(rel)
+		}
+	}
+	return path
+}
+
 // Token returns the bearer token orca serve uses — $ORCA_SERVE_TOKEN
 // (through getenv), else the one kept in the configuration folder
 // configDir (config.Dir() if empty) as orca/serve-token, made there on the

@@ -87,7 +87,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
 		return err
 	}
 	defer a.Close()
-	srv, err := serve.New(a, serve.Options{Token: token, AllowedOrigins: f.origins, AllowedHosts: f.hosts})
+	srv, err := serve.New(a, serve.Options{Token: token, AllowedOrigins: f.origins, AllowedHosts: f.hosts, TokenHint: serve.TokenHint(o.configDir, o.env)})
 	if err != nil {
 		return usageErrorf("%v", err)
 	}

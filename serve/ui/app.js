@@ -2,7 +2,8 @@
 // what allowed, asked, rewrote or blocked each tool call), its parked
 // approvals, and a chat box. It talks to the API of the same origin (the
 // sign-in cookie carries the token) and follows the session's events over
-// Server-Sent Events. Data is put on the page as text, never as HTML.
+// Server-Sent Events. Data is put on the page as text, never as HTML (the
+// model's Markdown too: markdown builds its nodes from text).
 'use strict';
 
 const $ = (s) => document.querySelector(s);
@@ -125,11 +126,76 @@ async function refresh() {
   renderApprovals(s.parked || []);
 }
 
+// markdown draws the model's Markdown — paragraphs, headings, lists,
+// fenced code, `code`, **bold**, *emphasis*, [links](https://…) — as DOM
+// nodes made from text: no HTML the model writes ever reaches the page as
+// HTML, and a link goes only to http(s).
+function markdown(src) {
+  const out = [];
+  const lines = src.replace(/\r\n?/g, '\n').split('\n');
+  let para = [], list = null;
+  const flush = () => {
+    if (para.length) out.push(el('p', {}, inline(para.join(' '))));
+    para = [];
+    list = null;
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i];
+    const fence = l.match(/^\s*(```|~~~)/);
+    if (fence) {
+      flush();
+      const code = [];
+      for (i++; i < lines.length && !lines[i].trim().startsWith(fence[1]); i++) code.push(lines[i]);
+      out.push(el('pre', {}, el('code', {}, code.join('\n'))));
+      continue;
+    }
+    const h = l.match(/^(#{1,6})\s+(.*)$/);
+    const item = l.match(/^\s*([-*+]|\d+[.)])\s+(.*)$/);
+    if (h) {
+      flush();
+      out.push(el('h' + Math.min(h[1].length + 1, 4), {}, inline(h[2])));
+    } else if (item) {
+      if (para.length) { out.push(el('p', {}, inline(para.join(' ')))); para = []; }
+      const ordered = /\d/.test(item[1]);
+      if (!list || list.ordered !== ordered) {
+        list = { ordered, node: el(ordered ? 'ol' : 'ul', {}) };
+        out.push(list.node);
+      }
+      list.node.append(el('li', {}, inline(item[2])));
+    } else if (!l.trim()) {
+      flush();
+    } else {
+      if (list) list = null;
+      para.push(l.trim());
+    }
+  }
+  flush();
+  return out;
+}
+
+// inline draws `code`, **bold**, *emphasis* and [text](http…) of s.
+function inline(s) {
+  const out = [];
+  const re = /`([^`]+)`|\*\*([^*]+)\*\*|\*([^*\s][^*]*)\*|\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g;
+  let last = 0, m;
+  while ((m = re.exec(s))) {
+    if (m.index > last) out.push(s.slice(last, m.index));
+    if (m[1] !== undefined) out.push(el('code', {}, m[1]));
+    else if (m[2] !== undefined) out.push(el('strong', {}, m[2]));
+    else if (m[3] !== undefined) out.push(el('em', {}, m[3]));
+    else out.push(el('a', { href: m[5], rel: 'noopener noreferrer', target: '_blank' }, m[4]));
+    last = re.lastIndex;
+  }
+  if (last < s.length) out.push(s.slice(last));
+  return out;
+}
+
 function renderTranscript(msgs) {
   const out = [];
   for (const m of msgs) {
     for (const b of m.content || []) {
-      if (b.type === 'text' && b.text) out.push(el('div', { class: 'msg ' + m.role }, el('span', { class: 'who' }, m.role === 'user' ? 'you' : 'agent'), b.text));
+      if (b.type === 'text' && b.text && m.role !== 'user') out.push(el('div', { class: 'msg md ' + m.role }, el('span', { class: 'who' }, 'agent'), markdown(b.text)));
+      else if (b.type === 'text' && b.text) out.push(el('div', { class: 'msg ' + m.role }, el('span', { class: 'who' }, 'you'), b.text));
       if (b.type === 'tool_use') out.push(el('div', { class: 'msg tool' }, el('span', { class: 'who' }, 'tool call'), `${b.name} ${JSON.stringify(b.input)}`));
       if (b.type === 'tool_result') out.push(el('div', { class: 'msg tool' }, el('span', { class: 'who' }, b.is_error ? 'tool error' : 'tool result'), (b.content || '').slice(0, 2000)));
     }
@@ -202,6 +268,13 @@ function renderTimeline() {
         t.items.push({ kind: 'llm', depth, d, name });
         break;
       case 'tool_exec_started': {
+        // A call parked for approval starts again when the turn goes on:
+        // one entry, in its place, with its state now.
+        const seen = calls.get(d.tool_use_id);
+        if (seen) {
+          seen.start = d;
+          break;
+        }
         const c = { kind: 'tool', depth, start: d, end: null, asked: [], resolved: [], blocked: null, hooks: [] };
         calls.set(d.tool_use_id, c);
         t.items.push(c);
@@ -251,7 +324,8 @@ function renderTimeline() {
       }
       if (it.kind === 'note') return el('div', { class: cls + ' note muted' }, it.text);
       const s = it.start, e = it.end;
-      const state = e ? (e.is_error ? ['bad', it.blocked ? 'blocked' : 'failed'] : ['ok', 'done']) : (it.asked.length ? ['ask', 'waiting'] : ['', 'running']);
+      const waiting = it.asked.length > it.resolved.length || it.resolved.some((r) => !r.allowed && (r.reason || '').startsWith('parked')) && !it.resolved.some((r) => r.allowed);
+      const state = e ? (e.is_error ? ['bad', it.blocked ? 'blocked' : 'failed'] : ['ok', 'done']) : (waiting ? ['ask', 'waiting'] : ['', 'running']);
       return el('div', { class: cls + ' tool', 'data-tool-use-id': s.tool_use_id },
         el('span', { class: 'tool' }, `${s.tool_name} ${s.summary || ''}`),
         el('span', { class: 'badge ' + state[0] }, state[1]),
