@@ -20,9 +20,9 @@ func TestDontAsk(t *testing.T) {
 		{tcall{tool: "Read", kv: []string{"file_path", "src/a.go"}}, Allow, "mode:dont-ask", nil},
 		{tcall{tool: "Bash", kv: []string{"command", "go test ./..."}}, Allow, "Bash(go test:*)", nil},
 		{tcall{tool: "Bash", kv: []string{"command", "npm test"}}, Deny, "mode:dont-ask",
-			[]string{`no allow rule matches "npm test"`, "Permission mode dont-ask asks no one, so it is denied", "Bash(npm test:*)"}},
+			[]string{`no allow rule matches "npm test"`, "permission mode dont-ask would ask before running shell commands, and it asks no one, so the call is denied", "Bash(npm test:*)"}},
 		{tcall{tool: "Bash", kv: []string{"command", "git push origin main"}}, Deny, "Bash(git push:*)", []string{"ask rule", "dont-ask"}},
-		{tcall{tool: "Write", kv: []string{"file_path", "src/a.go"}}, Deny, "mode:dont-ask", []string{"permission mode default asks before", "dont-ask"}},
+		{tcall{tool: "Write", kv: []string{"file_path", "src/a.go"}}, Deny, "mode:dont-ask", []string{"permission mode dont-ask would ask before changing files, and it asks no one"}},
 	} {
 		v := p.Decide(declared(Request{ToolName: c.call.tool, Input: input(t, c.call.kv...), FS: ws}))
 		if v.Decision != c.want || v.Rule != c.rule {
@@ -33,6 +33,11 @@ func TestDontAsk(t *testing.T) {
 				t.Errorf("%s: reason %q lacks %q", c.call, v.Reason, s)
 			}
 		}
+	}
+	// One mode in a reason: the one in force.
+	v := p.Decide(declared(Request{ToolName: "Bash", Input: input(t, "command", "npm test"), FS: ws}))
+	if strings.Contains(v.Reason, "mode default") {
+		t.Errorf("the reason names another mode: %s", v.Reason)
 	}
 	if m, err := ParseMode("dontAsk"); err != nil || m != ModeDontAsk {
 		t.Errorf("ParseMode(dontAsk) = %q, %v", m, err)

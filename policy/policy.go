@@ -357,8 +357,15 @@ func (p *Policy) Asking(v Verdict) Verdict {
 	}
 	v.Decision = Deny
 	var b strings.Builder
-	b.WriteString(strings.TrimSuffix(strings.Replace(v.Reason, " needs the user's approval", " would need the user's approval", 1), "."))
-	b.WriteString(". Permission mode dont-ask asks no one, so it is denied; do not retry it.")
+	reason := strings.Replace(v.Reason, " needs the user's approval", " would need the user's approval", 1)
+	// One mode in the sentence: the mode in force would ask.
+	reason = strings.Replace(reason, "permission mode "+string(ModeDefault)+" asks before", "permission mode dont-ask would ask before", 1)
+	b.WriteString(strings.TrimSuffix(reason, "."))
+	if strings.Contains(reason, "permission mode dont-ask would ask") {
+		b.WriteString(", and it asks no one, so the call is denied; do not retry it.")
+	} else {
+		b.WriteString(". Permission mode dont-ask asks no one, so the call is denied; do not retry it.")
+	}
 	if len(v.Suggestions) > 0 {
 		fmt.Fprintf(&b, " The user can allow it with the rule %s (--allow, or the settings key permissions.allow).", strings.Join(v.Suggestions, " or "))
 	}

@@ -162,6 +162,10 @@ func (m *Input) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case Answered:
 		m.ask = nil
+		if m.busy {
+			// The call runs from now: the wait for the answer was not its.
+			m.since, m.now = time.Now(), time.Now()
+		}
 		return m, nil
 	case Status:
 		m.status = string(msg)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 )
@@ -165,6 +166,14 @@ func TestInputApproval(t *testing.T) {
 		t.Errorf("answers %q, editor %q", rec.answers, m.ta.Value())
 	}
 	m.Update(Entered{})
+	// The seconds the call's spinner counts start at the answer: the wait
+	// for it was not the call's.
+	m.Update(Busy{Activity: "Bash rm x", Since: time.Now().Add(-90 * time.Second)})
+	m.Update(Ask{Question: "Allow Bash rm x?", Keys: "yn", Choices: "[y] yes · [n] no"})
+	m.Update(Answered{})
+	if v := m.View().Content; !strings.Contains(v, "Bash rm x (0s") {
+		t.Errorf("the spinner after the answer:\n%s", v)
+	}
 	m.Update(Idle{})
 	if v := m.View().Content; strings.Contains(v, "queued") || strings.Contains(v, "Thinking") {
 		t.Errorf("view after the turn:\n%s", v)

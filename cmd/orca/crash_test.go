@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -59,7 +60,7 @@ func TestConcurrentRunsOfOneSession(t *testing.T) {
 		"-w", ws, "--session", "shared", "--permission-mode", "bypass", "--no-sandbox", "A")
 	h.Opened() // A is in the middle of its turn
 	_, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "B done"}`), "-w", ws, "--session", "shared", "B")
-	if code == 0 || !strings.Contains(stderr, "session shared is open in another writer, pid ") {
+	if code != exitBusy || !strings.Contains(stderr, "session shared is open in another writer, pid ") {
 		t.Fatalf("the second run: exit %d, %s", code, stderr)
 	}
 	a.Process.Signal(syscall.SIGTERM)
@@ -381,5 +382,38 @@ func TestParkApproveGoOnWithTheSameScript(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "ran")); string(b) != "parked\n" {
 		t.Errorf("the approved call ran %q", b)
+	}
+}
+
+// orca run … | head: the reader goes away mid-turn; orca is not killed by
+// SIGPIPE in the middle of it, but ends the turn as an interrupt, which
+// the store keeps (it kept a session of 0 turns).
+func TestRunCutByItsReaderKeepsTheTurn(t *testing.T) {
+	ws, cfgDir := t.TempDir(), t.TempDir()
+	sc := writeScript(t, bashCall("b", "sleep 0.3; echo done"), `{"text": "line one\nline two"}`)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "run", "--script", sc, "-w", ws, "--no-sandbox", "--permission-mode", "bypass", "--session", "cut", "go")
+	cmd.Env = append(os.Environ(), asCLI+"=1", "XDG_CONFIG_HOME="+cfgDir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if first, err := bufio.NewReader(out).ReadString('\n'); err != nil || first != "❯ go\n" {
+		t.Fatalf("the first line %q, %v", first, err)
+	}
+	out.Close() // head has what it wanted
+	cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("orca was killed by %v", ws.Signal())
+	}
+	s, err := storeOf(t, ws).Session(t.Context(), "cut")
+	if err != nil || s.Turns != 1 {
+		t.Errorf("the session after its reader went: %+v, %v", s, err)
 	}
 }

@@ -31,7 +31,7 @@ func TestDontAskAtATerminal(t *testing.T) {
 			if strings.Contains(out, "? Allow") {
 				t.Errorf("orca asked:\n%s", out)
 			}
-			for _, want := range []string{"Permission mode dont-ask asks no one, so it is denied", `would need the user's approval: no allow rule matches "touch made"`, "Bash(touch:*)", "I could not."} {
+			for _, want := range []string{"permission mode dont-ask would ask before running shell commands, and it asks no one, so the call is denied", `would need the user's approval: no allow rule matches "touch made"`, "Bash(touch:*)", "I could not."} {
 				if !strings.Contains(out, want) {
 					t.Errorf("the output lacks %q:\n%s", want, out)
 				}

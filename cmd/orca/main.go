@@ -23,6 +23,10 @@ func main() {
 	// commands with it. execute routes the signals.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// A reader of standard output that goes away (orca run … | head) does
+	// not kill orca mid-turn: the write fails (EPIPE), and orca run ends
+	// the turn as an interrupt, stored.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	code := execute(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, options{signals: sigs})
 	signal.Stop(sigs)
 	os.Exit(code)

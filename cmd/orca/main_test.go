@@ -578,3 +578,23 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Errorf("unknown command: exit %d, %s", code, stderr)
 	}
 }
+
+// A prompt larger than any model's context window is a usage error that
+// says its size and what to do, before anything is stored: the store does
+// not grow by it.
+func TestRunRefusesAHugePrompt(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	huge := strings.Repeat("0123456789abcdef", 20<<20/16) // 20 MiB
+	_, stderr, code := orca(t, t.Context(), "", "run", "--script", writeScript(t, `{"text": "hi"}`), "-w", ws, huge)
+	if code != exitUsage || !strings.Contains(stderr, "the prompt is more than orca takes, 4 MiB (it is 20 MiB") || !strings.Contains(stderr, "put the text in a file") {
+		t.Errorf("exit %d: %.300s", code, stderr)
+	}
+	_, stderr, code = orca(t, t.Context(), huge, "run", "--script", writeScript(t, `{"text": "hi"}`), "-w", ws, "-")
+	if code != exitUsage || !strings.Contains(stderr, "more than orca takes") {
+		t.Errorf("from stdin: exit %d: %.300s", code, stderr)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, ".orca", "orca.db")); err == nil && fi.Size() > 1<<20 {
+		t.Errorf("the store grew to %d bytes", fi.Size())
+	}
+}

@@ -36,6 +36,9 @@ const (
 	// exitParked: the turn stopped at a call parked for approval
 	// (--park-approvals), or the session waits for a decision on one.
 	exitParked = 3
+	// exitBusy: the session is open in another writer (another orca run,
+	// chat or server has it): nothing ran; try again once it is closed.
+	exitBusy = 4
 )
 
 // exitError is an error that carries the exit code orca ends with.

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -131,6 +133,8 @@ in --json's turn_completed):
      --continue)
   3  awaiting_approval (--park-approvals parked a call), or the session
      still waits for a decision on one
+  4  the session is open in another writer (another orca run, chat or
+     serve): nothing ran
 
 ` + claudeFlagsHelp + `
 
@@ -231,6 +235,13 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSON bool, prompt func(context.Context) (string, error), done func(*live, *tui.Text)) error {
 	ctx := cmd.Context()
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	// A reader that goes away (orca run … | head) ends the turn as an
+	// interrupt, stored as every turn is, rather than the process in the
+	// middle of it.
+	gone := make(chan struct{})
+	if !tui.IsTerminal(stdout) {
+		stdout = &pipeOut{w: stdout, gone: gone}
+	}
 	var r tui.Renderer
 	var text *tui.Text
 	switch {
@@ -306,6 +317,15 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		}
 		cancel()
 	})
+	go func() {
+		select {
+		case <-gone:
+			if id := l.CurrentTurn(); id == "" || !l.Interrupt(id) {
+				cancel()
+			}
+		case <-runCtx.Done():
+		}
+	}()
 	opts := []session.RunOption{session.WithOutput(f.output)}
 	if input == "" {
 		// No prompt (orca run --session ID): the turn that parked a call
@@ -395,7 +415,8 @@ func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, er
 		}
 		ch := make(chan read, 1)
 		go func() {
-			b, err := io.ReadAll(stdin)
+			// One byte past the cap is enough to know it is too long.
+			b, err := io.ReadAll(io.LimitReader(stdin, maxPrompt+1))
 			ch <- read{b, err}
 		}()
 		var in string
@@ -418,7 +439,33 @@ func readPrompt(ctx context.Context, stdin io.Reader, args []string) (string, er
 	if prompt == "" {
 		return "", usageErrorf("the prompt is empty")
 	}
+	if n := len(prompt) + len(block); n > maxPrompt {
+		size := sizeText(n)
+		if n == maxPrompt+1 || len(block) > maxPrompt {
+			size = "longer than that" // standard input, read up to the cap
+		}
+		return "", usageErrorf("the prompt is more than orca takes, %s (it is %s: more than a model's context window holds): put the text in a file in the workspace and ask the model to read what it needs of it",
+			sizeText(maxPrompt), size)
+	}
 	return prompt + block, nil
+}
+
+// maxPrompt is the largest prompt orca run takes: 4 MiB, more than any
+// model's context window (200k tokens are about 800 KB of text) — a
+// larger one could only fail at the provider, after the store kept it.
+const maxPrompt = 4 << 20
+
+// sizeText says n bytes for people: "4 MiB", "20.0 MiB", "312 KiB".
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // quietRenderer shows nothing: with --output-format json, stdout carries
@@ -469,4 +516,27 @@ func writeResult(w io.Writer, sessionID string, res *agent.Result, runErr error,
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// pipeOut is standard output when it is no terminal: the first write that
+// finds its reader gone (EPIPE, once SIGPIPE no longer kills orca) closes
+// gone, and what follows is dropped.
+type pipeOut struct {
+	w    io.Writer
+	gone chan struct{}
+	once sync.Once
+	dead atomic.Bool
+}
+
+func (p *pipeOut) Write(b []byte) (int, error) {
+	if p.dead.Load() {
+		return len(b), nil
+	}
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.dead.Store(true)
+		p.once.Do(func() { close(p.gone) })
+		return len(b), nil
+	}
+	return n, err
 }

@@ -351,6 +351,10 @@ func fromApp(err error) error {
 	if errors.As(err, &ce) {
 		return &exitError{code: exitUsage, err: err}
 	}
+	var busy *session.BusyError
+	if errors.As(err, &busy) {
+		return &exitError{code: exitBusy, err: err}
+	}
 	return &exitError{code: exitTurn, err: err}
 }
 
