@@ -326,7 +326,19 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if cfg.Telemetry {
 		// Shut down after everything that may still end a span (the
 		// sessions, the runtime's background forks) has closed.
-		tel, err := telemetry.FromEnv(ctx, getenv, telemetry.Options{Provider: a.model.cfg.Provider})
+		host, port := modelServer(a.model.cfg, getenv)
+		tel, err := telemetry.FromEnv(ctx, getenv, telemetry.Options{Provider: a.model.cfg.Provider, ServerAddress: host, ServerPort: port,
+			ToolDescription: func(name string) string {
+				// Spans come from turns, which start once Open built the
+				// runtime.
+				if a.rt == nil {
+					return ""
+				}
+				if tl, ok := a.rt.Tools().Lookup(name); ok {
+					return tl.Description()
+				}
+				return ""
+			}})
 		if err != nil {
 			return nil, &ConfigError{Err: fmt.Errorf("telemetry: %w", err)}
 		}

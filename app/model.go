@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/orca-agent/orca/config"
@@ -229,4 +231,30 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 func configErrorf(format string, args ...any) error {
 	return &ConfigError{Err: fmt.Errorf(format, args...)}
+}
+
+// modelServer is where the model's API is — the host and port of the base
+// URL its client uses: the configuration's, else the provider's variable
+// (ANTHROPIC_BASE_URL, OPENAI_BASE_URL), else the provider's own — for the
+// spans' server.address and server.port; "" for the scripted model.
+func modelServer(cfg provider.Config, getenv func(string) string) (string, int) {
+	base := cfg.BaseURL
+	switch cfg.Provider {
+	case provider.Anthropic:
+		base = cmp.Or(base, getenv("ANTHROPIC_BASE_URL"), "https://api.anthropic.com")
+	case "openai":
+		base = cmp.Or(base, getenv("OPENAI_BASE_URL"), "https://api.openai.com/v1")
+	}
+	u, err := url.Parse(base)
+	if base == "" || err != nil || u.Hostname() == "" {
+		return "", 0
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		port = 443
+		if u.Scheme == "http" {
+			port = 80
+		}
+	}
+	return u.Hostname(), port
 }

@@ -265,6 +265,9 @@ type Response struct {
 	Usage      Usage      `json:"usage"`
 	// Model is the model that answered, as the provider reports it.
 	Model string `json:"model,omitempty"`
+	// ID is the provider's id of the response ("msg_…", "chatcmpl-…"), if
+	// it gave one: what its logs and support know it by.
+	ID string `json:"id,omitempty"`
 	// Refusal is what the provider said of a refusal (StopRefusal), if it
 	// said anything: Anthropic's explanation of the policy it applied, the
 	// refusal message of an OpenAI-compatible API. It is not part of

@@ -36,11 +36,12 @@ func (t *Telemetry) chat(ctx context.Context, req *llm.Request, next middleware.
 	if req.Metadata.Component != "" {
 		attrs = append(attrs, semconv.GenAIAgentName(req.Metadata.Component))
 	}
+	attrs = append(attrs, t.server...)
 	if t.capture {
 		if req.System != "" {
 			attrs = append(attrs, semconv.GenAISystemInstructionsKey.String(systemJSON(req.System)))
 		}
-		attrs = append(attrs, semconv.GenAIInputMessagesKey.String(messagesJSON(req.Messages)))
+		attrs = append(attrs, semconv.GenAIInputMessagesKey.String(inputMessagesJSON(req.Messages)))
 	}
 	name := "chat"
 	if req.Model != "" {
@@ -71,12 +72,15 @@ func (t *Telemetry) chat(ctx context.Context, req *llm.Request, next middleware.
 		span.SetAttributes(semconv.GenAIResponseModel(resp.Model))
 		mattrs = append(mattrs, semconv.GenAIResponseModel(resp.Model))
 	}
+	if resp.ID != "" {
+		span.SetAttributes(semconv.GenAIResponseID(resp.ID))
+	}
 	if resp.StopReason != "" {
-		span.SetAttributes(semconv.GenAIResponseFinishReasons(string(resp.StopReason)))
+		span.SetAttributes(semconv.GenAIResponseFinishReasons(finishReason(resp.StopReason)))
 	}
 	span.SetAttributes(usageAttrs(resp.Usage)...)
 	if t.capture {
-		span.SetAttributes(semconv.GenAIOutputMessagesKey.String(messagesJSON([]llm.Message{resp.Message})))
+		span.SetAttributes(semconv.GenAIOutputMessagesKey.String(outputMessagesJSON(resp.Message, finishReason(resp.StopReason))))
 	}
 	t.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
 	u := resp.Usage

@@ -80,7 +80,7 @@ func (t *Telemetry) intercept(ctx context.Context, rt *agent.Runtime, req agent.
 	ctx, span := t.tracer.Start(ctx, "invoke_agent "+def.Name, append(opts, trace.WithAttributes(attrs...))...)
 	ex := &execution{span: span, ctx: ctx, tools: map[string]trace.Span{}}
 	if t.capture && req.Input != "" {
-		span.SetAttributes(semconv.GenAIInputMessagesKey.String(messagesJSON([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(req.Input)}}})))
+		span.SetAttributes(semconv.GenAIInputMessagesKey.String(inputMessagesJSON([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(req.Input)}}})))
 	}
 	// A turn that parks says where its trace is, for the session to keep
 	// with the parked call (the turn that resumes it may run elsewhere).
@@ -235,12 +235,18 @@ func (ex *execution) toolSpan(id string) trace.Span {
 func (t *Telemetry) toolAttrs(name, id string, input []byte, sc scope.Scope) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIProviderNameKey.String(t.provider),
 		semconv.GenAIToolName(name),
 		semconv.GenAIToolCallID(id),
 		semconv.GenAIToolType(toolType(name)),
 		semconv.GenAIConversationID(sc.SessionID),
 		AttrTurnID.String(sc.TurnID),
 		AttrExecutionID.String(sc.ExecutionID),
+	}
+	if t.describe != nil {
+		if d := t.describe(name); d != "" {
+			attrs = append(attrs, semconv.GenAIToolDescription(d))
+		}
 	}
 	if t.capture && len(input) > 0 {
 		attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(string(input)))
@@ -301,7 +307,7 @@ func (t *Telemetry) finish(ex *execution, res *agent.Result, err error) {
 		ex.span.SetAttributes(AttrStopReason.String(string(res.StopReason)))
 		ex.span.SetAttributes(usageAttrs(res.Usage)...)
 		if t.capture && res.Answer != "" {
-			ex.span.SetAttributes(semconv.GenAIOutputMessagesKey.String(messagesJSON([]llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(res.Answer)}}})))
+			ex.span.SetAttributes(semconv.GenAIOutputMessagesKey.String(outputMessagesJSON(llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(res.Answer)}}, "stop")))
 		}
 		if res.StopReason == agent.StopFailed && err == nil {
 			err = res.Err
@@ -430,7 +436,7 @@ func (f *forker) Fork(ctx context.Context, agentName, prompt string, background 
 			AttrBackground.Bool(background),
 		}
 		if t.capture {
-			attrs = append(attrs, semconv.GenAIInputMessagesKey.String(messagesJSON([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(prompt)}}})))
+			attrs = append(attrs, semconv.GenAIInputMessagesKey.String(inputMessagesJSON([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(prompt)}}})))
 		}
 		ctx, span := t.tracer.Start(ctx, "invoke_agent "+fk.Agent, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 		ex := &execution{span: span, ctx: ctx, tools: map[string]trace.Span{}}
@@ -455,7 +461,7 @@ func (f *forker) Fork(ctx context.Context, agentName, prompt string, background 
 		}
 		t.mu.Unlock()
 		if t.capture && err == nil {
-			span.SetAttributes(semconv.GenAIOutputMessagesKey.String(messagesJSON([]llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(answer)}}})))
+			span.SetAttributes(semconv.GenAIOutputMessagesKey.String(outputMessagesJSON(llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(answer)}}, "stop")))
 		}
 		var failed error
 		if err != nil {
@@ -471,37 +477,82 @@ func (f *forker) Fork(ctx context.Context, agentName, prompt string, background 
 // them: a JSON array of {role, parts}, each part {type, content} for
 // text, {type: tool_call, id, name, arguments} and {type:
 // tool_call_response, id, response}.
-func messagesJSON(msgs []llm.Message) string {
-	type part struct {
-		Type      string          `json:"type"`
-		Content   string          `json:"content,omitempty"`
-		ID        string          `json:"id,omitempty"`
-		Name      string          `json:"name,omitempty"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-		Response  string          `json:"response,omitempty"`
-	}
-	type message struct {
-		Role  string `json:"role"`
-		Parts []part `json:"parts"`
-	}
+func inputMessagesJSON(msgs []llm.Message) string {
 	out := make([]message, 0, len(msgs))
 	for _, m := range msgs {
-		mm := message{Role: string(m.Role), Parts: []part{}}
-		for _, b := range m.Content {
-			switch b.Type {
-			case llm.BlockText:
-				mm.Parts = append(mm.Parts, part{Type: "text", Content: b.Text})
-			case llm.BlockToolUse:
-				mm.Parts = append(mm.Parts, part{Type: "tool_call", ID: b.ID, Name: b.Name, Arguments: validJSON(b.Input)})
-			case llm.BlockToolResult:
-				mm.Parts = append(mm.Parts, part{Type: "tool_call_response", ID: b.ToolUseID, Response: b.Content})
-			}
-		}
-		out = append(out, mm)
+		out = append(out, messageOf(m))
 	}
-	b, err := json.Marshal(out)
+	return mustJSON(out, "[]")
+}
+
+// outputMessagesJSON is gen_ai.output.messages: the model's message, with
+// the reason it finished (finishReason), which the conventions require.
+func outputMessagesJSON(m llm.Message, finish string) string {
+	msg := messageOf(m)
+	msg.FinishReason = finish
+	return mustJSON([]message{msg}, "[]")
+}
+
+// message and part are the conventions' messages (gen-ai-input-messages
+// and gen-ai-output-messages JSON schemas): a part's required fields are
+// there even when empty.
+type message struct {
+	Role         string `json:"role"`
+	Parts        []any  `json:"parts"`
+	FinishReason string `json:"finish_reason,omitempty"`
+}
+
+type textPart struct {
+	Type    string `json:"type"`
+	Content string `json:"content"`
+}
+
+type toolCallPart struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+type toolResponsePart struct {
+	Type     string `json:"type"`
+	ID       string `json:"id,omitempty"`
+	Response string `json:"response"`
+}
+
+func messageOf(m llm.Message) message {
+	mm := message{Role: string(m.Role), Parts: []any{}}
+	for _, b := range m.Content {
+		switch b.Type {
+		case llm.BlockText:
+			mm.Parts = append(mm.Parts, textPart{Type: "text", Content: b.Text})
+		case llm.BlockToolUse:
+			mm.Parts = append(mm.Parts, toolCallPart{Type: "tool_call", ID: b.ID, Name: b.Name, Arguments: validJSON(b.Input)})
+		case llm.BlockToolResult:
+			mm.Parts = append(mm.Parts, toolResponsePart{Type: "tool_call_response", ID: b.ToolUseID, Response: b.Content})
+		}
+	}
+	return mm
+}
+
+// finishReason is an llm.StopReason as the conventions name it: stop,
+// length, content_filter, tool_call or error.
+func finishReason(s llm.StopReason) string {
+	switch s {
+	case llm.StopToolUse:
+		return "tool_call"
+	case llm.StopMaxTokens:
+		return "length"
+	case llm.StopRefusal:
+		return "content_filter"
+	}
+	return "stop"
+}
+
+func mustJSON(v any, fallback string) string {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return "[]"
+		return fallback
 	}
 	return string(b)
 }

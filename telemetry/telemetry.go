@@ -118,8 +118,16 @@ type Options struct {
 	// MeterProvider makes the metrics; nil: none are recorded.
 	MeterProvider metric.MeterProvider
 	// Provider is the model provider, gen_ai.provider.name ("anthropic",
-	// "openai", …); "" records "unknown".
+	// "openai", …); "" records "unknown". Every span has it.
 	Provider string
+	// ServerAddress and ServerPort are where the model's API is
+	// (server.address, server.port of the chat spans); "" and 0: not
+	// recorded.
+	ServerAddress string
+	ServerPort    int
+	// ToolDescription, if set, gives a tool's description by its name
+	// (gen_ai.tool.description of the execute_tool spans); "" for none.
+	ToolDescription func(name string) string
 	// CaptureContent records prompts, answers, tool arguments and tool
 	// results on the spans. They may hold secrets and personal data: off
 	// unless asked for.
@@ -139,6 +147,8 @@ type Telemetry struct {
 	tracing  bool
 	provider string
 	capture  bool
+	server   []attribute.KeyValue // server.address and server.port of chat spans
+	describe func(string) string
 	shutdown func(context.Context) error
 
 	tokens   metric.Int64Histogram
@@ -172,10 +182,17 @@ func New(opts Options) (*Telemetry, error) {
 		tracing:  opts.TracerProvider != nil,
 		provider: opts.Provider,
 		capture:  opts.CaptureContent,
+		describe: opts.ToolDescription,
 		shutdown: opts.shutdown,
 		execs:    make(map[string]*execution),
 		pending:  make(map[callKey][]*execution),
 		parked:   make(map[string]trace.SpanContext),
+	}
+	if opts.ServerAddress != "" {
+		t.server = append(t.server, semconv.ServerAddress(opts.ServerAddress))
+		if opts.ServerPort > 0 {
+			t.server = append(t.server, semconv.ServerPort(opts.ServerPort))
+		}
 	}
 	if t.provider == "" {
 		t.provider = "unknown"

@@ -241,7 +241,7 @@ func TestTraceNestsTheAgentTree(t *testing.T) {
 	if num(first, "gen_ai.usage.input_tokens") != 105 || num(first, "gen_ai.usage.output_tokens") != 10 || num(first, "gen_ai.usage.cache_read.input_tokens") != 5 {
 		t.Errorf("chat usage: %v", first.Attributes)
 	}
-	if v, _ := attr(first, "gen_ai.response.finish_reasons"); len(v.AsStringSlice()) != 1 || v.AsStringSlice()[0] != "tool_use" {
+	if v, _ := attr(first, "gen_ai.response.finish_reasons"); len(v.AsStringSlice()) != 1 || v.AsStringSlice()[0] != "tool_call" { // the conventions' name for tool_use
 		t.Errorf("finish reasons %v", v.AsStringSlice())
 	}
 	if str(first, "gen_ai.response.model") == "" {

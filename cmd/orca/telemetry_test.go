@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,10 +11,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/orca-agent/orca/llm/anthropic"
 )
 
 // receiver is an OTLP/HTTP receiver: it decodes the protobuf payloads the
@@ -208,4 +212,90 @@ func TestTelemetryOffWithoutEndpoint(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "OTEL_EXPORTER_OTLP_PROTOCOL") {
 		t.Errorf("an unusable protocol: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// The spans hold to the GenAI conventions (semconv 1.41), as a real OTLP
+// exporter sends them: the message attributes validate against the
+// conventions' own JSON schemas (gen_ai.output.messages with its required
+// finish_reason), every span names the provider, a chat span its server
+// and the response's id, an execute_tool span the tool's description.
+func TestTelemetrySpansHoldToTheConventions(t *testing.T) {
+	rcv := newReceiver(t)
+	api := newClaudeAPI(t, use("Glob", map[string]string{"pattern": "*.txt"}), say("It is a.txt."))
+	ws := t.TempDir()
+	writeFileAt(t, ws, "a.txt", "x")
+	t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+	env := map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT":                        rcv.srv.URL,
+		"OTEL_EXPORTER_OTLP_HEADERS":                         "Authorization=Bearer%20t0ken",
+		"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true",
+	}
+	o := options{configDir: t.TempDir(), getenv: func(k string) string { return env[k] }}
+	if stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", api.URL, "-w", ws, "--permission-mode", "bypass", "which file?"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	schemas := map[string]*jsonschema.Schema{}
+	for attr, file := range map[string]string{"gen_ai.input.messages": "gen-ai-input-messages.json", "gen_ai.output.messages": "gen-ai-output-messages.json", "gen_ai.system_instructions": "gen-ai-system-instructions.json"} {
+		f, err := os.Open(filepath.Join("testdata", "semconv", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource(file, doc); err != nil {
+			t.Fatal(err)
+		}
+		if schemas[attr], err = c.Compile(file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	host, port, _ := strings.Cut(strings.TrimPrefix(api.URL, "http://"), ":")
+	spans, _ := rcv.spans()
+	validated := map[string]int{}
+	for _, s := range spans {
+		if spanAttr(s, "gen_ai.provider.name") != "anthropic" {
+			t.Errorf("span %q: gen_ai.provider.name %q", s.Name, spanAttr(s, "gen_ai.provider.name"))
+		}
+		for attr, sch := range schemas {
+			raw := spanAttr(s, attr)
+			if raw == "" {
+				continue
+			}
+			v, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+			if err == nil {
+				err = sch.Validate(v)
+			}
+			if err != nil {
+				t.Errorf("span %q: %s does not hold to the conventions' schema: %v\n%s", s.Name, attr, err, raw)
+			}
+			validated[attr]++
+		}
+		switch op := spanAttr(s, "gen_ai.operation.name"); op {
+		case "chat":
+			if spanAttr(s, "server.address") != host || intAttr(s, "server.port") != port || !strings.HasPrefix(spanAttr(s, "gen_ai.response.id"), "msg_") {
+				t.Errorf("chat span: server %q:%q, response id %q", spanAttr(s, "server.address"), intAttr(s, "server.port"), spanAttr(s, "gen_ai.response.id"))
+			}
+		case "execute_tool":
+			if !strings.Contains(spanAttr(s, "gen_ai.tool.description"), "glob") && !strings.Contains(spanAttr(s, "gen_ai.tool.description"), "Glob") {
+				t.Errorf("execute_tool span: description %q", spanAttr(s, "gen_ai.tool.description"))
+			}
+		}
+	}
+	if validated["gen_ai.input.messages"] < 2 || validated["gen_ai.output.messages"] < 3 || validated["gen_ai.system_instructions"] < 2 {
+		t.Errorf("message attributes validated: %v (want the two chat spans' and the agent's)", validated)
+	}
+}
+
+// intAttr is an integer attribute of s, as a string ("" if none).
+func intAttr(s *tracepb.Span, key string) string {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			return fmt.Sprint(a.Value.GetIntValue())
+		}
+	}
+	return ""
 }

@@ -84,8 +84,8 @@ func TestMultipleToolCalls(t *testing.T) {
 			t.Errorf("tool use %d = %+v, want %+v", i, g, w)
 		}
 	}
-	if got.Model != "claude-sonnet-5-5-20261001" {
-		t.Errorf("model = %q", got.Model)
+	if got.Model != "claude-sonnet-5-5-20261001" || got.ID != "msg_01XFDUDYJgAACzvnptvVoYEL" {
+		t.Errorf("model = %q, id = %q", got.Model, got.ID)
 	}
 	inputs := map[int][]string{}
 	var order []int

@@ -21,6 +21,7 @@ type accumulator struct {
 	stop    llm.StopReason
 	refusal string // what stop_details said of a refusal
 	model   string
+	id      string
 	stopped bool // message_stop seen
 }
 
@@ -44,7 +45,7 @@ func newAccumulator(onDelta func(llm.Delta)) *accumulator {
 func (a *accumulator) add(ev sdk.MessageStreamEventUnion) {
 	switch ev.Type {
 	case "message_start":
-		a.model = ev.Message.Model
+		a.model, a.id = ev.Message.Model, ev.Message.ID
 		u := ev.Message.Usage
 		a.usage = llm.Usage{
 			InputTokens:      u.InputTokens,
@@ -165,7 +166,7 @@ func (a *accumulator) response() *llm.Response {
 		}
 		msg.Content = append(msg.Content, b)
 	}
-	return &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model, Refusal: a.refusal}
+	return &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model, ID: a.id, Refusal: a.refusal}
 }
 
 // refusal says what the API's stop details say of a refusal: the

@@ -76,7 +76,7 @@ func TestInterleavedToolCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Message.Content) != 4 || got.StopReason != llm.StopToolUse || got.Usage != want.Usage || got.Model != "gpt-6.1-terra-2026-10-26" {
+	if len(got.Message.Content) != 4 || got.StopReason != llm.StopToolUse || got.Usage != want.Usage || got.Model != "gpt-6.1-terra-2026-10-26" || got.ID != "chatcmpl-CN1x" {
 		t.Fatalf("response %+v", got)
 	}
 	for i, w := range want.Message.Content[1:] {

@@ -26,6 +26,7 @@ type accumulator struct {
 	usage    llm.Usage
 	stop     llm.StopReason
 	model    string
+	id       string
 	finished bool // a finish reason arrived
 }
 
@@ -62,6 +63,9 @@ func newAccumulator(onDelta func(llm.Delta)) *accumulator {
 func (a *accumulator) add(ch sdk.ChatCompletionChunk) error {
 	if ch.Model != "" {
 		a.model = ch.Model
+	}
+	if ch.ID != "" {
+		a.id = ch.ID
 	}
 	if ch.JSON.Usage.Valid() {
 		u := ch.Usage
@@ -282,7 +286,7 @@ func (a *accumulator) response() *llm.Response {
 			msg.Content = append(msg.Content, llm.ToolUseBlock(p.id, p.name, json.RawMessage(in)))
 		}
 	}
-	resp := &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model}
+	resp := &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model, ID: a.id}
 	if a.refusal.Len() > 0 {
 		// The API ends a refusal with finish reason "stop".
 		resp.StopReason, resp.Refusal = llm.StopRefusal, a.refusal.String()
