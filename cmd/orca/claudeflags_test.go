@@ -137,4 +137,9 @@ func TestBareOrcaOpensTheChat(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "Usage:") {
 		t.Errorf("bare orca off a terminal: exit %d\n%s", code, stdout)
 	}
+	// claude -v prints its version, also at a terminal: not the chat.
+	v := startPTY(t, cfg, nil, "-v")
+	if code := v.wait(); code != 0 || !strings.Contains(v.Raw(), "orca ") || strings.Contains(v.Raw(), "session") {
+		t.Errorf("orca -v at a terminal: exit %d:\n%s", code, v.screen())
+	}
 }

@@ -206,11 +206,10 @@ run only once 'orca trust' has trusted it. The workspace's extensions
 hook:<name>' has granted them.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		// orca --version says what orca version does, as most tools'
-		// --version does.
-		Version: versionString(),
 	}
-	root.SetVersionTemplate("{{.Version}}\n")
+	// orca --version and -v are orca version (claudeStyle makes them
+	// that command, also at a terminal, where a bare orca is the chat).
+	root.Flags().BoolP("version", "v", false, "print the version (as orca version)")
 	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newTrustCmd(o), newDoctorCmd(o), mcpCommand(o), newServeCmd(o), newWorkerCmd(o), newVersionCmd())
 	return root
 }
@@ -302,8 +301,10 @@ func oneArg(what, hint string) cobra.PositionalArgs {
 func claudeStyle(root *cobra.Command, args []string, stdin io.Reader, stdout io.Writer) []string {
 	if len(args) > 0 {
 		switch first := args[0]; {
-		case first == "-h" || first == "--help" || first == "--version":
+		case first == "-h" || first == "--help":
 			return args
+		case first == "--version" || first == "-v":
+			return append([]string{"version"}, args[1:]...)
 		case !strings.HasPrefix(first, "-"):
 			for _, c := range root.Commands() {
 				if c.Name() == first || slices.Contains(c.Aliases, first) {
