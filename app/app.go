@@ -86,8 +86,8 @@ type Config struct {
 	// approvals last as long as the App).
 	ConfigDir string
 	// ClaudeDir is the user's Claude Code folder, read beside ConfigDir:
-	// its settings.json, skills, agents and CLAUDE.md (see "Coming from
-	// Claude Code" in the README). config.ClaudeDir() if empty; "-" means
+	// its settings.json, skills, agents and CLAUDE.md (see
+	// docs/claude-code.md). config.ClaudeDir() if empty; "-" means
 	// none.
 	ClaudeDir string
 	// NoClaude reads none of Claude Code's files and folders — ClaudeDir,

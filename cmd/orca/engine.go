@@ -88,8 +88,8 @@ func newWorkerCmd(o options) *cobra.Command {
 github.com/orca-agent/orca/temporal: ` + engineInstall + `).
 Its turns survive it: if it dies, another worker of the task queue goes on
 with them, and no tool call takes effect twice. 'orca run --engine temporal'
-asks for turns; 'orca worker --help' lists its flags. See "Scale out" in the
-README.`,
+asks for turns; 'orca worker --help' lists its flags. See docs/scale-out.md
+in orca's repository.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := engineCommand(o); err != nil && (slices.Contains(args, "--help") || slices.Contains(args, "-h")) {

@@ -163,7 +163,7 @@ events as --json does (orca's events, not Claude Code's).`,
 	cmd.Flags().StringVar(&f.outputFormat, "output-format", "text", "what stdout carries, as Claude Code's flag says it: `FORMAT` text, json (one result object when the turn ends: result, session_id, stop_reason, usage, total_cost_usd, …) or stream-json (the events as JSON lines: --json)")
 	cmd.Flags().BoolVarP(&f.print, "print", "p", false, "Claude Code's -p: print the turn and exit, which orca run does anyway")
 	cmd.Flags().StringVar(&f.outputSchema, "output-schema", "", "ask for the answer as a JSON value of the JSON Schema (of an object) in `FILE`: checked, sent back to the model to correct (twice at most), printed as JSON; with --json, turn_completed's \"output\"")
-	cmd.Flags().StringVar(&f.engine, "engine", "local", "where the turn runs: `local` (here), or temporal (on 'orca worker's: a durable turn, which survives them; see \"Scale out\" in the README)")
+	cmd.Flags().StringVar(&f.engine, "engine", "local", "where the turn runs: `local` (here), or temporal (on 'orca worker's: a durable turn, which survives them; see docs/scale-out.md)")
 	cmd.Flags().StringVar(&f.turnID, "turn-id", "", "with --engine temporal: the turn's `ID` (asking again with it gets the same turn)")
 	cmd.Flags().StringVar(&f.address, "address", "", "with --engine temporal: Temporal's `HOST:PORT` (TEMPORAL_ADDRESS, else 127.0.0.1:7233)")
 	cmd.Flags().StringVar(&f.namespace, "namespace", "", "with --engine temporal: Temporal's `NAMESPACE` (default)")
