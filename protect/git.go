@@ -32,6 +32,21 @@ func Git(root string) (files, folders []string, complete bool) {
 	return g.files, g.folders, complete
 }
 
+// Blank reports whether the protected git file p is one that may be made,
+// empty, where it is missing, so that the sandbox can hold it read-only
+// rather than leave a command free to create it: an empty config.worktree
+// or info/attributes means what none does. (An empty commondir or .git
+// file would break the repository; those stay what no mount can hold.)
+func Blank(p string) bool {
+	switch filepath.Base(p) {
+	case "config.worktree":
+		return true
+	case "attributes":
+		return filepath.Base(filepath.Dir(p)) == "info"
+	}
+	return false
+}
+
 type gitPaths struct {
 	files, folders []string
 	seen           map[string]bool

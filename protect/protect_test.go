@@ -230,3 +230,22 @@ func TestGit(t *testing.T) {
 		t.Errorf("worktree: a hooks folder in the .git file: %v", folders)
 	}
 }
+
+// Blank names the git files an empty one of which means what none does.
+func TestBlank(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/w/.git/config.worktree":              true,
+		"/w/.git/worktrees/wt/config.worktree": true,
+		"/w/.git/info/attributes":              true,
+		"/w/.git/modules/lib/info/attributes":  true,
+		"/w/.git/config":                       false,
+		"/w/.git/commondir":                    false,
+		"/w/.git/worktrees/wt/gitdir":          false,
+		"/w/lib/.git":                          false,
+		"/w/src/attributes":                    false,
+	} {
+		if got := Blank(p); got != want {
+			t.Errorf("Blank(%s) = %v, want %v", p, got, want)
+		}
+	}
+}

@@ -317,8 +317,9 @@ func newReaper() *reaper {
 // init).
 type walls struct {
 	spec
-	mu   sync.Mutex
-	done map[string]bool // the paths mounted
+	mu    sync.Mutex
+	done  map[string]bool // the paths mounted
+	blank []string        // git files made empty where missing (protect.Blank)
 }
 
 func (w *walls) setup() error {
@@ -348,6 +349,11 @@ func (w *walls) setup() error {
 		files, folders, _ := protect.Git(repo)
 		w.ReadOnly = append(w.ReadOnly, files...)
 		w.Reserved = append(w.Reserved, folders...)
+		for _, f := range files {
+			if protect.Blank(f) {
+				w.blank = append(w.blank, f)
+			}
+		}
 	}
 	return w.refresh()
 }
@@ -456,6 +462,20 @@ func (w *walls) refresh() error {
 		// one (a .git file names its repository elsewhere).
 		if fi, err := os.Stat(filepath.Dir(p)); err == nil && fi.IsDir() {
 			if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("reserve %s: %v", p, err)
+			}
+		}
+	}
+	for _, p := range w.blank {
+		// The same for git files that an empty one leaves as none does
+		// (a worktree's config.worktree, which git reads once the
+		// repository's extensions.worktreeConfig is on, as sparse
+		// checkouts turn it on).
+		if fi, err := os.Stat(filepath.Dir(p)); err == nil && fi.IsDir() {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err == nil {
+				f.Close()
+			} else if !errors.Is(err, os.ErrExist) {
 				return fmt.Errorf("reserve %s: %v", p, err)
 			}
 		}

@@ -196,6 +196,9 @@ func TestGitStateOfEveryRepositoryIsProtected(t *testing.T) {
 			gitAs(t, ws, "commit", "-q", "-m", "lib")
 			wt := filepath.Join(tmp, "wt")
 			gitAs(t, ws, "worktree", "add", "-q", wt)
+			// The user's repository reads config.worktree files (git
+			// sparse-checkout turns this on), none of which exists yet.
+			gitAs(t, ws, "config", "extensions.worktreeConfig", "true")
 			nested := filepath.Join(ws, "vendor", "nested")
 			os.MkdirAll(nested, 0o755)
 			gitAs(t, nested, "init", "-q")
@@ -222,6 +225,8 @@ func TestGitStateOfEveryRepositoryIsProtected(t *testing.T) {
 				{"vendor/nested/.git/hooks/post-checkout", hook},
 				{"lib/.git", "gitdir: " + evilRepo + "\n"},
 				{".git/worktrees/wt/commondir", evilRepo + "\n"},
+				{".git/worktrees/wt/config.worktree", fsmonitor},
+				{".git/config.worktree", fsmonitor},
 			}
 			var calls []string
 			if how == "Bash" {
@@ -255,6 +260,11 @@ func TestGitStateOfEveryRepositoryIsProtected(t *testing.T) {
 			for _, p := range []string{".git/modules/lib/hooks/post-checkout", "vendor/nested/.git/hooks/post-checkout"} {
 				if fileExists(filepath.Join(ws, p)) {
 					t.Errorf("%s was written", p)
+				}
+			}
+			for _, p := range []string{".git/config.worktree", ".git/worktrees/wt/config.worktree"} {
+				if b, _ := os.ReadFile(filepath.Join(ws, p)); len(b) > 0 {
+					t.Errorf("%s was written: %q", p, b)
 				}
 			}
 			// The user's own git, afterwards.
