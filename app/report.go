@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store"
@@ -43,27 +44,27 @@ func ExistingStore(ctx context.Context, ws, configDir string, getenv func(string
 	return sq, root, nil
 }
 
-// SessionInfo is a session as orca sessions --json shows it: its stored
-// fields, its totals and budget, and whether a workspace can continue it.
-type SessionInfo struct {
-	ID         string      `json:"id"`
-	Agent      string      `json:"agent"`
-	RuntimeID  string      `json:"runtime_id"`
-	Workspace  string      `json:"workspace"`
-	CreatedAt  time.Time   `json:"created_at"`
-	UpdatedAt  time.Time   `json:"updated_at"`
-	Turns      int         `json:"turns"`
-	LastPrompt string      `json:"last_prompt"`
-	Totals     TotalsInfo  `json:"totals"`
-	Budget     *BudgetInfo `json:"budget"`
-	// Opens says whether orca run and chat in this workspace can continue
-	// the session; WhyNot says why not.
-	Opens  bool   `json:"opens"`
-	WhyNot string `json:"why_not,omitempty"`
+// SessionView is a session as orca shows it, in one shape wherever it is
+// shown: orca sessions --json and orca serve's API (GET /v1/sessions,
+// /v1/sessions/{id}) alike — its stored fields, what it has spent, and the
+// budget in force.
+type SessionView struct {
+	ID         string     `json:"id"`
+	Agent      string     `json:"agent"`
+	RuntimeID  string     `json:"runtime_id"`
+	Workspace  string     `json:"workspace"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	Turns      int        `json:"turns"`
+	LastPrompt string     `json:"last_prompt"`
+	Totals     TotalsView `json:"totals"`
+	// Budget is the budget in force (the session's own, else the agent's);
+	// nil (null) when there is none.
+	Budget *BudgetView `json:"budget"`
 }
 
-// TotalsInfo is what a session has spent, all turns.
-type TotalsInfo struct {
+// TotalsView is what a session has spent, all turns.
+type TotalsView struct {
 	Tokens           int64   `json:"tokens"`
 	InputTokens      int64   `json:"input_tokens"`
 	OutputTokens     int64   `json:"output_tokens"`
@@ -71,15 +72,74 @@ type TotalsInfo struct {
 	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
 	ToolCalls        int64   `json:"tool_calls"`
-	WallTimeNS       int64   `json:"wall_time_ns"`
+	WallTimeMS       int64   `json:"wall_time_ms"`
+	Turns            int64   `json:"turns"`
+	// WallTimeNS is WallTimeMS in nanoseconds, the unit orca sessions
+	// --json used before the views were one. Deprecated: read
+	// wall_time_ms; it goes in the next release.
+	WallTimeNS int64 `json:"wall_time_ns"`
 }
 
-// BudgetInfo is a session's stored budget (0: no cap in a dimension).
-type BudgetInfo struct {
+// BudgetView is a session's budget: a 0 is no cap in that dimension.
+type BudgetView struct {
 	Tokens     int64   `json:"tokens"`
 	CostUSD    float64 `json:"cost_usd"`
 	ToolCalls  int64   `json:"tool_calls"`
-	WallTimeNS int64   `json:"wall_time_ns"`
+	WallTimeMS int64   `json:"wall_time_ms"`
+	// WallTimeNS: as TotalsView's. Deprecated: read wall_time_ms.
+	WallTimeNS int64 `json:"wall_time_ns"`
+}
+
+// TotalsOf returns t as TotalsView.
+func TotalsOf(t store.Totals) TotalsView {
+	return TotalsView{
+		Tokens:      t.Usage.Total(),
+		InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens,
+		CacheReadTokens: t.Usage.CacheReadTokens, CacheWriteTokens: t.Usage.CacheWriteTokens,
+		CostUSD: t.CostUSD, ToolCalls: t.ToolCalls, Turns: t.Turns,
+		WallTimeMS: t.WallTime.Milliseconds(), WallTimeNS: int64(t.WallTime),
+	}
+}
+
+// BudgetOf returns l as BudgetView.
+func BudgetOf(l budget.Limits) BudgetView {
+	return BudgetView{Tokens: l.Tokens, CostUSD: l.CostUSD, ToolCalls: l.ToolCalls, WallTimeMS: l.WallTime.Milliseconds(), WallTimeNS: int64(l.WallTime)}
+}
+
+// ViewSession returns s as SessionView, its totals and budget read from
+// st; def is the agent's budget (agent.Definition.Budget), in force where
+// the session has none of its own.
+func ViewSession(ctx context.Context, st store.Store, s store.Session, def budget.Limits) (SessionView, error) {
+	t, err := st.Totals(ctx, s.ID)
+	if err != nil {
+		return SessionView{}, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	b, err := st.Budget(ctx, s.ID)
+	if err != nil {
+		return SessionView{}, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	v := SessionView{
+		ID: s.ID, Agent: s.Agent, RuntimeID: s.RuntimeID, Workspace: s.Workspace,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Turns: s.Turns, LastPrompt: s.LastPrompt,
+		Totals: TotalsOf(t),
+	}
+	if b == nil && def != (budget.Limits{}) {
+		b = &def
+	}
+	if b != nil {
+		v.Budget = new(BudgetOf(*b))
+	}
+	return v, nil
+}
+
+// SessionInfo is a session as orca sessions --json shows it: its view,
+// and whether a workspace can continue it.
+type SessionInfo struct {
+	SessionView
+	// Opens says whether orca run and chat in this workspace can continue
+	// the session; WhyNot says why not.
+	Opens  bool   `json:"opens"`
+	WhyNot string `json:"why_not,omitempty"`
 }
 
 // RecordInfo is a transcript record as orca sessions show --json shows
@@ -109,30 +169,15 @@ type BlockInfo struct {
 
 // DescribeSession returns s with its totals and budget read from st, and
 // whether orca run and chat in the workspace root (its id wsID) can
-// continue it (Opens).
+// continue it (Opens). orca's agent has no budget of its own: a session's
+// budget is what it stores.
 func DescribeSession(ctx context.Context, st store.Store, s store.Session, wsID, root string) (SessionInfo, error) {
-	t, err := st.Totals(ctx, s.ID)
+	v, err := ViewSession(ctx, st, s, budget.Limits{})
 	if err != nil {
-		return SessionInfo{}, fmt.Errorf("session %s: %w", s.ID, err)
+		return SessionInfo{}, err
 	}
-	b, err := st.Budget(ctx, s.ID)
-	if err != nil {
-		return SessionInfo{}, fmt.Errorf("session %s: %w", s.ID, err)
-	}
-	sj := SessionInfo{
-		ID: s.ID, Agent: s.Agent, RuntimeID: s.RuntimeID, Workspace: s.Workspace,
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Turns: s.Turns, LastPrompt: s.LastPrompt,
-		Totals: TotalsInfo{
-			Tokens:      t.Usage.Total(),
-			InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens,
-			CacheReadTokens: t.Usage.CacheReadTokens, CacheWriteTokens: t.Usage.CacheWriteTokens,
-			CostUSD: t.CostUSD, ToolCalls: t.ToolCalls, WallTimeNS: int64(t.WallTime),
-		},
-	}
+	sj := SessionInfo{SessionView: v}
 	sj.Opens, sj.WhyNot = Opens(DefaultName, wsID, root, s)
-	if b != nil {
-		sj.Budget = &BudgetInfo{Tokens: b.Tokens, CostUSD: b.CostUSD, ToolCalls: b.ToolCalls, WallTimeNS: int64(b.WallTime)}
-	}
 	return sj, nil
 }
 

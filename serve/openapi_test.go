@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/llm"
 )
 
 // The OpenAPI document describes the handlers exactly: every route is in
@@ -102,6 +104,33 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 			if method != "parameters" && !seen[method+" "+path] {
 				t.Errorf("openapi.json describes %s %s, which no handler serves", strings.ToUpper(method), path)
 			}
+		}
+	}
+}
+
+// The document's Session, Totals and Budget are the JSON the handlers
+// write, key for key.
+func TestOpenAPISchemasMatchTheViews(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(v any) []string {
+		b, _ := json.Marshal(v)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return slices.Sorted(maps.Keys(m))
+	}
+	full := sessionJSON{SessionView: app.SessionView{Budget: &app.BudgetView{}}, Running: "turn", Parked: []Parked{{}}, Transcript: []llm.Message{{}}}
+	for name, v := range map[string]any{"Session": full, "Totals": app.TotalsView{}, "Budget": app.BudgetView{}} {
+		if got, want := keys(v), slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, want) {
+			t.Errorf("%s: the handlers write %v, openapi.json describes %v", name, got, want)
 		}
 	}
 }

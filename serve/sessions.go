@@ -79,9 +79,9 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := []sessionJSON{}
 	for _, st := range ss {
-		j := sessionOf(st)
-		if t, err := s.app.Store().Totals(r.Context(), st.ID); err == nil {
-			j.Totals = totalsOf(t)
+		j, err := s.sessionOf(r.Context(), st)
+		if err != nil {
+			return err
 		}
 		out = append(out, j)
 	}
@@ -129,7 +129,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, sessionOf(st))
+	j, err := s.sessionOf(r.Context(), st)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, j)
 	return nil
 }
 
@@ -143,17 +147,10 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j := sessionOf(st)
-	t, err := e.ls.Totals(r.Context())
+	j, err := s.sessionOf(r.Context(), st)
 	if err != nil {
 		return err
 	}
-	j.Totals = totalsOf(t)
-	b, err := e.ls.Budget(r.Context())
-	if err != nil {
-		return err
-	}
-	j.Budget = budgetOf(b)
 	j.Running = e.ls.CurrentTurn()
 	parked, err := s.app.Store().ParkedCalls(r.Context(), store.ParkFilter{SessionID: id, Status: store.ParkPending})
 	if err != nil {
@@ -238,7 +235,7 @@ func (s *Server) totals(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, totalsOf(t))
+	writeJSON(w, http.StatusOK, app.TotalsOf(t))
 	return nil
 }
 
@@ -251,7 +248,7 @@ func (s *Server) getBudget(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, budgetOf(b))
+	writeJSON(w, http.StatusOK, app.BudgetOf(b))
 	return nil
 }
 
@@ -289,6 +286,6 @@ func (s *Server) putBudget(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, budgetOf(l))
+	writeJSON(w, http.StatusOK, app.BudgetOf(l))
 	return nil
 }

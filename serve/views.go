@@ -1,55 +1,22 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
-	"time"
 
-	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store"
 )
 
-// sessionJSON is a session as the API shows it.
+// sessionJSON is a session as the API shows it: app.SessionView, the
+// shape orca sessions --json shows too, and what only a server knows.
 type sessionJSON struct {
-	ID         string      `json:"id"`
-	Agent      string      `json:"agent"`
-	CreatedAt  time.Time   `json:"created_at"`
-	UpdatedAt  time.Time   `json:"updated_at"`
-	Turns      int         `json:"turns"`
-	LastPrompt string      `json:"last_prompt"`
-	Totals     *totalsJSON `json:"totals,omitempty"`
-	Budget     *budgetJSON `json:"budget,omitempty"`
-	Running    string      `json:"running_turn,omitempty"`
-	Parked     []Parked    `json:"parked,omitempty"`
+	app.SessionView
+	Running string   `json:"running_turn,omitempty"`
+	Parked  []Parked `json:"parked,omitempty"`
 	// Transcript is the conversation, on GET of one session.
 	Transcript []llm.Message `json:"transcript,omitempty"`
-}
-
-type totalsJSON struct {
-	InputTokens      int64   `json:"input_tokens"`
-	OutputTokens     int64   `json:"output_tokens"`
-	CacheReadTokens  int64   `json:"cache_read_tokens"`
-	CacheWriteTokens int64   `json:"cache_write_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
-	ToolCalls        int64   `json:"tool_calls"`
-	WallTimeMS       int64   `json:"wall_time_ms"`
-	Turns            int64   `json:"turns"`
-}
-
-func totalsOf(t store.Totals) *totalsJSON {
-	return &totalsJSON{InputTokens: t.Usage.InputTokens, OutputTokens: t.Usage.OutputTokens, CacheReadTokens: t.Usage.CacheReadTokens,
-		CacheWriteTokens: t.Usage.CacheWriteTokens, CostUSD: t.CostUSD, ToolCalls: t.ToolCalls, WallTimeMS: t.WallTime.Milliseconds(), Turns: t.Turns}
-}
-
-type budgetJSON struct {
-	Tokens     int64   `json:"tokens"`
-	CostUSD    float64 `json:"cost_usd"`
-	ToolCalls  int64   `json:"tool_calls"`
-	WallTimeMS int64   `json:"wall_time_ms"`
-}
-
-func budgetOf(l budget.Limits) *budgetJSON {
-	return &budgetJSON{Tokens: l.Tokens, CostUSD: l.CostUSD, ToolCalls: l.ToolCalls, WallTimeMS: l.WallTime.Milliseconds()}
 }
 
 // Parked is a parked call as the API (and orca approvals --json) shows it.
@@ -82,6 +49,9 @@ func ParkedOf(p store.ParkedCall) Parked {
 		Reason: p.Reason, Rules: rules, Status: p.Status, DecidedBy: p.DecidedBy, Note: p.Note}
 }
 
-func sessionOf(st store.Session) sessionJSON {
-	return sessionJSON{ID: st.ID, Agent: st.Agent, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt, Turns: st.Turns, LastPrompt: st.LastPrompt}
+// sessionOf returns st as the API shows it, its totals and budget read
+// from the store.
+func (s *Server) sessionOf(ctx context.Context, st store.Session) (sessionJSON, error) {
+	v, err := app.ViewSession(ctx, s.app.Store(), st, s.app.Runtime().Definition().Budget)
+	return sessionJSON{SessionView: v}, err
 }

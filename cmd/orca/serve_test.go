@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -94,6 +95,35 @@ func TestServe(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "served\n" {
 		t.Errorf("out.txt %q, %v", b, err)
+	}
+	// A session has one JSON form: what orca sessions --json says of it is
+	// what the API says, field for field, but for what only one of them
+	// knows (whether this workspace opens it; the running turn, parked
+	// calls, the transcript).
+	_, api, _ := call("GET", "/v1/sessions/s", "", token)
+	cliOut, _, _ := orca(t, t.Context(), "", "sessions", "-w", ws, "--json")
+	var fromAPI map[string]any
+	var fromCLI struct {
+		Sessions []map[string]any `json:"sessions"`
+	}
+	if err := json.Unmarshal(api, &fromAPI); err != nil {
+		t.Fatalf("%v: %s", err, api)
+	}
+	if err := json.Unmarshal([]byte(cliOut), &fromCLI); err != nil || len(fromCLI.Sessions) != 1 {
+		t.Fatalf("orca sessions --json: %v: %s", err, cliOut)
+	}
+	fromList := fromCLI.Sessions[0]
+	for _, k := range []string{"opens", "why_not"} {
+		delete(fromList, k)
+	}
+	for _, k := range []string{"running_turn", "parked", "transcript"} {
+		delete(fromAPI, k)
+	}
+	if !reflect.DeepEqual(fromAPI, fromList) {
+		t.Errorf("one session, two forms:\norca sessions --json: %v\nGET /v1/sessions/s:   %v", fromList, fromAPI)
+	}
+	if totals, _ := fromAPI["totals"].(map[string]any); totals["turns"] != 1.0 || totals["tool_calls"] != 1.0 || totals["wall_time_ms"] == nil {
+		t.Errorf("totals: %v", totals)
 	}
 	cancel()
 	select {

@@ -312,14 +312,14 @@ func TestSessionsJSON(t *testing.T) {
 		t.Errorf("session keys: %v, want %v", got, want)
 	}
 	totals, _ := s["totals"].(map[string]any)
-	if got, want := keys(totals), []string{"cache_read_tokens", "cache_write_tokens", "cost_usd", "input_tokens", "output_tokens", "tokens", "tool_calls", "wall_time_ns"}; !slices.Equal(got, want) {
+	if got, want := keys(totals), []string{"cache_read_tokens", "cache_write_tokens", "cost_usd", "input_tokens", "output_tokens", "tokens", "tool_calls", "turns", "wall_time_ms", "wall_time_ns"}; !slices.Equal(got, want) {
 		t.Errorf("totals keys: %v, want %v", got, want)
 	}
 	if totals["tokens"] != 240.0 || totals["input_tokens"] != 200.0 || totals["tool_calls"] != 1.0 || totals["wall_time_ns"].(float64) <= 0 {
 		t.Errorf("totals: %v", totals)
 	}
 	bud, _ := s["budget"].(map[string]any)
-	if got, want := keys(bud), []string{"cost_usd", "tokens", "tool_calls", "wall_time_ns"}; !slices.Equal(got, want) || bud["cost_usd"] != 1.5 {
+	if got, want := keys(bud), []string{"cost_usd", "tokens", "tool_calls", "wall_time_ms", "wall_time_ns"}; !slices.Equal(got, want) || bud["cost_usd"] != 1.5 {
 		t.Errorf("budget: %v", bud)
 	}
 	if list.Sessions[1]["budget"] != nil {
