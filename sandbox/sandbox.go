@@ -123,15 +123,46 @@ func WorkspacePolicy(root, configDir string) Policy {
 // Writable, and CacheEnv points the tools at it), so a second go test is
 // fast; nothing outside the sandbox reads it, so what a command leaves
 // there reaches neither the user's own builds nor another workspace's
-// commands. "" if there is no cache folder to have.
+// commands.
+//
+// A workspace in a temp folder (orca demo's, a test's: made for one run)
+// gets no folder of its own, which would be cold at every run and left
+// behind in the user's cache: the workspaces in temp folders share one,
+// orca-sandbox-cache-<uid> in os.TempDir() — which their commands could
+// write anyway, as they may write any temp folder. "" if there is no
+// cache folder to have (or the temp one is not the user's alone).
 func WorkspaceCache(root string) string {
-	base, err := os.UserCacheDir()
-	if err != nil || root == "" {
+	if root == "" {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(filepath.Clean(root)))
+	root = filepath.Clean(root)
+	for _, tmp := range TempDirs() {
+		if protect.Within(tmp, root) {
+			return tempCache()
+		}
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(root))
 	dir := filepath.Join(base, "orca", "sandbox", hex.EncodeToString(sum[:8]))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// tempCache returns the cache folder that the workspaces in temp folders
+// share, made if missing; "" if it is not a folder of the user's own
+// that only they may write (another user could have made it first).
+func tempCache() string {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("orca-sandbox-cache-%d", os.Getuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return ""
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 || !ownedByUser(fi) {
 		return ""
 	}
 	return dir

@@ -393,7 +393,10 @@ func TestSandboxedCommandsKeepTheirCaches(t *testing.T) {
 	requireSandbox(t)
 	home, cfgDir := attackHome(t)
 	t.Setenv("XDG_CACHE_HOME", "")
-	ws, other := t.TempDir(), t.TempDir()
+	// Workspaces of the user's, not in a temp folder.
+	ws, other := filepath.Join(home, "project"), filepath.Join(home, "other")
+	os.MkdirAll(ws, 0o755)
+	os.MkdirAll(other, 0o755)
 	probe := `echo "$GOCACHE|$XDG_CACHE_HOME|$npm_config_cache" && mkdir -p "$GOCACHE" && echo built > "$GOCACHE/probe"`
 	var caches []string
 	for _, w := range []string{ws, other} {
@@ -415,5 +418,25 @@ func TestSandboxedCommandsKeepTheirCaches(t *testing.T) {
 	// The user's own Go build cache is not the commands'.
 	if strings.HasPrefix(caches[0], filepath.Join(home, ".cache", "go-build")) {
 		t.Errorf("the commands' cache is the user's: %s", caches[0])
+	}
+	// Workspaces made for one run in a temp folder (orca demo's) share
+	// one cache there, warm from the last: none is left in the user's
+	// cache for each.
+	kept, _ := os.ReadDir(filepath.Join(home, ".cache", "orca", "sandbox"))
+	var temps []string
+	for range 2 {
+		stdout, _ := runAs(t, cfgDir, "run", "--script", writeScript(t, bashCall("b", probe), `{"text": "done"}`), "-w", t.TempDir(), "--json", "--permission-mode", "bypass", "go")
+		ev := toolEventOf(t, parseEvents(t, stdout), "b")
+		goCache, _, _ := strings.Cut(strings.TrimSpace(ev.str("output")), "|")
+		if ev["is_error"] == true || !strings.HasPrefix(goCache, filepath.Join(os.TempDir(), "orca-sandbox-cache-")) {
+			t.Fatalf("a temp workspace's caches: %v", ev)
+		}
+		temps = append(temps, goCache)
+	}
+	if temps[0] != temps[1] {
+		t.Errorf("temp workspaces have caches of their own: %v", temps)
+	}
+	if now, _ := os.ReadDir(filepath.Join(home, ".cache", "orca", "sandbox")); len(now) != len(kept) {
+		t.Errorf("temp workspaces left caches in the user's: %d folders, was %d", len(now), len(kept))
 	}
 }
