@@ -16,9 +16,6 @@ var scriptInterpreters = map[string]bool{
 	"source": true, ".": true,
 }
 
-// scriptWrappers run the command that follows their options.
-var scriptWrappers = map[string]bool{"env": true, "exec": true, "command": true, "nice": true, "nohup": true, "time": true}
-
 // Scripts returns the files that the shell command line runs as code —
 // for package protect's targets: a hook's script is protected state:
 // each simple command's program when it is given as a path
@@ -70,15 +67,22 @@ func Argv(argv []string, dir string, vars map[string]string) []string {
 }
 
 func argvScripts(argv []string, dir string, vars map[string]string, out *[]string, depth int) {
-	for len(argv) > 0 && scriptWrappers[filepath.Base(argv[0])] {
-		argv = argv[1:]
-		for len(argv) > 0 && (strings.HasPrefix(argv[0], "-") || strings.Contains(argv[0], "=") && !strings.Contains(argv[0], "/")) {
-			argv = argv[1:]
+	// The program, after the wrappers that run it (timeout 30, nice -n 5,
+	// env FOO=1, sudo -u x), as the policy's judgement of commands
+	// finds it.
+	ws := make([]word, len(argv))
+	for i, a := range argv {
+		if strings.Contains(a, "\x00") {
+			ws[i] = word{pat: "*"}
+		} else {
+			ws[i] = lit(a)
 		}
 	}
-	if len(argv) == 0 || strings.Contains(argv[0], "\x00") {
+	starts, dynamic, _, _ := unwrap(ws, false)
+	if dynamic || len(starts) == 0 {
 		return
 	}
+	argv = argv[starts[len(starts)-1]:]
 	prog := argv[0]
 	if strings.Contains(prog, "/") {
 		addScript(out, dir, prog)
@@ -94,7 +98,7 @@ func argvScripts(argv []string, dir string, vars map[string]string, out *[]strin
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		switch {
-		case a == "-c" && i+1 < len(rest) && shellName(name):
+		case a == "-c" && i+1 < len(rest) && shells[name]:
 			scriptsOf(rest[i+1], dir, vars, out, depth+1)
 			return
 		case a == "-c" || a == "-e" || a == "-m" || a == "--eval" || a == "-p" || a == "--print":
@@ -110,14 +114,6 @@ func argvScripts(argv []string, dir string, vars map[string]string, out *[]strin
 		addScript(out, dir, a)
 		return
 	}
-}
-
-func shellName(name string) bool {
-	switch name {
-	case "sh", "bash", "zsh", "dash", "ksh", "fish":
-		return true
-	}
-	return false
 }
 
 func addScript(out *[]string, dir, p string) {

@@ -25,7 +25,10 @@ func TestScripts(t *testing.T) {
 		`cat | python3 "$CLAUDE_PROJECT_DIR/.claude/h.py"`: {"/ws/.claude/h.py"},
 		`if true; then ./a.sh; fi`:                         {"/ws/a.sh"},
 		`exec /usr/bin/env python3 scripts/run.py`:         {"/ws/scripts/run.py"},
-		`(((`: nil,
+		`timeout 30 ./hooks/x.sh`:                          {"/ws/hooks/x.sh"},
+		`nice -n 5 bash hooks/y.sh`:                        {"/ws/hooks/y.sh"},
+		`sudo -u me node h.js`:                             {"/ws/h.js"},
+		`(((`:                                              nil,
 	} {
 		got := Scripts(cmd, "/ws", vars)
 		if !slices.Equal(got, want) {
