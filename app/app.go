@@ -244,20 +244,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if a.root, err = CheckWorkspace(cfg.Workspace); err != nil {
 		return nil, err
 	}
-	switch cfg.ConfigDir {
-	case "-":
-	case "":
-		a.configDir, _ = config.Dir() // no home folder: nothing is read or trusted
-	default:
-		a.configDir = cfg.ConfigDir
-	}
-	switch cfg.ClaudeDir {
-	case "-":
-	case "":
-		a.claudeDir, _ = config.ClaudeDir()
-	default:
-		a.claudeDir = cfg.ClaudeDir
-	}
+	a.configDir, a.claudeDir = cfg.userDirs()
 	a.settings = &config.Settings{}
 	if !cfg.NoSettings {
 		if a.settings, a.warnings, err = config.Load(config.LoadOptions{Workspace: a.root, ConfigDir: cmp.Or(a.configDir, "-"),
@@ -1052,4 +1039,22 @@ func ToolDisplays(root string) func(name string, input json.RawMessage) tool.Dis
 		}
 		return tool.Display{}
 	}
+}
+
+// userDirs returns the user's configuration folder and Claude Code folder
+// that cfg names: ConfigDir and ClaudeDir, config.Dir() and
+// config.ClaudeDir() for empty ones (none without a home folder: nothing
+// is read or trusted), "" for "-".
+func (cfg *Config) userDirs() (configDir, claudeDir string) {
+	dir := func(given string, def func() (string, error)) string {
+		switch given {
+		case "-":
+			return ""
+		case "":
+			d, _ := def()
+			return d
+		}
+		return given
+	}
+	return dir(cfg.ConfigDir, config.Dir), dir(cfg.ClaudeDir, config.ClaudeDir)
 }

@@ -44,19 +44,7 @@ func Diagnose(cfg Config) (*Diagnosis, error) {
 	if err != nil {
 		return nil, err
 	}
-	configDir, claudeDir := cfg.ConfigDir, cfg.ClaudeDir
-	switch configDir {
-	case "-":
-		configDir = ""
-	case "":
-		configDir, _ = config.Dir()
-	}
-	switch claudeDir {
-	case "-":
-		claudeDir = ""
-	case "":
-		claudeDir, _ = config.ClaudeDir()
-	}
+	configDir, claudeDir := cfg.userDirs()
 	s, warns, err := config.Load(config.LoadOptions{Workspace: root, ConfigDir: cmp.Or(configDir, "-"), ClaudeDir: cmp.Or(claudeDir, "-"),
 		NoClaude: cfg.NoClaude, TrustOverride: cfg.Trust, PluginDirs: cfg.PluginDirs})
 	if err != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,10 +79,7 @@ func (a *App) protectedTargets() []protect.Target {
 		}
 		v := vars
 		if len(h.Env) > 0 {
-			v = map[string]string{}
-			for k, x := range vars {
-				v[k] = x
-			}
+			v = maps.Clone(vars)
 			for _, kv := range h.Env {
 				if k, x, ok := strings.Cut(kv, "="); ok {
 					v[k] = x

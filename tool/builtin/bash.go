@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orca-agent/orca/protect"
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/tool"
 )
@@ -98,7 +99,7 @@ func commandEnv(r *sandbox.Runner) []string {
 		}
 	}
 	for _, w := range r.Policy.Writable {
-		if cache != "" && within(w, cache) {
+		if cache != "" && protect.Within(w, cache) {
 			return env
 		}
 	}
@@ -131,12 +132,6 @@ func setEnv(env []string, kv ...string) []string {
 		}
 	}
 	return append(out, kv...)
-}
-
-// within reports whether path is dir or below it.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func (*bashTool) Name() string { return "Bash" }
