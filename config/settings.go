@@ -232,6 +232,9 @@ type Warning struct {
 	// Untrusted says project settings were skipped because the workspace
 	// is not trusted (Trust, or LoadOptions.TrustOverride, enables them).
 	Untrusted bool
+	// Withheld, with Untrusted, names what trust would enable ("1 command
+	// hook and 1 allow rule", "2 MCP servers").
+	Withheld string
 }
 
 // String returns the warning as "file: message".
@@ -663,7 +666,7 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 	if abs, err := canonical(workspace); err == nil {
 		workspace = abs
 	}
-	return Warning{File: f.path, Untrusted: true,
+	return Warning{File: f.path, Untrusted: true, Withheld: list,
 		Message: fmt.Sprintf("%s not applied: the workspace %s is not trusted", list, workspace)}, true
 }
 
@@ -1388,7 +1391,8 @@ func (s *Settings) addMCPFile(workspace string, trusted bool, digests map[string
 		return nil
 	}
 	if !trusted {
-		return []Warning{{File: path, Untrusted: true, Message: fmt.Sprintf("%s not started: the workspace is not trusted", plural(len(servers), "MCP server"))}}
+		what := plural(len(servers), "MCP server")
+		return []Warning{{File: path, Untrusted: true, Withheld: what, Message: what + " not started: the workspace is not trusted"}}
 	}
 	var off, changed []string
 	for _, m := range servers {

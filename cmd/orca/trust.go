@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"github.com/orca-agent/orca/app"
 	"io"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/hook/command"
@@ -256,17 +256,11 @@ func askTrust(cmd *cobra.Command, o options, cfg *app.Config) error {
 		if !w.Untrusted {
 			continue
 		}
-		msg := w.Message
-		for _, cut := range []string{" not applied: ", " not started: "} {
-			if i := strings.Index(msg, cut); i >= 0 {
-				msg = msg[:i]
-			}
-		}
 		file := w.File
 		if rel, err := filepath.Rel(root, file); err == nil && filepath.IsLocal(rel) {
 			file = rel
 		}
-		what = append(what, "  "+file+": "+tui.Printable(msg))
+		what = append(what, "  "+file+": "+tui.Printable(w.Withheld))
 	}
 	if len(what) == 0 {
 		return nil
