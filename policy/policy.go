@@ -358,10 +358,8 @@ func (p *Policy) Asking(v Verdict) Verdict {
 	v.Decision = Deny
 	var b strings.Builder
 	reason := strings.Replace(v.Reason, " needs the user's approval", " would need the user's approval", 1)
-	// One mode in the sentence: the mode in force would ask.
-	reason = strings.Replace(reason, "permission mode "+string(ModeDefault)+" asks before", "permission mode dont-ask would ask before", 1)
 	b.WriteString(strings.TrimSuffix(reason, "."))
-	if strings.Contains(reason, "permission mode dont-ask would ask") {
+	if strings.Contains(reason, p.modeAsks()) { // the mode's own verdict: one mode in the sentence
 		b.WriteString(", and it asks no one, so the call is denied; do not retry it.")
 	} else {
 		b.WriteString(". Permission mode dont-ask asks no one, so the call is denied; do not retry it.")
@@ -466,17 +464,18 @@ func (p *Policy) allowed(c *call) Verdict {
 	if ss := suggestFor(c); len(ss) > 0 {
 		v.Suggest, v.Suggestions = ss[0], ss
 	}
-	v.Reason = fmt.Sprintf("%s needs the user's approval: no allow rule matches it and permission mode %s asks before %s.", describe(c, nil), p.asking(), activity(c))
+	v.Reason = fmt.Sprintf("%s needs the user's approval: no allow rule matches it and %s before %s.", describe(c, nil), p.modeAsks(), activity(c))
 	return v
 }
 
-// asking is the mode whose asking a verdict's reason names: dont-ask
-// decides as default does, then denies what default asks about.
-func (p *Policy) asking() Mode {
+// modeAsks says, for a reason, that the mode in force asks: "permission
+// mode default asks"; in ModeDontAsk, which asks no one (Asking makes the
+// verdict a denial), "permission mode dont-ask would ask".
+func (p *Policy) modeAsks() string {
 	if p.mode == ModeDontAsk {
-		return ModeDefault
+		return "permission mode " + string(ModeDontAsk) + " would ask"
 	}
-	return p.mode
+	return "permission mode " + string(p.mode) + " asks"
 }
 
 // modeRule is the Rule of a verdict the mode gave.
@@ -780,7 +779,7 @@ func (p *Policy) allowBash(c *call) Verdict {
 	}
 	if len(a.cmds) == 0 {
 		return Verdict{Decision: Ask, Rule: p.modeRule(),
-			Reason: fmt.Sprintf("%s needs the user's approval: it runs no simple command a rule could approve, and permission mode %s asks before running shell commands.", describe(c, nil), p.asking())}
+			Reason: fmt.Sprintf("%s needs the user's approval: it runs no simple command a rule could approve, and %s before running shell commands.", describe(c, nil), p.modeAsks())}
 	}
 	var used, unapproved, suggestions []string
 	var opaque []string
@@ -853,7 +852,7 @@ cmds:
 	if len(unapproved) > 0 {
 		fmt.Fprintf(&b, "no allow rule matches %s", strings.Join(unapproved, " and "))
 	}
-	fmt.Fprintf(&b, "; permission mode %s asks before running shell commands.", p.asking())
+	fmt.Fprintf(&b, "; %s before running shell commands.", p.modeAsks())
 	v := Verdict{Decision: Ask, Rule: p.modeRule(), Reason: b.String()}
 	if len(opaque) == 0 && len(suggestions) > 0 {
 		v.Suggest, v.Suggestions = suggestions[0], suggestions
