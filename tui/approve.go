@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/term"
 
 	"github.com/orca-agent/orca/event"
@@ -336,28 +337,12 @@ func wrapItems(items []string, indent string, width int) string {
 // starting with indent (width 0: one line). A word longer than a line
 // has a line of its own.
 func Wrap(s, indent string, width int) string {
-	words := strings.Fields(s)
-	if width <= 0 || len(words) == 0 {
-		return indent + strings.Join(words, " ")
+	s = strings.Join(strings.Fields(s), " ")
+	if width <= 0 || s == "" {
+		return indent + s
 	}
 	room := max(width-1-lipgloss.Width(indent), 20)
-	var b strings.Builder
-	b.WriteString(indent)
-	n := 0
-	for _, w := range words {
-		ww := lipgloss.Width(w)
-		if n > 0 && n+1+ww > room {
-			b.WriteString("\n" + indent)
-			n = 0
-		}
-		if n > 0 {
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(w)
-		n += ww
-	}
-	return b.String()
+	return indent + strings.ReplaceAll(ansi.Wordwrap(s, room, ""), "\n", "\n"+indent)
 }
 
 // ApprovalGate keeps an approver's question from interleaving with the
