@@ -71,10 +71,16 @@ func prose(text string) []string {
 	return lines
 }
 
+// read are the pages' anchors, by file, as anchors found them.
+var read = map[string]map[string]bool{}
+
 // anchors returns the anchors of a page's headings: lower case, spaces
 // as hyphens, punctuation but hyphens and underscores dropped, a repeated
 // one numbered (-1, -2, …).
 func anchors(file string) map[string]bool {
+	if a, ok := read[file]; ok {
+		return a
+	}
 	text, _ := os.ReadFile(file)
 	seen := map[string]int{}
 	out := map[string]bool{}
@@ -100,5 +106,6 @@ func anchors(file string) map[string]bool {
 		}
 		seen[a]++
 	}
+	read[file] = out
 	return out
 }

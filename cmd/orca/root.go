@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/orca-agent/orca/tui"
 	"io"
 	"os"
 	"runtime"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/tui"
 )
 
 // Exit codes of the orca command.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/orca-agent/orca/config"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/creack/pty"
+
+	"github.com/orca-agent/orca/config"
 )
 
 var sgrSeq = regexp.MustCompile("\x1b\\[[0-9;]*m")
