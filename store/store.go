@@ -166,9 +166,12 @@ type RecordFilter struct {
 	AfterSeq int64
 }
 
-// Store is the record store. Implementations are safe for concurrent use;
-// operations on different sessions do not wait for each other longer than
-// a write takes.
+// Store is the record store: every role below, and Close. Implementations
+// are safe for concurrent use; operations on different sessions do not
+// wait for each other longer than a write takes. A consumer that needs
+// one role takes that role's interface (Sessions, Transcript, Leases,
+// Spending, Approvals, ParkedCalls); observation rows are a role of their
+// own (Observations), outside Store.
 //
 // Reads of an unknown session return ErrNotFound; writes to one return
 // ErrNotProvisioned and store nothing. Errors name the operation and the
@@ -180,6 +183,22 @@ type RecordFilter struct {
 // failed. (A store may finish a write it has begun rather than stop half
 // way: store/sqlite does, for a write already in a transaction.)
 type Store interface {
+	Sessions
+	Transcript
+	Leases
+	Spending
+	Approvals
+	ParkedCalls
+
+	// Close releases the store. It is idempotent; other calls after it
+	// return ErrClosed.
+	Close() error
+}
+
+// Sessions is the role of a Store that keeps the sessions themselves:
+// provisioning, reading, listing, deleting, and moving them between
+// runtimes.
+type Sessions interface {
 	// Provision creates the session if it is absent and returns the stored
 	// one. It is idempotent: provisioning an existing session changes
 	// nothing (Workspace, Agent and CreatedAt of the first call win), but
@@ -199,6 +218,17 @@ type Store interface {
 	// (a live session holds it) is a *LeaseError (ErrLeased).
 	DeleteSession(ctx context.Context, id string) error
 
+	// RebindRuntime moves every session of runtime from, with its
+	// approvals, to runtime to, and returns how many sessions it moved: a
+	// runtime whose id changed (its workspace got an id of its own) adopts
+	// its sessions. An approval to already has is dropped, not doubled.
+	RebindRuntime(ctx context.Context, from, to string) (int, error)
+}
+
+// Transcript is the role of a Store that keeps what a session's turns
+// write: its records, each step of a turn (records and what it spent),
+// and the end of each turn.
+type Transcript interface {
 	// Append adds records to the end of the session's transcript and
 	// returns them as stored (Seq, SessionID and Time set). A batch is
 	// all-or-nothing: if any record is invalid (empty or unknown Kind, a
@@ -220,6 +250,18 @@ type Store interface {
 	// are checked as by Append.
 	AppendStep(ctx context.Context, sessionID string, step Step) ([]Record, Totals, error)
 
+	// FinishTurn records that turn turnID ended, prompted by prompt: the
+	// session's Turns and its totals' Turns count it, LastPrompt = prompt,
+	// and UpdatedAt moves. A turn counts once: finishing the session's
+	// last finished turn again (an attempt of a turn that parked and went
+	// on, or a retry after a crash once the turn had ended) counts
+	// nothing. An empty turnID always counts.
+	FinishTurn(ctx context.Context, sessionID, turnID, prompt string) error
+}
+
+// Leases is the role of a Store that keeps the lease of each session's one
+// writer (see Step.Owner).
+type Leases interface {
 	// AcquireLease makes owner the session's one writer until ttl from now
 	// and returns when that is: it succeeds when no one holds the lease,
 	// when the holder's lease has expired, or when owner holds it already
@@ -228,7 +270,11 @@ type Store interface {
 	// ReleaseLease ends owner's lease; a lease owner does not hold is left
 	// alone (no error).
 	ReleaseLease(ctx context.Context, sessionID, owner string) error
+}
 
+// Spending is the role of a Store that keeps each session's running
+// totals and its budget override.
+type Spending interface {
 	// AddTotals adds delta to the session's totals atomically and returns
 	// the new totals.
 	AddTotals(ctx context.Context, sessionID string, delta Totals) (Totals, error)
@@ -242,15 +288,11 @@ type Store interface {
 	SetBudget(ctx context.Context, sessionID string, b *budget.Limits) error
 	// Budget returns the session's budget override, or nil if none.
 	Budget(ctx context.Context, sessionID string) (*budget.Limits, error)
+}
 
-	// FinishTurn records that turn turnID ended, prompted by prompt: the
-	// session's Turns and its totals' Turns count it, LastPrompt = prompt,
-	// and UpdatedAt moves. A turn counts once: finishing the session's
-	// last finished turn again (an attempt of a turn that parked and went
-	// on, or a retry after a crash once the turn had ended) counts
-	// nothing. An empty turnID always counts.
-	FinishTurn(ctx context.Context, sessionID, turnID, prompt string) error
-
+// Approvals is the role of a Store that keeps the "always allow"
+// approvals a person granted, of a runtime or of one of its sessions.
+type Approvals interface {
 	// AddApproval stores an approval. Adding the same (RuntimeID,
 	// SessionID, Rule) again changes nothing. A session-reach approval
 	// needs a provisioned session (ErrNotProvisioned) of the same runtime
@@ -262,7 +304,11 @@ type Store interface {
 	// returns the agent-reach approvals only. A sessionID that is unknown
 	// is ErrNotFound; one of another runtime is ErrWrongRuntime.
 	Approvals(ctx context.Context, runtimeID, sessionID string) ([]Approval, error)
+}
 
+// ParkedCalls is the role of a Store that keeps the tool calls parked for
+// a person to decide (see ParkedCall).
+type ParkedCalls interface {
 	// Park stores a parked call, pending; the session must exist
 	// (ErrNotProvisioned).
 	Park(ctx context.Context, p ParkedCall) error
@@ -273,14 +319,4 @@ type Store interface {
 	// decision, and returns it. An unknown id is ErrNotFound; a decision
 	// on a decided call is ErrInvalid.
 	SetParkStatus(ctx context.Context, id, status, by, note string) (ParkedCall, error)
-
-	// RebindRuntime moves every session of runtime from, with its
-	// approvals, to runtime to, and returns how many sessions it moved: a
-	// runtime whose id changed (its workspace got an id of its own) adopts
-	// its sessions. An approval to already has is dropped, not doubled.
-	RebindRuntime(ctx context.Context, from, to string) (int, error)
-
-	// Close releases the store. It is idempotent; other calls after it
-	// return ErrClosed.
-	Close() error
 }
