@@ -288,13 +288,13 @@ func (t *skillTool) Commands() []tool.Command {
 func (t *skillTool) Traits() tool.Traits { return tool.Traits{Forks: true} }
 
 // Display shows the skill's name and its arguments, as the user would
-// have typed them (/name args).
+// have typed them (/name args), on one line (tool.OneLine).
 func (t *skillTool) Display(raw json.RawMessage) tool.Display {
 	var in input
 	if json.Unmarshal(raw, &in) != nil || in.Skill == "" {
 		return tool.Display{}
 	}
-	return tool.Display{Summary: strings.TrimSpace(in.Skill + " " + in.Args)}
+	return tool.Display{Summary: tool.OneLine(strings.TrimSpace(in.Skill + " " + in.Args))}
 }
 
 func (t *skillTool) available() string {

@@ -135,7 +135,7 @@ func (*taskTool) Display(input json.RawMessage) tool.Display {
 	if in.RunInBackground {
 		s += ", in the background"
 	}
-	return tool.Display{Summary: s + ")"}
+	return tool.Display{Summary: tool.OneLine(s + ")")}
 }
 
 func (t *taskTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
@@ -171,7 +171,7 @@ func (t *taskTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 // taskIDDisplay shows the task a call of AgentOutput or TaskStop is about.
 func taskIDDisplay(input json.RawMessage) tool.Display {
 	if id := tool.Fields(input, "task_id", "shell_id"); len(id) > 0 {
-		return tool.Display{Summary: id[0]}
+		return tool.Display{Summary: tool.OneLine(id[0])}
 	}
 	return tool.Display{}
 }

@@ -40,3 +40,11 @@ func ExampleNew() {
 	// {"city":"Oslo","forecast":"sunny"}
 	// true true
 }
+
+// A Summary is one line, whatever the model sent: a custom tool's Display
+// keeps a path with a line break on one with OneLine.
+func ExampleOneLine() {
+	fmt.Println(tool.OneLine("notes\nfinal.txt"))
+	// Output:
+	// notes\nfinal.txt
+}

@@ -3,6 +3,7 @@ package tool
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // Traits are what a tool declares about itself. The policy, the runtime
@@ -64,13 +65,21 @@ type Access struct {
 type Display struct {
 	// Summary says in one line what the call does, after the tool's name:
 	// "calc.go from line 10", "go test ./...". Empty (with an empty
-	// Detail): the UI shows the arguments.
+	// Detail): the UI shows the arguments. What the model sent may hold
+	// line breaks: OneLine keeps it on one.
 	Summary string
 	// Detail is shown under that line when the call starts (a plan's
 	// checklist); empty for most tools. A tool that sets it shows what the
 	// call does there, so a UI may leave out its successful output.
 	Detail string
 }
+
+// OneLine returns s on one line, as a Display's Summary is: a line break
+// in what the model sent (a path, a pattern, arguments) shows as \n or
+// \r, as Go and JSON write it.
+func OneLine(s string) string { return oneLine.Replace(s) }
+
+var oneLine = strings.NewReplacer("\n", `\n`, "\r", `\r`)
 
 // The optional methods a Tool implements to declare its traits.
 type (

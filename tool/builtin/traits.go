@@ -50,7 +50,7 @@ func (*readTool) Display(in json.RawMessage) tool.Display {
 	if a.Limit != 0 {
 		s += " (" + plural(int(a.Limit), "line") + ")"
 	}
-	return tool.Display{Summary: s}
+	return tool.Display{Summary: tool.OneLine(s)}
 }
 
 // Write is idempotent: writing the same content again leaves the same file.
@@ -59,7 +59,7 @@ func (*writeTool) Access(in json.RawMessage) tool.Access {
 	return tool.Access{Writes: nonEmpty(argsOf(in).FilePath)}
 }
 func (*writeTool) Display(in json.RawMessage) tool.Display {
-	return tool.Display{Summary: argsOf(in).FilePath}
+	return tool.Display{Summary: tool.OneLine(argsOf(in).FilePath)}
 }
 
 func (*editTool) Traits() tool.Traits { return tool.Traits{} }
@@ -72,7 +72,7 @@ func (*editTool) Display(in json.RawMessage) tool.Display {
 	if a.ReplaceAll {
 		s += " (all occurrences)"
 	}
-	return tool.Display{Summary: s}
+	return tool.Display{Summary: tool.OneLine(s)}
 }
 
 func (*globTool) Traits() tool.Traits { return tool.Traits{ReadOnly: true, Idempotent: true} }
@@ -81,7 +81,7 @@ func (*globTool) Access(in json.RawMessage) tool.Access {
 }
 func (*globTool) Display(in json.RawMessage) tool.Display {
 	a := argsOf(in)
-	return tool.Display{Summary: a.Pattern + searchScope(a)}
+	return tool.Display{Summary: tool.OneLine(a.Pattern + searchScope(a))}
 }
 
 func (*grepTool) Traits() tool.Traits { return tool.Traits{ReadOnly: true, Idempotent: true} }
@@ -93,7 +93,7 @@ func (*grepTool) Access(in json.RawMessage) tool.Access {
 // to read without JSON's escapes.
 func (*grepTool) Display(in json.RawMessage) tool.Display {
 	a := argsOf(in)
-	return tool.Display{Summary: `"` + a.Pattern + `"` + searchScope(a)}
+	return tool.Display{Summary: tool.OneLine(`"` + a.Pattern + `"` + searchScope(a))}
 }
 
 func searchScope(a pathArgs) string {
@@ -122,10 +122,10 @@ func (*bashTool) CommandInput(command, description string) json.RawMessage {
 	return b
 }
 
-// Display shows the command's first line.
+// Display shows the command's first line (a lone \r ends a line too).
 func (b *bashTool) Display(in json.RawMessage) tool.Display {
 	s := strings.TrimSpace(b.Access(in).Command)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i] + " …"
 	}
 	return tool.Display{Summary: s}
