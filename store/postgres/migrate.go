@@ -1,13 +1,6 @@
 package postgres
 
-import (
-	"context"
-	"fmt"
-	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-)
+import "github.com/orca-agent/orca/store/internal/sqlstore"
 
 // migrations are the schema versions, in order: migrations[i] brings the
 // schema from version i to i+1. Never edit one that has shipped; add the
@@ -146,45 +139,16 @@ ALTER TABLE parked
 `,
 }
 
-// migrate brings the schema up to date, one version per transaction: a
-// schema is at one version or the next, never half-way. Each transaction
-// first takes an advisory lock named after the schema, so that two
-// processes opening the store at once apply each version once: the second
-// waits, then finds it applied.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	for {
-		done := false
-		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('orca schema_migrations ' || current_schema()))"); err != nil {
-				return fmt.Errorf("migrate: %w", err)
-			}
-			if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+// schema applies the migrations one version per transaction, each under
+// an advisory lock named after the schema, so that two processes opening
+// the store at once apply each version once: the second waits, then finds
+// it applied.
+var schema = sqlstore.Schema{
+	Migrations: migrations,
+	Lock:       "SELECT pg_advisory_xact_lock(hashtext('orca schema_migrations ' || current_schema()))",
+	Ledger: `CREATE TABLE IF NOT EXISTS schema_migrations (
 	version    INTEGER PRIMARY KEY,
 	applied_at BIGINT NOT NULL
-)`); err != nil {
-				return fmt.Errorf("migrate: %w", err)
-			}
-			var version int
-			if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version); err != nil {
-				return fmt.Errorf("migrate: %w", err)
-			}
-			switch {
-			case version > len(migrations):
-				return fmt.Errorf("schema version %d is newer than this program knows (%d): upgrade orca", version, len(migrations))
-			case version == len(migrations):
-				done = true
-				return nil
-			}
-			if _, err := tx.Exec(ctx, migrations[version]); err != nil {
-				return fmt.Errorf("migrate to version %d: %w", version+1, err)
-			}
-			if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)", version+1, time.Now().UnixNano()); err != nil {
-				return fmt.Errorf("migrate to version %d: %w", version+1, err)
-			}
-			return nil
-		})
-		if err != nil || done {
-			return err
-		}
-	}
+)`,
+	Stepwise: true,
 }

@@ -50,7 +50,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/orca-agent/orca/store/internal/sqlrow"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -61,17 +60,23 @@ import (
 
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/internal/clock"
+	"github.com/orca-agent/orca/store/internal/sqlstore"
 )
 
 // Store is the PostgreSQL record store; it implements store.Store and
 // store.Observations. It is safe for concurrent use, and any number of
 // processes may open the same database.
 type Store struct {
+	*shared
 	pool   *pgxpool.Pool
-	where  string // host:port/database, for errors (never the password)
+	where  sqlstore.Where // postgres host:port/database (never the password)
 	clock  clock.Clock
 	closed atomic.Bool
 }
+
+// shared are the methods store/sqlite has too, with the same flow
+// (store/internal/sqlstore).
+type shared = sqlstore.Store
 
 var (
 	_ store.Store        = (*Store)(nil)
@@ -91,28 +96,16 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: open %s: %w", where, err)
 	}
-	s := &Store{pool: pool, where: where}
-	if err := s.init(ctx); err != nil {
+	s := &Store{pool: pool, where: sqlstore.Where("postgres " + where)}
+	s.shared = sqlstore.New(db{s}, dialect, sqlstore.Hooks{}, &s.clock, s.where)
+	begin := func(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Querier) error) error {
+		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return fn(ctx, querier{tx}) })
+	}
+	if err := schema.Open(ctx, querier{pool}, begin, &s.clock); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store: open %s: %w", where, err)
 	}
 	return s, nil
-}
-
-func (s *Store) init(ctx context.Context) error {
-	if err := migrate(ctx, s.pool); err != nil {
-		return err
-	}
-	// A later write must sort after everything already stored, even if
-	// this machine's clock is behind the one that wrote it.
-	var newest *int64
-	if err := s.pool.QueryRow(ctx, "SELECT MAX(updated_at) FROM sessions").Scan(&newest); err != nil {
-		return err
-	}
-	if newest != nil {
-		s.clock.Observe(sqlrow.FromNanos(*newest))
-	}
-	return nil
 }
 
 // Close closes the store: it waits for the writes under way, refuses later
@@ -167,36 +160,49 @@ func (s *Store) read(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// fail names the operation and the session in err and, when the database
-// itself failed, the database.
-func (s *Store) fail(op, sessionID string, err error) error {
-	return fmt.Errorf("%s session %q: %w", op, sessionID, s.dbErr(err))
+// db is the store as the shared methods use it (sqlstore.DB): reads on
+// the pool, and writes in transactions of write.
+type db struct{ *Store }
+
+func (s db) Read(ctx context.Context) (sqlstore.Querier, error) {
+	if err := s.read(ctx); err != nil {
+		return nil, err
+	}
+	return querier{s.pool}, nil
 }
 
-// failApproval is fail for approvals, which may name no session.
-func (s *Store) failApproval(op, runtimeID, sessionID string, err error) error {
-	if sessionID == "" {
-		return fmt.Errorf("%s approvals of runtime %q: %w", op, runtimeID, s.dbErr(err))
-	}
-	return fmt.Errorf("%s approvals of runtime %q session %q: %w", op, runtimeID, sessionID, s.dbErr(err))
+func (s db) Write(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Querier) error) error {
+	return s.write(ctx, func(ctx context.Context, tx pgx.Tx) error { return fn(ctx, querier{tx}) })
 }
 
-// dbErr names the database in an error that is the database's, not the
-// contract's.
-func (s *Store) dbErr(err error) error {
-	if isContract(err) {
-		return err
+// querier runs the shared methods' statements on a transaction or on the
+// pool, their ? placeholders numbered.
+type querier struct {
+	q interface {
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+		Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	}
-	return fmt.Errorf("postgres %s: %w", s.where, err)
 }
 
-// isContract reports whether err is the contract's own (or the caller's
-// context), not the database's.
-func isContract(err error) bool {
-	for _, e := range []error{store.ErrNotFound, store.ErrNotProvisioned, store.ErrWrongRuntime, store.ErrInvalid, store.ErrClosed, store.ErrLeased, context.Canceled, context.DeadlineExceeded} {
-		if errors.Is(err, e) {
-			return true
-		}
+func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	return q.q.QueryRow(ctx, numbered(query, args), args...)
+}
+
+func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return q.q.Query(ctx, numbered(query, args), args...)
+}
+
+func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := q.q.Exec(ctx, numbered(query, args), args...)
+	return tag.RowsAffected(), err
+}
+
+// numbered is query with its placeholders numbered; a statement with no
+// arguments (a migration's script) is run as written.
+func numbered(query string, args []any) string {
+	if len(args) == 0 {
+		return query
 	}
-	return false
+	return sqlstore.Numbered(query)
 }

@@ -1,10 +1,6 @@
 package sqlite
 
-import (
-	"context"
-	"fmt"
-	"time"
-)
+import "github.com/orca-agent/orca/store/internal/sqlstore"
 
 // migrations are the schema versions, in order: migrations[i] brings the
 // file from version i to i+1. Never edit one that has shipped; add the
@@ -162,36 +158,12 @@ ALTER TABLE sessions ADD COLUMN last_turn TEXT NOT NULL DEFAULT '';
 `,
 }
 
-// migrate brings the schema up to date in one transaction: a file is at one
-// version or the next, never half-way.
-func (s *Store) migrate(ctx context.Context) error {
-	// A file already at this version, as most are, needs no write lock.
-	var version int
-	if err := s.db.QueryRowContext(ctx, "SELECT MAX(version) FROM schema_migrations").Scan(&version); err == nil && version == len(migrations) {
-		return nil
-	}
-	return transact(ctx, s.db, nil, func(ctx context.Context, tx *writeTx) error {
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+// schema applies the migrations in one transaction when the store opens:
+// a file is at one version or the next, never half-way.
+var schema = sqlstore.Schema{
+	Migrations: migrations,
+	Ledger: `CREATE TABLE IF NOT EXISTS schema_migrations (
 	version    INTEGER PRIMARY KEY,
 	applied_at INTEGER NOT NULL
-) STRICT`); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		var version int
-		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&version); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		if version > len(migrations) {
-			return fmt.Errorf("schema version %d is newer than this program knows (%d): upgrade orca", version, len(migrations))
-		}
-		for v := version; v < len(migrations); v++ {
-			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-				return fmt.Errorf("migrate to version %d: %w", v+1, err)
-			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", v+1, time.Now().UnixNano()); err != nil {
-				return fmt.Errorf("migrate to version %d: %w", v+1, err)
-			}
-		}
-		return nil
-	})
+) STRICT`,
 }

@@ -65,7 +65,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/orca-agent/orca/store/internal/sqlrow"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -77,6 +76,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/orca-agent/orca/store/internal/clock"
+	"github.com/orca-agent/orca/store/internal/sqlstore"
 )
 
 // DefaultPath returns where the CLI keeps a workspace's store:
@@ -128,8 +128,10 @@ func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyT
 // Store is the SQLite record store; it implements store.Store. It is safe
 // for concurrent use, and several processes may open the same file.
 type Store struct {
-	db   *sql.DB
-	path string
+	*shared
+	db    *sql.DB
+	path  string
+	where sqlstore.Where // sqlite <path>
 	// committer runs every write transaction (see the package
 	// documentation); it starts once the schema is up to date.
 	committer *committer
@@ -137,6 +139,10 @@ type Store struct {
 	clock     clock.Clock
 	closed    atomic.Bool
 }
+
+// shared are the methods store/postgres has too, with the same flow
+// (store/internal/sqlstore).
+type shared = sqlstore.Store
 
 // Open opens the store at path, creating the file and its parent folders
 // (mode 0700: transcripts are private) if they do not exist, and brings
@@ -167,7 +173,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 	conns := max(4, runtime.GOMAXPROCS(0)) + 1 // the readers', and the committer's own
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	s := &Store{db: db, path: abs}
+	s := &Store{db: db, path: abs, where: sqlstore.Where("sqlite " + abs)}
+	s.shared = sqlstore.New(database{s}, dialect, s.hooks(), &s.clock, s.where)
 	if err := s.init(context.Background()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", abs, err)
@@ -205,19 +212,13 @@ func (s *Store) init(ctx context.Context) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q: the file system does not support WAL", mode)
 	}
-	if err := s.migrate(ctx); err != nil {
-		return err
+	// The migrations run before the committer starts, in a transaction
+	// of their own, and before the tables the prepared statements name
+	// exist.
+	begin := func(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Querier) error) error {
+		return transact(ctx, s.db, nil, func(ctx context.Context, tx *writeTx) error { return fn(ctx, querier{tx: tx}) })
 	}
-	// A later write must sort after everything already in the file, even
-	// if this machine's clock is behind the one that wrote it.
-	var newest sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, "SELECT MAX(updated_at) FROM sessions").Scan(&newest); err != nil {
-		return err
-	}
-	if newest.Valid {
-		s.clock.Observe(sqlrow.FromNanos(newest.Int64))
-	}
-	return nil
+	return schema.Open(ctx, querier{db: s.db}, begin, &s.clock)
 }
 
 // Path returns the absolute path of the database file.
@@ -257,3 +258,87 @@ func (s *Store) read(ctx context.Context) error {
 	}
 	return ctx.Err()
 }
+
+// database is the store as the shared methods use it (sqlstore.DB):
+// reads on the database, and writes through the committer.
+type database struct{ *Store }
+
+func (s database) Read(ctx context.Context) (sqlstore.Querier, error) {
+	if err := s.read(ctx); err != nil {
+		return nil, err
+	}
+	return querier{db: s.db, stmts: s.stmts}, nil
+}
+
+func (s database) Write(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Querier) error) error {
+	return s.write(ctx, func(ctx context.Context, tx *writeTx) error { return fn(ctx, querier{tx: tx}) })
+}
+
+// querier runs the shared methods' statements in a write transaction
+// (tx), or for reads on the database; those the store prepares (queries)
+// run prepared.
+type querier struct {
+	tx    *writeTx
+	db    *sql.DB
+	stmts *stmts // the database's, for reads; nil until prepared
+}
+
+// prepared returns the prepared statement of query, or nil.
+func (q querier) prepared(query string) *sql.Stmt {
+	id, ok := preparedIDs[query]
+	switch {
+	case !ok:
+		return nil
+	case q.tx != nil && q.tx.stmts != nil:
+		return q.tx.stmt(id)
+	case q.tx == nil && q.stmts != nil:
+		return q.stmts[id]
+	}
+	return nil
+}
+
+// on is what runs a statement that is not prepared.
+func (q querier) on() interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+} {
+	if q.tx != nil {
+		return q.tx
+	}
+	return q.db
+}
+
+func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
+	if st := q.prepared(query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return q.on().QueryRowContext(ctx, query, args...)
+}
+
+func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := q.on().QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	var res sql.Result
+	var err error
+	if st := q.prepared(query); st != nil {
+		res, err = st.ExecContext(ctx, args...)
+	} else {
+		res, err = q.on().ExecContext(ctx, query, args...)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// sqlRows are database/sql's rows as the shared methods read them.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }

@@ -4,8 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
 	"github.com/orca-agent/orca/store"
-	"github.com/orca-agent/orca/store/internal/sqlrow"
+	"github.com/orca-agent/orca/store/internal/sqlstore"
 )
 
 // stmtID names one of the store's prepared statements.
@@ -45,22 +46,33 @@ var queries = [numStmts]string{
 	// lease check and its session's UpdatedAt in one statement.
 	stmtTouchLeased:  "UPDATE sessions SET updated_at = ? WHERE id = ? AND EXISTS (SELECT 1 FROM leases WHERE session_id = sessions.id AND owner = ? AND expires_at > ?)",
 	stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)",
-	stmtLease:        "SELECT owner, expires_at FROM leases WHERE session_id = ?",
+	stmtLease:        sqlstore.LeaseQuery,
 	stmtAddTotals: `UPDATE totals SET
 	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
 	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
 	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
 WHERE session_id = ?`,
-	stmtTotals:     "SELECT " + sqlrow.TotalsColumns + " FROM totals WHERE session_id = ?",
+	stmtTotals:     sqlstore.TotalsQuery,
 	stmtChunks:     "SELECT through_seq, data FROM snapshot_chunks WHERE session_id = ? ORDER BY through_seq",
 	stmtFrontier:   "SELECT COALESCE(MAX(through_seq), 0) FROM snapshot_chunks WHERE session_id = ?",
-	stmtLiveAfter:  "SELECT seq, turn_id, time, kind, message, compacted FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
+	stmtLiveAfter:  "SELECT " + sqlstore.RecordColumns + " FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
 	stmtSavepoint:  "SAVEPOINT request",
 	stmtRollbackTo: "ROLLBACK TO request",
 	stmtRelease:    "RELEASE request",
 	// Changes when another connection has committed to the file.
 	stmtDataVersion: "PRAGMA data_version",
 }
+
+// preparedIDs finds a prepared statement by its query: the shared
+// methods' statements (store/internal/sqlstore) that are one of them run
+// prepared too.
+var preparedIDs = func() map[string]stmtID {
+	ids := make(map[string]stmtID, numStmts)
+	for id, q := range queries {
+		ids[q] = stmtID(id)
+	}
+	return ids
+}()
 
 // stmts are the prepared queries, on the database.
 type stmts [numStmts]*sql.Stmt

@@ -1,7 +1,4 @@
-// Package sqlrow is what orca's SQL stores (store/sqlite, store/postgres)
-// share of their rows: the columns of the tables they both have, and how a
-// row of them becomes a store value. Times are Unix nanoseconds in both.
-package sqlrow
+package sqlstore
 
 import (
 	"encoding/json"
@@ -14,11 +11,11 @@ import (
 // Scanner is a row of either driver (database/sql's, pgx's).
 type Scanner interface{ Scan(dest ...any) error }
 
-// The columns ScanSession, ScanTotals and ScanParked read, in order.
+// The columns scanSession, ScanTotals and scanParked read, in order.
 const (
-	SessionColumns = "id, runtime_id, workspace, agent, created_at, updated_at, turns, last_prompt"
+	sessionColumns = "id, runtime_id, workspace, agent, created_at, updated_at, turns, last_prompt"
 	TotalsColumns  = "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, tool_calls, wall_time_ns, turns"
-	ParkedColumns  = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at, trace_parent"
+	parkedColumns  = "id, session_id, runtime_id, turn_id, tool_use_id, tool_name, input, reason, rules, status, decided_by, note, created_at, decided_at, trace_parent"
 )
 
 // Bytes is how a store whose text columns refuse some strings
@@ -33,14 +30,14 @@ func Bytes(s string) []byte {
 	return []byte(s)
 }
 
-// ToNanos and FromNanos are how times are stored: Unix nanoseconds, UTC.
+// ToNanos is how times are stored: Unix nanoseconds, UTC.
 func ToNanos(t time.Time) int64 { return t.UnixNano() }
 
-// FromNanos is ToNanos undone.
-func FromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+// fromNanos is ToNanos undone.
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
-// ScanSession reads a row of SessionColumns.
-func ScanSession(row Scanner) (store.Session, error) {
+// scanSession reads a row of sessionColumns.
+func scanSession(row Scanner) (store.Session, error) {
 	var ss store.Session
 	var created, updated int64
 	var ws, agent, prompt []byte // text or bytes: see Bytes
@@ -48,7 +45,7 @@ func ScanSession(row Scanner) (store.Session, error) {
 		return store.Session{}, err
 	}
 	ss.Workspace, ss.Agent, ss.LastPrompt = string(ws), string(agent), string(prompt)
-	ss.CreatedAt, ss.UpdatedAt = FromNanos(created), FromNanos(updated)
+	ss.CreatedAt, ss.UpdatedAt = fromNanos(created), fromNanos(updated)
 	return ss, nil
 }
 
@@ -61,8 +58,8 @@ func ScanTotals(row Scanner) (store.Totals, error) {
 	return t, err
 }
 
-// ScanParked reads a row of ParkedColumns.
-func ScanParked(row Scanner) (store.ParkedCall, error) {
+// scanParked reads a row of parkedColumns.
+func scanParked(row Scanner) (store.ParkedCall, error) {
 	var p store.ParkedCall
 	var input []byte
 	var rules string
@@ -76,16 +73,16 @@ func ScanParked(row Scanner) (store.ParkedCall, error) {
 	if err := json.Unmarshal([]byte(rules), &p.Rules); err != nil {
 		return store.ParkedCall{}, fmt.Errorf("parked call %s: rules: %w", p.ID, err)
 	}
-	p.CreatedAt = FromNanos(created)
+	p.CreatedAt = fromNanos(created)
 	if decided != 0 {
-		p.DecidedAt = FromNanos(decided)
+		p.DecidedAt = fromNanos(decided)
 	}
 	return p, nil
 }
 
-// Parking is what a store writes for a call it parks: the call checked,
+// parking is what a store writes for a call it parks: the call checked,
 // its rules as JSON ([] for none), its CreatedAt now if unset.
-func Parking(p store.ParkedCall, now func() time.Time) (store.ParkedCall, string, error) {
+func parking(p store.ParkedCall, now func() time.Time) (store.ParkedCall, string, error) {
 	if err := p.Validate(); err != nil {
 		return p, "", err
 	}
@@ -102,10 +99,10 @@ func Parking(p store.ParkedCall, now func() time.Time) (store.ParkedCall, string
 	return p, string(rules), nil
 }
 
-// TurnCount is how many turns FinishTurn of turnID adds to a session whose
+// turnCount is how many turns FinishTurn of turnID adds to a session whose
 // last finished turn is last: a turn counts once, however many attempts
 // end it, and a turn without an id always counts.
-func TurnCount(turnID, last string) int {
+func turnCount(turnID, last string) int {
 	if turnID == "" || turnID != last {
 		return 1
 	}

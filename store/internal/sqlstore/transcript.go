@@ -1,0 +1,174 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/store/internal/wire"
+)
+
+// RecordColumns are the columns ScanRecords reads, in order.
+const RecordColumns = "seq, turn_id, time, kind, message, compacted"
+
+// Append implements store.Store. The batch is one transaction.
+func (s *Store) Append(ctx context.Context, sessionID string, recs ...store.Record) ([]store.Record, error) {
+	out, _, err := s.appendStep(ctx, "append to", sessionID, store.Step{Records: recs}, false)
+	return out, err
+}
+
+// AppendStep implements store.Store: the lease check, the records and the
+// totals are one transaction.
+func (s *Store) AppendStep(ctx context.Context, sessionID string, step store.Step) ([]store.Record, store.Totals, error) {
+	return s.appendStep(ctx, "append a step to", sessionID, step, true)
+}
+
+func (s *Store) appendStep(ctx context.Context, op, sessionID string, step store.Step, totals bool) ([]store.Record, store.Totals, error) {
+	if err := store.ValidateAppend(sessionID, step.Records); err != nil {
+		return nil, store.Totals{}, s.where.Fail(op, sessionID, err)
+	}
+	out, sum, err := s.db.AppendStep(ctx, sessionID, step, totals)
+	if err != nil {
+		return nil, store.Totals{}, s.where.Fail(op, sessionID, err)
+	}
+	return out, sum, nil
+}
+
+// Records implements store.Store.
+func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFilter) ([]store.Record, error) {
+	q, err := s.db.Read(ctx)
+	if err != nil {
+		return nil, s.where.Fail("read records of", sessionID, err)
+	}
+	var out []store.Record
+	if s.hooks.Live != nil && f.AfterSeq <= 0 && !f.IncludeCompacted {
+		out, err = s.hooks.Live(ctx, sessionID)
+	} else {
+		query := "SELECT " + RecordColumns + " FROM records WHERE session_id = ? AND seq > ?"
+		if !f.IncludeCompacted {
+			query += " AND NOT compacted"
+		}
+		query += " ORDER BY seq"
+		var rows Rows
+		if rows, err = q.Query(ctx, query, sessionID, f.AfterSeq); err == nil {
+			out, err = ScanRecords(rows, sessionID, nil)
+		}
+	}
+	if err != nil {
+		return nil, s.where.Fail("read records of", sessionID, err)
+	}
+	if len(out) == 0 {
+		// Tell an empty transcript from an unknown session.
+		if _, err := sessionRuntime(ctx, q, sessionID, store.ErrNotFound); err != nil {
+			return nil, s.where.Fail("read records of", sessionID, err)
+		}
+	}
+	return out, nil
+}
+
+// ScanRecords appends the records of rows (RecordColumns) of the session
+// to out, and closes rows.
+func ScanRecords(rows Rows, sessionID string, out []store.Record) ([]store.Record, error) {
+	defer rows.Close()
+	for rows.Next() {
+		r := store.Record{SessionID: sessionID}
+		var at int64
+		var msg text // the message's strings share it
+		if err := rows.Scan(&r.Seq, &r.TurnID, &at, &r.Kind, &msg, &r.Compacted); err != nil {
+			return nil, err
+		}
+		r.Time = fromNanos(at)
+		var err error
+		if r.Message, err = wire.DecodeString(string(msg)); err != nil {
+			return nil, fmt.Errorf("record %d: %w", r.Seq, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// text is a column read as a string, whether the driver gives text
+// (SQLite's TEXT, kept as it is) or bytes (PostgreSQL's BYTEA, copied).
+type text string
+
+func (t *text) Scan(src any) error {
+	switch v := src.(type) {
+	case string:
+		*t = text(v)
+	case []byte:
+		*t = text(v)
+	default:
+		return fmt.Errorf("text stored as %T", src)
+	}
+	return nil
+}
+
+// Stored sets out's messages to what the store keeps of recs' (out[i]
+// is recs[i] as appended), from the caller's messages (wire.Stored), or
+// failing that from their stored form enc: never the caller's own slices.
+func Stored[E string | []byte](out, recs []store.Record, enc []E) error {
+	for i := range out {
+		var ok bool
+		if out[i].Message, ok = wire.Stored(recs[i].Message); ok {
+			continue
+		}
+		var err error
+		if out[i].Message, err = wire.DecodeString(string(enc[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MarkCompacted implements store.Store.
+func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq int64) error {
+	return s.write(ctx, "mark compacted in", sessionID, func(ctx context.Context, tx Querier) error {
+		last, err := s.d.LastSeq(ctx, tx, sessionID)
+		if err != nil {
+			return err
+		}
+		if err := store.ValidateMark(throughSeq, last); err != nil {
+			return err
+		}
+		n, err := tx.Exec(ctx, "UPDATE records SET compacted = true WHERE session_id = ? AND seq <= ? AND NOT compacted", sessionID, throughSeq)
+		if err != nil || s.hooks.Compacted == nil {
+			return err
+		}
+		return s.hooks.Compacted(ctx, tx, sessionID, throughSeq, n)
+	})
+}
+
+// FinishTurn implements store.Store.
+func (s *Store) FinishTurn(ctx context.Context, sessionID, turnID, prompt string) error {
+	err := s.write(ctx, "finish turn of", sessionID, func(ctx context.Context, tx Querier) error {
+		var last string
+		err := tx.QueryRow(ctx, "SELECT last_turn FROM sessions WHERE id = ?"+s.d.ForUpdate, sessionID).Scan(&last)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotProvisioned
+		}
+		if err != nil {
+			return err
+		}
+		count := turnCount(turnID, last)
+		if _, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + ?, last_turn = ?, last_prompt = ?, updated_at = "+s.d.UpdatedAt+" WHERE id = ?",
+			count, turnID, s.d.Text(prompt), ToNanos(s.clock.Now()), sessionID); err != nil {
+			return err
+		}
+		if _, err = tx.Exec(ctx, "UPDATE totals SET turns = turns + ? WHERE session_id = ?", count, sessionID); err != nil {
+			return err
+		}
+		if s.hooks.TurnFinished != nil {
+			s.hooks.TurnFinished(tx, sessionID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if s.hooks.AfterTurn != nil {
+		s.hooks.AfterTurn(ctx, sessionID)
+	}
+	return nil
+}
