@@ -16,6 +16,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/subagent"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -180,7 +181,7 @@ func TestPostToolUseSeesResponseAndTranscript(t *testing.T) {
 	defer svc.Close()
 	model := script.New()
 	pol, _ := policy.New(policy.ModeAcceptEdits, policy.Rules{})
-	rt, err := agent.New(agent.Definition{Name: "t"}, agent.Collaborators{Client: model, FS: fs, Services: svc, Policy: pol, TranscriptDir: filepath.Join(root, "transcripts")})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "t"}, agent.Collaborators{Client: model, FS: fs, Services: svc, Policy: pol, TranscriptDir: filepath.Join(root, "transcripts")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestPostToolUseSeesResponseAndTranscript(t *testing.T) {
 // fork know its agent, and SUBAGENT_STOP its id.
 func TestSubagentPromptIsNotAUserPrompt(t *testing.T) {
 	b := newBench(t, nil, nil)
-	rt, err := agent.New(agent.Definition{Name: "main", Subagents: []subagent.Definition{{Name: "scout", Description: "looks", Prompt: "look"}}},
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "main", Subagents: []subagent.Definition{{Name: "scout", Description: "looks", Prompt: "look"}}},
 		agent.Collaborators{Client: b.model, Workspace: b.root, Services: b.svc})
 	if err != nil {
 		t.Fatal(err)

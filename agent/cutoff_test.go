@@ -12,6 +12,7 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -158,8 +159,8 @@ func TestForkAnswerCutOff(t *testing.T) {
 	c := script.New()
 	c.Script(script.ForkRoute("s", "scout"), script.Response{Text: "Found three callers: a.go, b.g", StopReason: llm.StopMaxTokens})
 	c.Script("s", script.Call("Task", map[string]any{"description": "d", "prompt": "go", "subagent_type": "scout"}), script.Text("all done"))
-	rt, err := agent.New(agent.Definition{Name: "parent", Subagents: definitions(t, map[string]string{"scout": ""})},
-		agent.Collaborators{Client: c, Workspace: t.TempDir(), ConfigDir: "-"})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "parent", Subagents: definitions(t, map[string]string{"scout": ""})},
+		agent.Collaborators{Client: c, Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/scope"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // Build a runtime over a folder, then run one turn. The scripted model asks
@@ -22,7 +23,7 @@ func ExampleNew() {
 		script.Text("I wrote hello.txt."),
 	)
 	rt, err := agent.New(
-		agent.Definition{Name: "helper", SystemPrompt: "You are a careful assistant."},
+		agent.Definition{Name: "helper", SystemPrompt: "You are a careful assistant.", ToolProviders: toolset.Default()},
 		agent.Collaborators{Client: model, Workspace: dir},
 	)
 	if err != nil {
@@ -56,7 +57,7 @@ func Example_interceptors() {
 	dir, _ := os.MkdirTemp("", "orca-example-")
 	defer os.RemoveAll(dir)
 	model := script.New().Script("alice-1", script.Text("Hello, Alice."))
-	rt, _ := agent.New(agent.Definition{Name: "greeter"}, agent.Collaborators{Client: model, Workspace: dir})
+	rt, _ := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "greeter"}, agent.Collaborators{Client: model, Workspace: dir})
 	defer rt.Close()
 
 	allowed := map[string]bool{"alice-1": true}

@@ -348,6 +348,7 @@ func TestFactoryRefusesBadInput(t *testing.T) {
 		{"no client", agent.Definition{Name: "a"}, agent.Collaborators{Workspace: dir}, "no model client"},
 		{"no workspace", agent.Definition{Name: "a"}, agent.Collaborators{Client: client}, "no workspace"},
 		{"missing workspace", agent.Definition{Name: "a"}, agent.Collaborators{Client: client, Workspace: dir + "/nope"}, "nope"},
+		{"unresolved folder", agent.Definition{Name: "a"}, agent.Collaborators{Client: client, Workspace: dir, Folders: tool.Folders{ConfigDir: "-"}}, "given resolved"},
 		{"negative iterations", agent.Definition{Name: "a", MaxIterations: -1}, agent.Collaborators{Client: client, Workspace: dir}, "negative"},
 		{"duplicate tool", agent.Definition{Name: "a", ToolProviders: []tool.Provider{tool.Static("p1", dup), tool.Static("p2", dup)}}, agent.Collaborators{Client: client, Workspace: dir}, `"Echo": already registered`},
 		{"bad tool type", agent.Definition{Name: "a", ToolProviders: []tool.Provider{tool.Static("p", bad)}}, agent.Collaborators{Client: client, Workspace: dir}, "cannot derive"},

@@ -12,6 +12,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/subagent"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // logBuffer collects a runtime's log, safe for the goroutines that write it.
@@ -61,7 +62,8 @@ func runForks(t *testing.T, def agent.Definition, forks ...string) (*script.Clie
 	}
 	c.Script("s", append(parent, script.Text("all done"))...)
 	var log logBuffer
-	rt, err := agent.New(def, agent.Collaborators{Client: c, Workspace: t.TempDir(), ConfigDir: "-", Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	def.ToolProviders = toolset.Default()
+	rt, err := agent.New(def, agent.Collaborators{Client: c, Workspace: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

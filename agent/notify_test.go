@@ -11,6 +11,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -33,7 +34,7 @@ func (b *bench) withNotifier(pol *policy.Policy, approver policy.Approver) {
 		b.t.Fatal(err)
 	}
 	b.t.Cleanup(func() { fs.Close() })
-	rt, err := agent.New(agent.Definition{Name: "pipeline", SystemPrompt: "sys"}, agent.Collaborators{
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "pipeline", SystemPrompt: "sys"}, agent.Collaborators{
 		Client: b.model, FS: fs, Services: b.svc, Policy: pol, Approver: approver, Notifier: notified{b.log},
 	})
 	if err != nil {

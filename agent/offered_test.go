@@ -10,6 +10,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/sandbox"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // A tool a deny rule names outright — by its name, an alias, its MCP
@@ -46,7 +47,7 @@ func TestToolsDeniedOutrightAreNotOffered(t *testing.T) {
 			mu.Unlock()
 			return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("ok")}}, StopReason: llm.StopEndTurn}, nil
 		})
-		rt, err := agent.New(agent.Definition{Name: "offer"}, agent.Collaborators{Client: client, Workspace: t.TempDir(), ConfigDir: "-", Policy: pol,
+		rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "offer"}, agent.Collaborators{Client: client, Workspace: t.TempDir(), Policy: pol,
 			Sandbox: &sandbox.Runner{Disabled: true}})
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -38,7 +39,7 @@ func TestOutputThroughTheFinalAnswerTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	rt, err := agent.New(agent.Definition{Name: "o"}, agent.Collaborators{Client: client, FS: fs})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "o"}, agent.Collaborators{Client: client, FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,15 +89,15 @@ func TestOutputSchemaErrors(t *testing.T) {
 		return nil, context.Canceled
 	})
 	for _, schema := range []string{`{"type":"string"}`, `{"type":"object","properties":{"a":{"type":"nope"}}}`, `not json`} {
-		_, err := agent.New(agent.Definition{Name: "o", Output: &agent.Output{Name: "plan", Schema: json.RawMessage(schema)}}, agent.Collaborators{Client: client, FS: fs})
+		_, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "o", Output: &agent.Output{Name: "plan", Schema: json.RawMessage(schema)}}, agent.Collaborators{Client: client, FS: fs})
 		if err == nil || !strings.Contains(err.Error(), "output plan") {
 			t.Errorf("%s: %v", schema, err)
 		}
 	}
-	if _, err := agent.New(agent.Definition{Name: "o", Output: &agent.Output{Name: "no spaces", Schema: json.RawMessage(`{"type":"object"}`)}}, agent.Collaborators{Client: client, FS: fs}); err == nil {
+	if _, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "o", Output: &agent.Output{Name: "no spaces", Schema: json.RawMessage(`{"type":"object"}`)}}, agent.Collaborators{Client: client, FS: fs}); err == nil {
 		t.Error("a name with a space was taken")
 	}
-	rt, err := agent.New(agent.Definition{Name: "o"}, agent.Collaborators{Client: client, FS: fs})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "o"}, agent.Collaborators{Client: client, FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestOutputNativeStrict(t *testing.T) {
 		got = append(got, req.Output)
 		return &llm.Response{StopReason: llm.StopEndTurn, Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("```json\n{\"a\": \"x\", \"b\": {\"c\": 1}}\n```")}}}, nil
 	}}
-	rt, err := agent.New(agent.Definition{Name: "o"}, agent.Collaborators{Client: client, FS: fs})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "o"}, agent.Collaborators{Client: client, FS: fs})
 	if err != nil {
 		t.Fatal(err)
 	}

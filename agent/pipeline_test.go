@@ -24,6 +24,7 @@ import (
 	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -70,7 +71,7 @@ func (b *bench) runtime(pol *policy.Policy, approver policy.Approver) *agent.Run
 		b.t.Fatal(err)
 	}
 	b.t.Cleanup(func() { fs.Close() })
-	rt, err := agent.New(agent.Definition{Name: "pipeline", SystemPrompt: "sys"}, agent.Collaborators{
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "pipeline", SystemPrompt: "sys"}, agent.Collaborators{
 		Client: b.model, FS: fs, Services: b.svc, Policy: pol, Approver: approver,
 	})
 	if err != nil {
@@ -87,6 +88,10 @@ func (b *bench) runtimeWith(def agent.Definition) *agent.Runtime {
 		b.t.Fatal(err)
 	}
 	b.t.Cleanup(func() { fs.Close() })
+	if def.ToolProviders == nil {
+		// As app builds runtimes: orca's own tools.
+		def.ToolProviders = toolset.Default()
+	}
 	rt, err := agent.New(def, agent.Collaborators{Client: b.model, FS: fs, Services: b.svc})
 	if err != nil {
 		b.t.Fatal(err)

@@ -20,25 +20,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/orca-agent/orca/budget"
-	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/policy"
-	"github.com/orca-agent/orca/protect"
 	"github.com/orca-agent/orca/queue"
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
-	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -97,8 +93,8 @@ type Definition struct {
 	// MaxRetries caps the retries of a model call that failed with a
 	// retryable error (DefaultMaxRetries if zero; negative means none).
 	MaxRetries int
-	// ToolProviders fill the runtime's registry. Nil means the default
-	// tool set (toolset.Default()); an empty non-nil slice means no tools.
+	// ToolProviders fill the runtime's registry, in order; none means no
+	// tools (toolset.Default() is orca's own set, which app offers).
 	ToolProviders []tool.Provider
 	// Budget is every session's default budget (a session may override
 	// it); zero fields are unlimited.
@@ -151,8 +147,8 @@ type Definition struct {
 	// compiled by New: one that does not compile fails the build.
 	Output *Output
 	// Subagents are the subagents Task offers; nil means the built-in
-	// general-purpose agent plus those found in .orca/agents and the
-	// user's config folder.
+	// general-purpose agent alone (subagent.Discover finds the files'
+	// too: app offers those).
 	Subagents []subagent.Definition
 }
 
@@ -178,8 +174,12 @@ type Collaborators struct {
 	// of the process. The runtime never closes services it was given; nil
 	// means services of its own (Runtime.Services), which it closes.
 	Services *Services
-	// Policy decides which tool calls run, ask or are denied; nil allows
-	// every call.
+	// Policy decides which tool calls run, ask or are denied, with its
+	// protection complete: the workspace's own state is built in, and what
+	// else the caller protects — the user's folders, where links in
+	// protected state lead — is the policy's options (policy.WithUserConfigDir,
+	// policy.WithClaudeDir, policy.WithTargets; app adds them). Nil allows
+	// every call that the built-in protection allows.
 	Policy *policy.Policy
 	// Approver answers the calls the policy asks about; nil means
 	// policy.Headless (every ask is refused, with a reason that says how to
@@ -196,36 +196,18 @@ type Collaborators struct {
 	// of the runtime's own.
 	Approvals Approvals
 	// Sandbox runs the commands of the runtime's tools (Bash, the
-	// verification command) in the OS sandbox: the runtime adds its
-	// workspace and the temp folders as writable, and its own state
-	// (sandbox.WorkspacePolicy) as read-only, to the Policy given. Nil
-	// means that alone. Sandbox.Disabled is the explicit opt-out.
+	// verification command) in the OS sandbox, as given: its policy is
+	// complete (app builds it: the workspace writable, its state and the
+	// user's folders read-only, the targets of links, the caches). Nil
+	// means the workspace's own policy (sandbox.WorkspacePolicy(root, ""))
+	// alone. Sandbox.Disabled is the explicit opt-out.
 	Sandbox *sandbox.Runner
-	// ConfigDir is the user's configuration folder that the runtime reads
-	// (user skills in ConfigDir/orca/skills, subagents in
-	// ConfigDir/orca/agents) and that its policy protects: config.Dir() if
-	// empty; "-" means none.
-	ConfigDir string
-	// ClaudeDir is the user's Claude Code folder that the runtime reads
-	// too (skills in ClaudeDir/skills, subagents in ClaudeDir/agents) and
-	// that its policy protects: config.ClaudeDir() if empty; "-" means
-	// none.
-	ClaudeDir string
-	// NoClaude reads none of Claude Code's folders: neither ClaudeDir nor
-	// the workspace's .claude (which stays protected all the same).
-	NoClaude bool
-	// Protected are more paths that the runtime's policy and its
-	// commands' sandbox protect as protected state (see package protect):
-	// where links in protected state lead, the scripts trusted settings
-	// run.
-	Protected []protect.Target
-	// Plugins are Claude Code plugin folders whose skills and agents the
-	// runtime offers too, named plugin:name (config.Plugin reads them).
-	Plugins []tool.PluginFolder
-	// UntrustedWorkspace says the workspace is not trusted: its own
-	// skills and slash commands load, but their allowed-tools grant
-	// nothing (tool.Folders.Untrusted).
-	UntrustedWorkspace bool
+	// Folders are the folders the runtime's tools read beside the
+	// workspace (tool.Env.Folders): the user's configuration and Claude
+	// Code folders as resolved, the project's .claude, plugins, and
+	// whether the workspace is trusted. The zero value reads none of them
+	// (app resolves them from its Config).
+	Folders tool.Folders
 	// NestedMemory are the names of memory files (CLAUDE.md, AGENTS.md)
 	// that the runtime adds to a tool call's observation when the call
 	// first works in a subfolder of the workspace that has one, as
@@ -341,9 +323,6 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.Prices == nil {
 		def.Prices = budget.DefaultPrices
 	}
-	if def.ToolProviders == nil {
-		def.ToolProviders = toolset.Default()
-	}
 	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: newNestedMemory(c.NestedMemory, c.PathRules)}
 	if def.Output != nil {
 		o, err := compileOutput(def.Output, c.Client)
@@ -396,38 +375,18 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	rt.id = RuntimeID(def.Name, cmp.Or(c.WorkspaceID, rt.fs.Root()))
 	rt.tools = tool.NewRegistry()
 	rt.closers = append(rt.closers, rt.tools)
-	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id),
-		Folders: tool.Folders{ConfigDir: c.ConfigDir, ClaudeDir: c.ClaudeDir, Claude: !c.NoClaude, Plugins: c.Plugins, Untrusted: c.UntrustedWorkspace}}
-	switch env.ConfigDir {
-	case "-":
-		env.ConfigDir = ""
-	case "":
-		if dir, err := config.Dir(); err == nil {
-			env.ConfigDir = dir
+	env := tool.Env{RuntimeID: rt.id, FS: rt.fs, Logger: rt.logger.With("runtime", rt.id), Folders: c.Folders}
+	for _, dir := range []string{c.Folders.ConfigDir, c.Folders.ClaudeDir} {
+		if dir == "-" {
+			return nil, fmt.Errorf("agent %q: folder %q: Folders are given resolved (empty means none)", def.Name, dir)
 		}
 	}
-	switch env.ClaudeDir {
-	case "-":
-		env.ClaudeDir = ""
-	case "":
-		if dir, err := config.ClaudeDir(); err == nil {
-			env.ClaudeDir = dir
-		}
-	}
-	// Protected whether it is read or not.
-	claudeDir := env.ClaudeDir
-	if c.NoClaude {
-		env.ClaudeDir = ""
-	}
-	// The policy guards the configuration folders the runtime reads, so
-	// that protection and the trust store mean the same folder.
-	guard := []policy.Option{policy.WithUserConfigDir(env.ConfigDir), policy.WithClaudeDir(claudeDir), policy.WithTargets(c.Protected)}
-	if rt.guard, err = policy.New(policy.ModeBypass, policy.Rules{}, guard...); err != nil {
-		return nil, fmt.Errorf("agent %q: %w", def.Name, err)
-	}
-	if c.Policy != nil {
-		if rt.policy, err = c.Policy.WithOptions(guard...); err != nil {
-			return nil, fmt.Errorf("agent %q: policy: %w", def.Name, err)
+	if rt.policy = c.Policy; rt.policy == nil {
+		// Without a policy every call is allowed but what built-in
+		// protection refuses: writes and commands go through a bypass-mode
+		// policy, which refuses only that.
+		if rt.guard, err = policy.New(policy.ModeBypass, policy.Rules{}); err != nil {
+			return nil, fmt.Errorf("agent %q: %w", def.Name, err)
 		}
 	}
 	if rt.tasks == nil {
@@ -438,46 +397,15 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	}
 	rt.subagents = def.Subagents
 	if rt.subagents == nil {
-		var problems []error
-		rt.subagents, problems = subagent.Discover(rt.fs, env.Folders)
-		for _, p := range problems {
-			if errors.Is(p, subagent.ErrShadowed) {
-				// A package's older copies of its agents, in subfolders.
-				rt.logger.Debug("subagent definition shadowed", "err", p)
-				continue
-			}
-			rt.logger.Warn("subagent definition skipped", "err", p)
-		}
+		rt.subagents = []subagent.Definition{subagent.GeneralPurpose}
 	}
 	for _, d := range rt.subagents {
 		env.Subagents = append(env.Subagents, tool.Subagent{Name: d.Name, Description: d.Description, Tools: d.Tools, DisallowedTools: d.DisallowedTools})
 	}
 	if root := rt.fs.Root(); root != "" {
-		runner := sandbox.Runner{}
+		runner := sandbox.Runner{Policy: sandbox.WorkspacePolicy(root, "")}
 		if c.Sandbox != nil {
 			runner = *c.Sandbox
-		}
-		runner.Policy = sandbox.WorkspacePolicy(root, env.ConfigDir).Merge(runner.Policy).Merge(sandbox.Policy{Targets: c.Protected})
-		if cache := sandbox.WorkspaceCache(root); cache != "" && !runner.Disabled {
-			// The commands' caches persist, the workspace's own.
-			runner.Policy.Writable = append(runner.Policy.Writable, cache)
-			runner.Env = sandbox.CacheEnv(runner.Env, cache)
-		}
-		if dir, err := config.Dir(); err == nil && dir != env.ConfigDir {
-			// The trust store is there, whatever the runtime reads.
-			runner.Policy.Reserved = append(runner.Policy.Reserved, filepath.Join(dir, "orca"))
-		}
-		if claudeDir != "" {
-			// Read-only where a writable folder holds it (a workspace that
-			// is the home folder, a sandbox allowWrite).
-			runner.Policy.ReadOnly = append(runner.Policy.ReadOnly, claudeDir)
-		}
-		if rt.policy != nil {
-			hidden, unenforced := rt.policy.ReadDeniedPaths(root)
-			runner.Policy.Hidden = append(runner.Policy.Hidden, hidden...)
-			if len(unenforced) > 0 {
-				rt.logger.Warn("deny rules on reading that name no single path keep the file tools from these files, not commands (the OS sandbox hides only folders and files named outright)", "rules", unenforced)
-			}
 		}
 		env.Sandbox = &runner
 	}

@@ -14,25 +14,38 @@ import (
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
 )
 
-// Protection guards the configuration folder the runtime reads — the one
-// its trust store and user skills are in — whatever folder the policy it
-// was given would have guarded on its own (on macOS os.UserConfigDir and
-// orca's folder differ).
-func TestProtectionGuardsTheRuntimesConfigFolder(t *testing.T) {
-	bypass, err := policy.New(policy.ModeBypass, policy.Rules{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pol := range []*policy.Policy{nil, bypass} {
-		// The folder is inside the workspace, where the file tools reach:
-		// only protection stands between the model and the trust store.
+// Protection is the policy's: the configuration folder that the policy
+// the runtime is given guards (policy.WithUserConfigDir, which app adds)
+// is refused to the file tools — also in bypass mode, and also when the
+// folder is inside the workspace, where only protection stands between
+// the model and the trust store. Without a policy the runtime protects
+// the workspace's own state alone: what else to protect is the caller's
+// to say.
+func TestProtectionIsThePolicys(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		guarded bool
+	}{{"guarded bypass", true}, {"no policy", false}} {
 		ws := t.TempDir()
 		cfg := filepath.Join(ws, "config")
+		var pol *policy.Policy
+		if tc.guarded {
+			var err error
+			if pol, err = policy.New(policy.ModeBypass, policy.Rules{}, policy.WithUserConfigDir(cfg)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		trust := filepath.Join(cfg, "orca", "trust.json")
-		model := script.New().Script("s", script.Call("Write", map[string]string{"file_path": trust, "content": `{"workspaces": ["/"]}`}), script.Text("done"))
-		rt, err := agent.New(agent.Definition{Name: "guard"}, agent.Collaborators{Client: model, Workspace: ws, Policy: pol, ConfigDir: cfg})
+		state := filepath.Join(ws, ".orca", "settings.json")
+		model := script.New().Script("s",
+			script.Call("Write", map[string]string{"file_path": trust, "content": `{"workspaces": ["/"]}`}),
+			script.Call("Write", map[string]string{"file_path": state, "content": `{}`}),
+			script.Text("done"))
+		rt, err := agent.New(agent.Definition{Name: "guard", ToolProviders: toolset.Default()}, agent.Collaborators{Client: model, Workspace: ws, Policy: pol, Folders: tool.Folders{ConfigDir: cfg}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,9 +53,51 @@ func TestProtectionGuardsTheRuntimesConfigFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 		rt.Close()
-		obs := model.CallsTo("s")[1].Observations()
-		if _, err := os.Stat(trust); err == nil || len(obs) != 1 || !strings.Contains(obs[0].Content, "configuration folder") {
-			t.Errorf("policy %v: the trust store was written (%v), or the refusal %+v does not say why", pol != nil, err, obs)
+		calls := model.CallsTo("s")
+		obs := calls[1].Observations()
+		_, err = os.Stat(trust)
+		if tc.guarded && (err == nil || len(obs) != 1 || !strings.Contains(obs[0].Content, "configuration folder")) {
+			t.Errorf("%s: the trust store was written (%v), or the refusal %+v does not say why", tc.name, err, obs)
+		}
+		if !tc.guarded && err != nil {
+			t.Errorf("%s: a folder no one protects was refused: %v %+v", tc.name, err, obs)
+		}
+		if _, err := os.Stat(state); err == nil {
+			t.Errorf("%s: the workspace's .orca was written", tc.name)
+		}
+	}
+}
+
+// The runtime offers the tools its providers give, no others: without
+// providers, none (orca's own set is toolset.Default, which app gives);
+// without subagents, Task's only one is the built-in general-purpose
+// agent, whatever agents folders the workspace has.
+func TestRuntimeKnowsNoToolsOfItsOwn(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".orca", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".orca", "agents", "scout.md"), []byte("---\nname: scout\ndescription: Looks.\n---\nLook.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, providers := range [][]tool.Provider{nil, {}, toolset.Default()} {
+		model := script.New().Script("s", script.Text("done"))
+		rt, err := agent.New(agent.Definition{Name: "bare", ToolProviders: providers}, agent.Collaborators{Client: model, Workspace: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go"}); err != nil {
+			t.Fatal(err)
+		}
+		rt.Close()
+		offered := model.CallsTo("s")[0].Tools
+		if len(offered) != len(rt.Tools().Names()) || providers == nil && len(offered) != 0 {
+			t.Errorf("providers %v: offered %d tools, registry %v", providers, len(offered), rt.Tools().Names())
+		}
+		for _, d := range offered {
+			if d.Name == "Task" && (strings.Contains(d.Description, "scout") || !strings.Contains(d.Description, "general-purpose")) {
+				t.Errorf("Task offers the workspace's files or not the built-in agent: %q", d.Description)
+			}
 		}
 	}
 }
@@ -52,7 +107,7 @@ func TestProtectionGuardsTheRuntimesConfigFolder(t *testing.T) {
 func TestRuntimeWithoutServicesHasItsOwn(t *testing.T) {
 	model := script.New().Script("s", script.Call("Bash", map[string]string{"command": "touch ran"}), script.Text("done"))
 	ws := t.TempDir()
-	rt, err := agent.New(agent.Definition{Name: "own"}, agent.Collaborators{Client: model, Workspace: ws, ConfigDir: "-"})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "own"}, agent.Collaborators{Client: model, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +144,7 @@ func TestHookViolationIsLogged(t *testing.T) {
 	ws := t.TempDir()
 	var logged bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logged, nil))
-	rt, err := agent.New(agent.Definition{Name: "violation"}, agent.Collaborators{Client: model, Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Logger: logger})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "violation"}, agent.Collaborators{Client: model, Workspace: ws, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

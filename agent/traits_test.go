@@ -94,7 +94,7 @@ func traitsRunIn(t *testing.T, root string, custom tool.Tool, input any, pol *po
 	t.Helper()
 	model := script.New().Script("s", script.Call(custom.Name(), input), script.Text("done"))
 	rt, err := agent.New(agent.Definition{Name: "traits", ToolProviders: []tool.Provider{tool.Static("custom", custom)}},
-		agent.Collaborators{Client: model, Workspace: root, Policy: pol, ConfigDir: "-"})
+		agent.Collaborators{Client: model, Workspace: root, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // STOP hooks may keep the agent working, but not forever: the payload
@@ -100,7 +101,7 @@ func TestPostVerifyWithoutCommand(t *testing.T) {
 
 func TestVerifyNeedsACommandRunner(t *testing.T) {
 	b := newBench(t, nil, nil)
-	rt, err := agent.New(agent.Definition{Name: "x", Verify: "true", ToolProviders: nil}, agent.Collaborators{Client: b.model, FS: b.rt.FS()})
+	rt, err := agent.New(agent.Definition{Name: "x", Verify: "true", ToolProviders: toolset.Default()}, agent.Collaborators{Client: b.model, FS: b.rt.FS()})
 	if err != nil {
 		t.Fatalf("default providers include Bash: %v", err)
 	}

@@ -416,10 +416,16 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("transcripts: %w", err)
 	}
-	sb := a.settings.Sandbox.Runner(a.root)
-	sb.Disabled = sb.Disabled || cfg.NoSandbox
-	sb.Env = append(sb.Env, a.settings.EnvList()...) // the settings' env block
-	a.sandbox = sb
+	targets := a.protectedTargets()
+	if pol, err = a.guard(pol, targets); err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	a.sandbox = a.commandSandbox(cfg, pol, targets)
+	folders := a.folders(cfg)
+	subagents, err := a.subagents(folders)
+	if err != nil {
+		return nil, err
+	}
 	a.rt, err = agent.New(agent.Definition{
 		Name:             cmp.Or(cfg.Name, DefaultName),
 		SystemPrompt:     prompt,
@@ -431,6 +437,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Prices:           budget.DefaultPrices.With(a.settings.Prices),
 		Verify:           verify,
 		ToolProviders:    a.toolProviders(cfg),
+		Subagents:        subagents,
 	}, agent.Collaborators{
 		Client:        a.model.client,
 		Workspace:     a.root,
@@ -441,18 +448,11 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Approver:      cfg.Approver,
 		Notifier:      a.notifierOrNil(),
 		Approvals:     approvals,
-		ConfigDir:     cmp.Or(a.configDir, "-"),
-		ClaudeDir:     cmp.Or(a.claudeDir, "-"),
-		NoClaude:      cfg.NoClaude,
-		Protected:     a.protectedTargets(),
-		Sandbox:       sb,
+		Folders:       folders,
+		Sandbox:       a.sandbox,
 		TranscriptDir: transcripts,
 		NestedMemory:  nestedMemory(cfg),
 		PathRules:     a.pathRules,
-		Plugins:       pluginFolders(a.settings.Plugins),
-		// A cloned repository's /build cannot answer the asks of the
-		// turn it starts: the project's grants count once it is trusted.
-		UntrustedWorkspace: !cfg.Trust && (a.configDir == "" || !config.NewTrustStore(a.configDir).Trusted(a.root)),
 	})
 	if err != nil {
 		return nil, err
@@ -800,26 +800,6 @@ func (a *App) hookOptions() command.Options {
 	}
 }
 
-// toolProviders are the runtime's: the Config's (or the default set),
-// then the MCP servers' the settings declare.
-func (a *App) toolProviders(cfg Config) []tool.Provider {
-	providers := cfg.ToolProviders
-	if providers == nil {
-		providers = toolset.Default()
-	}
-	if cfg.NoMCP || len(a.settings.MCPServers) == 0 {
-		return providers
-	}
-	servers := make([]mcp.Server, len(a.settings.MCPServers))
-	for i, s := range a.settings.MCPServers {
-		// The user's own servers run as the user, as in Claude Code; a
-		// project's in the sandbox.
-		servers[i] = mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Unsandboxed: !s.Project}
-	}
-	a.mcp = mcp.NewProvider(servers, mcp.Options{Logger: a.logger, OnChange: a.mcpChanged})
-	return append(slices.Clone(providers), a.mcp)
-}
-
 // mcpEvents are the events of the MCP servers' changes.
 var mcpEvents = map[mcp.ChangeKind]event.Name{
 	mcp.Started:      event.MCPServerStarted,
@@ -1019,11 +999,11 @@ func (a *App) Close() error {
 // does not know has the zero Display (show its arguments).
 func ToolDisplays(root string) func(name string, input json.RawMessage) tool.Display {
 	none := func(string, json.RawMessage) tool.Display { return tool.Display{} }
-	rt, err := agent.New(agent.Definition{Name: DefaultName}, agent.Collaborators{
+	rt, err := agent.New(agent.Definition{Name: DefaultName, ToolProviders: toolset.Default()}, agent.Collaborators{
 		Client: llm.ClientFunc(func(context.Context, *llm.Request, func(llm.Delta)) (*llm.Response, error) {
 			return nil, errors.New("no model")
 		}),
-		Workspace: root, Logger: slog.New(slog.DiscardHandler), ConfigDir: "-",
+		Workspace: root, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		return none

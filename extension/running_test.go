@@ -24,6 +24,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/scope"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // answerLoop is the heart of a handler script: for each request line it
@@ -99,7 +100,7 @@ func (n *extNode) start(resources map[string]string) []*extension.Extension {
 		n.t.Fatal(err)
 	}
 	n.t.Cleanup(func() { n.loaded.Close() })
-	n.rt, err = agent.New(agent.Definition{Name: "ext"}, agent.Collaborators{Client: n.model, Workspace: n.ws, Services: n.svc, ConfigDir: "-"})
+	n.rt, err = agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "ext"}, agent.Collaborators{Client: n.model, Workspace: n.ws, Services: n.svc})
 	if err != nil {
 		n.t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestL0_CloseClosesOnlyWhatTheRuntimeCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer given.Close()
-	rt, err := agent.New(agent.Definition{Name: "c"}, agent.Collaborators{Client: client, FS: given})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "c"}, agent.Collaborators{Client: client, FS: given})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestL0_CloseClosesOnlyWhatTheRuntimeCreated(t *testing.T) {
 		t.Errorf("given file system unusable after runtime close: %v", err)
 	}
 
-	rt, err = agent.New(agent.Definition{Name: "c"}, agent.Collaborators{Client: client, Workspace: t.TempDir()})
+	rt, err = agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "c"}, agent.Collaborators{Client: client, Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

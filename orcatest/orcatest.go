@@ -23,8 +23,12 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/subagent"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -149,9 +153,6 @@ func NewNode(t testing.TB, opts ...Option) *Node {
 	if cfg.root == "" {
 		cfg.root = t.TempDir()
 	}
-	if cfg.configDir == "" {
-		cfg.configDir = "-"
-	}
 	fs, err := workspace.OpenLocal(cfg.root)
 	if err != nil {
 		t.Fatalf("orcatest: open workspace: %v", err)
@@ -170,10 +171,28 @@ func NewNode(t testing.TB, opts ...Option) *Node {
 		st := cfg.store
 		t.Cleanup(func() { st.Close() })
 	}
+	// As app assembles a runtime: the default tool set, the subagents of
+	// the agents folders, the configuration folder protected.
+	folders := tool.Folders{ConfigDir: cfg.configDir, Claude: true}
+	if cfg.def.ToolProviders == nil {
+		cfg.def.ToolProviders = toolset.Default()
+	}
+	if cfg.def.Subagents == nil {
+		var problems []error
+		cfg.def.Subagents, problems = subagent.Discover(fs, folders)
+		for _, p := range problems {
+			t.Logf("orcatest: subagent definition skipped: %v", p)
+		}
+	}
+	if cfg.policy != nil && cfg.configDir != "" {
+		if cfg.policy, err = cfg.policy.WithOptions(policy.WithUserConfigDir(cfg.configDir)); err != nil {
+			t.Fatalf("orcatest: policy: %v", err)
+		}
+	}
 	rt, err := agent.New(cfg.def, agent.Collaborators{
 		Client: cfg.client, FS: fs, Services: cfg.services,
 		Policy: cfg.policy, Approver: cfg.approver, Approvals: session.Approvals(cfg.store),
-		ConfigDir: cfg.configDir,
+		Folders: folders, Sandbox: &sandbox.Runner{Policy: sandbox.WorkspacePolicy(fs.Root(), cfg.configDir)},
 	})
 	if err != nil {
 		t.Fatalf("orcatest: build runtime: %v", err)

@@ -41,7 +41,7 @@ func TestPromptTooLong(t *testing.T, fake FakeAPI) {
 	}
 	run := func(c llm.Client, h []llm.Message) (*agent.Result, error) {
 		t.Helper()
-		rt, err := agent.New(agent.Definition{Name: "r", KeepTurns: 1}, agent.Collaborators{Client: c, Workspace: t.TempDir(), ConfigDir: "-"})
+		rt, err := agent.New(agent.Definition{Name: "r", KeepTurns: 1}, agent.Collaborators{Client: c, Workspace: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

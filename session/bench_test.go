@@ -56,7 +56,7 @@ func BenchmarkStep(b *testing.B) {
 	defer st.Close()
 	rt, err := agent.New(agent.Definition{Name: "bench", MaxIterations: steps + 1, CompactAt: -1,
 		ToolProviders: []tool.Provider{tool.Static("noop", noop{})}},
-		agent.Collaborators{Client: client, FS: fs, Services: svc, Approvals: session.Approvals(st), ConfigDir: "-"})
+		agent.Collaborators{Client: client, FS: fs, Services: svc, Approvals: session.Approvals(st)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // ChangeBudget starts from the budget in force (the runtime's, before the
@@ -19,8 +20,8 @@ import (
 // name, refuses a negative limit without changing anything, and loses no
 // change made at the same time through the same session.
 func TestChangeBudget(t *testing.T) {
-	rt, err := agent.New(agent.Definition{Name: "budgets", Budget: budget.Limits{Tokens: 1000, WallTime: time.Hour}},
-		agent.Collaborators{Client: script.New(), Workspace: t.TempDir(), ConfigDir: "-"})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "budgets", Budget: budget.Limits{Tokens: 1000, WallTime: time.Hour}},
+		agent.Collaborators{Client: script.New(), Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

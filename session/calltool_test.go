@@ -18,6 +18,7 @@ import (
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // A call from outside a turn is the session's: its events on the feed
@@ -33,7 +34,7 @@ func TestCallTool(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := agent.New(agent.Definition{Name: "calls"}, agent.Collaborators{Client: script.New(), Workspace: dir, ConfigDir: "-", Services: svc,
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "calls"}, agent.Collaborators{Client: script.New(), Workspace: dir, Services: svc,
 		Sandbox: &sandbox.Runner{Disabled: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // A live session runs one conversation's turns over a store, the one
@@ -22,7 +23,7 @@ func ExampleRouter_Open() {
 		script.Call("Write", map[string]string{"file_path": "notes.md", "content": "buy milk\n"}),
 		script.Text("Noted."),
 		script.Text("You asked me to note: buy milk."))
-	rt, err := agent.New(agent.Definition{Name: "notes"}, agent.Collaborators{Client: model, Workspace: dir, ConfigDir: "-"})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "notes"}, agent.Collaborators{Client: model, Workspace: dir})
 	if err != nil {
 		panic(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -114,8 +115,19 @@ func TestClaudeCodeAgentsRun(t *testing.T) {
 		c.Script(script.ForkRoute("s", name), script.Text(name+" done"))
 	}
 	c.Script("s", append(parent, script.Text("all done"))...)
-	rt, err := agent.New(agent.Definition{Name: "parent", Model: parentModel, ModelAliases: aliases},
-		agent.Collaborators{Client: c, Workspace: claudeWorkspace(t), ConfigDir: "-", ClaudeDir: "-"})
+	// As app assembles it: the files of the workspace's .claude/agents.
+	ws, err := workspace.OpenLocal(claudeWorkspace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	folders := tool.Folders{Claude: true}
+	subagents, problems := subagent.Discover(ws, folders)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Subagents: subagents, Name: "parent", Model: parentModel, ModelAliases: aliases},
+		agent.Collaborators{Client: c, FS: ws, Folders: folders})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/telemetry"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // Trace a runtime's turns into a provider of the program's own: the
@@ -34,7 +35,7 @@ func ExampleNew() {
 		script.Call("Write", map[string]string{"file_path": "hello.txt", "content": "hello\n"}),
 		script.Text("I wrote hello.txt."),
 	)
-	rt, _ := agent.New(agent.Definition{Name: "helper", Model: "claude-sonnet-4-5"}, agent.Collaborators{Client: model, Workspace: dir, Services: svc})
+	rt, _ := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "helper", Model: "claude-sonnet-4-5"}, agent.Collaborators{Client: model, Workspace: dir, Services: svc})
 	defer rt.Close()
 	exec := intercept.Wrap(agent.NewExecutor(), tel.Interceptor())
 	exec.Execute(context.Background(), rt, agent.Request{SessionID: "session-1", Input: "Create hello.txt."})

@@ -11,11 +11,11 @@ import (
 	"github.com/orca-agent/orca/toolset"
 )
 
-// A runtime built without tool providers gets the default set, in order;
-// every tool's schema is closed and its description is more than a line.
+// A runtime built with the default set gets it in order; every tool's
+// schema is closed and its description is more than a line.
 func TestDefaultSet(t *testing.T) {
-	for _, providers := range [][]tool.Provider{nil, toolset.Default()} {
-		rt, err := agent.New(agent.Definition{Name: "a", ToolProviders: providers}, agent.Collaborators{Client: script.New(), Workspace: t.TempDir(), ConfigDir: "-"})
+	for _, providers := range [][]tool.Provider{toolset.Default()} {
+		rt, err := agent.New(agent.Definition{Name: "a", ToolProviders: providers}, agent.Collaborators{Client: script.New(), Workspace: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestDefaultSet(t *testing.T) {
 // Every default tool declares its traits: the policy and the UIs have
 // nothing else to go by.
 func TestDefaultToolsDeclareTraits(t *testing.T) {
-	rt, err := agent.New(agent.Definition{Name: "a"}, agent.Collaborators{Client: script.New(), Workspace: t.TempDir(), ConfigDir: "-"})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "a"}, agent.Collaborators{Client: script.New(), Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -53,6 +54,17 @@ var termOK = map[string]bool{"tui": true, "chat": true, "cmd/orca": true}
 var sandboxDeps = map[string][]string{
 	"sandbox": {"github.com/landlock-lsm/", "github.com/elastic/go-seccomp-bpf", "golang.org/x/sys/", "golang.org/x/net/bpf", "kernel.org/pub/linux/libs/security/libcap/psx"},
 	"protect": {},
+}
+
+// The loop reads no settings and knows no concrete tool: app assembles
+// what agent.New takes (app/assemble.go: the folders, the guarded policy,
+// the commands' sandbox, the subagents, the tools), and the layers above
+// the loop that are not assemblers need none of it either.
+var unassembled = map[string][]string{
+	"agent":     {"config", "toolset", "tool/builtin", "skill", "hook/command"},
+	"session":   {"config", "toolset", "tool/builtin", "skill", "hook/command"},
+	"observe":   {"config", "toolset", "tool/builtin", "skill", "hook/command"},
+	"telemetry": {"config", "toolset", "tool/builtin", "skill", "hook/command"},
 }
 
 var term = []string{"charm.land/", "github.com/charmbracelet/", "github.com/muesli/termenv", "github.com/alecthomas/chroma", "github.com/yuin/goldmark"}
@@ -106,6 +118,11 @@ func main() {
 				}
 			}
 		}
+		for _, dep := range strings.Split(f[2], ",") {
+			if d, ok := strings.CutPrefix(dep, module+"/"); ok && slices.Contains(unassembled[pkg], d) {
+				problems = append(problems, fmt.Sprintf("%s depends on %s: the loop reads no settings and knows no concrete tool (app assembles what agent.New takes)", pkg, d))
+			}
+		}
 		if !termOK[pkg] {
 			for _, dep := range strings.Split(f[2], ",") {
 				for _, h := range term {
@@ -132,5 +149,5 @@ func main() {
 		}
 		os.Exit(1)
 	}
-	fmt.Printf("layers: %d layers hold, the core links no SDK or driver, and only tui, chat and cmd/orca the terminal libraries\n", len(layers))
+	fmt.Printf("layers: %d layers hold, the core links no SDK or driver, only tui, chat and cmd/orca the terminal libraries, and the loop no settings or concrete tools\n", len(layers))
 }

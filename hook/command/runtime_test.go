@@ -15,6 +15,7 @@ import (
 	"github.com/orca-agent/orca/internal/proctest"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // node is the real runtime — factory, default tools, a local workspace,
@@ -58,7 +59,7 @@ func newNode(t *testing.T, opts config.LoadOptions, files map[string]string) (*n
 		t.Fatal(err)
 	}
 	t.Cleanup(unregister)
-	n.rt, err = agent.New(agent.Definition{Name: "ext"}, agent.Collaborators{Client: n.model, Workspace: n.ws, Services: n.svc})
+	n.rt, err = agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "ext"}, agent.Collaborators{Client: n.model, Workspace: n.ws, Services: n.svc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // replayAPI is an httptest server that answers POST /v1/messages with
@@ -111,8 +112,8 @@ func TestRefusalStream(t *testing.T) {
 // transcript keeps the user's input.
 func TestRuntimeRefusal(t *testing.T) {
 	api := newReplayAPI(t, "refusal.chunks.txt")
-	rt, err := agent.New(agent.Definition{Name: "refusal", Model: "claude-sonnet-4-6"},
-		agent.Collaborators{Client: newClient(t, api.URL), Workspace: t.TempDir(), ConfigDir: "-"})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "refusal", Model: "claude-sonnet-4-6"},
+		agent.Collaborators{Client: newClient(t, api.URL), Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

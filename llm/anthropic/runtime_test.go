@@ -14,6 +14,7 @@ import (
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/middleware"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // The real runtime against the Anthropic client and a fake API: a rate
@@ -51,8 +52,8 @@ func TestRuntime(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := agent.New(agent.Definition{Name: "e2e", SystemPrompt: "You are a careful coding agent.", Model: "claude-sonnet-5-5"},
-		agent.Collaborators{Client: newClient(t, api.URL), Workspace: dir, Services: svc, ConfigDir: "-"})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "e2e", SystemPrompt: "You are a careful coding agent.", Model: "claude-sonnet-5-5"},
+		agent.Collaborators{Client: newClient(t, api.URL), Workspace: dir, Services: svc})
 	if err != nil {
 		t.Fatal(err)
 	}

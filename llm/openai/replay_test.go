@@ -16,6 +16,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // replayAPI is an httptest server that answers POST /v1/chat/completions
@@ -208,8 +209,8 @@ func TestRuntimeKeepsDeepSeekReasoning(t *testing.T) {
 		`{"id":"1","object":"chat.completion.chunk","created":1780312458,"model":"deepseek-reasoner","choices":[{"index":0,"delta":{"content":"I could not read the time in Lisbon."},"finish_reason":"stop"}],"usage":{"prompt_tokens":360,"completion_tokens":14,"total_tokens":374}}`,
 	}
 	api := newReplayAPI(t, chunks(t, "deepseek-tool-call.chunks.txt"), answer)
-	rt, err := agent.New(agent.Definition{Name: "deepseek", Model: "deepseek-reasoner"},
-		agent.Collaborators{Client: newClient(t, api.v1()), Workspace: t.TempDir(), ConfigDir: "-"})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "deepseek", Model: "deepseek-reasoner"},
+		agent.Collaborators{Client: newClient(t, api.v1()), Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,8 +379,8 @@ func TestRefusal(t *testing.T) {
 // as its reason and no answer, after one model call.
 func TestRuntimeRefusal(t *testing.T) {
 	api := newReplayAPI(t, refusalStream)
-	rt, err := agent.New(agent.Definition{Name: "refusal"},
-		agent.Collaborators{Client: newClient(t, api.v1()), Workspace: t.TempDir(), ConfigDir: "-"})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "refusal"},
+		agent.Collaborators{Client: newClient(t, api.v1()), Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // A session's tools served to an MCP client (here the SDK's, in-process;
@@ -23,7 +24,7 @@ func ExampleNew() {
 	dir, _ := os.MkdirTemp("", "orca-mcpserve")
 	defer os.RemoveAll(dir)
 	pol, _ := policy.New(policy.ModeAcceptEdits, policy.Rules{})
-	rt, err := agent.New(agent.Definition{Name: "served"}, agent.Collaborators{Client: script.New(), Workspace: dir, ConfigDir: "-", Policy: pol})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "served"}, agent.Collaborators{Client: script.New(), Workspace: dir, Policy: pol})
 	if err != nil {
 		panic(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/toolset"
 )
 
 func TestMain(m *testing.M) {
@@ -54,7 +55,7 @@ func newRig(t *testing.T, c config) *rig {
 	if c.hooks != nil {
 		c.hooks(r.svc)
 	}
-	rt, err := agent.New(agent.Definition{Name: "served"}, agent.Collaborators{Client: r.model, Workspace: r.root, ConfigDir: "-", Services: r.svc, Policy: c.policy})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "served"}, agent.Collaborators{Client: r.model, Workspace: r.root, Services: r.svc, Policy: c.policy})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,127 @@
+package app
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+
+	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/mcp"
+	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/protect"
+	"github.com/orca-agent/orca/sandbox"
+	"github.com/orca-agent/orca/subagent"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
+	"github.com/orca-agent/orca/workspace"
+)
+
+// What the runtime is built of, decided here and nowhere else: agent.New
+// takes these as they are. The folders its tools read, the policy with
+// every protection, the sandbox of its commands with every protection,
+// its subagents and its tools.
+
+// folders are the folders beside the workspace that the runtime's tools
+// read: the user's configuration and Claude Code folders (none if "-",
+// config.Dir() and config.ClaudeDir() if empty: Config.userDirs), the
+// project's .claude and Claude Code's plugins unless Claude Code's files
+// are off, and whether the workspace is trusted.
+func (a *App) folders(cfg Config) tool.Folders {
+	f := tool.Folders{ConfigDir: a.configDir, ClaudeDir: a.claudeDir, Claude: !cfg.NoClaude, Plugins: pluginFolders(a.settings.Plugins),
+		// A cloned repository's /build cannot answer the asks of the turn
+		// it starts: the project's grants count once it is trusted.
+		Untrusted: !cfg.Trust && (a.configDir == "" || !config.NewTrustStore(a.configDir).Trusted(a.root))}
+	if cfg.NoClaude {
+		// Protected all the same (guard, commandSandbox).
+		f.ClaudeDir = ""
+	}
+	return f
+}
+
+// guard adds to pol what protection covers beyond the workspace's own
+// state: the user's configuration folder and Claude Code folder (read or
+// not: so that protection and the trust store mean the same folder), and
+// targets, where links in protected state lead and the scripts trusted
+// settings run (protectedTargets).
+func (a *App) guard(pol *policy.Policy, targets []protect.Target) (*policy.Policy, error) {
+	return pol.WithOptions(policy.WithUserConfigDir(a.configDir), policy.WithClaudeDir(a.claudeDir), policy.WithTargets(targets))
+}
+
+// commandSandbox is what a model command may touch: the sandbox the
+// runtime's commands (Bash, the verification command) run in. The
+// workspace and the temp folders are writable, and the settings' own
+// sandbox section adds to that (sandbox.Settings.Runner); read-only are
+// the workspace's state (.orca, .claude, git's configuration and hooks of
+// its repositories), the user's orca folder and its trust store, the
+// user's Claude Code folder, and targets; hidden are the paths the
+// policy's deny rules on reading name. The workspace's command caches
+// persist (sandbox.WorkspaceCache).
+func (a *App) commandSandbox(cfg Config, pol *policy.Policy, targets []protect.Target) *sandbox.Runner {
+	runner := a.settings.Sandbox.Runner(a.root)
+	runner.Disabled = runner.Disabled || cfg.NoSandbox
+	runner.Env = append(runner.Env, a.settings.EnvList()...) // the settings' env block
+	runner.Policy = sandbox.WorkspacePolicy(a.root, a.configDir).Merge(runner.Policy).Merge(sandbox.Policy{Targets: targets})
+	if cache := sandbox.WorkspaceCache(a.root); cache != "" && !runner.Disabled {
+		// The commands' caches persist, the workspace's own.
+		runner.Policy.Writable = append(runner.Policy.Writable, cache)
+		runner.Env = sandbox.CacheEnv(runner.Env, cache)
+	}
+	if dir, err := config.Dir(); err == nil && dir != a.configDir {
+		// The trust store is there, whatever folder the App reads.
+		runner.Policy.Reserved = append(runner.Policy.Reserved, filepath.Join(dir, "orca"))
+	}
+	if a.claudeDir != "" {
+		// Read-only where a writable folder holds it (a workspace that is
+		// the home folder, a sandbox allowWrite).
+		runner.Policy.ReadOnly = append(runner.Policy.ReadOnly, a.claudeDir)
+	}
+	hidden, unenforced := pol.ReadDeniedPaths(a.root)
+	runner.Policy.Hidden = append(runner.Policy.Hidden, hidden...)
+	if len(unenforced) > 0 {
+		a.logger.Warn("deny rules on reading that name no single path keep the file tools from these files, not commands (the OS sandbox hides only folders and files named outright)", "rules", unenforced)
+	}
+	return runner
+}
+
+// subagents are the subagents Task offers: the built-in general-purpose
+// agent and the definitions in the agents folders (subagent.Discover),
+// read through the workspace so that links cannot lead out. A file that
+// cannot be used is a warning in the log; a package's older copy of an
+// agent, in a subfolder, is a debug line.
+func (a *App) subagents(folders tool.Folders) ([]subagent.Definition, error) {
+	fs, err := workspace.OpenLocal(a.root)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	defs, problems := subagent.Discover(fs, folders)
+	for _, p := range problems {
+		if errors.Is(p, subagent.ErrShadowed) {
+			a.logger.Debug("subagent definition shadowed", "err", p)
+			continue
+		}
+		a.logger.Warn("subagent definition skipped", "err", p)
+	}
+	return defs, nil
+}
+
+// toolProviders are the runtime's tools: Config.ToolProviders, or the
+// default tool set (toolset.Default), and the MCP servers' unless they are
+// off.
+func (a *App) toolProviders(cfg Config) []tool.Provider {
+	providers := cfg.ToolProviders
+	if providers == nil {
+		providers = toolset.Default()
+	}
+	if cfg.NoMCP || len(a.settings.MCPServers) == 0 {
+		return providers
+	}
+	servers := make([]mcp.Server, len(a.settings.MCPServers))
+	for i, s := range a.settings.MCPServers {
+		// The user's own servers run as the user, as in Claude Code; a
+		// project's in the sandbox.
+		servers[i] = mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Unsandboxed: !s.Project}
+	}
+	a.mcp = mcp.NewProvider(servers, mcp.Options{Logger: a.logger, OnChange: a.mcpChanged})
+	return append(slices.Clone(providers), a.mcp)
+}
