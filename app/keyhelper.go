@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/orca-agent/orca/internal/tailbuf"
+	"github.com/orca-agent/orca/sandbox"
 )
 
 // KeyHelperTTLEnv is Claude Code's variable for how long an apiKeyHelper's
@@ -55,15 +54,14 @@ func keyHelper(command, dir string) func(ctx context.Context) (string, error) {
 		defer cancel()
 		var stdout bytes.Buffer
 		stderr := tailbuf.Buffer{Max: 500}
-		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-		cmd.Dir = dir
-		cmd.Env = os.Environ()
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		// Its own process group, so that a timeout kills what it started.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = time.Second
-		err := cmd.Run()
+		runner := sandbox.Runner{Plain: true, Env: os.Environ()}
+		cmd, err := runner.Command(ctx, dir, "/bin/sh", "-c", command)
+		if err == nil {
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.WaitDelay = time.Second
+			err = cmd.Run()
+		}
 		switch {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return "", fmt.Errorf("apiKeyHelper %q timed out after %v", command, keyHelperTimeout)

@@ -9,15 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/internal/tailbuf"
+	"github.com/orca-agent/orca/sandbox"
 )
 
 // Limits of a handler process.
@@ -326,8 +325,7 @@ func (p *proc) close() {
 
 // instance is one run of a handler process.
 type instance struct {
-	cmd    *exec.Cmd
-	pid    int
+	cmd    *sandbox.Cmd
 	stdin  *os.File // orca's ends of the pipes
 	stdout *os.File
 	errOut *os.File
@@ -360,12 +358,14 @@ func (p *proc) start() (*instance, error) {
 		}
 		files[i], files[i+1] = r, w
 	}
-	cmd := exec.Command(p.path)
-	cmd.Dir = p.dir
-	cmd.Env = p.env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = files[0], files[3], files[5]
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err := cmd.Start()
+	// The user's handler, run as them: a process group of its own, which
+	// teardown, and the handler's end, kill as one.
+	runner := sandbox.Runner{Plain: true, Env: p.env}
+	cmd, err := runner.Command(context.Background(), p.dir, p.path)
+	if err == nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = files[0], files[3], files[5]
+		err = cmd.Start()
+	}
 	// The child's ends are the child's now.
 	files[0].Close()
 	files[3].Close()
@@ -377,7 +377,7 @@ func (p *proc) start() (*instance, error) {
 		return nil, fmt.Errorf("cannot start the handler %s: %w", p.path, err)
 	}
 	in := &instance{
-		cmd: cmd, pid: cmd.Process.Pid,
+		cmd:   cmd,
 		stdin: files[1], stdout: files[2], errOut: files[4], stderr: &tailbuf.Buffer{Max: stderrTail},
 		lines: make(chan []byte), quit: make(chan struct{}), exited: make(chan struct{}),
 	}
@@ -388,9 +388,8 @@ func (p *proc) start() (*instance, error) {
 		_, _ = io.Copy(in.stderr, in.errOut)
 	}()
 	go func() {
-		_ = cmd.Wait()
 		// What the handler started goes with it.
-		_ = killGroup(in.pid)
+		_ = cmd.Wait()
 		close(in.exited)
 	}()
 	return in, nil
@@ -451,12 +450,12 @@ func (in *instance) teardown(grace time.Duration) {
 	select {
 	case <-in.exited: // reaped, and its group killed
 	default:
-		_ = killGroup(in.pid)
+		_ = in.cmd.Kill()
 		<-in.exited
 	}
 	// SIGKILL is delivered asynchronously: wait, briefly, until the
 	// processes the handler started are gone too.
-	for deadline := time.Now().Add(groupGrace); groupAlive(in.pid) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(groupGrace); in.cmd.Alive() && time.Now().Before(deadline); {
 		time.Sleep(2 * time.Millisecond)
 	}
 	close(in.quit)
@@ -487,20 +486,14 @@ func (in *instance) status() string {
 	default:
 		return "it was still running, and was killed"
 	}
-	st := in.cmd.ProcessState
-	if st == nil {
+	if !in.cmd.Exited() {
 		return "it could not be waited for"
 	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return fmt.Sprintf("it was killed by signal %v", ws.Signal())
+	code, sig := in.cmd.Status()
+	if sig != 0 {
+		return fmt.Sprintf("it was killed by signal %v", sig)
 	}
-	return fmt.Sprintf("it exited with status %d", st.ExitCode())
-}
-
-// groupAlive reports whether the process group pgid has members (zombies
-// included).
-func groupAlive(pgid int) bool {
-	return syscall.Kill(-pgid, 0) == nil
+	return fmt.Sprintf("it exited with status %d", code)
 }
 
 // stderrDetail returns "; stderr: …" with the end of what a handler
@@ -515,14 +508,4 @@ func stderrDetail(b *tailbuf.Buffer) string {
 		s = "…" + s
 	}
 	return "; stderr: " + s
-}
-
-// killGroup kills the process group pgid; one that is gone already is no
-// error.
-func killGroup(pgid int) error {
-	err := syscall.Kill(-pgid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
 }

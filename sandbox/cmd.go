@@ -253,6 +253,25 @@ func (c *Cmd) Status() (code int, sig syscall.Signal) { return c.code, c.signal 
 // for it).
 func (c *Cmd) Exited() bool { return c.waited && (c.code >= 0 || c.signal != 0) }
 
+// Alive reports whether a process of the command is left: for a plain
+// one (Runner.Plain, or a sandbox that cannot make namespaces here), while
+// its process group has members, zombies included; for another, until it
+// ended — its PID namespace ends with it.
+func (c *Cmd) Alive() bool {
+	if c.proc == nil {
+		return false
+	}
+	if p, ok := c.proc.(*plainProcess); ok {
+		return syscall.Kill(-p.p.Pid, 0) == nil
+	}
+	select {
+	case <-c.stop:
+		return false
+	default:
+		return true
+	}
+}
+
 // Kill kills the command and every process it started.
 func (c *Cmd) Kill() error {
 	if c.proc == nil {

@@ -220,6 +220,14 @@ type Runner struct {
 	Disabled bool
 	// Env is the commands' environment (DefaultEnv() if nil).
 	Env []string
+	// Plain runs the commands as orca's own processes — the user's command
+	// hooks, extension handlers, the apiKeyHelper: theirs, run as them —
+	// with no sandbox and no namespaces: each the leader of a process
+	// group of its own, killed as one by the context, by Kill, and when
+	// the leader ends (what it left running goes with it); on Linux the
+	// leader is killed if orca dies. Policy and Excluded do not apply; Env is the whole
+	// environment (nothing is added to it, WithEnv's variables neither).
+	Plain bool
 	// Excluded are command names a shell tool runs without the sandbox
 	// when every simple command of a line is one of them (settings:
 	// sandbox.excludedCommands, such as "docker"). The policy still
@@ -271,6 +279,9 @@ func envMatch(allowed []string, name string) bool {
 func (r *Runner) Command(ctx context.Context, dir string, argv ...string) (*Cmd, error) {
 	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
 		return nil, fmt.Errorf("sandbox: the command %q is not an absolute path", argv)
+	}
+	if r.Plain {
+		return &Cmd{ctx: ctx, req: request{Argv: argv, Dir: dir, Env: r.Env}, code: -1, plain: true}, nil
 	}
 	env := r.Env
 	if env == nil {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -65,6 +66,54 @@ var unassembled = map[string][]string{
 	"session":   {"config", "toolset", "tool/builtin", "skill", "hook/command"},
 	"observe":   {"config", "toolset", "tool/builtin", "skill", "hook/command"},
 	"telemetry": {"config", "toolset", "tool/builtin", "skill", "hook/command"},
+}
+
+// Every process orca starts goes through sandbox.Runner — model commands
+// in the OS sandbox, MCP servers, and orca's own processes (command hooks,
+// extension handlers, the apiKeyHelper: Runner.Plain) — which alone
+// starts, kills and reaps them. The one exception is the Temporal engine,
+// which the CLI hands the terminal to (orca worker, run --engine temporal)
+// and interrupts as a person would.
+var processStarts = []string{"exec.Command(", "exec.CommandContext(", "os.StartProcess(", "syscall.ForkExec(", "syscall.StartProcess(", "unix.ForkExec(", "Setpgid"}
+
+var startsOK = map[string]bool{"sandbox": true, "cmd/orca/engine.go": true}
+
+// starts returns the places outside startsOK where a process starts.
+func starts() ([]string, error) {
+	out, err := exec.Command("go", "list", "-f", `{{.Dir}}{{range .GoFiles}} {{.}}{{end}}`, module+"/...").Output()
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	var found []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		for _, name := range f[1:] {
+			path := f[0] + "/" + name
+			rel := strings.TrimPrefix(strings.TrimPrefix(path, root), "/")
+			if startsOK[rel] || startsOK[filepath.Dir(rel)] {
+				continue
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			for i, l := range strings.Split(string(b), "\n") {
+				for _, s := range processStarts {
+					if strings.Contains(l, s) && !strings.HasPrefix(strings.TrimSpace(l), "//") {
+						found = append(found, fmt.Sprintf("%s:%d: %s", rel, i+1, s))
+					}
+				}
+			}
+		}
+	}
+	return found, nil
 }
 
 var term = []string{"charm.land/", "github.com/charmbracelet/", "github.com/muesli/termenv", "github.com/alecthomas/chroma", "github.com/yuin/goldmark"}
@@ -143,11 +192,19 @@ func main() {
 			}
 		}
 	}
+	found, err := starts()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "layers: looking for process starts:", err)
+		os.Exit(2)
+	}
+	for _, f := range found {
+		problems = append(problems, f+" starts a process: every process goes through sandbox.Runner (Plain for orca's own), which kills and reaps it")
+	}
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(os.Stderr, "layers:", p)
 		}
 		os.Exit(1)
 	}
-	fmt.Printf("layers: %d layers hold, the core links no SDK or driver, only tui, chat and cmd/orca the terminal libraries, and the loop no settings or concrete tools\n", len(layers))
+	fmt.Printf("layers: %d layers hold, the core links no SDK or driver, only tui, chat and cmd/orca the terminal libraries, the loop no settings or concrete tools, and every process starts in sandbox.Runner\n", len(layers))
 }

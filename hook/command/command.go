@@ -18,10 +18,10 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/sandbox"
 )
 
 // Limits of a command hook's run.
@@ -272,34 +272,33 @@ func (c *Command) run(ctx context.Context, stdin []byte, extra []string) (result
 		return result{}, fmt.Errorf("command %q not run: %w", clip(c.Command), err)
 	}
 	var stdout, stderr capped
-	cmd := exec.CommandContext(runCtx, c.shell, "-c", c.Command)
-	cmd.Dir = c.Dir
-	cmd.Env = append(c.env(), extra...)
+	// The user's command, run as them: a process group of its own, which
+	// the timeout, a cancel and the shell's end kill as one — everything
+	// the command started, not only the shell.
+	runner := sandbox.Runner{Plain: true, Env: append(c.env(), extra...)}
+	cmd, err := runner.Command(runCtx, c.Dir, c.shell, "-c", c.Command)
+	if err != nil {
+		return result{}, fmt.Errorf("command %q: cannot start %s: %w", clip(c.Command), c.shell, err)
+	}
 	cmd.Stdin = bytes.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A process group of its own, so that killing the group reaches
-	// everything the command started, not only the shell.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		return result{}, fmt.Errorf("command %q: cannot start %s: %w", clip(c.Command), c.shell, err)
 	}
 	waitErr := cmd.Wait()
-	// Whatever the command left running in its group goes with it.
-	_ = killGroup(cmd.Process.Pid)
+	code, sig := cmd.Status()
 	switch {
 	case ctx.Err() != nil:
 		return result{}, fmt.Errorf("command %q was cancelled (%w) and killed, with the processes it started", clip(c.Command), ctx.Err())
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
 		return result{}, fmt.Errorf("command %q timed out after %v and was killed, with the processes it started", clip(c.Command), timeout)
-	case cmd.ProcessState == nil:
+	case !cmd.Exited():
 		return result{}, fmt.Errorf("command %q failed: %w", clip(c.Command), waitErr)
+	case sig != 0:
+		return result{}, fmt.Errorf("command %q was killed by signal %v%s", clip(c.Command), sig, detail(stderr.String()))
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return result{}, fmt.Errorf("command %q was killed by signal %v%s", clip(c.Command), ws.Signal(), detail(stderr.String()))
-	}
-	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}, nil
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}, nil
 }
 
 // env is the command's scrubbed environment.
@@ -315,15 +314,6 @@ func (c *Command) env() []string {
 	}
 	env = append(env, "CLAUDE_PROJECT_DIR="+c.Dir, "ORCA_PROJECT_DIR="+c.Dir)
 	return append(env, c.Env...)
-}
-
-// killGroup kills the process group pgid with SIGKILL.
-func killGroup(pgid int) error {
-	err := syscall.Kill(-pgid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
 }
 
 // capped keeps the first maxOutput bytes written to it.
