@@ -28,6 +28,7 @@ import (
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/memory"
 	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
@@ -217,7 +218,7 @@ type Collaborators struct {
 	// Code's .claude/rules files with "paths"): the runtime adds a rule
 	// to the observation of the first call of an execution that reads or
 	// writes a workspace path it matches.
-	PathRules []PathRule
+	PathRules []memory.PathRule
 	// TranscriptDir, when set, is where the runtime keeps each
 	// conversation as a file in Claude Code's transcript shape for hooks
 	// to read (hook.Common.TranscriptPath); "" keeps none.
@@ -262,7 +263,7 @@ type Runtime struct {
 	// transcripts keeps the conversations hooks read (nil: none).
 	transcripts *transcripts
 	// nested loads the subfolders' memory files (nil: none).
-	nested  *nestedMemory
+	nested  *memory.Nested
 	closers []io.Closer // what New created, closed in reverse order
 
 	closeOnce sync.Once
@@ -323,7 +324,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.Prices == nil {
 		def.Prices = budget.DefaultPrices
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: newNestedMemory(c.NestedMemory, c.PathRules)}
+	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: memory.NewNested(c.NestedMemory, c.PathRules)}
 	if def.Output != nil {
 		o, err := compileOutput(def.Output, c.Client)
 		if err != nil {

@@ -44,6 +44,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/mcp"
+	"github.com/orca-agent/orca/memory"
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/sandbox"
@@ -198,8 +199,8 @@ type App struct {
 	root      string
 	configDir string
 	claudeDir string
-	memory    []memoryFile
-	pathRules []agent.PathRule // the memory rules that apply to some files only
+	memory    []memory.File
+	pathRules []memory.PathRule // the memory rules that apply to some files only
 	// mcp is the provider of the MCP servers' tools (nil: none).
 	mcp    *mcp.Provider
 	logger *slog.Logger
@@ -256,16 +257,14 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	{
 		var env string
 		if !cfg.NoEnvironment {
-			env = environment(a.root, time.Now())
+			env = memory.Environment(a.root, time.Now())
 		}
-		var memory []memoryFile
 		if !cfg.NoMemory {
-			var warns []config.Warning
-			memory, a.pathRules, warns = readMemory(a.root, a.configDir, a.claudeDir, !cfg.NoClaude)
-			a.warnings = append(a.warnings, warns...)
+			var warns []memory.Warning
+			a.memory, a.pathRules, warns = memory.Read(cfg.memoryFolders(a.root, a.configDir, a.claudeDir))
+			a.warnings = append(a.warnings, configWarnings(warns)...)
 		}
-		prompt = systemPrompt(prompt, env, memory)
-		a.memory = memory
+		prompt = memory.SystemPrompt(prompt, env, a.memory)
 	}
 	getenv := cfg.Getenv
 	if getenv == nil {
@@ -663,7 +662,7 @@ func (a *App) ConfigDir() string { return a.configDir }
 func (a *App) MemoryFiles() []string {
 	out := make([]string, len(a.memory))
 	for i, m := range a.memory {
-		out[i] = m.path
+		out[i] = m.Path
 	}
 	return out
 }

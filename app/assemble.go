@@ -7,6 +7,7 @@ import (
 
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/mcp"
+	"github.com/orca-agent/orca/memory"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/protect"
 	"github.com/orca-agent/orca/sandbox"
@@ -36,6 +37,21 @@ func (a *App) folders(cfg Config) tool.Folders {
 		f.ClaudeDir = ""
 	}
 	return f
+}
+
+// memoryFolders are where the memory files are read from: Claude Code's
+// unless they are off.
+func (cfg *Config) memoryFolders(root, configDir, claudeDir string) memory.Folders {
+	return memory.Folders{Root: root, ConfigDir: configDir, ClaudeDir: claudeDir, Claude: !cfg.NoClaude}
+}
+
+// configWarnings are the memory's warnings among the settings'.
+func configWarnings(ws []memory.Warning) []config.Warning {
+	out := make([]config.Warning, len(ws))
+	for i, w := range ws {
+		out[i] = config.Warning{File: w.File, Message: w.Message}
+	}
+	return out
 }
 
 // guard adds to pol what protection covers beyond the workspace's own

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/memory"
 	"github.com/orca-agent/orca/sandbox"
 )
 
@@ -53,11 +54,11 @@ func Diagnose(cfg Config) (*Diagnosis, error) {
 	d := &Diagnosis{Workspace: root, Settings: s.Sources, Warnings: warns, Ignored: s.Ignored,
 		Trusted: cfg.Trust || configDir != "" && config.NewTrustStore(configDir).Trusted(root)}
 	if !cfg.NoMemory {
-		memory, _, mw := readMemory(root, configDir, claudeDir, !cfg.NoClaude)
-		for _, m := range memory {
-			d.Memory = append(d.Memory, m.path)
+		files, _, mw := memory.Read(cfg.memoryFolders(root, configDir, claudeDir))
+		for _, m := range files {
+			d.Memory = append(d.Memory, m.Path)
 		}
-		d.Warnings = append(d.Warnings, mw...)
+		d.Warnings = append(d.Warnings, configWarnings(mw)...)
 	}
 	getenv := cfg.Getenv
 	if getenv == nil {

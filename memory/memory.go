@@ -1,4 +1,8 @@
-package app
+// Package memory reads the instructions the user and the project keep for
+// the agent — memory files (CLAUDE.md, AGENTS.md, ORCA.md), Claude Code's
+// rules, the memory files of the workspace's subfolders (Nested) — and
+// writes the system prompt they are sent in (SystemPrompt, Environment).
+package memory
 
 import (
 	"errors"
@@ -15,8 +19,6 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/orca-agent/orca/agent"
-	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/frontmatter"
 )
 
@@ -39,10 +41,10 @@ import (
 // path) whose front matter names "paths" (a glob or a list of them, over
 // workspace paths) is not in the prompt: the runtime adds it to the
 // observation of the first call that reads or writes a path it matches
-// (agent.PathRule).
+// (PathRule, Nested).
 //
 // Claude Code's (CLAUDE.md, CLAUDE.local.md, .claude/CLAUDE.md, the rules
-// and the user's) are left out with Config.NoClaude. A line of the form "@path"
+// and the user's) are left out without Folders.Claude. A line of the form "@path"
 // imports that file in its place, as in Claude Code (relative to the file,
 // or ~/; five levels deep at most); a project's file may import only files
 // inside the workspace, and one above it only files in its own folder, and
@@ -50,27 +52,55 @@ import (
 // project's rules file), so that a cloned repository cannot send the
 // user's other files to the model.
 const (
-	// MaxMemoryFile bounds one memory file; a longer one is cut, with a
+	// MaxFile bounds one memory file; a longer one is cut, with a
 	// warning.
-	MaxMemoryFile = 64 << 10
+	MaxFile = 64 << 10
 	// maxImportDepth is how deep imports nest, as in Claude Code.
 	maxImportDepth = 5
 )
 
-// memoryFile is one file of the memory, read.
-type memoryFile struct {
-	path string // as shown: workspace-relative, or absolute
-	what string // what it is, for the model
-	text string
+// File is one file of the memory, read.
+type File struct {
+	// Path is the file as shown: workspace-relative, or absolute.
+	Path string
+	// What says what it is, for the model.
+	What string
+	// Text is its contents, imports in place.
+	Text string
 }
 
-// readMemory reads the memory files of the workspace root and the user's
-// folders (configDir, claudeDir: "" for none), returning them in order and
-// what went wrong, as warnings.
-func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, []agent.PathRule, []config.Warning) {
-	var out []memoryFile
-	var scoped []agent.PathRule
-	var warns []config.Warning
+// Warning is what went wrong reading a file of the memory: it is not read,
+// or not all of it.
+type Warning struct {
+	File, Message string
+}
+
+// String returns the warning as "file: message".
+func (w Warning) String() string { return w.File + ": " + w.Message }
+
+// Folders are where the memory is read from.
+type Folders struct {
+	// Root is the workspace root.
+	Root string
+	// ConfigDir is the user's configuration folder (its orca/ORCA.md),
+	// "" for none.
+	ConfigDir string
+	// ClaudeDir is the user's Claude Code folder (its CLAUDE.md and
+	// rules), "" for none.
+	ClaudeDir string
+	// Claude reads Claude Code's files: CLAUDE.md, CLAUDE.local.md,
+	// .claude/CLAUDE.md, the rules, ClaudeDir's.
+	Claude bool
+}
+
+// Read reads the memory files of the workspace root and the user's
+// folders, returning them in order, the rules that apply to some files
+// only, and what went wrong, as warnings.
+func Read(f Folders) ([]File, []PathRule, []Warning) {
+	root, configDir, claudeDir, claude := f.Root, f.ConfigDir, f.ClaudeDir, f.Claude
+	var out []File
+	var scoped []PathRule
+	var warns []Warning
 	rules := func(dir, what, confine string) {
 		always, sc, ws := readRules(root, dir, what, confine)
 		out, scoped, warns = append(out, always...), append(scoped, sc...), append(warns, ws...)
@@ -85,7 +115,7 @@ func readMemory(root, configDir, claudeDir string, claude bool) ([]memoryFile, [
 		if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) {
 			shown = filepath.ToSlash(rel)
 		}
-		out = append(out, memoryFile{path: shown, what: what, text: text})
+		out = append(out, File{Path: shown, What: what, Text: text})
 	}
 	if claude && claudeDir != "" {
 		add(filepath.Join(claudeDir, "CLAUDE.md"), "the user's instructions for every project (Claude Code's)", "")
@@ -123,10 +153,10 @@ type ruleFront struct {
 }
 
 // readRules reads the rules files under dir (*.md, in its subfolders too,
-// in order of their paths): those with "paths" as agent.PathRules, the
+// in order of their paths): those with "paths" as PathRules, the
 // others as memory files. A file that cannot be used, or that leads out
 // of the folder confine ("": anywhere), is a warning.
-func readRules(root, dir, what, confine string) ([]memoryFile, []agent.PathRule, []config.Warning) {
+func readRules(root, dir, what, confine string) ([]File, []PathRule, []Warning) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -137,13 +167,13 @@ func readRules(root, dir, what, confine string) ([]memoryFile, []agent.PathRule,
 		}
 		return nil
 	})
-	var warns []config.Warning
+	var warns []Warning
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		warns = append(warns, config.Warning{File: dir, Message: fmt.Sprintf("rules not read: %v", unwrapPath(err))})
+		warns = append(warns, Warning{File: dir, Message: fmt.Sprintf("rules not read: %v", unwrapPath(err))})
 	}
 	slices.Sort(files)
-	var always []memoryFile
-	var scoped []agent.PathRule
+	var always []File
+	var scoped []PathRule
 	for _, abs := range files {
 		shown := abs
 		if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) {
@@ -151,23 +181,23 @@ func readRules(root, dir, what, confine string) ([]memoryFile, []agent.PathRule,
 		}
 		data, err := os.ReadFile(abs)
 		if err != nil {
-			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("rules file not read: %v", unwrapPath(err))})
+			warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("rules file not read: %v", unwrapPath(err))})
 			continue
 		}
 		if confine != "" && !inside(confine, abs) {
-			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("rules file not read: it is a link that leads out of %s", confine)})
+			warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("rules file not read: it is a link that leads out of %s", confine)})
 			continue
 		}
-		if len(data) > MaxMemoryFile {
-			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("rules file of %d bytes: only its first %d are sent to the model", len(data), MaxMemoryFile)})
-			data = data[:MaxMemoryFile]
+		if len(data) > MaxFile {
+			warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("rules file of %d bytes: only its first %d are sent to the model", len(data), MaxFile)})
+			data = data[:MaxFile]
 		}
 		var fm ruleFront
 		body := string(data)
 		if first, _, _ := strings.Cut(strings.TrimPrefix(body, "\uFEFF"), "\n"); strings.TrimSpace(first) == "---" {
 			// Front matter is optional in a rules file.
 			if body, err = frontmatter.Decode(data, &fm); err != nil {
-				warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("rules file not used: %v", err)})
+				warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("rules file not used: %v", err)})
 				continue
 			}
 		}
@@ -188,16 +218,16 @@ func readRules(root, dir, what, confine string) ([]memoryFile, []agent.PathRule,
 		}
 		for _, g := range paths {
 			if !doublestar.ValidatePattern(strings.TrimPrefix(g, "./")) {
-				warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("paths: %q is not a valid glob", g)})
+				warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("paths: %q is not a valid glob", g)})
 			}
 		}
 		switch {
 		case fm.Paths.Kind != 0 && len(paths) == 0:
-			warns = append(warns, config.Warning{File: abs, Message: "paths: want a glob or a list of globs; the rule is not used"})
+			warns = append(warns, Warning{File: abs, Message: "paths: want a glob or a list of globs; the rule is not used"})
 		case len(paths) > 0:
-			scoped = append(scoped, agent.PathRule{File: shown, Paths: paths, Text: body})
+			scoped = append(scoped, PathRule{File: shown, Paths: paths, Text: body})
 		default:
-			always = append(always, memoryFile{path: shown, what: what, text: body})
+			always = append(always, File{Path: shown, What: what, Text: body})
 		}
 	}
 	return always, scoped, warns
@@ -212,8 +242,8 @@ var importRef = regexp.MustCompile(`(?:^|\s)@([^\s` + "`" + `]+)`)
 // A line that is only "@path" becomes the file's contents; a reference
 // within a line stays, and the file's contents follow the line. A
 // reference to no file ("@someone") is text.
-func readMemoryFile(abs, confine string) (string, []config.Warning) {
-	var warns []config.Warning
+func readMemoryFile(abs, confine string) (string, []Warning) {
+	var warns []Warning
 	seen := map[string]bool{}
 	var read func(abs string, depth int) string
 	read = func(abs string, depth int) string {
@@ -224,19 +254,19 @@ func readMemoryFile(abs, confine string) (string, []config.Warning) {
 		data, err := os.ReadFile(abs)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) || depth > 0 {
-				warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("memory file not read: %v", unwrapPath(err))})
+				warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("memory file not read: %v", unwrapPath(err))})
 			}
 			return ""
 		}
 		if depth == 0 && confine != "" && !inside(confine, abs) {
 			// A link in the project that leads out of it: a cloned
 			// repository's CLAUDE.md -> ~/.ssh/id_rsa.
-			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("memory file not read: it is a link that leads out of %s", confine)})
+			warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("memory file not read: it is a link that leads out of %s", confine)})
 			return ""
 		}
-		if len(data) > MaxMemoryFile {
-			warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("memory file of %d bytes: only its first %d are sent to the model", len(data), MaxMemoryFile)})
-			data = data[:MaxMemoryFile]
+		if len(data) > MaxFile {
+			warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("memory file of %d bytes: only its first %d are sent to the model", len(data), MaxFile)})
+			data = data[:MaxFile]
 		}
 		var out []string
 		fence := false
@@ -265,16 +295,16 @@ func readMemoryFile(abs, confine string) (string, []config.Warning) {
 				}
 				if fi, err := os.Stat(target); err != nil || !fi.Mode().IsRegular() {
 					if alone {
-						warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("import @%s not read: there is no such file", ref)})
+						warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("import @%s not read: there is no such file", ref)})
 					}
 					continue
 				}
 				if confine != "" && !inside(confine, target) {
-					warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("import @%s not read: this memory file may import only files in %s", ref, confine)})
+					warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("import @%s not read: this memory file may import only files in %s", ref, confine)})
 					continue
 				}
 				if depth+1 > maxImportDepth {
-					warns = append(warns, config.Warning{File: abs, Message: fmt.Sprintf("import @%s not read: imports nest %d deep at most", ref, maxImportDepth)})
+					warns = append(warns, Warning{File: abs, Message: fmt.Sprintf("import @%s not read: imports nest %d deep at most", ref, maxImportDepth)})
 					continue
 				}
 				if text := strings.TrimRight(read(target, depth+1), "\n"); text != "" {
@@ -327,9 +357,9 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// environment is the section of the system prompt that says where the
+// Environment is the section of the system prompt that says where the
 // agent works.
-func environment(root string, now time.Time) string {
+func Environment(root string, now time.Time) string {
 	git := "no"
 	if fi, err := os.Stat(filepath.Join(root, ".git")); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
 		git = "yes"
@@ -341,9 +371,9 @@ Platform: %s/%s
 Today's date: %s`, root, git, runtime.GOOS, runtime.GOARCH, now.Format("2006-01-02"))
 }
 
-// systemPrompt is base followed by the environment (unless noEnv) and the
-// memory files.
-func systemPrompt(base, env string, memory []memoryFile) string {
+// SystemPrompt is base followed by the environment section env (none if
+// "") and the memory files.
+func SystemPrompt(base, env string, memory []File) string {
 	var b strings.Builder
 	b.WriteString(base)
 	sep := func() {
@@ -359,7 +389,7 @@ func systemPrompt(base, env string, memory []memoryFile) string {
 		sep()
 		b.WriteString("# Memory files\nThe user's and the project's instructions, from these files. Follow them: they take precedence over your defaults.")
 		for _, m := range memory {
-			fmt.Fprintf(&b, "\n\n<memory file=%q what=%q>\n%s\n</memory>", m.path, m.what, strings.TrimSpace(m.text))
+			fmt.Fprintf(&b, "\n\n<memory file=%q what=%q>\n%s\n</memory>", m.Path, m.What, strings.TrimSpace(m.Text))
 		}
 	}
 	return b.String()
