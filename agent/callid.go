@@ -7,8 +7,14 @@ import (
 	"github.com/orca-agent/orca/llm"
 )
 
-// uniqueCallIDs gives each tool call of msg, the model's newest answer
-// (not yet in t.msgs), an id that no other call of the conversation has
+// callIDSet are the ids of the conversation's tool calls (made when the
+// first answer with calls comes; see unique).
+type callIDSet struct {
+	ids map[string]struct{}
+}
+
+// unique gives each tool call of msg, the model's newest answer (not yet
+// in msgs, the conversation), an id that no other call of the conversation has
 // and that every provider takes (letters, digits, '_' and '-'). Servers
 // do send none (orca's OpenAI client then numbers them from call_0 in
 // every response), the same one for every call
@@ -19,26 +25,26 @@ import (
 // its id when it is fine; otherwise it gets the id made of its safe
 // characters (call when none), with _2, _3, … until it is new. msg's
 // content is copied before a change: the client may still hold it.
-func (t *turn) uniqueCallIDs(msg *llm.Message) {
+func (s *callIDSet) unique(msgs []llm.Message, msg *llm.Message) {
 	copied := false
 	for i := range msg.Content {
 		b := &msg.Content[i]
 		if b.Type != llm.BlockToolUse {
 			continue
 		}
-		if t.callIDs == nil {
-			t.callIDs = make(map[string]struct{}, 8)
-			for _, m := range t.msgs {
+		if s.ids == nil {
+			s.ids = make(map[string]struct{}, 8)
+			for _, m := range msgs {
 				for _, c := range m.Content {
 					if c.Type == llm.BlockToolUse {
-						t.callIDs[c.ID] = struct{}{}
+						s.ids[c.ID] = struct{}{}
 					}
 				}
 			}
 		}
 		id := b.ID
-		if _, used := t.callIDs[id]; used || !safeCallID(id) {
-			id = t.freshCallID(id)
+		if _, used := s.ids[id]; used || !safeCallID(id) {
+			id = s.fresh(id)
 			if !copied {
 				msg.Content = slices.Clone(msg.Content)
 				b = &msg.Content[i]
@@ -46,29 +52,29 @@ func (t *turn) uniqueCallIDs(msg *llm.Message) {
 			}
 			b.ID = id
 		}
-		t.callIDs[id] = struct{}{}
+		s.ids[id] = struct{}{}
 	}
 }
 
-// freshCallID is the first unused id made of id's safe characters (call
-// when it has none): that id itself, else it with _2, _3, ….
-func (t *turn) freshCallID(id string) string {
+// fresh is the first unused id made of id's safe characters (call when
+// it has none): that id itself, else it with _2, _3, ….
+func (s *callIDSet) fresh(id string) string {
 	base := []byte(id)
 	for i, c := range base {
 		if !safeCallIDByte(c) {
 			base[i] = '_'
 		}
 	}
-	s := string(base)
-	if s == "" {
-		s = "call"
+	name := string(base)
+	if name == "" {
+		name = "call"
 	}
-	fresh := s
+	fresh := name
 	for n := 2; ; n++ {
-		if _, used := t.callIDs[fresh]; !used {
+		if _, used := s.ids[fresh]; !used {
 			return fresh
 		}
-		fresh = s + "_" + strconv.Itoa(n)
+		fresh = name + "_" + strconv.Itoa(n)
 	}
 }
 

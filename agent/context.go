@@ -411,3 +411,14 @@ func safeName(s string) string {
 		return r
 	}, s)
 }
+
+// sizing is how large the turn's prompt is: as the provider counted it,
+// and as estimated since.
+type sizing struct {
+	// promptTokens is the size of the last prompt plus its answer, as the
+	// provider counted them, which covered msgs[:sizedUpTo].
+	promptTokens int64
+	sizedUpTo    int
+	// est is estimate's count of the messages after sizedUpTo.
+	est estimateCache
+}

@@ -233,3 +233,9 @@ type forkInfo struct {
 	// output_schema), or nil.
 	output *Output
 }
+
+// forkAccount counts the tool calls of foreground forks, which the
+// invoking session's tool-call budget includes.
+type forkAccount struct {
+	forkCalls int
+}

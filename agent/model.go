@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/middleware"
@@ -48,11 +47,11 @@ func (t *turn) callModel() (*llm.Response, error) {
 	}
 	var err error
 	if t.rt.mw.Has(middleware.LLMRequest) {
-		req.Messages = t.sendable()
+		req.Messages = t.sent.of(t.msgs)
 		req, err = t.rt.mw.ApplyLLMRequest(t.ctx, req)
 	}
 	if err != nil {
-		t.sent = nil // what a refused middleware did to it is not kept
+		t.sent = sentCopy{} // what a refused middleware did to it is not kept
 		return nil, fmt.Errorf("model call (iteration %d): %w", t.res.Iterations, err)
 	}
 	// A conversation the provider would refuse is a bug, orca's or a
@@ -101,7 +100,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 			if model == "" {
 				model = t.model()
 			}
-			t.cost += t.price(model).Cost(resp.Usage)
+			t.cost += t.prices.of(t.rt.def.Prices, model).Cost(resp.Usage)
 			t.cut = 0
 			if cutOff(resp, req.MaxTokens) {
 				t.cut = cmp.Or(req.MaxTokens, -1)
@@ -172,38 +171,6 @@ func (t *turn) prepare(req *llm.Request) (*llm.Request, error) {
 	return t.rt.mw.ApplyLLMRequest(t.ctx, req)
 }
 
-// sendable returns the turn's messages for the llm_request middleware: a
-// copy of msgs' headers, with the last message's content list its own, so
-// that a middleware's edit of the newest turn reaches no transcript. The
-// copy is kept from call to call, and only what msgs added since is
-// copied in, so a turn does not copy its conversation at every call: a
-// request a provider or middleware kept sees no change, since a message
-// of the copy that differs from msgs (a middleware edited it in the last
-// call) makes a new copy, and so does a msgs grown into another array or
-// replaced (compaction).
-func (t *turn) sendable() []llm.Message {
-	n := len(t.msgs)
-	if n == 0 {
-		return nil
-	}
-	k, prefix := t.sentN, middleware.PrefixLen(t.msgs)
-	// What the earlier requests saw must be the prefix of this one, which
-	// no middleware may edit: the newest turn is the request's own (a
-	// call with no new message gets a new copy too).
-	fresh := &t.msgs[0] != t.sentFrom || prefix < len(t.sent) || n <= len(t.sent) || (k > 0 && !t.sent[k-1].Equal(t.msgs[k-1]))
-	for i := k; !fresh && i < len(t.sent); i++ {
-		fresh = !t.sent[i].Equal(t.msgs[i])
-	}
-	if fresh {
-		t.sent = append(make([]llm.Message, 0, n+n/2), t.msgs...)
-	} else {
-		t.sent = append(t.sent, t.msgs[len(t.sent):]...)
-	}
-	t.sent[n-1].Content = slices.Clone(t.sent[n-1].Content)
-	t.sentFrom, t.sentN = &t.msgs[0], prefix
-	return t.sent[:n:n]
-}
-
 // attempt sends req to the provider once, through the llm_execution chain
 // when there is one (so that it runs once per attempt, for agent turns,
 // forks and the summariser alike). onDelta is nil or the turn's own
@@ -233,16 +200,6 @@ func (t *turn) attempt(req *llm.Request, onDelta func(llm.Delta)) (*llm.Response
 		err = errors.New("model client returned neither a response nor an error")
 	}
 	return resp, err
-}
-
-// price returns model's price, looked up once per turn per model (the
-// table's prefix search scans it).
-func (t *turn) price(model string) budget.Price {
-	if model != t.pricedModel || !t.priced {
-		t.pricedModel, t.priced = model, true
-		t.modelPrice, _ = t.rt.def.Prices.Lookup(model)
-	}
-	return t.modelPrice
 }
 
 // feature is what the turn's model calls are for.

@@ -218,3 +218,14 @@ func (r *Result) Decode(v any) error {
 	}
 	return json.Unmarshal(r.Output, v)
 }
+
+// typedOutput is the turn's Output (out; nil: a text answer);
+// corrections counts the answers sent back for not holding to it; given
+// is the value the final-answer tool accepted, outputErr why it refused
+// one.
+type typedOutput struct {
+	out         *output
+	corrections int
+	given       json.RawMessage
+	outputErr   error
+}

@@ -145,9 +145,7 @@ func (t *turn) approved(req policy.Request) bool {
 	if err != nil {
 		rules = nil
 	}
-	t.grantMu.Lock()
-	rules = append(rules, t.grants...)
-	t.grantMu.Unlock()
+	rules = t.grants.appendTo(rules)
 	if len(rules) == 0 {
 		return false
 	}
@@ -162,16 +160,4 @@ func (t *turn) approved(req policy.Request) bool {
 		p, err = policy.New(policy.ModeDefault, allow)
 	}
 	return err == nil && p.Decide(req).Decision == policy.Allow
-}
-
-// Grant implements tool.Granter: rules that answer, for the rest of the
-// turn, what the policy asks about (a skill's allowed-tools).
-func (t *turn) Grant(rules []string) error {
-	if _, err := policy.ParseRules(rules, nil, nil); err != nil {
-		return err
-	}
-	t.grantMu.Lock()
-	t.grants = append(t.grants, rules...)
-	t.grantMu.Unlock()
-	return nil
 }

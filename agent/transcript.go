@@ -68,6 +68,14 @@ func (ts *transcripts) forkPath(session, runtime string) string {
 	return filepath.Join(ts.dir, safeName(session), "subagents", "agent-"+safeName(runtime)+".jsonl")
 }
 
+// replyLog is what the provider said of the turn's answers.
+type replyLog struct {
+	// replies are what the provider said of this turn's assistant
+	// messages, by index in msgs (for the transcripts hooks read; nil
+	// when the runtime keeps none).
+	replies map[int]replyMeta
+}
+
 // replyMeta is what the provider said of one assistant message: the
 // model that wrote it and its usage.
 type replyMeta struct {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/orca-agent/orca/budget"
@@ -32,77 +31,37 @@ type turn struct {
 	// histLen is how many messages of msgs came before the turn (0 after a
 	// compaction); recorded is how many have been recorded.
 	histLen, recorded int
-	start             time.Time
-	limits            budget.Limits
-	cost              float64
-	// promptTokens is the size of the last prompt plus its answer, as the
-	// provider counted them, which covered msgs[:sizedUpTo].
-	promptTokens int64
-	sizedUpTo    int
-	// est is estimate's count of the messages after sizedUpTo.
-	est estimateCache
-	// stops and revisions count consecutive STOP continuations and
-	// verification revisions.
-	stops, revisions int
-	// effects counts the effects this execution has started (model calls,
-	// tool calls, groups of calls at once): a step (Request.Step) pauses
-	// before its second. paused: runTools stopped before a call for that.
-	effects int
-	paused  bool
-	// forkCalls counts the tool calls of foreground forks, which the
-	// invoking session's tool-call budget includes.
-	forkCalls int
 	// input is the index in msgs of the turn's input message; pairsChecked
 	// how much of msgs the pairing check has seen.
 	input, pairsChecked int
-	// callIDs are the ids of the conversation's tool calls (made when the
-	// first answer with calls comes; see uniqueCallIDs).
-	callIDs map[string]struct{}
-	// grants are permission rules granted for the rest of the turn (a
-	// skill's allowed-tools): they answer asks, as approvals do.
-	grantMu sync.Mutex
-	grants  []string
-	// replies are what the provider said of this turn's assistant
-	// messages, by index in msgs (for the transcripts hooks read; nil
-	// when the runtime keeps none).
-	replies map[int]replyMeta
-	// ended is why a hook ended the turn (hook.Decision.EndTurn); the
-	// turn ends as blocked at the next boundary.
-	ended string
+	start               time.Time
+	limits              budget.Limits
+	cost                float64
 	// onDelta emits a model call's deltas (made once per turn; the
 	// iteration is read when a delta comes, during its call).
 	onDelta func(llm.Delta)
 	// next is what the iteration's first model call takes when someone
 	// watches (nil once taken, and when no one does).
 	next *iteration
-	// sent are the message headers the llm_request middleware were given
-	// last (a copy, so that they cannot edit msgs), kept from call to call
-	// (see sendable); sentFrom is &msgs[0] then, and sentN how many of
-	// sent are still msgs' own.
-	sent     []llm.Message
-	sentFrom *llm.Message
-	sentN    int
 	// generate are the llm_execution chain's final calls: without
 	// deltas, and with onDelta (see attempt).
 	generate [2]middleware.LLMNext
-	// the last model priced, and its price
-	pricedModel string
-	priced      bool
 	// outside: the execution is one tool call made outside any turn
 	// (Runtime.CallTool): no conversation of its own, nothing to park.
-	outside    bool
-	modelPrice budget.Price
-	// out is the turn's Output (nil: a text answer); corrections counts
-	// the answers sent back for not holding to it; given is the value the
-	// final-answer tool accepted, outputErr why it refused one.
-	out         *output
-	corrections int
-	given       json.RawMessage
-	outputErr   error
-	// cut is the output token limit the last response was cut off at
-	// (see cutOff), or 0; -1 when the provider said so without a limit
-	// being asked for.
-	cut int
+	outside bool
+
+	// The loop's concerns, each a type of its own beside its code.
+	sizing                   // context.go: the prompt's size, as counted and estimated
+	continuations            // verify.go: STOP continuations, revisions, a hook's end
+	stepState                // step.go: the effects started, a step's pause
+	forkAccount              // fork.go: the tool calls of foreground forks
+	typedOutput              // output.go: the turn's Output and its corrections
+	replyLog                 // transcript.go: what the provider said of each answer
+	cutAt                    // cutoff.go: the output token limit an answer was cut at
+	calls         callIDSet  // callid.go: the conversation's tool call ids
+	prices        priceCache // price.go: the price of the turn's model
+	sent          sentCopy   // sent.go: the copy the llm_request middleware get
+	grants        grantList  // grants.go: rules granted for the rest of the turn
 }
 
 // instruct sends the agent back to work with an instruction.
@@ -312,7 +271,7 @@ func (t *turn) run() {
 	}
 	input = append(input, contextBlocks(from, t.req.Context)...)
 	if f := t.req.fork; f != nil {
-		t.grants = f.grants
+		t.grants.rules = f.grants
 	}
 	fresh := !t.req.Continue
 	// A subagent's prompt is no user's: UserPromptSubmit is not run for it.
@@ -418,7 +377,7 @@ func (t *turn) run() {
 		}
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
-		t.uniqueCallIDs(&msg)
+		t.calls.unique(t.msgs, &msg)
 		t.msgs = append(t.msgs, msg)
 		if t.rt.transcripts != nil {
 			if t.replies == nil {
@@ -558,20 +517,6 @@ func (t *turn) run() {
 	t.finish(StopMaxIterations)
 }
 
-// pause ends a step (Request.Step) whose effect has run, before the next
-// one starts, and reports whether it did.
-func (t *turn) pause() bool {
-	if !t.stepping() || t.effects == 0 {
-		return false
-	}
-	t.finish(StopPaused)
-	return true
-}
-
-// stepping reports whether the execution is a step that pauses after its
-// effect (Request.Step, not Rest).
-func (t *turn) stepping() bool { return t.req.Step != nil && !t.req.Step.Rest }
-
 // halted is how a turn ends whose runTools stopped before a call: parked
 // for a decision, or paused at the end of its step.
 func (t *turn) halted() StopReason {
@@ -693,17 +638,6 @@ func cutOff(resp *llm.Response, limit int) bool {
 	return false
 }
 
-// limitText names the output token limit the last response was cut off at.
-func (t *turn) limitText() string {
-	switch t.cut {
-	case -1:
-		return "the provider's output token limit"
-	case 1:
-		return "the output token limit (1 token)"
-	}
-	return fmt.Sprintf("the output token limit (%d tokens)", t.cut)
-}
-
 // refused ends the turn as StopRefused after the model's response (the
 // last message) stopped with a refusal. Its text is not an answer, and its
 // tool calls, if the refusal cut in after them, do not run: each is
@@ -714,7 +648,7 @@ func (t *turn) refused(resp *llm.Response) {
 		t.res.Reason = "the model refused to answer (its provider gave no reason)"
 	}
 	var results []llm.Block
-	for _, b := range t.msgs[len(t.msgs)-1].Content { // the calls' ids as uniqueCallIDs left them
+	for _, b := range t.msgs[len(t.msgs)-1].Content { // the calls' ids as callIDSet.unique left them
 		if b.Type == llm.BlockToolUse {
 			results = append(results, llm.ToolResultBlock(b.ID, "Not run: the model's response ended in a refusal.", true))
 		}

@@ -69,3 +69,13 @@ func (t *turn) runVerification() *hook.Verification {
 	t.emit(event.VerificationCompleted, &event.VerificationData{Command: cmd, Passed: v.Passed, Output: r.Content, Duration: time.Since(start)})
 	return v
 }
+
+// continuations are what sent the turn back to work, and what ended it.
+type continuations struct {
+	// stops and revisions count consecutive STOP continuations and
+	// verification revisions.
+	stops, revisions int
+	// ended is why a hook ended the turn (hook.Decision.EndTurn); the
+	// turn ends as blocked at the next boundary.
+	ended string
+}
