@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 )
 
 // Role says who wrote a message.
@@ -39,6 +40,11 @@ const (
 	// altered or dropped. Providers that have no use for them skip them.
 	BlockThinking         BlockType = "thinking"
 	BlockRedactedThinking BlockType = "redacted_thinking"
+	// BlockImage and BlockDocument carry what the model is shown, not
+	// told: an image (PNG, JPEG, GIF, WebP) or a document (PDF), in
+	// Media. They stand in user messages, and in a tool result's Parts.
+	BlockImage    BlockType = "image"
+	BlockDocument BlockType = "document"
 )
 
 // Block is one piece of a message. Which fields are meaningful depends on
@@ -47,7 +53,9 @@ const (
 //   - text:        Text
 //   - tool_use:    ID, Name, Input (the raw JSON the model produced, which may
 //     be malformed: orca never trusts it before validation)
-//   - tool_result: ToolUseID, Content, IsError
+//   - tool_result: ToolUseID, Content, IsError, and Parts: the images and
+//     documents the tool gave besides its text (image and document blocks)
+//   - image, document: Media
 //   - thinking:    Thinking (the reasoning, possibly summarised or empty),
 //     Signature (the provider's signature over it, opaque) and Name (where
 //     the provider has several kinds of reasoning, which one it is: for
@@ -68,6 +76,113 @@ type Block struct {
 
 	Thinking  string `json:"thinking,omitempty"`
 	Signature string `json:"signature,omitempty"`
+
+	Media *Media  `json:"media,omitempty"`
+	Parts []Block `json:"parts,omitempty"`
+}
+
+// Media is an image's or a document's bytes, as the model is sent them.
+// A copy in a store may hold Digest alone, the bytes kept once beside it
+// (see the store's attachments); a request to a model holds Data.
+type Media struct {
+	// MediaType is the bytes' type: image/png, image/jpeg, image/gif,
+	// image/webp, application/pdf.
+	MediaType string `json:"media_type"`
+	// Data are the bytes (base64 in JSON).
+	Data []byte `json:"data,omitempty"`
+	// Digest names the bytes: "sha256:" and their SHA-256 in hex.
+	Digest string `json:"digest,omitempty"`
+	// Size is the bytes' length, also when Data is left out.
+	Size int64 `json:"size,omitempty"`
+	// Name is where the bytes came from, for people: a file's path, "".
+	Name string `json:"name,omitempty"`
+	// Width and Height are an image's, in pixels (0 if unknown).
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
+}
+
+// The media types providers take.
+const (
+	MediaPNG  = "image/png"
+	MediaJPEG = "image/jpeg"
+	MediaGIF  = "image/gif"
+	MediaWebP = "image/webp"
+	MediaPDF  = "application/pdf"
+)
+
+// PartsText says what a tool result's parts are, for a provider that must
+// have text beside them: "[image/png 30×20, 2 KB (a.png)]", one a line.
+func PartsText(parts []Block) string {
+	var b []byte
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, '[')
+		b = append(b, p.Media.String()...)
+		b = append(b, ']')
+	}
+	return string(b)
+}
+
+// ImageBlock returns an image block showing m.
+func ImageBlock(m *Media) Block { return Block{Type: BlockImage, Media: m} }
+
+// DocumentBlock returns a document block showing m.
+func DocumentBlock(m *Media) Block { return Block{Type: BlockDocument, Media: m} }
+
+// MediaBlock returns the block that shows m: a document for a PDF, an
+// image otherwise.
+func MediaBlock(m *Media) Block {
+	if m.MediaType == MediaPDF {
+		return DocumentBlock(m)
+	}
+	return ImageBlock(m)
+}
+
+// Equal reports whether m and n are the same media: the same type and
+// digest, and the same bytes when both have them.
+func (m *Media) Equal(n *Media) bool {
+	if m == n {
+		return true
+	}
+	if m == nil || n == nil {
+		return false
+	}
+	return m.MediaType == n.MediaType && m.Digest == n.Digest && m.Size == n.Size && m.Name == n.Name &&
+		m.Width == n.Width && m.Height == n.Height && bytes.Equal(m.Data, n.Data)
+}
+
+// String describes the media for people and for logs, without its bytes:
+// "image/png 1200×800, 310 KB (screenshot.png)".
+func (m *Media) String() string {
+	if m == nil {
+		return ""
+	}
+	size := m.Size
+	if size == 0 {
+		size = int64(len(m.Data))
+	}
+	s := m.MediaType
+	if m.Width > 0 && m.Height > 0 {
+		s += " " + strconv.Itoa(m.Width) + "×" + strconv.Itoa(m.Height)
+	}
+	s += ", " + ByteSize(size)
+	if m.Name != "" {
+		s += " (" + m.Name + ")"
+	}
+	return s
+}
+
+// ByteSize says n bytes for people: "310 KB", "1.4 MB", "512 bytes".
+func ByteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MB"
+	case n >= 1<<10:
+		return strconv.FormatInt((n+512)>>10, 10) + " KB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // TextBlock returns a text block.
@@ -103,7 +218,8 @@ func (m Message) Equal(n Message) bool {
 		x, y := &m.Content[i], &n.Content[i]
 		if x.Type != y.Type || x.Text != y.Text || x.ID != y.ID || x.Name != y.Name ||
 			!bytes.Equal(x.Input, y.Input) || x.ToolUseID != y.ToolUseID || x.Content != y.Content ||
-			x.IsError != y.IsError || x.Thinking != y.Thinking || x.Signature != y.Signature {
+			x.IsError != y.IsError || x.Thinking != y.Thinking || x.Signature != y.Signature ||
+			!x.Media.Equal(y.Media) || !Message.Equal(Message{Content: x.Parts}, Message{Content: y.Parts}) {
 			return false
 		}
 	}

@@ -2,8 +2,10 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
@@ -114,13 +116,30 @@ func contentBlocks(m llm.Message, cache bool) ([]sdk.ContentBlockParamUnion, err
 			}})
 		case llm.BlockToolResult:
 			r := &sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID}
-			if b.Content != "" {
-				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: b.Content}}}
+			if text := resultText(b); text != "" {
+				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: text}}}
+			}
+			for _, p := range b.Parts {
+				c, err := mediaBlock(&p)
+				if err != nil {
+					return nil, fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)
+				}
+				if c.OfImage != nil {
+					r.Content = append(r.Content, sdk.ToolResultBlockParamContentUnion{OfImage: c.OfImage})
+				} else {
+					r.Content = append(r.Content, sdk.ToolResultBlockParamContentUnion{OfDocument: c.OfDocument})
+				}
 			}
 			if b.IsError {
 				r.IsError = param.NewOpt(true)
 			}
 			out = append(out, sdk.ContentBlockParamUnion{OfToolResult: r})
+		case llm.BlockImage, llm.BlockDocument:
+			c, err := mediaBlock(&b)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
 		case llm.BlockThinking:
 			if b.Signature == "" {
 				continue
@@ -147,6 +166,10 @@ func contentBlocks(m llm.Message, cache bool) ([]sdk.ContentBlockParamUnion, err
 			b.OfToolUse.CacheControl = cc
 		case b.OfToolResult != nil:
 			b.OfToolResult.CacheControl = cc
+		case b.OfImage != nil:
+			b.OfImage.CacheControl = cc
+		case b.OfDocument != nil:
+			b.OfDocument.CacheControl = cc
 		}
 	}
 	return out, nil
@@ -164,4 +187,38 @@ func toolInput(in json.RawMessage) json.RawMessage {
 	}
 	quoted, _ := json.Marshal(map[string]string{rawInputKey: string(in)})
 	return quoted
+}
+
+// mediaBlock returns an image or document block as the API takes it: its
+// bytes in base64, within the block (an image block, a PDF document).
+func mediaBlock(b *llm.Block) (sdk.ContentBlockParamUnion, error) {
+	m := b.Media
+	if m == nil || len(m.Data) == 0 {
+		return sdk.ContentBlockParamUnion{}, fmt.Errorf("an %s block without its bytes (%s)", b.Type, m)
+	}
+	data := base64.StdEncoding.EncodeToString(m.Data)
+	switch {
+	case b.Type == llm.BlockDocument && m.MediaType == llm.MediaPDF:
+		d := sdk.NewDocumentBlock(sdk.Base64PDFSourceParam{Data: data})
+		if m.Name != "" {
+			d.OfDocument.Title = param.NewOpt(filepath.Base(m.Name))
+		}
+		return d, nil
+	case b.Type == llm.BlockImage:
+		switch m.MediaType {
+		case llm.MediaPNG, llm.MediaJPEG, llm.MediaGIF, llm.MediaWebP:
+			return sdk.NewImageBlockBase64(m.MediaType, data), nil
+		}
+	}
+	return sdk.ContentBlockParamUnion{}, fmt.Errorf("an %s block of type %q, which the API does not take", b.Type, m.MediaType)
+}
+
+// resultText is a tool result's text: its content, or, for a result that
+// is only images and documents, a line saying what they are (a tool
+// result of images alone is refused by some servers).
+func resultText(b llm.Block) string {
+	if b.Content != "" || len(b.Parts) == 0 {
+		return b.Content
+	}
+	return llm.PartsText(b.Parts)
 }

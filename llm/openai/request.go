@@ -2,8 +2,10 @@ package openai
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -92,14 +94,38 @@ func messages(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
 	case llm.RoleUser:
 		var out []sdk.ChatCompletionMessageParamUnion
+		// A tool message carries text only: what tool results show
+		// (images, PDFs) goes in the user message after them, each
+		// result's media after a line naming its call.
+		var shown, parts []sdk.ChatCompletionContentPartUnionParam
+		media := false
 		for _, b := range m.Content {
 			switch b.Type {
 			case llm.BlockText:
 				if b.Text != "" {
 					texts = append(texts, b.Text)
+					parts = append(parts, sdk.TextContentPart(b.Text))
 				}
+			case llm.BlockImage, llm.BlockDocument:
+				p, err := mediaPart(&b)
+				if err != nil {
+					return nil, err
+				}
+				parts = append(parts, p)
+				media = true
 			case llm.BlockToolResult:
 				content := b.Content
+				if len(b.Parts) > 0 {
+					content = strings.TrimSpace(content + "\n(What it shows follows in the next user message: " + strings.ReplaceAll(llm.PartsText(b.Parts), "\n", " ") + ")")
+					shown = append(shown, sdk.TextContentPart(fmt.Sprintf("The result of tool call %s shows:", b.ToolUseID)))
+					for _, p := range b.Parts {
+						mp, err := mediaPart(&p)
+						if err != nil {
+							return nil, fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)
+						}
+						shown = append(shown, mp)
+					}
+				}
 				if b.IsError {
 					content = ErrorPrefix + content
 				}
@@ -109,15 +135,13 @@ func messages(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 				return nil, fmt.Errorf("block type %q in a user message", b.Type)
 			}
 		}
-		switch len(texts) {
-		case 0:
-		case 1:
+		switch {
+		case len(shown) > 0 || media:
+			out = append(out, sdk.UserMessage(append(shown, parts...)))
+		case len(texts) == 0:
+		case len(texts) == 1:
 			out = append(out, sdk.UserMessage(texts[0]))
 		default:
-			parts := make([]sdk.ChatCompletionContentPartUnionParam, len(texts))
-			for i, t := range texts {
-				parts[i] = sdk.TextContentPart(t)
-			}
 			out = append(out, sdk.UserMessage(parts))
 		}
 		return out, nil
@@ -170,4 +194,29 @@ func arguments(in json.RawMessage) string {
 	}
 	quoted, _ := json.Marshal(map[string]string{rawInputKey: string(in)})
 	return string(quoted)
+}
+
+// mediaPart returns an image or a PDF as a content part of a user
+// message: an image_url part with a data URL, a file part with the PDF's
+// data URL and its name.
+func mediaPart(b *llm.Block) (sdk.ChatCompletionContentPartUnionParam, error) {
+	m := b.Media
+	if m == nil || len(m.Data) == 0 {
+		return sdk.ChatCompletionContentPartUnionParam{}, fmt.Errorf("an %s block without its bytes (%s)", b.Type, m)
+	}
+	url := "data:" + m.MediaType + ";base64," + base64.StdEncoding.EncodeToString(m.Data)
+	switch {
+	case b.Type == llm.BlockDocument && m.MediaType == llm.MediaPDF:
+		name := "document.pdf"
+		if m.Name != "" {
+			name = filepath.Base(m.Name)
+		}
+		return sdk.FileContentPart(sdk.ChatCompletionContentPartFileFileParam{FileData: param.NewOpt(url), Filename: param.NewOpt(name)}), nil
+	case b.Type == llm.BlockImage:
+		switch m.MediaType {
+		case llm.MediaPNG, llm.MediaJPEG, llm.MediaGIF, llm.MediaWebP:
+			return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: url}), nil
+		}
+	}
+	return sdk.ChatCompletionContentPartUnionParam{}, fmt.Errorf("an %s block of type %q, which the API does not take", b.Type, m.MediaType)
 }
