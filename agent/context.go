@@ -63,15 +63,21 @@ func clearResults(msgs []llm.Message, keep int) ([]llm.Message, int) {
 		m := msgs[i]
 		var content []llm.Block
 		for j, b := range m.Content {
-			if b.Type != llm.BlockToolResult || len(b.Content) < minClear || strings.HasPrefix(b.Content, clearedPrefix) {
+			if b.Type != llm.BlockToolResult || len(b.Content) < minClear && len(b.Parts) == 0 || strings.HasPrefix(b.Content, clearedPrefix) {
 				continue
 			}
 			if content == nil {
 				content = append([]llm.Block(nil), m.Content...)
 			}
 			name := cmpOr(names[b.ToolUseID], "the tool")
-			content[j].Content = fmt.Sprintf("%s to make room in the context: it was %d characters of %s's output. Call %s again if you need it.]",
-				clearedPrefix, len(b.Content), name, name)
+			shown := ""
+			if len(b.Parts) > 0 {
+				// Images and documents go too, named.
+				shown = " and what it showed you: " + strings.ReplaceAll(llm.PartsText(b.Parts), "\n", ", ")
+			}
+			content[j].Content = fmt.Sprintf("%s to make room in the context: it was %d characters of %s's output%s. Call %s again if you need it.]",
+				clearedPrefix, len(b.Content), name, shown, name)
+			content[j].Parts = nil
 			cleared++
 		}
 		if content == nil {
@@ -133,6 +139,11 @@ func turnCut(msgs []llm.Message, input, keep int) int {
 // of that order (a turn of 3,000 parallel calls took 47% of its time here
 // when each result searched its calls).
 func checkPairs(msgs []llm.Message, from int) error {
+	for i := max(from, 0); i < len(msgs); i++ {
+		if err := checkMedia(&msgs[i]); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+	}
 	for i := max(from, 1); i < len(msgs); i++ {
 		// Two messages of one role in a row are fine: the providers join
 		// them. Tool calls and results are what they refuse.
@@ -189,6 +200,50 @@ func checkPairs(msgs []llm.Message, from int) error {
 	}
 	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleAssistant && len(msgs[n-1].ToolUses()) > 0 {
 		return fmt.Errorf("the last message makes tool calls that have no results")
+	}
+	return nil
+}
+
+// checkMedia reports images and documents the providers would refuse:
+// in an assistant message, without their media or its type, or anything
+// but them among a tool result's parts.
+func checkMedia(m *llm.Message) error {
+	for i := range m.Content {
+		b := &m.Content[i]
+		switch b.Type {
+		case llm.BlockImage, llm.BlockDocument:
+			if m.Role != llm.RoleUser {
+				return fmt.Errorf("an %s block in a %s message (only the user's show the model media)", b.Type, m.Role)
+			}
+			if err := validMedia(b); err != nil {
+				return err
+			}
+		case llm.BlockToolResult:
+			for j := range b.Parts {
+				p := &b.Parts[j]
+				if p.Type != llm.BlockImage && p.Type != llm.BlockDocument {
+					return fmt.Errorf("the result of tool call %q has a %s part (its parts are images and documents)", b.ToolUseID, p.Type)
+				}
+				if err := validMedia(p); err != nil {
+					return fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func validMedia(b *llm.Block) error {
+	m := b.Media
+	switch {
+	case m == nil:
+		return fmt.Errorf("an %s block without its media", b.Type)
+	case len(m.Data) == 0 && m.Digest == "":
+		return fmt.Errorf("an %s block (%s) with neither bytes nor a digest", b.Type, m)
+	case b.Type == llm.BlockDocument && m.MediaType != llm.MediaPDF:
+		return fmt.Errorf("a document of type %q (documents are PDFs)", m.MediaType)
+	case b.Type == llm.BlockImage && m.MediaType != llm.MediaPNG && m.MediaType != llm.MediaJPEG && m.MediaType != llm.MediaGIF && m.MediaType != llm.MediaWebP:
+		return fmt.Errorf("an image of type %q (images are PNG, JPEG, GIF or WebP)", m.MediaType)
 	}
 	return nil
 }

@@ -128,6 +128,9 @@ type Request struct {
 	TurnID string
 	// Input is the user's message.
 	Input string
+	// Media are images and documents the user shows the model with Input
+	// (attached files), after its text.
+	Media []*llm.Media
 	// Context is added to the input as context blocks (what SESSION_START
 	// hooks added, for the session's first turn).
 	Context []string

@@ -333,7 +333,13 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 		}
 		t.emitAt(name, d, end)
 	}
-	return llm.ToolResultBlock(call.ID, r.Content, r.IsError)
+	b := llm.ToolResultBlock(call.ID, r.Content, r.IsError)
+	for _, m := range r.Media {
+		if m != nil {
+			b.Parts = append(b.Parts, llm.MediaBlock(m))
+		}
+	}
+	return b
 }
 
 // admitted is a call that admission let through: its tool, and what the

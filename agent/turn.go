@@ -263,6 +263,11 @@ func (t *turn) run() {
 	}
 
 	input := []llm.Block{llm.TextBlock(t.req.Input)}
+	for _, m := range t.req.Media {
+		if m != nil {
+			input = append(input, llm.MediaBlock(m))
+		}
+	}
 	// Request.Context is what SESSION_START hooks added — for a fork,
 	// what its SUBAGENT_START hooks added.
 	from := hook.SessionStart
@@ -764,8 +769,31 @@ func messageChars(m llm.Message) int {
 	var chars int
 	for _, b := range m.Content {
 		chars += len(b.Text) + len(b.Content) + len(b.Input)
+		if b.Media != nil || b.Parts != nil {
+			chars += mediaChars(b.Media)
+			for _, p := range b.Parts {
+				chars += mediaChars(p.Media)
+			}
+		}
 	}
 	return chars
+}
+
+// mediaChars is what an image or a document counts as in the estimate of
+// a prompt's size, in characters of text (four to a token): an image as
+// Anthropic prices it, width × height / 750 tokens (1,600 when its size
+// is unknown); a PDF its bytes (a page of text is some 2 KB of PDF and
+// 1,500 to 3,000 tokens, its text and the image of the page).
+func mediaChars(m *llm.Media) int {
+	switch {
+	case m == nil:
+		return 0
+	case m.MediaType == llm.MediaPDF:
+		return max(int(m.Size), len(m.Data), 8000)
+	case m.Width > 0 && m.Height > 0:
+		return max(m.Width*m.Height/750, 100) * 4
+	}
+	return 1600 * 4
 }
 
 // injectQueued moves the messages queued for the session into the last

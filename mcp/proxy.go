@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/media"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -227,8 +229,10 @@ func answered(err error) bool {
 	return found
 }
 
-// result turns a tool result into an observation: text as it is, other
-// content described; structured content when there is no text.
+// result turns a tool result into an observation: text as it is; images,
+// and embedded resources that are images or PDFs, shown to the model
+// (media.Prepare: scaled down when too large) and named in the text;
+// other content described; structured content when there is no text.
 func result(res *sdk.CallToolResult) tool.Result {
 	var b strings.Builder
 	add := func(s string) {
@@ -237,12 +241,15 @@ func result(res *sdk.CallToolResult) tool.Result {
 		}
 		b.WriteString(s)
 	}
+	out := tool.Result{IsError: res.IsError}
 	for _, c := range res.Content {
-		if t := contentText(c); t != "" {
+		if m, text := shown(c, len(out.Media)+1); m != nil {
+			out.Media = append(out.Media, m)
+			add(text)
+		} else if t := contentText(c); t != "" {
 			add(t)
 		}
 	}
-	out := tool.Result{IsError: res.IsError}
 	if res.StructuredContent != nil {
 		raw, err := json.Marshal(res.StructuredContent)
 		if err == nil {
@@ -261,6 +268,38 @@ func result(res *sdk.CallToolResult) tool.Result {
 	return out
 }
 
+// shown returns the image or PDF that content c of a result is, as the
+// model is shown it (the n-th of the result), and the text that names it;
+// nil for other content, or for bytes that are no image or PDF (they are
+// described as text, as before, with why).
+func shown(c sdk.Content, n int) (*llm.Media, string) {
+	var data []byte
+	var declared, name string
+	switch c := c.(type) {
+	case *sdk.ImageContent:
+		data, declared, name = c.Data, c.MIMEType, fmt.Sprintf("image %d of the result", n)
+	case *sdk.EmbeddedResource:
+		if c.Resource == nil || len(c.Resource.Blob) == 0 || media.Sniff(c.Resource.Blob) == "" {
+			return nil, ""
+		}
+		data, declared, name = c.Resource.Blob, c.Resource.MIMEType, c.Resource.URI
+	default:
+		return nil, ""
+	}
+	m, note, err := media.Prepare(data, name)
+	if err != nil {
+		return nil, ""
+	}
+	text := fmt.Sprintf("[%s, shown to you]", m)
+	if declared != "" && declared != m.MediaType && note == "" {
+		note = fmt.Sprintf("The server called it %s.", declared)
+	}
+	if note != "" {
+		text += " " + note
+	}
+	return m, text
+}
+
 // contentText is one content block of a result or a prompt as text:
 // text as it is, other content described.
 func contentText(c sdk.Content) string {
@@ -270,7 +309,7 @@ func contentText(c sdk.Content) string {
 	case *sdk.ImageContent:
 		return fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data))
 	case *sdk.AudioContent:
-		return fmt.Sprintf("[audio: %s, %d bytes]", c.MIMEType, len(c.Data))
+		return fmt.Sprintf("[audio: %s, %d bytes; not shown: orca sends models no audio]", c.MIMEType, len(c.Data))
 	case *sdk.ResourceLink:
 		return fmt.Sprintf("[resource link: %s <%s>%s]", c.Name, c.URI, strings.TrimSpace(" "+c.Description))
 	case *sdk.EmbeddedResource:

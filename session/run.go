@@ -43,6 +43,7 @@ func (s *LiveSession) Interrupt(turnID string) bool {
 type RunOption func(*runConfig)
 
 type runConfig struct {
+	media       []*llm.Media
 	output      *agent.Output
 	turnID      string
 	retry       bool
@@ -92,6 +93,13 @@ func WithOutput(o *agent.Output) RunOption {
 	return func(c *runConfig) { c.output = o }
 }
 
+// WithMedia shows the model images and documents with the input (a file
+// attached: orca run --attach; media.Prepare makes them). They cannot
+// join a running turn's queue: Run refuses them then.
+func WithMedia(m ...*llm.Media) RunOption {
+	return func(c *runConfig) { c.media = append(c.media, m...) }
+}
+
 // Run runs one turn with input and waits for it. Input "/compact [instructions]"
 // compacts the conversation instead (StopCompacted). If a turn is already
 // running, input is queued into it and Run returns ErrQueued at once.
@@ -113,6 +121,9 @@ func (s *LiveSession) Run(ctx context.Context, input string, opts ...RunOption) 
 	}
 	if s.running {
 		s.mu.Unlock()
+		if len(rc.media) > 0 {
+			return nil, fmt.Errorf("session %s: a turn is running, and attachments cannot join its queue: send them when it ends", s.id)
+		}
 		if q := s.r.rt.Queues(); q != nil {
 			q.Enqueue(s.id, input)
 			return nil, ErrQueued
@@ -134,7 +145,7 @@ func (s *LiveSession) Run(ctx context.Context, input string, opts ...RunOption) 
 	}
 	for {
 		res, err := s.turn(ctx, input, rc)
-		rc.turnID, rc.retry, rc.step, rc.interrupted = "", false, nil, false // the queued messages' turns get their own
+		rc.turnID, rc.retry, rc.step, rc.interrupted, rc.media = "", false, nil, false, nil // the queued messages' turns get their own
 		if err != nil || res.StopReason != agent.StopAnswered {
 			return res, err
 		}
@@ -247,6 +258,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		SessionID: s.id,
 		TurnID:    turnID,
 		Input:     input,
+		Media:     rc.media,
 		Continue:  again,
 		Context:   pending,
 		History:   history,

@@ -13,6 +13,7 @@ import (
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store/internal/clock"
+	"github.com/orca-agent/orca/store/internal/wire"
 )
 
 // Memory is the in-memory Store: for tests, and for runs that keep
@@ -112,12 +113,43 @@ func copyMessage(m llm.Message) llm.Message {
 	blocks := make([]llm.Block, len(m.Content))
 	copy(blocks, m.Content)
 	for i := range blocks {
-		if in := blocks[i].Input; in != nil {
-			blocks[i].Input = append(make([]byte, 0, len(in)), in...)
+		b := &blocks[i]
+		if in := b.Input; in != nil {
+			b.Input = append(make([]byte, 0, len(in)), in...)
+		}
+		if b.Media != nil || b.Parts != nil {
+			b.Media = copyMedia(b.Media)
+			b.Parts = slices.Clone(b.Parts)
+			for j := range b.Parts {
+				b.Parts[j].Media = copyMedia(b.Parts[j].Media)
+			}
 		}
 	}
 	m.Content = blocks
 	return m
+}
+
+func hasMedia(m llm.Message) bool {
+	for i := range m.Content {
+		if m.Content[i].Media != nil || m.Content[i].Parts != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// copyMedia returns a copy of m, its digest and size set, as every store
+// gives media back; its bytes are shared (media bytes never change).
+func copyMedia(m *llm.Media) *llm.Media {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.Digest = wire.Digest(m)
+	if c.Size == 0 {
+		c.Size = int64(len(c.Data))
+	}
+	return &c
 }
 
 // NewMemory returns an empty in-memory store.
@@ -264,9 +296,13 @@ func (m *Memory) append(s *memSession, sessionID string, recs []Record, wall tim
 		r.Time = r.Time.UTC()
 		out[i] = r // the caller's message, as given: equal to what is stored
 	}
-	for _, r := range out {
+	for i, r := range out {
 		r.Message = copyMessage(r.Message)
 		s.recs.add(memRecord{rec: r})
+		if hasMedia(r.Message) {
+			// Given back with their digests set, as stored.
+			out[i].Message = copyMessage(r.Message)
+		}
 	}
 	s.s.UpdatedAt = now
 	return out

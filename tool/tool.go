@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/workspace"
@@ -56,6 +57,10 @@ type Call struct {
 type Result struct {
 	Content string
 	IsError bool
+	// Media are images and documents the model is shown besides Content
+	// (a screenshot, a PDF read): sent in the tool result where the
+	// provider takes them there, and as the provider allows otherwise.
+	Media []*llm.Media
 	// Response is the tool's structured account of a call, for hooks and
 	// programs, never sent to the model; it must encode to a JSON object.
 	// The built-in tools give the objects Claude Code's hooks receive as

@@ -34,6 +34,11 @@ func WriteRecord(b *strings.Builder, r store.Record, display func(name string, i
 		case llm.BlockToolResult:
 			// Under the tool use it answers, one column further in.
 			b.WriteString(Indent(" ", " ", Observation(bl.Content, bl.IsError)) + "\n")
+			for _, p := range bl.Parts {
+				b.WriteString("     " + MediaLabel(p.Media) + "\n")
+			}
+		case llm.BlockImage, llm.BlockDocument:
+			b.WriteString("   " + MediaLabel(bl.Media) + "\n")
 		default:
 			fmt.Fprintf(b, "   (%s block)\n", bl.Type)
 		}
@@ -47,4 +52,33 @@ func printableLines(s string) string {
 		lines[i] = Printable(l)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// MediaLabel names an image or a document for people, never its bytes:
+// "[image 1200×800 png, 310 KB: shots/bug.png]", "[pdf, 2.1 MB: spec.pdf]".
+func MediaLabel(m *llm.Media) string {
+	if m == nil {
+		return "[media]"
+	}
+	kind, sub, _ := strings.Cut(m.MediaType, "/")
+	var parts []string
+	switch {
+	case m.MediaType == llm.MediaPDF:
+		parts = append(parts, "pdf")
+	case kind == "image" && m.Width > 0 && m.Height > 0:
+		parts = append(parts, fmt.Sprintf("image %d×%d %s", m.Width, m.Height, sub))
+	case kind == "image":
+		parts = append(parts, "image "+sub)
+	default:
+		parts = append(parts, m.MediaType)
+	}
+	size := m.Size
+	if size == 0 {
+		size = int64(len(m.Data))
+	}
+	label := "[" + parts[0] + ", " + llm.ByteSize(size)
+	if m.Name != "" {
+		label += ": " + Printable(m.Name)
+	}
+	return label + "]"
 }

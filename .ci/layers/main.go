@@ -25,7 +25,7 @@ const module = "github.com/orca-agent/orca"
 var layers = [][]string{
 	{"protect"},
 	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "internal/names", "mcp/mcptest"},
-	{"cmd/orca-mcp-faults", "memory", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
+	{"cmd/orca-mcp-faults", "memory", "media", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
 	{"tool/builtin", "tool/tooltest", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp"},
 	{"config", "skill", "store/storetest", "store/internal/sqlstore", "tui"},
 	{"toolset", "store/sqlite", "store/postgres", "store/postgres/pgtest"},

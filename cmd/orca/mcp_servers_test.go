@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/media"
 )
 
 // mcpServersEnv names the folder where .ci/run installs the reference MCP
@@ -175,5 +180,59 @@ func TestMCPServerOfClaudeCodeState(t *testing.T) {
 	stdout, stderr, code := orcaWith(t, t.Context(), options{configDir: t.TempDir()}, "", "mcp", "list", "-w", ws)
 	if code != 0 || !strings.Contains(stdout, "✓ everything (stdio") || !strings.Contains(stdout, "/mcp__everything__simple-prompt") || !strings.Contains(stdout, ", resources") {
 		t.Errorf("mcp list: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// The reference "everything" server's get-tiny-image: its image reaches
+// the model as an image, inside the tool result, in the form the API
+// takes — not as a line that describes it.
+func TestRunMCPImageReachesTheModel(t *testing.T) {
+	server := referenceServer(t, "server-everything")
+	t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+	t.Setenv(anthropic.BaseURLEnv, "")
+	api := newFakeModelAPI(t, true, reply{tool: "mcp__everything__get-tiny-image", input: `{}`}, reply{text: "A tiny image."})
+	ws := t.TempDir()
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	writeFileAt(t, o.configDir, "orca/settings.json", `{"mcpServers": {"everything": {"command": "node", "args": ["`+server+`", "stdio"]}}}`)
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", api.URL, "-w", ws,
+		"--permission-mode", "bypass", "--json", "Show me the tiny image")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	reqs := api.seen()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var body struct {
+		Messages []struct {
+			Content []struct {
+				Type    string `json:"type"`
+				Content []struct {
+					Type   string `json:"type"`
+					Text   string `json:"text"`
+					Source struct {
+						MediaType string `json:"media_type"`
+						Data      string `json:"data"`
+					} `json:"source"`
+				} `json:"content"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(reqs[1].raw), &body); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range body.Messages {
+		for _, b := range m.Content {
+			for _, c := range b.Content {
+				if b.Type == "tool_result" && c.Type == "image" && c.Source.MediaType == "image/png" {
+					data, err := base64.StdEncoding.DecodeString(c.Source.Data)
+					found = err == nil && media.Sniff(data) == "image/png"
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no PNG image in the tool result sent to the model:\n%.2000s", reqs[1].raw)
 	}
 }

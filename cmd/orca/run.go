@@ -18,6 +18,8 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/media"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
@@ -27,6 +29,7 @@ import (
 // runFlags are the flags of orca run.
 type runFlags struct {
 	agent        agentFlags
+	attach       []string
 	json         bool
 	outputSchema string
 	// outputFormat is Claude Code's --output-format: text, json (one
@@ -162,6 +165,7 @@ events as --json does (orca's events, not Claude Code's).`,
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the events as JSON lines instead of text")
 	cmd.Flags().StringVar(&f.outputFormat, "output-format", "text", "what stdout carries, as Claude Code's flag says it: `FORMAT` text, json (one result object when the turn ends: result, session_id, stop_reason, usage, total_cost_usd, …) or stream-json (the events as JSON lines: --json)")
 	cmd.Flags().BoolVarP(&f.print, "print", "p", false, "Claude Code's -p: print the turn and exit, which orca run does anyway")
+	cmd.Flags().StringArrayVar(&f.attach, "attach", nil, "show the model the image (PNG, JPEG, GIF, WebP) or PDF in `FILE` with the prompt; one too large is scaled down first; repeatable")
 	cmd.Flags().StringVar(&f.outputSchema, "output-schema", "", "ask for the answer as a JSON value of the JSON Schema (of an object) in `FILE`: checked, sent back to the model to correct (twice at most), printed as JSON; with --json, turn_completed's \"output\"")
 	cmd.Flags().StringVar(&f.engine, "engine", "local", "where the turn runs: `local` (here), or temporal (on 'orca worker's: a durable turn, which survives them; see docs/scale-out.md)")
 	cmd.Flags().StringVar(&f.turnID, "turn-id", "", "with --engine temporal: the turn's `ID` (asking again with it gets the same turn)")
@@ -216,7 +220,31 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 			return usageErrorf("--output-schema: %v", err)
 		}
 	}
-	prompt := func(ctx context.Context) (string, error) { return readPrompt(ctx, cmd.InOrStdin(), args) }
+	var attached []string
+	for _, path := range f.attach {
+		m, note, err := attach(path)
+		if err != nil {
+			return usageErrorf("--attach: %v", err)
+		}
+		f.agent.media = append(f.agent.media, m)
+		line := "Attached: " + m.String()
+		if note != "" {
+			line += ". " + note
+		}
+		attached = append(attached, line)
+	}
+	prompt := func(ctx context.Context) (string, error) {
+		p, err := readPrompt(ctx, cmd.InOrStdin(), args)
+		if err != nil || len(attached) == 0 {
+			return p, err
+		}
+		if p == "" {
+			return "", usageErrorf("--attach needs a PROMPT to go with it")
+		}
+		// The model is told which file each one is, and what was done
+		// to it.
+		return p + "\n\n" + strings.Join(attached, "\n"), nil
+	}
 	return runTurn(cmd, o, cfg, &f.agent, f.json, prompt, func(l *live, text *tui.Text) {
 		n := "a new session"
 		if t, err := l.Totals(cmd.Context()); err == nil {
@@ -326,7 +354,7 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		case <-runCtx.Done():
 		}
 	}()
-	opts := []session.RunOption{session.WithOutput(f.output)}
+	opts := []session.RunOption{session.WithOutput(f.output), session.WithMedia(f.media...)}
 	if input == "" {
 		// No prompt (orca run --session ID): the turn that parked a call
 		// goes on.
@@ -539,4 +567,23 @@ func (p *pipeOut) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return n, err
+}
+
+// attach reads the file path as media to show the model (media.Prepare):
+// an error names the file and says why it cannot be.
+func attach(path string) (*llm.Media, string, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case !fi.Mode().IsRegular():
+		return nil, "", fmt.Errorf("%s is not a file", path)
+	case fi.Size() > media.MaxInputBytes:
+		return nil, "", fmt.Errorf("%s is %d MB, more than the %d MB a file shown to the model may be", path, fi.Size()>>20, media.MaxInputBytes>>20)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return media.Prepare(data, path)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
@@ -30,7 +31,9 @@ import (
 // of a workspace: run and chat.
 type agentFlags struct {
 	// output is what --output-schema asks of the turn (nil: text).
-	output           *agent.Output
+	output *agent.Output
+	// media are the files --attach shows the model with the prompt.
+	media            []*llm.Media
 	provider         string
 	model            string
 	baseURL          string

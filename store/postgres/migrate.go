@@ -137,6 +137,17 @@ ALTER TABLE parked
 	ALTER COLUMN decided_by DROP DEFAULT, ALTER COLUMN decided_by TYPE BYTEA USING convert_to(decided_by, 'UTF8'), ALTER COLUMN decided_by SET DEFAULT ''::bytea,
 	ALTER COLUMN note DROP DEFAULT, ALTER COLUMN note TYPE BYTEA USING convert_to(note, 'UTF8'), ALTER COLUMN note SET DEFAULT ''::bytea;
 `,
+	// 5: the bytes of images and documents, once per store whatever the
+	// records that show them (by digest; the records keep the rest).
+	`
+CREATE TABLE attachments (
+	digest     TEXT PRIMARY KEY, -- sha256:<hex> of data
+	media_type TEXT NOT NULL,
+	size       BIGINT NOT NULL,
+	data       BYTEA NOT NULL,
+	created_at BIGINT NOT NULL
+);
+`,
 }
 
 // schema applies the migrations one version per transaction, each under

@@ -156,6 +156,17 @@ ALTER TABLE parked ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
 	`
 ALTER TABLE sessions ADD COLUMN last_turn TEXT NOT NULL DEFAULT '';
 `,
+	// 11: the bytes of images and documents, once per store whatever
+	// the records that show them (by digest; the records keep the rest).
+	`
+CREATE TABLE attachments (
+	digest     TEXT PRIMARY KEY, -- sha256:<hex> of data
+	media_type TEXT NOT NULL,
+	size       INTEGER NOT NULL,
+	data       BLOB NOT NULL,
+	created_at INTEGER NOT NULL
+) STRICT;
+`,
 }
 
 // schema applies the migrations in one transaction when the store opens:

@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AppendAssignsSeq", testAppendAssignsSeq},
 		{"AppendAllOrNothing", testAppendAllOrNothing},
 		{"RoundTrip", testRoundTrip},
+		{"Media", testMedia},
 		{"Isolation", testIsolation},
 		{"RecordsFilter", testRecordsFilter},
 		{"LongTranscript", testLongTranscript},

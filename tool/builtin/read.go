@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/media"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -37,7 +39,7 @@ Usage:
 - Lines longer than 2000 characters are truncated.
 - Results are returned in cat -n format: each line is prefixed with its line number (starting at 1) and a tab.
 - When the output is cut short, it ends with a note saying which lines were shown and how to read the rest.
-- This tool reads text files only; binary files are refused. To list a folder, use Glob or the Bash tool with ls.
+- It reads images (PNG, JPEG, GIF, WebP) and PDFs too: you are shown them, as you are shown what the user attaches. Large images are scaled down first. Other binary files are refused. To list a folder, use Glob or the Bash tool with ls.
 - It is always better to read several potentially useful files at once, in parallel calls.
 - Reading an empty file returns a note saying that it is empty.`
 }
@@ -116,8 +118,11 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		return tool.Result{Content: fmt.Sprintf("%s is empty (0 bytes).", in.FilePath),
 			Response: &readResponse{Type: "text", File: readFile{FilePath: absPath(t.fs, in.FilePath), StartLine: 1}}}
 	}
+	if _, named := media.Named(in.FilePath); named || media.Sniff(head) != "" {
+		return t.readMedia(in.FilePath, br, fi.Size())
+	}
 	if bytes.IndexByte(head, 0) >= 0 {
-		return tool.Errorf("%s is a binary file (it has a NUL byte in its first 8 KiB); Read shows text files only", in.FilePath)
+		return tool.Errorf("%s is a binary file (it has a NUL byte in its first 8 KiB); Read shows text files, images and PDFs only", in.FilePath)
 	}
 
 	var (
@@ -251,4 +256,32 @@ func fileError(path string, err error) tool.Result {
 		msg = path + ": " + msg
 	}
 	return tool.Errorf("%s", msg)
+}
+
+// readMedia reads an image or a PDF, of size bytes, whole, and shows it to
+// the model (media.Prepare: scaled down when it is too large, known by
+// its bytes, not its name).
+func (t *readTool) readMedia(path string, r io.Reader, size int64) tool.Result {
+	if size > media.MaxInputBytes {
+		return tool.Errorf("%s is %d MB, more than the %d MB a file shown to the model may be", path, size>>20, media.MaxInputBytes>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, media.MaxInputBytes+1))
+	if err != nil {
+		return fileError(path, err)
+	}
+	m, note, err := media.Prepare(data, path)
+	if err != nil {
+		return tool.Errorf("%v", err)
+	}
+	kind := "image"
+	if m.MediaType == llm.MediaPDF {
+		kind = "pdf"
+	}
+	text := fmt.Sprintf("%s: %s, shown to you here.", path, m)
+	if note != "" {
+		text += " " + note
+	}
+	return tool.Result{Content: text, Media: []*llm.Media{m},
+		Response: &readMediaResponse{Type: kind, File: readMedia{FilePath: absPath(t.fs, path), MediaType: m.MediaType,
+			OriginalSize: int64(len(data)), Size: m.Size, Digest: m.Digest, Width: m.Width, Height: m.Height}}}
 }

@@ -46,6 +46,23 @@ type readFile struct {
 	TotalLines int    `json:"totalLines"`
 }
 
+// readMediaResponse is Read's of an image or a PDF: Claude Code's shape
+// (type "image" or "pdf"), the file described, never its bytes.
+type readMediaResponse struct {
+	Type string    `json:"type"`
+	File readMedia `json:"file"`
+}
+
+type readMedia struct {
+	FilePath     string `json:"filePath"`
+	MediaType    string `json:"type"`
+	OriginalSize int64  `json:"originalSize"`
+	Size         int64  `json:"size"`
+	Digest       string `json:"digest"`
+	Width        int    `json:"width,omitempty"`
+	Height       int    `json:"height,omitempty"`
+}
+
 // bashResponse is Bash's. The command's stdout and stderr reach orca
 // through one pipe, which keeps their order; both are in stdout.
 type bashResponse struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/internal/wire"
 )
@@ -55,6 +56,9 @@ func (s *Store) Records(ctx context.Context, sessionID string, f store.RecordFil
 		if rows, err = q.Query(ctx, query, sessionID, f.AfterSeq); err == nil {
 			out, err = ScanRecords(rows, sessionID, nil)
 		}
+	}
+	if err == nil {
+		err = withAttachments(ctx, q, out)
 	}
 	if err != nil {
 		return nil, s.where.Fail("read records of", sessionID, err)
@@ -118,8 +122,30 @@ func Stored[E string | []byte](out, recs []store.Record, enc []E) error {
 		if out[i].Message, err = wire.DecodeString(string(enc[i])); err != nil {
 			return err
 		}
+		// The bytes of its media are kept apart: the caller's are the
+		// same.
+		keepData(out[i].Message, recs[i].Message)
 	}
 	return nil
+}
+
+// keepData gives the media of dst, decoded from the stored form of src,
+// src's bytes.
+func keepData(dst, src llm.Message) {
+	for j := range dst.Content {
+		if j >= len(src.Content) {
+			return
+		}
+		d, s := &dst.Content[j], &src.Content[j]
+		if d.Media != nil && s.Media != nil {
+			d.Media.Data = s.Media.Data
+		}
+		for k := range d.Parts {
+			if k < len(s.Parts) && d.Parts[k].Media != nil && s.Parts[k].Media != nil {
+				d.Parts[k].Media.Data = s.Parts[k].Media.Data
+			}
+		}
+	}
 }
 
 // MarkCompacted implements store.Store.

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,7 +27,9 @@ type SnapRecord struct {
 	Message llm.Message
 }
 
-const snapVersion = 1
+// snapVersion 2 added each block's media and parts (version 1 snapshots
+// are dropped, and made again from the records).
+const snapVersion = 2
 
 // EncodeSnapshot returns the snapshot of recs.
 func EncodeSnapshot(recs []SnapRecord) []byte {
@@ -64,6 +67,7 @@ func EncodeSnapshot(recs []SnapRecord) []byte {
 			}
 			b = appendStr(b, bl.Thinking)
 			b = appendStr(b, bl.Signature)
+			b = appendStr(b, snapMedia(bl))
 		}
 	}
 	return b
@@ -145,6 +149,9 @@ func decodeSnapshot[R any](data []byte, out []R, a *Arena, record func(SnapRecor
 				bl.ToolUseID, bl.Content = d.str(), d.str()
 				bl.IsError = d.byte() == 1
 				bl.Thinking, bl.Signature = d.str(), d.str()
+				if s := d.str(); s != "" && !fromSnapMedia(s, bl) {
+					return nil, errSnapshot
+				}
 			}
 		}
 		if d.err {
@@ -247,4 +254,33 @@ func (d *snapReader) str() string {
 	s := unsafe.String(&d.b[0], int(n))
 	d.b = d.b[n:]
 	return s
+}
+
+// snapExtra is what a snapshot keeps of a block's media and parts, as
+// JSON (rare, so not worth a binary form of its own).
+type snapExtra struct {
+	Media *media  `json:"m,omitempty"`
+	Parts []block `json:"p,omitempty"`
+}
+
+// snapMedia returns the JSON of bl's media and parts, or "" if it has
+// none.
+func snapMedia(bl llm.Block) string {
+	if bl.Media == nil && len(bl.Parts) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(snapExtra{Media: toMedia(bl.Media), Parts: parts(bl.Parts)})
+	if err != nil {
+		return "" // strings only: cannot fail
+	}
+	return string(b)
+}
+
+func fromSnapMedia(s string, bl *llm.Block) bool {
+	var e snapExtra
+	if json.Unmarshal([]byte(s), &e) != nil {
+		return false
+	}
+	bl.Media, bl.Parts = fromMedia(e.Media), fromParts(e.Parts)
+	return true
 }

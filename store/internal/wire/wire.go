@@ -9,10 +9,17 @@
 // JSON string under "input_text" when it is other UTF-8 text, and as base64
 // under "input_b64" otherwise. The result is always valid UTF-8 JSON, so
 // SQLite's json functions can query it.
+//
+// An image's or a document's bytes are not in it: its block keeps the
+// media's type, digest, size, name and dimensions, and the store keeps the
+// bytes once, by digest (MediaOf lists what to keep; the SQL stores'
+// attachments).
 package wire
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -33,6 +40,86 @@ type block struct {
 	IsError   bool            `json:"is_error,omitempty"`
 	Thinking  string          `json:"thinking,omitempty"`
 	Signature string          `json:"signature,omitempty"`
+	Media     *media          `json:"media,omitempty"`
+	Parts     []block         `json:"parts,omitempty"`
+}
+
+// media is an llm.Media as stored: all of it but the bytes.
+type media struct {
+	MediaType string `json:"media_type"`
+	Digest    string `json:"digest"`
+	Size      int64  `json:"size,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Width     int    `json:"width,omitempty"`
+	Height    int    `json:"height,omitempty"`
+}
+
+// Digest returns m's digest: its own, or that of its bytes ("sha256:"
+// and their SHA-256 in hex).
+func Digest(m *llm.Media) string {
+	if m.Digest != "" {
+		return m.Digest
+	}
+	sum := sha256.Sum256(m.Data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func toMedia(m *llm.Media) *media {
+	if m == nil {
+		return nil
+	}
+	size := m.Size
+	if size == 0 {
+		size = int64(len(m.Data))
+	}
+	return &media{MediaType: m.MediaType, Digest: Digest(m), Size: size, Name: m.Name, Width: m.Width, Height: m.Height}
+}
+
+func fromMedia(m *media) *llm.Media {
+	if m == nil {
+		return nil
+	}
+	return &llm.Media{MediaType: m.MediaType, Digest: m.Digest, Size: m.Size, Name: m.Name, Width: m.Width, Height: m.Height}
+}
+
+// parts returns bs (a tool result's parts) as stored.
+func parts(bs []llm.Block) []block {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]block, len(bs))
+	for i, b := range bs {
+		out[i] = block{Type: b.Type, Text: b.Text, Media: toMedia(b.Media)}
+	}
+	return out
+}
+
+func fromParts(bs []block) []llm.Block {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]llm.Block, len(bs))
+	for i, b := range bs {
+		out[i] = llm.Block{Type: b.Type, Text: b.Text, Media: fromMedia(b.Media)}
+	}
+	return out
+}
+
+// MediaOf returns the media of m's blocks and of their parts, in order:
+// what a store keeps the bytes of (those that have them).
+func MediaOf(m llm.Message) []*llm.Media {
+	var out []*llm.Media
+	for _, b := range m.Content {
+		if b.Media != nil {
+			out = append(out, b.Media)
+		}
+		for _, p := range b.Parts {
+			if p.Media != nil {
+				out = append(out, p.Media)
+			}
+		}
+	}
+	return out
 }
 
 type message struct {
@@ -64,6 +151,7 @@ func Encode(m llm.Message) ([]byte, error) {
 			Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name,
 			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError,
 			Thinking: b.Thinking, Signature: b.Signature,
+			Media: toMedia(b.Media), Parts: parts(b.Parts),
 		}
 		verbatim := false
 		switch in := b.Input; {
@@ -140,6 +228,7 @@ func fromWire(w message) llm.Message {
 			Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name,
 			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError,
 			Thinking: b.Thinking, Signature: b.Signature,
+			Media: fromMedia(b.Media), Parts: fromParts(b.Parts),
 		}
 		switch {
 		case b.Input != nil:
@@ -156,9 +245,11 @@ func fromWire(w message) llm.Message {
 
 // Stored returns what Decode(Encode(m)) returns — m as a store keeps it —
 // without the round trip: a copy of m with slices of its own, and an
-// empty tool input dropped, as Encode drops it. It returns false if a
-// string of m is not valid UTF-8 (the stored form replaces the bad
-// bytes); the caller then decodes the encoding instead.
+// empty tool input dropped, as Encode drops it; its media keep their
+// bytes (shared: media bytes are never changed), as a store's read gives
+// them back, with their digests set. It returns false if a string of m
+// is not valid UTF-8 (the stored form replaces the bad bytes); the
+// caller then decodes the encoding instead.
 func Stored(m llm.Message) (llm.Message, bool) {
 	if !utf8.ValidString(string(m.Role)) {
 		return llm.Message{}, false
@@ -178,8 +269,43 @@ func Stored(m llm.Message) (llm.Message, bool) {
 		} else {
 			b.Input = append(json.RawMessage(nil), b.Input...)
 		}
+		if b.Media != nil || len(b.Parts) > 0 {
+			var ok bool
+			if b.Media, ok = storedMedia(b.Media); !ok {
+				return llm.Message{}, false
+			}
+			if len(b.Parts) == 0 {
+				b.Parts = nil
+			} else {
+				ps := make([]llm.Block, len(b.Parts))
+				for j, p := range b.Parts {
+					ps[j] = llm.Block{Type: p.Type, Text: p.Text}
+					if ps[j].Media, ok = storedMedia(p.Media); !ok || !utf8.ValidString(string(p.Type)) || !utf8.ValidString(p.Text) {
+						return llm.Message{}, false
+					}
+				}
+				b.Parts = ps
+			}
+		}
 		blocks[i] = b
 	}
 	m.Content = blocks
 	return m, true
+}
+
+// storedMedia is m as a store gives it back: a copy, its digest and size
+// set, its bytes shared; false if a string of it is not valid UTF-8.
+func storedMedia(m *llm.Media) (*llm.Media, bool) {
+	if m == nil {
+		return nil, true
+	}
+	if !utf8.ValidString(m.MediaType) || !utf8.ValidString(m.Name) || !utf8.ValidString(m.Digest) {
+		return nil, false
+	}
+	c := *m
+	c.Digest = Digest(m)
+	if c.Size == 0 {
+		c.Size = int64(len(c.Data))
+	}
+	return &c, true
 }

@@ -98,7 +98,46 @@ func TestMirrorsLLMTypes(t *testing.T) {
 		}
 	}
 	check(reflect.TypeFor[llm.Message](), "Role", "Content")
-	check(reflect.TypeFor[llm.Block](), "Type", "Text", "ID", "Name", "Input", "ToolUseID", "Content", "IsError", "Thinking", "Signature")
+	check(reflect.TypeFor[llm.Block](), "Type", "Text", "ID", "Name", "Input", "ToolUseID", "Content", "IsError", "Thinking", "Signature", "Media", "Parts")
+	check(reflect.TypeFor[llm.Media](), "MediaType", "Data", "Digest", "Size", "Name", "Width", "Height")
+}
+
+// Media are stored without their bytes: type, digest, size, name and
+// dimensions, in the user's blocks and in a tool result's parts; Stored
+// gives them back with their bytes and digest, as a store's read does
+// once it has looked the bytes up; MediaOf lists what to keep.
+func TestMediaWithoutBytes(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\nbytes")
+	img := &llm.Media{MediaType: llm.MediaPNG, Data: png, Name: "bug.png", Width: 3, Height: 2}
+	pdf := &llm.Media{MediaType: llm.MediaPDF, Data: []byte("%PDF-1.4"), Digest: "sha256:given"}
+	res := llm.ToolResultBlock("c1", "read", false)
+	res.Parts = []llm.Block{llm.ImageBlock(img)}
+	m := llm.Message{Role: llm.RoleUser, Content: []llm.Block{res, llm.TextBlock("look"), llm.DocumentBlock(pdf)}}
+	enc, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(enc, []byte("PDF-1.4")) || bytes.Contains(enc, []byte("Ynl0ZXM")) || !bytes.Contains(enc, []byte(Digest(img))) || !bytes.Contains(enc, []byte("sha256:given")) {
+		t.Errorf("stored form %s", enc)
+	}
+	got, err := Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &llm.Media{MediaType: llm.MediaPNG, Digest: Digest(img), Size: int64(len(png)), Name: "bug.png", Width: 3, Height: 2}
+	if p := got.Content[0].Parts; len(p) != 1 || p[0].Type != llm.BlockImage || !reflect.DeepEqual(p[0].Media, want) {
+		t.Errorf("decoded part %+v", p)
+	}
+	if d := got.Content[2]; d.Type != llm.BlockDocument || d.Media.Digest != "sha256:given" || d.Media.Data != nil || d.Media.Size != 8 {
+		t.Errorf("decoded document %+v", d.Media)
+	}
+	stored, ok := Stored(m)
+	if !ok || !bytes.Equal(stored.Content[0].Parts[0].Media.Data, png) || stored.Content[0].Parts[0].Media.Digest != want.Digest || stored.Content[0].Parts[0].Media == img {
+		t.Errorf("Stored %+v", stored.Content[0].Parts[0].Media)
+	}
+	if all := MediaOf(m); len(all) != 2 || all[0] != img || all[1] != pdf {
+		t.Errorf("MediaOf %v", all)
+	}
 }
 
 // Stored gives what a round trip through the stored form gives, or

@@ -1,0 +1,63 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/orca-agent/orca/llm"
+)
+
+// An image counts in the estimate of a prompt's size as its pixels cost,
+// a PDF as its bytes; text-only messages as before.
+func TestMediaCountsInTheEstimate(t *testing.T) {
+	text := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("look")}}
+	if messageChars(text) != 4 {
+		t.Fatalf("text: %d", messageChars(text))
+	}
+	img := &llm.Media{MediaType: llm.MediaPNG, Width: 1500, Height: 1000, Data: []byte("x")}
+	withImage := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("look"), llm.ImageBlock(img)}}
+	if got := messageChars(withImage); got != 4+1500*1000/750*4 {
+		t.Errorf("an image of 1500×1000: %d chars", got)
+	}
+	res := llm.ToolResultBlock("c", "", false)
+	res.Parts = []llm.Block{llm.DocumentBlock(&llm.Media{MediaType: llm.MediaPDF, Size: 200_000})}
+	if got := messageChars(llm.Message{Role: llm.RoleUser, Content: []llm.Block{res}}); got != 200_000 {
+		t.Errorf("a PDF of 200 KB in a tool result: %d chars", got)
+	}
+}
+
+// Clearing old tool results clears what they showed too — an image in a
+// short result included — and names it.
+func TestClearingDropsMedia(t *testing.T) {
+	img := &llm.Media{MediaType: llm.MediaPNG, Width: 30, Height: 20, Size: 2048, Name: "bug.png", Data: []byte("x")}
+	res := llm.ToolResultBlock("c1", "bug.png: an image", false)
+	res.Parts = []llm.Block{llm.ImageBlock(img)}
+	msgs := []llm.Message{
+		{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("go")}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c1", "Read", []byte(`{}`))}},
+		{Role: llm.RoleUser, Content: []llm.Block{res}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c2", "Read", []byte(`{}`))}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("c2", strings.Repeat("x", 10), false)}},
+	}
+	out, n := clearResults(msgs, 1)
+	b := out[2].Content[0]
+	if n != 1 || len(b.Parts) != 0 || !strings.Contains(b.Content, "image/png 30×20, 2 KB (bug.png)") || !strings.HasPrefix(b.Content, clearedPrefix) {
+		t.Errorf("cleared %d: %+v", n, b)
+	}
+	if len(msgs[2].Content[0].Parts) != 1 {
+		t.Error("the conversation given was changed")
+	}
+}
+
+// The summariser reads what was shown by its description: its bytes are
+// not in the summary's request.
+func TestSummaryNamesMedia(t *testing.T) {
+	img := &llm.Media{MediaType: llm.MediaPNG, Width: 30, Height: 20, Size: 2048, Name: "bug.png", Data: []byte("PIXELS")}
+	res := llm.ToolResultBlock("c1", "read", false)
+	res.Parts = []llm.Block{llm.ImageBlock(img)}
+	var b strings.Builder
+	render(&b, []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("see"), llm.ImageBlock(img), res}}})
+	if s := b.String(); strings.Count(s, "image/png 30×20, 2 KB (bug.png)") != 2 || strings.Contains(s, "PIXELS") {
+		t.Errorf("rendered %q", s)
+	}
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/llm/openai"
+	"github.com/orca-agent/orca/media"
+)
+
+func pngOf(t *testing.T, w, h int) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// The model sees what the files show: orca run --attach of an image, and
+// Read of a PNG and of a PDF, put their bytes in the request in the form
+// each API takes (Anthropic: image and document blocks, in the user's
+// message and inside tool_result; OpenAI: image_url and file parts with
+// data URLs, a tool's after its tool messages).
+func TestRunShowsImagesAndPDFs(t *testing.T) {
+	shot := pngOf(t, 40, 30)
+	pdf := []byte("%PDF-1.4\n1 0 obj<<>>endobj\n%%EOF\n")
+	reads := []reply{
+		{tool: "Read", input: `{"file_path":"bug.png"}`},
+		{tool: "Read", input: `{"file_path":"spec.pdf"}`},
+		{text: "The button is grey."},
+	}
+	for _, anthropicAPI := range []bool{true, false} {
+		name := map[bool]string{true: "anthropic", false: "openai"}[anthropicAPI]
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+			t.Setenv(anthropic.BaseURLEnv, "")
+			t.Setenv(openai.APIKeyEnv, "")
+			api := newFakeModelAPI(t, anthropicAPI, reads...)
+			ws := t.TempDir()
+			for file, data := range map[string][]byte{"bug.png": shot, "spec.pdf": pdf} {
+				if err := os.WriteFile(filepath.Join(ws, file), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			attached := filepath.Join(t.TempDir(), "screen.png")
+			if err := os.WriteFile(attached, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			base := api.URL
+			if !anthropicAPI {
+				base += "/v1"
+			}
+			o := options{configDir: t.TempDir(), getenv: noEnv}
+			stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", name, "--base-url", base, "--model", "vision-model",
+				"-w", ws, "--json", "--attach", attached, "Why is the button grey?")
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			reqs := api.seen()
+			if len(reqs) != 3 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			b64 := base64.StdEncoding.EncodeToString(shot)
+			pdf64 := base64.StdEncoding.EncodeToString(pdf)
+			var attachForm, readForm, pdfForm string
+			if anthropicAPI {
+				attachForm = `{"source":{"data":"` + b64 + `","media_type":"image/png","type":"base64"},"type":"image"}`
+				readForm = `"type":"tool_result"`
+				pdfForm = `"media_type":"application/pdf","type":"base64"},"title":"spec.pdf","type":"document"}`
+			} else {
+				attachForm = `{"image_url":{"url":"data:image/png;base64,` + b64 + `"},"type":"image_url"}`
+				readForm = `"The result of tool call`
+				pdfForm = `"file":{"file_data":"data:application/pdf;base64,` + pdf64 + `","filename":"spec.pdf"},"type":"file"}`
+			}
+			first, second, third := reqs[0].raw, reqs[1].raw, reqs[2].raw
+			if !strings.Contains(first, attachForm) || !strings.Contains(first, "Attached: image/png 40×30") {
+				t.Errorf("the attachment is not in the first request as the API takes it:\n%s", first)
+			}
+			if !strings.Contains(second, readForm) || strings.Count(second, b64) != 2 {
+				t.Errorf("Read's image is not in the second request (%d copies):\n%s", strings.Count(second, b64), second)
+			}
+			if !strings.Contains(third, pdfForm) || (anthropicAPI && !strings.Contains(third, pdf64)) {
+				t.Errorf("Read's PDF is not in the third request:\n%s", third)
+			}
+		})
+	}
+}
+
+// A photo too large for any provider is scaled down before it is sent;
+// a file that is not what its name says is refused, naming it, before
+// anything is sent.
+func TestAttachLargeAndFalse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("encodes a large photo")
+	}
+	t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+	t.Setenv(anthropic.BaseURLEnv, "")
+	api := newFakeModelAPI(t, true, reply{text: "A beach."})
+	img := image.NewRGBA(image.Rect(0, 0, 3600, 2400))
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.Uint32())
+	}
+	var photo bytes.Buffer
+	if err := jpeg.Encode(&photo, img, &jpeg.Options{Quality: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if photo.Len() < 15<<20 {
+		t.Fatalf("the photo is only %d bytes", photo.Len())
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "beach.jpg")
+	if err := os.WriteFile(path, photo.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", api.URL, "-w", t.TempDir(), "--attach", path, "What is this?")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	raw := api.seen()[0].raw
+	if len(raw) > media.MaxImageBytes*4/3+64<<10 || !strings.Contains(raw, `"media_type":"image/jpeg"`) || !strings.Contains(raw, "scaled to 1568×1045") {
+		t.Errorf("the request is %d bytes (the photo %d): %.300s", len(raw), photo.Len(), raw)
+	}
+
+	fake := filepath.Join(dir, "fake.png")
+	os.WriteFile(fake, []byte("just text"), 0o644)
+	before := len(api.seen())
+	_, stderr, code = orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", api.URL, "-w", t.TempDir(), "--attach", fake, "What is this?")
+	if code != 2 || !strings.Contains(stderr, "fake.png is named as a PNG image but its bytes are not one") || len(api.seen()) != before {
+		t.Errorf("exit %d, %d requests: %s", code, len(api.seen())-before, stderr)
+	}
+	_, stderr, code = orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", api.URL, "-w", t.TempDir(), "--attach", filepath.Join(dir, "missing.png"), "x")
+	if code != 2 || !strings.Contains(stderr, "missing.png") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// An image read four times is kept once: the session store's size says
+// so, and the session resumes with it — its bytes come back from the
+// store, and the next turn's request carries them again.
+func TestStoreKeepsAnImageOnce(t *testing.T) {
+	ws := t.TempDir()
+	img := image.NewRGBA(image.Rect(0, 0, 700, 560))
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range img.Pix {
+		img.Pix[i] = byte(r.Uint32())
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() < 1<<20 || b.Len() > media.MaxImageBytes {
+		t.Fatalf("the image is %d bytes", b.Len())
+	}
+	if err := os.WriteFile(filepath.Join(ws, "big.png"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+	t.Setenv(anthropic.BaseURLEnv, "")
+	read := reply{tool: "Read", input: `{"file_path":"big.png"}`}
+	api := newFakeModelAPI(t, true, read, read, read, read, reply{text: "Four times the same."}, reply{text: "Still the same."})
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	run := func(args ...string) {
+		t.Helper()
+		stdout, stderr, code := orcaWith(t, t.Context(), o, "", append([]string{"run", "--provider", "anthropic", "--base-url", api.URL, "-w", ws, "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+	}
+	run("--session", "img", "Read big.png four times")
+	var size int64
+	for _, f := range []string{"orca.db", "orca.db-wal"} {
+		if fi, err := os.Stat(filepath.Join(ws, ".orca", f)); err == nil {
+			size += fi.Size()
+		}
+	}
+	if size > int64(b.Len())*3/2 || size < int64(b.Len()) {
+		t.Errorf("the store is %d bytes for an image of %d read four times", size, b.Len())
+	}
+	// The next turn of the session is sent the image again, from the store.
+	run("--session", "img", "Still there?")
+	reqs := api.seen()
+	if n := strings.Count(reqs[len(reqs)-1].raw, base64.StdEncoding.EncodeToString(b.Bytes())); len(reqs) != 6 || n != 4 {
+		t.Errorf("%d requests; the resumed turn's carries the image %d times", len(reqs), n)
+	}
+	// orca sessions show names it, without its bytes.
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "sessions", "show", "img", "-w", ws)
+	if code != 0 || strings.Count(stdout, "[image 700×560 png, ") != 4 || !strings.Contains(stdout, ": big.png]") || len(stdout) > 20000 {
+		t.Errorf("sessions show: exit %d\n%.3000s\n%s", code, stdout, stderr)
+	}
+}

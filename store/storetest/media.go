@@ -1,0 +1,51 @@
+package storetest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/store"
+)
+
+// testMedia: images and documents come back with their bytes — in the
+// user's blocks and in a tool result's parts, from Append and from
+// Records, in every session that shows them — and with their digest,
+// size, name and dimensions.
+func testMedia(t *testing.T, s store.Store) {
+	data := bytes.Repeat([]byte("\x89PNG\r\n\x1a\n-pixels-"), 1000)
+	sum := sha256.Sum256(data)
+	img := &llm.Media{MediaType: llm.MediaPNG, Data: data, Digest: "sha256:" + hex.EncodeToString(sum[:]), Size: int64(len(data)), Name: "shots/bug.png", Width: 300, Height: 200}
+	pdf := &llm.Media{MediaType: llm.MediaPDF, Data: []byte("%PDF-1.4\n%%EOF\n"), Name: "spec.pdf"}
+	wantPDF := *pdf
+	sumPDF := sha256.Sum256(pdf.Data)
+	wantPDF.Digest, wantPDF.Size = "sha256:"+hex.EncodeToString(sumPDF[:]), int64(len(pdf.Data))
+	res := llm.ToolResultBlock("c1", "shots/bug.png: image/png 300×200", false)
+	res.Parts = []llm.Block{llm.ImageBlock(img)}
+	recs := []store.Record{
+		{Kind: "message", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("look"), llm.ImageBlock(img), llm.DocumentBlock(pdf)}}},
+		{Kind: "message", Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c1", "Read", []byte(`{"file_path":"shots/bug.png"}`))}}},
+		{Kind: "message", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{res}}},
+	}
+	check := func(what string, got []store.Record) {
+		t.Helper()
+		if len(got) != 3 {
+			t.Fatalf("%s: %d records", what, len(got))
+		}
+		u := got[0].Message.Content
+		if len(u) != 3 || !u[1].Media.Equal(img) || !u[2].Media.Equal(&wantPDF) || u[2].Type != llm.BlockDocument {
+			t.Errorf("%s: the user's media %v, %v", what, u[1].Media, u[2].Media)
+		}
+		r := got[2].Message.Content[0]
+		if len(r.Parts) != 1 || r.Parts[0].Type != llm.BlockImage || !r.Parts[0].Media.Equal(img) || r.Content != res.Content {
+			t.Errorf("%s: the tool result %+v", what, r)
+		}
+	}
+	for _, id := range []string{"m1", "m2"} {
+		provision(t, s, id, "r1")
+		check("Append", appendRecs(t, s, id, recs...))
+		check("Records", records(t, s, id, store.RecordFilter{}))
+	}
+}
