@@ -325,6 +325,9 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 			Iteration: t.res.Iterations, ToolUseID: call.ID, ToolName: call.Name, Input: call.Input,
 			Output: r.Content, IsError: r.IsError, SavedTo: saved,
 		}
+		if len(r.Media) > 0 {
+			d.Attachments = event.AttachmentsOf(r.Media)
+		}
 		if !rec.start.IsZero() {
 			d.Duration = end.Sub(rec.start)
 		}

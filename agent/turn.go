@@ -238,7 +238,7 @@ func (t *turn) run() {
 		// started already.
 		t.res.Iterations, t.stops, t.revisions, t.corrections = st.Iterations, st.Stops, st.Revisions, st.Corrections
 	} else {
-		t.emit(event.TurnStarted, &event.TurnStartedData{Input: t.req.Input})
+		t.emit(event.TurnStarted, &event.TurnStartedData{Input: t.req.Input, Attachments: event.AttachmentsOf(t.req.Media)})
 	}
 	t.out = t.rt.output
 	if t.req.Output != nil {

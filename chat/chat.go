@@ -747,12 +747,21 @@ func (c *chat) submit(input string) {
 }
 
 // start runs input on a goroutine of its own: LiveSession.Run starts a
-// turn with it, or queues it into the running one (ErrQueued).
+// turn with it, or queues it into the running one (ErrQueued). The images
+// and PDFs it names (@path, or a path pasted alone on a line:
+// app.Mentioned) are shown to the model with it.
 func (c *chat) start(input string, probe bool) {
+	shown, text, problems := app.Mentioned(c.root, input)
+	for _, p := range problems {
+		c.con.note(p)
+	}
+	for _, m := range shown {
+		c.con.note("Attached " + tui.MediaLabel(m))
+	}
 	c.running++
 	c.probing = c.probing || probe
 	go func() {
-		res, err := c.ls.Run(c.runCtx, input)
+		res, err := c.ls.Run(c.runCtx, text, session.WithMedia(shown...))
 		c.runs <- outcome{res, err, probe}
 	}()
 }

@@ -249,3 +249,14 @@ func article(typ string) string {
 	}
 	return typ
 }
+
+// Attached is the line that tells the model, with the user's message,
+// what m is and what Prepare did to it (note): "Attached: image/png
+// 40×30, 2 KB (screen.png)".
+func Attached(m *llm.Media, note string) string {
+	line := "Attached: " + m.String()
+	if note != "" {
+		line += ". " + note
+	}
+	return line
+}

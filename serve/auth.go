@@ -17,7 +17,11 @@ func (s *Server) wrap(rt route) http.Handler {
 		if !s.admitted(w, r, rt.public) {
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		limit := s.opts.MaxBody
+		if rt.message {
+			limit = s.opts.MaxMessageBody
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		err := rt.h(w, r)
 		if err == nil {
 			return

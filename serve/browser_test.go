@@ -1,7 +1,10 @@
 package serve_test
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/serve"
 )
@@ -163,5 +167,74 @@ func TestPageInABrowser(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(f.ws, "page.txt")); err != nil || string(b) != "from the page\n" {
 		t.Errorf("page.txt %q, %v", b, err)
+	}
+}
+
+// In a real headless browser: a picture picked with the page's file
+// input goes with the message, reaches the model as an image, and the
+// transcript shows it — loaded from the session's attachments, drawn at
+// its size.
+func TestPageSendsAndShowsAnImage(t *testing.T) {
+	exe := chromium(t)
+	f := newFixture(t, app.Config{}, serve.Options{})
+	f.model.Script("pic", script.Text("A grey square."))
+	f.json("POST", "/v1/sessions", `{"id": "pic"}`, 201)
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 30, 20))); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "square.png")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelTimeout()
+	for i, a := range []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(f.http.URL + "/"),
+		chromedp.WaitVisible(`#login`),
+		chromedp.SendKeys(`#token`, token),
+		chromedp.Click(`#login button`),
+		chromedp.WaitVisible(`#sessions li[data-id="pic"]`),
+		chromedp.SetUploadFiles(`#attach`, []string{file}),
+		chromedp.SendKeys(`#message`, "what is this?"),
+		chromedp.Click(`#chat button`),
+		chromedp.WaitVisible(`#transcript .msg.assistant`),
+		chromedp.WaitVisible(`#transcript figure.attachment img`),
+	} {
+		if err := chromedp.Do(ctx, a); err != nil {
+			t.Fatalf("in the browser (step %d): %v", i+1, err)
+		}
+	}
+	// Drawn: the browser fetched and decoded it (naturalWidth is 0 for an
+	// image that did not load).
+	w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(async () => {
+		const img = document.querySelector('#transcript figure.attachment img');
+		if (!img.complete) await new Promise((ok) => { img.addEventListener('load', ok, { once: true }); img.addEventListener('error', ok, { once: true }); });
+		return img.naturalWidth;
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w != 30 {
+		t.Errorf("the image on the page is %d pixels wide, want 30", w)
+	}
+	calls := f.model.CallsTo("pic")
+	if len(calls) != 1 {
+		t.Fatalf("%d model calls", len(calls))
+	}
+	var sent *llm.Media
+	for _, bl := range calls[0].Messages[len(calls[0].Messages)-1].Content {
+		if bl.Type == llm.BlockImage {
+			sent = bl.Media
+		}
+	}
+	if sent == nil || !bytes.Equal(sent.Data, b.Bytes()) || sent.Name != "square.png" {
+		t.Errorf("the model was sent %v", sent)
 	}
 }

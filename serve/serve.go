@@ -57,8 +57,11 @@ const cookieName = "orca_token"
 
 // Defaults of Options' zero fields.
 const (
-	DefaultMaxBody    = 1 << 20
-	DefaultMaxStreams = 256
+	DefaultMaxBody = 1 << 20
+	// DefaultMaxMessageBody caps a message's body, its attachments
+	// (base64) included.
+	DefaultMaxMessageBody = 64 << 20
+	DefaultMaxStreams     = 256
 	// DefaultWriteTimeout bounds one write to an event stream: a client
 	// that reads slower is cut off, and reconnects with Last-Event-ID.
 	DefaultWriteTimeout = 10 * time.Second
@@ -81,6 +84,9 @@ type Options struct {
 	AllowedHosts []string
 	// MaxBody caps a request body (DefaultMaxBody if zero).
 	MaxBody int64
+	// MaxMessageBody caps a message's body, attachments included
+	// (DefaultMaxMessageBody if zero); a larger one is answered 413.
+	MaxMessageBody int64
 	// MaxStreams caps the event streams open at once (DefaultMaxStreams).
 	MaxStreams int
 	// WriteTimeout bounds one write to an event stream
@@ -156,6 +162,9 @@ type route struct {
 	h    func(w http.ResponseWriter, r *http.Request) error
 	// body is the request body's type, for the OpenAPI check (nil: none).
 	body any
+	// message: the body is a message, which may carry attachments
+	// (Options.MaxMessageBody, not MaxBody).
+	message bool
 }
 
 // New returns a Server over a, which stays the caller's to close (after
@@ -165,6 +174,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 		return nil, errors.New("serve: no token: every request must be authorized")
 	}
 	opts.MaxBody = cmp.Or(opts.MaxBody, DefaultMaxBody)
+	opts.MaxMessageBody = cmp.Or(opts.MaxMessageBody, DefaultMaxMessageBody)
 	opts.MaxStreams = cmp.Or(opts.MaxStreams, DefaultMaxStreams)
 	opts.WriteTimeout = cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)
 	opts.Heartbeat = cmp.Or(opts.Heartbeat, 15*time.Second)
@@ -189,8 +199,9 @@ func New(a *app.App, opts Options) (*Server, error) {
 		{method: "POST", pattern: "/v1/sessions", h: s.createSession, body: createSessionRequest{}},
 		{method: "GET", pattern: "/v1/sessions/{id}", h: s.getSession},
 		{method: "DELETE", pattern: "/v1/sessions/{id}", h: s.deleteSession},
-		{method: "POST", pattern: "/v1/sessions/{id}/messages", h: s.postMessage, body: messageRequest{}},
+		{method: "POST", pattern: "/v1/sessions/{id}/messages", h: s.postMessage, body: messageRequest{}, message: true},
 		{method: "GET", pattern: "/v1/sessions/{id}/events", h: s.sessionEvents},
+		{method: "GET", pattern: "/v1/sessions/{id}/attachments/{digest}", h: s.attachment},
 		{method: "GET", pattern: "/v1/sessions/{id}/turns/{turn}", h: s.getTurn},
 		{method: "GET", pattern: "/v1/sessions/{id}/turns/{turn}/events", h: s.turnEvents},
 		{method: "POST", pattern: "/v1/sessions/{id}/turns/{turn}/interrupt", h: s.interrupt},

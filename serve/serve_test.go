@@ -468,7 +468,7 @@ func TestBudgetAndCompact(t *testing.T) {
 
 // Bad input: each a clear error naming what is wrong, nothing changed.
 func TestBadInput(t *testing.T) {
-	f := newFixture(t, app.Config{}, serve.Options{MaxBody: 4096})
+	f := newFixture(t, app.Config{}, serve.Options{MaxBody: 4096, MaxMessageBody: 4096})
 	f.json("POST", "/v1/sessions", `{"id": "s"}`, 201)
 	for _, tc := range []struct {
 		method, path, body string

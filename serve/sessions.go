@@ -159,7 +159,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	for _, p := range parked {
 		j.Parked = append(j.Parked, ParkedOf(p))
 	}
-	j.Transcript = e.ls.Transcript()
+	j.Transcript = withoutBytes(e.ls.Transcript())
 	writeJSON(w, http.StatusOK, j)
 	return nil
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/media"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 )
@@ -19,6 +21,17 @@ type messageRequest struct {
 	Text string `json:"text"`
 	// OutputSchema asks the turn for its answer as a JSON value of it.
 	OutputSchema json.RawMessage `json:"output_schema"`
+	// Attachments are images and PDFs shown to the model with Text.
+	Attachments []attachment `json:"attachments"`
+}
+
+// attachment is an image or a PDF a message carries: its bytes in base64.
+type attachment struct {
+	// MediaType is what the sender says it is; the bytes decide.
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"`
+	// Name is the file's name, for the model and for people.
+	Name string `json:"name"`
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
@@ -36,12 +49,32 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("output_schema", "output_schema: %v", err)
 		}
 	}
+	var shown []*llm.Media
+	text := req.Text
+	for i, a := range req.Attachments {
+		field := fmt.Sprintf("attachments[%d]", i)
+		if len(a.Data) == 0 {
+			return badRequest(field, "%s: data is empty: want the file's bytes in base64", field)
+		}
+		m, note, err := media.Prepare(a.Data, cmp.Or(a.Name, field))
+		if err != nil {
+			return badRequest(field, "%s: %v", field, err)
+		}
+		if a.MediaType != "" && a.MediaType != m.MediaType && note == "" {
+			note = fmt.Sprintf("Sent as %s, it is %s.", a.MediaType, m.MediaType)
+		}
+		shown = append(shown, m)
+		text += "\n\n" + media.Attached(m, note)
+	}
 	e, err := s.entryOf(r.Context(), r.PathValue("id"), false)
 	if err != nil {
 		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.busy && len(shown) > 0 {
+		return &apiError{status: http.StatusConflict, code: "turn_running", msg: fmt.Sprintf("session %s has a turn running, and attachments cannot join it: send them when it ends", e.ls.ID())}
+	}
 	if e.busy {
 		// Into the running turn, or the next one: one writer.
 		e.ls.Runtime().Queues().Enqueue(e.ls.ID(), req.Text)
@@ -62,7 +95,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	id := session.NewTurnID()
 	e.track(&turnState{ID: id, Status: "running", StartedAt: time.Now().UTC(), output: out})
 	s.wg.Add(1)
-	go s.run(e, id, req.Text, out)
+	go s.run(e, id, text, out, session.WithMedia(shown...))
 	writeJSON(w, http.StatusAccepted, map[string]any{"queued": false, "turn_id": id})
 	return nil
 }

@@ -15,7 +15,9 @@ type sessionJSON struct {
 	app.SessionView
 	Running string   `json:"running_turn,omitempty"`
 	Parked  []Parked `json:"parked,omitempty"`
-	// Transcript is the conversation, on GET of one session.
+	// Transcript is the conversation, on GET of one session: its images
+	// and documents described, their bytes left out (GET
+	// .../attachments/{digest} gives them).
 	Transcript []llm.Message `json:"transcript,omitempty"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -59,7 +60,7 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolStartedData) stri
 	case *event.SessionData:
 		s = cmp.Or(d.Source, d.Reason)
 	case *event.TurnStartedData:
-		s = "❯ " + d.Input
+		s = "❯ " + d.Input + attachmentLabels(d.Attachments)
 	case *event.IterationStartedData:
 		s = fmt.Sprintf("iteration %d", d.Iteration)
 	case *event.LLMCallStartedData:
@@ -85,6 +86,10 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolStartedData) stri
 			mark = "✗ "
 		}
 		out, _, _ := strings.Cut(strings.TrimSpace(d.Output), "\n")
+		if a := attachmentLabels(d.Attachments); a != "" {
+			// What it showed first: the line is cut to the terminal.
+			out = strings.TrimSpace(a) + " " + out
+		}
 		s = ToolLine(d.ToolName, d.Input, shown) + " " + mark + out
 	case *event.ToolBlockedData:
 		s = d.ToolName + ": " + d.Reason
@@ -152,4 +157,14 @@ func callLine(iteration, attempt int) string {
 		return fmt.Sprintf("iteration %d · attempt %d", iteration, attempt)
 	}
 	return fmt.Sprintf("iteration %d", iteration)
+}
+
+// attachmentLabels names what an event's attachments are (MediaLabel),
+// after a space; "" for none.
+func attachmentLabels(as []event.Attachment) string {
+	var b strings.Builder
+	for _, a := range as {
+		b.WriteString(" " + MediaLabel(&llm.Media{MediaType: a.MediaType, Size: a.Size, Name: a.Name, Width: a.Width, Height: a.Height}))
+	}
+	return b.String()
 }

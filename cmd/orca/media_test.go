@@ -194,8 +194,40 @@ func TestStoreKeepsAnImageOnce(t *testing.T) {
 		t.Errorf("%d requests; the resumed turn's carries the image %d times", len(reqs), n)
 	}
 	// orca sessions show names it, without its bytes.
-	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "sessions", "show", "img", "-w", ws)
+	// So does the timeline.
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "timeline", "--session", "img", "-w", ws)
+	if code != 0 || !strings.Contains(stdout, "[image 700×560 png, ") {
+		t.Errorf("timeline: exit %d\n%.3000s\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "sessions", "show", "img", "-w", ws)
 	if code != 0 || strings.Count(stdout, "[image 700×560 png, ") != 4 || !strings.Contains(stdout, ": big.png]") || len(stdout) > 20000 {
 		t.Errorf("sessions show: exit %d\n%.3000s\n%s", code, stdout, stderr)
+	}
+}
+
+// orca run's prompt mentioning @bug.png, and a path pasted into orca chat
+// on a line of its own, show the image to the model.
+func TestMentionAndPaste(t *testing.T) {
+	t.Setenv(openai.APIKeyEnv, "")
+	shot := pngOf(t, 12, 9)
+	b64 := base64.StdEncoding.EncodeToString(shot)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "bug.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	api := newFakeModelAPI(t, false, reply{text: "Grey."})
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "m", "-w", ws, "Why is @bug.png grey?")
+	if code != 0 || !strings.Contains(api.seen()[0].raw, "data:image/png;base64,"+b64) {
+		t.Errorf("run: exit %d %s %s; request %.500s", code, stdout, stderr, api.seen()[0].raw)
+	}
+	pasted := filepath.Join(t.TempDir(), "drop me.png")
+	if err := os.WriteFile(pasted, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api = newFakeModelAPI(t, false, reply{text: "Grey."})
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "'"+pasted+"'\n/exit\n", "chat", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "m", "-w", ws)
+	if code != 0 || len(api.seen()) != 1 || !strings.Contains(api.seen()[0].raw, "data:image/png;base64,"+b64) || !strings.Contains(stdout, "Attached [image 12×9 png") {
+		t.Errorf("chat: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -227,11 +227,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 			return usageErrorf("--attach: %v", err)
 		}
 		f.agent.media = append(f.agent.media, m)
-		line := "Attached: " + m.String()
-		if note != "" {
-			line += ". " + note
-		}
-		attached = append(attached, line)
+		attached = append(attached, media.Attached(m, note))
 	}
 	prompt := func(ctx context.Context) (string, error) {
 		p, err := readPrompt(ctx, cmd.InOrStdin(), args)
@@ -305,6 +301,12 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 		a.Close()
 		return err
 	}
+	// The images and PDFs the prompt mentions (@path) are shown too.
+	shown, input, problems := app.Mentioned(a.Root(), input)
+	for _, p := range problems {
+		fmt.Fprintln(stderr, "orca: "+p)
+	}
+	f.media = append(f.media, shown...)
 	if input == "" && f.session != "" {
 		// Going on with a turn of a session that does not exist would
 		// start an empty one.

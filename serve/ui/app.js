@@ -190,10 +190,29 @@ function inline(s) {
   return out;
 }
 
+// shown draws an image or a PDF the session showed the model, by its
+// digest: an image as itself, a PDF as a link to it.
+function shown(media) {
+  if (!media || !media.digest) return null;
+  const src = `/v1/sessions/${encodeURIComponent(current)}/attachments/${encodeURIComponent(media.digest)}`;
+  const dims = media.width ? ` ${media.width}×${media.height}` : '';
+  const label = `${media.name || media.media_type}${dims}, ${size(media.size || 0)}`;
+  if (media.media_type === 'application/pdf') return el('a', { class: 'attachment', href: src, target: '_blank', rel: 'noopener' }, '📄 ' + label);
+  return el('figure', { class: 'attachment' }, el('img', { src, alt: label, title: label, loading: 'lazy' }), el('figcaption', { class: 'muted' }, label));
+}
+
+function size(n) {
+  if (n >= 1 << 20) return (n / (1 << 20)).toFixed(1) + ' MB';
+  if (n >= 1 << 10) return Math.round(n / 1024) + ' KB';
+  return n + ' bytes';
+}
+
 function renderTranscript(msgs) {
   const out = [];
   for (const m of msgs) {
     for (const b of m.content || []) {
+      if (b.type === 'image' || b.type === 'document') out.push(el('div', { class: 'msg ' + m.role }, el('span', { class: 'who' }, 'you showed'), shown(b.media)));
+      for (const p of b.parts || []) out.push(el('div', { class: 'msg tool' }, el('span', { class: 'who' }, 'tool showed'), shown(p.media)));
       if (b.type === 'text' && b.text && m.role !== 'user') out.push(el('div', { class: 'msg md ' + m.role }, el('span', { class: 'who' }, 'agent'), markdown(b.text)));
       else if (b.type === 'text' && b.text) out.push(el('div', { class: 'msg ' + m.role }, el('span', { class: 'who' }, 'you'), b.text));
       if (b.type === 'tool_use') out.push(el('div', { class: 'msg tool' }, el('span', { class: 'who' }, 'tool call'), `${b.name} ${JSON.stringify(b.input)}`));
@@ -346,8 +365,18 @@ $('#chat').addEventListener('submit', async (ev) => {
   if (!text.trim() || !current) return;
   $('#chat-error').textContent = '';
   try {
-    const r = await api('POST', `/v1/sessions/${encodeURIComponent(current)}/messages`, { text });
+    // Files picked go with the message, their bytes in base64.
+    const attachments = [];
+    for (const f of $('#attach').files) {
+      const bytes = new Uint8Array(await f.arrayBuffer());
+      let bin = '';
+      for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      attachments.push({ name: f.name, media_type: f.type, data: btoa(bin) });
+    }
+    const body = attachments.length ? { text, attachments } : { text };
+    const r = await api('POST', `/v1/sessions/${encodeURIComponent(current)}/messages`, body);
     $('#message').value = '';
+    $('#attach').value = '';
     if (r.queued) $('#chat-error').textContent = 'Queued into the running turn.';
   } catch (e) {
     $('#chat-error').textContent = e.message;
