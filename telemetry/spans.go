@@ -520,6 +520,26 @@ type toolResponsePart struct {
 	Response string `json:"response"`
 }
 
+// uriPart is an image or a document by reference (the conventions' uri
+// part): its digest, never its bytes, which the session store keeps.
+type uriPart struct {
+	Type     string `json:"type"`
+	Modality string `json:"modality"`
+	MimeType string `json:"mime_type,omitempty"`
+	URI      string `json:"uri"`
+}
+
+func uriOf(m *llm.Media) uriPart {
+	p := uriPart{Type: "uri", Modality: "image", URI: "orca-attachment:"}
+	if m != nil {
+		p.MimeType, p.URI = m.MediaType, "orca-attachment:"+m.Digest
+		if m.MediaType == llm.MediaPDF {
+			p.Modality = "document"
+		}
+	}
+	return p
+}
+
 func messageOf(m llm.Message) message {
 	mm := message{Role: string(m.Role), Parts: []any{}}
 	for _, b := range m.Content {
@@ -530,6 +550,11 @@ func messageOf(m llm.Message) message {
 			mm.Parts = append(mm.Parts, toolCallPart{Type: "tool_call", ID: b.ID, Name: b.Name, Arguments: validJSON(b.Input)})
 		case llm.BlockToolResult:
 			mm.Parts = append(mm.Parts, toolResponsePart{Type: "tool_call_response", ID: b.ToolUseID, Response: b.Content})
+			for _, p := range b.Parts {
+				mm.Parts = append(mm.Parts, uriOf(p.Media))
+			}
+		case llm.BlockImage, llm.BlockDocument:
+			mm.Parts = append(mm.Parts, uriOf(b.Media))
 		}
 	}
 	return mm
