@@ -326,7 +326,7 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 			Output: r.Content, IsError: r.IsError, SavedTo: saved,
 		}
 		if len(r.Media) > 0 {
-			d.Attachments = event.AttachmentsOf(r.Media)
+			d.Attachments = llm.Attachments(r.Media)
 		}
 		if !rec.start.IsZero() {
 			d.Duration = end.Sub(rec.start)

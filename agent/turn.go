@@ -238,7 +238,7 @@ func (t *turn) run() {
 		// started already.
 		t.res.Iterations, t.stops, t.revisions, t.corrections = st.Iterations, st.Stops, st.Revisions, st.Corrections
 	} else {
-		t.emit(event.TurnStarted, &event.TurnStartedData{Input: t.req.Input, Attachments: event.AttachmentsOf(t.req.Media)})
+		t.emit(event.TurnStarted, &event.TurnStartedData{Input: t.req.Input, Attachments: llm.Attachments(t.req.Media)})
 	}
 	t.out = t.rt.output
 	if t.req.Output != nil {
@@ -281,7 +281,7 @@ func (t *turn) run() {
 	fresh := !t.req.Continue
 	// A subagent's prompt is no user's: UserPromptSubmit is not run for it.
 	if fresh && t.rt.hooks.Has(hook.UserPromptSubmit) && t.req.fork == nil {
-		out := t.runHook(&hook.UserPromptSubmitPayload{Common: t.common(), Prompt: t.req.Input})
+		out := t.runHook(&hook.UserPromptSubmitPayload{Common: t.common(), Prompt: t.req.Input, Attachments: llm.Attachments(t.req.Media)})
 		if t.endedByHook() {
 			return
 		}

@@ -552,35 +552,7 @@ type SubagentData struct {
 type TurnStartedData struct {
 	Input string `json:"input"`
 	// Attachments are the images and documents shown with Input.
-	Attachments []Attachment `json:"attachments,omitempty"`
-}
-
-// Attachment describes an image or a document shown to the model — never
-// its bytes, which the session store keeps once, by Digest (serve's
-// /v1/sessions/{id}/attachments/{digest} gives them).
-type Attachment struct {
-	MediaType string `json:"media_type"`
-	Digest    string `json:"digest"`
-	Size      int64  `json:"size"`
-	Name      string `json:"name,omitempty"`
-	Width     int    `json:"width,omitempty"`
-	Height    int    `json:"height,omitempty"`
-}
-
-// AttachmentsOf describes ms (nil for none).
-func AttachmentsOf(ms []*llm.Media) []Attachment {
-	var out []Attachment
-	for _, m := range ms {
-		if m == nil {
-			continue
-		}
-		size := m.Size
-		if size == 0 {
-			size = int64(len(m.Data))
-		}
-		out = append(out, Attachment{MediaType: m.MediaType, Digest: m.Digest, Size: size, Name: m.Name, Width: m.Width, Height: m.Height})
-	}
-	return out
+	Attachments []llm.Attachment `json:"attachments,omitempty"`
 }
 
 // IterationStartedData is the data of IterationStarted.
@@ -658,7 +630,7 @@ type ToolData struct {
 	AllowedBy   Decision `json:"allowed_by,omitzero"`
 	RewrittenBy []string `json:"rewritten_by,omitempty"`
 	// Attachments are the images and documents the result showed.
-	Attachments []Attachment `json:"attachments,omitempty"`
+	Attachments []llm.Attachment `json:"attachments,omitempty"`
 }
 
 // Decision is what decided about a tool call: By is "policy" (Rule is the

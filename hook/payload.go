@@ -3,6 +3,7 @@ package hook
 import (
 	"encoding/json"
 
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/scope"
 )
 
@@ -71,6 +72,8 @@ type SessionEndPayload struct {
 type UserPromptSubmitPayload struct {
 	Common
 	Prompt string `json:"prompt" jsonschema:"the user's input (rewritable)"`
+	// Attachments describe the images and documents shown with it.
+	Attachments []llm.Attachment `json:"attachments,omitempty" jsonschema:"the images and PDFs shown with the prompt: type, digest, size, name, dimensions (never their bytes)"`
 }
 
 // TurnStartPayload is sent when the executor starts a turn.

@@ -101,6 +101,34 @@ type Media struct {
 	Height int `json:"height,omitempty"`
 }
 
+// Attachment describes an image or a document shown to the model — never
+// its bytes, which the session store keeps once, by Digest: what events,
+// hooks and people are given of it.
+type Attachment struct {
+	MediaType string `json:"media_type"`
+	Digest    string `json:"digest"`
+	Size      int64  `json:"size"`
+	Name      string `json:"name,omitempty"`
+	Width     int    `json:"width,omitempty"`
+	Height    int    `json:"height,omitempty"`
+}
+
+// Attachments describes ms (nil for none).
+func Attachments(ms []*Media) []Attachment {
+	var out []Attachment
+	for _, m := range ms {
+		if m == nil {
+			continue
+		}
+		size := m.Size
+		if size == 0 {
+			size = int64(len(m.Data))
+		}
+		out = append(out, Attachment{MediaType: m.MediaType, Digest: m.Digest, Size: size, Name: m.Name, Width: m.Width, Height: m.Height})
+	}
+	return out
+}
+
 // The media types providers take.
 const (
 	MediaPNG  = "image/png"

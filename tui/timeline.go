@@ -161,7 +161,7 @@ func callLine(iteration, attempt int) string {
 
 // attachmentLabels names what an event's attachments are (MediaLabel),
 // after a space; "" for none.
-func attachmentLabels(as []event.Attachment) string {
+func attachmentLabels(as []llm.Attachment) string {
 	var b strings.Builder
 	for _, a := range as {
 		b.WriteString(" " + MediaLabel(&llm.Media{MediaType: a.MediaType, Size: a.Size, Name: a.Name, Width: a.Width, Height: a.Height}))
