@@ -101,7 +101,7 @@ func Prepare(data []byte, name string) (m *llm.Media, note string, err error) {
 	}
 	cfg, _, err := decodeConfig(data, typ)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: the %s cannot be read: %v", name, article(typ), err)
+		return nil, "", fmt.Errorf("%s is %s that cannot be read: %v", name, article(typ), err)
 	}
 	m.Width, m.Height = cfg.Width, cfg.Height
 	long := max(cfg.Width, cfg.Height)
@@ -111,7 +111,7 @@ func Prepare(data []byte, name string) (m *llm.Media, note string, err error) {
 	}
 	img, err := decode(data, typ)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: the %s cannot be read: %v", name, article(typ), err)
+		return nil, "", fmt.Errorf("%s is %s that cannot be read: %v", name, article(typ), err)
 	}
 	out, err := shrink(img, typ)
 	if err != nil {
