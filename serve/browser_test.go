@@ -28,6 +28,22 @@ const browserEnv = "ORCA_BROWSER"
 // a person to look at.
 const screenshotEnv = "ORCA_SCREENSHOTS"
 
+// browser starts the headless browser exe for the test: its context,
+// ended with the test (two minutes at most).
+func browser(t *testing.T, exe string) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancel()
+		cancelAlloc()
+	})
+	return ctx
+}
+
 func chromium(t *testing.T) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
@@ -55,14 +71,7 @@ func TestPageInABrowser(t *testing.T) {
 		script.Text("Ran it: **page.txt** is written, with `echo`.\n\n- one\n- two\n\n<img src=x onerror=\"document.title='pwned'\"> [docs](https://example.com/d) [bad](javascript:alert(1))"))
 	f.json("POST", "/v1/sessions", `{"id": "web"}`, 201)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelTimeout()
+	ctx := browser(t, exe)
 
 	shot := func(name string) {
 		t.Helper()
@@ -187,14 +196,7 @@ func TestPageSendsAndShowsAnImage(t *testing.T) {
 	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelTimeout()
+	ctx := browser(t, exe)
 	for i, a := range []chromedp.Action[chromedp.Void]{
 		chromedp.Navigate(f.http.URL + "/"),
 		chromedp.WaitVisible(`#login`),
