@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
@@ -49,5 +50,47 @@ func TestRequestMedia(t *testing.T) {
 	}
 	if started == nil || len(started.Attachments) != 1 || started.Attachments[0] != want {
 		t.Errorf("turn_started %+v", started)
+	}
+}
+
+// A model that takes no images refuses the request (400): the turn goes
+// on with their descriptions, which say they were not shown, and the
+// runtime sends that model descriptions from then on — one refusal, not
+// one at every call.
+func TestModelThatTakesNoImages(t *testing.T) {
+	var calls []*llm.Request
+	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, _ func(llm.Delta)) (*llm.Response, error) {
+		calls = append(calls, req)
+		for _, m := range req.Messages {
+			for _, b := range m.Content {
+				if b.Type == llm.BlockImage {
+					return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: "image input is not supported by this model"}
+				}
+			}
+		}
+		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("I cannot see it.")}}, StopReason: llm.StopEndTurn}, nil
+	})
+	rt, err := agent.New(agent.Definition{Name: "blind", Model: "text-only"}, agent.Collaborators{Client: client, Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	img := &llm.Media{MediaType: llm.MediaPNG, Data: []byte("\x89PNG\r\n\x1a\n"), Digest: "sha256:aa", Name: "a.png"}
+	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "what is it?", Media: []*llm.Media{img}})
+	if err != nil || res.StopReason != agent.StopAnswered {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if len(calls) != 2 || !strings.Contains(calls[1].Messages[0].Text(), "a.png") || !strings.Contains(calls[1].Messages[0].Text(), "not shown") {
+		t.Fatalf("%d calls; the second said %q", len(calls), calls[len(calls)-1].Messages[0].Text())
+	}
+	if _, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "and now?", History: res.Messages}); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 3 {
+		t.Errorf("%d calls: the model was sent the image again", len(calls))
+	}
+	// The conversation kept the image: another model may see it.
+	if m := res.Messages[0]; len(m.Content) != 2 || m.Content[1].Media != img {
+		t.Errorf("the transcript lost the image: %+v", m)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/orca-agent/orca/event"
@@ -81,6 +82,11 @@ func (t *turn) callModel() (*llm.Response, error) {
 		}
 		onDelta = t.onDelta
 	}
+	// A model that refused media once is sent their descriptions.
+	described, refusedMedia := false, false
+	if t.rt.mediaRefused.Load() && hasMedia(req.Messages) && t.refusesMedia(req.Model) {
+		req, described = describeMedia(req), true
+	}
 	for attempt := 1; ; attempt++ {
 		var ev *callEvents
 		start := t.clock() // the call's start is its event's time too (a tool call's is)
@@ -109,6 +115,10 @@ func (t *turn) callModel() (*llm.Response, error) {
 				t.promptTokens = u.Total()
 				t.sizedUpTo = len(t.msgs) + 1 // the answer is appended next
 			}
+			if refusedMedia {
+				t.rt.noMedia.Store(req.Model, true)
+				t.rt.mediaRefused.Store(true)
+			}
 			if ev != nil {
 				end := t.clock()
 				ev.usage = resp.Usage
@@ -121,10 +131,21 @@ func (t *turn) callModel() (*llm.Response, error) {
 			return resp, nil
 		}
 		retry := attempt <= def.MaxRetries && llm.Retryable(err) && t.ctx.Err() == nil
+		// A request that shows media refused as invalid: the model may
+		// take none. Once more, with their descriptions instead, which
+		// say so — and so for the rest of the runtime's life, once that
+		// works (not a 400 at every call of a session that read an image).
+		strip := !retry && !described && errors.Is(err, llm.ErrInvalidRequest) && hasMedia(req.Messages) && t.ctx.Err() == nil
 		t.emit(event.LLMCallFailed, &event.LLMCallData{
 			Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt,
-			Error: err.Error(), Retrying: retry, Duration: time.Since(start),
+			Error: err.Error(), Retrying: retry || strip, Duration: time.Since(start),
 		})
+		if strip {
+			t.rt.logger.Warn("the model refused a request that showed it images or documents: sending their descriptions instead", "model", req.Model, "err", err)
+			req, described = describeMedia(req), true
+			refusedMedia = true
+			continue
+		}
 		if !retry {
 			return nil, fmt.Errorf("model call (iteration %d, attempt %d): %w", t.res.Iterations, attempt, err)
 		}
@@ -221,4 +242,51 @@ func Backoff(attempt int, err error) time.Duration {
 	}
 	base := min(time.Second<<min(attempt-1, 5), 30*time.Second)
 	return time.Duration(float64(base) * (0.8 + 0.4*rand.Float64()))
+}
+
+// hasMedia reports whether msgs show the model an image or a document.
+func hasMedia(msgs []llm.Message) bool {
+	for i := range msgs {
+		for j := range msgs[i].Content {
+			if b := &msgs[i].Content[j]; b.Media != nil || len(b.Parts) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// describeMedia returns a copy of req whose images and documents are text
+// that names them and says they were not shown (the messages without
+// media shared).
+func describeMedia(req *llm.Request) *llm.Request {
+	const why = "not shown: this model refused a request that showed it images or documents"
+	r := *req
+	r.Messages = slices.Clone(req.Messages)
+	for i, m := range r.Messages {
+		if !hasMedia(r.Messages[i : i+1]) {
+			continue
+		}
+		content := make([]llm.Block, 0, len(m.Content))
+		for _, b := range m.Content {
+			switch {
+			case b.Type == llm.BlockImage || b.Type == llm.BlockDocument:
+				content = append(content, llm.TextBlock(fmt.Sprintf("[%s, %s]", b.Media, why)))
+			case len(b.Parts) > 0:
+				b.Content = strings.TrimSpace(b.Content + "\n" + strings.ReplaceAll(llm.PartsText(b.Parts), "]", ", "+why+"]"))
+				b.Parts = nil
+				content = append(content, b)
+			default:
+				content = append(content, b)
+			}
+		}
+		r.Messages[i].Content = content
+	}
+	return &r
+}
+
+// refusesMedia reports whether model refused media before.
+func (t *turn) refusesMedia(model string) bool {
+	_, ok := t.rt.noMedia.Load(model)
+	return ok
 }

@@ -262,6 +262,12 @@ type Runtime struct {
 	children  sync.Map // subagent name → *Runtime
 	// transcripts keeps the conversations hooks read (nil: none).
 	transcripts *transcripts
+	// noMedia are the models that refused a request showing them media
+	// (model name → true): they are sent their descriptions instead;
+	// mediaRefused, whether there is one (model calls look no further
+	// without).
+	noMedia      sync.Map
+	mediaRefused atomic.Bool
 	// nested loads the subfolders' memory files (nil: none).
 	nested  *memory.Nested
 	closers []io.Closer // what New created, closed in reverse order
