@@ -165,6 +165,9 @@ type BlockInfo struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	// Attachments describe an image or document block's media, or what a
+	// tool result showed — never their bytes.
+	Attachments []llm.Attachment `json:"attachments,omitempty"`
 }
 
 // DescribeSession returns s with its totals and budget read from st, and
@@ -193,6 +196,12 @@ func RecordOf(r store.Record) RecordInfo {
 		}
 		rj.Content[i] = BlockInfo{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Input: in,
 			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError}
+		if b.Media != nil {
+			rj.Content[i].Attachments = llm.Attachments([]*llm.Media{b.Media})
+		}
+		for _, p := range b.Parts {
+			rj.Content[i].Attachments = append(rj.Content[i].Attachments, llm.Attachments([]*llm.Media{p.Media})...)
+		}
 	}
 	return rj
 }

@@ -199,6 +199,10 @@ func TestStoreKeepsAnImageOnce(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "[image 700×560 png, ") {
 		t.Errorf("timeline: exit %d\n%.3000s\n%s", code, stdout, stderr)
 	}
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "sessions", "show", "img", "-w", ws, "--json")
+	if code != 0 || strings.Count(stdout, `"digest": "sha256:`) != 4 || strings.Contains(stdout, base64.StdEncoding.EncodeToString(b.Bytes()[:60])) {
+		t.Errorf("sessions show --json: exit %d, %d attachments\n%.2000s", code, strings.Count(stdout, `"digest": "sha256:`), stdout)
+	}
 	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "sessions", "show", "img", "-w", ws)
 	if code != 0 || strings.Count(stdout, "[image 700×560 png, ") != 4 || !strings.Contains(stdout, ": big.png]") || len(stdout) > 20000 {
 		t.Errorf("sessions show: exit %d\n%.3000s\n%s", code, stdout, stderr)
