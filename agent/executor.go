@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -347,6 +348,15 @@ func (e *Executor) Execute(ctx context.Context, rt *Runtime, req Request) (*Resu
 	}
 	if req.SessionID == "" {
 		return nil, errors.New("agent: request has no session id")
+	}
+	for i, m := range req.Media {
+		if m == nil {
+			return nil, fmt.Errorf("agent: request media[%d] is nil", i)
+		}
+		b := llm.MediaBlock(m)
+		if err := validMedia(&b); err != nil {
+			return nil, fmt.Errorf("agent: request media[%d] (%s): %w", i, m.Name, err)
+		}
 	}
 	sc := scope.Scope{RuntimeID: rt.id, SessionID: req.SessionID, TurnID: req.TurnID, ExecutionID: newID("exec")}
 	if sc.TurnID == "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/tool"
 )
 
 // What the user shows with a prompt reaches the model after its text;
@@ -92,5 +93,47 @@ func TestModelThatTakesNoImages(t *testing.T) {
 	// The conversation kept the image: another model may see it.
 	if m := res.Messages[0]; len(m.Content) != 2 || m.Content[1].Media != img {
 		t.Errorf("the transcript lost the image: %+v", m)
+	}
+}
+
+// A tool's media that no provider takes (an SVG, media without bytes) is
+// said in its result, not sent: the turn goes on.
+func TestToolMediaNoProviderTakes(t *testing.T) {
+	odd := tool.New("Odd", "Shows odd media.", func(ctx context.Context, in struct{}) (tool.Result, error) {
+		return tool.Result{Content: "here", Media: []*llm.Media{
+			{MediaType: "image/svg+xml", Data: []byte("<svg/>")},
+			{MediaType: llm.MediaPNG},
+			{MediaType: llm.MediaPNG, Data: []byte("\x89PNG\r\n\x1a\n"), Digest: "sha256:ok"},
+		}}, nil
+	})
+	model := script.New().Script("s", script.Call("Odd", map[string]any{}), script.Text("done"))
+	rt, err := agent.New(agent.Definition{Name: "odd", ToolProviders: []tool.Provider{tool.Static("o", odd)}}, agent.Collaborators{Client: model, Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go"})
+	if err != nil || res.StopReason != agent.StopAnswered {
+		t.Fatalf("%+v %v", res, err)
+	}
+	r := model.CallsTo("s")[1].Messages[2].Content[0]
+	if len(r.Parts) != 1 || r.Parts[0].Media.Digest != "sha256:ok" || strings.Count(r.Content, "[not shown: ") != 2 || !strings.Contains(r.Content, "image/svg+xml") {
+		t.Errorf("the result %+v", r)
+	}
+}
+
+// Media a request gives that no provider takes is refused before the
+// turn, naming it — not a conversation found malformed later.
+func TestRequestMediaRefused(t *testing.T) {
+	rt, err := agent.New(agent.Definition{Name: "m"}, agent.Collaborators{Client: script.New(), Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	for _, m := range []*llm.Media{nil, {MediaType: "image/svg+xml", Data: []byte("<svg/>"), Name: "x.svg"}, {MediaType: llm.MediaPNG, Name: "empty.png"}} {
+		_, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "x", Media: []*llm.Media{m}})
+		if err == nil || !strings.Contains(err.Error(), "media[0]") {
+			t.Errorf("%v: %v", m, err)
+		}
 	}
 }

@@ -338,9 +338,17 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 	}
 	b := llm.ToolResultBlock(call.ID, r.Content, r.IsError)
 	for _, m := range r.Media {
-		if m != nil {
-			b.Parts = append(b.Parts, llm.MediaBlock(m))
+		if m == nil {
+			continue
 		}
+		p := llm.MediaBlock(m)
+		if err := validMedia(&p); err != nil {
+			// A tool's media no provider would take: said, not sent (the
+			// conversation stays one the providers take).
+			b.Content = strings.TrimSpace(b.Content + "\n[not shown: " + err.Error() + "]")
+			continue
+		}
+		b.Parts = append(b.Parts, p)
 	}
 	return b
 }
