@@ -43,6 +43,10 @@ func TestReadImagesAndPDFs(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 
+	r = f.call("Read", map[string]any{"file_path": "spec.pdf", "pages": "2-3"})
+	if r.IsError || len(r.Media) != 1 || !strings.Contains(r.Content, "pages 2-3: orca sends a PDF whole") {
+		t.Errorf("pages of a PDF: %+v", r)
+	}
 	f.write("fake.png", "I am text\n")
 	f.fails(f.call("Read", map[string]any{"file_path": "fake.png"}), "fake.png", "is named as a PNG image but its bytes are not one")
 	f.write("bin.dat", "abc\x00def")

@@ -61,6 +61,10 @@ func (*readTool) Schema() json.RawMessage {
       "type": "number",
       "minimum": 1,
       "description": "The number of lines to read. Only provide if the file is too large to read at once."
+    },
+    "pages": {
+      "type": "string",
+      "description": "For a PDF, the pages you want (\"1-5\", \"3\"): orca sends the whole PDF, up to 32 MB, and says so"
     }
   },
   "required": ["file_path"],
@@ -72,6 +76,7 @@ type readInput struct {
 	FilePath string `json:"file_path"`
 	Offset   count  `json:"offset"`
 	Limit    count  `json:"limit"`
+	Pages    string `json:"pages"`
 }
 
 func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
@@ -119,7 +124,7 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 			Response: &readResponse{Type: "text", File: readFile{FilePath: absPath(t.fs, in.FilePath), StartLine: 1}}}
 	}
 	if _, named := media.Named(in.FilePath); named || media.Sniff(head) != "" {
-		return t.readMedia(in.FilePath, br, fi.Size())
+		return t.readMedia(in.FilePath, in.Pages, br, fi.Size())
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
 		return tool.Errorf("%s is a binary file (it has a NUL byte in its first 8 KiB); Read shows text files, images and PDFs only", in.FilePath)
@@ -261,7 +266,7 @@ func fileError(path string, err error) tool.Result {
 // readMedia reads an image or a PDF, of size bytes, whole, and shows it to
 // the model (media.Prepare: scaled down when it is too large, known by
 // its bytes, not its name).
-func (t *readTool) readMedia(path string, r io.Reader, size int64) tool.Result {
+func (t *readTool) readMedia(path, pages string, r io.Reader, size int64) tool.Result {
 	if size > media.MaxInputBytes {
 		return tool.Errorf("%s is %d MB, more than the %d MB a file shown to the model may be", path, size>>20, media.MaxInputBytes>>20)
 	}
@@ -280,6 +285,9 @@ func (t *readTool) readMedia(path string, r io.Reader, size int64) tool.Result {
 	text := fmt.Sprintf("%s: %s, shown to you here.", path, m)
 	if note != "" {
 		text += " " + note
+	}
+	if pages != "" && m.MediaType == llm.MediaPDF {
+		text += fmt.Sprintf(" You asked for pages %s: orca sends a PDF whole, so look at those.", pages)
 	}
 	return tool.Result{Content: text, Media: []*llm.Media{m},
 		Response: &readMediaResponse{Type: kind, File: readMedia{FilePath: absPath(t.fs, path), MediaType: m.MediaType,
