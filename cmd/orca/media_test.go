@@ -193,15 +193,14 @@ func TestStoreKeepsAnImageOnce(t *testing.T) {
 	if n := strings.Count(reqs[len(reqs)-1].raw, base64.StdEncoding.EncodeToString(b.Bytes())); len(reqs) != 6 || n != 4 {
 		t.Errorf("%d requests; the resumed turn's carries the image %d times", len(reqs), n)
 	}
-	// orca sessions show names it, without its bytes.
-	// So does the timeline.
+	// The timeline and orca sessions show name it, without its bytes.
 	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "timeline", "--session", "img", "-w", ws)
 	if code != 0 || !strings.Contains(stdout, "[image 700×560 png, ") {
 		t.Errorf("timeline: exit %d\n%.3000s\n%s", code, stdout, stderr)
 	}
 	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "sessions", "show", "img", "-w", ws, "--json")
 	if code != 0 || strings.Count(stdout, `"digest": "sha256:`) != 4 || strings.Contains(stdout, base64.StdEncoding.EncodeToString(b.Bytes()[:60])) {
-		t.Errorf("sessions show --json: exit %d, %d attachments\n%.2000s", code, strings.Count(stdout, `"digest": "sha256:`), stdout)
+		t.Errorf("sessions show --json: exit %d, %d attachments\n%.2000s\n%s", code, strings.Count(stdout, `"digest": "sha256:`), stdout, stderr)
 	}
 	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "sessions", "show", "img", "-w", ws)
 	if code != 0 || strings.Count(stdout, "[image 700×560 png, ") != 4 || !strings.Contains(stdout, ": big.png]") || len(stdout) > 20000 {
