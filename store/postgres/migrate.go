@@ -138,7 +138,8 @@ ALTER TABLE parked
 	ALTER COLUMN note DROP DEFAULT, ALTER COLUMN note TYPE BYTEA USING convert_to(note, 'UTF8'), ALTER COLUMN note SET DEFAULT ''::bytea;
 `,
 	// 5: the bytes of images and documents, once per store whatever the
-	// records that show them (by digest; the records keep the rest).
+	// records that show them (by digest; the records keep the rest), and
+	// which sessions show them: deleting the last one deletes them.
 	`
 CREATE TABLE attachments (
 	digest     TEXT PRIMARY KEY, -- sha256:<hex> of data
@@ -147,6 +148,12 @@ CREATE TABLE attachments (
 	data       BYTEA NOT NULL,
 	created_at BIGINT NOT NULL
 );
+CREATE TABLE attachment_refs (
+	session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	digest     TEXT NOT NULL,
+	PRIMARY KEY (session_id, digest)
+);
+CREATE INDEX attachment_refs_by_digest ON attachment_refs (digest);
 `,
 }
 

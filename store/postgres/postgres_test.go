@@ -325,3 +325,21 @@ func TestMigrateTextToBytes(t *testing.T) {
 		t.Errorf("after a turn: %+v", got)
 	}
 }
+
+func TestAttachmentsGoWithTheirSessions(t *testing.T) {
+	dsn := freshSchema(t)
+	s := open(t, dsn)
+	defer s.Close()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	storetest.RunAttachmentsDeleted(t, s, func() int {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM attachments").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
+}

@@ -157,7 +157,8 @@ ALTER TABLE parked ADD COLUMN trace_parent TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN last_turn TEXT NOT NULL DEFAULT '';
 `,
 	// 11: the bytes of images and documents, once per store whatever
-	// the records that show them (by digest; the records keep the rest).
+	// the records that show them (by digest; the records keep the rest),
+	// and which sessions show them: deleting the last one deletes them.
 	`
 CREATE TABLE attachments (
 	digest     TEXT PRIMARY KEY, -- sha256:<hex> of data
@@ -166,6 +167,12 @@ CREATE TABLE attachments (
 	data       BLOB NOT NULL,
 	created_at INTEGER NOT NULL
 ) STRICT;
+CREATE TABLE attachment_refs (
+	session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	digest     TEXT NOT NULL,
+	PRIMARY KEY (session_id, digest)
+) STRICT;
+CREATE INDEX attachment_refs_by_digest ON attachment_refs (digest);
 `,
 }
 

@@ -106,7 +106,7 @@ func TestOpenCreatesOneFileWithTheSchema(t *testing.T) {
 	if fmt.Sprint(versions) != "[1 2 3 4 5 6 7 8 9 10 11]" {
 		t.Errorf("schema_migrations = %v, want [1 2 3 4 5 6 7 8 9 10 11]", versions)
 	}
-	for _, table := range []string{"sessions", "records", "totals", "budgets", "approvals", "observations", "leases", "snapshot_chunks", "parked", "attachments"} {
+	for _, table := range []string{"sessions", "records", "totals", "budgets", "approvals", "observations", "leases", "snapshot_chunks", "parked", "attachments", "attachment_refs"} {
 		var n int
 		if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table).Scan(&n); err != nil || n != 1 {
 			t.Errorf("table %s: %d, %v", table, n, err)
@@ -370,4 +370,18 @@ func TestCheckpointInterval(t *testing.T) {
 	if err != nil || len(recs) != n || !strings.HasPrefix(recs[n-1].Message.Text(), fmt.Sprint(n-1, "x")) {
 		t.Fatalf("%d records read back, %v", len(recs), err)
 	}
+}
+
+func TestAttachmentsGoWithTheirSessions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orca.db")
+	s := open(t, path)
+	defer s.Close()
+	db := rawDB(t, path)
+	storetest.RunAttachmentsDeleted(t, s, func() int {
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM attachments").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	})
 }

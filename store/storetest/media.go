@@ -49,3 +49,42 @@ func testMedia(t *testing.T, s store.Store) {
 		check("Records", records(t, s, id, store.RecordFilter{}))
 	}
 }
+
+// RunAttachmentsDeleted is for stores that keep media bytes apart, once
+// each (the SQL stores' attachments table): count returns how many they
+// keep. An image two sessions show is kept once, and until the last of
+// them is deleted; one only a deleted session showed goes with it.
+func RunAttachmentsDeleted(t *testing.T, s store.Store, count func() int) {
+	t.Helper()
+	shared := &llm.Media{MediaType: llm.MediaPNG, Data: []byte("\x89PNG\r\n\x1a\nshared")}
+	own := &llm.Media{MediaType: llm.MediaPNG, Data: []byte("\x89PNG\r\n\x1a\nown")}
+	show := func(ms ...*llm.Media) store.Record {
+		c := []llm.Block{llm.TextBlock("look")}
+		for _, m := range ms {
+			c = append(c, llm.ImageBlock(m))
+		}
+		return store.Record{Kind: "message", Message: llm.Message{Role: llm.RoleUser, Content: c}}
+	}
+	provision(t, s, "a1", "r1")
+	provision(t, s, "a2", "r1")
+	appendRecs(t, s, "a1", show(shared, own), show(shared))
+	appendRecs(t, s, "a2", show(shared))
+	if n := count(); n != 2 {
+		t.Fatalf("%d attachments kept for 2 images", n)
+	}
+	if err := s.DeleteSession(ctx, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Errorf("%d attachments kept after deleting the only session that showed one", n)
+	}
+	if got := records(t, s, "a2", store.RecordFilter{}); !bytes.Equal(got[0].Message.Content[1].Media.Data, shared.Data) {
+		t.Errorf("the other session lost its image: %+v", got[0].Message.Content[1].Media)
+	}
+	if err := s.DeleteSession(ctx, "a2"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Errorf("%d attachments kept with no session left", n)
+	}
+}

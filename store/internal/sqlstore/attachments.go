@@ -11,10 +11,11 @@ import (
 )
 
 // PutAttachments keeps, in the write transaction tx, the bytes of the
-// media of recs that the store does not have yet: once per digest,
-// however many records show them (the records keep their digests,
-// wire.Encode).
-func PutAttachments(ctx context.Context, tx Querier, now int64, recs []store.Record) error {
+// media of recs, the session's, that the store does not have yet: once
+// per digest, however many records show them (the records keep their
+// digests, wire.Encode); and that the session shows them, so that
+// deleting the last session that does deletes them (DeleteSession).
+func PutAttachments(ctx context.Context, tx Querier, sessionID string, now int64, recs []store.Record) error {
 	var seen map[string]bool
 	for _, r := range recs {
 		for _, m := range wire.MediaOf(r.Message) {
@@ -31,6 +32,9 @@ func PutAttachments(ctx context.Context, tx Querier, now int64, recs []store.Rec
 			seen[digest] = true
 			if _, err := tx.Exec(ctx, "INSERT INTO attachments (digest, media_type, size, data, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
 				digest, m.MediaType, int64(len(m.Data)), m.Data, now); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO attachment_refs (session_id, digest) VALUES (?, ?) ON CONFLICT (session_id, digest) DO NOTHING", sessionID, digest); err != nil {
 				return err
 			}
 		}

@@ -121,6 +121,10 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		if _, err := tx.Exec(ctx, "DELETE FROM sessions WHERE id = ?", id); err != nil {
 			return err
 		}
+		// The images and documents no other session shows go with it.
+		if _, err := tx.Exec(ctx, "DELETE FROM attachments WHERE NOT EXISTS (SELECT 1 FROM attachment_refs r WHERE r.digest = attachments.digest)"); err != nil {
+			return err
+		}
 		if s.hooks.Deleted != nil {
 			s.hooks.Deleted(tx, id)
 		}
