@@ -246,14 +246,7 @@ func Backoff(attempt int, err error) time.Duration {
 
 // hasMedia reports whether msgs show the model an image or a document.
 func hasMedia(msgs []llm.Message) bool {
-	for i := range msgs {
-		for j := range msgs[i].Content {
-			if b := &msgs[i].Content[j]; b.Media != nil || len(b.Parts) > 0 {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(msgs, llm.Message.HasMedia)
 }
 
 // describeMedia returns a copy of req whose images and documents are text
@@ -264,7 +257,7 @@ func describeMedia(req *llm.Request) *llm.Request {
 	r := *req
 	r.Messages = slices.Clone(req.Messages)
 	for i, m := range r.Messages {
-		if !hasMedia(r.Messages[i : i+1]) {
+		if !m.HasMedia() {
 			continue
 		}
 		content := make([]llm.Block, 0, len(m.Content))

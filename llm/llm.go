@@ -10,6 +10,8 @@ package llm
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 )
@@ -120,11 +122,7 @@ func Attachments(ms []*Media) []Attachment {
 		if m == nil {
 			continue
 		}
-		size := m.Size
-		if size == 0 {
-			size = int64(len(m.Data))
-		}
-		out = append(out, Attachment{MediaType: m.MediaType, Digest: m.Digest, Size: size, Name: m.Name, Width: m.Width, Height: m.Height})
+		out = append(out, Attachment{MediaType: m.MediaType, Digest: m.Digest, Size: m.Len(), Name: m.Name, Width: m.Width, Height: m.Height})
 	}
 	return out
 }
@@ -168,6 +166,50 @@ func MediaBlock(m *Media) Block {
 	return ImageBlock(m)
 }
 
+// DigestOf names bytes as Media.Digest does: "sha256:" and their
+// SHA-256 in hex.
+func DigestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Len is the media's size in bytes: Size, or the length of Data when Size
+// is not set.
+func (m *Media) Len() int64 {
+	if m.Size != 0 {
+		return m.Size
+	}
+	return int64(len(m.Data))
+}
+
+// HasMedia reports whether m shows the model an image or a document: in
+// its blocks, or among a tool result's parts.
+func (m Message) HasMedia() bool {
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Media != nil || len(b.Parts) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Media returns the media of m's blocks and of their parts, in order (the
+// pointers m holds).
+func (m Message) Media() []*Media {
+	var out []*Media
+	for _, b := range m.Content {
+		if b.Media != nil {
+			out = append(out, b.Media)
+		}
+		for _, p := range b.Parts {
+			if p.Media != nil {
+				out = append(out, p.Media)
+			}
+		}
+	}
+	return out
+}
+
 // Equal reports whether m and n are the same media: the same type and
 // digest, and the same bytes when both have them.
 func (m *Media) Equal(n *Media) bool {
@@ -187,10 +229,7 @@ func (m *Media) String() string {
 	if m == nil {
 		return ""
 	}
-	size := m.Size
-	if size == 0 {
-		size = int64(len(m.Data))
-	}
+	size := m.Len()
 	s := m.MediaType
 	if m.Width > 0 && m.Height > 0 {
 		s += " " + strconv.Itoa(m.Width) + "×" + strconv.Itoa(m.Height)

@@ -7,8 +7,6 @@ package media
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"image"
@@ -16,7 +14,9 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -46,6 +46,47 @@ var ErrNotMedia = errors.New("not an image or PDF")
 var extensions = map[string]string{
 	".png": llm.MediaPNG, ".jpg": llm.MediaJPEG, ".jpeg": llm.MediaJPEG, ".gif": llm.MediaGIF,
 	".webp": llm.MediaWebP, ".pdf": llm.MediaPDF,
+}
+
+// ErrNotFile is the error of ReadFile for a path that is not a regular
+// file (a folder, a device).
+var ErrNotFile = errors.New("not a file")
+
+// CheckSize refuses a file name of size bytes larger than MaxInputBytes,
+// naming it.
+func CheckSize(name string, size int64) error {
+	if size > MaxInputBytes {
+		return fmt.Errorf("%s is %s, more than the %s a file shown to the model may be", name, llm.ByteSize(size), llm.ByteSize(MaxInputBytes))
+	}
+	return nil
+}
+
+// ReadFile reads the file at path, named name for the model, and makes
+// it media (Prepare). A missing file is an error wrapping fs.ErrNotExist;
+// a path that is no regular file, ErrNotFile; one over MaxInputBytes is
+// not read.
+func ReadFile(path, name string) (*llm.Media, string, error) {
+	// Stat before opening: opening a FIFO would block.
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case !fi.Mode().IsRegular():
+		return nil, "", fmt.Errorf("%s is %w", path, ErrNotFile)
+	}
+	if err := CheckSize(name, fi.Size()); err != nil {
+		return nil, "", err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxInputBytes+1))
+	if err != nil {
+		return nil, "", err
+	}
+	return Prepare(data, name)
 }
 
 // Named reports whether name's extension is that of a type Prepare takes
@@ -78,8 +119,8 @@ func Sniff(data []byte) string {
 // A PDF over MaxPDFBytes, or an image that cannot be decoded, is an error
 // naming the file.
 func Prepare(data []byte, name string) (m *llm.Media, note string, err error) {
-	if len(data) > MaxInputBytes {
-		return nil, "", fmt.Errorf("%s is %s, more than the %s a file shown to the model may be", name, llm.ByteSize(int64(len(data))), llm.ByteSize(MaxInputBytes))
+	if err := CheckSize(name, int64(len(data))); err != nil {
+		return nil, "", err
 	}
 	typ := Sniff(data)
 	named, hasName := Named(name)
@@ -124,15 +165,9 @@ func Prepare(data []byte, name string) (m *llm.Media, note string, err error) {
 	return finish(m), note, nil
 }
 
-// Digest returns the name of data: "sha256:" and its SHA-256 in hex.
-func Digest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
 func finish(m *llm.Media) *llm.Media {
 	m.Size = int64(len(m.Data))
-	m.Digest = Digest(m.Data)
+	m.Digest = llm.DigestOf(m.Data)
 	return m
 }
 

@@ -7,9 +7,12 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/orca-agent/orca/llm"
@@ -82,7 +85,7 @@ func TestSmallImagesAsTheyAre(t *testing.T) {
 			t.Fatalf("%s: %v %q", tc.name, err, note)
 		}
 		if m.MediaType != tc.typ || !bytes.Equal(m.Data, tc.data) || m.Width != tc.w || m.Height != tc.h ||
-			m.Size != int64(len(tc.data)) || m.Digest != media.Digest(tc.data) || m.Name != tc.name || !strings.HasPrefix(m.Digest, "sha256:") {
+			m.Size != int64(len(tc.data)) || m.Digest != llm.DigestOf(tc.data) || m.Name != tc.name || !strings.HasPrefix(m.Digest, "sha256:") {
 			t.Errorf("%s: %+v", tc.name, m)
 		}
 	}
@@ -104,7 +107,7 @@ func TestLargeImagesShrink(t *testing.T) {
 	}
 	c := decoded(t, m)
 	if m.MediaType != llm.MediaJPEG || len(m.Data) > media.MaxImageBytes || c.Width != media.LongEdge || c.Height != media.LongEdge*2/3 ||
-		m.Width != c.Width || m.Height != c.Height || m.Digest != media.Digest(m.Data) {
+		m.Width != c.Width || m.Height != c.Height || m.Digest != llm.DigestOf(m.Data) {
 		t.Errorf("%s, %d×%d decoded", m, c.Width, c.Height)
 	}
 	if !strings.Contains(note, "3600×2400") || !strings.Contains(note, "scaled to 1568×1045") {
@@ -159,5 +162,32 @@ func TestPDF(t *testing.T) {
 	big := append([]byte("%PDF-1.7\n"), make([]byte, media.MaxPDFBytes)...)
 	if _, _, err := media.Prepare(big, "huge.pdf"); err == nil || !strings.Contains(err.Error(), "huge.pdf") {
 		t.Errorf("an oversized PDF: %v", err)
+	}
+}
+
+// ReadFile: a missing path wraps fs.ErrNotExist, a folder or a FIFO is
+// ErrNotFile (without blocking on the FIFO), a file is Prepare's media,
+// named as asked.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := media.ReadFile(filepath.Join(dir, "nope.png"), "nope.png"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+	fifo := filepath.Join(dir, "pipe.png")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dir, fifo} {
+		if _, _, err := media.ReadFile(p, p); !errors.Is(err, media.ErrNotFile) || !strings.Contains(err.Error(), p+" is not a file") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	png := encodePNG(t, noise(4, 3))
+	path := filepath.Join(dir, "a.png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m, _, err := media.ReadFile(path, "shots/a.png"); err != nil || m.Name != "shots/a.png" || !bytes.Equal(m.Data, png) {
+		t.Errorf("%v %v", m, err)
 	}
 }

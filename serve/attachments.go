@@ -55,14 +55,9 @@ func (s *Server) attachment(w http.ResponseWriter, r *http.Request) error {
 // find returns the media of recs named digest that has its bytes.
 func find(recs []store.Record, digest string) *llm.Media {
 	for i := range recs {
-		for _, b := range recs[i].Message.Content {
-			if m := b.Media; m != nil && m.Digest == digest && m.Data != nil {
+		for _, m := range recs[i].Message.Media() {
+			if m.Digest == digest && m.Data != nil {
 				return m
-			}
-			for _, p := range b.Parts {
-				if m := p.Media; m != nil && m.Digest == digest && m.Data != nil {
-					return m
-				}
 			}
 		}
 	}
@@ -74,11 +69,7 @@ func find(recs []store.Record, digest string) *llm.Media {
 func withoutBytes(msgs []llm.Message) []llm.Message {
 	out := msgs
 	for i, m := range msgs {
-		has := false
-		for _, b := range m.Content {
-			has = has || b.Media != nil || len(b.Parts) > 0
-		}
-		if !has {
+		if !m.HasMedia() {
 			continue
 		}
 		if &out[0] == &msgs[0] {
@@ -105,9 +96,7 @@ func described(m *llm.Media) *llm.Media {
 		return nil
 	}
 	c := *m
-	if c.Size == 0 {
-		c.Size = int64(len(c.Data))
-	}
+	c.Size = m.Len()
 	c.Data = nil
 	return &c
 }

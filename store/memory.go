@@ -129,15 +129,6 @@ func copyMessage(m llm.Message) llm.Message {
 	return m
 }
 
-func hasMedia(m llm.Message) bool {
-	for i := range m.Content {
-		if m.Content[i].Media != nil || m.Content[i].Parts != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // copyMedia returns a copy of m, its digest and size set, as every store
 // gives media back; its bytes are shared (media bytes never change).
 func copyMedia(m *llm.Media) *llm.Media {
@@ -146,9 +137,7 @@ func copyMedia(m *llm.Media) *llm.Media {
 	}
 	c := *m
 	c.Digest = wire.Digest(m)
-	if c.Size == 0 {
-		c.Size = int64(len(c.Data))
-	}
+	c.Size = m.Len()
 	return &c
 }
 
@@ -299,7 +288,7 @@ func (m *Memory) append(s *memSession, sessionID string, recs []Record, wall tim
 	for i, r := range out {
 		r.Message = copyMessage(r.Message)
 		s.recs.add(memRecord{rec: r})
-		if hasMedia(r.Message) {
+		if r.Message.HasMedia() {
 			// Given back with their digests set, as stored.
 			out[i].Message = copyMessage(r.Message)
 		}

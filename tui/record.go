@@ -72,11 +72,7 @@ func MediaLabel(m *llm.Media) string {
 	default:
 		parts = append(parts, m.MediaType)
 	}
-	size := m.Size
-	if size == 0 {
-		size = int64(len(m.Data))
-	}
-	label := "[" + parts[0] + ", " + llm.ByteSize(size)
+	label := "[" + parts[0] + ", " + llm.ByteSize(m.Len())
 	if m.Name != "" {
 		label += ": " + Printable(m.Name)
 	}

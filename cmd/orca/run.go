@@ -18,7 +18,6 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/event"
-	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/media"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
@@ -222,7 +221,7 @@ func runRun(cmd *cobra.Command, args []string, f *runFlags, o options) error {
 	}
 	var attached []string
 	for _, path := range f.attach {
-		m, note, err := attach(path)
+		m, note, err := media.ReadFile(path, path)
 		if err != nil {
 			return usageErrorf("--attach: %v", err)
 		}
@@ -569,23 +568,4 @@ func (p *pipeOut) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return n, err
-}
-
-// attach reads the file path as media to show the model (media.Prepare):
-// an error names the file and says why it cannot be.
-func attach(path string) (*llm.Media, string, error) {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, "", err
-	case !fi.Mode().IsRegular():
-		return nil, "", fmt.Errorf("%s is not a file", path)
-	case fi.Size() > media.MaxInputBytes:
-		return nil, "", fmt.Errorf("%s is %d MB, more than the %d MB a file shown to the model may be", path, fi.Size()>>20, media.MaxInputBytes>>20)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", err
-	}
-	return media.Prepare(data, path)
 }

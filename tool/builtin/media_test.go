@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/llm"
-	"github.com/orca-agent/orca/media"
 )
 
 // Read shows the model an image or a PDF, known by its bytes: the result
@@ -28,7 +27,7 @@ func TestReadImagesAndPDFs(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	m := r.Media[0]
-	if m.MediaType != llm.MediaPNG || !bytes.Equal(m.Data, b.Bytes()) || m.Width != 30 || m.Height != 20 || m.Digest != media.Digest(b.Bytes()) {
+	if m.MediaType != llm.MediaPNG || !bytes.Equal(m.Data, b.Bytes()) || m.Width != 30 || m.Height != 20 || m.Digest != llm.DigestOf(b.Bytes()) {
 		t.Errorf("media %s", m)
 	}
 	contains(t, r.Content, "shots/bug.png", "image/png 30×20")

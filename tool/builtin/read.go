@@ -267,8 +267,8 @@ func fileError(path string, err error) tool.Result {
 // the model (media.Prepare: scaled down when it is too large, known by
 // its bytes, not its name).
 func (t *readTool) readMedia(path, pages string, r io.Reader, size int64) tool.Result {
-	if size > media.MaxInputBytes {
-		return tool.Errorf("%s is %d MB, more than the %d MB a file shown to the model may be", path, size>>20, media.MaxInputBytes>>20)
+	if err := media.CheckSize(path, size); err != nil {
+		return tool.Errorf("%v", err)
 	}
 	data, err := io.ReadAll(io.LimitReader(r, media.MaxInputBytes+1))
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 func PutAttachments(ctx context.Context, tx Querier, sessionID string, now int64, recs []store.Record) error {
 	var seen map[string]bool
 	for _, r := range recs {
-		for _, m := range wire.MediaOf(r.Message) {
+		for _, m := range r.Message.Media() {
 			if len(m.Data) == 0 {
 				continue
 			}
@@ -67,15 +67,9 @@ func withAttachments(ctx context.Context, q Querier, recs []store.Record) error 
 		return nil
 	}
 	for i := range recs {
-		for j := range recs[i].Message.Content {
-			b := &recs[i].Message.Content[j]
-			if err := fill(b.Media); err != nil {
+		for _, m := range recs[i].Message.Media() {
+			if err := fill(m); err != nil {
 				return err
-			}
-			for k := range b.Parts {
-				if err := fill(b.Parts[k].Media); err != nil {
-					return err
-				}
 			}
 		}
 	}

@@ -12,14 +12,12 @@
 //
 // An image's or a document's bytes are not in it: its block keeps the
 // media's type, digest, size, name and dimensions, and the store keeps the
-// bytes once, by digest (MediaOf lists what to keep; the SQL stores'
-// attachments).
+// bytes once, by digest (llm.Message.Media lists what to keep; the SQL
+// stores' attachments).
 package wire
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -60,19 +58,14 @@ func Digest(m *llm.Media) string {
 	if m.Digest != "" {
 		return m.Digest
 	}
-	sum := sha256.Sum256(m.Data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return llm.DigestOf(m.Data)
 }
 
 func toMedia(m *llm.Media) *media {
 	if m == nil {
 		return nil
 	}
-	size := m.Size
-	if size == 0 {
-		size = int64(len(m.Data))
-	}
-	return &media{MediaType: m.MediaType, Digest: Digest(m), Size: size, Name: m.Name, Width: m.Width, Height: m.Height}
+	return &media{MediaType: m.MediaType, Digest: Digest(m), Size: m.Len(), Name: m.Name, Width: m.Width, Height: m.Height}
 }
 
 func fromMedia(m *media) *llm.Media {
@@ -101,23 +94,6 @@ func fromParts(bs []block) []llm.Block {
 	out := make([]llm.Block, len(bs))
 	for i, b := range bs {
 		out[i] = llm.Block{Type: b.Type, Text: b.Text, Media: fromMedia(b.Media)}
-	}
-	return out
-}
-
-// MediaOf returns the media of m's blocks and of their parts, in order:
-// what a store keeps the bytes of (those that have them).
-func MediaOf(m llm.Message) []*llm.Media {
-	var out []*llm.Media
-	for _, b := range m.Content {
-		if b.Media != nil {
-			out = append(out, b.Media)
-		}
-		for _, p := range b.Parts {
-			if p.Media != nil {
-				out = append(out, p.Media)
-			}
-		}
 	}
 	return out
 }
@@ -304,8 +280,6 @@ func storedMedia(m *llm.Media) (*llm.Media, bool) {
 	}
 	c := *m
 	c.Digest = Digest(m)
-	if c.Size == 0 {
-		c.Size = int64(len(c.Data))
-	}
+	c.Size = m.Len()
 	return &c, true
 }

@@ -135,8 +135,8 @@ func TestMediaWithoutBytes(t *testing.T) {
 	if !ok || !bytes.Equal(stored.Content[0].Parts[0].Media.Data, png) || stored.Content[0].Parts[0].Media.Digest != want.Digest || stored.Content[0].Parts[0].Media == img {
 		t.Errorf("Stored %+v", stored.Content[0].Parts[0].Media)
 	}
-	if all := MediaOf(m); len(all) != 2 || all[0] != img || all[1] != pdf {
-		t.Errorf("MediaOf %v", all)
+	if all := m.Media(); len(all) != 2 || all[0] != img || all[1] != pdf {
+		t.Errorf("Media %v", all)
 	}
 }
 
