@@ -1,7 +1,10 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,26 +43,16 @@ func Mentioned(root, prompt string) (shown []*llm.Media, text string, problems [
 		if seen[path] {
 			return
 		}
-		fi, err := os.Stat(path)
-		if err != nil || !fi.Mode().IsRegular() {
-			return
-		}
 		seen[path] = true
-		if fi.Size() > media.MaxInputBytes {
-			problems = append(problems, fmt.Sprintf("%s is %s, more than the %s a file shown to the model may be: not attached", ref, llm.ByteSize(fi.Size()), llm.ByteSize(media.MaxInputBytes)))
-			return
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: not attached: %v", ref, err))
-			return
-		}
 		name := path
 		if rel, err := filepath.Rel(root, path); err == nil && filepath.IsLocal(rel) {
 			name = rel
 		}
-		m, note, err := media.Prepare(data, name)
-		if err != nil {
+		m, note, err := media.ReadFile(path, name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, media.ErrNotFile):
+			return // text, as written
+		case err != nil:
 			problems = append(problems, fmt.Sprintf("not attached: %v", err))
 			return
 		}
@@ -67,25 +60,64 @@ func Mentioned(root, prompt string) (shown []*llm.Media, text string, problems [
 		text += "\n\n" + media.Attached(m, note)
 	}
 	for _, line := range strings.Split(prompt, "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "@") && (strings.HasPrefix(t, "/") || strings.HasPrefix(t, "'/") || strings.HasPrefix(t, `"/`) || strings.HasPrefix(t, "~/")) {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "@") &&
+			(strings.HasPrefix(t, "/") || strings.HasPrefix(t, "'/") || strings.HasPrefix(t, `"/`) || strings.HasPrefix(t, "~/") || strings.HasPrefix(t, "file://")) {
 			// A path alone on its line: pasted.
 			consider(t)
 			continue
 		}
-		for _, word := range strings.Fields(line) {
-			if ref, ok := strings.CutPrefix(word, "@"); ok && ref != "" {
-				consider(strings.TrimRight(ref, ".,;:!?)"))
-			}
+		for _, ref := range mentions(line) {
+			consider(ref)
 		}
 	}
 	return shown, text, problems
 }
 
-// unquotePath is a path as a terminal pastes it: quoted ('…' or "…"), or
-// with its spaces and other specials escaped by a backslash.
+// mentions are the @paths of line: an @ at its start or after a space or
+// an opening bracket, then a path — quoted ('…' or "…"), or up to the next
+// space that is not escaped by a backslash — less the punctuation that
+// ends a sentence.
+func mentions(line string) []string {
+	var out []string
+	for i := 0; i < len(line); i++ {
+		if line[i] != '@' || i > 0 && !strings.ContainsRune(" \t([{", rune(line[i-1])) {
+			continue
+		}
+		rest := line[i+1:]
+		var ref string
+		if len(rest) > 0 && (rest[0] == '\'' || rest[0] == '"') {
+			end := strings.IndexByte(rest[1:], rest[0])
+			if end < 0 {
+				continue
+			}
+			ref = rest[:end+2]
+		} else {
+			end := 0
+			for end < len(rest) && rest[end] != ' ' && rest[end] != '\t' {
+				if rest[end] == '\\' && end+1 < len(rest) {
+					end++
+				}
+				end++
+			}
+			ref = strings.TrimRight(rest[:end], ".,;:!?)]}")
+		}
+		if ref != "" {
+			out = append(out, ref)
+		}
+		i += len(ref)
+	}
+	return out
+}
+
+// unquotePath is a path as a terminal pastes it: quoted ('…' or "…"), a
+// file:// URL, or with its spaces and other specials escaped by a
+// backslash.
 func unquotePath(s string) string {
 	if len(s) >= 2 && (s[0] == '\'' || s[0] == '"') && s[len(s)-1] == s[0] {
 		return s[1 : len(s)-1]
+	}
+	if u, err := url.Parse(s); err == nil && u.Scheme == "file" && (u.Host == "" || u.Host == "localhost") {
+		return u.Path
 	}
 	if !strings.Contains(s, `\`) {
 		return s

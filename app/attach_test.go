@@ -40,6 +40,14 @@ func TestMentioned(t *testing.T) {
 	if len(problems) != 1 || !strings.Contains(problems[0], "fake.png") {
 		t.Errorf("problems %q", problems)
 	}
+	// Quoted, escaped, in brackets, or pasted as a file:// URL (as some
+	// terminals paste a dropped file).
+	write(t, root, "my shot.png", b.String())
+	for _, p := range []string{"(see @'my shot.png')", `look at @my\ shot.png.`, `[@"my shot.png"]`, "file://" + strings.ReplaceAll(filepath.Join(root, "my shot.png"), " ", "%20")} {
+		if shown, _, problems := app.Mentioned(root, p); len(shown) != 1 || shown[0].Name != "my shot.png" || len(problems) != 0 {
+			t.Errorf("%s: %v %v", p, shown, problems)
+		}
+	}
 	if shown, text, _ := app.Mentioned(root, "email me @ bob, or @someone"); len(shown) != 0 || text != "email me @ bob, or @someone" {
 		t.Errorf("plain text: %v %q", shown, text)
 	}
