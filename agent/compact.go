@@ -157,13 +157,14 @@ func render(b *strings.Builder, msgs []llm.Message) {
 					status = "error"
 				}
 				fmt.Fprintf(b, "tool %s: %s\n", status, clip(bl.Content))
-				if len(bl.Parts) > 0 {
-					fmt.Fprintf(b, "tool %s showed: %s\n", status, strings.ReplaceAll(llm.PartsText(bl.Parts), "\n", ", "))
-				}
 			case llm.BlockImage, llm.BlockDocument:
 				// The summary keeps what was shown by its description
 				// (and by what the assistant said of it).
-				fmt.Fprintf(b, "%s showed: [%s]\n", m.Role, bl.Media)
+				who := string(m.Role)
+				if bl.ToolUseID != "" {
+					who = "tool"
+				}
+				fmt.Fprintf(b, "%s showed: [%s]\n", who, bl.Media)
 			}
 		}
 	}

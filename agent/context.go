@@ -61,23 +61,29 @@ func clearResults(msgs []llm.Message, keep int) ([]llm.Message, int) {
 	cleared := 0
 	for _, i := range at[keep:] {
 		m := msgs[i]
-		var content []llm.Block
-		for j, b := range m.Content {
-			if b.Type != llm.BlockToolResult || len(b.Content) < minClear && len(b.Parts) == 0 || strings.HasPrefix(b.Content, clearedPrefix) {
+		var content []llm.Block // m's, once a result is cleared
+		for j := 0; j < len(m.Content); j++ {
+			b := m.Content[j]
+			parts := llm.ResultMedia(m.Content, j)
+			if b.Type != llm.BlockToolResult || len(b.Content) < minClear && len(parts) == 0 || strings.HasPrefix(b.Content, clearedPrefix) {
+				if content != nil {
+					content = append(content, b)
+				}
 				continue
 			}
 			if content == nil {
-				content = append([]llm.Block(nil), m.Content...)
+				content = append(make([]llm.Block, 0, len(m.Content)), m.Content[:j]...)
 			}
 			name := cmpOr(names[b.ToolUseID], "the tool")
 			shown := ""
-			if len(b.Parts) > 0 {
+			if len(parts) > 0 {
 				// Images and documents go too, named.
-				shown = " and what it showed you: " + strings.ReplaceAll(llm.PartsText(b.Parts), "\n", ", ")
+				shown = " and what it showed you: " + strings.ReplaceAll(llm.PartsText(parts), "\n", ", ")
 			}
-			content[j].Content = fmt.Sprintf("%s to make room in the context: it was %d characters of %s's output%s. Call %s again if you need it.]",
+			b.Content = fmt.Sprintf("%s to make room in the context: it was %d characters of %s's output%s. Call %s again if you need it.]",
 				clearedPrefix, len(b.Content), name, shown, name)
-			content[j].Parts = nil
+			content = append(content, b)
+			j += len(parts)
 			cleared++
 		}
 		if content == nil {
@@ -139,9 +145,9 @@ func turnCut(msgs []llm.Message, input, keep int) int {
 // of that order (a turn of 3,000 parallel calls took 47% of its time here
 // when each result searched its calls).
 func checkPairs(msgs []llm.Message, from int) error {
-	for i := max(from, 0); i < len(msgs); i++ {
-		if err := checkMedia(&msgs[i]); err != nil {
-			return fmt.Errorf("message %d: %w", i, err)
+	if from <= 0 && len(msgs) > 0 {
+		if err := checkMedia(&msgs[0]); err != nil {
+			return fmt.Errorf("message 0: %w", err)
 		}
 	}
 	for i := max(from, 1); i < len(msgs); i++ {
@@ -157,8 +163,11 @@ func checkPairs(msgs []llm.Message, from int) error {
 		// result comes out of order.
 		next, answered := 0, 0
 		var left map[string]int
-		for _, b := range m.Content {
+		media := false
+		for j := range m.Content {
+			b := &m.Content[j]
 			if b.Type != llm.BlockToolResult {
+				media = media || b.Media != nil || b.Type == llm.BlockImage || b.Type == llm.BlockDocument
 				continue
 			}
 			if left == nil {
@@ -188,6 +197,11 @@ func checkPairs(msgs []llm.Message, from int) error {
 			// A second result for a call already answered answers no
 			// other call.
 		}
+		if media {
+			if err := checkMedia(m); err != nil {
+				return fmt.Errorf("message %d: %w", i, err)
+			}
+		}
 		callCount := 0
 		for _, b := range calls {
 			if b.Type == llm.BlockToolUse {
@@ -205,8 +219,8 @@ func checkPairs(msgs []llm.Message, from int) error {
 }
 
 // checkMedia reports images and documents the providers would refuse:
-// in an assistant message, without their media or its type, or anything
-// but them among a tool result's parts.
+// in an assistant message, without their media or its type, or part of a
+// tool result they do not follow.
 func checkMedia(m *llm.Message) error {
 	for i := range m.Content {
 		b := &m.Content[i]
@@ -215,18 +229,17 @@ func checkMedia(m *llm.Message) error {
 			if m.Role != llm.RoleUser {
 				return fmt.Errorf("an %s block in a %s message (only the user's show the model media)", b.Type, m.Role)
 			}
-			if err := validMedia(b); err != nil {
-				return err
-			}
-		case llm.BlockToolResult:
-			for j := range b.Parts {
-				p := &b.Parts[j]
-				if p.Type != llm.BlockImage && p.Type != llm.BlockDocument {
-					return fmt.Errorf("the result of tool call %q has a %s part (its parts are images and documents)", b.ToolUseID, p.Type)
+			if b.ToolUseID != "" {
+				if i == 0 || m.Content[i-1].ToolUseID != b.ToolUseID || m.Content[i-1].Type != llm.BlockToolResult && m.Content[i-1].Media == nil {
+					return fmt.Errorf("an %s block of tool call %q's result that does not follow that result", b.Type, b.ToolUseID)
 				}
-				if err := validMedia(p); err != nil {
+				if err := validMedia(b); err != nil {
 					return fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)
 				}
+				continue
+			}
+			if err := validMedia(b); err != nil {
+				return err
 			}
 		}
 	}

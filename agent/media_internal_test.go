@@ -20,8 +20,8 @@ func TestMediaCountsInTheEstimate(t *testing.T) {
 		t.Errorf("an image of 1500×1000: %d chars", got)
 	}
 	res := llm.ToolResultBlock("c", "", false)
-	res.Parts = []llm.Block{llm.DocumentBlock(&llm.Media{MediaType: llm.MediaPDF, Size: 200_000})}
-	if got := messageChars(llm.Message{Role: llm.RoleUser, Content: []llm.Block{res}}); got != 200_000 {
+	pdf := llm.ResultMediaBlock("c", &llm.Media{MediaType: llm.MediaPDF, Size: 200_000})
+	if got := messageChars(llm.Message{Role: llm.RoleUser, Content: []llm.Block{res, pdf}}); got != 200_000 {
 		t.Errorf("a PDF of 200 KB in a tool result: %d chars", got)
 	}
 }
@@ -31,20 +31,20 @@ func TestMediaCountsInTheEstimate(t *testing.T) {
 func TestClearingDropsMedia(t *testing.T) {
 	img := &llm.Media{MediaType: llm.MediaPNG, Width: 30, Height: 20, Size: 2048, Name: "bug.png", Data: []byte("x")}
 	res := llm.ToolResultBlock("c1", "bug.png: an image", false)
-	res.Parts = []llm.Block{llm.ImageBlock(img)}
 	msgs := []llm.Message{
 		{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("go")}},
-		{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c1", "Read", []byte(`{}`))}},
-		{Role: llm.RoleUser, Content: []llm.Block{res}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c1", "Read", []byte(`{}`)), llm.ToolUseBlock("c0", "Read", []byte(`{}`))}},
+		{Role: llm.RoleUser, Content: []llm.Block{res, llm.ResultMediaBlock("c1", img), llm.ToolResultBlock("c0", "ok", false)}},
 		{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c2", "Read", []byte(`{}`))}},
 		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("c2", strings.Repeat("x", 10), false)}},
 	}
 	out, n := clearResults(msgs, 1)
-	b := out[2].Content[0]
-	if n != 1 || len(b.Parts) != 0 || !strings.Contains(b.Content, "image/png 30×20, 2 KB (bug.png)") || !strings.HasPrefix(b.Content, clearedPrefix) {
-		t.Errorf("cleared %d: %+v", n, b)
+	c := out[2].Content
+	if n != 1 || len(c) != 2 || c[0].Media != nil || c[1].Media != nil || c[1].Content != "ok" ||
+		!strings.Contains(c[0].Content, "image/png 30×20, 2 KB (bug.png)") || !strings.HasPrefix(c[0].Content, clearedPrefix) {
+		t.Errorf("cleared %d: %+v", n, c)
 	}
-	if len(msgs[2].Content[0].Parts) != 1 {
+	if len(msgs[2].Content) != 3 || msgs[2].Content[1].Media != img {
 		t.Error("the conversation given was changed")
 	}
 }
@@ -54,10 +54,9 @@ func TestClearingDropsMedia(t *testing.T) {
 func TestSummaryNamesMedia(t *testing.T) {
 	img := &llm.Media{MediaType: llm.MediaPNG, Width: 30, Height: 20, Size: 2048, Name: "bug.png", Data: []byte("PIXELS")}
 	res := llm.ToolResultBlock("c1", "read", false)
-	res.Parts = []llm.Block{llm.ImageBlock(img)}
 	var b strings.Builder
-	render(&b, []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("see"), llm.ImageBlock(img), res}}})
-	if s := b.String(); strings.Count(s, "image/png 30×20, 2 KB (bug.png)") != 2 || strings.Contains(s, "PIXELS") {
+	render(&b, []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("see"), llm.ImageBlock(img), res, llm.ResultMediaBlock("c1", img)}}})
+	if s := b.String(); strings.Count(s, "image/png 30×20, 2 KB (bug.png)") != 2 || !strings.Contains(s, "tool showed: [image/png") || strings.Contains(s, "PIXELS") {
 		t.Errorf("rendered %q", s)
 	}
 }

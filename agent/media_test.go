@@ -116,9 +116,9 @@ func TestToolMediaNoProviderTakes(t *testing.T) {
 	if err != nil || res.StopReason != agent.StopAnswered {
 		t.Fatalf("%+v %v", res, err)
 	}
-	r := model.CallsTo("s")[1].Messages[2].Content[0]
-	if len(r.Parts) != 1 || r.Parts[0].Media.Digest != "sha256:ok" || strings.Count(r.Content, "[not shown: ") != 2 || !strings.Contains(r.Content, "image/svg+xml") {
-		t.Errorf("the result %+v", r)
+	c := model.CallsTo("s")[1].Messages[2].Content
+	if r := c[0]; len(c) != 2 || c[1].Media.Digest != "sha256:ok" || c[1].ToolUseID != r.ToolUseID || strings.Count(r.Content, "[not shown: ") != 2 || !strings.Contains(r.Content, "image/svg+xml") {
+		t.Errorf("the result %+v", c)
 	}
 }
 

@@ -263,12 +263,12 @@ func describeMedia(req *llm.Request) *llm.Request {
 		content := make([]llm.Block, 0, len(m.Content))
 		for _, b := range m.Content {
 			switch {
-			case b.Type == llm.BlockImage || b.Type == llm.BlockDocument:
+			case b.Media != nil && b.ToolUseID != "" && len(content) > 0 && content[len(content)-1].ToolUseID == b.ToolUseID:
+				// A tool's: said in its result.
+				r := &content[len(content)-1]
+				r.Content = strings.TrimSpace(fmt.Sprintf("%s\n[%s, %s]", r.Content, b.Media, why))
+			case b.Media != nil:
 				content = append(content, llm.TextBlock(fmt.Sprintf("[%s, %s]", b.Media, why)))
-			case len(b.Parts) > 0:
-				b.Content = strings.TrimSpace(b.Content + "\n" + strings.ReplaceAll(llm.PartsText(b.Parts), "]", ", "+why+"]"))
-				b.Parts = nil
-				content = append(content, b)
 			default:
 				content = append(content, b)
 			}

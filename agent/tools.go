@@ -77,11 +77,11 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			continue
 		}
 		if !found && t.out != nil && t.out.def != nil && u.Name == OutputToolName {
-			b.done(k, t.acceptOutput(u))
+			b.done(k, result{Block: t.acceptOutput(u)})
 			continue
 		}
 		if why := t.notRun(); why != "" {
-			b.done(k, llm.ToolResultBlock(u.ID, why, true))
+			b.done(k, result{Block: llm.ToolResultBlock(u.ID, why, true)})
 			continue
 		}
 		if len(b.jobs) == 0 && t.stepping() && t.effects > 0 {
@@ -131,8 +131,11 @@ func (t *turn) parallel(tl tool.Tool) bool {
 // (a slot not filled yet is the zero Block), and the admitted calls
 // waiting to run together (jobs).
 type batch struct {
-	t        *turn
-	results  []llm.Block
+	t       *turn
+	results []llm.Block
+	// shown is, slot by slot, the media blocks following a result (nil
+	// until a result shows any: text-only turns pay nothing for them).
+	shown    [][]llm.Block
 	recorded int
 	jobs     []job
 	// ok is false once recording failed (the turn ended).
@@ -154,28 +157,55 @@ func (b *batch) slot() int {
 	return len(b.results) - 1
 }
 
-// message is the results that are in, in order.
+// message is the results that are in, in order, each followed by the
+// media it showed.
 func (b *batch) message() llm.Message {
-	out := b.results[:0]
-	for _, r := range b.results {
+	if b.shown == nil {
+		out := b.results[:0]
+		for _, r := range b.results {
+			if r.Type != "" {
+				out = append(out, r)
+			}
+		}
+		return llm.Message{Role: llm.RoleUser, Content: out}
+	}
+	var out []llm.Block
+	for k, r := range b.results {
 		if r.Type != "" {
 			out = append(out, r)
+			out = append(out, b.shown[k]...)
 		}
 	}
 	return llm.Message{Role: llm.RoleUser, Content: out}
 }
 
+// result is a call's result block and the media blocks that follow it.
+type result struct {
+	llm.Block
+	media []llm.Block
+}
+
 // done fills slot k and records every result of the prefix that is in.
-func (b *batch) done(k int, r llm.Block) {
-	b.results[k] = r
+func (b *batch) done(k int, r result) {
+	b.results[k] = r.Block
+	if r.media != nil {
+		if b.shown == nil {
+			b.shown = make([][]llm.Block, cap(b.results))
+		}
+		b.shown[k] = r.media
+	}
 	t := b.t
 	for b.ok && b.recorded < len(b.results) && b.results[b.recorded].Type != "" {
-		r := b.results[b.recorded]
+		k := b.recorded
 		b.recorded++
 		if t.req.Record == nil {
 			continue
 		}
-		rec := Recorded{Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{r}}, Usage: t.res.Usage, Spent: t.turnSpent()}
+		content := []llm.Block{b.results[k]}
+		if b.shown != nil && b.shown[k] != nil {
+			content = append(content, b.shown[k]...)
+		}
+		rec := Recorded{Message: llm.Message{Role: llm.RoleUser, Content: content}, Usage: t.res.Usage, Spent: t.turnSpent()}
 		if err := t.req.Record(rec); err != nil {
 			t.res.Err = fmt.Errorf("recording the transcript: %w", err)
 			t.finish(StopFailed)
@@ -265,7 +295,7 @@ func (t *turn) runTool(b *llm.Block) tool.Result {
 // ran does what follows an admitted call that ran: its middleware's
 // failures told, its POST_TOOL_USE hooks, its end told with the
 // observation capped; it returns the call's result block.
-func (t *turn) ran(a *admitted, rec *callRec, res tool.Result, failures []middleware.Failure) llm.Block {
+func (t *turn) ran(a *admitted, rec *callRec, res tool.Result, failures []middleware.Failure) result {
 	t.middlewareFailed(a.call.ID, failures)
 	return t.closeCall(a.call, rec, t.after(*a, res), a)
 }
@@ -307,8 +337,8 @@ func (t *turn) started(b *llm.Block, tl tool.Tool, parallel bool) *callRec {
 
 // closeCall caps the observation r of call (rec's, or what the tool_request
 // chain made of it), tells the call ended (a of an admitted call: what let
-// it run) and returns its result block.
-func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitted) llm.Block {
+// it run) and returns its result block and the media blocks that follow it.
+func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitted) result {
 	var saved string
 	r.Content, saved = t.capResult(call.ID, call.Name, r.Content)
 	if t.observed() {
@@ -336,7 +366,7 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 		}
 		t.emitAt(name, d, end)
 	}
-	b := llm.ToolResultBlock(call.ID, r.Content, r.IsError)
+	res := result{Block: llm.ToolResultBlock(call.ID, r.Content, r.IsError)}
 	for _, m := range r.Media {
 		if m == nil {
 			continue
@@ -345,12 +375,13 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 		if err := validMedia(&p); err != nil {
 			// A tool's media no provider would take: said, not sent (the
 			// conversation stays one the providers take).
-			b.Content = strings.TrimSpace(b.Content + "\n[not shown: " + err.Error() + "]")
+			res.Content = strings.TrimSpace(res.Content + "\n[not shown: " + err.Error() + "]")
 			continue
 		}
-		b.Parts = append(b.Parts, p)
+		p.ToolUseID = call.ID
+		res.media = append(res.media, p)
 	}
-	return b
+	return res
 }
 
 // admitted is a call that admission let through: its tool, and what the

@@ -769,11 +769,8 @@ func messageChars(m llm.Message) int {
 	var chars int
 	for _, b := range m.Content {
 		chars += len(b.Text) + len(b.Content) + len(b.Input)
-		if b.Media != nil || b.Parts != nil {
+		if b.Media != nil {
 			chars += mediaChars(b.Media)
-			for _, p := range b.Parts {
-				chars += mediaChars(p.Media)
-			}
 		}
 	}
 	return chars

@@ -199,9 +199,6 @@ func RecordOf(r store.Record) RecordInfo {
 		if b.Media != nil {
 			rj.Content[i].Attachments = llm.Attachments([]*llm.Media{b.Media})
 		}
-		for _, p := range b.Parts {
-			rj.Content[i].Attachments = append(rj.Content[i].Attachments, llm.Attachments([]*llm.Media{p.Media})...)
-		}
 	}
 	return rj
 }

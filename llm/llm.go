@@ -44,7 +44,9 @@ const (
 	BlockRedactedThinking BlockType = "redacted_thinking"
 	// BlockImage and BlockDocument carry what the model is shown, not
 	// told: an image (PNG, JPEG, GIF, WebP) or a document (PDF), in
-	// Media. They stand in user messages, and in a tool result's Parts.
+	// Media. They stand in user messages: as the user's own, or, with
+	// ToolUseID set, as what a tool's result showed, right after that
+	// result's block.
 	BlockImage    BlockType = "image"
 	BlockDocument BlockType = "document"
 )
@@ -55,9 +57,11 @@ const (
 //   - text:        Text
 //   - tool_use:    ID, Name, Input (the raw JSON the model produced, which may
 //     be malformed: orca never trusts it before validation)
-//   - tool_result: ToolUseID, Content, IsError, and Parts: the images and
-//     documents the tool gave besides its text (image and document blocks)
-//   - image, document: Media
+//   - tool_result: ToolUseID, Content, IsError; the images and documents
+//     the tool gave besides its text follow it as image and document
+//     blocks with its ToolUseID
+//   - image, document: Media, and ToolUseID when the block is part of that
+//     tool call's result (see ResultMedia)
 //   - thinking:    Thinking (the reasoning, possibly summarised or empty),
 //     Signature (the provider's signature over it, opaque) and Name (where
 //     the provider has several kinds of reasoning, which one it is: for
@@ -79,8 +83,7 @@ type Block struct {
 	Thinking  string `json:"thinking,omitempty"`
 	Signature string `json:"signature,omitempty"`
 
-	Media *Media  `json:"media,omitempty"`
-	Parts []Block `json:"parts,omitempty"`
+	Media *Media `json:"media,omitempty"`
 }
 
 // Media is an image's or a document's bytes, as the model is sent them.
@@ -136,8 +139,23 @@ const (
 	MediaPDF  = "application/pdf"
 )
 
-// PartsText says what a tool result's parts are, for a provider that must
-// have text beside them: "[image/png 30×20, 2 KB (a.png)]", one a line.
+// ResultMedia returns the media blocks that follow content[i], a tool
+// result, as part of it: the image and document blocks right after it
+// that carry its ToolUseID (none for a block of another kind).
+func ResultMedia(content []Block, i int) []Block {
+	if content[i].Type != BlockToolResult {
+		return nil
+	}
+	j := i + 1
+	for j < len(content) && content[j].Media != nil && content[j].ToolUseID == content[i].ToolUseID {
+		j++
+	}
+	return content[i+1 : j]
+}
+
+// PartsText says what a tool result's media blocks are, for a provider
+// that must have text beside them: "[image/png 30×20, 2 KB (a.png)]", one
+// a line.
 func PartsText(parts []Block) string {
 	var b []byte
 	for i, p := range parts {
@@ -166,6 +184,14 @@ func MediaBlock(m *Media) Block {
 	return ImageBlock(m)
 }
 
+// ResultMediaBlock returns the block that shows m as part of the result
+// of tool call toolUseID: it follows that result's block.
+func ResultMediaBlock(toolUseID string, m *Media) Block {
+	b := MediaBlock(m)
+	b.ToolUseID = toolUseID
+	return b
+}
+
 // DigestOf names bytes as Media.Digest does: "sha256:" and their
 // SHA-256 in hex.
 func DigestOf(data []byte) string {
@@ -182,29 +208,22 @@ func (m *Media) Len() int64 {
 	return int64(len(m.Data))
 }
 
-// HasMedia reports whether m shows the model an image or a document: in
-// its blocks, or among a tool result's parts.
+// HasMedia reports whether m shows the model an image or a document.
 func (m Message) HasMedia() bool {
 	for i := range m.Content {
-		if b := &m.Content[i]; b.Media != nil || len(b.Parts) > 0 {
+		if m.Content[i].Media != nil {
 			return true
 		}
 	}
 	return false
 }
 
-// Media returns the media of m's blocks and of their parts, in order (the
-// pointers m holds).
+// Media returns the media of m's blocks, in order (the pointers m holds).
 func (m Message) Media() []*Media {
 	var out []*Media
-	for _, b := range m.Content {
-		if b.Media != nil {
+	for i := range m.Content {
+		if b := &m.Content[i]; b.Media != nil {
 			out = append(out, b.Media)
-		}
-		for _, p := range b.Parts {
-			if p.Media != nil {
-				out = append(out, p.Media)
-			}
 		}
 	}
 	return out
@@ -286,7 +305,7 @@ func (m Message) Equal(n Message) bool {
 		if x.Type != y.Type || x.Text != y.Text || x.ID != y.ID || x.Name != y.Name ||
 			!bytes.Equal(x.Input, y.Input) || x.ToolUseID != y.ToolUseID || x.Content != y.Content ||
 			x.IsError != y.IsError || x.Thinking != y.Thinking || x.Signature != y.Signature ||
-			!x.Media.Equal(y.Media) || !Message.Equal(Message{Content: x.Parts}, Message{Content: y.Parts}) {
+			!x.Media.Equal(y.Media) {
 			return false
 		}
 	}

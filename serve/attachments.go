@@ -78,13 +78,6 @@ func withoutBytes(msgs []llm.Message) []llm.Message {
 		content := slices.Clone(m.Content)
 		for j := range content {
 			content[j].Media = described(content[j].Media)
-			if len(content[j].Parts) > 0 {
-				parts := slices.Clone(content[j].Parts)
-				for k := range parts {
-					parts[k].Media = described(parts[k].Media)
-				}
-				content[j].Parts = parts
-			}
 		}
 		out[i].Content = content
 	}

@@ -117,12 +117,8 @@ func copyMessage(m llm.Message) llm.Message {
 		if in := b.Input; in != nil {
 			b.Input = append(make([]byte, 0, len(in)), in...)
 		}
-		if b.Media != nil || b.Parts != nil {
+		if b.Media != nil {
 			b.Media = copyMedia(b.Media)
-			b.Parts = slices.Clone(b.Parts)
-			for j := range b.Parts {
-				b.Parts[j].Media = copyMedia(b.Parts[j].Media)
-			}
 		}
 	}
 	m.Content = blocks

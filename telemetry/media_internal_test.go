@@ -12,8 +12,8 @@ import (
 func TestSpansNameMediaNotBytes(t *testing.T) {
 	img := &llm.Media{MediaType: llm.MediaPNG, Digest: "sha256:abc", Data: []byte("SECRET-PIXELS")}
 	res := llm.ToolResultBlock("c1", "read", false)
-	res.Parts = []llm.Block{llm.DocumentBlock(&llm.Media{MediaType: llm.MediaPDF, Digest: "sha256:def", Data: []byte("%PDF-bytes")})}
-	got := inputMessagesJSON([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("look"), llm.ImageBlock(img), res}}})
+	doc := llm.ResultMediaBlock("c1", &llm.Media{MediaType: llm.MediaPDF, Digest: "sha256:def", Data: []byte("%PDF-bytes")})
+	got := inputMessagesJSON([]llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("look"), llm.ImageBlock(img), res, doc}}})
 	for _, want := range []string{`{"type":"uri","modality":"image","mime_type":"image/png","uri":"orca-attachment:sha256:abc"}`,
 		`{"type":"uri","modality":"document","mime_type":"application/pdf","uri":"orca-attachment:sha256:def"}`} {
 		if !strings.Contains(got, want) {

@@ -550,9 +550,6 @@ func messageOf(m llm.Message) message {
 			mm.Parts = append(mm.Parts, toolCallPart{Type: "tool_call", ID: b.ID, Name: b.Name, Arguments: validJSON(b.Input)})
 		case llm.BlockToolResult:
 			mm.Parts = append(mm.Parts, toolResponsePart{Type: "tool_call_response", ID: b.ToolUseID, Response: b.Content})
-			for _, p := range b.Parts {
-				mm.Parts = append(mm.Parts, uriOf(p.Media))
-			}
 		case llm.BlockImage, llm.BlockDocument:
 			mm.Parts = append(mm.Parts, uriOf(b.Media))
 		}

@@ -34,10 +34,12 @@ func WriteRecord(b *strings.Builder, r store.Record, display func(name string, i
 		case llm.BlockToolResult:
 			// Under the tool use it answers, one column further in.
 			b.WriteString(Indent(" ", " ", Observation(bl.Content, bl.IsError)) + "\n")
-			for _, p := range bl.Parts {
-				b.WriteString("     " + MediaLabel(p.Media) + "\n")
-			}
 		case llm.BlockImage, llm.BlockDocument:
+			if bl.ToolUseID != "" {
+				// What a tool's result showed: under it.
+				b.WriteString("     " + MediaLabel(bl.Media) + "\n")
+				break
+			}
 			b.WriteString("   " + MediaLabel(bl.Media) + "\n")
 		default:
 			fmt.Fprintf(b, "   (%s block)\n", bl.Type)

@@ -19,11 +19,10 @@ func TestMediaInTheRequest(t *testing.T) {
 	shot := &llm.Media{MediaType: llm.MediaPNG, Data: png, Name: "shots/bug.png"}
 	spec := &llm.Media{MediaType: llm.MediaPDF, Data: pdf, Name: "docs/spec.pdf"}
 	result := llm.ToolResultBlock("call_1", "", false)
-	result.Parts = []llm.Block{llm.ImageBlock(shot)}
 	req := &llm.Request{Model: "claude-sonnet-4-5", MaxTokens: 100, Messages: []llm.Message{
 		{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("What is wrong here?"), llm.ImageBlock(shot), llm.DocumentBlock(spec)}},
 		{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("call_1", "Read", json.RawMessage(`{"file_path":"shots/bug.png"}`))}},
-		{Role: llm.RoleUser, Content: []llm.Block{result}},
+		{Role: llm.RoleUser, Content: []llm.Block{result, llm.ResultMediaBlock("call_1", shot)}},
 	}}
 	if _, err := newClient(t, api.URL).Generate(t.Context(), req, nil); err != nil {
 		t.Fatal(err)

@@ -103,7 +103,8 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, error) {
 func contentBlocks(m llm.Message, cache bool) ([]sdk.ContentBlockParamUnion, error) {
 	out := make([]sdk.ContentBlockParamUnion, 0, len(m.Content))
 	last := -1 // the last block that can carry cache_control
-	for _, b := range m.Content {
+	for i := 0; i < len(m.Content); i++ {
+		b := m.Content[i]
 		switch b.Type {
 		case llm.BlockText:
 			if b.Text == "" {
@@ -116,10 +117,12 @@ func contentBlocks(m llm.Message, cache bool) ([]sdk.ContentBlockParamUnion, err
 			}})
 		case llm.BlockToolResult:
 			r := &sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID}
-			if text := resultText(b); text != "" {
+			parts := llm.ResultMedia(m.Content, i)
+			i += len(parts)
+			if text := resultText(b, parts); text != "" {
 				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: text}}}
 			}
-			for _, p := range b.Parts {
+			for _, p := range parts {
 				c, err := mediaBlock(&p)
 				if err != nil {
 					return nil, fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)
@@ -216,9 +219,9 @@ func mediaBlock(b *llm.Block) (sdk.ContentBlockParamUnion, error) {
 // resultText is a tool result's text: its content, or, for a result that
 // is only images and documents, a line saying what they are (a tool
 // result of images alone is refused by some servers).
-func resultText(b llm.Block) string {
-	if b.Content != "" || len(b.Parts) == 0 {
+func resultText(b llm.Block, parts []llm.Block) string {
+	if b.Content != "" || len(parts) == 0 {
 		return b.Content
 	}
-	return llm.PartsText(b.Parts)
+	return llm.PartsText(parts)
 }

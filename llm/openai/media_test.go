@@ -22,13 +22,12 @@ func TestMediaInTheRequest(t *testing.T) {
 	shot := &llm.Media{MediaType: llm.MediaPNG, Data: png, Name: "shots/bug.png"}
 	spec := &llm.Media{MediaType: llm.MediaPDF, Data: pdf, Name: "docs/spec.pdf"}
 	result := llm.ToolResultBlock("call_1", "shots/bug.png: an image", false)
-	result.Parts = []llm.Block{llm.ImageBlock(shot)}
 	req := &llm.Request{Model: "gpt-4o", MaxTokens: 100, Messages: []llm.Message{
 		{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("What is wrong here?"), llm.ImageBlock(shot), llm.DocumentBlock(spec)}},
 		{Role: llm.RoleAssistant, Content: []llm.Block{
 			llm.ToolUseBlock("call_1", "Read", json.RawMessage(`{"file_path":"shots/bug.png"}`)),
 			llm.ToolUseBlock("call_2", "Glob", json.RawMessage(`{"pattern":"*"}`))}},
-		{Role: llm.RoleUser, Content: []llm.Block{result, llm.ToolResultBlock("call_2", "a.go", false), llm.TextBlock("and then?")}},
+		{Role: llm.RoleUser, Content: []llm.Block{result, llm.ResultMediaBlock("call_1", shot), llm.ToolResultBlock("call_2", "a.go", false), llm.TextBlock("and then?")}},
 	}}
 	if _, err := newClient(t, api.v1()).Generate(t.Context(), req, nil); err != nil {
 		t.Fatal(err)

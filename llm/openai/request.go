@@ -99,7 +99,8 @@ func messages(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 		// result's media after a line naming its call.
 		var shown, parts []sdk.ChatCompletionContentPartUnionParam
 		media := false
-		for _, b := range m.Content {
+		for i := 0; i < len(m.Content); i++ {
+			b := m.Content[i]
 			switch b.Type {
 			case llm.BlockText:
 				if b.Text != "" {
@@ -115,10 +116,11 @@ func messages(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 				media = true
 			case llm.BlockToolResult:
 				content := b.Content
-				if len(b.Parts) > 0 {
-					content = strings.TrimSpace(content + "\n(What it shows follows in the next user message: " + strings.ReplaceAll(llm.PartsText(b.Parts), "\n", " ") + ")")
+				if parts := llm.ResultMedia(m.Content, i); len(parts) > 0 {
+					i += len(parts)
+					content = strings.TrimSpace(content + "\n(What it shows follows in the next user message: " + strings.ReplaceAll(llm.PartsText(parts), "\n", " ") + ")")
 					shown = append(shown, sdk.TextContentPart(fmt.Sprintf("The result of tool call %s shows:", b.ToolUseID)))
-					for _, p := range b.Parts {
+					for _, p := range parts {
 						mp, err := mediaPart(&p)
 						if err != nil {
 							return nil, fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)

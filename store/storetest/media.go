@@ -23,11 +23,12 @@ func testMedia(t *testing.T, s store.Store) {
 	sumPDF := sha256.Sum256(pdf.Data)
 	wantPDF.Digest, wantPDF.Size = "sha256:"+hex.EncodeToString(sumPDF[:]), int64(len(pdf.Data))
 	res := llm.ToolResultBlock("c1", "shots/bug.png: image/png 300×200", false)
-	res.Parts = []llm.Block{llm.ImageBlock(img)}
+	shown := llm.ImageBlock(img)
+	shown.ToolUseID = "c1"
 	recs := []store.Record{
 		{Kind: "message", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("look"), llm.ImageBlock(img), llm.DocumentBlock(pdf)}}},
 		{Kind: "message", Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("c1", "Read", []byte(`{"file_path":"shots/bug.png"}`))}}},
-		{Kind: "message", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{res}}},
+		{Kind: "message", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{res, shown}}},
 	}
 	check := func(what string, got []store.Record) {
 		t.Helper()
@@ -38,8 +39,8 @@ func testMedia(t *testing.T, s store.Store) {
 		if len(u) != 3 || !u[1].Media.Equal(img) || !u[2].Media.Equal(&wantPDF) || u[2].Type != llm.BlockDocument {
 			t.Errorf("%s: the user's media %v, %v", what, u[1].Media, u[2].Media)
 		}
-		r := got[2].Message.Content[0]
-		if len(r.Parts) != 1 || r.Parts[0].Type != llm.BlockImage || !r.Parts[0].Media.Equal(img) || r.Content != res.Content {
+		r := got[2].Message.Content
+		if len(r) != 2 || r[0].Content != res.Content || r[1].Type != llm.BlockImage || r[1].ToolUseID != "c1" || !r[1].Media.Equal(img) {
 			t.Errorf("%s: the tool result %+v", what, r)
 		}
 	}

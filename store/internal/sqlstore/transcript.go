@@ -140,11 +140,6 @@ func keepData(dst, src llm.Message) {
 		if d.Media != nil && s.Media != nil {
 			d.Media.Data = s.Media.Data
 		}
-		for k := range d.Parts {
-			if k < len(s.Parts) && d.Parts[k].Media != nil && s.Parts[k].Media != nil {
-				d.Parts[k].Media.Data = s.Parts[k].Media.Data
-			}
-		}
 	}
 }
 

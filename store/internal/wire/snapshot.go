@@ -27,9 +27,10 @@ type SnapRecord struct {
 	Message llm.Message
 }
 
-// snapVersion 2 added each block's media and parts (version 1 snapshots
-// are dropped, and made again from the records).
-const snapVersion = 2
+// snapVersion 2 added each block's media and parts; 3 keeps a tool
+// result's media as blocks of their own, after it (older snapshots are
+// dropped, and made again from the records).
+const snapVersion = 3
 
 // EncodeSnapshot returns the snapshot of recs.
 func EncodeSnapshot(recs []SnapRecord) []byte {
@@ -256,20 +257,18 @@ func (d *snapReader) str() string {
 	return s
 }
 
-// snapExtra is what a snapshot keeps of a block's media and parts, as
-// JSON (rare, so not worth a binary form of its own).
+// snapExtra is what a snapshot keeps of a block's media, as JSON (rare,
+// so not worth a binary form of its own).
 type snapExtra struct {
-	Media *media  `json:"m,omitempty"`
-	Parts []block `json:"p,omitempty"`
+	Media *media `json:"m,omitempty"`
 }
 
-// snapMedia returns the JSON of bl's media and parts, or "" if it has
-// none.
+// snapMedia returns the JSON of bl's media, or "" if it has none.
 func snapMedia(bl llm.Block) string {
-	if bl.Media == nil && len(bl.Parts) == 0 {
+	if bl.Media == nil {
 		return ""
 	}
-	b, err := json.Marshal(snapExtra{Media: toMedia(bl.Media), Parts: parts(bl.Parts)})
+	b, err := json.Marshal(snapExtra{Media: toMedia(bl.Media)})
 	if err != nil {
 		return "" // strings only: cannot fail
 	}
@@ -281,6 +280,6 @@ func fromSnapMedia(s string, bl *llm.Block) bool {
 	if json.Unmarshal([]byte(s), &e) != nil {
 		return false
 	}
-	bl.Media, bl.Parts = fromMedia(e.Media), fromParts(e.Parts)
+	bl.Media = fromMedia(e.Media)
 	return true
 }

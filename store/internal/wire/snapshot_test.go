@@ -21,7 +21,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		{Seq: 4, Kind: "message", Message: llm.Message{Role: llm.RoleAssistant}},
 		// Media without their bytes, as a store's records hold them.
 		{Seq: 5, Kind: "message", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{
-			{Type: llm.BlockToolResult, ToolUseID: "t2", Content: "read", Parts: []llm.Block{llm.ImageBlock(&llm.Media{MediaType: llm.MediaPNG, Digest: "sha256:ab", Size: 9, Name: "a.png", Width: 3, Height: 2})}},
+			{Type: llm.BlockToolResult, ToolUseID: "t2", Content: "read"},
+			llm.ResultMediaBlock("t2", &llm.Media{MediaType: llm.MediaPNG, Digest: "sha256:ab", Size: 9, Name: "a.png", Width: 3, Height: 2}),
 			llm.DocumentBlock(&llm.Media{MediaType: llm.MediaPDF, Digest: "sha256:cd", Size: 4}),
 		}}},
 	}

@@ -39,7 +39,9 @@ type block struct {
 	Thinking  string          `json:"thinking,omitempty"`
 	Signature string          `json:"signature,omitempty"`
 	Media     *media          `json:"media,omitempty"`
-	Parts     []block         `json:"parts,omitempty"`
+	// Parts are a tool result's media as rows written before they were
+	// blocks of their own kept them; read, never written.
+	Parts []block `json:"parts,omitempty"`
 }
 
 // media is an llm.Media as stored: all of it but the bytes.
@@ -76,28 +78,6 @@ func fromMedia(m *media) *llm.Media {
 }
 
 // parts returns bs (a tool result's parts) as stored.
-func parts(bs []llm.Block) []block {
-	if len(bs) == 0 {
-		return nil
-	}
-	out := make([]block, len(bs))
-	for i, b := range bs {
-		out[i] = block{Type: b.Type, Text: b.Text, Media: toMedia(b.Media)}
-	}
-	return out
-}
-
-func fromParts(bs []block) []llm.Block {
-	if len(bs) == 0 {
-		return nil
-	}
-	out := make([]llm.Block, len(bs))
-	for i, b := range bs {
-		out[i] = llm.Block{Type: b.Type, Text: b.Text, Media: fromMedia(b.Media)}
-	}
-	return out
-}
-
 type message struct {
 	Role    llm.Role `json:"role"`
 	Content []block  `json:"content"`
@@ -127,7 +107,7 @@ func Encode(m llm.Message) ([]byte, error) {
 			Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name,
 			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError,
 			Thinking: b.Thinking, Signature: b.Signature,
-			Media: toMedia(b.Media), Parts: parts(b.Parts),
+			Media: toMedia(b.Media),
 		}
 		verbatim := false
 		switch in := b.Input; {
@@ -198,13 +178,17 @@ func fromWire(w message) llm.Message {
 	if w.Content == nil {
 		return m
 	}
-	m.Content = make([]llm.Block, len(w.Content))
-	for i, b := range w.Content {
+	n := len(w.Content)
+	for _, b := range w.Content {
+		n += len(b.Parts)
+	}
+	m.Content = make([]llm.Block, 0, n)
+	for _, b := range w.Content {
 		out := llm.Block{
 			Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name,
 			ToolUseID: b.ToolUseID, Content: b.Content, IsError: b.IsError,
 			Thinking: b.Thinking, Signature: b.Signature,
-			Media: fromMedia(b.Media), Parts: fromParts(b.Parts),
+			Media: fromMedia(b.Media),
 		}
 		switch {
 		case b.Input != nil:
@@ -214,7 +198,12 @@ func fromWire(w message) llm.Message {
 		case b.InputB64 != nil:
 			out.Input = b.InputB64
 		}
-		m.Content[i] = out
+		m.Content = append(m.Content, out)
+		// Rows written before a tool result's media were blocks of their
+		// own kept them in its parts.
+		for _, p := range b.Parts {
+			m.Content = append(m.Content, llm.Block{Type: p.Type, Text: p.Text, ToolUseID: b.ToolUseID, Media: fromMedia(p.Media)})
+		}
 	}
 	return m
 }
@@ -245,22 +234,10 @@ func Stored(m llm.Message) (llm.Message, bool) {
 		} else {
 			b.Input = append(json.RawMessage(nil), b.Input...)
 		}
-		if b.Media != nil || len(b.Parts) > 0 {
+		if b.Media != nil {
 			var ok bool
 			if b.Media, ok = storedMedia(b.Media); !ok {
 				return llm.Message{}, false
-			}
-			if len(b.Parts) == 0 {
-				b.Parts = nil
-			} else {
-				ps := make([]llm.Block, len(b.Parts))
-				for j, p := range b.Parts {
-					ps[j] = llm.Block{Type: p.Type, Text: p.Text}
-					if ps[j].Media, ok = storedMedia(p.Media); !ok || !utf8.ValidString(string(p.Type)) || !utf8.ValidString(p.Text) {
-						return llm.Message{}, false
-					}
-				}
-				b.Parts = ps
 			}
 		}
 		blocks[i] = b

@@ -98,12 +98,12 @@ func TestMirrorsLLMTypes(t *testing.T) {
 		}
 	}
 	check(reflect.TypeFor[llm.Message](), "Role", "Content")
-	check(reflect.TypeFor[llm.Block](), "Type", "Text", "ID", "Name", "Input", "ToolUseID", "Content", "IsError", "Thinking", "Signature", "Media", "Parts")
+	check(reflect.TypeFor[llm.Block](), "Type", "Text", "ID", "Name", "Input", "ToolUseID", "Content", "IsError", "Thinking", "Signature", "Media")
 	check(reflect.TypeFor[llm.Media](), "MediaType", "Data", "Digest", "Size", "Name", "Width", "Height")
 }
 
 // Media are stored without their bytes: type, digest, size, name and
-// dimensions, in the user's blocks and in a tool result's parts; Stored
+// dimensions, in the user's blocks and in a tool result's; Stored
 // gives them back with their bytes and digest, as a store's read does
 // once it has looked the bytes up; MediaOf lists what to keep.
 func TestMediaWithoutBytes(t *testing.T) {
@@ -111,8 +111,7 @@ func TestMediaWithoutBytes(t *testing.T) {
 	img := &llm.Media{MediaType: llm.MediaPNG, Data: png, Name: "bug.png", Width: 3, Height: 2}
 	pdf := &llm.Media{MediaType: llm.MediaPDF, Data: []byte("%PDF-1.4"), Digest: "sha256:given"}
 	res := llm.ToolResultBlock("c1", "read", false)
-	res.Parts = []llm.Block{llm.ImageBlock(img)}
-	m := llm.Message{Role: llm.RoleUser, Content: []llm.Block{res, llm.TextBlock("look"), llm.DocumentBlock(pdf)}}
+	m := llm.Message{Role: llm.RoleUser, Content: []llm.Block{res, llm.ResultMediaBlock("c1", img), llm.TextBlock("look"), llm.DocumentBlock(pdf)}}
 	enc, err := Encode(m)
 	if err != nil {
 		t.Fatal(err)
@@ -125,15 +124,15 @@ func TestMediaWithoutBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &llm.Media{MediaType: llm.MediaPNG, Digest: Digest(img), Size: int64(len(png)), Name: "bug.png", Width: 3, Height: 2}
-	if p := got.Content[0].Parts; len(p) != 1 || p[0].Type != llm.BlockImage || !reflect.DeepEqual(p[0].Media, want) {
+	if p := got.Content[1]; p.Type != llm.BlockImage || p.ToolUseID != "c1" || !reflect.DeepEqual(p.Media, want) {
 		t.Errorf("decoded part %+v", p)
 	}
-	if d := got.Content[2]; d.Type != llm.BlockDocument || d.Media.Digest != "sha256:given" || d.Media.Data != nil || d.Media.Size != 8 {
+	if d := got.Content[3]; d.Type != llm.BlockDocument || d.Media.Digest != "sha256:given" || d.Media.Data != nil || d.Media.Size != 8 {
 		t.Errorf("decoded document %+v", d.Media)
 	}
 	stored, ok := Stored(m)
-	if !ok || !bytes.Equal(stored.Content[0].Parts[0].Media.Data, png) || stored.Content[0].Parts[0].Media.Digest != want.Digest || stored.Content[0].Parts[0].Media == img {
-		t.Errorf("Stored %+v", stored.Content[0].Parts[0].Media)
+	if !ok || !bytes.Equal(stored.Content[1].Media.Data, png) || stored.Content[1].Media.Digest != want.Digest || stored.Content[1].Media == img {
+		t.Errorf("Stored %+v", stored.Content[1].Media)
 	}
 	if all := m.Media(); len(all) != 2 || all[0] != img || all[1] != pdf {
 		t.Errorf("Media %v", all)
@@ -187,5 +186,22 @@ func TestStoredIsTheRoundTrip(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Rows written while a tool result's media were kept in its parts read
+// back as the blocks that follow it.
+func TestOldPartsReadAsBlocks(t *testing.T) {
+	old := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"read","parts":[{"type":"image","media":{"media_type":"image/png","digest":"sha256:ab","size":9,"name":"a.png"}}]},{"type":"tool_result","tool_use_id":"c2","content":"ok"}]}`
+	m, err := Decode([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Content
+	if len(c) != 3 || c[0].ToolUseID != "c1" || c[1].Type != llm.BlockImage || c[1].ToolUseID != "c1" || c[1].Media.Digest != "sha256:ab" || c[1].Media.Name != "a.png" || c[2].ToolUseID != "c2" {
+		t.Errorf("decoded %+v", c)
+	}
+	if p := llm.ResultMedia(c, 0); len(p) != 1 || p[0].Media != c[1].Media {
+		t.Errorf("ResultMedia %+v", p)
 	}
 }
