@@ -99,9 +99,15 @@ func TestRecordedImageQuestion(t *testing.T) {
 		}
 		var ev struct {
 			Type    string
-			Message struct{ Usage struct{ InputTokens int64 `json:"input_tokens"` } }
-			Delta   struct{ Type, Text string }
-			Usage   struct{ OutputTokens int64 `json:"output_tokens"` }
+			Message struct {
+				Usage struct {
+					InputTokens int64 `json:"input_tokens"`
+				}
+			}
+			Delta struct{ Type, Text string }
+			Usage struct {
+				OutputTokens int64 `json:"output_tokens"`
+			}
 		}
 		if err := json.Unmarshal([]byte(data), &ev); err != nil {
 			t.Fatalf("the recorded stream: %v", err)
