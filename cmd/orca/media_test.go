@@ -15,6 +15,8 @@ import (
 	"github.com/orca-agent/orca/llm/anthropic"
 	"github.com/orca-agent/orca/llm/openai"
 	"github.com/orca-agent/orca/media"
+	"github.com/orca-agent/orca/media/pdf"
+	"github.com/orca-agent/orca/media/pdf/pdftest"
 )
 
 func pngOf(t *testing.T, w, h int) []byte {
@@ -26,16 +28,17 @@ func pngOf(t *testing.T, w, h int) []byte {
 }
 
 // The model sees what the files show: orca run --attach of an image, and
-// Read of a PNG and of a PDF, put their bytes in the request in the form
-// each API takes (Anthropic: image and document blocks, in the user's
-// message and inside tool_result; OpenAI: image_url and file parts with
-// data URLs, a tool's after its tool messages).
+// Read of a PNG and of two pages of a 30-page PDF, put their bytes in the
+// request in the form each API takes (Anthropic: image and document
+// blocks, in the user's message and inside tool_result; OpenAI: image_url
+// and file parts with data URLs, a tool's after its tool messages) — the
+// PDF's the two pages asked for, cut out as a PDF of their own.
 func TestRunShowsImagesAndPDFs(t *testing.T) {
 	shot := pngOf(t, 40, 30)
-	pdf := []byte("%PDF-1.4\n1 0 obj<<>>endobj\n%%EOF\n")
+	doc := pdftest.Document(30)
 	reads := []reply{
 		{tool: "Read", input: `{"file_path":"bug.png"}`},
-		{tool: "Read", input: `{"file_path":"spec.pdf"}`},
+		{tool: "Read", input: `{"file_path":"spec.pdf","pages":"7-8"}`},
 		{text: "The button is grey."},
 	}
 	for _, anthropicAPI := range []bool{true, false} {
@@ -46,7 +49,7 @@ func TestRunShowsImagesAndPDFs(t *testing.T) {
 			t.Setenv(openai.APIKeyEnv, "")
 			api := newFakeModelAPI(t, anthropicAPI, reads...)
 			ws := t.TempDir()
-			for file, data := range map[string][]byte{"bug.png": shot, "spec.pdf": pdf} {
+			for file, data := range map[string][]byte{"bug.png": shot, "spec.pdf": doc} {
 				if err := os.WriteFile(filepath.Join(ws, file), data, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -70,7 +73,6 @@ func TestRunShowsImagesAndPDFs(t *testing.T) {
 				t.Fatalf("%d requests", len(reqs))
 			}
 			b64 := base64.StdEncoding.EncodeToString(shot)
-			pdf64 := base64.StdEncoding.EncodeToString(pdf)
 			var attachForm, readForm, pdfForm string
 			if anthropicAPI {
 				attachForm = `{"source":{"data":"` + b64 + `","media_type":"image/png","type":"base64"},"type":"image"}`
@@ -79,7 +81,7 @@ func TestRunShowsImagesAndPDFs(t *testing.T) {
 			} else {
 				attachForm = `{"image_url":{"url":"data:image/png;base64,` + b64 + `"},"type":"image_url"}`
 				readForm = `"The result of tool call`
-				pdfForm = `"file":{"file_data":"data:application/pdf;base64,` + pdf64 + `","filename":"spec.pdf"},"type":"file"}`
+				pdfForm = `"filename":"spec.pdf"},"type":"file"}`
 			}
 			first, second, third := reqs[0].raw, reqs[1].raw, reqs[2].raw
 			if !strings.Contains(first, attachForm) || !strings.Contains(first, "Attached: image/png 40×30") {
@@ -88,8 +90,13 @@ func TestRunShowsImagesAndPDFs(t *testing.T) {
 			if !strings.Contains(second, readForm) || strings.Count(second, b64) != 2 {
 				t.Errorf("Read's image is not in the second request (%d copies):\n%s", strings.Count(second, b64), second)
 			}
-			if !strings.Contains(third, pdfForm) || (anthropicAPI && !strings.Contains(third, pdf64)) {
-				t.Errorf("Read's PDF is not in the third request:\n%s", third)
+			if !strings.Contains(third, pdfForm) || !strings.Contains(third, "pages 7-8 of 30") {
+				t.Fatalf("Read's PDF is not in the third request:\n%s", third)
+			}
+			sent := sentPDF(t, third)
+			d, err := pdf.Read(sent)
+			if err != nil || d.Pages() != 2 || !bytes.Contains(sent, []byte("(orca page 7)")) || !bytes.Contains(sent, []byte("(orca page 8)")) || bytes.Contains(sent, []byte("(orca page 9)")) {
+				t.Errorf("the PDF sent is not pages 7-8 (%v):\n%.400s", err, sent)
 			}
 		})
 	}
@@ -233,4 +240,22 @@ func TestMentionAndPaste(t *testing.T) {
 	if code != 0 || len(api.seen()) != 1 || !strings.Contains(api.seen()[0].raw, "data:image/png;base64,"+b64) || !strings.Contains(stdout, "Attached [image 12×9 png") {
 		t.Errorf("chat: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+}
+
+// sentPDF returns the bytes of the one PDF a request body carries: an
+// Anthropic document block's base64 data, or an OpenAI file part's data
+// URL.
+func sentPDF(t *testing.T, body string) []byte {
+	t.Helper()
+	var b64 string
+	if _, rest, ok := strings.Cut(body, "data:application/pdf;base64,"); ok {
+		b64, _, _ = strings.Cut(rest, `"`)
+	} else if before, _, ok := strings.Cut(body, `","media_type":"application/pdf"`); ok {
+		b64 = before[strings.LastIndex(before, `"`)+1:]
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(data) == 0 {
+		t.Fatalf("no PDF in the request (%v)", err)
+	}
+	return data
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/media"
+	"github.com/orca-agent/orca/media/pdf"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -39,7 +40,7 @@ Usage:
 - Lines longer than 2000 characters are truncated.
 - Results are returned in cat -n format: each line is prefixed with its line number (starting at 1) and a tab.
 - When the output is cut short, it ends with a note saying which lines were shown and how to read the rest.
-- It reads images (PNG, JPEG, GIF, WebP) and PDFs too: you are shown them, as you are shown what the user attaches. Large images are scaled down first. Other binary files are refused. To list a folder, use Glob or the Bash tool with ls.
+- It reads images (PNG, JPEG, GIF, WebP) and PDFs too: you are shown them, as you are shown what the user attaches. Large images are scaled down first. A PDF of more than 10 pages is read in parts: give pages ("1-20"), at most 20 at a time. Other binary files are refused. To list a folder, use Glob or the Bash tool with ls.
 - It is always better to read several potentially useful files at once, in parallel calls.
 - Reading an empty file returns a note saying that it is empty.`
 }
@@ -64,7 +65,7 @@ func (*readTool) Schema() json.RawMessage {
     },
     "pages": {
       "type": "string",
-      "description": "For a PDF, the pages you want (\"1-5\", \"3\"): orca sends the whole PDF, up to 32 MB, and says so"
+      "description": "For a PDF, the pages to read (\"1-5\", \"3\", \"1,4,10-12\"), at most 20 at a time. Required for a PDF of more than 10 pages."
     }
   },
   "required": ["file_path"],
@@ -278,18 +279,63 @@ func (t *readTool) readMedia(path, pages string, r io.Reader, size int64) tool.R
 	if err != nil {
 		return tool.Errorf("%v", err)
 	}
-	kind := "image"
+	kind, what := "image", ""
+	resp := readMedia{FilePath: absPath(t.fs, path), OriginalSize: int64(len(data))}
 	if m.MediaType == llm.MediaPDF {
 		kind = "pdf"
+		var failed tool.Result
+		if m, what, failed = pdfPages(path, pages, m, &resp); m == nil {
+			return failed
+		}
 	}
-	text := fmt.Sprintf("%s: %s, shown to you here.", path, m)
+	text := fmt.Sprintf("%s: %s%s, shown to you here.", path, what, m)
 	if note != "" {
 		text += " " + note
 	}
-	if pages != "" && m.MediaType == llm.MediaPDF {
-		text += fmt.Sprintf(" You asked for pages %s: orca sends a PDF whole, so look at those.", pages)
+	resp.MediaType, resp.Size, resp.Digest, resp.Width, resp.Height = m.MediaType, m.Size, m.Digest, m.Width, m.Height
+	return tool.Result{Content: text, Media: []*llm.Media{m}, Response: &readMediaResponse{Type: kind, File: resp}}
+}
+
+// wholePDFPages is how many pages a PDF may have for Read to show it whole
+// (as Claude Code's Read does): a longer one is read in parts.
+const wholePDFPages = 10
+
+// pdfPages returns the PDF doc (the file at path) as Read shows it: the
+// pages asked for cut out, or all of it, and what says which pages it is
+// ("pages 2-3 of 64: "). A PDF whose pages cannot be counted is shown
+// whole when no pages are asked for, with a line saying so. A nil media is
+// the observation failed gives instead: pages that do not exist, or none
+// asked for of a long PDF.
+func pdfPages(path, pages string, doc *llm.Media, resp *readMedia) (m *llm.Media, what string, failed tool.Result) {
+	d, err := pdf.Read(doc.Data)
+	if err != nil {
+		if pages != "" {
+			return nil, "", tool.Errorf("%s: pages %q cannot be cut out of it: it is %v. Read it without pages to be shown it whole.", path, pages, err)
+		}
+		return doc, fmt.Sprintf("pages not counted (%v), whole, ", err), tool.Result{}
 	}
-	return tool.Result{Content: text, Media: []*llm.Media{m},
-		Response: &readMediaResponse{Type: kind, File: readMedia{FilePath: absPath(t.fs, path), MediaType: m.MediaType,
-			OriginalSize: int64(len(data)), Size: m.Size, Digest: m.Digest, Width: m.Width, Height: m.Height}}}
+	n := d.Pages()
+	resp.PageCount = n
+	if pages == "" {
+		if n > wholePDFPages {
+			return nil, "", tool.Errorf("%s is a PDF of %d pages: read it in parts of at most %d pages, with pages (\"1-%d\", then \"%d-%d\", …)", path, n, pdf.MaxPages, pdf.MaxPages, pdf.MaxPages+1, min(n, 2*pdf.MaxPages))
+		}
+		return doc, plural(n, "page") + ", ", tool.Result{}
+	}
+	sel, err := pdf.Parse(pages, n)
+	if err != nil {
+		return nil, "", tool.Errorf("%s: %v", path, err)
+	}
+	if len(sel) == n {
+		return doc, plural(n, "page") + ", ", tool.Result{}
+	}
+	out, err := d.Extract(sel)
+	if err == nil {
+		m, _, err = media.Prepare(out, path)
+	}
+	if err != nil {
+		return nil, "", tool.Errorf("%s: %v", path, err)
+	}
+	resp.Pages = pdf.Ranges(sel)
+	return m, fmt.Sprintf("pages %s of %d, ", resp.Pages, n), tool.Result{}
 }

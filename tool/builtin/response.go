@@ -61,6 +61,10 @@ type readMedia struct {
 	Digest       string `json:"digest"`
 	Width        int    `json:"width,omitempty"`
 	Height       int    `json:"height,omitempty"`
+	// A PDF's: how many pages it has, and those shown ("2-3, 7"; all when
+	// empty).
+	PageCount int    `json:"pageCount,omitempty"`
+	Pages     string `json:"pages,omitempty"`
 }
 
 // bashResponse is Bash's. The command's stdout and stderr reach orca
