@@ -44,6 +44,7 @@ import (
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/mcp"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/queue"
@@ -65,6 +66,7 @@ Shift+Enter; ↑ and ↓ recall what you typed before).
   /clear                   end this session (it is kept) and go on in a new one
   /approve, /deny [why]    decide the call of this session parked for approval (orca run --park-approvals): its turn goes on
   /mcp                     the MCP servers: up or not, their tools and prompts
+  /paste                   attach the image on the clipboard (a copied screenshot) to your next message (so does Ctrl+V)
   /help                    this help, with the skills and MCP prompts to invoke
   /exit                    leave (so do Ctrl-D and Ctrl-C at the prompt)
 Ctrl-C interrupts the running turn; a second Ctrl-C within 2s leaves. Lines typed
@@ -294,6 +296,9 @@ type chat struct {
 	quit chan struct{}
 	// window: a second Ctrl-C within it, while a turn runs, ends the chat.
 	window time.Duration
+	// clipped are the images /paste took from the clipboard, for the next
+	// message.
+	clipped []*llm.Media
 
 	// activity is poked at every event of a turn: the loop looks at the
 	// backlog again.
@@ -612,6 +617,9 @@ func (c *chat) line(ctx context.Context, s string) {
 	case "/cost":
 		c.cost(ctx)
 		c.prompt()
+	case "/paste":
+		c.paste(ctx)
+		c.prompt()
 	case "/model":
 		if name := strings.TrimSpace(strings.TrimPrefix(trimmed, "/model")); name != "" {
 			c.switchModel(ctx, name)
@@ -653,7 +661,7 @@ func (c *chat) line(ctx context.Context, s string) {
 			c.submit(input)
 			return
 		}
-		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /model, /permissions, /resume, /clear, /approve, /deny, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
+		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /model, /paste, /permissions, /resume, /clear, /approve, /deny, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
 		c.prompt()
 	}
 }
@@ -757,6 +765,10 @@ func (c *chat) start(input string, probe bool) {
 	}
 	for _, m := range shown {
 		c.con.note("Attached " + tui.MediaLabel(m))
+	}
+	if len(c.clipped) > 0 && !strings.HasPrefix(strings.TrimSpace(input), "/compact") {
+		shown = append(c.clipped, shown...)
+		c.clipped = nil
 	}
 	c.running++
 	c.probing = c.probing || probe
@@ -1012,4 +1024,19 @@ func (c *console) err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.r.Err()
+}
+
+// paste is /paste (and Ctrl+V): the image on the clipboard goes with the
+// next message, as an attachment.
+func (c *chat) paste(ctx context.Context) {
+	m, err := app.ClipboardImage(ctx)
+	switch {
+	case errors.Is(err, app.ErrNoClipboardImage):
+		c.con.note("The clipboard holds no image (text pastes with your terminal's own paste: Ctrl+Shift+V, or Cmd+V).")
+	case err != nil:
+		c.con.note("✗ " + err.Error())
+	default:
+		c.clipped = append(c.clipped, m)
+		c.con.note("Attached " + tui.MediaLabel(m) + ": it goes with your next message.")
+	}
 }

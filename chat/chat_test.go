@@ -26,7 +26,7 @@ func TestChatHelpListsEachCommandOnce(t *testing.T) {
 			seen[f[0]]++
 		}
 	}
-	for _, c := range []string{"/compact", "/cost", "/model", "/permissions", "/resume", "/clear", "/approve,", "/mcp", "/help", "/exit"} {
+	for _, c := range []string{"/compact", "/cost", "/model", "/permissions", "/resume", "/clear", "/approve,", "/mcp", "/paste", "/help", "/exit"} {
 		if seen[c] != 1 {
 			t.Errorf("%s is listed %d times", c, seen[c])
 		}

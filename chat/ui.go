@@ -81,6 +81,7 @@ func newUI(ctx context.Context, in, out *os.File, theme tui.Theme, h *tui.Histor
 			}
 		},
 		EOF:   u.end,
+		Paste: func() { u.push(line{s: "/paste\n"}) },
 		Typed: func() { u.typed.Store(time.Now().UnixNano()) },
 		Expand: func() {
 			// On a goroutine of its own: printing waits for the program,

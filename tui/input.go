@@ -64,6 +64,9 @@ type Handlers struct {
 	// Expand is Ctrl-O: show the last tool call's output whole (nil: the
 	// key does nothing).
 	Expand func()
+	// Paste is Ctrl-V: attach the clipboard's image (nil: the editor's own
+	// Ctrl-V, which pastes the clipboard's text).
+	Paste func()
 }
 
 // Messages the chat sends the Input (tea.Program.Send).
@@ -240,6 +243,11 @@ func (m *Input) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.on.Expand()
 		}
 		return nil
+	case "ctrl+v":
+		if m.on.Paste != nil {
+			m.on.Paste()
+			return nil
+		}
 	case "ctrl+c":
 		if m.ta.Value() != "" {
 			m.ta.Reset()

@@ -15,6 +15,7 @@ type inputs struct {
 	sent, answers []string
 	interrupts    int
 	expands       int
+	pastes        int
 	typed         int
 	eof           bool
 }
@@ -28,6 +29,7 @@ func newTestInput(t *testing.T, h *History) (*Input, *inputs) {
 		Interrupt: func() { rec.interrupts++ },
 		EOF:       func() { rec.eof = true },
 		Expand:    func() { rec.expands++ },
+		Paste:     func() { rec.pastes++ },
 		Typed:     func() { rec.typed++ },
 	})
 	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
@@ -139,6 +141,15 @@ func TestInputPaste(t *testing.T) {
 	keys(m, up, enter)
 	if len(rec.sent) != 2 || rec.sent[1] != block {
 		t.Errorf("sent again %q", rec.sent)
+	}
+}
+
+// Ctrl-V asks for the clipboard's image, and leaves what is typed alone.
+func TestInputPasteImage(t *testing.T) {
+	m, rec := newTestInput(t, nil)
+	keys(m, runes("look at this"), ctrl('v'))
+	if rec.pastes != 1 || len(rec.sent) != 0 || m.value() != "look at this" {
+		t.Errorf("pastes %d, sent %q, editor %q", rec.pastes, rec.sent, m.value())
 	}
 }
 

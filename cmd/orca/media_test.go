@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"image"
 	"image/jpeg"
 	"image/png"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orca-agent/orca/llm/anthropic"
 	"github.com/orca-agent/orca/llm/openai"
@@ -258,4 +261,60 @@ func sentPDF(t *testing.T, body string) []byte {
 		t.Fatalf("no PDF in the request (%v)", err)
 	}
 	return data
+}
+
+// orca chat's /paste attaches the image on the system clipboard — a real
+// X11 clipboard (Xvfb's, started by .ci/run: ORCA_TEST_DISPLAY), the
+// image put there with xclip as a screenshot tool does — to the next
+// message, whose request carries its bytes; with text on the clipboard it
+// says there is no image, and sends nothing.
+func TestChatPastesClipboardImage(t *testing.T) {
+	display := os.Getenv("ORCA_TEST_DISPLAY")
+	if display == "" {
+		t.Skip("ORCA_TEST_DISPLAY is not set: it names an X display (Xvfb :99 -nolisten tcp) whose clipboard the test uses; .ci/run starts one")
+	}
+	needPrograms(t, "xclip")
+	t.Setenv("DISPLAY", display)
+	t.Setenv("WAYLAND_DISPLAY", "")
+	t.Setenv(openai.APIKeyEnv, "")
+	shot := pngOf(t, 14, 11)
+	file := filepath.Join(t.TempDir(), "shot.png")
+	if err := os.WriteFile(file, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// xclip owns the clipboard while it runs (-quiet: in the foreground).
+	own := func(args ...string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(t.Context())
+		cmd := exec.CommandContext(ctx, "xclip", append([]string{"-quiet", "-selection", "clipboard"}, args...)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cancel(); cmd.Wait() })
+		// Owned once xclip answers for it.
+		for range 100 {
+			if out, _ := exec.Command("xclip", "-selection", "clipboard", "-t", "TARGETS", "-o").Output(); len(out) > 0 {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal("xclip did not take the clipboard")
+	}
+	own("-t", "image/png", "-i", file)
+
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	api := newFakeModelAPI(t, false, reply{text: "A small black square."})
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "/paste\nWhat is this?\n/exit\n", "chat", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "m", "-w", t.TempDir())
+	b64 := base64.StdEncoding.EncodeToString(shot)
+	if code != 0 || len(api.seen()) != 1 || !strings.Contains(api.seen()[0].raw, "data:image/png;base64,"+b64) || !strings.Contains(api.seen()[0].raw, "What is this?") ||
+		!strings.Contains(stdout, "Attached [image 14×11 png") || !strings.Contains(stdout, "clipboard") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	own("-i", "/dev/null") // text now
+	api = newFakeModelAPI(t, false, reply{text: "Hello."})
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "/paste\nhi\n/exit\n", "chat", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "m", "-w", t.TempDir())
+	if code != 0 || !strings.Contains(stdout, "The clipboard holds no image") || len(api.seen()) != 1 || strings.Contains(api.seen()[0].raw, "image_url") {
+		t.Errorf("text on the clipboard: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
 }
