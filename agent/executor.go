@@ -357,6 +357,9 @@ func (e *Executor) Execute(ctx context.Context, rt *Runtime, req Request) (*Resu
 		if err := validMedia(&b); err != nil {
 			return nil, fmt.Errorf("agent: request media[%d] (%s): %w", i, m.Name, err)
 		}
+		if model := modelOf(rt, req.Model); !takes(rt.modelInfo(model), m) {
+			return nil, fmt.Errorf("agent: request media[%d] (%s): model %s takes no %s (orca's model catalog): %w", i, m, model, kindOf(m), ErrMediaNotTaken)
+		}
 	}
 	sc := scope.Scope{RuntimeID: rt.id, SessionID: req.SessionID, TurnID: req.TurnID, ExecutionID: newID("exec")}
 	if sc.TurnID == "" {

@@ -2,10 +2,12 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
@@ -135,5 +137,50 @@ func TestRequestMediaRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "media[0]") {
 			t.Errorf("%v: %v", m, err)
 		}
+	}
+}
+
+// A model the catalog says takes no images is never sent one: a tool's
+// is said in its result (no refusal first), a PDF it takes is sent; a
+// request showing it an image is refused before the turn
+// (ErrMediaNotTaken), naming the model.
+func TestCatalogModelTakesNoImages(t *testing.T) {
+	no, yes := false, true
+	cat := catalog.Default().With(catalog.Model{Provider: "openai", Name: "texty", ContextWindow: 64_000, MaxOutput: 4096, Images: &no, PDFs: &yes})
+	png := &llm.Media{MediaType: llm.MediaPNG, Data: []byte("\x89PNG\r\n\x1a\npixels"), Digest: "sha256:png", Name: "a.png"}
+	pdf := &llm.Media{MediaType: llm.MediaPDF, Data: []byte("%PDF-1.4"), Digest: "sha256:pdf", Name: "b.pdf"}
+	shows := tool.New("Shows", "Shows an image and a PDF.", func(ctx context.Context, in struct{}) (tool.Result, error) {
+		return tool.Result{Content: "here", Media: []*llm.Media{png, pdf}}, nil
+	})
+	model := script.New().Script("s", script.Call("Shows", map[string]any{}), script.Text("done"))
+	rt, err := agent.New(agent.Definition{Name: "c", Model: "texty-2026-01-01", Catalog: cat, ToolProviders: []tool.Provider{tool.Static("s", shows)}},
+		agent.Collaborators{Client: model, Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if d := rt.Definition(); d.ContextWindow != 64_000 || d.MaxTokens != 4096 {
+		t.Errorf("window %d, max tokens %d: not the catalog's", d.ContextWindow, d.MaxTokens)
+	}
+	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go"})
+	if err != nil || res.StopReason != agent.StopAnswered {
+		t.Fatalf("%+v %v", res, err)
+	}
+	calls := model.CallsTo("s")
+	if len(calls) != 2 {
+		t.Fatalf("%d calls (a refusal?)", len(calls))
+	}
+	c := calls[1].Messages[2].Content
+	if len(c) != 2 || c[1].Media != pdf || c[0].Media != nil || !strings.Contains(c[0].Content, "[image/png") ||
+		!strings.Contains(c[0].Content, "not shown: model texty-2026-01-01 takes no images (orca's model catalog)") {
+		t.Errorf("the result sent: %+v", c)
+	}
+
+	_, err = agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s2", Input: "look", Media: []*llm.Media{pdf, png}})
+	if !errors.Is(err, agent.ErrMediaNotTaken) || !strings.Contains(err.Error(), "media[1] (image/png") || !strings.Contains(err.Error(), "model texty-2026-01-01 takes no images") {
+		t.Errorf("a request showing an image: %v", err)
+	}
+	if n := len(model.CallsTo("s2")); n != 0 {
+		t.Errorf("%d model calls for the refused request", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/middleware"
@@ -82,10 +83,17 @@ func (t *turn) callModel() (*llm.Response, error) {
 		}
 		onDelta = t.onDelta
 	}
-	// A model that refused media once is sent their descriptions.
+	// A model that refused media once is sent their descriptions; so is
+	// one the catalog says takes none (of that kind).
 	described, refusedMedia := false, false
 	if t.rt.mediaRefused.Load() && hasMedia(req.Messages) && t.refusesMedia(req.Model) {
-		req, described = describeMedia(req), true
+		req, described = describeMedia(req, refusedWhy, nil), true
+	} else if info := t.rt.modelInfo(req.Model); (!info.TakesImages() || !info.TakesPDFs()) && hasMedia(req.Messages) {
+		why := "not shown: model " + req.Model + " takes no images (orca's model catalog)"
+		if info.TakesImages() {
+			why = "not shown: model " + req.Model + " takes no PDFs (orca's model catalog)"
+		}
+		req = describeMedia(req, why, func(m *llm.Media) bool { return takes(info, m) })
 	}
 	for attempt := 1; ; attempt++ {
 		var ev *callEvents
@@ -142,7 +150,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 		})
 		if strip {
 			t.rt.logger.Warn("the model refused a request that showed it images or documents: sending their descriptions instead", "model", req.Model, "err", err)
-			req, described = describeMedia(req), true
+			req, described = describeMedia(req, refusedWhy, nil), true
 			refusedMedia = true
 			continue
 		}
@@ -249,23 +257,27 @@ func hasMedia(msgs []llm.Message) bool {
 	return slices.ContainsFunc(msgs, llm.Message.HasMedia)
 }
 
-// describeMedia returns a copy of req whose images and documents are text
-// that names them and says they were not shown (the messages without
-// media shared).
-func describeMedia(req *llm.Request) *llm.Request {
-	const why = "not shown: this model refused a request that showed it images or documents"
+// refusedWhy is what describeMedia says of media a model refused.
+const refusedWhy = "not shown: this model refused a request that showed it images or documents"
+
+// describeMedia returns a copy of req whose images and documents — those
+// keep does not keep (nil: all) — are text that names them and says why
+// they were not shown (the messages without media shared).
+func describeMedia(req *llm.Request, why string, keep func(*llm.Media) bool) *llm.Request {
 	r := *req
 	r.Messages = slices.Clone(req.Messages)
 	for i, m := range r.Messages {
-		if !m.HasMedia() {
+		if !m.HasMedia() || keep != nil && !slices.ContainsFunc(m.Media(), func(x *llm.Media) bool { return !keep(x) }) {
 			continue
 		}
 		content := make([]llm.Block, 0, len(m.Content))
 		for _, b := range m.Content {
 			switch {
-			case b.Media != nil && b.ToolUseID != "" && len(content) > 0 && content[len(content)-1].ToolUseID == b.ToolUseID:
+			case b.Media != nil && keep != nil && keep(b.Media):
+				content = append(content, b)
+			case b.Media != nil && resultOf(content, b.ToolUseID) >= 0:
 				// A tool's: said in its result.
-				r := &content[len(content)-1]
+				r := &content[resultOf(content, b.ToolUseID)]
 				r.Content = strings.TrimSpace(fmt.Sprintf("%s\n[%s, %s]", r.Content, b.Media, why))
 			case b.Media != nil:
 				content = append(content, llm.TextBlock(fmt.Sprintf("[%s, %s]", b.Media, why)))
@@ -282,4 +294,52 @@ func describeMedia(req *llm.Request) *llm.Request {
 func (t *turn) refusesMedia(model string) bool {
 	_, ok := t.rt.noMedia.Load(model)
 	return ok
+}
+
+// takes reports whether model info takes media m.
+func takes(info catalog.Model, m *llm.Media) bool {
+	if m.MediaType == llm.MediaPDF {
+		return info.TakesPDFs()
+	}
+	return info.TakesImages()
+}
+
+// resultOf returns the index of the result of tool call id that the last
+// blocks of content are (the result, then media shown with it), or -1.
+func resultOf(content []llm.Block, id string) int {
+	if id == "" {
+		return -1
+	}
+	for k := len(content) - 1; k >= 0 && content[k].ToolUseID == id; k-- {
+		if content[k].Type == llm.BlockToolResult {
+			return k
+		}
+	}
+	return -1
+}
+
+// ErrMediaNotTaken is a request's error when it shows the model an image
+// or a PDF the model takes not (as the catalog says): refused before the
+// turn, rather than described to it, since the person meant it to be
+// seen.
+var ErrMediaNotTaken = errors.New("choose a model that takes them, or show it none")
+
+// kindOf says what m is, in the plural: "images" or "PDFs".
+func kindOf(m *llm.Media) string {
+	if m.MediaType == llm.MediaPDF {
+		return "PDFs"
+	}
+	return "images"
+}
+
+// modelOf is the model a turn of rt asking for model calls: it, or the
+// runtime's, through the aliases.
+func modelOf(rt *Runtime, model string) string {
+	if model == "" {
+		return rt.def.Model
+	}
+	if a, ok := rt.def.ModelAliases[model]; ok {
+		return a
+	}
+	return model
 }

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 
 	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
@@ -103,9 +104,15 @@ type Definition struct {
 	// Prices price model usage for the cost budget and totals
 	// (budget.DefaultPrices if nil).
 	Prices budget.Prices
-	// ContextWindow is the model's context window in tokens
-	// (DefaultContextWindow if zero).
+	// ContextWindow is the model's context window in tokens (if zero:
+	// the catalog's for Model, else DefaultContextWindow).
 	ContextWindow int64
+	// Catalog is what is known of the models (catalog.Default() if nil):
+	// their windows, longest answers, and whether they take images and
+	// PDFs — media the catalog says a model takes not are described to it
+	// instead of sent, and a request showing such media is refused
+	// (ErrMediaNotTaken).
+	Catalog *catalog.Catalog
 	// CompactAt is the share of the context window past which the
 	// transcript is compacted automatically (DefaultCompactAt if zero;
 	// negative turns automatic compaction off).
@@ -262,6 +269,9 @@ type Runtime struct {
 	children  sync.Map // subagent name → *Runtime
 	// transcripts keeps the conversations hooks read (nil: none).
 	transcripts *transcripts
+	// models caches the catalog's entries by model name (a
+	// catalog.Model, or nil for a model it lacks).
+	models sync.Map
 	// noMedia are the models that refused a request showing them media
 	// (model name → true): they are sent their descriptions instead;
 	// mediaRefused, whether there is one (model calls look no further
@@ -292,8 +302,16 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.MaxIterations == 0 {
 		def.MaxIterations = DefaultMaxIterations
 	}
+	if def.Catalog == nil {
+		def.Catalog = catalog.Default()
+	}
+	info, _ := def.Catalog.Lookup("", def.Model)
 	if def.MaxTokens == 0 {
+		// No longer than the model answers (the API refuses more).
 		def.MaxTokens = DefaultMaxTokens
+		if info.MaxOutput > 0 {
+			def.MaxTokens = min(def.MaxTokens, int(info.MaxOutput))
+		}
 	}
 	if def.MaxRetries == 0 {
 		def.MaxRetries = DefaultMaxRetries
@@ -301,7 +319,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 		def.MaxRetries = 0
 	}
 	if def.ContextWindow <= 0 {
-		def.ContextWindow = DefaultContextWindow
+		def.ContextWindow = cmp.Or(info.ContextWindow, DefaultContextWindow)
 	}
 	if def.CompactAt == 0 {
 		def.CompactAt = DefaultCompactAt
@@ -635,4 +653,22 @@ func (rt *Runtime) offered() []llm.ToolDefinition {
 	}
 	rt.offer.Store(&offer{from: defs, defs: kept})
 	return kept
+}
+
+// modelInfo returns what the catalog says of model (the zero Model, which
+// takes everything, for a model it lacks).
+func (rt *Runtime) modelInfo(model string) catalog.Model {
+	if v, ok := rt.models.Load(model); ok {
+		if v == nil {
+			return catalog.Model{}
+		}
+		return *v.(*catalog.Model)
+	}
+	info, ok := rt.def.Catalog.Lookup("", model)
+	if !ok {
+		rt.models.Store(model, nil)
+		return catalog.Model{}
+	}
+	rt.models.Store(model, &info)
+	return info
 }

@@ -559,16 +559,7 @@ func (t *turn) goOn() bool {
 
 // model is the model of the turn's own calls: the request's (an alias of
 // Definition.ModelAliases resolved), else the definition's.
-func (t *turn) model() string {
-	m := t.req.Model
-	if m == "" {
-		return t.rt.def.Model
-	}
-	if a, ok := t.rt.def.ModelAliases[m]; ok {
-		return a
-	}
-	return m
-}
+func (t *turn) model() string { return modelOf(t.rt, t.req.Model) }
 
 // correct counts one more answer sent back for not holding to the
 // output schema, or ends the turn failed when the cap is reached.

@@ -35,6 +35,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/extension"
@@ -425,6 +426,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	models := catalog.Default().With(a.settings.Models...)
 	a.rt, err = agent.New(agent.Definition{
 		Name:             cmp.Or(cfg.Name, DefaultName),
 		SystemPrompt:     prompt,
@@ -433,7 +435,8 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		MaxParallelTools: cmp.Or(cfg.MaxParallelTools, a.settings.MaxParallelTools),
 		Model:            a.model.cfg.Model,
 		ModelAliases:     a.model.aliases,
-		Prices:           budget.DefaultPrices.With(a.settings.Prices),
+		Prices:           budget.PricesOf(models).With(a.settings.Prices),
+		Catalog:          models,
 		Verify:           verify,
 		ToolProviders:    a.toolProviders(cfg),
 		Subagents:        subagents,

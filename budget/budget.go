@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/llm"
 )
 
@@ -129,57 +130,24 @@ type Price struct {
 // versions find their family), else it costs nothing.
 type Prices map[string]Price
 
-// DefaultPrices are the list prices of Anthropic's and OpenAI's models as
-// of November 2026, for standard (not batch, priority or fast) requests;
-// CacheWrite is the 5-minute (Anthropic) or 30-minute (OpenAI) cache
-// write. Where a price depends on the prompt's length, the short-prompt
-// price is given (Claude Haiku 5.5 up to 100K tokens, OpenAI's models up to
-// 272K input tokens). Override entries with your own table (Prices.With)
-// where they differ from what you pay.
-var DefaultPrices = Prices{
-	// Anthropic.
-	"claude-fable-5-1":  {Input: 10, Output: 50, CacheRead: 0.25, CacheWrite: 12.5},
-	"claude-mythos-5-1": {Input: 10, Output: 50, CacheRead: 0.25, CacheWrite: 12.5},
-	"claude-fable-5":    {Input: 10, Output: 50, CacheRead: 1, CacheWrite: 12.5},
-	"claude-mythos-5":   {Input: 10, Output: 50, CacheRead: 1, CacheWrite: 12.5},
-	"claude-opus-5-5":   {Input: 4, Output: 20, CacheRead: 0.2, CacheWrite: 5},
-	"claude-opus-5":     {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
-	"claude-opus-4-8":   {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
-	"claude-opus-4-7":   {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
-	"claude-opus-4-6":   {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
-	"claude-opus-4-5":   {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
-	"claude-opus-4-1":   {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
-	"claude-opus-4":     {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
-	"claude-sonnet-5-5": {Input: 2, Output: 10, CacheRead: 0.1, CacheWrite: 2.5},
-	"claude-sonnet-5":   {Input: 2, Output: 10, CacheRead: 0.2, CacheWrite: 2.5},
-	"claude-sonnet-4":   {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
-	"claude-3-7-sonnet": {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
-	"claude-haiku-5-5":  {Input: 0.1, Output: 0.5, CacheRead: 0.01, CacheWrite: 0.125},
-	"claude-haiku-4":    {Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
-	"claude-3-5-haiku":  {Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite: 1},
+// DefaultPrices are the list prices of the models orca's catalog knows
+// (catalog.Default: from the providers' own pages, as of its date), for
+// standard (not batch, priority or fast) requests; CacheWrite is the
+// 5-minute (Anthropic) or 30-minute (OpenAI) cache write. Where a price
+// depends on the prompt's length, the short-prompt price is given.
+// Override entries with your own table (Prices.With) where they differ
+// from what you pay.
+var DefaultPrices = PricesOf(catalog.Default())
 
-	// OpenAI.
-	"gpt-6.1-sol":   {Input: 2, Output: 10, CacheRead: 0.1, CacheWrite: 2.5},
-	"gpt-6.1-terra": {Input: 1, Output: 5, CacheRead: 0.05, CacheWrite: 1.25},
-	"gpt-6-sol":     {Input: 2, Output: 10, CacheRead: 0.2, CacheWrite: 2.5},
-	"gpt-6-luna":    {Input: 0.1, Output: 0.5, CacheRead: 0.01, CacheWrite: 0.125},
-	"gpt-5.6-sol":   {Input: 5, Output: 30, CacheRead: 0.5},
-	"gpt-5.6-terra": {Input: 2, Output: 12, CacheRead: 0.2},
-	"gpt-5.6-luna":  {Input: 0.2, Output: 1.2, CacheRead: 0.02},
-	"gpt-5.5":       {Input: 5, Output: 30, CacheRead: 0.5},
-	"gpt-5.4":       {Input: 2.5, Output: 15, CacheRead: 0.25},
-	"gpt-5.4-nano":  {Input: 0.2, Output: 1.25, CacheRead: 0.02},
-	"gpt-5.2":       {Input: 1.75, Output: 14, CacheRead: 0.175},
-	"gpt-5":         {Input: 1.25, Output: 10, CacheRead: 0.125},
-	"gpt-5-mini":    {Input: 0.25, Output: 2, CacheRead: 0.025},
-	"gpt-5-nano":    {Input: 0.05, Output: 0.4, CacheRead: 0.005},
-	"gpt-4.1":       {Input: 2, Output: 8, CacheRead: 0.5},
-	"gpt-4.1-mini":  {Input: 0.4, Output: 1.6, CacheRead: 0.1},
-	"gpt-4.1-nano":  {Input: 0.1, Output: 0.4, CacheRead: 0.025},
-	"gpt-4o":        {Input: 2.5, Output: 10, CacheRead: 1.25},
-	"gpt-4o-mini":   {Input: 0.15, Output: 0.6, CacheRead: 0.075},
-	"o3":            {Input: 2, Output: 8, CacheRead: 0.5},
-	"o4-mini":       {Input: 1.1, Output: 4.4, CacheRead: 0.275},
+// PricesOf returns the prices c lists, by model name.
+func PricesOf(c *catalog.Catalog) Prices {
+	out := Prices{}
+	for _, m := range c.Models() {
+		if p := m.Price; p != nil {
+			out[m.Name] = Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+		}
+	}
+	return out
 }
 
 // With returns a new table: p with the entries of over added, replacing

@@ -11,7 +11,7 @@ import (
 var (
 	settingsKeys = []string{"$schema", "apiKeyHelper", "base_url", "disableAllHooks", "disabledMcpjsonServers", "enableAllProjectMcpServers",
 		"enabledMcpjsonServers", "enabledPlugins", "env", "extensions", "hooks", "maxParallelTools", "mcpServers", "model", "modelAliases",
-		"permissions", "prices", "provider", "sandbox", "store", "verify"}
+		"models", "permissions", "prices", "provider", "sandbox", "store", "verify"}
 	permissionsKeys = []string{"allow", "ask", "defaultMode", "deny", "disableBypassPermissionsMode", "additionalDirectories"}
 	sandboxKeys     = []string{"enabled", "autoAllowBashIfSandboxed", "excludedCommands", "allowedEnvVars", "network", "filesystem"}
 	networkKeys     = []string{"allowAllUnixSockets", "allowedDomains"}

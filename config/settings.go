@@ -80,6 +80,7 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/hook/command"
 	"github.com/orca-agent/orca/policy"
@@ -120,6 +121,10 @@ type Settings struct {
 	// Prices price models for the cost budget, over the defaults (see
 	// budget.Prices.With); nil if no file has any.
 	Prices budget.Prices
+	// Models are what the files' "models" say of models, over orca's
+	// catalog (catalog.Catalog.With: a field left out keeps the
+	// catalog's); nil if no file has any.
+	Models []catalog.Model
 	// Verify is the built-in verification command run after a finished
 	// turn (agent.Definition.Verify), from the "verify" key; the last file
 	// that sets it wins. A project's is skipped in an untrusted workspace:
@@ -549,6 +554,7 @@ func (s *Settings) merge(f *file) {
 		}
 		s.Prices[name] = price
 	}
+	s.Models = append(s.Models, f.models...)
 }
 
 // file is one settings file, checked.
@@ -561,6 +567,7 @@ type file struct {
 
 	model  ModelSettings
 	prices budget.Prices
+	models []catalog.Model
 	verify string
 	// keyHelper is "apiKeyHelper".
 	keyHelper string
@@ -589,7 +596,7 @@ type file struct {
 // URL or prices.
 func (f *file) grants() bool {
 	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
-		f.model.BaseURL != "" || len(f.prices) > 0 || f.verify != "" || f.keyHelper != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0 ||
+		f.model.BaseURL != "" || len(f.prices) > 0 || len(f.models) > 0 || f.verify != "" || f.keyHelper != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0 ||
 		enables(f.plugins) || len(f.mcp) > 0 || f.mcpApproval != nil
 }
 
@@ -630,6 +637,10 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 	}
 	if n := len(f.prices); n > 0 {
 		what = append(what, plural(n, "model price"))
+	}
+	if n := len(f.models); n > 0 {
+		what = append(what, plural(n, "model entry"))
+		f.models = nil
 	}
 	if f.verify != "" {
 		what = append(what, fmt.Sprintf("verify command %q", f.verify))
@@ -913,6 +924,13 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 		}
 		f.prices = prices
 	}
+	if raw, ok := top["models"]; ok {
+		models, err := parseModels(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		f.models = models
+	}
 	if raw, ok := top["mcpServers"]; ok {
 		servers, err := parseMCPServers(path, raw, os.LookupEnv)
 		if err != nil {
@@ -1069,6 +1087,38 @@ func parsePrices(raw json.RawMessage) (budget.Prices, error) {
 			*to = v
 		}
 		out[name] = p
+	}
+	return out, nil
+}
+
+// parseModels checks the "models" of a file — entries of orca's model
+// catalog by model name: {"qwen3-coder": {"context_window": 32768,
+// "images": false}} —; errors name the key: models["qwen3-coder"].
+func parseModels(raw json.RawMessage) ([]catalog.Model, error) {
+	var byName map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &byName); err != nil || byName == nil {
+		return nil, fmt.Errorf("models: want an object of model names, got %s", kind(raw))
+	}
+	var out []catalog.Model
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		key := fmt.Sprintf("models[%q]", name)
+		if strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("%s: the model name is empty", key)
+		}
+		var m catalog.Model
+		dec := json.NewDecoder(bytes.NewReader(byName[name]))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("%s: %v (an entry of orca's model catalog: provider, context_window, max_output, price, images, pdfs, tools, reasoning, caching)", key, strings.TrimPrefix(err.Error(), "json: "))
+		}
+		if m.Name != "" && m.Name != name {
+			return nil, fmt.Errorf("%s: its name is %q", key, m.Name)
+		}
+		m.Name = name
+		if err := m.Check(); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		out = append(out, m)
 	}
 	return out, nil
 }

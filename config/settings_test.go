@@ -576,3 +576,32 @@ func TestNotificationEntries(t *testing.T) {
 		t.Errorf("a bad matcher: %v", err)
 	}
 }
+
+// A file's "models" are entries of orca's model catalog by name, checked
+// (errors name the file and the key).
+func TestSettingsModels(t *testing.T) {
+	cfgDir, ws := setup(t)
+	writeFile(t, cfgDir, "orca/settings.json", `{"models": {"qwen3-coder": {"provider": "openai", "context_window": 32768, "images": false}, "gpt-5": {"max_output": 1000}}}`)
+	s, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Models) != 2 || s.Models[1].Name != "qwen3-coder" || s.Models[1].ContextWindow != 32768 || s.Models[1].TakesImages() ||
+		s.Models[0].Name != "gpt-5" || s.Models[0].MaxOutput != 1000 || s.Models[0].Provider != "" {
+		t.Errorf("%+v", s.Models)
+	}
+	for body, want := range map[string]string{
+		`{"models": [1]}`:                             "models: want an object of model names, got a list",
+		`{"models": {"m": {"context_windw": 5}}}`:     `models["m"]: unknown field "context_windw"`,
+		`{"models": {"m": {"context_window": -5}}}`:   `models["m"]: m: a negative token count`,
+		`{"models": {"m": {"images": "no"}}}`:         `models["m"]: cannot unmarshal string`,
+		`{"models": {"m": {"name": "n"}}}`:            `models["m"]: its name is "n"`,
+		`{"models": {" ": {}}}`:                       `the model name is empty`,
+		`{"models": {"m": {"price": {"input": -1}}}}`: `negative price`,
+	} {
+		path := writeFile(t, cfgDir, "orca/settings.json", body)
+		if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), path+": ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}

@@ -24,7 +24,7 @@ const module = "github.com/orca-agent/orca"
 // packages of lower layers only. Keep it as ARCHITECTURE.md draws it.
 var layers = [][]string{
 	{"protect"},
-	{"intercept", "llm", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "internal/names", "mcp/mcptest", "media/pdf", "media/pdf/pdftest"},
+	{"intercept", "llm", "catalog", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "internal/names", "mcp/mcptest", "media/pdf", "media/pdf/pdftest"},
 	{"cmd/orca-mcp-faults", "memory", "media", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai", "store/internal/clock", "store/internal/wire"},
 	{"tool/builtin", "tool/tooltest", "middleware", "policy", "hook/command", "store", "subagent", "llm/provider", "mcp"},
 	{"config", "skill", "store/storetest", "store/internal/sqlstore", "tui"},

@@ -318,3 +318,34 @@ func TestChatPastesClipboardImage(t *testing.T) {
 		t.Errorf("text on the clipboard: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
+
+// A model orca's catalog says takes no images (deepseek-v4-pro, through the
+// OpenAI shape) is never sent one: --attach of an image is a usage error
+// naming the model, before any request; Read of an image puts a line
+// saying it was not shown in the tool's result, with no refusal first.
+func TestRunModelThatTakesNoImages(t *testing.T) {
+	t.Setenv(openai.APIKeyEnv, "")
+	shot := pngOf(t, 16, 12)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "bug.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	api := newFakeModelAPI(t, false, reply{text: "never"})
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "deepseek-v4-pro", "-w", ws,
+		"--attach", filepath.Join(ws, "bug.png"), "What is this?")
+	if code != exitUsage || !strings.Contains(stderr, "model deepseek-v4-pro takes no images (orca's model catalog)") || len(api.seen()) != 0 {
+		t.Errorf("--attach: exit %d, %d requests\nstdout:\n%s\nstderr:\n%s", code, len(api.seen()), stdout, stderr)
+	}
+
+	api = newFakeModelAPI(t, false, reply{tool: "Read", input: `{"file_path":"bug.png"}`}, reply{text: "I cannot see it."})
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "run", "--provider", "openai", "--base-url", api.URL+"/v1", "--model", "deepseek-v4-pro", "-w", ws, "Read bug.png")
+	reqs := api.seen()
+	if code != 0 || len(reqs) != 2 {
+		t.Fatalf("Read: exit %d, %d requests\nstdout:\n%s\nstderr:\n%s", code, len(reqs), stdout, stderr)
+	}
+	if second := reqs[1].raw; strings.Contains(second, "image_url") || strings.Contains(second, base64.StdEncoding.EncodeToString(shot)) ||
+		!strings.Contains(second, "not shown: model deepseek-v4-pro takes no images (orca's model catalog)") {
+		t.Errorf("the second request:\n%s", second)
+	}
+}

@@ -388,6 +388,9 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 	if errors.Is(err, session.ErrAwaitingApproval) {
 		return &exitError{code: exitParked, err: err}
 	}
+	if errors.Is(err, agent.ErrMediaNotTaken) {
+		return usageErrorf("%v", err)
+	}
 	if res == nil {
 		return &exitError{code: exitTurn, err: err}
 	}
