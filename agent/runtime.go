@@ -269,6 +269,10 @@ type Runtime struct {
 	children  sync.Map // subagent name → *Runtime
 	// transcripts keeps the conversations hooks read (nil: none).
 	transcripts *transcripts
+	// windows are the context windows, by model, that refusals of prompts
+	// as too long showed to be smaller than the definition's (int64
+	// tokens).
+	windows sync.Map
 	// models caches the catalog's entries by model name (a
 	// catalog.Model, or nil for a model it lacks).
 	models sync.Map

@@ -346,7 +346,7 @@ func (t *turn) run() {
 			t.emit(event.IterationStarted, &t.next.started)
 		}
 		t.injectQueued()
-		if limit := int64(float64(def.ContextWindow) * def.CompactAt); def.CompactAt > 0 && t.estimate() > limit {
+		if limit := int64(float64(t.window()) * def.CompactAt); def.CompactAt > 0 && t.estimate() > limit {
 			if _, ok := t.makeRoom(TriggerAuto, limit); !ok || t.endedByHook() {
 				return
 			}
@@ -359,13 +359,15 @@ func (t *turn) run() {
 		t.effects++
 		for errors.Is(err, llm.ErrPromptTooLong) && t.ctx.Err() == nil {
 			// The provider refused the prompt: shrink it — never send the
-			// same prompt again — or end the turn saying why.
+			// same prompt again — or end the turn saying why; and keep
+			// under the window it showed from then on.
+			t.learnWindow(err)
 			changed, ok := t.makeRoom(TriggerRecovery, 0)
 			if !ok {
 				return
 			}
 			if !changed {
-				t.fail(fmt.Errorf("%w (it is about %d tokens; the context window is %d): %w", errNoRoom, t.estimate(), def.ContextWindow, err))
+				t.fail(fmt.Errorf("%w (it is about %d tokens; the context window is %d): %w", errNoRoom, t.estimate(), t.window(), err))
 				return
 			}
 			if !t.flush() {
@@ -905,4 +907,33 @@ func stopFailureType(k llm.ErrorKind) string {
 func commandName(input string) string {
 	name, _, _ := tool.SplitCommand(input)
 	return "/" + name
+}
+
+// window is the context window of the turn's model, in tokens: the
+// definition's (or the catalog's), or less where a refusal showed it is
+// smaller.
+func (t *turn) window() int64 {
+	w := t.rt.def.ContextWindow
+	if v, ok := t.rt.windows.Load(t.model()); ok {
+		w = min(w, v.(int64))
+	}
+	return w
+}
+
+// learnWindow learns the window of the turn's model from err, a refusal of
+// a prompt as too long: the window the provider names, or, where it names
+// none, nine tenths of what the refused prompt is estimated at (the window
+// is smaller than it). Compaction keeps under it from then on, for every
+// turn of the runtime: one refusal, not one after every compaction.
+func (t *turn) learnWindow(err error) {
+	w := llm.StatedWindow(err)
+	if w <= 0 {
+		w = t.estimate() * 9 / 10
+	}
+	if w <= 0 || w >= t.window() {
+		return
+	}
+	model := t.model()
+	t.rt.windows.Store(model, w)
+	t.rt.logger.Warn("the model refused a prompt as too long: keeping under a smaller context window from now on", "model", model, "window", w, "was", t.rt.def.ContextWindow)
 }

@@ -3,6 +3,10 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -76,4 +80,28 @@ func Retryable(err error) bool {
 		return true
 	}
 	return false
+}
+
+// windowStated finds the context window a provider names when it refuses
+// a prompt as too long: Anthropic's "… tokens > 200000 maximum", OpenAI's
+// and vLLM's "maximum context length is 128000 tokens", OpenAI's "the
+// configured limit of 272000 tokens", Gemini's "tokens allowed (1048576)".
+var windowStated = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(\d[\d,]*) maximum|maximum context length is (\d[\d,]*)|limit of (\d[\d,]*) tokens|tokens allowed \((\d[\d,]*)\)`)
+})
+
+// StatedWindow returns the context window, in tokens, that err — a
+// prompt-too-long refusal — says the model has; 0 when it says none.
+func StatedWindow(err error) int64 {
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindPromptTooLong {
+		return 0
+	}
+	m := windowStated().FindStringSubmatch(e.Message)
+	for _, g := range m[min(1, len(m)):] {
+		if n, err := strconv.ParseInt(strings.ReplaceAll(g, ",", ""), 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
