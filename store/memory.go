@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -30,6 +31,10 @@ type Memory struct {
 	approvals []Approval
 	clock     clock.Clock
 	parked    []ParkedCall
+	// attachments are the media each session keeps, by session id (a
+	// session not provisioned yet may have some: PutAttachments) and
+	// digest; their bytes are shared, never copied.
+	attachments map[string]map[string]*llm.Media
 
 	// obsMu guards the observation rows (observation.go) alone: the
 	// runtime writes them from the event bus's goroutine while a turn
@@ -213,6 +218,9 @@ func (m *Memory) DeleteSession(ctx context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, err := m.get(ctx, id, false)
+	if errors.Is(err, ErrNotFound) {
+		delete(m.attachments, id) // put for a session never provisioned
+	}
 	if err != nil {
 		return opErr("delete", id, err)
 	}
@@ -220,6 +228,7 @@ func (m *Memory) DeleteSession(ctx context.Context, id string) error {
 		return opErr("delete", id, &LeaseError{SessionID: id, Owner: s.owner, Expires: s.expires})
 	}
 	delete(m.sessions, id)
+	delete(m.attachments, id)
 	m.approvals = slices.DeleteFunc(m.approvals, func(a Approval) bool { return a.SessionID == id })
 	m.parked = slices.DeleteFunc(m.parked, func(p ParkedCall) bool { return p.SessionID == id })
 	return nil
@@ -283,6 +292,9 @@ func (m *Memory) append(s *memSession, sessionID string, recs []Record, wall tim
 	}
 	for i, r := range out {
 		r.Message = copyMessage(r.Message)
+		if r.Message.HasMedia() {
+			m.keepMedia(sessionID, r.Message)
+		}
 		s.recs.add(memRecord{rec: r})
 		if r.Message.HasMedia() {
 			// Given back with their digests set, as stored.
@@ -291,6 +303,70 @@ func (m *Memory) append(s *memSession, sessionID string, recs []Record, wall tim
 	}
 	s.s.UpdatedAt = now
 	return out
+}
+
+// keepMedia keeps the bytes of msg's media, the store's own copy, as
+// session sessionID's, and gives those it shows by digest alone the bytes
+// the session keeps; m.mu is held.
+func (m *Memory) keepMedia(sessionID string, msg llm.Message) {
+	for _, md := range msg.Media() {
+		if len(md.Data) > 0 {
+			m.keep(sessionID, md)
+		} else if kept := m.attachments[sessionID][md.Digest]; kept != nil {
+			md.Data = kept.Data
+		}
+	}
+}
+
+// keep keeps md as session sessionID's, unless it keeps its digest
+// already; m.mu is held.
+func (m *Memory) keep(sessionID string, md *llm.Media) {
+	digest := wire.Digest(md)
+	if m.attachments[sessionID][digest] != nil {
+		return
+	}
+	if m.attachments == nil {
+		m.attachments = map[string]map[string]*llm.Media{}
+	}
+	if m.attachments[sessionID] == nil {
+		m.attachments[sessionID] = map[string]*llm.Media{}
+	}
+	m.attachments[sessionID][digest] = copyMedia(md)
+}
+
+// PutAttachments implements Store.
+func (m *Memory) PutAttachments(ctx context.Context, sessionID string, ms []*llm.Media) error {
+	if err := ValidateAttachments(sessionID, ms); err != nil {
+		return opErr("put attachments of", sessionID, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.begin(ctx); err != nil {
+		return opErr("put attachments of", sessionID, err)
+	}
+	for _, md := range ms {
+		m.keep(sessionID, md)
+	}
+	return nil
+}
+
+// Attachment implements Store.
+func (m *Memory) Attachment(ctx context.Context, sessionID, digest string) (*llm.Media, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.begin(ctx); err != nil {
+		return nil, attachmentErr(sessionID, digest, err)
+	}
+	md := m.attachments[sessionID][digest]
+	if md == nil {
+		return nil, attachmentErr(sessionID, digest, ErrNotFound)
+	}
+	return copyMedia(md), nil
+}
+
+// attachmentErr names the attachment and its session in err.
+func attachmentErr(sessionID, digest string, err error) error {
+	return fmt.Errorf("read attachment %s of session %q: %w", digest, sessionID, err)
 }
 
 // AppendStep implements Store.

@@ -3,14 +3,17 @@
 // A Store keeps, per session, the transcript records (messages and
 // compaction summaries, in append order), the running totals (tokens, cost,
 // tool calls, wall time, turns), an optional budget override, the
-// "always allow" approvals a person granted, and the lease of the one
-// writer that may add to it (AcquireLease, Step.Owner). Totals, budgets and approvals
+// "always allow" approvals a person granted, the bytes of the images and
+// documents it shows the model (once per store, by digest: Attachments),
+// and the lease of the one writer that may add to it (AcquireLease,
+// Step.Owner). Totals, budgets and approvals
 // outlive the session handle that wrote them: a resumed session finds them
 // in the store.
 //
 // Writing to a session that was never provisioned is an error
 // (ErrNotProvisioned), never a silent drop: every session starts with
-// Provision.
+// Provision. (Attachments put ahead of a session's first turn are the one
+// exception: see Attachments.)
 //
 // This package holds the contract and the in-memory implementation
 // (Memory). The SQLite implementation lives in store/sqlite, and
@@ -29,8 +32,9 @@ import (
 // Errors callers branch on, compared with errors.Is. Implementations wrap
 // them with the operation and the session id.
 var (
-	// ErrNotFound: the session is unknown (reads).
-	ErrNotFound = errors.New("store: session not found")
+	// ErrNotFound: what a read names is unknown: the session, or in it a
+	// parked call or an attachment.
+	ErrNotFound = errors.New("store: not found")
 	// ErrNotProvisioned: a write named a session that was never
 	// provisioned. The write stored nothing.
 	ErrNotProvisioned = errors.New("store: session not provisioned")
@@ -170,8 +174,8 @@ type RecordFilter struct {
 // are safe for concurrent use; operations on different sessions do not
 // wait for each other longer than a write takes. A consumer that needs
 // one role takes that role's interface (Sessions, Transcript, Leases,
-// Spending, Approvals, ParkedCalls); observation rows are a role of their
-// own (Observations), outside Store.
+// Spending, Approvals, ParkedCalls, Attachments); observation rows are a
+// role of their own (Observations), outside Store.
 //
 // Reads of an unknown session return ErrNotFound; writes to one return
 // ErrNotProvisioned and store nothing. Errors name the operation and the
@@ -189,6 +193,7 @@ type Store interface {
 	Spending
 	Approvals
 	ParkedCalls
+	Attachments
 
 	// Close releases the store. It is idempotent; other calls after it
 	// return ErrClosed.
@@ -212,10 +217,13 @@ type Sessions interface {
 	// (ties by ID).
 	Sessions(ctx context.Context, f Filter) ([]Session, error)
 	// DeleteSession removes the session and everything kept for it — its
-	// transcript, totals, budget, session-reach approvals, parked calls —
-	// but not its observation rows, the log of what ran. A session that
-	// is absent is ErrNotFound; one whose writer's lease has not expired
-	// (a live session holds it) is a *LeaseError (ErrLeased).
+	// transcript, totals, budget, session-reach approvals, parked calls,
+	// the attachments put for it or shown in it (their bytes too, when no
+	// other session keeps them) — but not its observation rows, the log
+	// of what ran. A session that is absent is ErrNotFound (attachments
+	// put for its id, never provisioned, are removed all the same); one
+	// whose writer's lease has not expired (a live session holds it) is a
+	// *LeaseError (ErrLeased).
 	DeleteSession(ctx context.Context, id string) error
 
 	// RebindRuntime moves every session of runtime from, with its
@@ -319,4 +327,33 @@ type ParkedCalls interface {
 	// decision, and returns it. An unknown id is ErrNotFound; a decision
 	// on a decided call is ErrInvalid.
 	SetParkStatus(ctx context.Context, id, status, by, note string) (ParkedCall, error)
+}
+
+// Attachments is the role of a Store that keeps the bytes of the images
+// and documents sessions show the model: once per store, by digest,
+// however many sessions and records show them (a record keeps the rest
+// of a medium: its type, digest, size, name and dimensions). Append keeps
+// the bytes of its records' media; PutAttachments keeps media before any
+// record shows them — a durable turn's client puts the turn's media, and
+// the turn names them by digest alone — and Attachment reads them back.
+type Attachments interface {
+	// PutAttachments keeps ms for session sessionID: their bytes, unless
+	// the store has them already, and their description (type, size,
+	// name, dimensions) as the session first gave it. A medium needs a
+	// type and bytes; its Digest, if set, must be that of its bytes
+	// (llm.DigestOf) and its Size, if set, their length. A batch is
+	// all-or-nothing: a medium that breaks this is ErrInvalid, named (by
+	// its index, digest and name), and nothing is stored. The session
+	// need not be provisioned yet — a durable turn's client puts a new
+	// session's first media before the worker that runs the turn
+	// provisions it —; the media are kept until the session is deleted
+	// (DeleteSession). Once they are kept, a record of the session may
+	// show them by digest alone (no Data): Records gives them back with
+	// their bytes.
+	PutAttachments(ctx context.Context, sessionID string, ms []*llm.Media) error
+	// Attachment returns the medium of digest that session sessionID
+	// keeps — put for it, or shown in its records — with its bytes and
+	// the session's description of it; ErrNotFound if the session keeps
+	// none of that digest (another session's do not count).
+	Attachment(ctx context.Context, sessionID, digest string) (*llm.Media, error)
 }

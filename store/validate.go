@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/llm"
 )
 
 // The times a store can keep: stores may persist nanoseconds since 1970 in
@@ -132,4 +134,49 @@ func ValidateMark(throughSeq, lastSeq int64) error {
 		return fmt.Errorf("%w: throughSeq %d is past the last record (Seq %d)", ErrInvalid, throughSeq, lastSeq)
 	}
 	return nil
+}
+
+// ValidateAttachments reports whether ms can be put for sessionID
+// (Attachments.PutAttachments): the id is set, and each medium has a type
+// (UTF-8 text) and bytes, and, if it gives them, the digest and the size
+// of those bytes. The error names the first bad medium by its index in
+// the batch, its digest and its name.
+func ValidateAttachments(sessionID string, ms []*llm.Media) error {
+	if sessionID == "" {
+		return fmt.Errorf("%w: session ID is empty", ErrInvalid)
+	}
+	for i, m := range ms {
+		var err error
+		switch {
+		case m == nil:
+			err = errors.New("nil")
+		case m.MediaType == "":
+			err = errors.New("no media type")
+		case !utf8.ValidString(m.MediaType):
+			err = fmt.Errorf("media type %q is not UTF-8 text", m.MediaType)
+		case len(m.Data) == 0:
+			err = errors.New("no bytes")
+		case m.Size != 0 && m.Size != int64(len(m.Data)):
+			err = fmt.Errorf("size %d, but %d bytes", m.Size, len(m.Data))
+		case m.Digest != "":
+			if got := llm.DigestOf(m.Data); got != m.Digest {
+				err = fmt.Errorf("its bytes' digest is %s", got)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%w: media[%d] of %d%s: %v", ErrInvalid, i, len(ms), describe(m), err)
+		}
+	}
+	return nil
+}
+
+// describe names m in an error: " (digest, name)".
+func describe(m *llm.Media) string {
+	if m == nil || m.Digest == "" && m.Name == "" {
+		return ""
+	}
+	if m.Digest == "" || m.Name == "" {
+		return " (" + m.Digest + m.Name + ")"
+	}
+	return " (" + m.Digest + ", " + m.Name + ")"
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 )
@@ -134,10 +135,15 @@ func (a *Activities) Step(ctx context.Context, in StepInput) (StepResult, error)
 	info := activity.GetInfo(ctx)
 	req := in.Request
 	worker := a.worker()
+	var media []*llm.Media
 	switch {
 	case in.Progress.Steps == 0:
 		if err := req.Check(); err != nil {
 			return StepResult{}, refused(err)
+		}
+		var err error
+		if media, err = a.attachments(ctx, in.SessionID, req); err != nil {
+			return StepResult{}, err
 		}
 	case req.TurnID == "":
 		return StepResult{}, refused(errors.New("a later step of a turn names no turn"))
@@ -145,6 +151,9 @@ func (a *Activities) Step(ctx context.Context, in StepInput) (StepResult, error)
 	step := in.Progress
 	step.Rest = in.Rest
 	opts := []session.RunOption{session.WithTurnID(req.TurnID), session.Retry(), session.Step(step)}
+	if len(media) > 0 {
+		opts = append(opts, session.WithMedia(media...))
+	}
 	if len(req.OutputSchema) > 0 {
 		opts = append(opts, session.WithOutput(&agent.Output{Schema: req.OutputSchema}))
 	}
@@ -247,6 +256,30 @@ func (a *Activities) Step(ctx context.Context, in StepInput) (StepResult, error)
 		keep = true
 		out.Queue = a.Queue
 		a.keep(in.SessionID, k)
+	}
+	return out, nil
+}
+
+// attachments reads the bytes of the images and documents turn req shows
+// from the session store, by digest (its client put them there:
+// Client.Turn), and gives them back as the request describes them. A
+// digest the store does not keep for the session refuses the turn,
+// naming it.
+func (a *Activities) attachments(ctx context.Context, sessionID string, req TurnRequest) ([]*llm.Media, error) {
+	if len(req.Attachments) == 0 {
+		return nil, nil
+	}
+	st := a.App.Store()
+	out := make([]*llm.Media, len(req.Attachments))
+	for i, at := range req.Attachments {
+		m, err := st.Attachment(ctx, sessionID, at.Digest)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil, refused(fmt.Errorf("turn %s, attachment %d: %w (a durable turn's client puts its attachments in the session store first: temporal.Client.Store)", req.TurnID, i+1, err))
+		case err != nil:
+			return nil, err // the store: another attempt may do better
+		}
+		out[i] = &llm.Media{MediaType: at.MediaType, Data: m.Data, Digest: at.Digest, Size: int64(len(m.Data)), Name: at.Name, Width: at.Width, Height: at.Height}
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -12,6 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/store"
 )
 
 // Register registers the session workflow and a's activities on w, a
@@ -38,17 +42,37 @@ type Client struct {
 	TaskQueue string
 	// Options are the timings of the workflows this client starts.
 	Options Options
+	// Store is the session store the task queue's workers share (or its
+	// Attachments role: app.App.Store, postgres.Open, sqlite.Open), where
+	// Turn puts the images and documents a turn shows the model: their
+	// bytes never travel through Temporal. Only turns with media need it.
+	Store store.Attachments
 }
 
 // Turn runs req in session sessionID's workflow — starting the workflow
 // if it is not running — and waits for the turn to end. Asking again with
 // the same TurnID gets the same turn, never a second one.
-func (c *Client) Turn(ctx context.Context, sessionID string, req TurnRequest) (TurnResult, error) {
+//
+// media are images and documents the turn shows the model with its input
+// (media.Prepare makes them from files): Turn puts them in c.Store under
+// the session first, then asks for the turn with their references alone
+// (req.Attachments, after those req names already); the turn's worker
+// reads them back by digest.
+func (c *Client) Turn(ctx context.Context, sessionID string, req TurnRequest, media ...*llm.Media) (TurnResult, error) {
 	if sessionID == "" {
 		return TurnResult{}, fmt.Errorf("the turn names no session")
 	}
+	media, err := c.refer(&req, media)
+	if err != nil {
+		return TurnResult{}, err
+	}
 	if err := req.Check(); err != nil {
 		return TurnResult{}, err
+	}
+	if len(media) > 0 {
+		if err := c.Store.PutAttachments(ctx, sessionID, media); err != nil {
+			return TurnResult{}, fmt.Errorf("session %s, turn %s: keeping its attachments: %w", sessionID, req.TurnID, err)
+		}
 	}
 	start := c.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       WorkflowID(c.TaskQueue, sessionID),
@@ -75,6 +99,30 @@ func (c *Client) Turn(ctx context.Context, sessionID string, req TurnRequest) (T
 		return TurnResult{}, fmt.Errorf("session %s, turn %s: %w: ask again with the same input, or give a new turn id for a new turn", sessionID, req.TurnID, ErrAskedOtherwise)
 	}
 	return res, nil
+}
+
+// refer adds media to req's attachments by reference, and returns them
+// with their digests set (copies: the caller's are left as they are).
+func (c *Client) refer(req *TurnRequest, media []*llm.Media) ([]*llm.Media, error) {
+	if len(media) == 0 {
+		return nil, nil
+	}
+	if c.Store == nil {
+		return nil, fmt.Errorf("turn %s shows %d attachments, and the client has no store to put them in (temporal.Client.Store: the workers' session store)", req.TurnID, len(media))
+	}
+	out := make([]*llm.Media, len(media))
+	for i, m := range media {
+		if m == nil || len(m.Data) == 0 {
+			return nil, fmt.Errorf("turn %s: attachment %d has no bytes", req.TurnID, len(req.Attachments)+i+1)
+		}
+		cp := *m
+		if cp.Digest == "" {
+			cp.Digest = llm.DigestOf(cp.Data)
+		}
+		out[i] = &cp
+	}
+	req.Attachments = append(slices.Clip(req.Attachments), llm.Attachments(out)...)
+	return out, nil
 }
 
 // Decide decides the call session sessionID's turn parked and waits for

@@ -18,8 +18,11 @@
 // worker does, from the store. Nothing non-deterministic runs in the
 // workflow, and no transcript, tool input or tool result travels through
 // Temporal: the store holds them, the workflow's payloads are ids, the
-// turn's input (in its first step only), the loop's counts
-// (agent.Progress) and a bounded summary of its result (TurnResult).
+// turn's input and the references of its images and documents (their
+// digests: Client.Turn puts their bytes in the store first, and the
+// turn's first step reads them back; both in its first step only), the
+// loop's counts (agent.Progress) and a bounded summary of its result
+// (TurnResult).
 //
 // What a crash costs. A step's activity heartbeats; when its worker dies,
 // Temporal gives the step to another worker, which opens the session from

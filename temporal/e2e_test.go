@@ -2,7 +2,9 @@ package temporal_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -103,6 +105,114 @@ func TestServerTurnParksAndIsApprovedThroughTheCLI(t *testing.T) {
 	}
 	if _, stderr, code := c.orca("approve", "--session", "nosuch", "park_x"); code != 1 || !strings.Contains(stderr, "session nosuch, parked call park_x: no workflow runs it on task queue "+c.queue) {
 		t.Errorf("approving in a session with no workflow: exit %d\n%s", code, stderr)
+	}
+}
+
+// A durable turn shows the model an image by reference: the client puts
+// its bytes in the workers' store, the turn carries its digest, and the
+// worker sends the model the bytes — which are in no payload of the
+// workflow's history, where the digest is. A turn naming a digest the
+// store does not keep fails, naming it.
+func TestServerTurnShowsAnImageByReference(t *testing.T) {
+	model := newFakeModel(t, func(int) (string, []fakeCall) { return "a test pattern", nil })
+	model.setRecord(true)
+	c := newCluster(t, model, temporal.Options{})
+	c.start("w1")
+	c.client.Store = c.store()
+	data := make([]byte, 48<<10)
+	rng := rand.NewChaCha8([32]byte{42})
+	rng.Read(data)
+	img := &llm.Media{MediaType: llm.MediaPNG, Data: append([]byte("\x89PNG\r\n\x1a\n"), data...), Name: "pattern.png", Width: 64, Height: 48}
+	digest := llm.DigestOf(img.Data)
+	b64 := base64.StdEncoding.EncodeToString(img.Data)
+	res, err := c.client.Turn(t.Context(), "img", temporal.TurnRequest{TurnID: "t1", Input: "what is it?"}, img)
+	if err != nil || res.StopReason != "answered" || res.Answer != "a test pattern" {
+		t.Fatalf("turn: %+v, %v", res, err)
+	}
+	if img.Digest != "" {
+		t.Errorf("Turn changed the caller's media: %v", img)
+	}
+
+	// The model was sent the bytes.
+	bodies := model.requestBodies()
+	if len(bodies) != 1 {
+		t.Fatalf("%d model requests", len(bodies))
+	}
+	var sent struct {
+		Messages []struct {
+			Content []struct {
+				Type   string `json:"type"`
+				Source struct {
+					Type      string `json:"type"`
+					MediaType string `json:"media_type"`
+					Data      string `json:"data"`
+				} `json:"source"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(bodies[0], &sent); err != nil {
+		t.Fatal(err)
+	}
+	var shown int
+	for _, m := range sent.Messages {
+		for _, b := range m.Content {
+			if b.Type == "image" && b.Source.Type == "base64" && b.Source.MediaType == llm.MediaPNG && b.Source.Data == b64 {
+				shown++
+			}
+		}
+	}
+	if shown != 1 {
+		t.Errorf("the model was sent the image %d times", shown)
+	}
+
+	// The workflow's history names the image, by digest alone.
+	named := 0
+	events := 0
+	it := c.client.Temporal.GetWorkflowHistory(t.Context(), temporal.WorkflowID(c.queue, "img"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		events++
+		raw, err := proto.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, data[:64]) || bytes.Contains(raw, data[len(data)-64:]) || bytes.Contains(raw, []byte(b64[:64])) || bytes.Contains(raw, []byte(b64[len(b64)/2:len(b64)/2+64])) {
+			t.Errorf("history event %d (%s) holds the image's bytes", e.GetEventId(), e.GetEventType())
+		}
+		if bytes.Contains(raw, []byte(digest)) {
+			named++
+		}
+	}
+	if named == 0 {
+		t.Errorf("none of the history's %d events names the image's digest: the test looked in the wrong place", events)
+	}
+
+	// The transcript shows it by digest, its bytes kept once.
+	recs, err := c.store().Records(t.Context(), "img", store.RecordFilter{})
+	if err != nil || len(recs) != 2 || len(recs[0].Message.Content) < 2 {
+		t.Fatalf("records: %+v, %v", recs, err)
+	}
+	if m := recs[0].Message.Content[1].Media; m == nil || m.Digest != digest || !bytes.Equal(m.Data, img.Data) || m.Name != "pattern.png" || m.Width != 64 {
+		t.Errorf("the recorded image: %v", m)
+	}
+
+	// A digest the store does not keep for the session fails the turn.
+	unknown := llm.DigestOf([]byte("never put"))
+	_, err = c.client.Turn(t.Context(), "img", temporal.TurnRequest{TurnID: "t2", Input: "and this?",
+		Attachments: []llm.Attachment{{MediaType: llm.MediaPNG, Digest: unknown, Size: 9}}})
+	if err == nil || !strings.Contains(err.Error(), unknown) {
+		t.Errorf("a turn naming a digest the store does not keep: %v", err)
+	}
+	// Nor does a turn with media, from a client without a store, start.
+	c.client.Store = nil
+	if _, err := c.client.Turn(t.Context(), "img", temporal.TurnRequest{TurnID: "t3", Input: "and this?"}, img); err == nil || !strings.Contains(err.Error(), "no store") {
+		t.Errorf("a turn with media from a client without a store: %v", err)
+	}
+	if len(model.requestBodies()) != 1 {
+		t.Errorf("the model was asked again")
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -354,10 +355,13 @@ type fakeModel struct {
 	// perTurn counts the steps of the last turn only (from the last
 	// user's message), not of the whole conversation.
 	perTurn bool
+	// record keeps the requests' bodies (bodies).
+	record bool
 
 	mu       sync.Mutex
 	requests int
 	callers  map[string]int
+	bodies   [][]byte
 }
 
 type fakeCall struct {
@@ -382,7 +386,8 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 			} `json:"content"`
 		} `json:"messages"`
 	}
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" || json.NewDecoder(r.Body).Decode(&req) != nil {
+	body, err := io.ReadAll(r.Body)
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" || err != nil || json.Unmarshal(body, &req) != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprint(w, `{"type":"error","error":{"type":"invalid_request_error","message":"not a messages request"}}`)
 		return
@@ -408,6 +413,9 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	m.requests++
 	m.callers[caller]++
+	if m.record {
+		m.bodies = append(m.bodies, body)
+	}
 	reply, before, after := m.reply, m.before, m.after
 	m.mu.Unlock()
 	if before != nil {
@@ -459,6 +467,15 @@ func (m *fakeModel) setReply(f func(step int) (string, []fakeCall)) { m.locked(f
 func (m *fakeModel) setBefore(f func(caller string, step int))      { m.locked(func() { m.before = f }) }
 func (m *fakeModel) setAfter(f func(caller string, step int))       { m.locked(func() { m.after = f }) }
 func (m *fakeModel) setPerTurn(b bool)                              { m.locked(func() { m.perTurn = b }) }
+func (m *fakeModel) setRecord(b bool)                               { m.locked(func() { m.record = b }) }
+
+// requestBodies returns the bodies of the requests it was sent since
+// setRecord(true).
+func (m *fakeModel) requestBodies() [][]byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.bodies)
+}
 
 func (m *fakeModel) locked(f func()) {
 	m.mu.Lock()

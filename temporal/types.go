@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -45,8 +46,20 @@ const (
 
 // MaxInput is the largest turn input a workflow accepts, in bytes: the
 // input travels as a Temporal payload (which warns past 256 KB and fails
-// past 2 MB); put bigger material in the workspace and name it.
+// past 2 MB); put bigger material in the workspace and name it. A turn's
+// images and documents travel beside it by reference alone (their bytes
+// are in the session store): at most MaxAttachments of them, each its
+// digest, type, size, dimensions and a name of at most
+// MaxAttachmentName bytes — some 25 KB in all at most —, so that the
+// payload stays well inside the limit.
 const MaxInput = 128 << 10
+
+// MaxAttachments is the most images and documents a durable turn shows
+// the model; MaxAttachmentName bounds the name of each, in bytes.
+const (
+	MaxAttachments    = 20
+	MaxAttachmentName = 1 << 10
+)
 
 // MaxAnswer is the most of a turn's answer TurnResult carries, in bytes;
 // the whole answer is the session's last record in the store.
@@ -148,6 +161,12 @@ type TurnRequest struct {
 	// OutputSchema asks for the answer as a JSON value of this schema
 	// (agent.Output).
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// Attachments are the images and documents the turn shows the model
+	// with Input (session.WithMedia), by reference: their bytes are in the
+	// session store, under the session (store.Attachments), never in a
+	// Temporal payload. Client.Turn puts them there and fills this in;
+	// the turn's first step reads them back by digest.
+	Attachments []llm.Attachment `json:"attachments,omitempty"`
 }
 
 // Check reports what is wrong with r, naming it.
@@ -163,16 +182,66 @@ func (r TurnRequest) Check() error {
 		return fmt.Errorf("the input of turn %s is not UTF-8 text", r.TurnID)
 	case len(r.OutputSchema) > 0 && !json.Valid(r.OutputSchema):
 		return fmt.Errorf("the output schema of turn %s is not JSON", r.TurnID)
+	case len(r.Attachments) > MaxAttachments:
+		return fmt.Errorf("turn %s shows %d attachments: a durable turn shows at most %d", r.TurnID, len(r.Attachments), MaxAttachments)
+	}
+	for i, a := range r.Attachments {
+		if err := checkAttachment(a); err != nil {
+			name := ""
+			if a.Name != "" && utf8.ValidString(a.Name) && len(a.Name) <= MaxAttachmentName {
+				name = " (" + a.Name + ")"
+			}
+			return fmt.Errorf("attachment %d of turn %s%s: %v", i+1, r.TurnID, name, err)
+		}
 	}
 	return nil
 }
 
-// digest is Asked for r.
+// checkAttachment reports what is wrong with a reference to an image or
+// a document.
+func checkAttachment(a llm.Attachment) error {
+	switch {
+	case a.Digest == "":
+		return errors.New("no digest")
+	case !validDigest(a.Digest):
+		return fmt.Errorf("digest %q is not \"sha256:\" and 64 lowercase hex digits", a.Digest)
+	case a.MediaType != llm.MediaPNG && a.MediaType != llm.MediaJPEG && a.MediaType != llm.MediaGIF && a.MediaType != llm.MediaWebP && a.MediaType != llm.MediaPDF:
+		return fmt.Errorf("%s: media type %q (images are PNG, JPEG, GIF or WebP, documents PDF)", a.Digest, a.MediaType)
+	case a.Size < 0 || a.Width < 0 || a.Height < 0:
+		return fmt.Errorf("%s: a negative size or dimension", a.Digest)
+	case len(a.Name) > MaxAttachmentName:
+		return fmt.Errorf("%s: its name is %d bytes, more than the %d a durable turn takes", a.Digest, len(a.Name), MaxAttachmentName)
+	case !utf8.ValidString(a.Name):
+		return fmt.Errorf("%s: its name is not UTF-8 text", a.Digest)
+	}
+	return nil
+}
+
+// validDigest reports whether d names bytes as llm.DigestOf does.
+func validDigest(d string) bool {
+	hexits, ok := strings.CutPrefix(d, "sha256:")
+	if !ok || len(hexits) != 2*sha256.Size {
+		return false
+	}
+	for i := range len(hexits) {
+		if c := hexits[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// digest is Asked for r: its input, output schema, and the digests of
+// its attachments (the same bytes are the same request, however named).
 func (r TurnRequest) digest() string {
 	h := sha256.New()
 	h.Write([]byte(r.Input))
 	h.Write([]byte{0})
 	h.Write(r.OutputSchema)
+	for _, a := range r.Attachments {
+		h.Write([]byte{0})
+		h.Write([]byte(a.Digest))
+	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
@@ -198,9 +267,11 @@ type Parked struct {
 	ToolUseID string `json:"tool_use_id"`
 	ToolName  string `json:"tool_name"`
 	Reason    string `json:"reason,omitempty"`
-	// Input and OutputSchema are the turn's (it goes on with them).
-	Input        string          `json:"input"`
-	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// Input, OutputSchema and Attachments are the turn's (it goes on
+	// with them).
+	Input        string           `json:"input"`
+	OutputSchema json.RawMessage  `json:"output_schema,omitempty"`
+	Attachments  []llm.Attachment `json:"attachments,omitempty"`
 }
 
 // TurnResult is what a turn did, in short: its records are in the store.
@@ -229,9 +300,10 @@ type TurnResult struct {
 	Attempt int32 `json:"attempt"`
 	// Worker names the worker that finished it.
 	Worker string `json:"worker,omitempty"`
-	// Asked is a digest of the request the turn was asked with (its input
-	// and output schema): Client.Turn refuses the result of a turn asked
-	// for again under its id with another request (ErrAskedOtherwise).
+	// Asked is a digest of the request the turn was asked with (its input,
+	// output schema and attachments' digests): Client.Turn refuses the
+	// result of a turn asked for again under its id with another request
+	// (ErrAskedOtherwise).
 	Asked string `json:"asked,omitempty"`
 }
 
@@ -239,8 +311,8 @@ type TurnResult struct {
 // ToolActivity).
 type StepInput struct {
 	SessionID string `json:"session_id"`
-	// Request is the turn's; its Input only in the first step (the later
-	// ones go on with what the session recorded).
+	// Request is the turn's; its Input and Attachments only in the first
+	// step (the later ones go on with what the session recorded).
 	Request TurnRequest `json:"request"`
 	// Heartbeat is the activity's heartbeat timeout: it heartbeats at a
 	// third of it.

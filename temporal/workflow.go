@@ -108,7 +108,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 			}
 			w.take() // nothing waits for a ticket (next == serving): this one is served at once
 			w.parked = nil
-			res, err := w.run(ctx, TurnRequest{TurnID: p.TurnID, Input: p.Input, OutputSchema: p.OutputSchema})
+			res, err := w.run(ctx, TurnRequest{TurnID: p.TurnID, Input: p.Input, OutputSchema: p.OutputSchema, Attachments: p.Attachments})
 			w.done()
 			if err != nil {
 				logger.Warn("the turn of a call decided in the store failed", "turn", p.TurnID, "error", err)
@@ -210,7 +210,7 @@ func (w *wf) decide(ctx workflow.Context, d Decision) (TurnResult, error) {
 		return TurnResult{}, err
 	}
 	w.parked = nil
-	return w.run(ctx, TurnRequest{TurnID: p.TurnID, Input: p.Input, OutputSchema: p.OutputSchema})
+	return w.run(ctx, TurnRequest{TurnID: p.TurnID, Input: p.Input, OutputSchema: p.OutputSchema, Attachments: p.Attachments})
 }
 
 // run runs a turn step by step — each model call and each tool call (or
@@ -274,7 +274,7 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 		retry += int(r.Attempt) - 1
 		if r.StopReason == string(agent.StopPaused) {
 			in.Progress, in.NotStarted, queue = r.Progress, r.Progress.CallsPending, r.Queue
-			in.Request.Input = "" // in the store now
+			in.Request.Input, in.Request.Attachments = "", nil // in the store now
 			continue
 		}
 		res := r.TurnResult
@@ -282,7 +282,7 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 		res.Steps, res.Retries, res.Asked = r.Progress.Steps, retry, req.digest()
 		if res.Parked != nil {
 			p := *res.Parked
-			p.TurnID, p.Input, p.OutputSchema = req.TurnID, req.Input, req.OutputSchema
+			p.TurnID, p.Input, p.OutputSchema, p.Attachments = req.TurnID, req.Input, req.OutputSchema, req.Attachments
 			w.parked = &p
 		}
 		return res, nil

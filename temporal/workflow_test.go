@@ -1,12 +1,14 @@
 package temporal_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/store"
@@ -203,6 +206,83 @@ func TestWorkflowParksAndDecides(t *testing.T) {
 	calls, _ := u.app.Store().ParkedCalls(t.Context(), store.ParkFilter{SessionID: "s1"})
 	if len(calls) != 1 || calls[0].DecidedBy != "ana" {
 		t.Errorf("parked calls: %+v", calls)
+	}
+}
+
+// A turn shows the model images by reference: their bytes, put in the
+// store for the session, are read back by the turn's first step (and its
+// first again after a park), the model is sent them, and no later step's
+// input names them. A digest the store does not keep fails the turn,
+// naming it; malformed references are refused before the history.
+func TestWorkflowTurnShowsAttachments(t *testing.T) {
+	u := newUnit(t, app.Config{Approver: policy.Parking{}})
+	u.model.Script("s1", script.Call("Bash", map[string]string{"command": "echo seen >> ran"}), script.Text("a square"))
+	data := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte("square"), 100)...)
+	img := &llm.Media{MediaType: llm.MediaPNG, Data: data, Digest: llm.DigestOf(data), Size: int64(len(data)), Name: "square.png", Width: 8, Height: 8}
+	if err := u.app.Store().PutAttachments(t.Context(), "s1", []*llm.Media{img}); err != nil {
+		t.Fatal(err)
+	}
+	var steps []temporal.StepInput
+	u.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		var in temporal.StepInput
+		if info.ActivityType.Name != temporal.ParkActivity && args.Get(&in) == nil {
+			steps = append(steps, in)
+		}
+	})
+	unknown := llm.DigestOf([]byte("never put"))
+	ref := func(digest string) []llm.Attachment {
+		return []llm.Attachment{{MediaType: llm.MediaPNG, Digest: digest, Size: 9, Name: "x.png"}}
+	}
+	var parked, decided, missing, noDigest, badDigest, many outcome
+	u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "what is it?", Attachments: llm.Attachments([]*llm.Media{img})}, &parked)
+	u.env.RegisterDelayedCallback(func() {
+		if parked.res.Parked == nil {
+			t.Errorf("the turn did not park: %+v", parked)
+			return
+		}
+		u.update(0, temporal.DecideUpdate, "d1", temporal.Decision{ParkID: parked.res.Parked.ID, Approve: true}, &decided)
+	}, 3*time.Second)
+	u.update(4*time.Second, temporal.TurnUpdate, "t2", temporal.TurnRequest{TurnID: "t2", Input: "and this?", Attachments: ref(unknown)}, &missing)
+	u.update(4*time.Second, temporal.TurnUpdate, "t3", temporal.TurnRequest{TurnID: "t3", Input: "x", Attachments: ref("")}, &noDigest)
+	u.update(4*time.Second, temporal.TurnUpdate, "t4", temporal.TurnRequest{TurnID: "t4", Input: "x", Attachments: ref("sha256:ABC")}, &badDigest)
+	u.update(4*time.Second, temporal.TurnUpdate, "t5", temporal.TurnRequest{TurnID: "t5", Input: "x", Attachments: slices.Repeat(ref(img.Digest), temporal.MaxAttachments+1)}, &many)
+	if err := u.run(temporal.SessionInput{SessionID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if decided.err != nil || decided.res.Answer != "a square" || u.read("ran") != "seen\n" {
+		t.Fatalf("the turn: %+v, then %+v", parked, decided)
+	}
+	calls := u.model.CallsTo("s1")
+	if len(calls) != 2 {
+		t.Fatalf("%d model calls", len(calls))
+	}
+	for i, c := range calls {
+		if m := c.Messages[0]; len(m.Content) < 2 || !m.Content[1].Media.Equal(img) {
+			t.Errorf("model call %d was sent %s, not the image", i+1, dump(c.Messages[:1]))
+		}
+	}
+	// t1's model call and its call, which parks; the decided turn's first
+	// step again (the approved call) and its answer; t2's first step.
+	if len(steps) != 5 {
+		t.Fatalf("%d steps: %+v", len(steps), steps)
+	}
+	for i, in := range steps[:4] {
+		first := i == 0 || i == 2
+		if first != (in.Progress.Steps == 0) || first != (len(in.Request.Attachments) == 1 && in.Request.Attachments[0].Digest == img.Digest) {
+			t.Errorf("step %d of t1 (progress %+v) names attachments %+v", i+1, in.Progress, in.Request.Attachments)
+		}
+	}
+	if missing.err == nil || !strings.Contains(missing.err.Error(), unknown) || !strings.Contains(missing.err.Error(), "Client.Store") {
+		t.Errorf("a turn naming a digest the store does not keep: %+v", missing)
+	}
+	for what, o := range map[string]outcome{"no digest": noDigest, `digest "sha256:ABC" is not`: badDigest, "shows 21 attachments": many} {
+		if o.rejected == nil || !strings.Contains(o.rejected.Error(), what) {
+			t.Errorf("%s: %+v", what, o)
+		}
+	}
+	recs := u.records("s1")
+	if m := recs[0].Message; len(m.Content) < 2 || !m.Content[1].Media.Equal(img) {
+		t.Errorf("the turn's first record: %s", dump([]llm.Message{m}))
 	}
 }
 

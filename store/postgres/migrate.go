@@ -155,6 +155,19 @@ CREATE TABLE attachment_refs (
 );
 CREATE INDEX attachment_refs_by_digest ON attachment_refs (digest);
 `,
+	// 6: a session keeps its description of each attachment (type, name
+	// — bytes, as the other strings people write —, dimensions:
+	// Store.Attachment gives them back), and may keep attachments before
+	// it is provisioned (a durable turn's client puts them first): no
+	// foreign key, DeleteSession deletes them itself.
+	`
+ALTER TABLE attachment_refs DROP CONSTRAINT attachment_refs_session_id_fkey,
+	ADD COLUMN media_type TEXT NOT NULL DEFAULT '',
+	ADD COLUMN name BYTEA NOT NULL DEFAULT ''::bytea,
+	ADD COLUMN width INTEGER NOT NULL DEFAULT 0,
+	ADD COLUMN height INTEGER NOT NULL DEFAULT 0;
+UPDATE attachment_refs r SET media_type = a.media_type FROM attachments a WHERE a.digest = r.digest;
+`,
 }
 
 // schema applies the migrations one version per transaction, each under

@@ -326,6 +326,58 @@ func TestMigrateTextToBytes(t *testing.T) {
 	}
 }
 
+// A schema of version 5 keeps its attachments: the sessions that showed
+// them read them back by digest (with the type the bytes were kept
+// with), and deleting the session deletes them.
+func TestMigrationKeepsAttachments(t *testing.T) {
+	dsn := freshSchema(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	for v, m := range postgres.Migrations[:5] {
+		if _, err := conn.Exec(ctx, m); err != nil {
+			t.Fatalf("version %d: %v", v+1, err)
+		}
+		if _, err := conn.Exec(ctx, "INSERT INTO schema_migrations VALUES ($1, 0)", v+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := []byte("\x89PNG\r\n\x1a\nbefore")
+	digest := llm.DigestOf(data)
+	for _, q := range []string{
+		`INSERT INTO sessions (id, runtime_id, workspace, agent, created_at, updated_at) VALUES ('s1', 'r1', '/ws', 'coder', 1, 1)`,
+		`INSERT INTO totals (session_id) VALUES ('s1')`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO attachments (digest, media_type, size, data, created_at) VALUES ($1, 'image/png', $2, $3, 1)", digest, len(data), data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO attachment_refs (session_id, digest) VALUES ('s1', $1)", digest); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, dsn)
+	defer s.Close()
+	got, err := s.Attachment(ctx, "s1", digest)
+	if err != nil || got.MediaType != llm.MediaPNG || string(got.Data) != string(data) || got.Size != int64(len(data)) {
+		t.Fatalf("the attachment after the migration: %+v, %v", got, err)
+	}
+	if err := s.DeleteSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT (SELECT count(*) FROM attachments) + (SELECT count(*) FROM attachment_refs)").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d attachment rows left after deleting the session (%v)", n, err)
+	}
+}
+
 func TestAttachmentsGoWithTheirSessions(t *testing.T) {
 	dsn := freshSchema(t)
 	s := open(t, dsn)

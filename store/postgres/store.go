@@ -91,7 +91,7 @@ SELECT $1, $2 + o, t, tm, k, m FROM unnest($3::text[], $4::bigint[], $5::text[],
 		if err != nil {
 			return fmt.Errorf("insert records %d to %d: %w", last+1, last+int64(n), err)
 		}
-		if err := sqlstore.PutAttachments(ctx, querier{tx}, sessionID, sqlstore.ToNanos(now), recs); err != nil {
+		if err := dialect.KeepAttachments(ctx, querier{tx}, sessionID, sqlstore.ToNanos(now), recs); err != nil {
 			return fmt.Errorf("keep the attachments of records %d to %d: %w", last+1, last+int64(n), err)
 		}
 		for i := range out {

@@ -174,6 +174,26 @@ CREATE TABLE attachment_refs (
 ) STRICT;
 CREATE INDEX attachment_refs_by_digest ON attachment_refs (digest);
 `,
+	// 12: a session keeps its description of each attachment (type,
+	// name, dimensions: Store.Attachment gives them back), and may keep
+	// attachments before it is provisioned (a durable turn's client puts
+	// them first): no foreign key, DeleteSession deletes them itself.
+	`
+CREATE TABLE attachment_refs_12 (
+	session_id TEXT NOT NULL,
+	digest     TEXT NOT NULL,
+	media_type TEXT NOT NULL,
+	name       TEXT NOT NULL DEFAULT '',
+	width      INTEGER NOT NULL DEFAULT 0,
+	height     INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (session_id, digest)
+) STRICT;
+INSERT INTO attachment_refs_12 (session_id, digest, media_type)
+	SELECT r.session_id, r.digest, a.media_type FROM attachment_refs r JOIN attachments a ON a.digest = r.digest;
+DROP TABLE attachment_refs;
+ALTER TABLE attachment_refs_12 RENAME TO attachment_refs;
+CREATE INDEX attachment_refs_by_digest ON attachment_refs (digest);
+`,
 }
 
 // schema applies the migrations in one transaction when the store opens:

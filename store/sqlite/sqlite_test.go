@@ -103,8 +103,8 @@ func TestOpenCreatesOneFileWithTheSchema(t *testing.T) {
 		versions = append(versions, v)
 	}
 	rows.Close()
-	if fmt.Sprint(versions) != "[1 2 3 4 5 6 7 8 9 10 11]" {
-		t.Errorf("schema_migrations = %v, want [1 2 3 4 5 6 7 8 9 10 11]", versions)
+	if fmt.Sprint(versions) != "[1 2 3 4 5 6 7 8 9 10 11 12]" {
+		t.Errorf("schema_migrations = %v, want [1 2 3 4 5 6 7 8 9 10 11 12]", versions)
 	}
 	for _, table := range []string{"sessions", "records", "totals", "budgets", "approvals", "observations", "leases", "snapshot_chunks", "parked", "attachments", "attachment_refs"} {
 		var n int
@@ -247,6 +247,50 @@ func TestMigrationFromVersion6(t *testing.T) {
 	var through int64
 	if err := sqlite.DB(s).QueryRowContext(ctx, "SELECT through_seq FROM snapshot_chunks WHERE session_id = 's2'").Scan(&through); err != nil || through != 2 {
 		t.Errorf("the version-5 snapshot became a chunk through %d (%v), want 2", through, err)
+	}
+}
+
+// A file of version 11 keeps its attachments: the sessions that showed
+// them read them back by digest (with the type the bytes were kept
+// with), and deleting the session deletes them.
+func TestMigrationKeepsAttachments(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orca.db")
+	db := rawDB(t, path)
+	if _, err := db.Exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT"); err != nil {
+		t.Fatal(err)
+	}
+	for v, m := range sqlite.Migrations[:11] {
+		if _, err := db.Exec(m); err != nil {
+			t.Fatalf("migration %d: %v", v+1, err)
+		}
+		if _, err := db.Exec("INSERT INTO schema_migrations VALUES (?, 0)", v+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := []byte("\x89PNG\r\n\x1a\nbefore")
+	digest := llm.DigestOf(data)
+	if _, err := db.Exec("INSERT INTO sessions (id, runtime_id, workspace, created_at, updated_at) VALUES ('s1', 'r1', '/ws', 1, 1); INSERT INTO totals (session_id) VALUES ('s1')"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO attachments (digest, media_type, size, data, created_at) VALUES (?, 'image/png', ?, ?, 1)", digest, len(data), data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO attachment_refs (session_id, digest) VALUES ('s1', ?)", digest); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s := open(t, path)
+	defer s.Close()
+	got, err := s.Attachment(ctx, "s1", digest)
+	if err != nil || got.MediaType != llm.MediaPNG || string(got.Data) != string(data) || got.Size != int64(len(data)) {
+		t.Fatalf("the attachment after the migration: %+v, %v", got, err)
+	}
+	if err := s.DeleteSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := sqlite.DB(s).QueryRowContext(ctx, "SELECT (SELECT count(*) FROM attachments) + (SELECT count(*) FROM attachment_refs)").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d attachment rows left after deleting the session (%v)", n, err)
 	}
 }
 

@@ -132,7 +132,7 @@ func (s database) AppendStep(ctx context.Context, sessionID string, step store.S
 			}
 			out[i] = r
 		}
-		if err := sqlstore.PutAttachments(ctx, querier{tx: tx}, sessionID, sqlstore.ToNanos(now), recs); err != nil {
+		if err := dialect.KeepAttachments(ctx, querier{tx: tx}, sessionID, sqlstore.ToNanos(now), recs); err != nil {
 			return fmt.Errorf("keep the attachments of records %d to %d: %w", last+1, last+int64(len(recs)), err)
 		}
 		tx.appended(sessionID, last+int64(len(recs)))

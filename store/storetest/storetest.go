@@ -48,6 +48,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AppendAllOrNothing", testAppendAllOrNothing},
 		{"RoundTrip", testRoundTrip},
 		{"Media", testMedia},
+		{"Attachments", testAttachments},
+		{"AttachmentsRefused", testAttachmentsRefused},
+		{"AttachmentsDeleted", testAttachmentsDeleted},
 		{"Isolation", testIsolation},
 		{"RecordsFilter", testRecordsFilter},
 		{"LongTranscript", testLongTranscript},
@@ -1032,6 +1035,12 @@ func testContext(t *testing.T, s store.Store) {
 	wantErr(t, "Records with a canceled context", err, context.Canceled)
 	_, err = s.AddTotals(canceled, "s1", store.Totals{ToolCalls: 1})
 	wantErr(t, "AddTotals with a canceled context", err, context.Canceled)
+	img := image("late", 1, 1)
+	err = s.PutAttachments(canceled, "s1", []*llm.Media{img})
+	wantErr(t, "PutAttachments with a canceled context", err, context.Canceled)
+	_, err = s.Attachment(canceled, "s1", img.Digest)
+	wantErr(t, "Attachment with a canceled context", err, context.Canceled)
+	wantNoAttachment(t, s, "after a canceled PutAttachments", "s1", img.Digest)
 
 	if recs := records(t, s, "s1", store.RecordFilter{}); len(recs) != 0 {
 		t.Errorf("a canceled Append stored %v", seqs(recs))
@@ -1109,6 +1118,10 @@ func testClose(t *testing.T, s store.Store) {
 	wantErr(t, "Append after Close", err, store.ErrClosed)
 	_, err = s.Provision(ctx, store.Session{ID: "s2", RuntimeID: "r1"})
 	wantErr(t, "Provision after Close", err, store.ErrClosed)
+	img := image("late", 1, 1)
+	wantErr(t, "PutAttachments after Close", s.PutAttachments(ctx, "s1", []*llm.Media{img}), store.ErrClosed)
+	_, err = s.Attachment(ctx, "s1", img.Digest)
+	wantErr(t, "Attachment after Close", err, store.ErrClosed)
 }
 
 // snapshot is everything a store holds about the sessions it lists.

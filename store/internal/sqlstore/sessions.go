@@ -100,16 +100,21 @@ func (s *Store) Sessions(ctx context.Context, f store.Filter) ([]store.Session, 
 }
 
 // DeleteSession implements store.Store: the session's row goes, and with
-// it (ON DELETE CASCADE) every row kept for it but the observations.
+// it (ON DELETE CASCADE) every row kept for it but the observations and
+// its attachments, which may have been put before it was provisioned
+// (dropAttachments).
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	return s.write(ctx, "delete", id, func(ctx context.Context, tx Querier) error {
+	absent := false
+	err := s.write(ctx, "delete", id, func(ctx context.Context, tx Querier) error {
 		// The lock the DELETE will need, taken before the lease is read.
 		var n int
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM sessions WHERE id = ?"+s.d.ForUpdate+") s", id).Scan(&n); err != nil {
 			return err
 		}
-		if n == 0 {
-			return store.ErrNotFound
+		if absent = n == 0; absent {
+			// Attachments put for the id, never provisioned, go all the
+			// same (committed: the session's absence is the answer).
+			return dropAttachments(ctx, tx, id)
 		}
 		l, err := readLease(ctx, tx, id)
 		if err != nil {
@@ -121,8 +126,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		if _, err := tx.Exec(ctx, "DELETE FROM sessions WHERE id = ?", id); err != nil {
 			return err
 		}
-		// The images and documents no other session shows go with it.
-		if _, err := tx.Exec(ctx, "DELETE FROM attachments WHERE NOT EXISTS (SELECT 1 FROM attachment_refs r WHERE r.digest = attachments.digest)"); err != nil {
+		if err := dropAttachments(ctx, tx, id); err != nil {
 			return err
 		}
 		if s.hooks.Deleted != nil {
@@ -130,6 +134,21 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		}
 		return nil
 	})
+	if err == nil && absent {
+		err = s.where.Fail("delete", id, store.ErrNotFound)
+	}
+	return err
+}
+
+// dropAttachments forgets, in tx, the attachments session id keeps, and
+// deletes the bytes of those no other session keeps.
+func dropAttachments(ctx context.Context, tx Querier, id string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM attachments WHERE digest IN (SELECT digest FROM attachment_refs WHERE session_id = ?)
+AND NOT EXISTS (SELECT 1 FROM attachment_refs r WHERE r.digest = attachments.digest AND r.session_id <> ?)`, id, id); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, "DELETE FROM attachment_refs WHERE session_id = ?", id)
+	return err
 }
 
 // RebindRuntime implements store.Store.
