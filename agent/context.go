@@ -246,6 +246,16 @@ func checkMedia(m *llm.Message) error {
 	return nil
 }
 
+// freshMedia is validMedia for media a turn is given (a request's, a
+// tool's): with their bytes — a digest alone would show the model bytes a
+// store keeps for another session.
+func freshMedia(b *llm.Block) error {
+	if b.Media != nil && len(b.Media.Data) == 0 {
+		return fmt.Errorf("an %s block (%s) without its bytes", b.Type, b.Media)
+	}
+	return validMedia(b)
+}
+
 func validMedia(b *llm.Block) error {
 	m := b.Media
 	switch {

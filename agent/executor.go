@@ -354,7 +354,7 @@ func (e *Executor) Execute(ctx context.Context, rt *Runtime, req Request) (*Resu
 			return nil, fmt.Errorf("agent: request media[%d] is nil", i)
 		}
 		b := llm.MediaBlock(m)
-		if err := validMedia(&b); err != nil {
+		if err := freshMedia(&b); err != nil {
 			return nil, fmt.Errorf("agent: request media[%d] (%s): %w", i, m.Name, err)
 		}
 		if model := modelOf(rt, req.Model); !takes(rt.modelInfo(model), m) {

@@ -132,7 +132,10 @@ func TestRequestMediaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	for _, m := range []*llm.Media{nil, {MediaType: "image/svg+xml", Data: []byte("<svg/>"), Name: "x.svg"}, {MediaType: llm.MediaPNG, Name: "empty.png"}} {
+	// A digest alone is refused too: it would show the model bytes the
+	// store keeps for another session.
+	digestOnly := &llm.Media{MediaType: llm.MediaPNG, Digest: llm.DigestOf([]byte("someone else's")), Size: 14, Name: "theirs.png"}
+	for _, m := range []*llm.Media{nil, {MediaType: "image/svg+xml", Data: []byte("<svg/>"), Name: "x.svg"}, {MediaType: llm.MediaPNG, Name: "empty.png"}, digestOnly} {
 		_, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "x", Media: []*llm.Media{m}})
 		if err == nil || !strings.Contains(err.Error(), "media[0]") {
 			t.Errorf("%v: %v", m, err)

@@ -372,7 +372,7 @@ func (t *turn) closeCall(call *tool.Call, rec *callRec, r tool.Result, a *admitt
 			continue
 		}
 		p := llm.MediaBlock(m)
-		if err := validMedia(&p); err != nil {
+		if err := freshMedia(&p); err != nil {
 			// A tool's media no provider would take: said, not sent (the
 			// conversation stays one the providers take).
 			res.Content = strings.TrimSpace(res.Content + "\n[not shown: " + err.Error() + "]")
