@@ -148,7 +148,7 @@ func chooseModel(cfg *Config, s *config.Settings, dir string, getenv func(string
 			return nil, configErrorf("the script provider (chosen by %s) needs %s, a JSON file of the model's responses", from, l.Script)
 		}
 		if cfg.Model.BaseURL != "" {
-			return nil, configErrorf("%s is for the %s providers, not script", flagName(l.BaseURL), strings.Join(provider.Names(), " and "))
+			return nil, configErrorf("%s is for the model providers (%s), not script", flagName(l.BaseURL), strings.Join(provider.Names(), ", "))
 		}
 		client, fill, err := loadScript(cfg.Model.Script)
 		if err != nil {

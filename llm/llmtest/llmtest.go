@@ -40,12 +40,27 @@ type ClientHarness func(t *testing.T, c ClientCase) (client llm.Client, seen fun
 // builds: text and tool-use responses, streaming deltas that add up to the
 // final message, usage and stop reasons, typed errors, cancellation,
 // concurrent use, and requests left unmodified.
-func TestClient(t *testing.T, h ClientHarness) {
+func TestClient(t *testing.T, h ClientHarness) { TestClientLacking(t, h, Lacks{}) }
+
+// Lacks says what a provider's API cannot carry, which the suite then
+// does not ask of the client.
+type Lacks struct {
+	// CacheWrites: the API's usage does not count tokens written to a
+	// prompt cache (Gemini's, OpenAI's Responses).
+	CacheWrites bool
+}
+
+// TestClientLacking runs TestClient's suite, asking nothing of the client
+// that lacks says its API cannot carry.
+func TestClientLacking(t *testing.T, h ClientHarness, lacks Lacks) {
 	t.Run("Text", func(t *testing.T) {
 		want := llm.Response{
 			Message:    llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("Hello from the model.")}},
 			StopReason: llm.StopEndTurn,
 			Usage:      llm.Usage{InputTokens: 12, OutputTokens: 5, CacheReadTokens: 3, CacheWriteTokens: 2},
+		}
+		if lacks.CacheWrites {
+			want.Usage.CacheWriteTokens = 0
 		}
 		c, seen := h(t, ClientCase{Response: want})
 		req := sampleRequest()

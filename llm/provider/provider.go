@@ -1,6 +1,7 @@
 // Package provider builds the model client that a configuration names —
-// Anthropic's Messages API or OpenAI's Chat Completions (and the servers
-// that speak it) — and resolves that configuration from its sources.
+// Anthropic's Messages API, OpenAI's Chat Completions (and the servers
+// that speak it), Google's Gemini API and Vertex AI — and resolves that
+// configuration from its sources.
 //
 // Resolve combines, most important first: command-line flags, project
 // settings, user settings, and the environment (ORCA_PROVIDER,
@@ -25,13 +26,17 @@ import (
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/llm/gemini"
 	"github.com/orca-agent/orca/llm/openai"
 )
 
-// The providers New builds.
+// The providers New builds. Vertex is Gemini's models on Google Cloud's
+// Vertex AI (a project and a region, Application Default Credentials).
 const (
 	Anthropic = "anthropic"
 	OpenAI    = "openai"
+	Gemini    = "gemini"
+	Vertex    = "vertex"
 )
 
 // The environment variables Resolve reads.
@@ -51,7 +56,7 @@ const (
 )
 
 // Names returns the providers New builds.
-func Names() []string { return []string{Anthropic, OpenAI} }
+func Names() []string { return []string{Anthropic, OpenAI, Gemini, Vertex} }
 
 // Config says which model to use and how to reach it. Empty fields take
 // the provider's defaults.
@@ -81,6 +86,8 @@ func DefaultModel(provider string) string {
 		return anthropic.DefaultModel
 	case OpenAI:
 		return openai.DefaultModel
+	case Gemini, Vertex:
+		return gemini.DefaultModel
 	}
 	return ""
 }
@@ -142,6 +149,24 @@ func New(cfg Config, with ...Option) (llm.Client, error) {
 			opts = append(opts, openai.MaxTokens(cfg.MaxTokens))
 		}
 		return openai.New(opts...)
+	case Gemini, Vertex:
+		var opts []gemini.Option
+		if cfg.Provider == Vertex {
+			opts = append(opts, gemini.Vertex("", ""))
+		}
+		if cfg.APIKey != "" {
+			opts = append(opts, gemini.APIKey(cfg.APIKey))
+		}
+		if cfg.BaseURL != "" {
+			opts = append(opts, gemini.BaseURL(cfg.BaseURL))
+		}
+		if cfg.Model != "" {
+			opts = append(opts, gemini.Model(cfg.Model))
+		}
+		if cfg.MaxTokens > 0 {
+			opts = append(opts, gemini.MaxTokens(cfg.MaxTokens))
+		}
+		return gemini.New(opts...)
 	case "":
 		return nil, fmt.Errorf("provider: none chosen (the providers are %s)", strings.Join(Names(), ", "))
 	}
@@ -236,6 +261,8 @@ func ModelAliases(cfg Config, overrides map[string]string, env func(string) stri
 		if openAIsOwn(cmp.Or(cfg.BaseURL, env(openai.BaseURLEnv))) {
 			maps.Copy(out, openai.ModelAliases())
 		}
+	case Gemini, Vertex:
+		maps.Copy(out, gemini.ModelAliases())
 	}
 	for alias, m := range overrides {
 		if m != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/llm/gemini"
 	"github.com/orca-agent/orca/llm/openai"
 	"github.com/orca-agent/orca/llm/provider"
 )
@@ -101,11 +102,16 @@ func TestNewErrors(t *testing.T) {
 	t.Setenv(anthropic.APIKeyEnv, "")
 	t.Setenv(openai.APIKeyEnv, "")
 	t.Setenv(openai.BaseURLEnv, "")
+	for _, v := range []string{gemini.APIKeyEnv, gemini.GoogleAPIKeyEnv, gemini.BaseURLEnv, gemini.ProjectEnv, gemini.LocationEnv} {
+		t.Setenv(v, "")
+	}
 	for cfg, want := range map[provider.Config][]string{
-		{Provider: "gemini"}:    {`"gemini"`, "anthropic, openai"},
-		{}:                      {"anthropic, openai"},
+		{Provider: "bedrock"}:   {`"bedrock"`, "anthropic, openai, gemini, vertex"},
+		{}:                      {"anthropic, openai, gemini, vertex"},
 		{Provider: "anthropic"}: {"ANTHROPIC_API_KEY"},
 		{Provider: "openai"}:    {"OPENAI_API_KEY"},
+		{Provider: "gemini"}:    {"GEMINI_API_KEY"},
+		{Provider: "vertex"}:    {"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION"},
 	} {
 		_, err := provider.New(cfg)
 		for _, w := range want {
