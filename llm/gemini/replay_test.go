@@ -64,7 +64,7 @@ func streamOf(t *testing.T, body []byte) recorded {
 		var chunk struct {
 			Candidates []struct {
 				Content      struct{ Parts []part } `json:"content"`
-				FinishReason string                `json:"finishReason"`
+				FinishReason string                 `json:"finishReason"`
 			} `json:"candidates"`
 			UsageMetadata *struct {
 				PromptTokenCount, CandidatesTokenCount, ThoughtsTokenCount, CachedContentTokenCount int64
