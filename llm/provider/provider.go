@@ -1,6 +1,7 @@
 // Package provider builds the model client that a configuration names —
 // Anthropic's Messages API, OpenAI's Chat Completions (and the servers
-// that speak it), Google's Gemini API and Vertex AI — and resolves that
+// that speak it) and Responses API, Google's Gemini API and Vertex AI —
+// and resolves that
 // configuration from its sources.
 //
 // Resolve combines, most important first: command-line flags, project
@@ -28,15 +29,19 @@ import (
 	"github.com/orca-agent/orca/llm/anthropic"
 	"github.com/orca-agent/orca/llm/gemini"
 	"github.com/orca-agent/orca/llm/openai"
+	"github.com/orca-agent/orca/llm/openai/responses"
 )
 
 // The providers New builds. Vertex is Gemini's models on Google Cloud's
 // Vertex AI (a project and a region, Application Default Credentials).
+// OpenAIResponses is OpenAI's models on the Responses API (reasoning
+// kept between the calls of a turn).
 const (
-	Anthropic = "anthropic"
-	OpenAI    = "openai"
-	Gemini    = "gemini"
-	Vertex    = "vertex"
+	Anthropic       = "anthropic"
+	OpenAI          = "openai"
+	OpenAIResponses = "openai-responses"
+	Gemini          = "gemini"
+	Vertex          = "vertex"
 )
 
 // The environment variables Resolve reads.
@@ -56,7 +61,7 @@ const (
 )
 
 // Names returns the providers New builds.
-func Names() []string { return []string{Anthropic, OpenAI, Gemini, Vertex} }
+func Names() []string { return []string{Anthropic, OpenAI, OpenAIResponses, Gemini, Vertex} }
 
 // Config says which model to use and how to reach it. Empty fields take
 // the provider's defaults.
@@ -86,6 +91,8 @@ func DefaultModel(provider string) string {
 		return anthropic.DefaultModel
 	case OpenAI:
 		return openai.DefaultModel
+	case OpenAIResponses:
+		return responses.DefaultModel
 	case Gemini, Vertex:
 		return gemini.DefaultModel
 	}
@@ -149,6 +156,21 @@ func New(cfg Config, with ...Option) (llm.Client, error) {
 			opts = append(opts, openai.MaxTokens(cfg.MaxTokens))
 		}
 		return openai.New(opts...)
+	case OpenAIResponses:
+		var opts []responses.Option
+		if cfg.APIKey != "" {
+			opts = append(opts, responses.APIKey(cfg.APIKey))
+		}
+		if cfg.BaseURL != "" {
+			opts = append(opts, responses.BaseURL(cfg.BaseURL))
+		}
+		if cfg.Model != "" {
+			opts = append(opts, responses.Model(cfg.Model))
+		}
+		if cfg.MaxTokens > 0 {
+			opts = append(opts, responses.MaxTokens(cfg.MaxTokens))
+		}
+		return responses.New(opts...)
 	case Gemini, Vertex:
 		var opts []gemini.Option
 		if cfg.Provider == Vertex {
@@ -257,7 +279,7 @@ func ModelAliases(cfg Config, overrides map[string]string, env func(string) stri
 				}
 			}
 		}
-	case OpenAI:
+	case OpenAI, OpenAIResponses:
 		if openAIsOwn(cmp.Or(cfg.BaseURL, env(openai.BaseURLEnv))) {
 			maps.Copy(out, openai.ModelAliases())
 		}

@@ -106,12 +106,13 @@ func TestNewErrors(t *testing.T) {
 		t.Setenv(v, "")
 	}
 	for cfg, want := range map[provider.Config][]string{
-		{Provider: "bedrock"}:   {`"bedrock"`, "anthropic, openai, gemini, vertex"},
-		{}:                      {"anthropic, openai, gemini, vertex"},
-		{Provider: "anthropic"}: {"ANTHROPIC_API_KEY"},
-		{Provider: "openai"}:    {"OPENAI_API_KEY"},
-		{Provider: "gemini"}:    {"GEMINI_API_KEY"},
-		{Provider: "vertex"}:    {"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION"},
+		{Provider: "bedrock"}:          {`"bedrock"`, "anthropic, openai, openai-responses, gemini, vertex"},
+		{}:                             {"anthropic, openai, openai-responses, gemini, vertex"},
+		{Provider: "anthropic"}:        {"ANTHROPIC_API_KEY"},
+		{Provider: "openai"}:           {"OPENAI_API_KEY"},
+		{Provider: "gemini"}:           {"GEMINI_API_KEY"},
+		{Provider: "openai-responses"}: {"OPENAI_API_KEY"},
+		{Provider: "vertex"}:           {"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION"},
 	} {
 		_, err := provider.New(cfg)
 		for _, w := range want {

@@ -1,0 +1,284 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/orca-agent/orca/catalog"
+	"github.com/orca-agent/orca/llm"
+)
+
+// params translates req into a Responses request, as the package
+// documentation says. It does not modify req.
+func (c *Client) params(req *llm.Request) (responses.ResponseNewParams, error) {
+	model := req.Model
+	if model == "" {
+		model = c.model
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = c.maxTokens
+	}
+	p := responses.ResponseNewParams{
+		Model:           model,
+		MaxOutputTokens: param.NewOpt(int64(maxTokens)),
+		Store:           param.NewOpt(c.store),
+	}
+	if req.System != "" {
+		p.Instructions = param.NewOpt(req.System)
+	}
+	input := responses.ResponseInputParam{}
+	for i, m := range req.Messages {
+		items, err := c.items(m)
+		if err != nil {
+			return p, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("message %d: %v", i, err)}
+		}
+		input = append(input, items...)
+	}
+	p.Input.OfInputItemList = input
+	for _, t := range req.Tools {
+		schema, err := object(t.InputSchema)
+		if err != nil {
+			return p, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("tool %q: the input schema is not a JSON object", t.Name)}
+		}
+		fn := responses.FunctionToolParam{Name: t.Name, Parameters: schema, Strict: param.NewOpt(false)}
+		if t.Description != "" {
+			fn.Description = param.NewOpt(t.Description)
+		}
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &fn})
+	}
+	if o := req.Output; o != nil {
+		schema, err := object(o.Schema)
+		if err != nil || len(bytes.TrimSpace(o.Schema)) == 0 {
+			return p, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("output schema %q: not a JSON object", o.Name)}
+		}
+		p.Text.Format = responses.ResponseFormatTextConfigUnionParam{OfJSONSchema: &responses.ResponseFormatTextJSONSchemaConfigParam{
+			Name: o.Name, Schema: schema, Strict: param.NewOpt(o.Strict),
+		}}
+	}
+	if req.OneToolCall && len(p.Tools) > 0 {
+		p.ParallelToolCalls = param.NewOpt(false)
+	}
+	if c.effort != "" || c.summary != "" {
+		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(c.effort), Summary: shared.ReasoningSummary(c.summary)}
+	}
+	if c.effort != "" || c.summary != "" || reasons(model) {
+		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+	}
+	return p, nil
+}
+
+// object returns a JSON object as the SDK's map, its values kept raw so
+// that nested keys keep their order. Empty is {"type": "object"}.
+func object(s json.RawMessage) (map[string]any, error) {
+	s = bytes.TrimSpace(s)
+	if len(s) == 0 {
+		return map[string]any{"type": "object"}, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(s, &fields); err != nil || fields == nil {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	out := make(map[string]any, len(fields))
+	for k, v := range fields {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// reasons reports whether model is a reasoning model, whose reasoning
+// items are asked for with their encrypted content: as the catalog says,
+// else by the name of its family.
+func reasons(model string) bool {
+	if m, ok := catalog.Default().Lookup("openai", model); ok && m.Reasoning != nil {
+		return *m.Reasoning
+	}
+	name := strings.ToLower(model)
+	switch {
+	case strings.Contains(name, "-chat"):
+		return false // gpt-5-chat-latest: the chat model of a reasoning generation
+	case len(name) >= 2 && name[0] == 'o' && name[1] >= '1' && name[1] <= '9':
+		return true
+	case strings.Contains(name, "codex"):
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "gpt-")
+	return ok && rest != "" && rest[0] >= '5' && rest[0] <= '9'
+}
+
+// items translates one orca message into the API's input items.
+func (c *Client) items(m llm.Message) (responses.ResponseInputParam, error) {
+	switch m.Role {
+	case llm.RoleUser:
+		return userItems(m)
+	case llm.RoleAssistant:
+		return c.assistantItems(m)
+	}
+	return nil, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// userItems translates a user message: its tool results as
+// function_call_output items, then its text and media as a user message.
+func userItems(m llm.Message) (responses.ResponseInputParam, error) {
+	var out responses.ResponseInputParam
+	var parts responses.ResponseInputMessageContentListParam
+	for i := 0; i < len(m.Content); i++ {
+		b := &m.Content[i]
+		switch b.Type {
+		case llm.BlockText:
+			if b.Text != "" {
+				parts = append(parts, responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: b.Text}})
+			}
+		case llm.BlockImage, llm.BlockDocument:
+			url, name, err := dataURL(b)
+			if err != nil {
+				return nil, err
+			}
+			if name != "" {
+				parts = append(parts, responses.ResponseInputContentUnionParam{OfInputFile: &responses.ResponseInputFileParam{FileData: param.NewOpt(url), Filename: param.NewOpt(name)}})
+			} else {
+				parts = append(parts, responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{ImageURL: param.NewOpt(url), Detail: responses.ResponseInputImageDetailAuto}})
+			}
+		case llm.BlockToolResult:
+			content := b.Content
+			if b.IsError {
+				content = ErrorPrefix + content
+			}
+			item := responses.ResponseInputItemFunctionCallOutputParam{CallID: param.NewOpt(b.ToolUseID)}
+			media := llm.ResultMedia(m.Content, i)
+			if len(media) == 0 {
+				item.Output.OfString = param.NewOpt(content)
+			} else {
+				// The output takes content parts: the result's text, then
+				// what it shows.
+				list := responses.ResponseFunctionCallOutputItemListParam{}
+				if content != "" {
+					list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: content}})
+				}
+				for j := range media {
+					url, name, err := dataURL(&media[j])
+					if err != nil {
+						return nil, fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)
+					}
+					if name != "" {
+						list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: &responses.ResponseInputFileContentParam{FileData: param.NewOpt(url), Filename: param.NewOpt(name)}})
+					} else {
+						list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: param.NewOpt(url), Detail: responses.ResponseInputImageContentDetailAuto}})
+					}
+				}
+				item.Output.OfResponseFunctionCallOutputItemArray = list
+				i += len(media)
+			}
+			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &item})
+		case llm.BlockThinking, llm.BlockRedactedThinking:
+		default:
+			return nil, fmt.Errorf("block type %q in a user message", b.Type)
+		}
+	}
+	if len(parts) > 0 {
+		out = append(out, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+			Role: responses.EasyInputMessageRoleUser, Content: responses.EasyInputMessageContentUnionParam{OfInputItemContentList: parts},
+		}})
+	}
+	return out, nil
+}
+
+// assistantItems translates an assistant message, block by block, in its
+// order: text as assistant messages, tool uses as function calls, this
+// API's reasoning blocks (redacted_thinking with an ID) as reasoning
+// items, the blocks of one item merged back into it.
+func (c *Client) assistantItems(m llm.Message) (responses.ResponseInputParam, error) {
+	var out responses.ResponseInputParam
+	reasoning := map[string]*responses.ResponseReasoningItemParam{}
+	for _, b := range m.Content {
+		switch b.Type {
+		case llm.BlockText:
+			if b.Text != "" {
+				out = append(out, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+					Role: responses.EasyInputMessageRoleAssistant, Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(b.Text)},
+				}})
+			}
+		case llm.BlockToolUse:
+			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
+				CallID: b.ID, Name: b.Name, Arguments: arguments(b.Input),
+			}})
+		case llm.BlockRedactedThinking:
+			if b.ID == "" {
+				continue // not a reasoning item of this API
+			}
+			r, ok := reasoning[b.ID]
+			if !ok {
+				r = &responses.ResponseReasoningItemParam{ID: b.ID, Summary: []responses.ResponseReasoningItemSummaryParam{}}
+				reasoning[b.ID] = r
+				out = append(out, responses.ResponseInputItemUnionParam{OfReasoning: r})
+			}
+			if b.Signature != "" && !r.EncryptedContent.Valid() {
+				r.EncryptedContent = param.NewOpt(b.Signature)
+			}
+			if b.Thinking != "" {
+				r.Summary = append(r.Summary, responses.ResponseReasoningItemSummaryParam{Text: b.Thinking})
+			}
+		case llm.BlockThinking:
+		default:
+			return nil, fmt.Errorf("block type %q in an assistant message", b.Type)
+		}
+	}
+	if c.store {
+		return out, nil
+	}
+	// Not stored, a reasoning item without its encrypted content names
+	// nothing the API has: it would refuse the request.
+	kept := out[:0]
+	for _, it := range out {
+		if r := it.OfReasoning; r == nil || r.EncryptedContent.Valid() {
+			kept = append(kept, it)
+		}
+	}
+	return kept, nil
+}
+
+// arguments returns a tool use's input as the arguments string: the input
+// itself when it is a JSON object.
+func arguments(in json.RawMessage) string {
+	trimmed := bytes.TrimSpace(in)
+	if len(trimmed) == 0 {
+		return "{}"
+	}
+	if trimmed[0] == '{' && json.Valid(trimmed) {
+		return string(trimmed)
+	}
+	quoted, _ := json.Marshal(map[string]string{rawInputKey: string(in)})
+	return string(quoted)
+}
+
+// dataURL returns the data URL of an image or a PDF block, and, for a
+// PDF, the file name it is sent with ("" for an image).
+func dataURL(b *llm.Block) (url, filename string, err error) {
+	m := b.Media
+	if m == nil || len(m.Data) == 0 {
+		return "", "", fmt.Errorf("an %s block without its bytes (%s)", b.Type, m)
+	}
+	url = "data:" + m.MediaType + ";base64," + base64.StdEncoding.EncodeToString(m.Data)
+	switch {
+	case b.Type == llm.BlockDocument && m.MediaType == llm.MediaPDF:
+		name := "document.pdf"
+		if m.Name != "" {
+			name = filepath.Base(m.Name)
+		}
+		return url, name, nil
+	case b.Type == llm.BlockImage:
+		switch m.MediaType {
+		case llm.MediaPNG, llm.MediaJPEG, llm.MediaGIF, llm.MediaWebP:
+			return url, "", nil
+		}
+	}
+	return "", "", fmt.Errorf("an %s block of type %q, which the API does not take", b.Type, m.MediaType)
+}
