@@ -83,6 +83,22 @@ func (t *turn) callModel() (*llm.Response, error) {
 		}
 		onDelta = t.onDelta
 	}
+	// With a fallback chain, the call starts at the first model whose
+	// breaker is closed, and knows whether any of the answer streamed.
+	streamed := false
+	t.link = 0
+	if t.rt.breakers != nil {
+		if t.link = t.firstLink(); t.link > 0 {
+			req = t.rebuilt(req, t.link)
+		}
+		inner := onDelta
+		onDelta = func(d llm.Delta) {
+			streamed = true
+			if inner != nil {
+				inner(d)
+			}
+		}
+	}
 	// A model that refused media once is sent their descriptions; so is
 	// one the catalog says takes none (of that kind).
 	described, refusedMedia := false, false
@@ -110,9 +126,9 @@ func (t *turn) callModel() (*llm.Response, error) {
 		resp, err := t.attempt(req, onDelta)
 		if err == nil {
 			t.res.Usage = t.res.Usage.Add(resp.Usage)
-			model := resp.Model
-			if model == "" {
-				model = t.model()
+			model := cmp.Or(resp.Model, req.Model, t.model())
+			if t.rt.breakers != nil {
+				t.rt.breakers[t.link].served()
 			}
 			t.cost += t.prices.of(t.rt.def.Prices, model).Cost(resp.Usage)
 			t.cut = 0
@@ -131,7 +147,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 				end := t.clock()
 				ev.usage = resp.Usage
 				ev.completed = event.LLMCallData{
-					Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt,
+					Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt, Model: model,
 					StopReason: resp.StopReason, Usage: &ev.usage, Text: resp.Message.Text(), Duration: end.Sub(start),
 				}
 				t.emitAt(event.LLMCallCompleted, &ev.completed, end)
@@ -144,10 +160,23 @@ func (t *turn) callModel() (*llm.Response, error) {
 		// say so — and so for the rest of the runtime's life, once that
 		// works (not a 400 at every call of a session that read an image).
 		strip := !retry && !described && errors.Is(err, llm.ErrInvalidRequest) && hasMedia(req.Messages) && t.ctx.Err() == nil
+		// Retries spent on a retryable failure, nothing of the answer
+		// streamed: the next model of the chain takes the call.
+		next := 0
+		if !retry && !strip && t.rt.breakers != nil && llm.Retryable(err) && !streamed && t.ctx.Err() == nil {
+			next = t.nextLink(t.link)
+		}
 		t.emit(event.LLMCallFailed, &event.LLMCallData{
-			Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt,
-			Error: err.Error(), Retrying: retry || strip, Duration: time.Since(start),
+			Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt, Model: req.Model,
+			Error: err.Error(), Retrying: retry || strip || next > 0, Duration: time.Since(start),
 		})
+		if next > 0 {
+			t.rt.breakers[t.link].failed(t.clock())
+			t.rt.logger.Warn("the model failed the call after its retries: falling over to the next model", "model", req.Model, "next", t.rt.chain[next-1].Model, "err", err)
+			t.link = next
+			req, described, attempt = t.rebuilt(req, next), false, 0
+			continue
+		}
 		if strip {
 			t.rt.logger.Warn("the model refused a request that showed it images or documents: sending their descriptions instead", "model", req.Model, "err", err)
 			req, described = describeMedia(req, refusedWhy, nil), true
@@ -214,16 +243,17 @@ func (t *turn) attempt(req *llm.Request, onDelta func(llm.Delta)) (*llm.Response
 		if onDelta != nil {
 			final = &t.generate[1]
 		}
-		if *final == nil {
+		if *final == nil || t.rt.breakers != nil {
+			// (With a chain, onDelta and the client are the call's own.)
 			*final = func(ctx context.Context, r *llm.Request) (*llm.Response, error) {
-				return t.rt.client.Generate(ctx, r, onDelta)
+				return t.client().Generate(ctx, r, onDelta)
 			}
 		}
 		var failures []middleware.Failure
 		resp, failures, err = t.rt.mw.ExecuteLLM(t.ctx, req, *final)
 		t.middlewareFailed("", failures)
 	} else {
-		resp, err = t.rt.client.Generate(t.ctx, req, onDelta)
+		resp, err = t.client().Generate(t.ctx, req, onDelta)
 	}
 	if err == nil && resp == nil {
 		err = errors.New("model client returned neither a response nor an error")
@@ -342,4 +372,59 @@ func modelOf(rt *Runtime, model string) string {
 		return a
 	}
 	return model
+}
+
+// client is the client of the call's link of the fallback chain.
+func (t *turn) client() llm.Client {
+	if t.link > 0 {
+		return t.rt.chain[t.link-1].Client
+	}
+	return t.rt.client
+}
+
+// firstLink is the first link of the chain whose breaker is closed (the
+// primary, 0, when all are open).
+func (t *turn) firstLink() int {
+	now := t.clock()
+	for k := range t.rt.breakers {
+		if !t.rt.breakers[k].open(now) {
+			return k
+		}
+	}
+	return 0
+}
+
+// nextLink is the link after k whose breaker is closed; 0 if none.
+func (t *turn) nextLink(k int) int {
+	now := t.clock()
+	for n := k + 1; n < len(t.rt.breakers); n++ {
+		if !t.rt.breakers[n].open(now) {
+			return n
+		}
+	}
+	return 0
+}
+
+// rebuilt is req as link k of the chain is sent it: its model; without
+// the conversation's reasoning (signed by another model, or another
+// provider's); the images and PDFs the catalog says it takes not
+// described.
+func (t *turn) rebuilt(req *llm.Request, k int) *llm.Request {
+	r := *req
+	r.Model = t.rt.chain[k-1].Model
+	r.Messages = slices.Clone(req.Messages)
+	for i, m := range r.Messages {
+		if m.Role != llm.RoleAssistant || !slices.ContainsFunc(m.Content, isReasoning) {
+			continue
+		}
+		r.Messages[i].Content = slices.DeleteFunc(slices.Clone(m.Content), isReasoning)
+	}
+	if info := t.rt.modelInfo(r.Model); (!info.TakesImages() || !info.TakesPDFs()) && hasMedia(r.Messages) {
+		return describeMedia(&r, "not shown: model "+r.Model+" takes none (orca's model catalog)", func(m *llm.Media) bool { return takes(info, m) })
+	}
+	return &r
+}
+
+func isReasoning(b llm.Block) bool {
+	return b.Type == llm.BlockThinking || b.Type == llm.BlockRedactedThinking
 }

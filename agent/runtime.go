@@ -20,9 +20,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/catalog"
@@ -164,6 +166,10 @@ type Definition struct {
 type Collaborators struct {
 	// Client is the model. Required. The runtime never closes it.
 	Client llm.Client
+	// Fallbacks are the models a call falls over to, in order, when
+	// Client fails it with a retryable error after its retries (never
+	// once any of the answer was streamed): see Fallback.
+	Fallbacks []Fallback
 	// FS is the workspace, owned by the caller: the runtime never closes
 	// it. Give either FS or Workspace.
 	FS workspace.FileSystem
@@ -242,6 +248,10 @@ type Runtime struct {
 	id     string
 	def    Definition
 	client llm.Client
+	// chain is the fallback chain after client (Collaborators.Fallbacks),
+	// and breakers the circuit breakers of client and of each of them.
+	chain    []Fallback
+	breakers []breaker
 	// output is the definition's Output, compiled.
 	output *output
 	fs     workspace.FileSystem
@@ -352,7 +362,15 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	if def.Prices == nil {
 		def.Prices = budget.DefaultPrices
 	}
-	rt := &Runtime{def: def, client: c.Client, logger: c.Logger, approver: c.Approver, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: memory.NewNested(c.NestedMemory, c.PathRules)}
+	for i, f := range c.Fallbacks {
+		if f.Client == nil || f.Model == "" {
+			return nil, fmt.Errorf("agent %q: fallback %d has no client or no model", def.Name, i)
+		}
+	}
+	rt := &Runtime{def: def, client: c.Client, chain: slices.Clone(c.Fallbacks), logger: c.Logger, approver: c.Approver, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: memory.NewNested(c.NestedMemory, c.PathRules)}
+	if len(rt.chain) > 0 {
+		rt.breakers = make([]breaker, len(rt.chain)+1)
+	}
 	if def.Output != nil {
 		o, err := compileOutput(def.Output, c.Client)
 		if err != nil {
@@ -675,4 +693,51 @@ func (rt *Runtime) modelInfo(model string) catalog.Model {
 	}
 	rt.models.Store(model, &info)
 	return info
+}
+
+// Fallback is a model a call falls over to (Collaborators.Fallbacks):
+// when the model before it in the chain fails a call with a retryable
+// error (rate limited, overloaded, a server's failure) after the call's
+// retries, and before any of the answer was streamed, the call goes to
+// Model through Client, rebuilt for it: the conversation's reasoning
+// blocks (another provider's) left out, images and PDFs the catalog says
+// it takes not described. The model that failed is then passed over for
+// a while — 30 seconds, doubling while it keeps failing, at most 10
+// minutes — and tried again after it (a circuit breaker); its next
+// success closes it. Cost is priced by the model that served each call.
+type Fallback struct {
+	Client llm.Client
+	// Model is the model the calls ask for (required).
+	Model string
+}
+
+// breaker is a model's circuit breaker in the fallback chain.
+type breaker struct {
+	mu        sync.Mutex
+	openUntil time.Time
+	wait      time.Duration
+}
+
+// open reports whether calls pass the model over at now.
+func (b *breaker) open(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return now.Before(b.openUntil)
+}
+
+// failed opens the breaker: the model failed a call at now.
+func (b *breaker) failed(now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.wait = min(max(b.wait*2, 30*time.Second), 10*time.Minute)
+	b.openUntil = now.Add(b.wait)
+}
+
+// served closes the breaker: the model answered.
+func (b *breaker) served() {
+	b.mu.Lock()
+	if b.wait != 0 {
+		b.wait, b.openUntil = 0, time.Time{}
+	}
+	b.mu.Unlock()
 }

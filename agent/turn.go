@@ -46,6 +46,9 @@ type turn struct {
 	// generate are the llm_execution chain's final calls: without
 	// deltas, and with onDelta (see attempt).
 	generate [2]middleware.LLMNext
+	// link is the link of the fallback chain the model call in progress
+	// goes to (0: Collaborators.Client).
+	link int
 	// outside: the execution is one tool call made outside any turn
 	// (Runtime.CallTool): no conversation of its own, nothing to park.
 	outside bool

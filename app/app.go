@@ -442,6 +442,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Subagents:        subagents,
 	}, agent.Collaborators{
 		Client:        a.model.client,
+		Fallbacks:     a.model.fallbacks,
 		Workspace:     a.root,
 		WorkspaceID:   wsID,
 		Logger:        logger,

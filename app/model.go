@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
@@ -30,6 +31,12 @@ type ModelConfig struct {
 	// Script is a script file of the scripted model's responses
 	// (script.ParseFile), for the script provider.
 	Script string
+	// Fallbacks are the models a call falls over to when the model fails
+	// it with a retryable error after its retries (agent.Fallback), in
+	// order: "MODEL" is a model of the same provider, reached the same
+	// way; "PROVIDER:MODEL" one of another provider, with that provider's
+	// credentials from the environment.
+	Fallbacks []string
 }
 
 // Labels name the model configuration's fields in error messages: how the
@@ -70,10 +77,11 @@ func ProviderList() string {
 // per session), its configuration and what the subagents' model aliases
 // stand for on it.
 type model struct {
-	client  llm.Client
-	fill    func(sessionID string, done []llm.Message)
-	cfg     provider.Config
-	aliases map[string]string
+	client    llm.Client
+	fill      func(sessionID string, done []llm.Message)
+	cfg       provider.Config
+	aliases   map[string]string
+	fallbacks []agent.Fallback
 }
 
 // modelAliases returns the table of the subagents' model aliases on the
@@ -150,6 +158,9 @@ func chooseModel(cfg *Config, s *config.Settings, dir string, getenv func(string
 		if cfg.Model.BaseURL != "" {
 			return nil, configErrorf("%s is for the model providers (%s), not script", flagName(l.BaseURL), strings.Join(provider.Names(), ", "))
 		}
+		if len(cfg.Model.Fallbacks) > 0 {
+			return nil, configErrorf("fallback models are for the model providers (%s), not script", strings.Join(provider.Names(), ", "))
+		}
 		client, fill, err := loadScript(cfg.Model.Script)
 		if err != nil {
 			return nil, err
@@ -178,7 +189,40 @@ func chooseModel(cfg *Config, s *config.Settings, dir string, getenv func(string
 		}
 		return nil, configErrorf("%v (the provider %s was chosen by %s)", err, rc.Provider, from)
 	}
-	return &model{client: client, cfg: rc, aliases: aliases}, nil
+	fallbacks, err := fallbacksOf(cfg.Model.Fallbacks, rc, client)
+	if err != nil {
+		return nil, err
+	}
+	return &model{client: client, cfg: rc, aliases: aliases, fallbacks: fallbacks}, nil
+}
+
+// fallbacksOf builds the fallback chain specs name (ModelConfig.Fallbacks)
+// for the resolved configuration rc, whose client is primary: a model of
+// rc's provider goes through primary itself (the request names it);
+// another provider's gets a client of its own.
+func fallbacksOf(specs []string, rc provider.Config, primary llm.Client) ([]agent.Fallback, error) {
+	var out []agent.Fallback
+	for _, spec := range specs {
+		p, m, ok := strings.Cut(spec, ":")
+		if !ok {
+			p, m = rc.Provider, spec
+		}
+		switch {
+		case strings.TrimSpace(m) == "":
+			return nil, configErrorf("fallback model %q: no model named (MODEL, or PROVIDER:MODEL)", spec)
+		case p == rc.Provider:
+			out = append(out, agent.Fallback{Client: primary, Model: m})
+			continue
+		case !slices.Contains(provider.Names(), p):
+			return nil, configErrorf("fallback model %q: unknown provider %q (the providers are %s)", spec, p, strings.Join(provider.Names(), ", "))
+		}
+		client, err := provider.New(provider.Config{Provider: p, Model: m, MaxTokens: rc.MaxTokens})
+		if err != nil {
+			return nil, configErrorf("fallback model %q: %v", spec, err)
+		}
+		out = append(out, agent.Fallback{Client: client, Model: m})
+	}
+	return out, nil
 }
 
 // modelGiven reports whether a model for provider p was chosen by one of

@@ -225,6 +225,10 @@ func (e Event) appendJSON(b []byte, enc *Encoder) ([]byte, error) {
 // the braces.
 func (d *LLMCallData) appendFields(b []byte) []byte {
 	b = appendCall(b, d.Iteration, d.Feature, d.Attempt)
+	if d.Model != "" {
+		b = append(b, `,"model":`...)
+		b = appendString(b, d.Model)
+	}
 	if d.StopReason != "" {
 		b = append(b, `,"stop_reason":`...)
 		b = appendString(b, string(d.StopReason))
@@ -571,9 +575,13 @@ type LLMCallStartedData struct {
 // LLMCallData is the data of LLMCallCompleted and LLMCallFailed: the
 // started call's fields, then how it ended.
 type LLMCallData struct {
-	Iteration  int            `json:"iteration"`
-	Feature    string         `json:"feature"`
-	Attempt    int            `json:"attempt"`
+	Iteration int    `json:"iteration"`
+	Feature   string `json:"feature"`
+	Attempt   int    `json:"attempt"`
+	// Model is the model that served the call (its answer's), or, for a
+	// failed one, the model asked: with a fallback chain, not always the
+	// session's.
+	Model      string         `json:"model,omitempty"`
 	StopReason llm.StopReason `json:"stop_reason,omitempty"`
 	Usage      *llm.Usage     `json:"usage,omitempty"`
 	Text       string         `json:"text,omitempty"`

@@ -24,6 +24,8 @@ import (
 // response's stop reason (finish_reason) as the API spells it.
 type reply struct {
 	text, tool, input, finish string
+	// rateLimited answers 429, to retry after 10 ms, in the API's form.
+	rateLimited bool
 }
 
 // fakeModelAPI is an httptest server that speaks Anthropic's Messages API
@@ -75,6 +77,17 @@ func (f *fakeModelAPI) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, `{"type":"error","error":{"type":"not_found_error","message":"no route %s %s"}}`, r.Method, r.URL.Path)
+		return
+	}
+	if rp.rateLimited {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("retry-after-ms", "10")
+		w.WriteHeader(http.StatusTooManyRequests)
+		if f.anthropic {
+			io.WriteString(w, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`)
+		} else {
+			io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)
+		}
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

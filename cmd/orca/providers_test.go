@@ -4,8 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orca-agent/orca/llm/anthropic"
 	"github.com/orca-agent/orca/llm/gemini"
 	"github.com/orca-agent/orca/llm/llmtest"
+	"github.com/orca-agent/orca/llm/openai"
 )
 
 // orca run --provider gemini talks to the Gemini API: against a replay of
@@ -59,5 +61,31 @@ func TestRunOpenAIResponses(t *testing.T) {
 	}
 	if b := replay.Bodies(); len(b) != 1 || !strings.Contains(string(b[0]), `"store":false`) || !strings.Contains(string(b[0]), "Say hi in Portuguese") {
 		t.Errorf("requests: %q", b)
+	}
+}
+
+// --fallback-model: a primary (Anthropic) that is rate limited on every
+// try falls over to OpenAI's gpt-6.1-terra, which answers; the events
+// name the model that served the call, and the cost is its price.
+func TestRunFallbackModel(t *testing.T) {
+	t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+	t.Setenv(anthropic.BaseURLEnv, "")
+	primary := newFakeModelAPI(t, true, reply{rateLimited: true})
+	second := newFakeModelAPI(t, false, reply{text: "Answered by the fallback."})
+	t.Setenv(openai.APIKeyEnv, "sk-test")
+	t.Setenv(openai.BaseURLEnv, second.URL+"/v1")
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", primary.URL, "--model", "claude-opus-5-5",
+		"--fallback-model", "openai:gpt-6.1-terra", "-w", t.TempDir(), "--json", "hi")
+	if code != 0 || !strings.Contains(stdout, "Answered by the fallback.") || !strings.Contains(stdout, `"name":"llm_call_completed"`) ||
+		!strings.Contains(stdout, `"model":"gpt-6.1-terra"`) || len(primary.seen()) != 3 || len(second.seen()) != 1 {
+		t.Fatalf("exit %d, primary %d requests, fallback %d\nstdout:\n%s\nstderr:\n%s", code, len(primary.seen()), len(second.seen()), stdout, stderr)
+	}
+	if m, _ := second.seen()[0].body["model"].(string); m != "gpt-6.1-terra" {
+		t.Errorf("the fallback was asked for %q", m)
+	}
+	_, stderr, code = orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", primary.URL, "--fallback-model", "nope:m", "-w", t.TempDir(), "hi")
+	if code != exitUsage || !strings.Contains(stderr, `fallback model "nope:m": unknown provider "nope"`) {
+		t.Errorf("unknown provider: exit %d\n%s", code, stderr)
 	}
 }

@@ -37,6 +37,7 @@ type agentFlags struct {
 	provider         string
 	model            string
 	baseURL          string
+	fallbacks        []string
 	script           string
 	verify           string
 	workspace        string
@@ -105,6 +106,8 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl.StringVar(&f.baseURL, "base-url", "", "`URL` of the provider's API, such as http://localhost:11434/v1 for a local OpenAI-compatible server "+
 		"(default: the settings' \"base_url\", else $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the provider's own)")
 	fl.StringVar(&f.script, "script", "", "JSON `FILE` of the scripted model's responses (the script provider)")
+	fl.StringArrayVar(&f.fallbacks, "fallback-model", nil, "`MODEL` a call falls over to when the model fails it (overloaded, rate limited, a server's error) after its retries, "+
+		"before any of its answer streamed: a model of the same provider, or PROVIDER:MODEL (another provider's, with its credentials from the environment); repeatable, tried in order")
 	fl.StringVar(&f.verify, "verify", "", "shell `COMMAND` that checks every finished turn, such as 'go test ./...': if it fails, the model is sent back "+
 		"to fix it, and a turn still failing ends as escalated (default: the settings' \"verify\"; \"\" for none)")
 	fl.StringVarP(&f.workspace, "workspace", "w", ".", "workspace `DIR`: the folder the tools work in, whose .orca/orca.db keeps the sessions")
@@ -260,7 +263,7 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 		NoSandbox:        f.noSandbox,
 		NoClaude:         f.noClaude,
 		PluginDirs:       f.pluginDirs,
-		Model:            app.ModelConfig{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script},
+		Model:            app.ModelConfig{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script, Fallbacks: f.fallbacks},
 		Labels:           labels,
 		Getenv:           o.env,
 		SystemPrompt:     app.DefaultSystemPrompt,
