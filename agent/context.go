@@ -422,6 +422,13 @@ func (t *turn) summariser(prompt string) (string, llm.Usage, error) {
 		MaxTokens: def.MaxTokens,
 		Metadata:  llm.Metadata{TraceID: t.res.SessionID, Feature: llm.FeatureCompaction, Component: def.Name},
 	}
+	// The model that serves the turn's calls now — a fallback while the
+	// breaker passes the session's model over — writes the summary.
+	if t.rt.breakers != nil {
+		if t.link = t.firstLink(); t.link > 0 {
+			req.Model = t.rt.chain[t.link-1].Model
+		}
+	}
 	req, err := t.prepare(req)
 	if err != nil {
 		return "", llm.Usage{}, err

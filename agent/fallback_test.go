@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -96,7 +97,9 @@ func TestFallback(t *testing.T) {
 		}
 		// Half a minute later the primary is tried again — and answers.
 		time.Sleep(31 * time.Second)
-		primary.fn = func(req *llm.Request, _ func(llm.Delta)) (*llm.Response, error) { return answer("from the primary", req.Model), nil }
+		primary.fn = func(req *llm.Request, _ func(llm.Delta)) (*llm.Response, error) {
+			return answer("from the primary", req.Model), nil
+		}
 		if res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s3", Input: "go"}); err != nil || res.Answer != "from the primary" || primary.calls() != 3 {
 			t.Errorf("after: %+v %v, primary %d calls", res, err, primary.calls())
 		}
@@ -110,6 +113,39 @@ func TestFallback(t *testing.T) {
 		res, err = agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s4", Input: "go"})
 		if err == nil || res.StopReason != agent.StopFailed || second.calls() != before {
 			t.Errorf("streamed then failed: %+v %v, fallback %d calls", res, err, second.calls()-before)
+		}
+	})
+}
+
+// While the breaker passes the session's model over, compaction's summary
+// is asked of the fallback, for its own model.
+func TestFallbackSummarises(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		overloaded := &llm.Error{Kind: llm.KindOverloaded, StatusCode: 529, Message: "Overloaded"}
+		primary := &counting{fn: func(*llm.Request, func(llm.Delta)) (*llm.Response, error) { return nil, overloaded }}
+		second := &counting{fn: func(req *llm.Request, _ func(llm.Delta)) (*llm.Response, error) {
+			return answer("summary or answer", req.Model), nil
+		}}
+		rt, err := agent.New(agent.Definition{Name: "f", Model: "claude-opus-5-5", MaxRetries: -1, KeepTurns: 1},
+			agent.Collaborators{Client: primary, Workspace: t.TempDir(), Fallbacks: []agent.Fallback{{Client: second, Model: "gpt-6.1-terra"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		if _, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go"}); err != nil {
+			t.Fatal(err)
+		}
+		history := []llm.Message{
+			{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("one")}}, {Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("a")}},
+			{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("two")}}, {Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("b")}},
+		}
+		before := primary.calls()
+		res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Compact: true, History: history})
+		if err != nil || !res.Compacted || primary.calls() != before {
+			t.Fatalf("%+v %v, primary %d more calls", res, err, primary.calls()-before)
+		}
+		if last := second.reqs[len(second.reqs)-1]; last.Model != "gpt-6.1-terra" || !strings.Contains(last.System, "summarise") {
+			t.Errorf("the summary was asked for %q: %.60s", last.Model, last.System)
 		}
 	})
 }
