@@ -118,7 +118,7 @@ func TestOpenRefusesBadConfiguration(t *testing.T) {
 	}{
 		{"no workspace", app.Config{Workspace: filepath.Join(ws, "nowhere"), Model: app.ModelConfig{Provider: "openai", BaseURL: "http://127.0.0.1:1"}}, "does not exist"},
 		{"no provider", app.Config{Workspace: ws, ConfigDir: "-", Getenv: func(string) string { return "" }}, "no model provider chosen"},
-		{"unknown provider", app.Config{Workspace: ws, ConfigDir: "-", Model: app.ModelConfig{Provider: "bedrock"}}, `unknown provider "bedrock"`},
+		{"unknown provider", app.Config{Workspace: ws, ConfigDir: "-", Model: app.ModelConfig{Provider: "mistral"}}, `unknown provider "mistral"`},
 		{"bad rule", app.Config{Workspace: ws, ConfigDir: "-", Model: app.ModelConfig{Provider: "openai", BaseURL: "http://127.0.0.1:1"}, Deny: []string{"Bash(ls"}}, "invalid permission rule"},
 		{"bad settings", app.Config{Workspace: filepath.Dir(filepath.Dir(bad)), ConfigDir: "-", Model: app.ModelConfig{Provider: "openai", BaseURL: "http://127.0.0.1:1"}}, "permissions.allow"},
 	} {

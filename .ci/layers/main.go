@@ -25,7 +25,7 @@ const module = "github.com/orca-agent/orca"
 var layers = [][]string{
 	{"protect"},
 	{"intercept", "llm", "catalog", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "internal/names", "mcp/mcptest", "media/pdf", "media/pdf/pdftest"},
-	{"cmd/orca-mcp-faults", "memory", "media", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai/internal/apierr", "llm/gemini", "store/internal/clock", "store/internal/wire"},
+	{"cmd/orca-mcp-faults", "memory", "media", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai/internal/apierr", "llm/gemini", "llm/bedrock", "store/internal/clock", "store/internal/wire"},
 	{"tool/builtin", "tool/tooltest", "middleware", "policy", "hook/command", "store", "subagent", "llm/openai", "llm/openai/responses", "mcp"},
 	{"config", "skill", "store/storetest", "store/internal/sqlstore", "tui", "llm/provider"},
 	{"toolset", "store/sqlite", "store/postgres", "store/postgres/pgtest"},
@@ -38,11 +38,11 @@ var layers = [][]string{
 }
 
 // adapters and roots may link the heavy dependencies; the core may not.
-var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/gemini": true, "llm/openai/responses": true, "llm/openai/internal/apierr": true, "llm/provider": true, "store/sqlite": true, "store/postgres": true, "store/postgres/pgtest": true, "mcp": true, "app": true, "serve": true, "chat": true, "cmd/orca": true,
+var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/gemini": true, "llm/bedrock": true, "llm/openai/responses": true, "llm/openai/internal/apierr": true, "llm/provider": true, "store/sqlite": true, "store/postgres": true, "store/postgres/pgtest": true, "mcp": true, "app": true, "serve": true, "chat": true, "cmd/orca": true,
 	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true}
 
 var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk",
-	"go.opentelemetry.io/otel", "github.com/jackc/pgx", "google.golang.org/genai"}
+	"go.opentelemetry.io/otel", "github.com/jackc/pgx", "google.golang.org/genai", "github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go"}
 
 // The terminal libraries (the Charm stack) are for the terminal UI alone:
 // tui, the chat and the CLI on top of them, not even app.

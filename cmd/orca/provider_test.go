@@ -369,15 +369,15 @@ func TestRunProviderErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"none chosen", nil, nil, []string{"no model provider chosen", "--provider NAME", "ORCA_PROVIDER", `"provider" in a settings file`, "anthropic, openai, openai-responses, gemini, vertex and script", "--script FILE"}},
-		{"unknown flag provider", nil, []string{"--provider", "bedrock"}, []string{`unknown provider "bedrock" (chosen by --provider)`, "anthropic, openai, openai-responses, gemini, vertex and script"}},
-		{"unknown env provider", map[string]string{"ORCA_PROVIDER": "bedrock"}, nil, []string{`unknown provider "bedrock" (chosen by ORCA_PROVIDER)`}},
+		{"none chosen", nil, nil, []string{"no model provider chosen", "--provider NAME", "ORCA_PROVIDER", `"provider" in a settings file`, "anthropic, openai, openai-responses, gemini, vertex, bedrock and script", "--script FILE"}},
+		{"unknown flag provider", nil, []string{"--provider", "mistral"}, []string{`unknown provider "mistral" (chosen by --provider)`, "anthropic, openai, openai-responses, gemini, vertex, bedrock and script"}},
+		{"unknown env provider", map[string]string{"ORCA_PROVIDER": "mistral"}, nil, []string{`unknown provider "mistral" (chosen by ORCA_PROVIDER)`}},
 		{"anthropic without a key", nil, []string{"--provider", "anthropic"}, []string{"ANTHROPIC_API_KEY"}},
 		{"anthropic from env without a key", map[string]string{"ORCA_PROVIDER": "anthropic"}, nil, []string{"ANTHROPIC_API_KEY", "chosen by ORCA_PROVIDER"}},
 		{"openai without a key", nil, []string{"--provider", "openai"}, []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}},
 		{"script without a script", nil, []string{"--provider", "script"}, []string{"--script FILE"}},
 		{"script from env without a script", map[string]string{"ORCA_PROVIDER": "script"}, nil, []string{"--script FILE", "chosen by ORCA_PROVIDER"}},
-		{"script and base URL", nil, []string{"--script", sc, "--base-url", "http://localhost:1"}, []string{"--base-url is for the model providers (anthropic, openai, openai-responses, gemini, vertex), not script"}},
+		{"script and base URL", nil, []string{"--script", sc, "--base-url", "http://localhost:1"}, []string{"--base-url is for the model providers (anthropic, openai, openai-responses, gemini, vertex, bedrock), not script"}},
 		{"script with another provider", nil, []string{"--script", sc, "--provider", "openai", "--base-url", "http://localhost:1"}, []string{"--script is for the script provider", "openai"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

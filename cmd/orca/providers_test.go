@@ -89,3 +89,23 @@ func TestRunFallbackModel(t *testing.T) {
 		t.Errorf("unknown provider: exit %d\n%s", code, stderr)
 	}
 }
+
+// orca run --provider bedrock without a region, or without credentials,
+// is a usage error naming what to set (and asks no metadata service).
+func TestRunBedrockNeeds(t *testing.T) {
+	for k, v := range map[string]string{"AWS_REGION": "", "AWS_DEFAULT_REGION": "", "AWS_PROFILE": "", "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
+		"AWS_SESSION_TOKEN": "", "AWS_BEARER_TOKEN_BEDROCK": "", "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_CONFIG_FILE": "/nonexistent/config", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials"} {
+		t.Setenv(k, v)
+	}
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	_, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "bedrock", "-w", t.TempDir(), "hi")
+	if code != exitUsage || !strings.Contains(stderr, "set AWS_REGION") {
+		t.Errorf("no region: exit %d\n%s", code, stderr)
+	}
+	t.Setenv("AWS_REGION", "us-east-1")
+	_, stderr, code = orcaWith(t, t.Context(), o, "", "run", "--provider", "bedrock", "-w", t.TempDir(), "hi")
+	if code != exitUsage || !strings.Contains(stderr, "AWS_ACCESS_KEY_ID") || !strings.Contains(stderr, "AWS_BEARER_TOKEN_BEDROCK") {
+		t.Errorf("no credentials: exit %d\n%s", code, stderr)
+	}
+}

@@ -1,7 +1,7 @@
 // Package provider builds the model client that a configuration names —
 // Anthropic's Messages API, OpenAI's Chat Completions (and the servers
-// that speak it) and Responses API, Google's Gemini API and Vertex AI —
-// and resolves that
+// that speak it) and Responses API, Google's Gemini API and Vertex AI,
+// AWS Bedrock's Converse API — and resolves that
 // configuration from its sources.
 //
 // Resolve combines, most important first: command-line flags, project
@@ -27,6 +27,7 @@ import (
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/llm/bedrock"
 	"github.com/orca-agent/orca/llm/gemini"
 	"github.com/orca-agent/orca/llm/openai"
 	"github.com/orca-agent/orca/llm/openai/responses"
@@ -42,6 +43,7 @@ const (
 	OpenAIResponses = "openai-responses"
 	Gemini          = "gemini"
 	Vertex          = "vertex"
+	Bedrock         = "bedrock"
 )
 
 // The environment variables Resolve reads.
@@ -61,7 +63,7 @@ const (
 )
 
 // Names returns the providers New builds.
-func Names() []string { return []string{Anthropic, OpenAI, OpenAIResponses, Gemini, Vertex} }
+func Names() []string { return []string{Anthropic, OpenAI, OpenAIResponses, Gemini, Vertex, Bedrock} }
 
 // Config says which model to use and how to reach it. Empty fields take
 // the provider's defaults.
@@ -95,6 +97,8 @@ func DefaultModel(provider string) string {
 		return responses.DefaultModel
 	case Gemini, Vertex:
 		return gemini.DefaultModel
+	case Bedrock:
+		return bedrock.DefaultModel
 	}
 	return ""
 }
@@ -189,6 +193,21 @@ func New(cfg Config, with ...Option) (llm.Client, error) {
 			opts = append(opts, gemini.MaxTokens(cfg.MaxTokens))
 		}
 		return gemini.New(opts...)
+	case Bedrock:
+		var opts []bedrock.Option
+		if cfg.APIKey != "" {
+			opts = append(opts, bedrock.APIKey(cfg.APIKey))
+		}
+		if cfg.BaseURL != "" {
+			opts = append(opts, bedrock.BaseURL(cfg.BaseURL))
+		}
+		if cfg.Model != "" {
+			opts = append(opts, bedrock.Model(cfg.Model))
+		}
+		if cfg.MaxTokens > 0 {
+			opts = append(opts, bedrock.MaxTokens(cfg.MaxTokens))
+		}
+		return bedrock.New(context.Background(), opts...)
 	case "":
 		return nil, fmt.Errorf("provider: none chosen (the providers are %s)", strings.Join(Names(), ", "))
 	}
@@ -285,6 +304,8 @@ func ModelAliases(cfg Config, overrides map[string]string, env func(string) stri
 		}
 	case Gemini, Vertex:
 		maps.Copy(out, gemini.ModelAliases())
+	case Bedrock:
+		maps.Copy(out, bedrock.ModelAliases())
 	}
 	for alias, m := range overrides {
 		if m != "" {

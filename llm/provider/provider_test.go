@@ -106,8 +106,8 @@ func TestNewErrors(t *testing.T) {
 		t.Setenv(v, "")
 	}
 	for cfg, want := range map[provider.Config][]string{
-		{Provider: "bedrock"}:          {`"bedrock"`, "anthropic, openai, openai-responses, gemini, vertex"},
-		{}:                             {"anthropic, openai, openai-responses, gemini, vertex"},
+		{Provider: "mistral"}:          {`"mistral"`, "anthropic, openai, openai-responses, gemini, vertex, bedrock"},
+		{}:                             {"anthropic, openai, openai-responses, gemini, vertex, bedrock"},
 		{Provider: "anthropic"}:        {"ANTHROPIC_API_KEY"},
 		{Provider: "openai"}:           {"OPENAI_API_KEY"},
 		{Provider: "gemini"}:           {"GEMINI_API_KEY"},
