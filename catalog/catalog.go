@@ -176,10 +176,43 @@ func (c *Catalog) Models() []Model { return slices.Clone(c.models) }
 // name followed by "-" or "@" (claude-sonnet-4-20250514 is claude-sonnet-4,
 // claude-opus-4-1 is not claude-opus-4's) — or, for any provider, the
 // first provider's in the catalog's order that has one.
+//
+// A Bedrock model id names its model after a region's prefix and the
+// vendor's, with a version suffix (us.anthropic.claude-sonnet-4-6,
+// anthropic.claude-haiku-4-5-20251001-v1:0): it is looked up as the
+// model it names, for any provider, when the catalog has no entry of its
+// own.
 func (c *Catalog) Lookup(provider, name string) (Model, bool) {
 	if name == "" {
 		return Model{}, false
 	}
+	if m, ok := c.lookup(provider, name); ok {
+		return m, true
+	}
+	if inner, ok := bedrockModel(name); ok {
+		return c.lookup("", inner)
+	}
+	return Model{}, false
+}
+
+// bedrockModel returns the model a Bedrock model id names: without its
+// region's and vendor's prefixes and its version suffix.
+func bedrockModel(id string) (string, bool) {
+	rest := id
+	if geo, after, ok := strings.Cut(rest, "."); ok && slices.Contains([]string{"us", "eu", "apac", "jp", "au", "ca", "global", "us-gov"}, geo) {
+		rest = after
+	}
+	vendor, model, ok := strings.Cut(rest, ".")
+	if !ok || !slices.Contains([]string{"anthropic", "amazon", "meta", "mistral", "cohere", "ai21", "deepseek", "openai", "qwen", "google"}, vendor) {
+		return "", false
+	}
+	if i := strings.LastIndex(model, "-v"); i > 0 && strings.Trim(model[i+2:], "0123456789:") == "" && len(model) > i+2 {
+		model = model[:i]
+	}
+	return model, model != ""
+}
+
+func (c *Catalog) lookup(provider, name string) (Model, bool) {
 	best := -1
 	for i, m := range c.models {
 		if provider != "" && m.Provider != provider {

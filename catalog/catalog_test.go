@@ -36,6 +36,10 @@ func TestDefault(t *testing.T) {
 	if m, ok := c.Lookup("", "claude-sonnet-4-20250514"); !ok || m.Name != "claude-sonnet-4" || !m.TakesImages() {
 		t.Errorf("claude-sonnet-4-20250514: %+v %v", m, ok)
 	}
+	// Bedrock's default model is its Claude.
+	if m, ok := c.Lookup("bedrock", "us.anthropic.claude-sonnet-4-6"); !ok || m.Name != "claude-sonnet-4-6" {
+		t.Errorf("us.anthropic.claude-sonnet-4-6: %+v %v", m, ok)
+	}
 	// At least one model the catalog knows takes no images: what it is for.
 	if !strings.Contains(names(ms, func(m catalog.Model) bool { return !m.TakesImages() }), "deepseek-v4-pro") {
 		t.Errorf("no text-only model: %s", names(ms, func(m catalog.Model) bool { return !m.TakesImages() }))
@@ -83,6 +87,11 @@ func TestLookup(t *testing.T) {
 		{"anthropic", "claude-opus-4", "claude-opus-4"},
 		{"", "", ""},
 		{"", "llama3", ""},
+		{"", "us.anthropic.claude-opus-4-1-20250805-v1:0", "claude-opus-4-1"},
+		{"", "anthropic.claude-opus-4-v1", "claude-opus-4"},
+		{"bedrock", "global.anthropic.claude-opus-4", "claude-opus-4"},
+		{"", "us.meta.llama3-v1:0", ""},
+		{"", "gpt-5.v1", ""},
 	} {
 		m, ok := c.Lookup(tc.provider, tc.name)
 		if ok != (tc.want != "") || m.Name != tc.want {
