@@ -85,15 +85,16 @@ func (t *turn) callModel() (*llm.Response, error) {
 	}
 	// With a fallback chain, the call starts at the first model whose
 	// breaker is closed, and knows whether any of the answer streamed.
-	streamed := false
-	t.link = 0
+	// (A field of the turn, not a variable the closure would move to the
+	// heap at every call.)
+	t.streamed, t.link = false, 0
 	if t.rt.breakers != nil {
 		if t.link = t.firstLink(); t.link > 0 {
 			req = t.rebuilt(req, t.link)
 		}
 		inner := onDelta
 		onDelta = func(d llm.Delta) {
-			streamed = true
+			t.streamed = true
 			if inner != nil {
 				inner(d)
 			}
@@ -104,7 +105,8 @@ func (t *turn) callModel() (*llm.Response, error) {
 	described, refusedMedia := false, false
 	if t.rt.mediaRefused.Load() && hasMedia(req.Messages) && t.refusesMedia(req.Model) {
 		req, described = describeMedia(req, refusedWhy, nil), true
-	} else if info := t.rt.modelInfo(req.Model); (!info.TakesImages() || !info.TakesPDFs()) && hasMedia(req.Messages) {
+	} else if !t.takesAllMedia(req.Model) && hasMedia(req.Messages) {
+		info := t.rt.modelInfo(req.Model)
 		why := "not shown: model " + req.Model + " takes no images (orca's model catalog)"
 		if info.TakesImages() {
 			why = "not shown: model " + req.Model + " takes no PDFs (orca's model catalog)"
@@ -163,7 +165,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 		// Retries spent on a retryable failure, nothing of the answer
 		// streamed: the next model of the chain takes the call.
 		next := 0
-		if !retry && !strip && t.rt.breakers != nil && llm.Retryable(err) && !streamed && t.ctx.Err() == nil {
+		if !retry && !strip && t.rt.breakers != nil && llm.Retryable(err) && !t.streamed && t.ctx.Err() == nil {
 			next = t.nextLink(t.link)
 		}
 		t.emit(event.LLMCallFailed, &event.LLMCallData{
@@ -427,4 +429,15 @@ func (t *turn) rebuilt(req *llm.Request, k int) *llm.Request {
 
 func isReasoning(b llm.Block) bool {
 	return b.Type == llm.BlockThinking || b.Type == llm.BlockRedactedThinking
+}
+
+// takesAllMedia reports whether the catalog lets model be shown images and
+// PDFs (as it does every model it lacks), asking it once per turn and
+// model.
+func (t *turn) takesAllMedia(model string) bool {
+	if t.media.model != model || !t.media.known {
+		info := t.rt.modelInfo(model)
+		t.media.model, t.media.known, t.media.all = model, true, info.TakesImages() && info.TakesPDFs()
+	}
+	return t.media.all
 }

@@ -280,12 +280,16 @@ type Runtime struct {
 	// transcripts keeps the conversations hooks read (nil: none).
 	transcripts *transcripts
 	// windows are the context windows, by model, that refusals of prompts
-	// as too long showed to be smaller than the definition's (int64
-	// tokens).
-	windows sync.Map
-	// models caches the catalog's entries by model name (a
-	// catalog.Model, or nil for a model it lacks).
-	models sync.Map
+	// as too long showed to be smaller than the definition's, in tokens
+	// (learnt: there is one). Maps of string keys, not sync.Maps: a model
+	// call's lookup allocates nothing.
+	windowsMu sync.RWMutex
+	windows   map[string]int64
+	learnt    atomic.Bool
+	// models caches the catalog's entries by model name (nil for a model
+	// it lacks).
+	modelsMu sync.RWMutex
+	models   map[string]*catalog.Model
 	// noMedia are the models that refused a request showing them media
 	// (model name → true): they are sent their descriptions instead;
 	// mediaRefused, whether there is one (model calls look no further
@@ -680,19 +684,46 @@ func (rt *Runtime) offered() []llm.ToolDefinition {
 // modelInfo returns what the catalog says of model (the zero Model, which
 // takes everything, for a model it lacks).
 func (rt *Runtime) modelInfo(model string) catalog.Model {
-	if v, ok := rt.models.Load(model); ok {
-		if v == nil {
-			return catalog.Model{}
-		}
-		return *v.(*catalog.Model)
-	}
-	info, ok := rt.def.Catalog.Lookup("", model)
+	rt.modelsMu.RLock()
+	m, ok := rt.models[model]
+	rt.modelsMu.RUnlock()
 	if !ok {
-		rt.models.Store(model, nil)
+		if info, found := rt.def.Catalog.Lookup("", model); found {
+			m = &info
+		}
+		rt.modelsMu.Lock()
+		if rt.models == nil {
+			rt.models = map[string]*catalog.Model{}
+		}
+		rt.models[model] = m
+		rt.modelsMu.Unlock()
+	}
+	if m == nil {
 		return catalog.Model{}
 	}
-	rt.models.Store(model, &info)
-	return info
+	return *m
+}
+
+// window returns the window learnt for model, if any.
+func (rt *Runtime) window(model string) (int64, bool) {
+	if !rt.learnt.Load() {
+		return 0, false
+	}
+	rt.windowsMu.RLock()
+	defer rt.windowsMu.RUnlock()
+	w, ok := rt.windows[model]
+	return w, ok
+}
+
+// learn keeps w as model's window.
+func (rt *Runtime) learn(model string, w int64) {
+	rt.windowsMu.Lock()
+	if rt.windows == nil {
+		rt.windows = map[string]int64{}
+	}
+	rt.windows[model] = w
+	rt.windowsMu.Unlock()
+	rt.learnt.Store(true)
 }
 
 // Fallback is a model a call falls over to (Collaborators.Fallbacks):

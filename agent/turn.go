@@ -47,8 +47,15 @@ type turn struct {
 	// deltas, and with onDelta (see attempt).
 	generate [2]middleware.LLMNext
 	// link is the link of the fallback chain the model call in progress
-	// goes to (0: Collaborators.Client).
-	link int
+	// goes to (0: Collaborators.Client); streamed, whether any of its
+	// answer streamed (with a chain only).
+	link     int
+	streamed bool
+	// media is what takesAllMedia found of model.
+	media struct {
+		model      string
+		known, all bool
+	}
 	// outside: the execution is one tool call made outside any turn
 	// (Runtime.CallTool): no conversation of its own, nothing to park.
 	outside bool
@@ -917,8 +924,8 @@ func commandName(input string) string {
 // smaller.
 func (t *turn) window() int64 {
 	w := t.rt.def.ContextWindow
-	if v, ok := t.rt.windows.Load(t.model()); ok {
-		w = min(w, v.(int64))
+	if v, ok := t.rt.window(t.model()); ok {
+		w = min(w, v)
 	}
 	return w
 }
@@ -937,6 +944,6 @@ func (t *turn) learnWindow(err error) {
 		return
 	}
 	model := t.model()
-	t.rt.windows.Store(model, w)
+	t.rt.learn(model, w)
 	t.rt.logger.Warn("the model refused a prompt as too long: keeping under a smaller context window from now on", "model", model, "window", w, "was", t.rt.def.ContextWindow)
 }
