@@ -22,6 +22,9 @@ type accumulator struct {
 	usage   llm.Usage
 	stop    types.StopReason
 	stopped bool // messageStop seen
+	// whole: the metadata event, the stream's last, came after
+	// messageStop: nothing of the answer is missing.
+	whole bool
 }
 
 // partial is one content block being streamed.
@@ -49,6 +52,7 @@ func (a *accumulator) add(ev types.ConverseStreamOutput) {
 	case *types.ConverseStreamOutputMemberMessageStop:
 		a.stop, a.stopped = ev.Value.StopReason, true
 	case *types.ConverseStreamOutputMemberMetadata:
+		a.whole = a.stopped
 		if u := ev.Value.Usage; u != nil {
 			a.usage = llm.Usage{
 				InputTokens:      int64(aws32(u.InputTokens)),
