@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -35,9 +36,12 @@ its facts come from (--json).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var ms []catalog.Model
 			known := map[string]bool{}
+			// The providers that serve another's models list those.
+			listed := map[string]string{"vertex": "gemini", "openai-responses": "openai", "bedrock": "anthropic"}[provider]
+			listed = cmp.Or(listed, provider)
 			for _, m := range catalog.Default().Models() {
 				known[m.Provider] = true
-				if provider == "" || m.Provider == provider {
+				if provider == "" || m.Provider == listed {
 					ms = append(ms, m)
 				}
 			}
@@ -67,7 +71,7 @@ its facts come from (--json).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the models as one JSON array, with their sources")
-	cmd.Flags().StringVar(&provider, "provider", "", "only this provider's models (anthropic, openai, gemini)")
+	cmd.Flags().StringVar(&provider, "provider", "", "only this provider's models (anthropic, openai, gemini; vertex lists gemini's, openai-responses openai's, bedrock Anthropic's, which Bedrock's ids name)")
 	return cmd
 }
 

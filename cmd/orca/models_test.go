@@ -38,6 +38,11 @@ func TestModels(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(stdout, "PROVIDER  MODEL") || !strings.Contains(stdout, textOnly) || strings.Contains(stdout, "anthropic") {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
+	// A provider that serves another's models lists those.
+	stdout, _, code = orcaWith(t, t.Context(), o, "", "models", "--provider", "vertex")
+	if code != 0 || !strings.Contains(stdout, "gemini") || strings.Contains(stdout, "openai") {
+		t.Errorf("vertex: exit %d\n%s", code, stdout)
+	}
 	_, stderr, code = orcaWith(t, t.Context(), o, "", "models", "--provider", "nope")
 	if code != exitUsage || !strings.Contains(stderr, "--provider nope: the catalog has no models of it (it has anthropic, gemini, openai)") {
 		t.Errorf("exit %d\n%s", code, stderr)

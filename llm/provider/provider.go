@@ -128,90 +128,46 @@ func New(cfg Config, with ...Option) (llm.Client, error) {
 	}
 	switch cfg.Provider {
 	case Anthropic:
-		var opts []anthropic.Option
+		opts := optionsOf(cfg, anthropic.APIKey, anthropic.BaseURL, anthropic.Model, anthropic.MaxTokens)
 		if o.keyFunc != nil {
 			opts = append(opts, anthropic.KeyFunc(o.keyFunc, o.keyTTL))
 		}
-		if cfg.APIKey != "" {
-			opts = append(opts, anthropic.APIKey(cfg.APIKey))
-		}
-		if cfg.BaseURL != "" {
-			opts = append(opts, anthropic.BaseURL(cfg.BaseURL))
-		}
-		if cfg.Model != "" {
-			opts = append(opts, anthropic.Model(cfg.Model))
-		}
-		if cfg.MaxTokens > 0 {
-			opts = append(opts, anthropic.MaxTokens(cfg.MaxTokens))
-		}
 		return anthropic.New(opts...)
 	case OpenAI:
-		var opts []openai.Option
-		if cfg.APIKey != "" {
-			opts = append(opts, openai.APIKey(cfg.APIKey))
-		}
-		if cfg.BaseURL != "" {
-			opts = append(opts, openai.BaseURL(cfg.BaseURL))
-		}
-		if cfg.Model != "" {
-			opts = append(opts, openai.Model(cfg.Model))
-		}
-		if cfg.MaxTokens > 0 {
-			opts = append(opts, openai.MaxTokens(cfg.MaxTokens))
-		}
-		return openai.New(opts...)
+		return openai.New(optionsOf(cfg, openai.APIKey, openai.BaseURL, openai.Model, openai.MaxTokens)...)
 	case OpenAIResponses:
-		var opts []responses.Option
-		if cfg.APIKey != "" {
-			opts = append(opts, responses.APIKey(cfg.APIKey))
-		}
-		if cfg.BaseURL != "" {
-			opts = append(opts, responses.BaseURL(cfg.BaseURL))
-		}
-		if cfg.Model != "" {
-			opts = append(opts, responses.Model(cfg.Model))
-		}
-		if cfg.MaxTokens > 0 {
-			opts = append(opts, responses.MaxTokens(cfg.MaxTokens))
-		}
-		return responses.New(opts...)
+		return responses.New(optionsOf(cfg, responses.APIKey, responses.BaseURL, responses.Model, responses.MaxTokens)...)
 	case Gemini, Vertex:
-		var opts []gemini.Option
+		opts := optionsOf(cfg, gemini.APIKey, gemini.BaseURL, gemini.Model, gemini.MaxTokens)
 		if cfg.Provider == Vertex {
 			opts = append(opts, gemini.Vertex("", ""))
 		}
-		if cfg.APIKey != "" {
-			opts = append(opts, gemini.APIKey(cfg.APIKey))
-		}
-		if cfg.BaseURL != "" {
-			opts = append(opts, gemini.BaseURL(cfg.BaseURL))
-		}
-		if cfg.Model != "" {
-			opts = append(opts, gemini.Model(cfg.Model))
-		}
-		if cfg.MaxTokens > 0 {
-			opts = append(opts, gemini.MaxTokens(cfg.MaxTokens))
-		}
 		return gemini.New(opts...)
 	case Bedrock:
-		var opts []bedrock.Option
-		if cfg.APIKey != "" {
-			opts = append(opts, bedrock.APIKey(cfg.APIKey))
-		}
-		if cfg.BaseURL != "" {
-			opts = append(opts, bedrock.BaseURL(cfg.BaseURL))
-		}
-		if cfg.Model != "" {
-			opts = append(opts, bedrock.Model(cfg.Model))
-		}
-		if cfg.MaxTokens > 0 {
-			opts = append(opts, bedrock.MaxTokens(cfg.MaxTokens))
-		}
-		return bedrock.New(context.Background(), opts...)
+		return bedrock.New(context.Background(), optionsOf(cfg, bedrock.APIKey, bedrock.BaseURL, bedrock.Model, bedrock.MaxTokens)...)
 	case "":
 		return nil, fmt.Errorf("provider: none chosen (the providers are %s)", strings.Join(Names(), ", "))
 	}
 	return nil, fmt.Errorf("provider: unknown provider %q (the providers are %s)", cfg.Provider, strings.Join(Names(), ", "))
+}
+
+// optionsOf is cfg as a client package's options: its key, base URL,
+// model and output cap, those cfg sets.
+func optionsOf[O any](cfg Config, key, baseURL, model func(string) O, maxTokens func(int) O) []O {
+	var opts []O
+	if cfg.APIKey != "" {
+		opts = append(opts, key(cfg.APIKey))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, baseURL(cfg.BaseURL))
+	}
+	if cfg.Model != "" {
+		opts = append(opts, model(cfg.Model))
+	}
+	if cfg.MaxTokens > 0 {
+		opts = append(opts, maxTokens(cfg.MaxTokens))
+	}
+	return opts
 }
 
 // Resolve returns the configuration to use: each field from the most
