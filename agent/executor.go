@@ -399,6 +399,10 @@ func newID(prefix string) string {
 // turn, so that the last one recorded is what a crash would keep.
 type Recorded struct {
 	Message llm.Message
-	Usage   llm.Usage
-	Spent   budget.Spent
+	// Model is, for an answer of the model (an assistant message), the
+	// model that served it: with fallback models, not always the
+	// definition's. Empty for the other messages.
+	Model string
+	Usage llm.Usage
+	Spent budget.Spent
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // counting is a model client that answers with fn and counts its calls
@@ -62,15 +63,24 @@ func TestFallback(t *testing.T) {
 		defer rt.Close()
 		var served []string
 		var retrying []bool
+		var costs []float64
+		var recorded []string
 		history := []llm.Message{
 			{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("before")}},
 			{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockThinking, Thinking: "hmm", Signature: "sig-of-claude"}, llm.TextBlock("earlier answer")}},
 		}
-		res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go", History: history, OnEvent: func(e event.Event) {
+		record := func(r agent.Recorded) error {
+			if r.Message.Role == llm.RoleAssistant {
+				recorded = append(recorded, r.Model)
+			}
+			return nil
+		}
+		res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go", History: history, Record: record, OnEvent: func(e event.Event) {
 			switch d := e.Data.(type) {
 			case *event.LLMCallData:
 				if e.Name == event.LLMCallCompleted {
 					served = append(served, d.Model)
+					costs = append(costs, d.CostUSD)
 				} else {
 					retrying = append(retrying, d.Retrying)
 				}
@@ -87,8 +97,11 @@ func TestFallback(t *testing.T) {
 			t.Errorf("the fallback was sent model %q, %+v", got.Model, got.Messages[1].Content)
 		}
 		// Priced by the model that served it (gpt-6.1-terra: $1 per million input tokens).
-		if res.Spent.CostUSD < 0.999 || res.Spent.CostUSD > 1.001 {
-			t.Errorf("cost %v", res.Spent.CostUSD)
+		if res.Spent.CostUSD < 0.999 || res.Spent.CostUSD > 1.001 || len(costs) != 1 || costs[0] != res.Spent.CostUSD {
+			t.Errorf("cost %v, the events' %v", res.Spent.CostUSD, costs)
+		}
+		if len(recorded) != 1 || recorded[0] != "gpt-6.1-terra" {
+			t.Errorf("the answer was recorded as served by %q", recorded)
 		}
 
 		// The breaker is open: the next turn goes to the fallback at once.
@@ -146,6 +159,56 @@ func TestFallbackSummarises(t *testing.T) {
 		}
 		if last := second.reqs[len(second.reqs)-1]; last.Model != "gpt-6.1-terra" || !strings.Contains(last.System, "summarise") {
 			t.Errorf("the summary was asked for %q: %.60s", last.Model, last.System)
+		}
+	})
+}
+
+// A subagent falls over along its parent's chain: the parent's model
+// answers the parent and fails the fork's calls; the fallback answers
+// the fork, whose answer the parent gets; the fork's failures open its
+// own breaker, not its parent's. The parent's records name the model
+// that served each answer.
+func TestFallbackInSubagents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		overloaded := &llm.Error{Kind: llm.KindOverloaded, StatusCode: 529, Message: "Overloaded"}
+		primary := &counting{fn: func(req *llm.Request, _ func(llm.Delta)) (*llm.Response, error) {
+			if req.Metadata.Component == "helper" {
+				return nil, overloaded
+			}
+			last := req.Messages[len(req.Messages)-1].Content
+			if len(last) > 0 && last[0].Type == llm.BlockToolResult {
+				return answer("all done: "+last[0].Content, "claude-opus-5-5"), nil
+			}
+			use := llm.ToolUseBlock("t1", "Task", []byte(`{"description": "d", "prompt": "go", "subagent_type": "helper"}`))
+			return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{use}}, StopReason: llm.StopToolUse, Model: "claude-opus-5-5"}, nil
+		}}
+		second := &counting{fn: func(req *llm.Request, _ func(llm.Delta)) (*llm.Response, error) {
+			return answer("helper done", req.Model), nil
+		}}
+		rt, err := agent.New(agent.Definition{Name: "p", Model: "claude-opus-5-5", MaxRetries: 1, ToolProviders: toolset.Default(),
+			Subagents: definitions(t, map[string]string{"helper": ""})},
+			agent.Collaborators{Client: primary, Workspace: t.TempDir(), Fallbacks: []agent.Fallback{{Client: second, Model: "gpt-6.1-terra"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		var models []string
+		res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "delegate", Record: func(r agent.Recorded) error {
+			if r.Message.Role == llm.RoleAssistant {
+				models = append(models, r.Model)
+			} else if r.Model != "" {
+				t.Errorf("a %s message recorded with model %q", r.Message.Role, r.Model)
+			}
+			return nil
+		}})
+		if err != nil || !strings.Contains(res.Answer, "helper done") {
+			t.Fatalf("%+v %v", res, err)
+		}
+		if second.calls() != 1 || second.reqs[0].Metadata.Component != "helper" {
+			t.Errorf("fallback calls %d", second.calls())
+		}
+		if strings.Join(models, " ") != "claude-opus-5-5 claude-opus-5-5" {
+			t.Errorf("the parent's answers were recorded as served by %q", models)
 		}
 	})
 }

@@ -40,9 +40,14 @@ func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 	case d.Model != "" && !unresolved:
 		def.Model = d.Model
 	}
-	c := &Runtime{id: r.id + "/" + d.Name, def: def, client: r.client, fs: r.fs, logger: r.logger, transcripts: r.transcripts, nested: r.nested,
+	c := &Runtime{id: r.id + "/" + d.Name, def: def, client: r.client, fs: r.fs, logger: r.logger, transcripts: r.transcripts, nested: r.nested, windows: r.windows, chain: r.chain,
 		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, notifier: r.notifier, approvals: r.approvals,
 		tasks: r.tasks, subagents: r.subagents, tools: tool.NewRegistry()}
+	if r.breakers != nil {
+		// Breakers of its own: its model may be another than the
+		// parent's (model: haiku), which fails on its own.
+		c.breakers = make([]breaker, len(r.breakers))
+	}
 	for _, tl := range r.tools.Tools() {
 		if !d.Allows(tool.TraitsOf(tl).Names(tl.Name())...) {
 			continue

@@ -132,7 +132,9 @@ func (t *turn) callModel() (*llm.Response, error) {
 			if t.rt.breakers != nil {
 				t.rt.breakers[t.link].served()
 			}
-			t.cost += t.prices.of(t.rt.def.Prices, model).Cost(resp.Usage)
+			cost := t.prices.of(t.rt.def.Prices, model).Cost(resp.Usage)
+			t.cost += cost
+			t.answeredBy = model
 			t.cut = 0
 			if cutOff(resp, req.MaxTokens) {
 				t.cut = cmp.Or(req.MaxTokens, -1)
@@ -150,7 +152,7 @@ func (t *turn) callModel() (*llm.Response, error) {
 				ev.usage = resp.Usage
 				ev.completed = event.LLMCallData{
 					Iteration: t.res.Iterations, Feature: t.feature(), Attempt: attempt, Model: model,
-					StopReason: resp.StopReason, Usage: &ev.usage, Text: resp.Message.Text(), Duration: end.Sub(start),
+					StopReason: resp.StopReason, Usage: &ev.usage, CostUSD: cost, Text: resp.Message.Text(), Duration: end.Sub(start),
 				}
 				t.emitAt(event.LLMCallCompleted, &ev.completed, end)
 			}

@@ -109,6 +109,12 @@ type Definition struct {
 	// ContextWindow is the model's context window in tokens (if zero:
 	// the catalog's for Model, else DefaultContextWindow).
 	ContextWindow int64
+	// Windows are context windows learnt before, by model, in tokens:
+	// where a refusal of a prompt as too long showed a model's window to
+	// be smaller than the runtime was told (Collaborators.OnWindowLearnt
+	// is told of each; app keeps them in the store). Compaction keeps
+	// under them from the first call.
+	Windows map[string]int64
 	// Catalog is what is known of the models (catalog.Default() if nil):
 	// their windows, longest answers, and whether they take images and
 	// PDFs — media the catalog says a model takes not are described to it
@@ -168,7 +174,9 @@ type Collaborators struct {
 	Client llm.Client
 	// Fallbacks are the models a call falls over to, in order, when
 	// Client fails it with a retryable error after its retries (never
-	// once any of the answer was streamed): see Fallback.
+	// once any of the answer was streamed): see Fallback. The runtime's
+	// subagents fall over along the same chain, with breakers of their
+	// own.
 	Fallbacks []Fallback
 	// FS is the workspace, owned by the caller: the runtime never closes
 	// it. Give either FS or Workspace.
@@ -236,6 +244,12 @@ type Collaborators struct {
 	// conversation as a file in Claude Code's transcript shape for hooks
 	// to read (hook.Common.TranscriptPath); "" keeps none.
 	TranscriptDir string
+	// OnWindowLearnt, when set, is told of each context window the
+	// runtime (or one of its subagents) learns from a refusal of a prompt
+	// as too long — model, window in tokens — to keep it for the next
+	// runtime (Definition.Windows). It is called on the turn's goroutine,
+	// once per window learnt.
+	OnWindowLearnt func(model string, tokens int64)
 }
 
 // Runtime is an assembled agent: definition, tool registry and
@@ -279,13 +293,9 @@ type Runtime struct {
 	children  sync.Map // subagent name → *Runtime
 	// transcripts keeps the conversations hooks read (nil: none).
 	transcripts *transcripts
-	// windows are the context windows, by model, that refusals of prompts
-	// as too long showed to be smaller than the definition's, in tokens
-	// (learnt: there is one). Maps of string keys, not sync.Maps: a model
-	// call's lookup allocates nothing.
-	windowsMu sync.RWMutex
-	windows   map[string]int64
-	learnt    atomic.Bool
+	// windows are the context windows learnt, shared with the runtime's
+	// subagents.
+	windows *windows
 	// models caches the catalog's entries by model name (nil for a model
 	// it lacks).
 	modelsMu sync.RWMutex
@@ -371,7 +381,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			return nil, fmt.Errorf("agent %q: fallback %d has no client or no model", def.Name, i)
 		}
 	}
-	rt := &Runtime{def: def, client: c.Client, chain: slices.Clone(c.Fallbacks), logger: c.Logger, approver: c.Approver, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: memory.NewNested(c.NestedMemory, c.PathRules)}
+	rt := &Runtime{def: def, client: c.Client, chain: slices.Clone(c.Fallbacks), windows: newWindows(def.Windows, c.OnWindowLearnt), logger: c.Logger, approver: c.Approver, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: memory.NewNested(c.NestedMemory, c.PathRules)}
 	if len(rt.chain) > 0 {
 		rt.breakers = make([]breaker, len(rt.chain)+1)
 	}
@@ -498,10 +508,6 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 	return rt, nil
 }
 
-// runtimeID derives the id from the agent's name and its workspace: the
-// same agent over the same workspace gets the same id in every process, so
-// that its sessions and approvals are found by the next one — also after
-// its model or prompt changed.
 // RuntimeID is the id of the runtime of agent over workspace (a
 // WorkspaceID, or the workspace root's path): the same for every process,
 // so that sessions resume, and different for another agent or workspace,
@@ -704,26 +710,56 @@ func (rt *Runtime) modelInfo(model string) catalog.Model {
 	return *m
 }
 
+// windows are the context windows, by model, that refusals of prompts as
+// too long showed to be smaller than the definition's, in tokens (learnt:
+// there is one). A map of string keys, not a sync.Map: a model call's
+// lookup allocates nothing.
+type windows struct {
+	mu      sync.RWMutex
+	m       map[string]int64
+	learnt  atomic.Bool
+	onLearn func(model string, tokens int64)
+}
+
+func newWindows(known map[string]int64, onLearn func(string, int64)) *windows {
+	w := &windows{onLearn: onLearn}
+	for model, tokens := range known {
+		if model != "" && tokens > 0 {
+			if w.m == nil {
+				w.m = map[string]int64{}
+			}
+			w.m[model] = tokens
+		}
+	}
+	w.learnt.Store(w.m != nil)
+	return w
+}
+
 // window returns the window learnt for model, if any.
 func (rt *Runtime) window(model string) (int64, bool) {
-	if !rt.learnt.Load() {
+	ws := rt.windows
+	if !ws.learnt.Load() {
 		return 0, false
 	}
-	rt.windowsMu.RLock()
-	defer rt.windowsMu.RUnlock()
-	w, ok := rt.windows[model]
+	ws.mu.RLock()
+	defer ws.mu.RUnlock()
+	w, ok := ws.m[model]
 	return w, ok
 }
 
-// learn keeps w as model's window.
+// learn keeps w as model's window, and tells OnWindowLearnt.
 func (rt *Runtime) learn(model string, w int64) {
-	rt.windowsMu.Lock()
-	if rt.windows == nil {
-		rt.windows = map[string]int64{}
+	ws := rt.windows
+	ws.mu.Lock()
+	if ws.m == nil {
+		ws.m = map[string]int64{}
 	}
-	rt.windows[model] = w
-	rt.windowsMu.Unlock()
-	rt.learnt.Store(true)
+	ws.m[model] = w
+	ws.mu.Unlock()
+	ws.learnt.Store(true)
+	if ws.onLearn != nil {
+		ws.onLearn(model, w)
+	}
 }
 
 // Fallback is a model a call falls over to (Collaborators.Fallbacks):

@@ -37,6 +37,8 @@ type turn struct {
 	start               time.Time
 	limits              budget.Limits
 	cost                float64
+	// answeredBy is the model that served the last model call.
+	answeredBy string
 	// onDelta emits a model call's deltas (made once per turn; the
 	// iteration is read when a delta comes, during its call).
 	onDelta func(llm.Delta)
@@ -726,7 +728,11 @@ func (t *turn) flush() bool {
 		return true
 	}
 	for ; t.recorded < len(t.msgs); t.recorded++ {
-		if err := t.req.Record(Recorded{Message: t.msgs[t.recorded], Usage: t.res.Usage, Spent: t.turnSpent()}); err != nil {
+		rec := Recorded{Message: t.msgs[t.recorded], Usage: t.res.Usage, Spent: t.turnSpent()}
+		if rec.Message.Role == llm.RoleAssistant {
+			rec.Model = t.answeredBy
+		}
+		if err := t.req.Record(rec); err != nil {
 			t.res.Err = fmt.Errorf("recording the transcript: %w", err)
 			t.finish(StopFailed)
 			return false

@@ -69,10 +69,10 @@ func TestWindowLearntFromARefusal(t *testing.T) {
 	}) (tool.Result, error) {
 		return tool.Result{Content: fmt.Sprintf("output %d: %s", in.N, strings.Repeat("0123456789abcdef ", 3000/17))}, nil
 	})
-	run := func(t *testing.T, model *windowed, cat *catalog.Catalog) *agent.Result {
+	run := func(t *testing.T, model *windowed, cat *catalog.Catalog, known map[string]int64, learnt func(string, int64)) *agent.Result {
 		t.Helper()
-		rt, err := agent.New(agent.Definition{Name: "w", Model: "proxy-model", Catalog: cat, ToolProviders: []tool.Provider{tool.Static("b", big)}, MaxIterations: 400},
-			agent.Collaborators{Client: model, Workspace: t.TempDir()})
+		rt, err := agent.New(agent.Definition{Name: "w", Model: "proxy-model", Catalog: cat, ToolProviders: []tool.Provider{tool.Static("b", big)}, MaxIterations: 400, Windows: known},
+			agent.Collaborators{Client: model, Workspace: t.TempDir(), OnWindowLearnt: learnt})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,15 +86,26 @@ func TestWindowLearntFromARefusal(t *testing.T) {
 	for _, stated := range []bool{true, false} {
 		t.Run(fmt.Sprintf("stated=%v", stated), func(t *testing.T) {
 			model := &windowed{window: 90 << 10, calls: 120, stated: stated}
-			run(t, model, nil)
+			learnt := map[string]int64{}
+			run(t, model, nil, nil, func(m string, w int64) { learnt[m] = w })
 			if model.refused > 2 {
 				t.Errorf("%d refusals, %d summaries", model.refused, model.summaries)
+			}
+			// The runtime told what it learnt; a runtime that starts
+			// knowing it is refused nothing.
+			if len(learnt) != 1 || learnt["proxy-model"] <= 0 || learnt["proxy-model"] > (90<<10)/4 {
+				t.Fatalf("learnt %v", learnt)
+			}
+			again := &windowed{window: 90 << 10, calls: 120, stated: stated}
+			run(t, again, nil, learnt, func(m string, w int64) { t.Errorf("learnt again: %s %d", m, w) })
+			if again.refused != 0 {
+				t.Errorf("knowing the window: %d refusals", again.refused)
 			}
 		})
 	}
 	t.Run("catalog", func(t *testing.T) {
 		model := &windowed{window: 90 << 10, calls: 120, stated: true}
-		run(t, model, catalog.Default().With(catalog.Model{Provider: "openai", Name: "proxy-model", ContextWindow: (90 << 10) / 4}))
+		run(t, model, catalog.Default().With(catalog.Model{Provider: "openai", Name: "proxy-model", ContextWindow: (90 << 10) / 4}), nil, nil)
 		if model.refused != 0 {
 			t.Errorf("%d refusals", model.refused)
 		}

@@ -145,13 +145,16 @@ type SessionInfo struct {
 // RecordInfo is a transcript record as orca sessions show --json shows
 // it: the record's fields and its message's, flat.
 type RecordInfo struct {
-	Seq       int64       `json:"seq"`
-	TurnID    string      `json:"turn_id"`
-	Time      time.Time   `json:"time"`
-	Kind      string      `json:"kind"`
-	Compacted bool        `json:"compacted"`
-	Role      llm.Role    `json:"role"`
-	Content   []BlockInfo `json:"content"`
+	Seq       int64     `json:"seq"`
+	TurnID    string    `json:"turn_id"`
+	Time      time.Time `json:"time"`
+	Kind      string    `json:"kind"`
+	Compacted bool      `json:"compacted"`
+	Role      llm.Role  `json:"role"`
+	// Model is, for an answer, the model that served it (with fallback
+	// models, not always the session's); empty if unknown.
+	Model   string      `json:"model,omitempty"`
+	Content []BlockInfo `json:"content"`
 }
 
 // BlockInfo is llm.Block, with an input that is not valid JSON encoded as
@@ -188,7 +191,7 @@ func DescribeSession(ctx context.Context, st store.Store, s store.Session, wsID,
 // JSON (a model may send anything) is a JSON string holding it.
 func RecordOf(r store.Record) RecordInfo {
 	rj := RecordInfo{Seq: r.Seq, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Compacted: r.Compacted,
-		Role: r.Message.Role, Content: make([]BlockInfo, len(r.Message.Content))}
+		Role: r.Message.Role, Model: r.Model, Content: make([]BlockInfo, len(r.Message.Content))}
 	for i, b := range r.Message.Content {
 		in := b.Input
 		if len(in) > 0 && !json.Valid(in) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -221,6 +222,22 @@ func (e Event) appendJSON(b []byte, enc *Encoder) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// appendFloat appends f as encoding/json writes a float64: decimal,
+// but in exponent form below 1e-6 and from 1e21, with the exponent's
+// leading zero dropped.
+func appendFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	return b
+}
+
 // appendFields appends d's fields as encoding/json writes them, without
 // the braces.
 func (d *LLMCallData) appendFields(b []byte) []byte {
@@ -243,6 +260,10 @@ func (d *LLMCallData) appendFields(b []byte) []byte {
 		b = append(b, `,"cache_write_tokens":`...)
 		b = strconv.AppendInt(b, u.CacheWriteTokens, 10)
 		b = append(b, '}')
+	}
+	if d.CostUSD != 0 && !math.IsNaN(d.CostUSD) && !math.IsInf(d.CostUSD, 0) {
+		b = append(b, `,"cost_usd":`...)
+		b = appendFloat(b, d.CostUSD)
 	}
 	for _, f := range [...]struct{ key, v string }{{`,"text":`, d.Text}, {`,"error":`, d.Error}} {
 		if f.v != "" {
@@ -584,8 +605,10 @@ type LLMCallData struct {
 	Model      string         `json:"model,omitempty"`
 	StopReason llm.StopReason `json:"stop_reason,omitempty"`
 	Usage      *llm.Usage     `json:"usage,omitempty"`
-	Text       string         `json:"text,omitempty"`
-	Error      string         `json:"error,omitempty"`
+	// CostUSD is what the call cost, priced by the model that served it.
+	CostUSD float64 `json:"cost_usd,omitempty"`
+	Text    string  `json:"text,omitempty"`
+	Error   string  `json:"error,omitempty"`
 	// Retrying is set on LLMCallFailed when another attempt follows.
 	Retrying bool          `json:"retrying,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`

@@ -281,7 +281,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 			now := spentTotals(r.Usage, r.Spent)
 			// One record per step, in a slice the turn reuses (the store
 			// keeps copies; Record is called one call at a time).
-			one[0] = store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message}
+			one[0] = store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message, Model: r.Model}
 			recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
 				Records: one[:], Totals: now.Sub(recorded)})
 			one[0] = store.Record{}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,8 @@ type Memory struct {
 	// session not provisioned yet may have some: PutAttachments) and
 	// digest; their bytes are shared, never copied.
 	attachments map[string]map[string]*llm.Media
+	// windows are the learnt windows, by runtime id and model.
+	windows map[[2]string]LearntWindow
 
 	// obsMu guards the observation rows (observation.go) alone: the
 	// runtime writes them from the event bus's goroutine while a turn
@@ -732,4 +735,46 @@ func (m *Memory) SetParkStatus(ctx context.Context, id, status, by, note string)
 		return out, nil
 	}
 	return ParkedCall{}, fmt.Errorf("parked call %s: %w", id, ErrNotFound)
+}
+
+// LearnWindow implements Store.
+func (m *Memory) LearnWindow(ctx context.Context, w LearntWindow) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.begin(ctx); err != nil {
+		return windowErr("learn", w.RuntimeID, err)
+	}
+	if err := w.Validate(); err != nil {
+		return windowErr("learn", w.RuntimeID, err)
+	}
+	if w.LearntAt.IsZero() {
+		w.LearntAt = m.clock.Now()
+	}
+	w.LearntAt = w.LearntAt.UTC()
+	if m.windows == nil {
+		m.windows = map[[2]string]LearntWindow{}
+	}
+	m.windows[[2]string{w.RuntimeID, w.Model}] = w
+	return nil
+}
+
+// LearntWindows implements Store.
+func (m *Memory) LearntWindows(ctx context.Context, runtimeID string) ([]LearntWindow, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.begin(ctx); err != nil {
+		return nil, windowErr("read", runtimeID, err)
+	}
+	var out []LearntWindow
+	for k, w := range m.windows {
+		if k[0] == runtimeID {
+			out = append(out, w)
+		}
+	}
+	slices.SortFunc(out, func(a, b LearntWindow) int { return strings.Compare(a.Model, b.Model) })
+	return out, nil
+}
+
+func windowErr(op, runtimeID string, err error) error {
+	return fmt.Errorf("%s the learnt windows of runtime %q: %w", op, runtimeID, err)
 }

@@ -97,6 +97,9 @@ type Record struct {
 	// Message is stored exactly: tool-use input bytes are kept byte for
 	// byte, even when they are not valid JSON. Strings are UTF-8 text.
 	Message llm.Message
+	// Model is, for an answer of a model, the model that served it (with
+	// fallback models, not always the session's); empty if unknown.
+	Model string
 	// Compacted marks a record superseded by a later summary: it is kept,
 	// but not sent to the model again. Only MarkCompacted sets it; Append
 	// refuses a record that is already marked.
@@ -194,6 +197,7 @@ type Store interface {
 	Approvals
 	ParkedCalls
 	Attachments
+	Windows
 
 	// Close releases the store. It is idempotent; other calls after it
 	// return ErrClosed.
@@ -296,6 +300,31 @@ type Spending interface {
 	SetBudget(ctx context.Context, sessionID string, b *budget.Limits) error
 	// Budget returns the session's budget override, or nil if none.
 	Budget(ctx context.Context, sessionID string) (*budget.Limits, error)
+}
+
+// Windows is the role of a Store that keeps the context windows a
+// runtime learnt of its models: where a model refused a prompt as too
+// long, and so showed a window smaller than the runtime was told (a
+// proxy's, a local server's, a model the catalog lacks), the runtime
+// keeps under it from then on — and, through the store, so does the next
+// process that opens the same runtime. They are kept per runtime, not per
+// session, and outlive the sessions (DeleteSession leaves them).
+type Windows interface {
+	// LearnWindow keeps w, replacing what the runtime kept for the same
+	// model. RuntimeID and Model are required, Tokens positive (else
+	// ErrInvalid); LearntAt is set to now when zero.
+	LearnWindow(ctx context.Context, w LearntWindow) error
+	// LearntWindows returns what runtimeID learnt, by model name.
+	LearntWindows(ctx context.Context, runtimeID string) ([]LearntWindow, error)
+}
+
+// LearntWindow is the context window a runtime learnt of a model.
+type LearntWindow struct {
+	RuntimeID string
+	Model     string
+	// Tokens is the window, in tokens.
+	Tokens   int64
+	LearntAt time.Time
 }
 
 // Approvals is the role of a Store that keeps the "always allow"

@@ -116,6 +116,22 @@ func (a Approval) Validate() error {
 	return nil
 }
 
+// Validate reports whether w is one LearnWindow keeps.
+func (w LearntWindow) Validate() error {
+	switch {
+	case w.RuntimeID == "":
+		return fmt.Errorf("%w: learnt window has an empty RuntimeID", ErrInvalid)
+	case w.Model == "":
+		return fmt.Errorf("%w: learnt window has an empty Model", ErrInvalid)
+	case w.Tokens <= 0:
+		return fmt.Errorf("%w: learnt window of %s: %d tokens is not positive", ErrInvalid, w.Model, w.Tokens)
+	}
+	if err := checkTime("LearntAt", w.LearntAt); err != nil && !w.LearntAt.IsZero() {
+		return fmt.Errorf("%w: learnt window of %s: %v", ErrInvalid, w.Model, err)
+	}
+	return nil
+}
+
 // Validate reports whether f is a valid filter: Limit is not negative.
 func (f Filter) Validate() error {
 	if f.Limit < 0 {

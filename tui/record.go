@@ -21,6 +21,9 @@ func WriteRecord(b *strings.Builder, r store.Record, display func(name string, i
 	if r.TurnID != "" {
 		head = append(head, r.TurnID)
 	}
+	if r.Model != "" {
+		head = append(head, Printable(r.Model))
+	}
 	if r.Compacted {
 		head = append(head, "compacted")
 	}

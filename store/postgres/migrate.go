@@ -168,6 +168,19 @@ ALTER TABLE attachment_refs DROP CONSTRAINT attachment_refs_session_id_fkey,
 	ADD COLUMN height INTEGER NOT NULL DEFAULT 0;
 UPDATE attachment_refs r SET media_type = a.media_type FROM attachments a WHERE a.digest = r.digest;
 `,
+	// 7: the model that served each answer (bytes: a server names it);
+	// the context windows each runtime learnt of its models
+	// (Store.LearnWindow).
+	`
+ALTER TABLE records ADD COLUMN model BYTEA NOT NULL DEFAULT ''::bytea;
+CREATE TABLE windows (
+	runtime_id TEXT NOT NULL,
+	model      BYTEA NOT NULL,
+	tokens     BIGINT NOT NULL CHECK (tokens > 0),
+	learnt_at  BIGINT NOT NULL,
+	PRIMARY KEY (runtime_id, model)
+);
+`,
 }
 
 // schema applies the migrations one version per transaction, each under

@@ -39,6 +39,7 @@ func (s db) AppendStep(ctx context.Context, sessionID string, step store.Step, t
 	n := len(recs)
 	enc := make([][]byte, n)
 	turnIDs, kinds, times := make([]string, n), make([]string, n), make([]int64, n)
+	models := make([][]byte, n) // a server names its model: bytes, as the other strings others write
 	out := make([]store.Record, n)
 	now := s.clock.Now()
 	for i, r := range recs {
@@ -50,7 +51,7 @@ func (s db) AppendStep(ctx context.Context, sessionID string, step store.Step, t
 			r.Time = now
 		}
 		r.Time, r.SessionID = r.Time.UTC(), sessionID
-		enc[i], turnIDs[i], kinds[i], times[i] = b, r.TurnID, r.Kind, sqlstore.ToNanos(r.Time)
+		enc[i], turnIDs[i], kinds[i], models[i], times[i] = b, r.TurnID, r.Kind, sqlstore.Bytes(r.Model), sqlstore.ToNanos(r.Time)
 		out[i] = r
 	}
 	var sum store.Totals
@@ -85,9 +86,9 @@ func (s db) AppendStep(ctx context.Context, sessionID string, step store.Step, t
 		if n == 0 {
 			return nil
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO records (session_id, seq, turn_id, time, kind, message)
-SELECT $1, $2 + o, t, tm, k, m FROM unnest($3::text[], $4::bigint[], $5::text[], $6::bytea[]) WITH ORDINALITY AS u (t, tm, k, m, o)`,
-			sessionID, last, turnIDs, times, kinds, enc)
+		_, err = tx.Exec(ctx, `INSERT INTO records (session_id, seq, turn_id, time, kind, message, model)
+SELECT $1, $2 + o, t, tm, k, m, md FROM unnest($3::text[], $4::bigint[], $5::text[], $6::bytea[], $7::bytea[]) WITH ORDINALITY AS u (t, tm, k, m, md, o)`,
+			sessionID, last, turnIDs, times, kinds, enc, models)
 		if err != nil {
 			return fmt.Errorf("insert records %d to %d: %w", last+1, last+int64(n), err)
 		}

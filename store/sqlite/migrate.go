@@ -194,6 +194,18 @@ DROP TABLE attachment_refs;
 ALTER TABLE attachment_refs_12 RENAME TO attachment_refs;
 CREATE INDEX attachment_refs_by_digest ON attachment_refs (digest);
 `,
+	// 13: the model that served each answer; the context windows each
+	// runtime learnt of its models (Store.LearnWindow).
+	`
+ALTER TABLE records ADD COLUMN model TEXT NOT NULL DEFAULT '';
+CREATE TABLE windows (
+	runtime_id TEXT NOT NULL,
+	model      TEXT NOT NULL,
+	tokens     INTEGER NOT NULL CHECK (tokens > 0),
+	learnt_at  INTEGER NOT NULL,
+	PRIMARY KEY (runtime_id, model)
+) STRICT;
+`,
 }
 
 // schema applies the migrations in one transaction when the store opens:

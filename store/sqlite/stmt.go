@@ -45,7 +45,7 @@ var queries = [numStmts]string{
 	// The same, only if the writer holds the session's lease: a step's
 	// lease check and its session's UpdatedAt in one statement.
 	stmtTouchLeased:  "UPDATE sessions SET updated_at = ? WHERE id = ? AND EXISTS (SELECT 1 FROM leases WHERE session_id = sessions.id AND owner = ? AND expires_at > ?)",
-	stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message) VALUES (?, ?, ?, ?, ?, ?)",
+	stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
 	stmtLease:        sqlstore.LeaseQuery,
 	stmtAddTotals: `UPDATE totals SET
 	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,

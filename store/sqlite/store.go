@@ -127,7 +127,7 @@ func (s database) AppendStep(ctx context.Context, sessionID string, step store.S
 				r.Time = now
 			}
 			r.Time = r.Time.UTC()
-			if _, err := insert.ExecContext(ctx, sessionID, r.Seq, r.TurnID, sqlstore.ToNanos(r.Time), r.Kind, enc[i]); err != nil {
+			if _, err := insert.ExecContext(ctx, sessionID, r.Seq, r.TurnID, sqlstore.ToNanos(r.Time), r.Kind, enc[i], r.Model); err != nil {
 				return fmt.Errorf("insert record %d: %w", r.Seq, err)
 			}
 			out[i] = r
@@ -193,7 +193,7 @@ func (s *Store) liveRecords(ctx context.Context, sessionID string) ([]store.Reco
 	var arena wire.Arena
 	for _, data := range chunks {
 		if out, err = wire.DecodeSnapshot(data, out, &arena, func(r wire.SnapRecord) store.Record {
-			return store.Record{Seq: r.Seq, SessionID: sessionID, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Message: r.Message}
+			return store.Record{Seq: r.Seq, SessionID: sessionID, TurnID: r.TurnID, Time: r.Time, Kind: r.Kind, Message: r.Message, Model: r.Model}
 		}); err != nil {
 			out, through = out[:0], 0
 			break
@@ -235,7 +235,7 @@ func (s *Store) extendSnapshot(ctx context.Context, sessionID string, last int64
 	}
 	snap := make([]wire.SnapRecord, len(recs))
 	for i, r := range recs {
-		snap[i] = wire.SnapRecord{Seq: r.Seq, Time: r.Time, TurnID: r.TurnID, Kind: r.Kind, Message: r.Message}
+		snap[i] = wire.SnapRecord{Seq: r.Seq, Time: r.Time, TurnID: r.TurnID, Kind: r.Kind, Message: r.Message, Model: r.Model}
 	}
 	s.addChunk(ctx, sessionID, frontier, recs[len(recs)-1].Seq, wire.EncodeSnapshot(snap))
 }

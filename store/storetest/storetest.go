@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Budget", testBudget},
 		{"FinishTurn", testFinishTurn},
 		{"Approvals", testApprovals},
+		{"Windows", testWindows},
 		{"UsersStrings", testUsersStrings},
 		{"Sessions", testSessions},
 		{"DeleteSession", testDeleteSession},
@@ -260,7 +261,7 @@ func conversation() []store.Record {
 	}
 	return []store.Record{
 		msg(llm.RoleUser, llm.TextBlock("héllo, 세계 🦀 e\u0301 \u2028 <b>&amp;</b> tab\tnul\x00 end")),
-		msg(llm.RoleAssistant,
+		served("claude-opus-5-5", msg(llm.RoleAssistant,
 			llm.Block{Type: llm.BlockThinking, Thinking: "The user wants a.go read first.", Signature: "c2lnbmF0dXJl+/="},
 			llm.Block{Type: llm.BlockRedactedThinking, Signature: "ZW5jcnlwdGVk"},
 			llm.TextBlock("Let me look."),
@@ -269,7 +270,7 @@ func conversation() []store.Record {
 			llm.ToolUseBlock("toolu_03", "Write", json.RawMessage(" {\"lead\":\"space\"}\n")),
 			llm.ToolUseBlock("toolu_04", "Grep", json.RawMessage("{\"pattern\":\"\xff\xfe\"}")),
 			llm.ToolUseBlock("toolu_05", "TodoWrite", json.RawMessage(`{"todos":[{"content":"ünïcödé ✓","status":"pending"}],"n":1.50,"e":1e3}`)),
-		),
+		)),
 		msg(llm.RoleUser,
 			llm.ToolResultBlock("toolu_01", "package a\n\nfunc A() {}\n", false),
 			llm.ToolResultBlock("toolu_02", "exit status 1: unexpected EOF", true),
@@ -277,10 +278,17 @@ func conversation() []store.Record {
 			llm.ToolResultBlock("toolu_04", "no matches", false),
 			llm.ToolResultBlock("toolu_05", "✓", false),
 		),
-		msg(llm.RoleAssistant),
+		// A server names the model that answered: any bytes.
+		served("gpt\x00-6.1 \xff☃", msg(llm.RoleAssistant)),
 		msg(llm.RoleAssistant, []llm.Block{}...),
 		{Kind: store.KindSummary, TurnID: "turn-2", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("Summary: read a.go; the build failed.")}}},
 	}
+}
+
+// served is r, an answer, served by model.
+func served(model string, r store.Record) store.Record {
+	r.Model = model
+	return r
 }
 
 func testProvision(t *testing.T, s store.Store) {
@@ -592,6 +600,9 @@ func testLongTranscript(t *testing.T, s store.Store) {
 		for i := range batch {
 			batch[i] = text(llm.RoleUser, fmt.Sprint("m", n+i+1))
 			batch[i].TurnID = fmt.Sprint("turn-", (n+i)/10)
+			if (n+i)%7 == 3 {
+				batch[i] = served(fmt.Sprint("model-", (n+i)%3), batch[i])
+			}
 		}
 		got := appendRecs(t, s, "s1", batch...)
 		wantSeqs(t, fmt.Sprintf("Append of %d records after %d", len(batch), n), got, seqRange(int64(n+1), int64(n+len(batch))))
@@ -1234,6 +1245,9 @@ func testReopen(t *testing.T, open func(t *testing.T, path string) store.Store) 
 			t.Fatal(err)
 		}
 	}
+	if err := s.LearnWindow(ctx, store.LearntWindow{RuntimeID: "r1", Model: "proxy-model", Tokens: 23040}); err != nil {
+		t.Fatal(err)
+	}
 	before := take(t, s, "r1")
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -1241,6 +1255,9 @@ func testReopen(t *testing.T, open func(t *testing.T, path string) store.Store) 
 
 	s = reopen(t, open, path)
 	wantSnapshot(t, "after reopening", take(t, s, "r1"), before)
+	if ws, err := s.LearntWindows(ctx, "r1"); err != nil || len(ws) != 1 || ws[0].Model != "proxy-model" || ws[0].Tokens != 23040 {
+		t.Errorf("learnt windows after reopening: %+v, %v", ws, err)
+	}
 
 	// The store goes on where it stopped.
 	last := before.records["s1"][len(before.records["s1"])-1].Seq
@@ -1394,4 +1411,68 @@ func testReopenObservations(t *testing.T, open func(t *testing.T, path string) s
 		t.Fatal(err)
 	}
 	wantRows(t, "after reopening", got, want)
+}
+
+// The context windows a runtime learnt are kept per runtime and model,
+// the last one learnt winning; they outlive the sessions; what breaks
+// the contract is refused, naming what.
+func testWindows(t *testing.T, s store.Store) {
+	if ws, err := s.LearntWindows(ctx, "r1"); err != nil || len(ws) != 0 {
+		t.Fatalf("a new store: %+v, %v", ws, err)
+	}
+	at := time.Date(2026, 12, 7, 10, 0, 0, 0, time.FixedZone("CET", 3600))
+	odd := "gpt\x00-6.1 \xff☃"
+	for _, w := range []store.LearntWindow{
+		{RuntimeID: "r1", Model: "proxy-model", Tokens: 30000, LearntAt: at},
+		{RuntimeID: "r1", Model: odd, Tokens: 8000},
+		{RuntimeID: "r2", Model: "proxy-model", Tokens: 100000},
+		{RuntimeID: "r1", Model: "proxy-model", Tokens: 23040, LearntAt: at.Add(time.Hour)},
+	} {
+		if err := s.LearnWindow(ctx, w); err != nil {
+			t.Fatalf("LearnWindow(%+v): %v", w, err)
+		}
+	}
+	ws, err := s.LearntWindows(ctx, "r1")
+	if err != nil || len(ws) != 2 {
+		t.Fatalf("r1's windows: %+v, %v", ws, err)
+	}
+	byModel := map[string]store.LearntWindow{}
+	for _, w := range ws {
+		byModel[w.Model] = w
+		wantUTC(t, "LearntAt of "+w.Model, w.LearntAt)
+		if w.RuntimeID != "r1" {
+			t.Errorf("r1's window of %s has runtime %q", w.Model, w.RuntimeID)
+		}
+	}
+	if w := byModel["proxy-model"]; w.Tokens != 23040 || !w.LearntAt.Equal(at.Add(time.Hour)) {
+		t.Errorf("the window learnt last does not win: %+v", w)
+	}
+	if w := byModel[odd]; w.Tokens != 8000 {
+		t.Errorf("a model named with odd bytes: %+v", ws)
+	}
+	if ws, err := s.LearntWindows(ctx, "r2"); err != nil || len(ws) != 1 || ws[0].Tokens != 100000 {
+		t.Errorf("r2's windows: %+v, %v", ws, err)
+	}
+	// They outlive the sessions.
+	provision(t, s, "s1", "r1")
+	if err := s.DeleteSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if ws, err := s.LearntWindows(ctx, "r1"); err != nil || len(ws) != 2 {
+		t.Errorf("after deleting a session: %+v, %v", ws, err)
+	}
+	for _, c := range []struct {
+		w       store.LearntWindow
+		mention string
+	}{
+		{store.LearntWindow{Model: "m", Tokens: 1}, "RuntimeID"},
+		{store.LearntWindow{RuntimeID: "r1", Tokens: 1}, "Model"},
+		{store.LearntWindow{RuntimeID: "r1", Model: "m"}, "0 tokens"},
+		{store.LearntWindow{RuntimeID: "r1", Model: "m", Tokens: -5}, "-5 tokens"},
+	} {
+		wantErr(t, fmt.Sprintf("LearnWindow(%+v)", c.w), s.LearnWindow(ctx, c.w), store.ErrInvalid, c.mention)
+	}
+	if ws, _ := s.LearntWindows(ctx, "r1"); len(ws) != 2 {
+		t.Errorf("refused windows were kept: %+v", ws)
+	}
 }

@@ -170,6 +170,11 @@ func (w Where) failApproval(op, runtimeID, sessionID string, err error) error {
 	return fmt.Errorf("%s approvals of runtime %q session %q: %w", op, runtimeID, sessionID, w.Err(err))
 }
 
+// failWindows is Fail for learnt windows, which are a runtime's.
+func (w Where) failWindows(op, runtimeID string, err error) error {
+	return fmt.Errorf("%s the learnt windows of runtime %q: %w", op, runtimeID, w.Err(err))
+}
+
 // Err names the database in an error that is the database's, not the
 // contract's.
 func (w Where) Err(err error) error {

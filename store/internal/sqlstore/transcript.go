@@ -12,7 +12,7 @@ import (
 )
 
 // RecordColumns are the columns ScanRecords reads, in order.
-const RecordColumns = "seq, turn_id, time, kind, message, compacted"
+const RecordColumns = "seq, turn_id, time, kind, message, compacted, model"
 
 // Append implements store.Store. The batch is one transaction.
 func (s *Store) Append(ctx context.Context, sessionID string, recs ...store.Record) ([]store.Record, error) {
@@ -79,10 +79,12 @@ func ScanRecords(rows Rows, sessionID string, out []store.Record) ([]store.Recor
 	for rows.Next() {
 		r := store.Record{SessionID: sessionID}
 		var at int64
-		var msg text // the message's strings share it
-		if err := rows.Scan(&r.Seq, &r.TurnID, &at, &r.Kind, &msg, &r.Compacted); err != nil {
+		var msg text   // the message's strings share it
+		var model text // text or bytes: see Bytes
+		if err := rows.Scan(&r.Seq, &r.TurnID, &at, &r.Kind, &msg, &r.Compacted, &model); err != nil {
 			return nil, err
 		}
+		r.Model = string(model)
 		r.Time = fromNanos(at)
 		var err error
 		if r.Message, err = wire.DecodeString(string(msg)); err != nil {

@@ -14,7 +14,7 @@ import (
 
 // A snapshot is many records in one binary blob, for reading a long
 // transcript back in one go: a version byte, then per record its seq,
-// time, turn id, kind and message, every string length-prefixed. It is a
+// time, turn id, kind, model and message, every string length-prefixed. It is a
 // cache of the records (which stay the truth, as JSON): a snapshot that
 // does not decode is dropped, not trusted.
 
@@ -24,13 +24,15 @@ type SnapRecord struct {
 	Time    time.Time
 	TurnID  string
 	Kind    string
+	Model   string
 	Message llm.Message
 }
 
 // snapVersion 2 added each block's media and parts; 3 keeps a tool
-// result's media as blocks of their own, after it (older snapshots are
-// dropped, and made again from the records).
-const snapVersion = 3
+// result's media as blocks of their own, after it; 4 adds the model that
+// served an answer (older snapshots are dropped, and made again from the
+// records).
+const snapVersion = 4
 
 // EncodeSnapshot returns the snapshot of recs.
 func EncodeSnapshot(recs []SnapRecord) []byte {
@@ -41,6 +43,7 @@ func EncodeSnapshot(recs []SnapRecord) []byte {
 		b = binary.AppendVarint(b, r.Time.UnixNano())
 		b = appendStr(b, r.TurnID)
 		b = appendStr(b, r.Kind)
+		b = appendStr(b, r.Model)
 		b = appendStr(b, string(r.Message.Role))
 		if r.Message.Content == nil {
 			b = append(b, 0)
@@ -133,7 +136,7 @@ func decodeSnapshot[R any](data []byte, out []R, a *Arena, record func(SnapRecor
 	out = slices.Grow(out, int(n))
 	for i := range n {
 		r := SnapRecord{Seq: int64(d.uvarint()), Time: time.Unix(0, d.varint()).UTC()}
-		r.TurnID, r.Kind = d.str(), d.str()
+		r.TurnID, r.Kind, r.Model = d.str(), d.str(), d.str()
 		r.Message.Role = llm.Role(d.str())
 		if d.byte() == 1 {
 			nb := d.uvarint()
