@@ -427,8 +427,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	models := catalog.Default().With(a.settings.Models...)
+	name := cmp.Or(cfg.Name, DefaultName)
 	a.rt, err = agent.New(agent.Definition{
-		Name:             cmp.Or(cfg.Name, DefaultName),
+		Name:             name,
 		SystemPrompt:     prompt,
 		MaxIterations:    cfg.MaxIterations,
 		MaxTokens:        cfg.MaxTokens,
@@ -437,25 +438,27 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		ModelAliases:     a.model.aliases,
 		Prices:           budget.PricesOf(models).With(a.settings.Prices),
 		Catalog:          models,
+		Windows:          a.learntWindows(ctx, agent.RuntimeID(name, cmp.Or(wsID, a.root))),
 		Verify:           verify,
 		ToolProviders:    a.toolProviders(cfg),
 		Subagents:        subagents,
 	}, agent.Collaborators{
-		Client:        a.model.client,
-		Fallbacks:     a.model.fallbacks,
-		Workspace:     a.root,
-		WorkspaceID:   wsID,
-		Logger:        logger,
-		Services:      a.svc,
-		Policy:        pol,
-		Approver:      cfg.Approver,
-		Notifier:      a.notifierOrNil(),
-		Approvals:     approvals,
-		Folders:       folders,
-		Sandbox:       a.sandbox,
-		TranscriptDir: transcripts,
-		NestedMemory:  nestedMemory(cfg),
-		PathRules:     a.pathRules,
+		Client:         a.model.client,
+		Fallbacks:      a.model.fallbacks,
+		Workspace:      a.root,
+		WorkspaceID:    wsID,
+		Logger:         logger,
+		Services:       a.svc,
+		Policy:         pol,
+		Approver:       cfg.Approver,
+		Notifier:       a.notifierOrNil(),
+		Approvals:      approvals,
+		Folders:        folders,
+		Sandbox:        a.sandbox,
+		TranscriptDir:  transcripts,
+		NestedMemory:   nestedMemory(cfg),
+		PathRules:      a.pathRules,
+		OnWindowLearnt: a.keepWindow,
 	})
 	if err != nil {
 		return nil, err

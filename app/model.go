@@ -2,6 +2,7 @@ package app
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,12 +10,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/store"
 )
 
 // ScriptProvider is the provider of the scripted model (llm/script), which
@@ -34,8 +37,11 @@ type ModelConfig struct {
 	// Fallbacks are the models a call falls over to when the model fails
 	// it with a retryable error after its retries (agent.Fallback), in
 	// order: "MODEL" is a model of the same provider, reached the same
-	// way; "PROVIDER:MODEL" one of another provider, with that provider's
-	// credentials from the environment.
+	// way (an alias — "haiku" — stands for its model, "default" for the
+	// provider's default); "PROVIDER:MODEL" one of another provider, with
+	// that provider's credentials from the environment. If empty: the
+	// settings' "fallbackModel" (the project's, else the user's, for the
+	// provider chosen; Claude Code's files' for anthropic).
 	Fallbacks []string
 }
 
@@ -189,11 +195,48 @@ func chooseModel(cfg *Config, s *config.Settings, dir string, getenv func(string
 		}
 		return nil, configErrorf("%v (the provider %s was chosen by %s)", err, rc.Provider, from)
 	}
-	fallbacks, err := fallbacksOf(cfg.Model.Fallbacks, rc, client)
+	fallbacks, err := fallbacksOf(fallbackChain(cfg.Model.Fallbacks, rc, s, aliases), rc, client)
 	if err != nil {
 		return nil, err
 	}
 	return &model{client: client, cfg: rc, aliases: aliases, fallbacks: fallbacks}, nil
+}
+
+// fallbackChain is the chain of fallback models for the resolved
+// configuration rc: given (the flags'), else the settings' "fallbackModel"
+// — the project's, else the user's, unless they are for another
+// provider; Claude Code's for anthropic —; its aliases resolved, each
+// model once, never the primary itself.
+func fallbackChain(given []string, rc provider.Config, s *config.Settings, aliases map[string]string) []string {
+	chain := given
+	for _, m := range []config.ModelSettings{s.ProjectModel, s.UserModel} {
+		if chain == nil && (m.Provider == "" || m.Provider == rc.Provider) {
+			chain = m.Fallbacks
+		}
+	}
+	if chain == nil && rc.Provider == provider.Anthropic {
+		chain = s.ClaudeFallbacks
+	}
+	var out []string
+	for _, spec := range chain {
+		if p, _, ok := strings.Cut(spec, ":"); !ok || p == rc.Provider {
+			m := strings.TrimPrefix(spec, rc.Provider+":")
+			switch {
+			case m == "default":
+				m = provider.DefaultModel(rc.Provider)
+			case aliases[m] != "":
+				m = aliases[m]
+			}
+			if m == rc.Model {
+				continue
+			}
+			spec = m
+		}
+		if !slices.Contains(out, spec) {
+			out = append(out, spec)
+		}
+	}
+	return out
 }
 
 // fallbacksOf builds the fallback chain specs name (ModelConfig.Fallbacks)
@@ -301,4 +344,37 @@ func modelServer(cfg provider.Config, getenv func(string) string) (string, int) 
 		}
 	}
 	return u.Hostname(), port
+}
+
+// windowsKept is how long a context window learnt from a refusal is kept
+// (store.Windows): a server whose window grew since gets the whole of it
+// back after that, for the price of one refusal if it did not.
+const windowsKept = 7 * 24 * time.Hour
+
+// learntWindows returns the context windows runtime runtimeID learnt in
+// the last windowsKept, by model (agent.Definition.Windows). A store that
+// cannot say is a warning, not a failure: the windows are learnt again.
+func (a *App) learntWindows(ctx context.Context, runtimeID string) map[string]int64 {
+	ws, err := a.store.LearntWindows(ctx, runtimeID)
+	if err != nil {
+		a.logger.Warn("could not read the context windows learnt before: learning them again", "err", err)
+		return nil
+	}
+	out := map[string]int64{}
+	for _, w := range ws {
+		if time.Since(w.LearntAt) < windowsKept {
+			out[w.Model] = w.Tokens
+		}
+	}
+	return out
+}
+
+// keepWindow keeps a context window the runtime learnt in the store, for
+// the next process (agent.Collaborators.OnWindowLearnt).
+func (a *App) keepWindow(model string, tokens int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.store.LearnWindow(ctx, store.LearntWindow{RuntimeID: a.rt.ID(), Model: model, Tokens: tokens}); err != nil {
+		a.logger.Warn("could not keep the context window learnt: the next process learns it again", "model", model, "window", tokens, "err", err)
+	}
 }

@@ -10,7 +10,7 @@ import (
 // The keys orca reads, by where they are in a settings file.
 var (
 	settingsKeys = []string{"$schema", "apiKeyHelper", "base_url", "disableAllHooks", "disabledMcpjsonServers", "enableAllProjectMcpServers",
-		"enabledMcpjsonServers", "enabledPlugins", "env", "extensions", "hooks", "maxParallelTools", "mcpServers", "model", "modelAliases",
+		"enabledMcpjsonServers", "enabledPlugins", "env", "extensions", "fallbackModel", "hooks", "maxParallelTools", "mcpServers", "model", "modelAliases",
 		"models", "permissions", "prices", "provider", "sandbox", "store", "verify"}
 	permissionsKeys = []string{"allow", "ask", "defaultMode", "deny", "disableBypassPermissionsMode", "additionalDirectories"}
 	sandboxKeys     = []string{"enabled", "autoAllowBashIfSandboxed", "excludedCommands", "allowedEnvVars", "network", "filesystem"}
@@ -34,7 +34,7 @@ var (
 		"diffTool", "disableAgentView", "disableArtifact", "disableAutoMode", "disableBrowserExternalNavigation", "disableBundledSkills",
 		"disableClaudeAiConnectors", "disableDeepLinkRegistration", "disableMobileSimulatorTools", "disableRemoteControl",
 		"disableSideloadFlags", "disableSkillShellExecution", "disableWorkflows", "editorMode", "effortLevel", "emojiCompletionEnabled",
-		"enableArtifact", "enforceAvailableModels", "externalEditorContext", "extraKnownMarketplaces", "fallbackModel", "fastMode",
+		"enableArtifact", "enforceAvailableModels", "externalEditorContext", "extraKnownMarketplaces", "fastMode",
 		"fastModePerSessionOptIn", "feedbackSurveyRate", "fileCheckpointingEnabled", "fileSuggestion", "footerLinksRegexes",
 		"forceLoginGatewayUrl", "forceLoginMethod", "forceLoginOrgUUID", "forceRemoteSettingsRefresh", "gcpAuthRefresh",
 		"httpHookAllowedEnvVars", "includeCoAuthoredBy", "includeGitInstructions", "inputNeededNotifEnabled", "language",

@@ -160,6 +160,10 @@ type Settings struct {
 	// sets it): a Claude model or alias ("sonnet", which stands for what
 	// llm/provider.ModelAliases says), meant for the anthropic provider.
 	ClaudeModel string
+	// ClaudeFallbacks is the "fallbackModel" of Claude Code's files (the
+	// last one that sets it): Claude models or aliases, meant for the
+	// anthropic provider.
+	ClaudeFallbacks []string
 	// NoHooks: a file set "disableAllHooks": true, so Hooks is empty (a
 	// file may only turn hooks off, so a project's counts untrusted too).
 	NoHooks     bool
@@ -198,6 +202,10 @@ type Permissions struct {
 // "modelAliases" of settings files; empty when not given.
 type ModelSettings struct {
 	Provider, Model, BaseURL string
+	// Fallbacks are the "fallbackModel" chain (Claude Code's key): the
+	// models a call falls over to, in order ("MODEL", an alias, "default",
+	// or "PROVIDER:MODEL"); nil when no file gives any.
+	Fallbacks []string
 	// Aliases map the model names of subagent definitions (sonnet, opus,
 	// haiku, or names of the user's own) to models; nil when no file
 	// gives any.
@@ -220,6 +228,9 @@ func (m ModelSettings) over(less ModelSettings) ModelSettings {
 	}
 	if out.BaseURL == "" {
 		out.BaseURL = less.BaseURL
+	}
+	if out.Fallbacks == nil {
+		out.Fallbacks = less.Fallbacks
 	}
 	if len(less.Aliases) > 0 {
 		out.Aliases = maps.Clone(less.Aliases)
@@ -530,6 +541,9 @@ func (s *Settings) merge(f *file) {
 	if f.claudeModel != "" {
 		s.ClaudeModel = f.claudeModel
 	}
+	if f.claudeFallbacks != nil {
+		s.ClaudeFallbacks = f.claudeFallbacks
+	}
 	s.MCPServers = append(s.MCPServers, f.mcp...)
 	if a := f.mcpApproval; a != nil {
 		s.MCPApproval.All = s.MCPApproval.All || a.All
@@ -577,9 +591,11 @@ type file struct {
 	store   string
 	sandbox *sandboxFile
 	env     map[string]string
-	// claudeModel is the "model" of a Claude Code file.
-	claudeModel string
-	noHooks     bool // "disableAllHooks": true
+	// claudeModel is the "model" of a Claude Code file; claudeFallbacks
+	// its "fallbackModel".
+	claudeModel     string
+	claudeFallbacks []string
+	noHooks         bool // "disableAllHooks": true
 	// plugins are "enabledPlugins": Claude Code plugins by name@marketplace.
 	plugins map[string]bool
 	// mcp are its "mcpServers"; mcpApproval its approval of .mcp.json's.
@@ -854,6 +870,17 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 		}
 		*k.out = v
 	}
+	if raw, ok := top["fallbackModel"]; ok {
+		chain, err := parseFallbacks(raw)
+		if err != nil {
+			return nil, fail("fallbackModel", "%v", err)
+		}
+		if claude {
+			f.claudeFallbacks = chain
+		} else {
+			f.model.Fallbacks = chain
+		}
+	}
 	if raw, ok := top["modelAliases"]; ok {
 		aliases, err := parseAliases(raw)
 		if err != nil {
@@ -1016,6 +1043,25 @@ func parseHooks(path string, raw json.RawMessage) ([]command.Spec, []string, err
 		}
 	}
 	return specs, warns, nil
+}
+
+// parseFallbacks checks a "fallbackModel": a list of model names (as
+// Claude Code writes it), or one.
+func parseFallbacks(raw json.RawMessage) ([]string, error) {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		raw, _ = json.Marshal([]string{one})
+	}
+	var chain []string
+	if err := json.Unmarshal(raw, &chain); err != nil {
+		return nil, fmt.Errorf("want a list of model names, got %s", kind(raw))
+	}
+	for i, m := range chain {
+		if strings.TrimSpace(m) == "" {
+			return nil, fmt.Errorf("entry %d is empty: want a model name", i)
+		}
+	}
+	return slices.Clip(chain), nil
 }
 
 // parseAliases checks the "modelAliases" of a file; errors name the key:

@@ -605,3 +605,33 @@ func TestSettingsModels(t *testing.T) {
 		}
 	}
 }
+
+// "fallbackModel" is Claude Code's key: a list of models (or one). orca's
+// files give the chain for orca's provider, the project's over the
+// user's; Claude Code's files give Claude's, kept apart. Errors name the
+// file and the key.
+func TestSettingsFallbackModel(t *testing.T) {
+	cfgDir, ws := setup(t)
+	claude := t.TempDir()
+	writeFile(t, cfgDir, "orca/settings.json", `{"provider": "openai", "fallbackModel": ["gpt-5-mini", "anthropic:claude-haiku-4-5"]}`)
+	writeFile(t, ws, ".orca/settings.json", `{"fallbackModel": "gpt-5"}`)
+	writeFile(t, claude, "settings.json", `{"fallbackModel": ["sonnet", "haiku"]}`)
+	s, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir, ClaudeDir: claude})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.UserModel.Fallbacks, []string{"gpt-5-mini", "anthropic:claude-haiku-4-5"}) || !slices.Equal(s.ProjectModel.Fallbacks, []string{"gpt-5"}) ||
+		!slices.Equal(s.ClaudeFallbacks, []string{"sonnet", "haiku"}) {
+		t.Errorf("user %q, project %q, Claude Code's %q", s.UserModel.Fallbacks, s.ProjectModel.Fallbacks, s.ClaudeFallbacks)
+	}
+	for body, want := range map[string]string{
+		`{"fallbackModel": 5}`:          "fallbackModel: want a list of model names, got a number",
+		`{"fallbackModel": ["a", " "]}`: "fallbackModel: entry 1 is empty",
+		`{"fallbackModel": [1]}`:        "fallbackModel: want a list of model names",
+	} {
+		path := writeFile(t, cfgDir, "orca/settings.json", body)
+		if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), path+": ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}

@@ -26,6 +26,8 @@ type reply struct {
 	text, tool, input, finish string
 	// rateLimited answers 429, to retry after 10 ms, in the API's form.
 	rateLimited bool
+	// inputTokens is the usage's prompt tokens (1000 if zero).
+	inputTokens int
 }
 
 // fakeModelAPI is an httptest server that speaks Anthropic's Messages API
@@ -38,6 +40,14 @@ type fakeModelAPI struct {
 	*httptest.Server
 	anthropic bool
 	replies   []reply
+	// next, when set, answers each request instead of replies.
+	next func(fakeRequest) reply
+	// window, when set, is the largest request body the server takes,
+	// in bytes: a larger one is refused as too long (400), in the API's
+	// words, which name the window in tokens (four bytes each); refused
+	// counts them.
+	window  int
+	refused int
 
 	mu       sync.Mutex
 	requests []fakeRequest
@@ -65,9 +75,29 @@ func (f *fakeModelAPI) serve(w http.ResponseWriter, r *http.Request) {
 	json.Unmarshal(raw, &body)
 	f.mu.Lock()
 	n := len(f.requests)
-	f.requests = append(f.requests, fakeRequest{path: r.URL.Path, header: r.Header.Clone(), body: body, raw: string(raw)})
-	rp := f.replies[n%len(f.replies)]
+	req := fakeRequest{path: r.URL.Path, header: r.Header.Clone(), body: body, raw: string(raw)}
+	f.requests = append(f.requests, req)
+	tooLong := f.window > 0 && len(raw) > f.window
+	var rp reply
+	switch {
+	case tooLong:
+		f.refused++
+	case f.next != nil:
+		rp = f.next(req)
+	default:
+		rp = f.replies[n%len(f.replies)]
+	}
 	f.mu.Unlock()
+	if tooLong {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		if f.anthropic {
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"}}`, len(raw)/4, f.window/4)
+		} else {
+			fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, f.window/4, len(raw)/4)
+		}
+		return
+	}
 
 	want := "/v1/chat/completions"
 	if f.anthropic {
@@ -140,7 +170,7 @@ func writeAnthropicStream(w io.Writer, model string, rp reply) {
 	sse(w, "message_start", obj{"type": "message_start", "message": obj{
 		"id": "msg_01", "type": "message", "role": "assistant", "model": model,
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": obj{"input_tokens": 1000, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1},
+		"usage": obj{"input_tokens": cmp.Or(rp.inputTokens, 1000), "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1},
 	}})
 	sse(w, "ping", obj{"type": "ping"})
 	i := 0
@@ -189,7 +219,7 @@ func writeOpenAIStream(w io.Writer, model string, rp reply) {
 	}
 	sse(w, "", chunk(obj{}, cmp.Or(rp.finish, finish)))
 	sse(w, "", obj{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1764460800, "model": model, "choices": []obj{},
-		"usage": obj{"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}})
+		"usage": obj{"prompt_tokens": cmp.Or(rp.inputTokens, 1000), "completion_tokens": 50, "total_tokens": cmp.Or(rp.inputTokens, 1000) + 50}})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	w.(http.Flusher).Flush()
 }
