@@ -1,15 +1,18 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
@@ -204,4 +207,58 @@ func RecordOf(r store.Record) RecordInfo {
 		}
 	}
 	return rj
+}
+
+// ModelUsage is what one model served in a session: its calls, their
+// usage, and what they cost at its price.
+type ModelUsage struct {
+	Model   string    `json:"model"`
+	Calls   int       `json:"calls"`
+	Usage   llm.Usage `json:"usage"`
+	CostUSD float64   `json:"cost_usd"`
+}
+
+// UsageByModel returns what each model served in session sessionID, from
+// its observation rows (the llm_call_completed events: the model that
+// served each call, its usage and its cost), the model that served the
+// most calls first. A store that keeps no observation rows has none; the
+// session's totals (store.Totals) stay the sum, background tasks
+// included.
+func UsageByModel(ctx context.Context, st store.Store, sessionID string) ([]ModelUsage, error) {
+	obs, ok := st.(store.Observations)
+	if !ok {
+		return nil, nil
+	}
+	rows, err := obs.Observations(ctx, store.ObservationFilter{SessionID: sessionID})
+	if err != nil {
+		return nil, fmt.Errorf("session %s: the model calls: %w", sessionID, err)
+	}
+	var out []ModelUsage
+	at := map[string]int{}
+	for _, r := range rows {
+		if r.Name != string(event.LLMCallCompleted) {
+			continue
+		}
+		var d struct {
+			Model   string     `json:"model"`
+			Usage   *llm.Usage `json:"usage"`
+			CostUSD float64    `json:"cost_usd"`
+		}
+		if json.Unmarshal(r.Data, &d) != nil {
+			continue // a row of another version's shape: not counted
+		}
+		i, seen := at[d.Model]
+		if !seen {
+			i = len(out)
+			at[d.Model] = i
+			out = append(out, ModelUsage{Model: d.Model})
+		}
+		out[i].Calls++
+		if d.Usage != nil {
+			out[i].Usage = out[i].Usage.Add(*d.Usage)
+		}
+		out[i].CostUSD += d.CostUSD
+	}
+	slices.SortStableFunc(out, func(a, b ModelUsage) int { return cmp.Compare(b.Calls, a.Calls) })
+	return out, nil
 }

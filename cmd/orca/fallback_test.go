@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -38,12 +39,15 @@ func TestRunFallbackFromSettings(t *testing.T) {
 	}
 	id := lastEvent(t, stdout).str("session_id")
 	out, stderr, code := orcaWith(t, t.Context(), o, "", "sessions", "show", "-w", ws, id)
-	if code != 0 || !strings.Contains(out, "assistant · ") || !strings.Contains(out, " · gpt-6.1-terra\n   Answered by the fallback.") {
+	if code != 0 || !strings.Contains(out, " · gpt-6.1-terra\n   Answered by the fallback.") || !regexp.MustCompile(`\n  gpt-6\.1-terra +1 call +1000050 tokens +\$1\.00`).MatchString(out) {
 		t.Errorf("sessions show: exit %d\n%s%s", code, out, stderr)
 	}
 	out, _, _ = orcaWith(t, t.Context(), o, "", "sessions", "show", "-w", ws, id, "--json")
 	if !strings.Contains(out, `"role": "assistant",
-      "model": "gpt-6.1-terra"`) {
+      "model": "gpt-6.1-terra"`) || !strings.Contains(out, `"models": [
+    {
+      "model": "gpt-6.1-terra",
+      "calls": 1,`) {
 		t.Errorf("sessions show --json:\n%s", out)
 	}
 }

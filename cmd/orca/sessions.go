@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -186,6 +187,10 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 	if err != nil {
 		return &exitError{code: exitTurn, err: fmt.Errorf("session %s: %w", id, err)}
 	}
+	models, err := app.UsageByModel(ctx, st, id)
+	if err != nil {
+		return &exitError{code: exitTurn, err: err}
+	}
 	if f.json {
 		rj := make([]app.RecordInfo, len(recs))
 		for i, r := range recs {
@@ -195,11 +200,15 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 		for i, p := range parked {
 			pj[i] = serve.ParkedOf(p)
 		}
+		if models == nil {
+			models = []app.ModelUsage{}
+		}
 		return writeJSON(out, struct {
 			Session app.SessionInfo  `json:"session"`
+			Models  []app.ModelUsage `json:"models"`
 			Records []app.RecordInfo `json:"records"`
 			Parked  []serve.Parked   `json:"parked"`
-		}{sj, rj, pj})
+		}{sj, models, rj, pj})
 	}
 
 	var b strings.Builder
@@ -220,6 +229,14 @@ func showSession(ctx context.Context, out io.Writer, f *sessionsFlags, id string
 		limits = *bud
 	}
 	tui.WriteSpending(&b, totals, limits)
+	if len(models) > 0 {
+		b.WriteString("\nModels (the calls each served, forks' included)\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, m := range models {
+			fmt.Fprintf(tw, "  %s\t%s\t%d tokens\t%s\n", tui.Printable(cmp.Or(m.Model, "(unnamed)")), tui.Plural(m.Calls, "call"), m.Usage.Total(), tui.USD(m.CostUSD))
+		}
+		tw.Flush()
+	}
 	compacted := 0
 	for _, r := range recs {
 		if r.Compacted {
