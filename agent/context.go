@@ -427,6 +427,7 @@ func (t *turn) summariser(prompt string) (string, llm.Usage, error) {
 	if t.rt.breakers != nil {
 		if t.link = t.firstLink(); t.link > 0 {
 			req.Model = t.rt.chain[t.link-1].Model
+			req.Metadata.Provider = t.rt.chain[t.link-1].Provider
 		}
 	}
 	req, err := t.prepare(req)

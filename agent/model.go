@@ -416,6 +416,7 @@ func (t *turn) nextLink(k int) int {
 func (t *turn) rebuilt(req *llm.Request, k int) *llm.Request {
 	r := *req
 	r.Model = t.rt.chain[k-1].Model
+	r.Metadata.Provider = t.rt.chain[k-1].Provider
 	r.Messages = slices.Clone(req.Messages)
 	for i, m := range r.Messages {
 		if m.Role != llm.RoleAssistant || !slices.ContainsFunc(m.Content, isReasoning) {

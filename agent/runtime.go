@@ -776,6 +776,9 @@ type Fallback struct {
 	Client llm.Client
 	// Model is the model the calls ask for (required).
 	Model string
+	// Provider names its provider when it is not the runtime's own
+	// (llm.Metadata.Provider of its calls: spans name it).
+	Provider string
 }
 
 // breaker is a model's circuit breaker in the fallback chain.

@@ -263,7 +263,7 @@ func fallbacksOf(specs []string, rc provider.Config, primary llm.Client) ([]agen
 		if err != nil {
 			return nil, configErrorf("fallback model %q: %v", spec, err)
 		}
-		out = append(out, agent.Fallback{Client: client, Model: m})
+		out = append(out, agent.Fallback{Client: client, Model: m, Provider: p})
 	}
 	return out, nil
 }

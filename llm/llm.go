@@ -402,6 +402,10 @@ type Metadata struct {
 	// TraceID is the id of the session the call serves (for a subagent fork,
 	// the invoking user's session).
 	TraceID string `json:"trace_id"`
+	// Provider names the provider the call goes to when it is not the
+	// runtime's own: a fallback model of another provider's
+	// (agent.Fallback.Provider). Empty: the runtime's.
+	Provider string `json:"provider,omitempty"`
 	// Feature says what the call is for: FeatureAgent, FeatureCompaction, …
 	Feature string `json:"feature"`
 	// Component names the part of the runtime that made the call (the agent

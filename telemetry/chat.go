@@ -21,9 +21,14 @@ import (
 // the metrics of the attempt.
 func (t *Telemetry) chat(ctx context.Context, req *llm.Request, next middleware.LLMNext) (*llm.Response, error) {
 	start := time.Now()
+	// A fallback of another provider's names its own.
+	provider := t.provider
+	if req.Metadata.Provider != "" {
+		provider = ProviderName(req.Metadata.Provider)
+	}
 	attrs := []attribute.KeyValue{
 		semconv.GenAIOperationNameChat,
-		semconv.GenAIProviderNameKey.String(t.provider),
+		semconv.GenAIProviderNameKey.String(provider),
 		semconv.GenAIConversationID(req.Metadata.TraceID),
 		AttrFeature.String(req.Metadata.Feature),
 	}
@@ -52,7 +57,7 @@ func (t *Telemetry) chat(ctx context.Context, req *llm.Request, next middleware.
 	resp, err := next(ctx, req)
 
 	// The metrics' attributes: low-cardinality ones only.
-	mattrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(t.provider)}
+	mattrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(provider)}
 	if req.Model != "" {
 		mattrs = append(mattrs, semconv.GenAIRequestModel(req.Model))
 	}

@@ -118,7 +118,9 @@ type Options struct {
 	// MeterProvider makes the metrics; nil: none are recorded.
 	MeterProvider metric.MeterProvider
 	// Provider is the model provider, gen_ai.provider.name ("anthropic",
-	// "openai", …); "" records "unknown". Every span has it.
+	// "openai", …); "" records "unknown". Every span has it. orca's names
+	// of providers (llm/provider's) are recorded as the GenAI conventions
+	// name them: vertex as gcp.vertex_ai, bedrock as aws.bedrock, …
 	Provider string
 	// ServerAddress and ServerPort are where the model's API is
 	// (server.address, server.port of the chat spans); "" and 0: not
@@ -180,7 +182,7 @@ func New(opts Options) (*Telemetry, error) {
 	t := &Telemetry{
 		tracer:   tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		tracing:  opts.TracerProvider != nil,
-		provider: opts.Provider,
+		provider: ProviderName(opts.Provider),
 		capture:  opts.CaptureContent,
 		describe: opts.ToolDescription,
 		shutdown: opts.shutdown,
@@ -282,4 +284,23 @@ func errorType(err error) string {
 		return "middleware"
 	}
 	return "_OTHER"
+}
+
+// ProviderName is gen_ai.provider.name for p, a provider as orca names it
+// (llm/provider's names): the GenAI semantic conventions' name where they
+// have one, p itself otherwise.
+func ProviderName(p string) string {
+	switch p {
+	case "openai-responses":
+		return "openai"
+	case "gemini":
+		return "gcp.gemini"
+	case "vertex", "anthropic-vertex":
+		return "gcp.vertex_ai"
+	case "bedrock":
+		return "aws.bedrock"
+	case "azure":
+		return "azure.ai.openai"
+	}
+	return p
 }
