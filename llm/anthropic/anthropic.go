@@ -1,5 +1,7 @@
 // Package anthropic is the llm.Client of Anthropic's Messages API, built on
-// the official Go SDK (github.com/anthropics/anthropic-sdk-go/v2).
+// the official Go SDK (github.com/anthropics/anthropic-sdk-go/v2): on
+// Anthropic's API (or a gateway's), or on Google Cloud's Vertex AI (Vertex;
+// the SDK's vertex package), with the same requests and answers.
 //
 // Every call streams: text and tool-input pieces reach onDelta as they
 // arrive, and the final message is assembled from the same events. The SDK
@@ -46,7 +48,9 @@
 // 401 and 403 KindAuthentication; 429 KindRateLimited, with RetryAfter from
 // the retry-after-ms or retry-after header; 529 KindOverloaded; 5xx
 // KindServer. An error event inside the stream is classified by its type.
-// Messages keep the API's own words.
+// On Vertex AI, Google's refusal to give an access token (credentials
+// revoked or expired) is KindAuthentication. Messages keep the API's own
+// words.
 package anthropic
 
 import (
@@ -110,6 +114,7 @@ type config struct {
 	maxTokens int
 	http      *http.Client
 	thinking  thinking
+	vertex    *vertexConfig
 }
 
 type thinking struct {
@@ -160,31 +165,26 @@ type Client struct {
 var _ llm.Client = (*Client)(nil)
 
 // New returns a client. Without a credential (APIKey, $ANTHROPIC_AUTH_TOKEN
-// or $ANTHROPIC_API_KEY) it fails with an error that says which variable to
-// set.
+// or $ANTHROPIC_API_KEY; with Vertex, a project, a region and Application
+// Default Credentials) it fails with an error that says what to set.
 func New(opts ...Option) (*Client, error) {
 	cfg := config{model: DefaultModel, maxTokens: DefaultMaxTokens}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	// The credential: the key given, else a gateway's bearer token, else
-	// the key of the environment, else the key helper's (Claude Code's
-	// order).
-	var cred, keys option.RequestOption // keys: the key helper's middleware, when its key is the one
-	switch token := os.Getenv(AuthTokenEnv); {
-	case cfg.apiKey != nil && *cfg.apiKey != "":
-		cred = option.WithAPIKey(*cfg.apiKey)
-	case cfg.apiKey == nil && token != "":
-		cred = option.WithAuthToken(token)
-	case cfg.apiKey == nil && os.Getenv(APIKeyEnv) != "":
-		cred = option.WithAPIKey(os.Getenv(APIKeyEnv))
-	case cfg.apiKey == nil && cfg.keys != nil:
-		// The helper's key, set on each request by its middleware: the
-		// credential given here only keeps the SDK from looking for
-		// another in the environment.
-		cred, keys = option.WithAuthToken("-"), option.WithMiddleware(cfg.keys.middleware)
-	default:
-		return nil, fmt.Errorf("anthropic: no API key: set %s (or %s, with %s, for a gateway's bearer token)", APIKeyEnv, AuthTokenEnv, BaseURLEnv)
+	var sdkOpts []option.RequestOption
+	if cfg.vertex != nil {
+		vopts, err := cfg.vertexOptions()
+		if err != nil {
+			return nil, err
+		}
+		sdkOpts = vopts
+	} else {
+		aopts, err := cfg.apiOptions()
+		if err != nil {
+			return nil, err
+		}
+		sdkOpts = aopts
 	}
 	if cfg.maxTokens < 1 {
 		return nil, fmt.Errorf("anthropic: MaxTokens %d: want at least 1", cfg.maxTokens)
@@ -195,27 +195,49 @@ func New(opts ...Option) (*Client, error) {
 	if cfg.model == "" {
 		cfg.model = DefaultModel
 	}
-	sdkOpts := []option.RequestOption{
-		cred,
-		// orca retries, outside llm_execution; a retry here would be an
-		// attempt no middleware sees.
-		option.WithMaxRetries(0),
-	}
-	if cfg.baseURL != "" {
-		sdkOpts = append(sdkOpts, option.WithBaseURL(cfg.baseURL))
-	}
-	if cfg.http != nil {
-		sdkOpts = append(sdkOpts, option.WithHTTPClient(cfg.http))
-	}
-	if keys != nil {
-		sdkOpts = append(sdkOpts, keys)
-	}
+	// orca retries, outside llm_execution; a retry here would be an
+	// attempt no middleware sees.
+	sdkOpts = append(sdkOpts, option.WithMaxRetries(0))
 	return &Client{
 		sdk:       sdk.NewClient(sdkOpts...),
 		model:     cfg.model,
 		maxTokens: cfg.maxTokens,
 		thinking:  cfg.thinking,
 	}, nil
+}
+
+// apiOptions are the SDK's options for Anthropic's API (or a gateway's):
+// the credential — the key given, else a gateway's bearer token, else the
+// key of the environment, else the key helper's (Claude Code's order) —,
+// the base URL and the HTTP client.
+func (c *config) apiOptions() ([]option.RequestOption, error) {
+	var cred, keys option.RequestOption // keys: the key helper's middleware, when its key is the one
+	switch token := os.Getenv(AuthTokenEnv); {
+	case c.apiKey != nil && *c.apiKey != "":
+		cred = option.WithAPIKey(*c.apiKey)
+	case c.apiKey == nil && token != "":
+		cred = option.WithAuthToken(token)
+	case c.apiKey == nil && os.Getenv(APIKeyEnv) != "":
+		cred = option.WithAPIKey(os.Getenv(APIKeyEnv))
+	case c.apiKey == nil && c.keys != nil:
+		// The helper's key, set on each request by its middleware: the
+		// credential given here only keeps the SDK from looking for
+		// another in the environment.
+		cred, keys = option.WithAuthToken("-"), option.WithMiddleware(c.keys.middleware)
+	default:
+		return nil, fmt.Errorf("anthropic: no API key: set %s (or %s, with %s, for a gateway's bearer token)", APIKeyEnv, AuthTokenEnv, BaseURLEnv)
+	}
+	opts := []option.RequestOption{cred}
+	if c.baseURL != "" {
+		opts = append(opts, option.WithBaseURL(c.baseURL))
+	}
+	if c.http != nil {
+		opts = append(opts, option.WithHTTPClient(c.http))
+	}
+	if keys != nil {
+		opts = append(opts, keys)
+	}
+	return opts, nil
 }
 
 // NativeOutput implements llm.OutputNative: Request.Output is sent as

@@ -27,6 +27,9 @@ func classify(ctx context.Context, err error) error {
 		// No key to send: another try would ask the helper again, to no end.
 		return &llm.Error{Kind: llm.KindAuthentication, Message: ke.Error(), Err: err}
 	}
+	if te, ok := tokenError(err); ok {
+		return te
+	}
 	// No answer from the API, or a stream cut short: worth another try.
 	return &llm.Error{Kind: llm.KindServer, Message: err.Error(), Err: err}
 }

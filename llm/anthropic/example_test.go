@@ -37,3 +37,25 @@ func ExampleNew() {
 	fmt.Println()
 	fmt.Println(resp.StopReason, resp.Usage.OutputTokens)
 }
+
+// A client of Claude on Google Cloud's Vertex AI, signed in with
+// Application Default Credentials (gcloud auth application-default
+// login). Empty project and region come from $ANTHROPIC_VERTEX_PROJECT_ID
+// and $CLOUD_ML_REGION, else $GOOGLE_CLOUD_PROJECT and
+// $GOOGLE_CLOUD_LOCATION.
+func ExampleVertex() {
+	client, err := anthropic.New(
+		anthropic.Vertex("my-project", "global"),
+		anthropic.Model("claude-sonnet-4-5@20250929"), // Vertex AI's id of an older model
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := client.Generate(context.Background(), &llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("Say hello.")}}},
+	}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Message.Text())
+}

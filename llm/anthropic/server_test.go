@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -37,20 +38,29 @@ type answer struct {
 }
 
 // fakeAPI is an httptest server that speaks the Messages API: it answers
-// POST /v1/messages with the next answer (the last one repeats), as a
-// server-sent-event stream in the API's wire format, and keeps what it
-// received.
+// POST /v1/messages (or the path route takes) with the next answer (the
+// last one repeats), as a server-sent-event stream in the API's wire
+// format, and keeps what it received.
 type fakeAPI struct {
 	*httptest.Server
+	route   func(path string) bool
 	mu      sync.Mutex
 	answers []answer
 	bodies  [][]byte
 	headers []http.Header
+	urls    []*url.URL
 }
 
 func newFakeAPI(t *testing.T, answers ...answer) *fakeAPI {
 	t.Helper()
-	f := &fakeAPI{answers: answers}
+	return newFakeAPIAt(t, func(path string) bool { return path == "/v1/messages" }, answers...)
+}
+
+// newFakeAPIAt is newFakeAPI answering the POST requests whose path route
+// takes (Vertex AI's, say).
+func newFakeAPIAt(t *testing.T, route func(path string) bool, answers ...answer) *fakeAPI {
+	t.Helper()
+	f := &fakeAPI{answers: answers, route: route}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
 	return f
@@ -62,9 +72,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	n := len(f.bodies)
 	f.bodies = append(f.bodies, body)
 	f.headers = append(f.headers, r.Header.Clone())
+	f.urls = append(f.urls, r.URL)
 	a := f.answers[min(n, len(f.answers)-1)]
 	f.mu.Unlock()
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+	if r.Method != http.MethodPost || !f.route(r.URL.Path) {
 		writeError(w, http.StatusNotFound, "not_found_error", "no route "+r.Method+" "+r.URL.Path)
 		return
 	}
@@ -263,6 +274,8 @@ type wireRequest struct {
 	// ToolChoice and OutputConfig are kept raw: the tests compare them.
 	ToolChoice   json.RawMessage `json:"tool_choice"`
 	OutputConfig json.RawMessage `json:"output_config"`
+	// AnthropicVersion is Vertex AI's: the API version, in the body.
+	AnthropicVersion string `json:"anthropic_version"`
 }
 
 type wireMessage struct {

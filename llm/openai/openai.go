@@ -1,7 +1,8 @@
 // Package openai is the llm.Client of the OpenAI Chat Completions API, built
 // on the official Go SDK (github.com/openai/openai-go/v3). It serves
 // OpenAI's own API and the servers that speak the same protocol (Ollama,
-// vLLM, llama.cpp, LM Studio, gateways): point BaseURL at them.
+// vLLM, llama.cpp, LM Studio, gateways): point BaseURL at them; and Azure
+// OpenAI's deployments (Azure).
 //
 // Every call streams, with stream_options.include_usage so that the last
 // chunk carries the usage: text pieces reach onDelta as they arrive, tool
@@ -78,6 +79,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,6 +134,7 @@ type config struct {
 	maxTokens int
 	http      *http.Client
 	effort    string
+	azure     *azureConfig
 }
 
 // APIKey sets the API key (default: $OPENAI_API_KEY).
@@ -143,7 +146,8 @@ func APIKey(key string) Option { return func(c *config) { c.apiKey = &key } }
 // need none.
 func BaseURL(url string) Option { return func(c *config) { c.baseURL = url } }
 
-// Model sets the model of requests that name none (default DefaultModel).
+// Model sets the model of requests that name none (default DefaultModel;
+// with Azure, a deployment's name, and no default).
 func Model(name string) Option { return func(c *config) { c.model = name } }
 
 // MaxTokens sets the output cap of requests that set none (default
@@ -171,28 +175,12 @@ var _ llm.Client = (*Client)(nil)
 
 // New returns a client. It needs an API key (APIKey, or $OPENAI_API_KEY)
 // unless a base URL is given (BaseURL, or $OPENAI_BASE_URL); without
-// either it fails with an error that says which variable to set.
+// either it fails with an error that says which variable to set. With
+// Azure, it needs Azure's endpoint, key and deployment instead (see there).
 func New(opts ...Option) (*Client, error) {
-	cfg := config{model: DefaultModel, maxTokens: DefaultMaxTokens}
+	cfg := config{maxTokens: DefaultMaxTokens}
 	for _, o := range opts {
 		o(&cfg)
-	}
-	key := os.Getenv(APIKeyEnv)
-	if cfg.apiKey != nil {
-		key = *cfg.apiKey
-	}
-	baseURL := cfg.baseURL
-	if baseURL == "" {
-		baseURL = os.Getenv(BaseURLEnv)
-	}
-	if key == "" && baseURL == "" {
-		return nil, fmt.Errorf("openai: no API key: set %s (a server at your own base URL may need none: set %s)", APIKeyEnv, BaseURLEnv)
-	}
-	if cfg.maxTokens < 1 {
-		return nil, fmt.Errorf("openai: MaxTokens %d: want at least 1", cfg.maxTokens)
-	}
-	if cfg.model == "" {
-		cfg.model = DefaultModel
 	}
 	sdkOpts := []option.RequestOption{
 		// orca retries, outside llm_execution; a retry here would be an
@@ -200,11 +188,34 @@ func New(opts ...Option) (*Client, error) {
 		option.WithMaxRetries(0),
 		option.WithMiddleware(errorBodies),
 	}
-	if key != "" {
-		sdkOpts = append(sdkOpts, option.WithAPIKey(key))
+	if cfg.azure != nil {
+		aopts, err := cfg.azureOptions()
+		if err != nil {
+			return nil, err
+		}
+		sdkOpts = append(sdkOpts, aopts...)
+	} else {
+		key := os.Getenv(APIKeyEnv)
+		if cfg.apiKey != nil {
+			key = *cfg.apiKey
+		}
+		baseURL := cfg.baseURL
+		if baseURL == "" {
+			baseURL = os.Getenv(BaseURLEnv)
+		}
+		if key == "" && baseURL == "" {
+			return nil, fmt.Errorf("openai: no API key: set %s (a server at your own base URL may need none: set %s)", APIKeyEnv, BaseURLEnv)
+		}
+		if key != "" {
+			sdkOpts = append(sdkOpts, option.WithAPIKey(key))
+		}
+		if baseURL != "" {
+			sdkOpts = append(sdkOpts, option.WithBaseURL(baseURL))
+		}
+		cfg.model = cmp.Or(cfg.model, DefaultModel)
 	}
-	if baseURL != "" {
-		sdkOpts = append(sdkOpts, option.WithBaseURL(baseURL))
+	if cfg.maxTokens < 1 {
+		return nil, fmt.Errorf("openai: MaxTokens %d: want at least 1", cfg.maxTokens)
 	}
 	if cfg.http != nil {
 		sdkOpts = append(sdkOpts, option.WithHTTPClient(cfg.http))

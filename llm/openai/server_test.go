@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -43,21 +44,46 @@ type answer struct {
 // fakeAPI is an httptest server that speaks Chat Completions: it answers
 // POST /v1/chat/completions with the next answer (the last one repeats), as
 // a server-sent-event stream of chat.completion.chunk objects ending with a
-// usage chunk and data: [DONE], and keeps what it received.
+// usage chunk and data: [DONE], and keeps what it received. As Azure
+// OpenAI (newAzureAPI), it answers POST
+// /openai/deployments/NAME/chat/completions instead, and starts each
+// stream with Azure's chunk of prompt filter results.
 type fakeAPI struct {
 	*httptest.Server
+	azure   bool
 	mu      sync.Mutex
 	answers []answer
 	bodies  [][]byte
 	headers []http.Header
+	urls    []*url.URL
 }
 
 func newFakeAPI(t *testing.T, answers ...answer) *fakeAPI {
 	t.Helper()
-	f := &fakeAPI{answers: answers}
+	return startFakeAPI(t, &fakeAPI{answers: answers})
+}
+
+// newAzureAPI is a fake Azure OpenAI resource.
+func newAzureAPI(t *testing.T, answers ...answer) *fakeAPI {
+	t.Helper()
+	return startFakeAPI(t, &fakeAPI{answers: answers, azure: true})
+}
+
+func startFakeAPI(t *testing.T, f *fakeAPI) *fakeAPI {
+	t.Helper()
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
 	return f
+}
+
+// route reports whether path is the one the fake answers.
+func (f *fakeAPI) route(path string) bool {
+	if !f.azure {
+		return path == "/v1/chat/completions"
+	}
+	name, ok := strings.CutPrefix(path, "/openai/deployments/")
+	name, ok2 := strings.CutSuffix(name, "/chat/completions")
+	return ok && ok2 && name != "" && !strings.Contains(name, "/")
 }
 
 // v1 is the base URL clients use.
@@ -69,9 +95,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	n := len(f.bodies)
 	f.bodies = append(f.bodies, body)
 	f.headers = append(f.headers, r.Header.Clone())
+	f.urls = append(f.urls, r.URL)
 	a := f.answers[min(n, len(f.answers)-1)]
 	f.mu.Unlock()
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+	if r.Method != http.MethodPost || !f.route(r.URL.Path) {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "", "Unknown request URL: "+r.Method+" "+r.URL.Path)
 		return
 	}
@@ -86,7 +113,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(a.status)
 		io.WriteString(w, a.body)
 	default:
-		writeStream(w, r, a)
+		writeStream(w, r, a, f.azure)
 	}
 }
 
@@ -156,8 +183,9 @@ type obj = map[string]any
 // writeStream writes a's response as the API streams it: a first chunk
 // with the role, content pieces, tool calls (id, name, then argument
 // pieces per index), a chunk with the finish reason, a chunk with no
-// choices and the usage, and [DONE].
-func writeStream(w http.ResponseWriter, r *http.Request, a answer) {
+// choices and the usage, and [DONE]. Azure OpenAI sends a chunk of
+// prompt filter results before them all, with no choices, id or model.
+func writeStream(w http.ResponseWriter, r *http.Request, a answer, azure bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	flusher := w.(http.Flusher)
@@ -183,6 +211,11 @@ func writeStream(w http.ResponseWriter, r *http.Request, a answer) {
 		return obj{"id": "chatcmpl-CN1x", "object": "chat.completion.chunk", "created": 1764460800, "model": model,
 			"system_fingerprint": nil, "service_tier": "default", "usage": nil,
 			"choices": []obj{{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
+	}
+	if azure {
+		safe := obj{"filtered": false, "severity": "safe"}
+		send(obj{"choices": []obj{}, "created": 0, "id": "", "model": "", "object": "", "prompt_filter_results": []obj{{"prompt_index": 0,
+			"content_filter_results": obj{"hate": safe, "self_harm": safe, "sexual": safe, "violence": safe}}}})
 	}
 	if !send(chunk(obj{"role": "assistant", "content": "", "refusal": nil}, nil)) {
 		return
