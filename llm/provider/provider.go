@@ -1,13 +1,16 @@
 // Package provider builds the model client that a configuration names —
-// Anthropic's Messages API, OpenAI's Chat Completions (and the servers
-// that speak it) and Responses API, Google's Gemini API and Vertex AI,
-// AWS Bedrock's Converse API — and resolves that
-// configuration from its sources.
+// Anthropic's Messages API (on Anthropic's API or Google Cloud's Vertex
+// AI), OpenAI's Chat Completions (and the servers that speak it, and Azure
+// OpenAI) and Responses API, Google's Gemini API and Vertex AI, AWS
+// Bedrock's Converse API — and resolves that configuration from its
+// sources.
 //
 // Resolve combines, most important first: command-line flags, project
 // settings, user settings, and the environment (ORCA_PROVIDER,
 // ORCA_MODEL). API keys come from the providers' own variables
-// (ANTHROPIC_API_KEY, OPENAI_API_KEY) unless a Config carries one.
+// (ANTHROPIC_API_KEY, OPENAI_API_KEY, AZURE_OPENAI_API_KEY) unless a Config
+// carries one; Vertex AI's credentials are Google's Application Default
+// Credentials.
 //
 // ModelAliases is the one table of what the model aliases of subagent
 // definitions (model: sonnet) stand for with a configuration.
@@ -34,13 +37,18 @@ import (
 )
 
 // The providers New builds. Vertex is Gemini's models on Google Cloud's
-// Vertex AI (a project and a region, Application Default Credentials).
-// OpenAIResponses is OpenAI's models on the Responses API (reasoning
-// kept between the calls of a turn).
+// Vertex AI (a project and a region, Application Default Credentials);
+// AnthropicVertex Claude's there, through the Messages API
+// (anthropic.Vertex). OpenAIResponses is OpenAI's models on the Responses
+// API (reasoning kept between the calls of a turn). Azure is Azure
+// OpenAI's Chat Completions (openai.Azure): its model is the name of one
+// of the user's deployments, and it has no default.
 const (
 	Anthropic       = "anthropic"
+	AnthropicVertex = "anthropic-vertex"
 	OpenAI          = "openai"
 	OpenAIResponses = "openai-responses"
+	Azure           = "azure"
 	Gemini          = "gemini"
 	Vertex          = "vertex"
 	Bedrock         = "bedrock"
@@ -63,33 +71,40 @@ const (
 )
 
 // Names returns the providers New builds.
-func Names() []string { return []string{Anthropic, OpenAI, OpenAIResponses, Gemini, Vertex, Bedrock} }
+func Names() []string {
+	return []string{Anthropic, AnthropicVertex, OpenAI, OpenAIResponses, Azure, Gemini, Vertex, Bedrock}
+}
 
 // Config says which model to use and how to reach it. Empty fields take
 // the provider's defaults.
 type Config struct {
-	// Provider is Anthropic or OpenAI.
+	// Provider is one of Names.
 	Provider string
 	// Model is the model of requests that name none (DefaultModel of the
-	// provider if empty).
+	// provider if empty; for Azure, a deployment's name, which New needs).
 	Model string
 	// BaseURL is where the API is (the provider's variable, such as
 	// ANTHROPIC_BASE_URL, else the provider's own API, if empty). For
 	// OpenAI, a base URL makes the API key optional: local servers need
-	// none.
+	// none. For Azure it is the resource's endpoint (else
+	// AZURE_OPENAI_ENDPOINT); for AnthropicVertex it replaces the region's
+	// endpoint.
 	BaseURL string
 	// APIKey is the API key (the provider's variable, such as
-	// ANTHROPIC_API_KEY, if empty).
+	// ANTHROPIC_API_KEY, if empty); AnthropicVertex takes none.
 	APIKey string
 	// MaxTokens caps the output of requests that set no cap.
 	MaxTokens int
 }
 
 // DefaultModel returns the model a provider uses when none is named, ""
-// for an unknown provider.
+// for an unknown provider and for Azure, whose models are the user's
+// deployments. On Vertex AI, Claude's current models have the ids they
+// have on Anthropic's API (bare, without the @date of Claude 4.5 and
+// older), so AnthropicVertex's default is Anthropic's.
 func DefaultModel(provider string) string {
 	switch provider {
-	case Anthropic:
+	case Anthropic, AnthropicVertex:
 		return anthropic.DefaultModel
 	case OpenAI:
 		return openai.DefaultModel
@@ -119,8 +134,8 @@ func KeyFunc(fn func(ctx context.Context) (string, error), ttl time.Duration) Op
 }
 
 // New returns the client of cfg.Provider. An unknown or missing provider
-// is an error that lists the known ones; a missing API key, one that names
-// the variable to set.
+// is an error that lists the known ones; a missing API key (or project,
+// region, endpoint, deployment), one that names what to set.
 func New(cfg Config, with ...Option) (llm.Client, error) {
 	var o options
 	for _, f := range with {
@@ -133,6 +148,13 @@ func New(cfg Config, with ...Option) (llm.Client, error) {
 			opts = append(opts, anthropic.KeyFunc(o.keyFunc, o.keyTTL))
 		}
 		return anthropic.New(opts...)
+	case AnthropicVertex:
+		return anthropic.New(append(optionsOf(cfg, anthropic.APIKey, anthropic.BaseURL, anthropic.Model, anthropic.MaxTokens), anthropic.Vertex("", ""))...)
+	case Azure:
+		if cfg.Model == "" {
+			return nil, fmt.Errorf("provider: azure needs the name of your Azure OpenAI deployment as the model: name it with --model, %s or \"model\" in settings", ModelEnv)
+		}
+		return openai.New(append(optionsOf(cfg, openai.APIKey, openai.BaseURL, openai.Model, openai.MaxTokens), openai.Azure("", ""))...)
 	case OpenAI:
 		return openai.New(optionsOf(cfg, openai.APIKey, openai.BaseURL, openai.Model, openai.MaxTokens)...)
 	case OpenAIResponses:
@@ -221,15 +243,18 @@ func Resolve(flags, project, user Config, env func(string) string) Config {
 // name takes the first of:
 //
 //   - overrides: the user's own table (the settings' "modelAliases");
-//   - for Anthropic, Claude Code's variables, read with env (which may be
-//     nil): SonnetModelEnv, OpusModelEnv, HaikuModelEnv, then
-//     SmallFastModelEnv for haiku;
+//   - for Anthropic and AnthropicVertex, Claude Code's variables, read
+//     with env (which may be nil): SonnetModelEnv, OpusModelEnv,
+//     HaikuModelEnv, then SmallFastModelEnv for haiku (with Vertex AI,
+//     Claude Code's users set them to Vertex's ids);
 //   - the provider's table: anthropic.ModelAliases (also through a
-//     gateway's base URL: gateways serve Claude's model ids), or
+//     gateway's base URL: gateways serve Claude's model ids; and on Vertex
+//     AI, where the current models have the same ids), or
 //     openai.ModelAliases on OpenAI's own API only. Any other base URL for
 //     OpenAI (cfg.BaseURL, else env(openai.BaseURLEnv)) is a server whose
 //     models are its own — often only the one the user named — so it has
-//     no table; nor has any other provider (script).
+//     no table; nor has Azure, whose models are the user's deployments,
+//     named as the user chose, nor any other provider (script).
 //
 // A name the table leaves out is the runtime's to handle
 // (agent.Definition.ModelAliases: an alias runs on its parent's model).
@@ -240,7 +265,7 @@ func ModelAliases(cfg Config, overrides map[string]string, env func(string) stri
 	}
 	out := map[string]string{}
 	switch cfg.Provider {
-	case Anthropic:
+	case Anthropic, AnthropicVertex:
 		maps.Copy(out, anthropic.ModelAliases())
 		for alias, vars := range map[string][]string{
 			"sonnet": {SonnetModelEnv},

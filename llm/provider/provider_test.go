@@ -7,6 +7,8 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -87,14 +89,23 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// Every provider has a default model but Azure, whose models are the
+// user's deployments; Claude's on Vertex AI is Anthropic's (the current
+// models have the same ids there).
 func TestDefaultModel(t *testing.T) {
 	for _, name := range provider.Names() {
-		if provider.DefaultModel(name) == "" {
-			t.Errorf("provider %s has no default model", name)
+		if got := provider.DefaultModel(name); (got == "") != (name == provider.Azure) {
+			t.Errorf("provider %s: default model %q", name, got)
 		}
+	}
+	if got := provider.DefaultModel(provider.AnthropicVertex); got != anthropic.DefaultModel {
+		t.Errorf("anthropic-vertex: default model %q, want %q", got, anthropic.DefaultModel)
 	}
 	if provider.DefaultModel("script") != "" {
 		t.Error("a default model for an unknown provider")
+	}
+	if got := provider.Resolve(provider.Config{Provider: provider.Azure}, provider.Config{}, provider.Config{}, nil); got.Model != "" {
+		t.Errorf("azure resolved to the model %q, which nobody named", got.Model)
 	}
 }
 
@@ -102,17 +113,24 @@ func TestNewErrors(t *testing.T) {
 	t.Setenv(anthropic.APIKeyEnv, "")
 	t.Setenv(openai.APIKeyEnv, "")
 	t.Setenv(openai.BaseURLEnv, "")
-	for _, v := range []string{gemini.APIKeyEnv, gemini.GoogleAPIKeyEnv, gemini.BaseURLEnv, gemini.ProjectEnv, gemini.LocationEnv} {
+	for _, v := range []string{gemini.APIKeyEnv, gemini.GoogleAPIKeyEnv, gemini.BaseURLEnv, gemini.ProjectEnv, gemini.LocationEnv,
+		anthropic.VertexProjectEnv, anthropic.VertexRegionEnv, openai.AzureAPIKeyEnv, openai.AzureEndpointEnv} {
 		t.Setenv(v, "")
 	}
+	names := "anthropic, anthropic-vertex, openai, openai-responses, azure, gemini, vertex, bedrock"
 	for cfg, want := range map[provider.Config][]string{
-		{Provider: "mistral"}:          {`"mistral"`, "anthropic, openai, openai-responses, gemini, vertex, bedrock"},
-		{}:                             {"anthropic, openai, openai-responses, gemini, vertex, bedrock"},
-		{Provider: "anthropic"}:        {"ANTHROPIC_API_KEY"},
-		{Provider: "openai"}:           {"OPENAI_API_KEY"},
-		{Provider: "gemini"}:           {"GEMINI_API_KEY"},
-		{Provider: "openai-responses"}: {"OPENAI_API_KEY"},
-		{Provider: "vertex"}:           {"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION"},
+		{Provider: "mistral"}:                {`"mistral"`, names},
+		{}:                                   {names},
+		{Provider: "anthropic"}:              {"ANTHROPIC_API_KEY"},
+		{Provider: "openai"}:                 {"OPENAI_API_KEY"},
+		{Provider: "gemini"}:                 {"GEMINI_API_KEY"},
+		{Provider: "openai-responses"}:       {"OPENAI_API_KEY"},
+		{Provider: "vertex"}:                 {"GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION"},
+		{Provider: "anthropic-vertex"}:       {"ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT", "CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION"},
+		{Provider: "azure"}:                  {"deployment", "--model", "ORCA_MODEL"},
+		{Provider: "azure", Model: "my-gpt"}: {"AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY"},
+		{Provider: "azure", APIKey: "k"}:     {"--model", "ORCA_MODEL"},
+		{Provider: "azure", BaseURL: "https://r.openai.azure.com", Model: "my-gpt"}: {"AZURE_OPENAI_API_KEY"},
 	} {
 		_, err := provider.New(cfg)
 		for _, w := range want {
@@ -124,20 +142,31 @@ func TestNewErrors(t *testing.T) {
 }
 
 // New gives the client the configuration's key, base URL and model: the
-// request reaches the server at the base URL, for the model, with the key.
+// request reaches the server at the base URL, for the model, with the key
+// — or, on Vertex AI, with the access token of Application Default
+// Credentials, the model in the path.
 func TestNewWiring(t *testing.T) {
 	for _, tc := range []struct {
-		provider, base, path, keyHeader string
+		provider, base, path, header, credential, model string
 	}{
 		// Anthropic's base URL has no /v1 (the SDK adds it); OpenAI's has.
-		{provider.Anthropic, "", "/v1/messages", "Bearer sk-conf"},
-		{provider.OpenAI, "/v1", "/v1/chat/completions", "Bearer sk-conf"},
+		{provider.Anthropic, "", "/v1/messages", "Authorization", "Bearer sk-conf", "m-1"},
+		{provider.OpenAI, "/v1", "/v1/chat/completions", "Authorization", "Bearer sk-conf", "m-1"},
+		// Azure's base URL is the resource's endpoint.
+		{provider.Azure, "", "/openai/deployments/m-1/chat/completions", "Api-Key", "sk-conf", "m-1"},
+		{provider.AnthropicVertex, "", "/v1/projects/p-1/locations/r-1/publishers/anthropic/models/m-1:streamRawPredict", "Authorization", "Bearer ya29.conf", ""},
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
 			var mu sync.Mutex
-			var path, auth, model string
+			var path, credential, model string
 			var maxTokens int
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if r.URL.Path == "/token" {
+					// Google's token endpoint, for Vertex AI.
+					io.WriteString(w, `{"access_token":"ya29.conf","expires_in":3599,"token_type":"Bearer"}`)
+					return
+				}
 				var body struct {
 					Model               string `json:"model"`
 					MaxTokens           int    `json:"max_tokens"`
@@ -146,14 +175,22 @@ func TestNewWiring(t *testing.T) {
 				b, _ := io.ReadAll(r.Body)
 				json.Unmarshal(b, &body)
 				mu.Lock()
-				path, auth, model, maxTokens = r.URL.Path, r.Header.Get("Authorization"), body.Model, body.MaxTokens+body.MaxCompletionTokens
+				path, credential, model, maxTokens = r.URL.Path, r.Header.Get(tc.header), body.Model, body.MaxTokens+body.MaxCompletionTokens
 				mu.Unlock()
-				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusUnauthorized)
 				io.WriteString(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid key"}}`)
 			}))
 			defer srv.Close()
-			c, err := provider.New(provider.Config{Provider: tc.provider, Model: "m-1", BaseURL: srv.URL + tc.base, APIKey: "sk-conf", MaxTokens: 321})
+			cfg := provider.Config{Provider: tc.provider, Model: "m-1", BaseURL: srv.URL + tc.base, APIKey: "sk-conf", MaxTokens: 321}
+			if tc.provider == provider.AnthropicVertex {
+				cfg.APIKey = ""
+				t.Setenv(anthropic.VertexProjectEnv, "p-1")
+				t.Setenv(anthropic.VertexRegionEnv, "r-1")
+				adc := filepath.Join(t.TempDir(), "adc.json")
+				os.WriteFile(adc, []byte(`{"type":"authorized_user","client_id":"c","client_secret":"s","refresh_token":"r","token_uri":"`+srv.URL+`/token"}`), 0o600)
+				t.Setenv(anthropic.GoogleCredentialsEnv, adc)
+			}
+			c, err := provider.New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,8 +200,8 @@ func TestNewWiring(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if path != tc.path || auth != tc.keyHeader || model != "m-1" || maxTokens != 321 {
-				t.Errorf("request to %s, auth %q, model %q, max tokens %d", path, auth, model, maxTokens)
+			if path != tc.path || credential != tc.credential || model != tc.model || maxTokens != 321 {
+				t.Errorf("request to %s, %s %q, model %q, max tokens %d", path, tc.header, credential, model, maxTokens)
 			}
 		})
 	}
@@ -172,8 +209,8 @@ func TestNewWiring(t *testing.T) {
 
 // Each provider's table says what Claude Code's aliases stand for; the
 // user's overrides win over Claude Code's variables, which win over
-// Anthropic's table; OpenAI's table is for OpenAI's own API only; other
-// providers have none.
+// Anthropic's table (on Anthropic's API and on Vertex AI); OpenAI's table
+// is for OpenAI's own API only; Azure and other providers have none.
 func TestModelAliases(t *testing.T) {
 	env := func(vars map[string]string) func(string) string {
 		return func(k string) string { return vars[k] }
@@ -227,6 +264,25 @@ func TestModelAliases(t *testing.T) {
 			want:      map[string]string{"haiku": "qwen3:4b"},
 		},
 		{name: "Script", cfg: provider.Config{Provider: "script"}, env: map[string]string{"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-sonnet-4-6"}, want: map[string]string{}},
+		// Claude on Vertex AI: Anthropic's table (the current models' ids
+		// are the same there), and Claude Code's variables, set to
+		// Vertex's ids for older models.
+		{name: "AnthropicVertex", cfg: provider.Config{Provider: "anthropic-vertex"}, want: claude},
+		{
+			name: "AnthropicVertexClaudeCodeVariables",
+			cfg:  provider.Config{Provider: "anthropic-vertex"},
+			env:  map[string]string{"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-sonnet-4-5@20250929", "ANTHROPIC_DEFAULT_HAIKU_MODEL": "claude-haiku-4-5@20251001"},
+			want: map[string]string{"sonnet": "claude-sonnet-4-5@20250929", "opus": "claude-opus-5-5", "haiku": "claude-haiku-4-5@20251001"},
+		},
+		// Azure's models are the user's deployments: only the user's
+		// table, never Claude Code's variables.
+		{name: "Azure", cfg: provider.Config{Provider: "azure", Model: "my-gpt"}, env: map[string]string{"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-sonnet-4-6"}, want: map[string]string{}},
+		{
+			name:      "AzureOverrides",
+			cfg:       provider.Config{Provider: "azure", Model: "my-gpt"},
+			overrides: map[string]string{"haiku": "my-gpt-mini"},
+			want:      map[string]string{"haiku": "my-gpt-mini"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := provider.ModelAliases(tc.cfg, tc.overrides, env(tc.env)); !maps.Equal(got, tc.want) {
