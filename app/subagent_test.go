@@ -284,9 +284,13 @@ func TestSubagentAliasOnALocalServer(t *testing.T) {
 }
 
 // Every alias of Claude Code's files has a model on the providers with a
-// table of their own.
+// table of their own (all but Azure, whose models are the user's
+// deployments).
 func TestProvidersKnowEveryAlias(t *testing.T) {
 	for _, p := range provider.Names() {
+		if p == provider.Azure {
+			continue
+		}
 		table := provider.ModelAliases(provider.Config{Provider: p}, nil, nil)
 		for _, alias := range subagent.ModelAliases() {
 			if table[alias] == "" {

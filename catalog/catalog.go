@@ -15,6 +15,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -69,6 +70,9 @@ func (m Model) TakesPDFs() bool { return m.PDFs == nil || *m.PDFs }
 // another.
 type Catalog struct {
 	models []Model
+	// aliases are, by provider, the models Claude Code's model aliases
+	// (sonnet, opus, haiku) stand for.
+	aliases map[string]map[string]string
 }
 
 // Default returns the catalog orca ships (models.json).
@@ -80,14 +84,16 @@ var Default = sync.OnceValue(func() *Catalog {
 	return c
 })
 
-// Parse reads a catalog in models.json's form: {"models": [Model, …]}. A
+// Parse reads a catalog in models.json's form: {"models": [Model, …],
+// "aliases": {provider: {alias: model}}}. A
 // model without a provider or a name, a negative number, or a second
 // entry of the same provider and name is an error naming it.
 func Parse(data []byte) (*Catalog, error) {
 	var f struct {
-		Version int     `json:"version"`
-		AsOf    string  `json:"as_of"`
-		Models  []Model `json:"models"`
+		Version int                          `json:"version"`
+		AsOf    string                       `json:"as_of"`
+		Aliases map[string]map[string]string `json:"aliases"`
+		Models  []Model                      `json:"models"`
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
@@ -108,7 +114,22 @@ func Parse(data []byte) (*Catalog, error) {
 		}
 		seen[k] = true
 	}
-	return &Catalog{models: f.Models}, nil
+	for provider, table := range f.Aliases {
+		for alias, m := range table {
+			if provider == "" || alias == "" || m == "" {
+				return nil, fmt.Errorf("aliases: %q of %q stands for %q: want a provider, an alias and a model", alias, provider, m)
+			}
+		}
+	}
+	return &Catalog{models: f.Models, aliases: f.Aliases}, nil
+}
+
+// Aliases returns the models Claude Code's model aliases (sonnet, opus,
+// haiku: subagents' "model:") stand for on provider — an API shape
+// (anthropic, openai, gemini) or bedrock —; nil if the catalog has no
+// table for it. The map is the caller's.
+func (c *Catalog) Aliases(provider string) map[string]string {
+	return maps.Clone(c.aliases[provider])
 }
 
 // Check reports what is wrong with m, naming it: no name, a negative
@@ -131,7 +152,7 @@ func (m Model) Check() error {
 // replaces (a setting may give a model's window alone). An entry that
 // replaces none is added.
 func (c *Catalog) With(over ...Model) *Catalog {
-	out := &Catalog{models: slices.Clone(c.models)}
+	out := &Catalog{models: slices.Clone(c.models), aliases: c.aliases}
 	for _, o := range over {
 		replaced := false
 		for i, m := range out.models {

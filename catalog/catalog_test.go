@@ -136,9 +136,44 @@ func TestParseRefuses(t *testing.T) {
 		{`{"models": [{"provider": "openai", "name": "x"}, {"provider": "openai", "name": "x"}]}`, "models[1]: openai x is listed twice"},
 		{`{"models": [{"provider": "openai", "name": "x", "window": 5}]}`, `unknown field "window"`},
 		{`{"models": 5}`, "cannot unmarshal"},
+		{`{"aliases": {"openai": {"sonnet": ""}}, "models": []}`, `aliases: "sonnet" of "openai" stands for ""`},
 	} {
 		if _, err := catalog.Parse([]byte(tc.json)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.json, err, tc.want)
 		}
+	}
+}
+
+// Claude Code's model aliases stand for a model of each provider's
+// table, one the catalog knows (a Bedrock id: the model it names); the
+// tables are the caller's to change.
+func TestAliases(t *testing.T) {
+	c := catalog.Default()
+	for _, p := range []string{"anthropic", "openai", "gemini", "bedrock"} {
+		table := c.Aliases(p)
+		for _, alias := range []string{"sonnet", "opus", "haiku"} {
+			m := table[alias]
+			if m == "" {
+				t.Errorf("%s has no model for %s", p, alias)
+				continue
+			}
+			within := p
+			if p == "bedrock" {
+				within = ""
+			}
+			if _, ok := c.Lookup(within, m); !ok {
+				t.Errorf("%s's %s is %s, which the catalog does not know", p, alias, m)
+			}
+		}
+		table["sonnet"] = "changed"
+		if c.Aliases(p)["sonnet"] == "changed" {
+			t.Errorf("%s: the table is the catalog's own", p)
+		}
+	}
+	if c.Aliases("azure") != nil {
+		t.Errorf("azure has a table")
+	}
+	if got := c.With(catalog.Model{Provider: "openai", Name: "x"}).Aliases("openai")["opus"]; got != c.Aliases("openai")["opus"] {
+		t.Errorf("With lost the aliases: %q", got)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
-	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/subagent"
@@ -149,7 +149,7 @@ func TestClaudeCodeAgentsRun(t *testing.T) {
 		r := calls[0]
 		model := parentModel
 		if want.model != "" {
-			model = anthropic.ModelAliases()[want.model]
+			model = catalog.Default().Aliases("anthropic")[want.model]
 		}
 		if r.Model != model || r.Model == want.model {
 			t.Errorf("%s (model: %s): the model call names %q, want %q", name, cmp.Or(want.model, "inherit"), r.Model, model)

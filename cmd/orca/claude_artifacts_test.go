@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/llm/anthropic"
 	"github.com/orca-agent/orca/subagent"
 )
@@ -1163,7 +1164,7 @@ func TestClaudeArtifactOMCSubagentModels(t *testing.T) {
 		t.Errorf("the Task tool does not say which tools explore has:\n%s", listed)
 	}
 	parent := run.requests[0]
-	aliases := anthropic.ModelAliases()
+	aliases := catalog.Default().Aliases("anthropic")
 	for i, tc := range []struct{ agent, alias string }{{"explore", "haiku"}, {"planner", "opus"}, {"executor", "sonnet"}} {
 		fork := run.requests[1+2*i]
 		if fork.model != aliases[tc.alias] {

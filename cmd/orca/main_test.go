@@ -519,7 +519,7 @@ func TestRunUsageErrors(t *testing.T) {
 		args []string
 		want []string // in stderr
 	}{
-		{"unknown provider", []string{"--provider", "mistral", "--script", good}, []string{`"mistral"`, "anthropic, openai, openai-responses, gemini, vertex, bedrock and script"}},
+		{"unknown provider", []string{"--provider", "mistral", "--script", good}, []string{`"mistral"`, "anthropic, anthropic-vertex, openai, openai-responses, azure, gemini, vertex, bedrock and script"}},
 		{"no script", []string{"--provider", "script"}, []string{"--script FILE"}},
 		{"missing script file", []string{"--script", missing}, []string{missing, "no such file"}},
 		{"bad JSON", []string{"--script", badJSON}, []string{badJSON, "line 3, column 1", "invalid character"}},

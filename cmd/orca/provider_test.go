@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/llm/anthropic"
 	"github.com/orca-agent/orca/llm/openai"
 )
@@ -399,15 +400,15 @@ func TestRunProviderErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"none chosen", nil, nil, []string{"no model provider chosen", "--provider NAME", "ORCA_PROVIDER", `"provider" in a settings file`, "anthropic, openai, openai-responses, gemini, vertex, bedrock and script", "--script FILE"}},
-		{"unknown flag provider", nil, []string{"--provider", "mistral"}, []string{`unknown provider "mistral" (chosen by --provider)`, "anthropic, openai, openai-responses, gemini, vertex, bedrock and script"}},
+		{"none chosen", nil, nil, []string{"no model provider chosen", "--provider NAME", "ORCA_PROVIDER", `"provider" in a settings file`, "anthropic, anthropic-vertex, openai, openai-responses, azure, gemini, vertex, bedrock and script", "--script FILE"}},
+		{"unknown flag provider", nil, []string{"--provider", "mistral"}, []string{`unknown provider "mistral" (chosen by --provider)`, "anthropic, anthropic-vertex, openai, openai-responses, azure, gemini, vertex, bedrock and script"}},
 		{"unknown env provider", map[string]string{"ORCA_PROVIDER": "mistral"}, nil, []string{`unknown provider "mistral" (chosen by ORCA_PROVIDER)`}},
 		{"anthropic without a key", nil, []string{"--provider", "anthropic"}, []string{"ANTHROPIC_API_KEY"}},
 		{"anthropic from env without a key", map[string]string{"ORCA_PROVIDER": "anthropic"}, nil, []string{"ANTHROPIC_API_KEY", "chosen by ORCA_PROVIDER"}},
 		{"openai without a key", nil, []string{"--provider", "openai"}, []string{"OPENAI_API_KEY", "OPENAI_BASE_URL"}},
 		{"script without a script", nil, []string{"--provider", "script"}, []string{"--script FILE"}},
 		{"script from env without a script", map[string]string{"ORCA_PROVIDER": "script"}, nil, []string{"--script FILE", "chosen by ORCA_PROVIDER"}},
-		{"script and base URL", nil, []string{"--script", sc, "--base-url", "http://localhost:1"}, []string{"--base-url is for the model providers (anthropic, openai, openai-responses, gemini, vertex, bedrock), not script"}},
+		{"script and base URL", nil, []string{"--script", sc, "--base-url", "http://localhost:1"}, []string{"--base-url is for the model providers (anthropic, anthropic-vertex, openai, openai-responses, azure, gemini, vertex, bedrock), not script"}},
 		{"script with another provider", nil, []string{"--script", sc, "--provider", "openai", "--base-url", "http://localhost:1"}, []string{"--script is for the script provider", "openai"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -506,7 +507,7 @@ func TestChatSwitchesModel(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	reqs := api.requests(t)
-	opus := anthropic.ModelAliases()["opus"]
+	opus := catalog.Default().Aliases("anthropic")["opus"]
 	if len(reqs) != 3 || reqs[0].model != anthropic.DefaultModel || reqs[1].model != opus || reqs[2].model != "claude-haiku-5-5" {
 		var got []string
 		for _, r := range reqs {

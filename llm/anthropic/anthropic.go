@@ -89,16 +89,6 @@ const (
 	MinThinkingBudget = 1024
 )
 
-// ModelAliases returns the models Claude Code's model aliases stand for
-// on the Messages API: the newest Sonnet, Opus and Haiku the SDK knows.
-func ModelAliases() map[string]string {
-	return map[string]string{
-		"sonnet": sdk.ModelClaudeSonnet5_5,
-		"opus":   sdk.ModelClaudeOpus5_5,
-		"haiku":  sdk.ModelClaudeHaiku5_5,
-	}
-}
-
 // rawInputKey is the key under which a tool input that is not a JSON
 // object is quoted (see the package documentation).
 const rawInputKey = "_raw_input"

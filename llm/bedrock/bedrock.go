@@ -134,16 +134,6 @@ const (
 	BaseURLEnv = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
 )
 
-// ModelAliases returns the Claude models on Bedrock that Claude Code's
-// model aliases stand for, through the US regions' inference profiles.
-func ModelAliases() map[string]string {
-	return map[string]string{
-		"sonnet": DefaultModel,
-		"opus":   "us.anthropic.claude-opus-4-6-v1",
-		"haiku":  "us.anthropic.claude-haiku-4-5-20251001-v1:0",
-	}
-}
-
 // Option configures a Client.
 type Option func(*options)
 

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"go.uber.org/goleak"
 
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/bedrock"
 	"github.com/orca-agent/orca/llm/llmtest"
@@ -645,12 +646,13 @@ func TestCancelMidStream(t *testing.T) {
 // DefaultModel and the aliases are Claude inference profiles of the US
 // regions; the cache points apply to them.
 func TestModels(t *testing.T) {
-	for alias, m := range bedrock.ModelAliases() {
+	aliases := catalog.Default().Aliases("bedrock")
+	for alias, m := range aliases {
 		if !strings.HasPrefix(m, "us.anthropic.claude-") {
 			t.Errorf("%s: %s", alias, m)
 		}
 	}
-	if bedrock.ModelAliases()["sonnet"] != bedrock.DefaultModel {
+	if aliases["sonnet"] != bedrock.DefaultModel {
 		t.Errorf("sonnet is not the default model")
 	}
 }

@@ -79,16 +79,6 @@ const (
 	LocationEnv = "GOOGLE_CLOUD_LOCATION"
 )
 
-// ModelAliases returns the Gemini models that stand in for Claude Code's
-// model aliases, by tier.
-func ModelAliases() map[string]string {
-	return map[string]string{
-		"sonnet": DefaultModel,
-		"opus":   "gemini-4-carbon",
-		"haiku":  "gemini-3.5-flash-lite",
-	}
-}
-
 // Option configures a Client.
 type Option func(*config)
 

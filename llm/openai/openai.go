@@ -107,19 +107,6 @@ const (
 	ErrorPrefix = "Error: "
 )
 
-// ModelAliases returns the OpenAI models that stand in for Claude Code's
-// model aliases on OpenAI's own API, by tier: sonnet, the everyday model,
-// is DefaultModel (terra); opus, the most capable, the larger sol of the
-// same generation; haiku, the small fast one, the newest luna. (Servers
-// of the same protocol have models of their own: these are not theirs.)
-func ModelAliases() map[string]string {
-	return map[string]string{
-		"sonnet": DefaultModel,
-		"opus":   sdk.ChatModelGPT6_1Sol,
-		"haiku":  sdk.ChatModelGPT6Luna,
-	}
-}
-
 // rawInputKey is the key under which arguments that are not a JSON object
 // are quoted (see the package documentation).
 const rawInputKey = "_raw_input"

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/anthropic"
 	"github.com/orca-agent/orca/llm/bedrock"
@@ -247,10 +248,11 @@ func Resolve(flags, project, user Config, env func(string) string) Config {
 //     with env (which may be nil): SonnetModelEnv, OpusModelEnv,
 //     HaikuModelEnv, then SmallFastModelEnv for haiku (with Vertex AI,
 //     Claude Code's users set them to Vertex's ids);
-//   - the provider's table: anthropic.ModelAliases (also through a
-//     gateway's base URL: gateways serve Claude's model ids; and on Vertex
-//     AI, where the current models have the same ids), or
-//     openai.ModelAliases on OpenAI's own API only. Any other base URL for
+//   - the provider's table in orca's model catalog
+//     (catalog.Catalog.Aliases): anthropic's (also through a gateway's
+//     base URL: gateways serve Claude's model ids; and on Vertex AI, where
+//     the current models have the same ids), gemini's (also on Vertex),
+//     bedrock's, or openai's on OpenAI's own API only. Any other base URL for
 //     OpenAI (cfg.BaseURL, else env(openai.BaseURLEnv)) is a server whose
 //     models are its own — often only the one the user named — so it has
 //     no table; nor has Azure, whose models are the user's deployments,
@@ -266,7 +268,7 @@ func ModelAliases(cfg Config, overrides map[string]string, env func(string) stri
 	out := map[string]string{}
 	switch cfg.Provider {
 	case Anthropic, AnthropicVertex:
-		maps.Copy(out, anthropic.ModelAliases())
+		maps.Copy(out, catalog.Default().Aliases(Anthropic))
 		for alias, vars := range map[string][]string{
 			"sonnet": {SonnetModelEnv},
 			"opus":   {OpusModelEnv},
@@ -281,12 +283,12 @@ func ModelAliases(cfg Config, overrides map[string]string, env func(string) stri
 		}
 	case OpenAI, OpenAIResponses:
 		if openAIsOwn(cmp.Or(cfg.BaseURL, env(openai.BaseURLEnv))) {
-			maps.Copy(out, openai.ModelAliases())
+			maps.Copy(out, catalog.Default().Aliases(OpenAI))
 		}
 	case Gemini, Vertex:
-		maps.Copy(out, gemini.ModelAliases())
+		maps.Copy(out, catalog.Default().Aliases(Gemini))
 	case Bedrock:
-		maps.Copy(out, bedrock.ModelAliases())
+		maps.Copy(out, catalog.Default().Aliases(Bedrock))
 	}
 	for alias, m := range overrides {
 		if m != "" {
