@@ -15,6 +15,8 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/config"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/gemini"
+	"github.com/orca-agent/orca/llm/openai"
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/store"
@@ -127,7 +129,7 @@ func chooseModel(cfg *Config, s *config.Settings, dir string, getenv func(string
 	user := provider.Config{Provider: s.UserModel.Provider, Model: s.UserModel.Model, BaseURL: s.UserModel.BaseURL}
 	rc := provider.Resolve(given, project, user, getenv)
 	aliases := modelAliases(rc, s, getenv)
-	if rc.Provider == "anthropic" && s.ClaudeModel != "" && !modelGiven(rc.Provider, getenv, given, project, user) {
+	if claudes(rc.Provider) && s.ClaudeModel != "" && !modelGiven(rc.Provider, getenv, given, project, user) {
 		// Claude Code's settings chose a Claude model, often by alias
 		// ("model": "sonnet"), which stands for what it would for a
 		// subagent.
@@ -214,7 +216,7 @@ func fallbackChain(given []string, rc provider.Config, s *config.Settings, alias
 			chain = m.Fallbacks
 		}
 	}
-	if chain == nil && rc.Provider == provider.Anthropic {
+	if chain == nil && claudes(rc.Provider) {
 		chain = s.ClaudeFallbacks
 	}
 	var out []string
@@ -267,6 +269,11 @@ func fallbacksOf(specs []string, rc provider.Config, primary llm.Client) ([]agen
 	}
 	return out, nil
 }
+
+// claudes reports whether provider p speaks Anthropic's Messages API with
+// Claude's model ids, which Claude Code's settings name: Anthropic's own
+// API, and Claude on Vertex AI.
+func claudes(p string) bool { return p == provider.Anthropic || p == provider.AnthropicVertex }
 
 // modelGiven reports whether a model for provider p was chosen by one of
 // the configurations or the environment, rather than defaulted.
@@ -329,8 +336,12 @@ func modelServer(cfg provider.Config, getenv func(string) string) (string, int) 
 	switch cfg.Provider {
 	case provider.Anthropic:
 		base = cmp.Or(base, getenv("ANTHROPIC_BASE_URL"), "https://api.anthropic.com")
-	case "openai":
+	case provider.OpenAI, provider.OpenAIResponses:
 		base = cmp.Or(base, getenv("OPENAI_BASE_URL"), "https://api.openai.com/v1")
+	case provider.Azure:
+		base = cmp.Or(base, getenv(openai.AzureEndpointEnv))
+	case provider.Gemini:
+		base = cmp.Or(base, getenv(gemini.BaseURLEnv), "https://generativelanguage.googleapis.com")
 	}
 	u, err := url.Parse(base)
 	if base == "" || err != nil || u.Hostname() == "" {

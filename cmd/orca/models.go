@@ -27,8 +27,9 @@ tokens (input, output, cache read), and what a request may show the model
 (images, PDFs). orca compacts before a model's window, prices each call
 by the model that served it, and describes images and PDFs to a model
 that takes none instead of sending them. A model the catalog lacks is
-taken as able, and learnt from its answers. Each entry names the page
-its facts come from (--json).`,
+taken as able, and learnt from its answers. A model that Claude Code's
+aliases stand for (a subagent's "model: sonnet") is marked "= sonnet".
+Each entry names the page its facts come from (--json).`,
 		Example: `  orca models
   orca models --provider anthropic
   orca models --json | jq '.[] | select(.images == false) | .name'`,
@@ -37,7 +38,7 @@ its facts come from (--json).`,
 			var ms []catalog.Model
 			known := map[string]bool{}
 			// The providers that serve another's models list those.
-			listed := map[string]string{"vertex": "gemini", "openai-responses": "openai", "bedrock": "anthropic"}[provider]
+			listed := map[string]string{"vertex": "gemini", "openai-responses": "openai", "azure": "openai", "bedrock": "anthropic", "anthropic-vertex": "anthropic"}[provider]
 			listed = cmp.Or(listed, provider)
 			for _, m := range catalog.Default().Models() {
 				known[m.Provider] = true
@@ -61,6 +62,12 @@ its facts come from (--json).`,
 				if m.ServedBy != "" {
 					name += " (" + m.ServedBy + ")"
 				}
+				// The alias a subagent's "model:" names it by.
+				for alias, to := range catalog.Default().Aliases(m.Provider) {
+					if to == m.Name {
+						name += " = " + alias
+					}
+				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Provider, name, tokens(m.ContextWindow), tokens(m.MaxOutput),
 					price(m.Price, func(p *catalog.Price) float64 { return p.Input }),
 					price(m.Price, func(p *catalog.Price) float64 { return p.Output }),
@@ -71,7 +78,7 @@ its facts come from (--json).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the models as one JSON array, with their sources")
-	cmd.Flags().StringVar(&provider, "provider", "", "only this provider's models (anthropic, openai, gemini; vertex lists gemini's, openai-responses openai's, bedrock Anthropic's, which Bedrock's ids name)")
+	cmd.Flags().StringVar(&provider, "provider", "", "only this provider's models (anthropic, openai, gemini; vertex lists gemini's, openai-responses and azure openai's, bedrock and anthropic-vertex Anthropic's, which their ids name)")
 	return cmd
 }
 

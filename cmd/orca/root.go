@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,10 @@ const (
 	// exitBusy: the session is open in another writer (another orca run,
 	// chat or server has it): nothing ran; try again once it is closed.
 	exitBusy = 4
+	// exitPipe: the reader of the output went away before the command
+	// wrote all of it (orca models | head), which it does not report: the
+	// code of a process SIGPIPE killed, 128 + 13.
+	exitPipe = 141
 )
 
 // exitError is an error that carries the exit code orca ends with.
@@ -262,6 +267,12 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		// The reader of the output went away (orca models | head): no
+		// error to tell it, and no usage to suggest; the code a process
+		// killed by SIGPIPE has, as the tools it replaces in a pipe.
+		return exitPipe
 	}
 	code := exitUsage // cobra's own errors: unknown command, bad flag, wrong arguments
 	var ee *exitError
