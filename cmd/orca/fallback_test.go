@@ -51,3 +51,21 @@ func TestRunFallbackFromSettings(t *testing.T) {
 		t.Errorf("sessions show --json:\n%s", out)
 	}
 }
+
+// A primary that fails after some of its answer streamed does not fall
+// over: the user saw the half answer, and the failure is the turn's (the
+// fallback is never asked).
+func TestRunNoFallbackAfterStreaming(t *testing.T) {
+	t.Setenv(anthropic.APIKeyEnv, "sk-ant-test")
+	t.Setenv(anthropic.BaseURLEnv, "")
+	primary := newFakeModelAPI(t, true, reply{text: "Half an ans", overloadedMidStream: true})
+	second := newFakeModelAPI(t, false, reply{text: "Answered by the fallback."})
+	t.Setenv(openai.APIKeyEnv, "sk-test")
+	t.Setenv(openai.BaseURLEnv, second.URL+"/v1")
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--provider", "anthropic", "--base-url", primary.URL, "--model", "claude-opus-5-5",
+		"--fallback-model", "openai:gpt-6.1-terra", "-w", t.TempDir(), "--json", "hi")
+	if code != exitTurn || len(second.seen()) != 0 || !strings.Contains(stdout, `"stop_reason":"failed"`) || !strings.Contains(stderr, "Overloaded") {
+		t.Errorf("exit %d, primary %d requests, fallback %d\nstdout:\n%s\nstderr:\n%s", code, len(primary.seen()), len(second.seen()), stdout, stderr)
+	}
+}

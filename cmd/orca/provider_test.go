@@ -29,6 +29,10 @@ type reply struct {
 	rateLimited bool
 	// inputTokens is the usage's prompt tokens (1000 if zero).
 	inputTokens int
+	// overloadedMidStream (Anthropic's API) ends the stream after the
+	// text with an overloaded_error event, as the API does when it is
+	// overloaded mid-answer.
+	overloadedMidStream bool
 }
 
 // fakeModelAPI is an httptest server that speaks Anthropic's Messages API
@@ -179,6 +183,10 @@ func writeAnthropicStream(w io.Writer, model string, rp reply) {
 		sse(w, "content_block_start", obj{"type": "content_block_start", "index": i, "content_block": obj{"type": "text", "text": ""}})
 		for _, p := range pieces(rp.text, 7) {
 			sse(w, "content_block_delta", obj{"type": "content_block_delta", "index": i, "delta": obj{"type": "text_delta", "text": p}})
+		}
+		if rp.overloadedMidStream {
+			sse(w, "error", obj{"type": "error", "error": obj{"type": "overloaded_error", "message": "Overloaded"}})
+			return
 		}
 		sse(w, "content_block_stop", obj{"type": "content_block_stop", "index": i})
 		i++
