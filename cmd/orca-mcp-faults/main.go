@@ -15,8 +15,10 @@
 //	{"mcpServers": {"faults": {"command": "orca-mcp-faults", "args": ["-crash-on-call", "3", "-dir", "/tmp/notes"]}}}
 //
 // Over stdio, standard output carries the protocol and nothing else; the
-// log (each fault as it fires) goes to standard error. Over HTTP, the
-// first line on standard error says where it serves:
+// log (each fault as it fires, each notifications/cancelled received, each
+// call cut short) goes to standard error, or to the file -log names (a
+// client that keeps only the end of a server's stderr loses none of it).
+// Over HTTP, the first line on standard error says where it serves:
 //
 //	orca-mcp-faults: serving streamable HTTP at http://127.0.0.1:40123/
 //
@@ -56,10 +58,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fl := flag.NewFlagSet("orca-mcp-faults", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	var (
-		f      mcptest.Faults
-		o      mcptest.Options
-		addr   string
-		useSSE bool
+		f       mcptest.Faults
+		o       mcptest.Options
+		addr    string
+		useSSE  bool
+		logFile string
 	)
 	fl.StringVar(&addr, "http", "", "serve HTTP on this address (e.g. 127.0.0.1:0) instead of stdio")
 	fl.BoolVar(&useSSE, "sse", false, "with -http, serve the older HTTP+SSE transport instead of streamable HTTP")
@@ -68,10 +71,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fl.DurationVar(&f.SlowCall, "slow-call", 0, "delay every tools/call this long")
 	fl.IntVar(&f.CrashOnCall, "crash-on-call", 0, "exit with status 3 on the N-th tools/call, unanswered")
 	fl.IntVar(&f.HangOnCall, "hang-on-call", 0, "never answer the N-th tools/call, until the client cancels it")
+	fl.IntVar(&f.StallOnCall, "stall-on-call", 0, "from the N-th tools/call on, answer nothing on its connection (pings included): a stuck server")
 	fl.IntVar(&f.DropSessionOnCall, "drop-session-on-call", 0, "HTTP: forget the session of the N-th tools/call (404)")
 	fl.IntVar(&f.ErrorOnCall, "error-on-call", 0, "answer the N-th tools/call with an isError result")
 	fl.IntVar(&f.FailListTools, "fail-list-tools", 0, "answer the first N tools/list requests with an error")
 	fl.IntVar(&f.ChangeToolsOnCall, "change-tools-on-call", 0, "after the N-th tools/call, remove add, add reverse, send list_changed")
+	fl.StringVar(&logFile, "log", "", "append the log to this file instead of standard error")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -83,7 +88,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "orca-mcp-faults: -sse needs -http")
 		return 2
 	}
-	o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	logTo := stderr
+	if logFile != "" {
+		lf, err := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintln(stderr, "orca-mcp-faults:", err)
+			return 2
+		}
+		defer lf.Close()
+		logTo = lf
+	}
+	o.Logger = slog.New(slog.NewTextHandler(logTo, nil))
 	o.OnCrash = func() {
 		fmt.Fprintf(stderr, "orca-mcp-faults: crashing on purpose (-crash-on-call %d)\n", f.CrashOnCall)
 		os.Exit(crashStatus)

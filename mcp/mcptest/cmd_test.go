@@ -125,6 +125,28 @@ func TestCommandStdioClose(t *testing.T) {
 	}
 }
 
+// -log sends the log to a file: a sleep the client gives up on is logged
+// there, with the cancellation the server received.
+func TestCommandLogFile(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "faults.log")
+	cmd := exec.Command(command(t), "-log", logFile)
+	started(t, cmd)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := call(ctx, cs, "sleep", map[string]any{"seconds": 30}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the sleep given up: %v", err)
+	}
+	eventually(t, "the log says the sleep was cancelled", func() bool {
+		b, _ := os.ReadFile(logFile)
+		return strings.Contains(string(b), "notifications/cancelled received") && strings.Contains(string(b), "sleep cut short")
+	})
+	cs.Close()
+}
+
 var servingAt = regexp.MustCompile(`serving .* at (http://\S+)`)
 
 // startHTTP starts the command serving HTTP and returns its URL.

@@ -15,9 +15,21 @@
 //	echo         returns its text                                true      -            true
 //	add          returns {"sum": a+b} as structured content      true      -            true
 //	counter      returns {"call": n}, the number of this call    true      -            false
+//	sleep        waits; reports progress; logs a cancellation    true      -            true
+//	log          sends log messages (notifications/message)      true      -            false
 //	write_note   appends a line to a note file; returns {"lines"} false     false        false
 //	delete_note  deletes a note file; returns {"deleted"}        false     true         true
 //	reverse      returns its text reversed (only after the tool list changed, see ChangeToolsOnCall)
+//
+// sleep ({"seconds", "steps"}) is the slow call: it waits, sending
+// notifications/progress steps times when the client gave a
+// progressToken; cancelled, it ends at once and logs "mcptest: sleep cut
+// short". log ({"level", "text", "count"}) sends count log messages, as
+// the client's logging level (logging/setLevel, or the request's
+// _meta in the sessionless protocol) lets through. Every
+// notifications/cancelled the server receives is logged too ("mcptest:
+// notifications/cancelled received"), so that a test can tell a client
+// that cancels from one that only hangs up.
 //
 // write_note and delete_note work in Options.Dir, confined to it with
 // os.Root, and are offered only when it is set. write_note is the one to
@@ -34,9 +46,10 @@
 // (StartDelay), slow calls (SlowCall), a tool list that fails the first N
 // times it is asked for (FailListTools), and on the N-th tools/call a crash
 // (CrashOnCall), a dropped HTTP session (DropSessionOnCall), a call never
-// answered (HangOnCall), an error result (ErrorOnCall), or a changed tool
+// answered (HangOnCall), a server that stops answering anything, pings
+// included (StallOnCall), an error result (ErrorOnCall), or a changed tool
 // list with notifications/tools/list_changed (ChangeToolsOnCall). Options.Logger
-// hears each fault as it fires.
+// hears each fault as it fires, and each cancellation the server receives.
 //
 // # Serving it
 //

@@ -30,10 +30,10 @@ import (
 //
 //  1. It gets its number.
 //  2. It waits SlowCall.
-//  3. At most one of CrashOnCall, DropSessionOnCall, HangOnCall and
-//     ErrorOnCall applies, the first of them in that order that names it.
-//     None of them runs the tool: a crashed, dropped, hung or failed call
-//     had no effect (no note written).
+//  3. At most one of CrashOnCall, DropSessionOnCall, HangOnCall,
+//     StallOnCall and ErrorOnCall applies, the first of them in that order
+//     that names it. None of them runs the tool: a crashed, dropped, hung,
+//     stalled or failed call had no effect (no note written).
 //  4. The tool runs.
 //  5. If ChangeToolsOnCall names it, the tool list changes once the call
 //     has ended, answered or not.
@@ -88,6 +88,17 @@ type Faults struct {
 	// still be waiting for. Other calls, before and after, are answered.
 	HangOnCall int
 
+	// StallOnCall makes the server stop answering on call N, as one whose
+	// event loop is stuck: call N and every message after it on the same
+	// connection — pings and notifications/cancelled included — get no
+	// answer and have no effect, until the connection is cut or closed.
+	// Under Serve and ServeStdio the messages that come are read and
+	// dropped; under a Handler the session's requests are held unanswered
+	// until the client gives up on them (other sessions are not touched).
+	// Served otherwise, call N hangs, as with HangOnCall, and the rest is
+	// answered.
+	StallOnCall int
+
 	// ErrorOnCall answers call N with a tool result whose isError is true
 	// and whose text names the fault, without running the tool.
 	ErrorOnCall int
@@ -120,6 +131,8 @@ var errGone = errors.New("mcptest: connection cut or closed")
 type conn struct {
 	gone chan struct{} // closed when the connection is cut or closed: ends waits
 	once sync.Once
+	// stalled: StallOnCall fired; nothing more is answered.
+	stalled atomic.Bool
 
 	cut  func() // crash: close the connection at once; never nil
 	drop func() // forget the session; nil where there are no sessions
@@ -196,6 +209,10 @@ func (fs *faults) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case "tools/call":
 			return fs.call(ctx, method, req, next)
+		case "notifications/cancelled":
+			if p, ok := req.GetParams().(*mcp.CancelledParams); ok {
+				fs.log.Info("mcptest: notifications/cancelled received", "request", p.RequestID, "reason", p.Reason)
+			}
 		case "tools/list":
 			if n := int(fs.lists.Add(1)); n <= fs.f.FailListTools {
 				fs.log.Info("mcptest: tools/list fails (FailListTools)", "list", n)
@@ -246,6 +263,12 @@ func (fs *faults) call(ctx context.Context, method string, req mcp.Request, next
 		log.Info("mcptest: no session to drop on this transport: the call goes on")
 	case fs.f.HangOnCall:
 		log.Info("mcptest: hang (HangOnCall)")
+		return nil, fs.hang(ctx, log)
+	case fs.f.StallOnCall:
+		log.Info("mcptest: stall (StallOnCall): nothing more is answered")
+		if c != nil {
+			c.stalled.Store(true)
+		}
 		return nil, fs.hang(ctx, log)
 	case fs.f.ErrorOnCall:
 		log.Info("mcptest: error result (ErrorOnCall)")

@@ -3,10 +3,13 @@ package mcptest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -279,4 +282,133 @@ func TestFaultOrder(t *testing.T) {
 		t.Errorf("crash and drop on call 2: %v, want the crash", err)
 	}
 	noteIs(t, dir)
+}
+
+// From call N on, the connection answers nothing — the stalled call, a
+// later call, a ping — and drops a cancellation; the client's own
+// timeouts are all that end its requests. A new connection to the same
+// server is answered.
+func TestStallOnCall(t *testing.T) {
+	for _, v := range versions {
+		t.Run("version="+v, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var l logs
+				dir := t.TempDir()
+				s := mcptest.NewServer(mcptest.Faults{StallOnCall: 2}, mcptest.Options{Dir: dir, Logger: l.logger()})
+				cs := serve(t, s, nil, v).cs
+				if _, err := note(context.Background(), cs, "one"); err != nil {
+					t.Fatal(err)
+				}
+				for _, what := range []string{"the stalled call", "a call after it", "a ping"} {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					var err error
+					switch what {
+					case "a ping":
+						err = cs.Ping(ctx, nil)
+					default:
+						_, err = note(ctx, cs, what)
+					}
+					cancel()
+					if !errors.Is(err, context.DeadlineExceeded) {
+						t.Errorf("%s: %v, want no answer", what, err)
+					}
+				}
+				synctest.Wait()
+				if log := l.String(); !strings.Contains(log, "StallOnCall") || strings.Contains(log, "notifications/cancelled received") {
+					t.Errorf("the log (a stalled server hears no cancellation):\n%s", log)
+				}
+				noteIs(t, dir, "one")
+				// The call after the stalled one was dropped unread: not counted.
+				again := serve(t, s, nil, v)
+				if n := counterOf(t, again.cs); n != 3 {
+					t.Errorf("counter on a new connection: call %d, want 3", n)
+				}
+			})
+		})
+	}
+}
+
+// sleep waits, reporting its progress to a client that asked for it
+// (fake time); cancelled, it ends at once, and the server logs the
+// cancellation it received and the sleep cut short.
+func TestSleep(t *testing.T) {
+	for _, v := range versions {
+		t.Run("version="+v, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var l logs
+				var mu sync.Mutex
+				var got []string
+				cs := serve(t, mcptest.NewServer(mcptest.Faults{}, mcptest.Options{Logger: l.logger()}), &mcp.ClientOptions{
+					ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+						mu.Lock()
+						defer mu.Unlock()
+						got = append(got, fmt.Sprintf("%v %v/%v %s", r.Params.ProgressToken, r.Params.Progress, r.Params.Total, r.Params.Message))
+					},
+				}, v).cs
+				start := time.Now()
+				params := &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"seconds": 3, "steps": 3}}
+				params.SetProgressToken("p1")
+				r, err := cs.CallTool(context.Background(), params)
+				if err != nil || textOf(r) != "slept 3s" || time.Since(start) != 3*time.Second {
+					t.Fatalf("sleep: %v, %v after %v", r, err, time.Since(start))
+				}
+				synctest.Wait()
+				mu.Lock()
+				if want := []string{"p1 1/3 step 1 of 3", "p1 2/3 step 2 of 3", "p1 3/3 step 3 of 3"}; !slices.Equal(got, want) {
+					t.Errorf("progress %q, want %q", got, want)
+				}
+				mu.Unlock()
+
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				if _, err := call(ctx, cs, "sleep", map[string]any{"seconds": 60}); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("a sleep given up: %v", err)
+				}
+				synctest.Wait()
+				if log := l.String(); !strings.Contains(log, "notifications/cancelled received") || !strings.Contains(log, "sleep cut short") {
+					t.Errorf("the server did not log the cancellation:\n%s", log)
+				}
+			})
+		})
+	}
+}
+
+// log sends what the client's level lets through: none before the client
+// sets one (the SDK's rule), then those at or above it.
+func TestLogTool(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	cs := serve(t, mcptest.NewServer(mcptest.Faults{}, mcptest.Options{}), &mcp.ClientOptions{
+		//lint:ignore SA1019 logging is deprecated in protocol 2026-07-28 (SEP-2577); the tool is for clients that still take it
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprintf("%s %s %v", r.Params.Level, r.Params.Logger, r.Params.Data))
+		},
+	}, "2025-11-25").cs
+	ctx := context.Background()
+	if _, err := call(ctx, cs, "log", map[string]any{"level": "error", "text": "unheard"}); err != nil {
+		t.Fatal(err)
+	}
+	//lint:ignore SA1019 as above
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, level := range []string{"info", "warning"} {
+		if r, err := call(ctx, cs, "log", map[string]any{"level": level, "text": level, "count": 2}); err != nil || textOf(r) != "sent 2" {
+			t.Fatalf("log: %v, %v", r, err)
+		}
+	}
+	// Those held back were never sent: the two heard are the first two
+	// that came.
+	eventually(t, "two messages", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"warning orca-mcp-faults warning 1", "warning orca-mcp-faults warning 2"}; !slices.Equal(got, want) {
+		t.Errorf("messages %q, want %q", got, want)
+	}
 }

@@ -102,6 +102,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	s := h.sessions[id]
+	if s != nil && s.conn.stalled.Load() {
+		// StallOnCall: held unanswered until the client gives up, or the
+		// session is cut or closed.
+		h.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-s.conn.gone:
+			http.Error(w, "mcptest: the session stalled (StallOnCall) and was closed", http.StatusServiceUnavailable)
+		}
+		return
+	}
 	if opens {
 		s = &session{conn: newConn()}
 		s.conn.cut = h.crash

@@ -227,3 +227,29 @@ func TestSSE(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// A stalled session holds its requests unanswered — a ping too — until
+// the client gives up; another session of the same handler is answered,
+// and Close ends the held requests.
+func TestStreamableStall(t *testing.T) {
+	h, srv := streamable(t, mcptest.Faults{StallOnCall: 1}, mcptest.Options{})
+	cs := connectHTTP(t, srv.URL, nil)
+	for _, what := range []string{"the stalled call", "a ping"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		var err error
+		if what == "a ping" {
+			err = cs.Ping(ctx, nil)
+		} else {
+			_, err = call(ctx, cs, "echo", map[string]any{"text": "x"})
+		}
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: %v, want no answer", what, err)
+		}
+	}
+	other := connectHTTP(t, srv.URL, nil)
+	if err := other.Ping(context.Background(), nil); err != nil {
+		t.Errorf("another session's ping: %v", err)
+	}
+	h.Close()
+}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,7 +68,7 @@ func (t *cutTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := &cutConn{Connection: inner}
+	cc := &cutConn{Connection: inner, c: t.c}
 	t.mu.Lock()
 	t.conn = cc
 	t.mu.Unlock()
@@ -87,11 +88,25 @@ func (t *cutTransport) cut() {
 	}
 }
 
-// cutConn closes its connection once, whoever asks first.
+// cutConn closes its connection once, whoever asks first; once the
+// connection stalled (StallOnCall), it drops what it reads.
 type cutConn struct {
 	mcp.Connection
+	c    *conn
 	once sync.Once
 	err  error
+}
+
+// Read returns the next message, unless the connection stalled: then
+// each message is read and dropped, as a stuck server would leave it,
+// until reading fails (the client closed the connection, or it was cut).
+func (c *cutConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		m, err := c.Connection.Read(ctx)
+		if err != nil || !c.c.stalled.Load() {
+			return m, err
+		}
+	}
 }
 
 func (c *cutConn) Close() error {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -63,6 +64,15 @@ type (
 	}
 	deleteOut struct {
 		Deleted bool `json:"deleted" jsonschema:"whether there was a note to delete"`
+	}
+	sleepIn struct {
+		Seconds float64 `json:"seconds" jsonschema:"how long to wait, in seconds"`
+		Steps   int     `json:"steps,omitempty" jsonschema:"how many progress notifications to send while waiting, one at the end of each equal part of the wait (default 1)"`
+	}
+	logIn struct {
+		Level string `json:"level" jsonschema:"the level: debug, info, notice, warning, error, critical, alert or emergency"`
+		Text  string `json:"text" jsonschema:"the message"`
+		Count int    `json:"count,omitempty" jsonschema:"how many times to send it, numbered from 1 when more than once (default 1)"`
 	}
 )
 
@@ -121,6 +131,33 @@ func NewServer(f Faults, o Options) *mcp.Server {
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, counterOut, error) {
 		return nil, counterOut{Call: callNumber(ctx)}, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{
+		Name: "sleep",
+		Description: "Waits the seconds given, then returns how long it slept. With a progressToken it reports its progress, steps times. " +
+			"A call cancelled while it waits ends at once, and the server logs it.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+		return sleep(ctx, req, in, log)
+	})
+	mcp.AddTool(s, &mcp.Tool{
+		Name: "log",
+		Description: "Sends the client a log message (notifications/message) at the level given, count times, " +
+			"as the client's logging level lets it; returns how many it sent.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in logIn) (*mcp.CallToolResult, any, error) {
+		n := max(in.Count, 1)
+		for i := 1; i <= n; i++ {
+			msg := in.Text
+			if n > 1 {
+				msg = fmt.Sprintf("%s %d", in.Text, i)
+			}
+			//lint:ignore SA1019 logging is deprecated in protocol 2026-07-28 (SEP-2577), and servers use it meanwhile: the tool is there to test clients with it
+			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(in.Level), Logger: Name, Data: msg}); err != nil {
+				return nil, nil, fmt.Errorf("log: message %d: %w", i, err)
+			}
+		}
+		return text(fmt.Sprintf("sent %d", n)), nil, nil
+	})
 	if o.Dir != "" {
 		addNotes(s, o.Dir)
 	}
@@ -152,6 +189,32 @@ func NewServer(f Faults, o Options) *mcp.Server {
 		}, nil
 	})
 	return s
+}
+
+// sleep is the sleep tool: it waits in.Seconds, in in.Steps parts, each
+// ended by a progress notification when the client asked for progress.
+// Cancelled (notifications/cancelled, or the connection gone), it ends at
+// once and says so in the log.
+func sleep(ctx context.Context, req *mcp.CallToolRequest, in sleepIn, log *slog.Logger) (*mcp.CallToolResult, any, error) {
+	if in.Seconds < 0 || in.Seconds > 24*3600 {
+		return nil, nil, fmt.Errorf("sleep: seconds %v: want 0 to a day", in.Seconds)
+	}
+	steps := max(in.Steps, 1)
+	part := time.Duration(in.Seconds * float64(time.Second) / float64(steps))
+	token := req.Params.GetProgressToken()
+	for i := 1; i <= steps; i++ {
+		if err := wait(ctx, part); err != nil {
+			log.Info("mcptest: sleep cut short", "call", callNumber(ctx), "step", i, "why", err)
+			return nil, nil, fmt.Errorf("mcptest: sleep cut short: %w", err)
+		}
+		if token != nil {
+			p := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(steps), Message: fmt.Sprintf("step %d of %d", i, steps)}
+			if err := req.Session.NotifyProgress(ctx, p); err != nil {
+				return nil, nil, fmt.Errorf("sleep: progress %d: %w", i, err)
+			}
+		}
+	}
+	return text(fmt.Sprintf("slept %vs", in.Seconds)), nil, nil
 }
 
 // addNotes adds write_note, delete_note and the notes resources, confined

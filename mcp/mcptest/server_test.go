@@ -41,7 +41,7 @@ func TestToolsResourcesPrompt(t *testing.T) {
 					}
 				}
 			})
-			if want := []string{"add", "counter", "delete_note", "echo", "write_note"}; !slices.Equal(names, want) {
+			if want := []string{"add", "counter", "delete_note", "echo", "log", "sleep", "write_note"}; !slices.Equal(names, want) {
 				t.Fatalf("tools %v, want %v", names, want)
 			}
 			type hints struct{ readOnly, destructive, idempotent bool }
@@ -51,6 +51,8 @@ func TestToolsResourcesPrompt(t *testing.T) {
 				"counter":     {readOnly: true},
 				"write_note":  {},
 				"delete_note": {destructive: true, idempotent: true},
+				"sleep":       {readOnly: true, idempotent: true},
+				"log":         {readOnly: true},
 			} {
 				a := byName[name].Annotations
 				got := hints{a.ReadOnlyHint, a.DestructiveHint == nil || *a.DestructiveHint, a.IdempotentHint}
