@@ -144,8 +144,10 @@ type Request struct {
 	OnEvent func(event.Event)
 	// OnBackgroundEvent, if set, receives the events of the background
 	// forks the execution starts (Task with run_in_background), on their
-	// own goroutines, as they happen — also after the turn has ended. A
-	// live session sends both to its one event feed, serialised.
+	// own goroutines, as they happen — also after the turn has ended —
+	// and the tool_progress events of its calls (tool.Report), on the
+	// goroutines of the tools that report, while the calls run. A live
+	// session sends both to its one event feed, serialised.
 	OnBackgroundEvent func(event.Event)
 
 	// Resume are tool calls of History's last assistant message that a

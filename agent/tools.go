@@ -497,6 +497,7 @@ func (t *turn) execute(a admitted) (tool.Result, []middleware.Failure) {
 	case traits.Background:
 		ctx = tool.WithBackground(ctx, background{rt.tasks})
 	}
+	ctx, ended := t.withProgress(ctx, call)
 	var res tool.Result
 	var failures []middleware.Failure
 	if rt.mw.Has(middleware.ToolExecution) {
@@ -506,6 +507,7 @@ func (t *turn) execute(a admitted) (tool.Result, []middleware.Failure) {
 	} else {
 		res = tool.Run(ctx, tl, call)
 	}
+	ended()
 	res.Content += contextSuffix(hook.PreToolUse, a.pre)
 	if !res.IsError && rt.nested != nil {
 		res.Content += t.nestedMemoryFor(tl, call)

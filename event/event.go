@@ -38,6 +38,10 @@ const (
 	ToolExecStarted   Name = "tool_exec_started"
 	ToolExecCompleted Name = "tool_exec_completed"
 	ToolExecFailed    Name = "tool_exec_failed"
+	// ToolProgress: a running call said how far it has come (tool.Report:
+	// an MCP server's notifications/progress), between its
+	// tool_exec_started and its end, never after.
+	ToolProgress Name = "tool_progress"
 	// UserMessageInjected: messages the user queued while the turn ran
 	// entered it at an iteration boundary.
 	UserMessageInjected Name = "user_message_injected"
@@ -87,6 +91,9 @@ const (
 	MCPServerDropped      Name = "mcp_server_dropped"
 	MCPServerReconnected  Name = "mcp_server_reconnected"
 	MCPServerToolsChanged Name = "mcp_server_tools_changed"
+	// MCPLog: an MCP server logged a message (notifications/message). It
+	// carries the runtime's scope only.
+	MCPLog Name = "mcp_log"
 )
 
 // Names lists every event name the runtime emits.
@@ -96,6 +103,7 @@ var Names = []Name{
 	ApprovalRequested, ApprovalResolved, HookFailed, HookMessage, ConfigWarning, MiddlewareFailed, CompactionStarted, CompactionCompleted,
 	VerificationCompleted, SubagentStarted, SubagentCompleted, TurnCompleted, SessionEnded,
 	MCPServerStarted, MCPServerFailed, MCPServerDropped, MCPServerReconnected, MCPServerToolsChanged,
+	ToolProgress, MCPLog,
 }
 
 // newData returns a new value of the data type of each event name.
@@ -111,6 +119,7 @@ var newData = map[Name]func() any{
 	ToolExecStarted:       func() any { return new(ToolStartedData) },
 	ToolExecCompleted:     func() any { return new(ToolData) },
 	ToolExecFailed:        func() any { return new(ToolData) },
+	ToolProgress:          func() any { return new(ToolProgressData) },
 	UserMessageInjected:   func() any { return new(UserMessageData) },
 	OutputRejected:        func() any { return new(OutputRejectedData) },
 	ToolBlocked:           func() any { return new(ToolBlockedData) },
@@ -131,6 +140,7 @@ var newData = map[Name]func() any{
 	MCPServerDropped:      func() any { return new(MCPServerData) },
 	MCPServerReconnected:  func() any { return new(MCPServerData) },
 	MCPServerToolsChanged: func() any { return new(MCPServerData) },
+	MCPLog:                func() any { return new(MCPLogData) },
 }
 
 // VerificationData is the data of VerificationCompleted.
@@ -202,6 +212,8 @@ func (e Event) appendJSON(b []byte, enc *Encoder) ([]byte, error) {
 	case *ToolStartedData:
 		b = d.appendFields(append(b, ','))
 	case *ToolData:
+		b = d.appendFields(append(b, ','))
+	case *ToolProgressData:
 		b = d.appendFields(append(b, ','))
 	case *LLMCallStartedData:
 		b = appendCall(append(b, ','), d.Iteration, d.Feature, d.Attempt)
@@ -392,6 +404,29 @@ func (d *ToolData) appendFields(b []byte) []byte {
 			b = append(b, `,"attachments":`...)
 			b = append(b, a...)
 		}
+	}
+	return b
+}
+
+// appendFields appends d's fields as encoding/json writes them, without
+// the braces (a progress that is not a finite number is the producer's to
+// keep out: encoding/json refuses it).
+func (d *ToolProgressData) appendFields(b []byte) []byte {
+	b = append(b, `"iteration":`...)
+	b = strconv.AppendInt(b, int64(d.Iteration), 10)
+	b = append(b, `,"tool_use_id":`...)
+	b = appendString(b, d.ToolUseID)
+	b = append(b, `,"tool_name":`...)
+	b = appendString(b, d.ToolName)
+	b = append(b, `,"progress":`...)
+	b = appendFloat(b, d.Progress)
+	if d.Total != 0 {
+		b = append(b, `,"total":`...)
+		b = appendFloat(b, d.Total)
+	}
+	if d.Message != "" {
+		b = append(b, `,"message":`...)
+		b = appendString(b, d.Message)
 	}
 	return b
 }
@@ -664,6 +699,19 @@ type ToolData struct {
 	Attachments []llm.Attachment `json:"attachments,omitempty"`
 }
 
+// ToolProgressData is the data of ToolProgress: how far a running call
+// has come, as the tool said it.
+type ToolProgressData struct {
+	Iteration int    `json:"iteration"`
+	ToolUseID string `json:"tool_use_id"`
+	ToolName  string `json:"tool_name"`
+	// Progress is how much is done, of Total if the tool knows it (0: it
+	// does not); Message says what it is doing.
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
 // Decision is what decided about a tool call: By is "policy" (Rule is the
 // rule or "mode:NAME" that allowed it), "approval" (an earlier "always
 // allow", or a rule a skill or command granted), "approver" (a person, now;
@@ -782,6 +830,22 @@ type MCPServerData struct {
 	// Added and Removed are the tools that came and went (tools changed).
 	Added   []string `json:"added,omitempty"`
 	Removed []string `json:"removed,omitempty"`
+}
+
+// MCPLogData is the data of MCPLog: a message an MCP server logged.
+type MCPLogData struct {
+	// Server is the server's name.
+	Server string `json:"server"`
+	// Level is the message's, as MCP names them: debug, info, notice,
+	// warning, error, critical, alert or emergency.
+	Level string `json:"level"`
+	// Logger names what in the server logged it, if the server said.
+	Logger string `json:"logger,omitempty"`
+	// Message is the message's data: its text, or else its JSON.
+	Message string `json:"message"`
+	// Dropped counts the server's messages dropped since the last one
+	// kept: a server that logs faster than orca takes its messages.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // MiddlewareFailedData is the data of MiddlewareFailed.

@@ -86,6 +86,8 @@ func TestDecodeRoundTrip(t *testing.T) {
 		event.MCPServerDropped:      &event.MCPServerData{Server: "api", Type: "http", State: "down", Tools: []string{"mcp__api__get"}, Error: "the connection dropped: EOF"},
 		event.MCPServerReconnected:  &event.MCPServerData{Server: "api", Type: "http", State: "up", Tools: []string{"mcp__api__get"}, Info: "api 2"},
 		event.MCPServerToolsChanged: &event.MCPServerData{Server: "api", Type: "http", State: "up", Tools: []string{"mcp__api__get", "mcp__api__put"}, Added: []string{"mcp__api__put"}, Removed: []string{"mcp__api__del"}},
+		event.ToolProgress:          &event.ToolProgressData{Iteration: 2, ToolUseID: "u", ToolName: "mcp__files__index", Progress: 3, Total: 10, Message: "indexing src/"},
+		event.MCPLog:                &event.MCPLogData{Server: "files", Level: "warning", Logger: "fs", Message: "slow disk", Dropped: 4},
 	}
 	for _, n := range event.Names {
 		d, ok := samples[n]
@@ -176,6 +178,9 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 		event.Event{Name: event.LLMCallCompleted, Time: when, Data: &event.LLMCallData{CostUSD: 1.5e22}},
 		event.Event{Name: event.LLMCallCompleted, Time: when, Data: &event.LLMCallData{CostUSD: -0.000001}},
 		event.Event{Name: event.LLMCallFailed, Time: when, Data: &event.LLMCallData{Usage: &llm.Usage{}, Error: odd[6] + odd[7], Retrying: true, StopReason: llm.StopReason(odd[5])}},
+		event.Event{Name: event.ToolProgress, Time: when, Data: &event.ToolProgressData{Iteration: 4, ToolUseID: odd[2], ToolName: odd[3], Progress: 2.5, Total: 1e21, Message: odd[4] + odd[6] + odd[7]}},
+		event.Event{Name: event.ToolProgress, Time: when, Data: &event.ToolProgressData{Progress: 3e-7, Total: -1}},
+		event.Event{Name: event.ToolProgress, Time: when, Data: &event.ToolProgressData{}},
 		event.Event{Name: "custom", Time: when, Data: map[string]any{}},
 		event.Event{Name: "custom", Time: when, Data: json.RawMessage(`{"x":1}`)},
 	)

@@ -48,3 +48,22 @@ func ExampleOneLine() {
 	// Output:
 	// notes\nfinal.txt
 }
+
+// A tool says how far it has come with Report; the runtime makes each
+// report a tool_progress event of the call (here a function stands in
+// for it). Without anyone watching, Report does nothing.
+func ExampleReport() {
+	ctx := tool.WithProgress(context.Background(), func(p tool.Progress) {
+		fmt.Printf("%v of %v: %s\n", p.Progress, p.Total, p.Message)
+	})
+	copyFiles := func(ctx context.Context, files []string) {
+		for i, f := range files {
+			tool.Report(ctx, tool.Progress{Progress: float64(i + 1), Total: float64(len(files)), Message: "copied " + f})
+		}
+	}
+	copyFiles(ctx, []string{"a.txt", "b.txt"})
+	copyFiles(context.Background(), []string{"unheard.txt"})
+	// Output:
+	// 1 of 2: copied a.txt
+	// 2 of 2: copied b.txt
+}
