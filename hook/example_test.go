@@ -53,3 +53,24 @@ func ExampleRegistry_Register() {
 	// "fix the test (signed)"
 	// failed: confused true
 }
+
+// An ELICITATION handler answers the questions of one MCP server the team
+// trusts — accepting with the form's values, which the runtime completes
+// with the schema's defaults — and declines the others' before anyone is
+// asked.
+func ExampleElicitationPayload() {
+	hooks := hook.NewRegistry()
+	hook.Handle(hooks, "ci-answers", func(ctx context.Context, p *hook.ElicitationPayload) (*hook.Decision, error) {
+		if p.Server != "deploy" || p.Mode != "form" {
+			return &hook.Decision{Action: hook.Decline, Reason: "only the deploy server is answered in CI"}, nil
+		}
+		return &hook.Decision{Action: hook.Accept, Updates: map[string]any{"content": map[string]any{"environment": "staging"}}}, nil
+	})
+	for _, server := range []string{"deploy", "shop"} {
+		out := hooks.Run(context.Background(), &hook.ElicitationPayload{Question: hook.Question{Server: server, Mode: "form", Message: "Where to?"}})
+		fmt.Println(strings.TrimSpace(fmt.Sprint(server, " ", out.Action, " ", out.Payload.(*hook.ElicitationPayload).Content, " ", out.Reason)))
+	}
+	// Output:
+	// deploy accept map[environment:staging]
+	// shop decline map[] only the deploy server is answered in CI
+}

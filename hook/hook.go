@@ -1,7 +1,8 @@
-// Package hook is orca's public hook contract: thirteen named points of a
+// Package hook is orca's public hook contract: fifteen named points of a
 // run where code outside the runtime may look at a documented payload and
 // answer with a decision — block a tool call, ask for permission, rewrite a
-// prompt or a tool's arguments, add context, send the agent back to work.
+// prompt or a tool's arguments, add context, send the agent back to work,
+// answer an MCP server's question.
 //
 // Each hook has a contract (Contracts): the actions it allows besides
 // continue, the payload fields a decision may rewrite, and whether it may
@@ -15,7 +16,9 @@
 // order). Rewrites apply in that order, so a later handler sees the
 // payload as the earlier ones left it. Block (and deny), and a decision
 // that ends the turn, short-circuit the remaining handlers. For
-// PRE_TOOL_USE, defer wins over request_permission, which wins over allow.
+// PRE_TOOL_USE, defer wins over request_permission, which wins over allow;
+// for ELICITATION and ELICITATION_RESULT, decline and cancel stop the
+// other handlers, as a block does, and the first accept wins.
 //
 // Every payload is a versioned JSON shape, documented by a JSON Schema per
 // hook in this package's schema folder, because command hooks outside the
@@ -40,14 +43,18 @@ import (
 // Name names a hook.
 type Name string
 
-// The thirteen hooks; registering any other name fails.
+// The fifteen hooks; registering any other name fails.
 const (
-	SessionStart       Name = "SESSION_START"
-	SessionEnd         Name = "SESSION_END"
-	UserPromptSubmit   Name = "USER_PROMPT_SUBMIT"
-	TurnStart          Name = "TURN_START"
-	PreToolUse         Name = "PRE_TOOL_USE"
-	PermissionRequest  Name = "PERMISSION_REQUEST"
+	SessionStart      Name = "SESSION_START"
+	SessionEnd        Name = "SESSION_END"
+	UserPromptSubmit  Name = "USER_PROMPT_SUBMIT"
+	TurnStart         Name = "TURN_START"
+	PreToolUse        Name = "PRE_TOOL_USE"
+	PermissionRequest Name = "PERMISSION_REQUEST"
+	// Elicitation and ElicitationResult frame an MCP server's question
+	// for the person (elicitation/create), asked during a tool call.
+	Elicitation        Name = "ELICITATION"
+	ElicitationResult  Name = "ELICITATION_RESULT"
 	PostToolUse        Name = "POST_TOOL_USE"
 	PostToolUseFailure Name = "POST_TOOL_USE_FAILURE"
 	PreCompact         Name = "PRE_COMPACT"
@@ -57,9 +64,9 @@ const (
 	PostVerify         Name = "POST_VERIFY"
 )
 
-// Names lists the thirteen hooks in the order a run meets them.
+// Names lists the fifteen hooks in the order a run meets them.
 var Names = []Name{
-	SessionStart, SessionEnd, UserPromptSubmit, TurnStart, PreToolUse, PermissionRequest,
+	SessionStart, SessionEnd, UserPromptSubmit, TurnStart, PreToolUse, PermissionRequest, Elicitation, ElicitationResult,
 	PostToolUse, PostToolUseFailure, PreCompact, SubagentStart, SubagentStop, Stop, PostVerify,
 }
 
@@ -79,6 +86,11 @@ const (
 	// before it, as when an approver parks a call, and the call is asked
 	// about again, hooks first, when the session resumes.
 	Defer Action = "defer"
+	// Decline and Cancel answer an MCP server's question (ELICITATION,
+	// ELICITATION_RESULT) as the MCP specification names the answers:
+	// no, and no choice; Accept answers it with the payload's content.
+	Decline Action = "decline"
+	Cancel  Action = "cancel"
 )
 
 // Contract is what a hook lets a decision do.
@@ -102,6 +114,8 @@ var contracts = map[Name]Contract{
 	TurnStart:          {Hook: TurnStart, AddContext: true, CanEnd: true},
 	PreToolUse:         {Hook: PreToolUse, Actions: []Action{Block, Defer, RequestPermission, Allow}, Rewritable: []string{"arguments"}, AddContext: true, CanEnd: true},
 	PermissionRequest:  {Hook: PermissionRequest, Actions: []Action{Allow, Deny}, Rewritable: []string{"arguments"}, CanEnd: true},
+	Elicitation:        {Hook: Elicitation, Actions: []Action{Accept, Decline, Cancel}, Rewritable: []string{"content"}},
+	ElicitationResult:  {Hook: ElicitationResult, Actions: []Action{Accept, Decline, Cancel}, Rewritable: []string{"content"}},
 	PostToolUse:        {Hook: PostToolUse, Actions: []Action{Block}, Rewritable: []string{"output"}, AddContext: true, CanEnd: true},
 	PostToolUseFailure: {Hook: PostToolUseFailure, AddContext: true, CanEnd: true},
 	PreCompact:         {Hook: PreCompact, Actions: []Action{Block}, Rewritable: []string{"instructions"}, CanEnd: true},
@@ -109,6 +123,18 @@ var contracts = map[Name]Contract{
 	SubagentStop:       {Hook: SubagentStop, Actions: []Action{Revise}, CanEnd: true},
 	Stop:               {Hook: Stop, Actions: []Action{Revise}, CanEnd: true},
 	PostVerify:         {Hook: PostVerify, Actions: []Action{Accept, Revise}, CanEnd: true},
+}
+
+// refusal is the action a fail-closed failure of c's hook becomes: a
+// deny where the hook denies, a decline where it declines, else a block
+// ("" if it can do none of them).
+func refusal(c Contract) Action {
+	for _, a := range []Action{Deny, Decline, Block} {
+		if slices.Contains(c.Actions, a) {
+			return a
+		}
+	}
+	return ""
 }
 
 // ContractOf returns the contract of hook n.
@@ -204,8 +230,9 @@ func Priority(n int) Option { return func(e *entry) { e.priority = n } }
 func Timeout(d time.Duration) Option { return func(e *entry) { e.timeout = d } }
 
 // FailClosed turns a failure of the handler (error, panic, timeout,
-// contract violation) into a block (a deny for PERMISSION_REQUEST), for
-// security hooks. Only hooks that can block or deny accept it.
+// contract violation) into a block (a deny for PERMISSION_REQUEST, a
+// decline for the elicitation hooks), for security hooks. Only hooks that
+// can block, deny or decline accept it.
 func FailClosed() Option { return func(e *entry) { e.failClosed = true } }
 
 // MayBlock says the handler may not return when its context ends — it
@@ -263,8 +290,8 @@ func (r *Registry) Register(n Name, name string, h Handler, opts ...Option) (unr
 	if t, ok := h.(interface{ hook() Name }); ok && t.hook() != n {
 		return nil, fmt.Errorf("hook %s: handler %q takes the payload of %s", n, e.name, t.hook())
 	}
-	if e.failClosed && !slices.Contains(c.Actions, Block) && !slices.Contains(c.Actions, Deny) {
-		return nil, fmt.Errorf("hook %s: handler %q cannot be fail-closed: the hook can neither block nor deny", n, e.name)
+	if e.failClosed && refusal(c) == "" {
+		return nil, fmt.Errorf("hook %s: handler %q cannot be fail-closed: the hook can neither block, deny nor decline", n, e.name)
 	}
 	if e.timeout <= 0 {
 		return nil, fmt.Errorf("hook %s: handler %q: timeout must be positive", n, e.name)
@@ -350,9 +377,9 @@ var ErrViolation = errors.New("hook contract violation")
 
 // Outcome is the combined answer of a hook's handlers.
 type Outcome struct {
-	// Action is Continue, or the action that won: Block / Deny (which
-	// stop the other handlers), else Defer over RequestPermission over
-	// Allow, else Revise over Accept.
+	// Action is Continue, or the action that won: Block / Deny / Decline
+	// / Cancel (which stop the other handlers), else Defer over
+	// RequestPermission over Allow, else Revise over Accept.
 	Action Action
 	// Reason and By are the deciding handler's reason and name.
 	Reason, By string
@@ -453,10 +480,7 @@ func (r *Registry) RunIn(ctx context.Context, f *Frame, p Payload) Outcome {
 			f := Failure{Hook: n, Handler: e.name, Err: err, Violation: errors.Is(err, ErrViolation), FailClosed: e.failClosed}
 			out.Failures = append(out.Failures, f)
 			if e.failClosed {
-				out.Action, out.By = Block, e.name
-				if slices.Contains(contracts[n].Actions, Deny) {
-					out.Action = Deny
-				}
+				out.Action, out.By = refusal(contracts[n]), e.name
 				out.Reason = fmt.Sprintf("hook %s failed and is fail-closed: %v", e.name, err)
 				return out
 			}
@@ -479,7 +503,7 @@ func (r *Registry) RunIn(ctx context.Context, f *Frame, p Payload) Outcome {
 			return out
 		}
 		switch d.Action {
-		case Block, Deny:
+		case Block, Deny, Decline, Cancel:
 			out.Action, out.Reason, out.By = d.Action, d.Reason, e.name
 			return out
 		case Defer:

@@ -117,6 +117,49 @@ func TestBlockShortCircuitsAndPermissionBeatsAllow(t *testing.T) {
 	}
 }
 
+// An MCP server's question: the first accept wins, a decline or a cancel
+// stops the other handlers (as a block does), the content a handler
+// rewrites is what the next one sees, and a fail-closed handler's failure
+// declines.
+func TestElicitationDecisions(t *testing.T) {
+	payload := func() *hook.ElicitationPayload {
+		return &hook.ElicitationPayload{Question: hook.Question{ID: "el_1", Server: "everything", Mode: "form"}, Content: map[string]any{"name": "Ada"}}
+	}
+	r := hook.NewRegistry()
+	ran := map[string]bool{}
+	track := func(name string, d *hook.Decision) hook.Handler {
+		return hook.HandlerFunc(func(_ context.Context, p hook.Payload) (*hook.Decision, error) {
+			ran[name] = true
+			if name == "second" && p.(*hook.ElicitationPayload).Content["name"] != "Grace" {
+				return nil, errors.New("the first handler's content was not passed on")
+			}
+			return d, nil
+		})
+	}
+	mustRegister(t, r, hook.Elicitation, "first", track("first", &hook.Decision{Action: hook.Accept, Updates: map[string]any{"content": map[string]any{"name": "Grace"}}}), hook.Priority(1))
+	mustRegister(t, r, hook.Elicitation, "second", track("second", &hook.Decision{Action: hook.Accept, Updates: map[string]any{"content": map[string]any{"name": "Linus"}}}), hook.Priority(2))
+	out := r.Run(context.Background(), payload())
+	if out.Action != hook.Accept || out.By != "first" || out.Payload.(*hook.ElicitationPayload).Content["name"] != "Linus" || len(out.Failures) > 0 {
+		t.Errorf("accept: %+v", out)
+	}
+	mustRegister(t, r, hook.Elicitation, "no", track("no", &hook.Decision{Action: hook.Decline, Reason: "not this server"}), hook.Priority(0))
+	clear(ran)
+	out = r.Run(context.Background(), payload())
+	if out.Action != hook.Decline || out.By != "no" || out.Reason != "not this server" || len(ran) != 1 {
+		t.Errorf("decline: %+v, ran %v", out, ran)
+	}
+	r = hook.NewRegistry()
+	mustRegister(t, r, hook.ElicitationResult, "content", decide(&hook.Decision{Updates: map[string]any{"content": "not an object"}}))
+	mustRegister(t, r, hook.ElicitationResult, "block", decide(&hook.Decision{Action: hook.Block}))
+	mustRegister(t, r, hook.ElicitationResult, "guard", hook.HandlerFunc(func(context.Context, hook.Payload) (*hook.Decision, error) {
+		return nil, errors.New("audit log unreachable")
+	}), hook.FailClosed())
+	out = r.Run(context.Background(), &hook.ElicitationResultPayload{Question: hook.Question{Server: "x"}, Action: "accept", By: "user"})
+	if out.Action != hook.Decline || out.By != "guard" || len(out.Failures) != 3 || !out.Failures[0].Violation || !out.Failures[1].Violation {
+		t.Errorf("violations, then a fail-closed failure: %+v", out)
+	}
+}
+
 // A decision outside the contract is reported and ignored whole.
 func TestViolationsAreIgnoredWhole(t *testing.T) {
 	for _, tc := range []struct {
@@ -243,6 +286,10 @@ func TestPayloadsSatisfyTheirSchemas(t *testing.T) {
 		&hook.TurnStartPayload{Input: "fix it"},
 		toolPayload(`{"command":"ls"}`),
 		&hook.PermissionRequestPayload{ToolCall: hook.ToolCall{ToolName: "Edit", ToolUseID: "u", Arguments: json.RawMessage(`{}`)}, Reason: "edits ask"},
+		&hook.ElicitationPayload{Question: hook.Question{ID: "el_1", Server: "everything", Mode: "form", Message: "Your name?",
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","default":"Ada"}}}`)}, Content: map[string]any{"name": "Ada"}},
+		&hook.ElicitationResultPayload{Question: hook.Question{ID: "el_1", Server: "auth", Mode: "url", Message: "Sign in", URL: "https://example.com/a", ElicitationID: "e1"},
+			Action: "decline", By: "none", Reason: "no one to ask"},
 		&hook.PostToolUsePayload{ToolCall: hook.ToolCall{ToolName: "Read", ToolUseID: "u", Arguments: json.RawMessage(`{}`)}, Output: "1\tx"},
 		&hook.PostToolUseFailurePayload{ToolCall: hook.ToolCall{ToolName: "Read", ToolUseID: "u", Arguments: json.RawMessage(`{}`)}, Error: "missing"},
 		&hook.PreCompactPayload{Trigger: "auto"},

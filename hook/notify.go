@@ -2,7 +2,7 @@ package hook
 
 // Notification is what the runtime tells a Notifier when it needs the
 // user, or when the user's turn failed. It is not a hook: nothing answers
-// it, and it decides nothing (orca's hooks are the thirteen of Names).
+// it, and it decides nothing (orca's hooks are the fifteen of Names).
 // Claude Code's Notification and StopFailure hooks of the settings files
 // run as a Notifier (hook/command).
 type Notification struct {

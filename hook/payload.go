@@ -113,6 +113,55 @@ type PermissionRequestPayload struct {
 	Suggestion string `json:"suggestion,omitempty" jsonschema:"a permission rule that would allow such calls"`
 }
 
+// Question is the part of the elicitation payloads that says what an MCP
+// server asks.
+type Question struct {
+	// ID is orca's id of the question: the elicitation events name it.
+	ID string `json:"id" jsonschema:"orca's id of the question (the elicitation events name it)"`
+	// Server is the MCP server asking.
+	Server string `json:"server" jsonschema:"the MCP server asking"`
+	// ToolName and ToolUseID are the call the server asks during, when
+	// it is known (one call of the server was running).
+	ToolName  string `json:"tool_name,omitempty" jsonschema:"the tool whose call the server asks during, when known"`
+	ToolUseID string `json:"tool_use_id,omitempty" jsonschema:"the model's id of that call, when known"`
+	Mode      string `json:"mode" jsonschema:"form (fill in the requested schema's fields) or url (open url)"`
+	Message   string `json:"message" jsonschema:"the server's question"`
+	// RequestedSchema is the form's restricted JSON Schema (form mode).
+	RequestedSchema json.RawMessage `json:"requested_schema,omitempty" jsonschema:"the form: a flat object schema of strings, numbers, booleans and enums (form mode)"`
+	// URL is what the person is asked to open, and ElicitationID the
+	// server's id of the question (url mode).
+	URL           string `json:"url,omitempty" jsonschema:"what the person is asked to open (url mode)"`
+	ElicitationID string `json:"elicitation_id,omitempty" jsonschema:"the server's id of the question (url mode)"`
+}
+
+// ElicitationPayload is sent when an MCP server asks the person a question
+// (elicitation/create), before anyone is asked: a handler may answer it —
+// accept (with the content, completed by the schema's defaults), decline
+// or cancel — and one that only rewrites the content fills the form in
+// for the person.
+type ElicitationPayload struct {
+	Common
+	Question
+	// Content is what the form starts with: the requested schema's
+	// defaults.
+	Content map[string]any `json:"content,omitempty" jsonschema:"the values the form starts with: the requested schema's defaults (rewritable; with accept, the answer)"`
+}
+
+// ElicitationResultPayload is sent once a question has its answer —
+// the person's, an ELICITATION hook's, or orca's decline when no one can
+// answer — before it goes to the server: a handler may change it (another
+// action, other content).
+type ElicitationResultPayload struct {
+	Common
+	Question
+	Action  string         `json:"action" jsonschema:"accept, decline or cancel"`
+	Content map[string]any `json:"content,omitempty" jsonschema:"the answer's values, with accept in form mode (rewritable)"`
+	// By says who answered: user (the person asked), hook:NAME, or none
+	// (no one could be asked).
+	By     string `json:"answered_by" jsonschema:"who answered: user, hook:NAME, or none (no one could be asked)"`
+	Reason string `json:"reason,omitempty" jsonschema:"why it was declined or cancelled"`
+}
+
 // PostToolUsePayload is sent after a tool call succeeded.
 type PostToolUsePayload struct {
 	Common
@@ -200,6 +249,8 @@ func (*UserPromptSubmitPayload) Hook() Name   { return UserPromptSubmit }
 func (*TurnStartPayload) Hook() Name          { return TurnStart }
 func (*PreToolUsePayload) Hook() Name         { return PreToolUse }
 func (*PermissionRequestPayload) Hook() Name  { return PermissionRequest }
+func (*ElicitationPayload) Hook() Name        { return Elicitation }
+func (*ElicitationResultPayload) Hook() Name  { return ElicitationResult }
 func (*PostToolUsePayload) Hook() Name        { return PostToolUse }
 func (*PostToolUseFailurePayload) Hook() Name { return PostToolUseFailure }
 func (*PreCompactPayload) Hook() Name         { return PreCompact }
@@ -213,7 +264,7 @@ func (*PostVerifyPayload) Hook() Name         { return PostVerify }
 func Payloads() []Payload {
 	return []Payload{
 		&SessionStartPayload{}, &SessionEndPayload{}, &UserPromptSubmitPayload{}, &TurnStartPayload{},
-		&PreToolUsePayload{}, &PermissionRequestPayload{}, &PostToolUsePayload{}, &PostToolUseFailurePayload{},
+		&PreToolUsePayload{}, &PermissionRequestPayload{}, &ElicitationPayload{}, &ElicitationResultPayload{}, &PostToolUsePayload{}, &PostToolUseFailurePayload{},
 		&PreCompactPayload{}, &SubagentStartPayload{}, &SubagentStopPayload{}, &StopPayload{}, &PostVerifyPayload{},
 	}
 }

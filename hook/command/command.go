@@ -63,8 +63,10 @@ var envPassed = []string{
 // (PreCompact), source (SessionStart: startup or resume), reason
 // (SessionEnd: clear, logout, prompt_input_exit or other), agent_id and
 // agent_type (subagent hooks, and every hook inside a subagent),
-// agent_transcript_path (SubagentStop), is_interrupt (PostToolUseFailure)
-// — and orca's own fields under their own names where Claude Code has
+// agent_transcript_path (SubagentStop), is_interrupt (PostToolUseFailure),
+// mcp_server_name, message, mode, requested_schema, url and
+// elicitation_id (Elicitation, ElicitationResult), action and content
+// (ElicitationResult) — and orca's own fields under their own names where Claude Code has
 // none (hook, version, runtime_id, turn_id, suggestion, error, agent,
 // answer, output, …).
 //
@@ -75,7 +77,9 @@ var envPassed = []string{
 //     and ignored otherwise.
 //   - 2: block, with stderr as the reason the model sees. For
 //     PermissionRequest it denies; for Stop, SubagentStop and PostVerify it
-//     sends the agent back to work with stderr as the instruction.
+//     sends the agent back to work with stderr as the instruction; for
+//     Elicitation and ElicitationResult it declines the server's question,
+//     with stderr as the reason the server gets.
 //   - anything else: the hook failed; the run goes on (a hook_failed
 //     event reports it, with stderr).
 //
@@ -106,6 +110,13 @@ var envPassed = []string{
 //     hook that redacts secrets from output, say.
 //   - hookSpecificOutput.decision {behavior: "allow"|"deny", message,
 //     interrupt} (PermissionRequest); interrupt with deny ends the turn.
+//   - hookSpecificOutput.action "accept", "decline" or "cancel", with
+//     hookSpecificOutput.content (Elicitation, ElicitationResult): the
+//     answer to the MCP server's question — for Elicitation before anyone
+//     is asked, for ElicitationResult in place of the answer given;
+//     content alone (no action) fills in the form the person is shown
+//     (Elicitation), or changes what an accept sends (ElicitationResult).
+//     decision "block" declines.
 //   - hookSpecificOutput.additionalContext or additionalContext: context
 //     for the model.
 //
@@ -122,8 +133,9 @@ type Command struct {
 	// them, otherwise a regular expression that must match the whole
 	// subject ("Bash", "Write|Edit", "mcp__.*"). The subject is the tool
 	// name for tool hooks, the trigger for PreCompact, the source for
-	// SessionStart, the reason for SessionEnd and the agent for subagent
-	// hooks; other hooks ignore the matcher.
+	// SessionStart, the reason for SessionEnd, the agent for subagent
+	// hooks and the MCP server for the elicitation hooks; other hooks
+	// ignore the matcher.
 	Matcher string
 	// Command is the shell command.
 	Command string
@@ -389,6 +401,8 @@ func Input(p hook.Payload) ([]byte, error) {
 		set("agent_id", p.AgentID)
 		set("stop_hook_active", p.Continued > 0)
 		set("last_assistant_message", p.Answer)
+	case *hook.ElicitationPayload, *hook.ElicitationResultPayload:
+		rename("server", "mcp_server_name")
 	}
 	return json.Marshal(m)
 }
@@ -485,7 +499,11 @@ type specific struct {
 	UpdatedToolOutput        json.RawMessage `json:"updatedToolOutput"`
 	UpdatedMCPToolOutput     json.RawMessage `json:"updatedMCPToolOutput"`
 	AdditionalContext        string          `json:"additionalContext"`
-	Decision                 *struct {
+	// Action and Content answer an MCP server's question (Elicitation,
+	// ElicitationResult).
+	Action   string          `json:"action"`
+	Content  json.RawMessage `json:"content"`
+	Decision *struct {
 		Behavior     string          `json:"behavior"`
 		Message      string          `json:"message"`
 		UpdatedInput json.RawMessage `json:"updatedInput"`

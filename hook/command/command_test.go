@@ -20,6 +20,11 @@ func common() hook.Common {
 	return hook.Common{HookName: "x", Scope: scope.Scope{RuntimeID: "rt-1", SessionID: "s-1", TurnID: "t-1"}, Cwd: "/ws"}
 }
 
+func elicitation(server string) *hook.ElicitationPayload {
+	return &hook.ElicitationPayload{Common: common(), Question: hook.Question{ID: "el_1", Server: server, Mode: "form", Message: "Your name?",
+		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)}, Content: map[string]any{"name": "Ada"}}
+}
+
 func preToolUse(tool, args string) *hook.PreToolUsePayload {
 	return &hook.PreToolUsePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: tool, ToolUseID: "u-1", Arguments: json.RawMessage(args)}}
 }
@@ -69,6 +74,18 @@ func TestInputUsesClaudeCodesNames(t *testing.T) {
 		{&hook.SessionEndPayload{Common: common(), Reason: "prompt_input_exit"}, map[string]any{"reason": "prompt_input_exit"}},
 		{&hook.SessionEndPayload{Common: common(), Reason: "closed"}, map[string]any{"reason": "other"}},
 		{&hook.PostVerifyPayload{Common: common(), Answer: "a", Verification: &hook.Verification{Command: "go test", Passed: true}}, map[string]any{"hook_event_name": "PostVerify", "verification": map[string]any{"command": "go test", "passed": true, "output": ""}}},
+		// Claude Code's Elicitation fields: mcp_server_name, message,
+		// mode, requested_schema; url and elicitation_id for a URL; action
+		// and content once answered.
+		{elicitation("everything"), map[string]any{
+			"hook_event_name": "Elicitation", "mcp_server_name": "everything", "message": "Your name?", "mode": "form",
+			"content": map[string]any{"name": "Ada"}, "id": "el_1",
+			"requested_schema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+		}},
+		{&hook.ElicitationResultPayload{Common: common(), Question: hook.Question{Server: "auth", Mode: "url", Message: "Sign in", URL: "https://a.example/x", ElicitationID: "e-9"},
+			Action: "accept", By: "user"}, map[string]any{
+			"hook_event_name": "ElicitationResult", "mcp_server_name": "auth", "mode": "url", "url": "https://a.example/x", "elicitation_id": "e-9", "action": "accept", "answered_by": "user",
+		}},
 	} {
 		raw, err := command.Input(tc.p)
 		if err != nil {
@@ -83,7 +100,7 @@ func TestInputUsesClaudeCodesNames(t *testing.T) {
 				t.Errorf("%s: %s = %#v, want %#v", tc.p.Hook(), k, got[k], v)
 			}
 		}
-		for _, k := range []string{"arguments", "output", "instructions", "response"} {
+		for _, k := range []string{"arguments", "output", "instructions", "response", "server"} {
 			if _, object := got["tool_response"].(map[string]any); k == "output" && object {
 				continue // the observation, beside the tool's own object
 			}
@@ -118,6 +135,8 @@ func TestCommandDecisions(t *testing.T) {
 	failure := &hook.PostToolUseFailurePayload{Common: common(), ToolCall: hook.ToolCall{ToolName: "Bash", Arguments: json.RawMessage(`{}`)}}
 	verify := &hook.PostVerifyPayload{Common: common(), Answer: "a"}
 	compact := &hook.PreCompactPayload{Common: common(), Trigger: "auto"}
+	elicit := elicitation("everything")
+	result := &hook.ElicitationResultPayload{Common: common(), Question: elicit.Question, Action: "accept", Content: map[string]any{"name": "Ada"}, By: "user"}
 
 	for _, tc := range []struct {
 		name    string
@@ -135,6 +154,8 @@ func TestCommandDecisions(t *testing.T) {
 		{"2 without stderr", pre, `exit 2`, &hook.Decision{Action: hook.Block, Reason: `the PreToolUse hook "exit 2" exited with status 2`}, ""},
 		{"2 where nothing can block", start, `echo hm >&2; exit 2`, nil, "exit status 2 blocks, but SessionStart hooks cannot block: hm"},
 		{"2 ignores stdout", pre, `echo '{"decision": "approve"}'; echo stop >&2; exit 2`, &hook.Decision{Action: hook.Block, Reason: "stop"}, ""},
+		{"2 declines an MCP server's question", elicit, `echo "not in CI" >&2; exit 2`, &hook.Decision{Action: hook.Decline, Reason: "not in CI"}, ""},
+		{"2 declines the answer", result, `exit 2`, &hook.Decision{Action: hook.Decline, Reason: `the ElicitationResult hook "exit 2" exited with status 2`}, ""},
 		// other exit statuses fail
 		{"1 fails", pre, `echo broken >&2; exit 1`, nil, `command "echo broken >&2; exit 1" exited with status 1: broken`},
 		{"not found", pre, `./no-such-script.sh`, nil, "exited with status 127"},
@@ -187,6 +208,21 @@ func TestCommandDecisions(t *testing.T) {
 		{"PermissionRequest deny", perm, `echo '{"hookSpecificOutput": {"decision": {"behavior": "deny", "message": "never"}}}'`, &hook.Decision{Action: hook.Deny, Reason: "never"}, ""},
 		{"PostVerify approve accepts", verify, `echo '{"decision": "approve"}'`, &hook.Decision{Action: hook.Accept}, ""},
 		{"PreCompact block", compact, `echo '{"decision": "block", "reason": "not now"}'`, &hook.Decision{Action: hook.Block, Reason: "not now"}, ""},
+		// An MCP server's question, answered.
+		{"Elicitation accept with content", elicit, `echo '{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept", "content": {"name": "Grace"}}}'`,
+			&hook.Decision{Action: hook.Accept, Updates: map[string]any{"content": json.RawMessage(`{"name": "Grace"}`)}}, ""},
+		{"Elicitation accept alone", elicit, `echo '{"hookSpecificOutput": {"action": "accept"}}'`, &hook.Decision{Action: hook.Accept}, ""},
+		{"Elicitation decline with a reason", elicit, `echo '{"hookSpecificOutput": {"action": "decline"}, "reason": "not this server"}'`, &hook.Decision{Action: hook.Decline, Reason: "not this server"}, ""},
+		{"Elicitation decline without one", elicit, `echo '{"hookSpecificOutput": {"action": "decline"}}'`, &hook.Decision{Action: hook.Decline, Reason: `the Elicitation hook "echo '{\"hookSpecificOutput\": {\"action\": \"decline\"}}'" said decline`}, ""},
+		{"Elicitation cancel", elicit, `echo '{"hookSpecificOutput": {"action": "cancel"}}'`, &hook.Decision{Action: hook.Cancel}, ""},
+		{"Elicitation content alone fills the form in", elicit, `echo '{"hookSpecificOutput": {"content": {"name": "Linus"}}}'`, &hook.Decision{Updates: map[string]any{"content": json.RawMessage(`{"name": "Linus"}`)}}, ""},
+		{"Elicitation decision block declines", elicit, `echo '{"decision": "block", "reason": "no"}'`, &hook.Decision{Action: hook.Decline, Reason: "no"}, ""},
+		{"ElicitationResult changes the answer", result, `echo '{"hookSpecificOutput": {"hookEventName": "ElicitationResult", "action": "decline"}, "reason": "audit says no"}'`,
+			&hook.Decision{Action: hook.Decline, Reason: "audit says no"}, ""},
+		{"Elicitation unknown action", elicit, `echo '{"hookSpecificOutput": {"action": "maybe"}}'`, nil, `action "maybe" is not accept, decline or cancel`},
+		{"Elicitation content not an object", elicit, `echo '{"hookSpecificOutput": {"action": "accept", "content": ["Ada"]}}'`, nil, "content must be a JSON object"},
+		{"Elicitation content with a decline", elicit, `echo '{"hookSpecificOutput": {"action": "decline", "content": {}}}'`, nil, `goes with action "accept"`},
+		{"action outside the elicitation hooks", pre, `echo '{"hookSpecificOutput": {"action": "accept"}}'`, nil, "for Elicitation and ElicitationResult hooks, not PreToolUse"},
 		{"unknown fields are ignored", pre, `echo '{"suppressOutput": true, "futureField": {"x": 1}}'`, nil, ""},
 		// mismatches
 		{"context where the contract has none", perm, `echo '{"hookSpecificOutput": {"additionalContext": "x"}}'`, nil, "PermissionRequest hooks cannot add context"},
@@ -299,6 +335,11 @@ func TestCommandMatchers(t *testing.T) {
 		{"clear", &hook.SessionStartPayload{Common: common(), Source: "clear"}, true},
 		{"startup", &hook.SessionStartPayload{Common: common(), Source: "clear"}, false},
 		{"Nothing", &hook.StopPayload{Common: common()}, true}, // Stop ignores matchers
+		// The elicitation hooks match the MCP server's name.
+		{"everything", elicitation("everything"), true},
+		{"github|linear", elicitation("everything"), false},
+		{"everything", &hook.ElicitationResultPayload{Common: common(), Question: hook.Question{Server: "everything"}}, true},
+		{"other", &hook.ElicitationResultPayload{Common: common(), Question: hook.Question{Server: "everything"}}, false},
 	} {
 		os.Remove(marker)
 		if _, err := run(t, ws, command.EventOf(tc.p.Hook()), tc.matcher, "touch ran", tc.p); err != nil {

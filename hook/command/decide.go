@@ -22,6 +22,8 @@ func (c *Command) decideBlock(stderr string) (*hook.Decision, error) {
 	switch {
 	case c.hook == hook.PermissionRequest:
 		return &hook.Decision{Action: hook.Deny, Reason: reason}, nil
+	case elicits(c.hook):
+		return &hook.Decision{Action: hook.Decline, Reason: reason}, nil
 	case revises(c.hook):
 		return &hook.Decision{Action: hook.Revise, Reason: reason, Instruction: reason}, nil
 	case allows(c.hook, hook.Block):
@@ -33,6 +35,11 @@ func (c *Command) decideBlock(stderr string) (*hook.Decision, error) {
 // revises reports whether a block of hook n means: keep working.
 func revises(n hook.Name) bool {
 	return n == hook.Stop || n == hook.SubagentStop || n == hook.PostVerify
+}
+
+// elicits reports whether n answers an MCP server's question.
+func elicits(n hook.Name) bool {
+	return n == hook.Elicitation || n == hook.ElicitationResult
 }
 
 func allows(n hook.Name, a hook.Action) bool {
@@ -105,6 +112,14 @@ func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
 			d.Action, d.Reason = hook.Deny, firstOf(reason, o.Reason)
 		}
 	}
+	if sp.Action != "" || len(bytes.TrimSpace(sp.Content)) > 0 && string(bytes.TrimSpace(sp.Content)) != "null" {
+		if !elicits(c.hook) {
+			return nil, fmt.Errorf("hookSpecificOutput.action and content answer an MCP server's question: they are for Elicitation and ElicitationResult hooks, not %s", c.Event)
+		}
+		if err := elicitation(d, sp, o.Reason); err != nil {
+			return nil, err
+		}
+	}
 	if sp.Decision != nil {
 		if c.hook != hook.PermissionRequest {
 			return nil, fmt.Errorf("hookSpecificOutput.decision is for PermissionRequest hooks, not %s", c.Event)
@@ -160,6 +175,8 @@ func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
 				d.Action, d.Instruction = hook.Revise, o.Reason
 			case c.hook == hook.PermissionRequest:
 				d.Action = hook.Deny
+			case elicits(c.hook):
+				d.Action = hook.Decline
 			default:
 				d.Action = hook.Block
 			}
@@ -183,13 +200,43 @@ func (c *Command) decideJSON(stdout string) (*hook.Decision, error) {
 		}
 	}
 	d.Context = strings.Join(ctx, "\n\n")
-	if (d.Action == hook.Block || d.Action == hook.Deny) && strings.TrimSpace(d.Reason) == "" {
+	if (d.Action == hook.Block || d.Action == hook.Deny || d.Action == hook.Decline) && strings.TrimSpace(d.Reason) == "" {
 		d.Reason = fmt.Sprintf("the %s hook %q said %s", c.Event, clip(c.Command), d.Action)
 	}
 	if d.Action == "" && d.Updates == nil && d.Context == "" && d.Message == "" {
 		return nil, nil
 	}
 	return d, nil
+}
+
+// elicitation reads an elicitation hook's answer into d:
+// hookSpecificOutput.action (accept, decline or cancel; none: the content
+// alone) and content, an object; reason, the top-level one, says why.
+func elicitation(d *hook.Decision, sp *specific, reason string) error {
+	switch sp.Action {
+	case "":
+	case "accept":
+		d.Action = hook.Accept
+	case "decline":
+		d.Action = hook.Decline
+	case "cancel":
+		d.Action = hook.Cancel
+	default:
+		return fmt.Errorf("hookSpecificOutput.action %q is not accept, decline or cancel", sp.Action)
+	}
+	d.Reason = reason
+	content := bytes.TrimSpace(sp.Content)
+	if len(content) == 0 || string(content) == "null" {
+		return nil
+	}
+	if content[0] != '{' {
+		return fmt.Errorf("hookSpecificOutput.content must be a JSON object of the form's fields, not %s", clip(string(content)))
+	}
+	if d.Action == hook.Decline || d.Action == hook.Cancel {
+		return fmt.Errorf("hookSpecificOutput.content goes with action \"accept\", not %q", sp.Action)
+	}
+	d.Updates = map[string]any{"content": json.RawMessage(content)}
+	return nil
 }
 
 // replacedOutput reads the observation a PostToolUse hook puts in place

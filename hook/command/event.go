@@ -24,6 +24,8 @@ var Events = []Event{
 	{"TurnStart", hook.TurnStart},
 	{"PreToolUse", hook.PreToolUse},
 	{"PermissionRequest", hook.PermissionRequest},
+	{"Elicitation", hook.Elicitation},
+	{"ElicitationResult", hook.ElicitationResult},
 	{"PostToolUse", hook.PostToolUse},
 	{"PostToolUseFailure", hook.PostToolUseFailure},
 	{"PreCompact", hook.PreCompact},
@@ -73,8 +75,8 @@ func CheckMatcher(m string) error {
 // matcher selects the payloads a command hook runs for. What it is matched
 // against depends on the hook, as in Claude Code: the tool name for tool
 // hooks, the trigger for PreCompact, the source for SessionStart, the
-// reason for SessionEnd, the agent for subagent hooks; the other hooks
-// ignore it.
+// reason for SessionEnd, the agent for subagent hooks, the MCP server for
+// the elicitation hooks; the other hooks ignore it.
 type matcher struct {
 	re *regexp.Regexp // nil: everything
 }
@@ -129,6 +131,10 @@ func subjects(p hook.Payload) []string {
 		return []string{p.Agent}
 	case *hook.SubagentStopPayload:
 		return []string{p.Agent}
+	case *hook.ElicitationPayload:
+		return []string{p.Server}
+	case *hook.ElicitationResultPayload:
+		return []string{p.Server}
 	}
 	return nil
 }
