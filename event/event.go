@@ -53,6 +53,15 @@ const (
 	ToolBlocked       Name = "tool_blocked"
 	ApprovalRequested Name = "approval_requested"
 	ApprovalResolved  Name = "approval_resolved"
+	// ElicitationRequested and ElicitationResolved frame an MCP server's
+	// question for the person (elicitation/create): asked, then answered
+	// — by the person, a hook, or orca declining when no one can answer.
+	// They carry the scope of the call the server asked during (the
+	// runtime's only when it asked outside one), and never the answer's
+	// values: the fields answered are named, the URL shown without its
+	// query.
+	ElicitationRequested Name = "elicitation_requested"
+	ElicitationResolved  Name = "elicitation_resolved"
 	// HookFailed: a hook handler failed or broke its hook's contract.
 	HookFailed Name = "hook_failed"
 	// HookMessage: a hook handler had something shown to the user (not
@@ -103,7 +112,7 @@ var Names = []Name{
 	ApprovalRequested, ApprovalResolved, HookFailed, HookMessage, ConfigWarning, MiddlewareFailed, CompactionStarted, CompactionCompleted,
 	VerificationCompleted, SubagentStarted, SubagentCompleted, TurnCompleted, SessionEnded,
 	MCPServerStarted, MCPServerFailed, MCPServerDropped, MCPServerReconnected, MCPServerToolsChanged,
-	ToolProgress, MCPLog,
+	ToolProgress, MCPLog, ElicitationRequested, ElicitationResolved,
 }
 
 // newData returns a new value of the data type of each event name.
@@ -141,6 +150,8 @@ var newData = map[Name]func() any{
 	MCPServerReconnected:  func() any { return new(MCPServerData) },
 	MCPServerToolsChanged: func() any { return new(MCPServerData) },
 	MCPLog:                func() any { return new(MCPLogData) },
+	ElicitationRequested:  func() any { return new(ElicitationData) },
+	ElicitationResolved:   func() any { return new(ElicitationData) },
 }
 
 // VerificationData is the data of VerificationCompleted.
@@ -846,6 +857,36 @@ type MCPLogData struct {
 	// Dropped counts the server's messages dropped since the last one
 	// kept: a server that logs faster than orca takes its messages.
 	Dropped int `json:"dropped,omitempty"`
+}
+
+// ElicitationData is the data of ElicitationRequested and
+// ElicitationResolved.
+type ElicitationData struct {
+	// ID is orca's id of the question (orca serve's API answers it by
+	// it).
+	ID string `json:"id"`
+	// Server is the MCP server asking; ToolUseID and ToolName the call it
+	// asked during, when that is known.
+	Server    string `json:"server"`
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	ToolName  string `json:"tool_name,omitempty"`
+	// Mode is form or url; Message the server's question.
+	Mode    string `json:"mode"`
+	Message string `json:"message"`
+	// URL is what a url question asks the person to open, without its
+	// query and fragment.
+	URL string `json:"url,omitempty"`
+	// Fields are the form's fields (requested) or the fields the answer
+	// gives (resolved): their names, never their values.
+	Fields []string `json:"fields,omitempty"`
+	// Resolved only: Action is accept, decline or cancel; By who answered
+	// (user, hook:NAME, none: no one could be asked, or what a front end
+	// names itself, such as api); Reason why it was declined or
+	// cancelled; Duration how long the answer took.
+	Action   string        `json:"action,omitempty"`
+	By       string        `json:"by,omitempty"`
+	Reason   string        `json:"reason,omitempty"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
 }
 
 // MiddlewareFailedData is the data of MiddlewareFailed.

@@ -88,6 +88,8 @@ func TestDecodeRoundTrip(t *testing.T) {
 		event.MCPServerToolsChanged: &event.MCPServerData{Server: "api", Type: "http", State: "up", Tools: []string{"mcp__api__get", "mcp__api__put"}, Added: []string{"mcp__api__put"}, Removed: []string{"mcp__api__del"}},
 		event.ToolProgress:          &event.ToolProgressData{Iteration: 2, ToolUseID: "u", ToolName: "mcp__files__index", Progress: 3, Total: 10, Message: "indexing src/"},
 		event.MCPLog:                &event.MCPLogData{Server: "files", Level: "warning", Logger: "fs", Message: "slow disk", Dropped: 4},
+		event.ElicitationRequested:  &event.ElicitationData{ID: "el_1", Server: "everything", ToolUseID: "u", ToolName: "mcp__everything__ask", Mode: "form", Message: "Your name?", Fields: []string{"name", "age"}},
+		event.ElicitationResolved:   &event.ElicitationData{ID: "el_1", Server: "auth", Mode: "url", Message: "Sign in", URL: "https://auth.example/consent", Action: "decline", By: "none", Reason: "no one to ask", Duration: time.Millisecond},
 	}
 	for _, n := range event.Names {
 		d, ok := samples[n]
@@ -181,6 +183,9 @@ func TestAppendJSONIsEncodingJSONs(t *testing.T) {
 		event.Event{Name: event.ToolProgress, Time: when, Data: &event.ToolProgressData{Iteration: 4, ToolUseID: odd[2], ToolName: odd[3], Progress: 2.5, Total: 1e21, Message: odd[4] + odd[6] + odd[7]}},
 		event.Event{Name: event.ToolProgress, Time: when, Data: &event.ToolProgressData{Progress: 3e-7, Total: -1}},
 		event.Event{Name: event.ToolProgress, Time: when, Data: &event.ToolProgressData{}},
+		event.Event{Name: event.ElicitationRequested, Time: when, Data: &event.ElicitationData{ID: odd[1], Server: odd[2], Mode: "form", Message: odd[4] + odd[7], Fields: []string{odd[3], odd[6]}}},
+		event.Event{Name: event.ElicitationResolved, Time: when, Data: &event.ElicitationData{Server: odd[8], Mode: "url", URL: odd[5], Action: "accept", By: odd[2], Reason: odd[6], Duration: -1}},
+		event.Event{Name: event.ElicitationResolved, Time: when, Data: &event.ElicitationData{}},
 		event.Event{Name: "custom", Time: when, Data: map[string]any{}},
 		event.Event{Name: "custom", Time: when, Data: json.RawMessage(`{"x":1}`)},
 	)
