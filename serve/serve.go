@@ -32,7 +32,6 @@ import (
 	"html"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +39,7 @@ import (
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/internal/httpguard"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/session"
 )
@@ -110,6 +110,7 @@ type Options struct {
 type Server struct {
 	app     *app.App
 	opts    Options
+	guard   httpguard.Guard
 	mux     *http.ServeMux
 	routes  []route
 	ctx     context.Context
@@ -183,11 +184,11 @@ func New(a *app.App, opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	for _, o := range opts.AllowedOrigins {
-		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
-			return nil, fmt.Errorf("serve: allowed origin %q: want scheme://host[:port]", o)
+		if err := httpguard.CheckOrigin(o); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
-	s := &Server{app: a, opts: opts, mux: http.NewServeMux(), sessions: map[string]*entry{}}
+	s := &Server{app: a, opts: opts, guard: httpguard.Guard{Hosts: opts.AllowedHosts, Origins: opts.AllowedOrigins}, mux: http.NewServeMux(), sessions: map[string]*entry{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.routes = []route{
 		{method: "GET", pattern: "/{$}", public: true, page: true, h: s.page("ui/index.html")},

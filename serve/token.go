@@ -1,15 +1,13 @@
 package serve
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/internal/httpguard"
 )
 
 // TokenEnv is the variable that gives the server its bearer token.
@@ -17,7 +15,7 @@ const TokenEnv = "ORCA_SERVE_TOKEN"
 
 // ErrShortToken: the token $ORCA_SERVE_TOKEN gives has fewer than 16
 // characters.
-var ErrShortToken = errors.New("a token has at least 16 characters")
+var ErrShortToken = httpguard.ErrShortToken
 
 // TokenHint says where Token takes the token from, for a person at the
 // sign-in form: "$ORCA_SERVE_TOKEN" when it is set, else the file (the
@@ -48,11 +46,9 @@ func TokenHint(configDir string, getenv func(string) string) string {
 // first start with 24 random bytes, readable by the user alone — and a
 // line saying where it is (the token itself only when it was just made).
 func Token(configDir string, getenv func(string) string) (token, where string, err error) {
-	if t := strings.TrimSpace(getenv(TokenEnv)); t != "" {
-		if len(t) < 16 {
-			return "", "", fmt.Errorf("$%s is %d characters: %w", TokenEnv, len(t), ErrShortToken)
-		}
-		return t, "token: $" + TokenEnv, nil
+	if strings.TrimSpace(getenv(TokenEnv)) != "" {
+		token, _, err = httpguard.Token(TokenEnv, "", getenv)
+		return token, "token: $" + TokenEnv, err
 	}
 	dir := configDir
 	if dir == "" {
@@ -61,17 +57,12 @@ func Token(configDir string, getenv func(string) string) (token, where string, e
 		}
 	}
 	path := filepath.Join(dir, "orca", "serve-token")
-	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 16 {
-		return strings.TrimSpace(string(b)), "token: in " + path, nil
+	token, made, err := httpguard.Token(TokenEnv, path, getenv)
+	switch {
+	case err != nil:
+		return "", "", err
+	case made:
+		return token, fmt.Sprintf("token (new, kept in %s): %s", path, token), nil
 	}
-	raw := make([]byte, 24)
-	rand.Read(raw)
-	token = hex.EncodeToString(raw)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", "", fmt.Errorf("keeping the token: %w", err)
-	}
-	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", "", fmt.Errorf("keeping the token: %w", err)
-	}
-	return token, fmt.Sprintf("token (new, kept in %s): %s", path, token), nil
+	return token, "token: in " + path, nil
 }
