@@ -12,9 +12,14 @@
 // Optionally the whole agent is one more tool, AgentTool: its prompt runs
 // a turn of the session, and the answer is the result.
 //
+// Run serves one client over a transport such as stdio; Serve (or
+// Handler) serves any number over streamable HTTP, each request admitted
+// as orca serve admits its own (Host, Origin, a bearer token).
+//
 //	s, err := mcpserve.New(live, mcpserve.Options{Agent: true})
 //	…
 //	err = s.Run(ctx, &mcp.StdioTransport{})
+//	// or: err = s.Serve(ctx, listener, mcpserve.HTTPOptions{Token: token})
 package mcpserve
 
 import (
@@ -56,12 +61,17 @@ type Options struct {
 // Server is an MCP server of one live session's tools. Close the session
 // after the server has stopped: it waits for the calls still running.
 type Server struct {
-	ls  *session.LiveSession
-	srv *mcp.Server
+	ls     *session.LiveSession
+	srv    *mcp.Server
+	logger *slog.Logger
 	// turn holds AgentTool calls to one turn at a time: a session's turns
 	// do not overlap, and a second call would only be queued into the
 	// first one's turn.
 	turn sync.Mutex
+
+	mu sync.Mutex
+	// handler: Handler has made the server's one HTTP handler.
+	handler bool
 }
 
 // New returns a server of the tools of ls's runtime (opts.Tools), each
@@ -97,7 +107,7 @@ func New(ls *session.LiveSession, opts Options) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{ls: ls}
+	s := &Server{ls: ls, logger: logger}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: cmp.Or(opts.Name, "orca"), Version: opts.Version}, &mcp.ServerOptions{
 		Logger:       logger,
 		Instructions: instructions(rt.FS().Root()),
@@ -112,7 +122,7 @@ func New(ls *session.LiveSession, opts Options) (*Server, error) {
 }
 
 // MCP returns the SDK's server, to serve it over any transport (Run
-// serves one connection).
+// serves one connection, Serve and Handler streamable HTTP).
 func (s *Server) MCP() *mcp.Server { return s.srv }
 
 // Run serves one client over t until the client leaves (for stdio: until

@@ -18,6 +18,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/mcp/mcpserve"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/toolset"
@@ -43,19 +44,43 @@ type rig struct {
 }
 
 type config struct {
-	policy *policy.Policy
-	opts   mcpserve.Options
-	hooks  func(*agent.Services)
+	policy  *policy.Policy
+	opts    mcpserve.Options
+	hooks   func(*agent.Services)
+	sandbox *sandbox.Runner
 }
 
 func newRig(t *testing.T, c config) *rig {
+	t.Helper()
+	r, srv := newServer(t, c)
+	ct, st2 := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { r.done <- srv.Run(ctx, st2) }()
+	var err error
+	r.client, err = mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.client.Close()
+		if err := <-r.done; err != nil {
+			t.Errorf("the server's Run: %v", err)
+		}
+		cancel()
+	})
+	return r
+}
+
+// newServer is a rig's session and its server, not yet serving.
+func newServer(t *testing.T, c config) (*rig, *mcpserve.Server) {
 	t.Helper()
 	r := &rig{t: t, root: t.TempDir(), model: script.New(), svc: agent.NewServices(nil), done: make(chan error, 1), events: make(chan event.Event, 1024)}
 	t.Cleanup(func() { r.svc.Close() })
 	if c.hooks != nil {
 		c.hooks(r.svc)
 	}
-	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "served"}, agent.Collaborators{Client: r.model, Workspace: r.root, Services: r.svc, Policy: c.policy})
+	rt, err := agent.New(agent.Definition{ToolProviders: toolset.Default(), Name: "served"}, agent.Collaborators{Client: r.model, Workspace: r.root, Services: r.svc, Policy: c.policy, Sandbox: c.sandbox})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,22 +101,7 @@ func newRig(t *testing.T, c config) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, st2 := mcp.NewInMemoryTransports()
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { r.done <- srv.Run(ctx, st2) }()
-	r.client, err = mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), ct, nil)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		r.client.Close()
-		if err := <-r.done; err != nil {
-			t.Errorf("the server's Run: %v", err)
-		}
-		cancel()
-	})
-	return r
+	return r, srv
 }
 
 func (r *rig) call(name string, args any) *mcp.CallToolResult {
