@@ -61,6 +61,10 @@ type conn struct {
 	// kind told (guarded by notify).
 	notify sync.Mutex
 	told   ChangeKind
+	// logs bounds the server's log messages.
+	logs logLimit
+	// checking is the session whose liveness is being checked (checkAlive).
+	checking *sdk.ClientSession
 }
 
 func newConn(s *set, srv Server) *conn {
@@ -132,6 +136,7 @@ func (c *conn) connect(ctx context.Context) error {
 		return err
 	}
 	c.loadPrompts(ctx, session)
+	c.setLogLevel(ctx, session)
 	c.set.offerResources(c)
 	c.notify.Lock()
 	defer c.notify.Unlock()
@@ -271,7 +276,7 @@ func (c *conn) watch(session *sdk.ClientSession, proc *process) {
 
 // open makes a session: for a stdio server, the process too.
 func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
-	client := sdk.NewClient(&sdk.Implementation{Name: "orca", Version: "1"}, &sdk.ClientOptions{
+	client := c.newClient(&sdk.ClientOptions{
 		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) {
 			c.mu.Lock()
 			session := c.session

@@ -50,6 +50,8 @@ type faultServer struct {
 	// Faulty: only the first Faulty processes have the faults; those
 	// started after them behave (0: every process has them).
 	Faulty int
+	// Log is the file the server logs to (appending), if any.
+	Log string
 }
 
 func serveFaults(cfg string) {
@@ -67,9 +69,18 @@ func serveFaults(cfg string) {
 			os.Exit(2)
 		}
 	}
+	var logTo io.Writer = os.Stderr
+	if fs.Log != "" {
+		f, err := os.OpenFile(fs.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fault server:", err)
+			os.Exit(2)
+		}
+		logTo = f
+	}
 	err := mcptest.ServeStdio(context.Background(), fs.Faults, mcptest.Options{
 		Dir:     fs.Dir,
-		Logger:  slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Logger:  slog.New(slog.NewTextHandler(logTo, nil)),
 		OnCrash: func() { os.Exit(3) }, // as orca-mcp-faults
 	})
 	if err != nil {
@@ -85,6 +96,7 @@ var transports = []string{"stdio", "http", "sse"}
 type rig struct {
 	t      *testing.T
 	dir    string // the server's notes folder
+	log    string // the file the server logs to
 	p      *mcp.Provider
 	reg    *tool.Registry
 	cmds   tool.Expander // the server's prompts
@@ -103,6 +115,7 @@ type rig struct {
 func setup(t *testing.T, transport string, f mcptest.Faults, opts mcp.Options, adjust ...func(*rig, *mcp.Server)) *rig {
 	t.Helper()
 	r := &rig{t: t, dir: t.TempDir()}
+	r.log = filepath.Join(t.TempDir(), "server.log")
 	var s mcp.Server
 	switch transport {
 	case "stdio":
@@ -113,12 +126,18 @@ func setup(t *testing.T, transport string, f mcptest.Faults, opts mcp.Options, a
 		r.locks = t.TempDir()
 		// Registered before the provider's close: it runs after it.
 		t.Cleanup(func() { proctest.RequireUnlocked(t, r.locks) })
-		cfg, _ := json.Marshal(faultServer{Faults: f, Dir: r.dir, Locks: r.locks})
+		cfg, _ := json.Marshal(faultServer{Faults: f, Dir: r.dir, Locks: r.locks, Log: r.log})
 		s = mcp.Server{Name: "faults", Command: exe, Env: map[string]string{faultsEnv: string(cfg)}}
 	case "http", "sse":
-		h := mcptest.NewStreamableHandler(f, mcptest.Options{Dir: r.dir})
+		lf, err := os.OpenFile(r.log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { lf.Close() })
+		o := mcptest.Options{Dir: r.dir, Logger: slog.New(slog.NewTextHandler(lf, nil))}
+		h := mcptest.NewStreamableHandler(f, o)
 		if transport == "sse" {
-			h = mcptest.NewSSEHandler(f, mcptest.Options{Dir: r.dir})
+			h = mcptest.NewSSEHandler(f, o)
 		}
 		r.spy = &spy{h: h, methods: map[string]int{}}
 		hs := httptest.NewServer(r.spy)
@@ -134,7 +153,7 @@ func setup(t *testing.T, transport string, f mcptest.Faults, opts mcp.Options, a
 		f(r, &s)
 	}
 	if r.faulty > 0 && transport == "stdio" {
-		cfg, _ := json.Marshal(faultServer{Faults: f, Dir: r.dir, Locks: r.locks, Faulty: r.faulty})
+		cfg, _ := json.Marshal(faultServer{Faults: f, Dir: r.dir, Locks: r.locks, Faulty: r.faulty, Log: r.log})
 		s.Env[faultsEnv] = string(cfg)
 	}
 	opts.OnChange = func(ch mcp.Change) {
@@ -171,6 +190,21 @@ func (r *rig) toldAre(kinds ...mcp.ChangeKind) {
 	if !slices.Equal(got, kinds) {
 		r.t.Fatalf("changes %v, want %v", got, kinds)
 	}
+}
+
+// logged reports whether the server's log has a line with each of what.
+func (r *rig) logged(what ...string) bool {
+	b, _ := os.ReadFile(r.log)
+	for line := range strings.Lines(string(b)) {
+		all := true
+		for _, w := range what {
+			all = all && strings.Contains(line, w)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // processes is how many server processes were started so far.
@@ -416,32 +450,97 @@ func TestFaultCrash(t *testing.T) {
 	})
 }
 
-// A call the server never answers ends at the server's Timeout, reported
-// as one that may or may not have taken effect: the turn waiting for it
-// goes on. The server is reached afresh for the next call.
+// A call that overruns the server's Timeout ends then, reported as one
+// that may or may not have taken effect — the turn waiting for it goes
+// on — and is cancelled on the wire: the server logs the
+// notifications/cancelled it received, and its sleep cut short. The
+// server still answers, so its connection stays: a call in flight beside
+// the one that overran completes, and the next call goes to the same
+// process or session.
 func TestFaultHang(t *testing.T) {
 	matrix(t, func(t *testing.T, tr string) {
-		timeout := 500 * time.Millisecond
-		r := setup(t, tr, mcptest.Faults{HangOnCall: 2}, mcp.Options{}, func(_ *rig, s *mcp.Server) { s.Timeout = timeout })
+		timeout := 3 * time.Second
+		r := setup(t, tr, mcptest.Faults{}, mcp.Options{}, func(_ *rig, s *mcp.Server) { s.Timeout = timeout })
+		var beside tool.Result
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			// In flight when the other call times out, and answered
+			// within its own timeout.
+			time.Sleep(timeout / 2)
+			beside = r.call("sleep", map[string]any{"seconds": timeout.Seconds() * 3 / 4})
+		})
+		start := time.Now()
+		res := r.call("sleep", map[string]any{"seconds": 60})
+		took := time.Since(start)
+		wg.Wait()
+		if !res.IsError || !strings.Contains(res.Content, "did not answer") || !strings.Contains(res.Content, "was cancelled") ||
+			!strings.Contains(res.Content, "may or may not have taken effect") {
+			t.Fatalf("the call that overran: %+v", res)
+		}
+		if took < timeout || took > timeout+2*time.Second {
+			t.Errorf("the call that overran took %v, timeout %v", took, timeout)
+		}
+		if beside.IsError || beside.Content != "slept 2.25s" {
+			t.Errorf("the call beside it: %+v", beside)
+		}
+		eventually(t, "the server logs the cancellation and the sleep cut short", func() bool {
+			return r.logged("notifications/cancelled received", "context deadline exceeded") && r.logged("sleep cut short", "call=1")
+		})
+		if n := r.counter(); n != 3 {
+			t.Errorf("the call after is call %d, want 3 (same server, same count)", n)
+		}
+		if st := r.status(); st.State != mcp.StateUp {
+			t.Errorf("after the timeout: %+v", st)
+		}
+		switch tr {
+		case "stdio":
+			if n := r.processes(); n != 1 {
+				t.Errorf("%d server processes, want 1: the server was not restarted", n)
+			}
+		case "http":
+			if n := r.spy.sent("initialize"); n != 1 {
+				t.Errorf("%d initialize requests, want 1: the session was kept", n)
+			}
+		}
+		r.toldAre(mcp.Started)
+	})
+}
+
+// A server that stops answering altogether: its call times out, the ping
+// that follows gets no answer either, and only then is the connection
+// dropped; the next call connects again (a new process, a new session)
+// and is answered.
+func TestFaultStall(t *testing.T) {
+	matrix(t, func(t *testing.T, tr string) {
+		timeout := time.Second
+		r := setup(t, tr, mcptest.Faults{StallOnCall: 2}, mcp.Options{}, func(r *rig, s *mcp.Server) {
+			s.Timeout = timeout
+			r.faulty = 1
+		})
 		if res := r.note("one"); res.IsError {
 			t.Fatalf("note one: %+v", res)
 		}
-		start := time.Now()
-		res := r.note("two")
-		took := time.Since(start)
-		if !res.IsError || !strings.Contains(res.Content, "did not answer") || !strings.Contains(res.Content, "may or may not have taken effect") {
-			t.Fatalf("the hung call: %+v", res)
+		if res := r.note("two"); !res.IsError || !strings.Contains(res.Content, "did not answer") {
+			t.Fatalf("the stalled call: %+v", res)
 		}
-		if took < timeout || took > timeout+2*time.Second {
-			t.Errorf("the hung call took %v, timeout %v", took, timeout)
+		eventually(t, "the connection dropped", func() bool { return len(r.told()) >= 2 })
+		if ch := r.told()[1]; ch.Kind != mcp.Dropped || !strings.Contains(ch.Status.Error, "did not answer a ping") {
+			t.Errorf("the drop: %+v", ch)
 		}
 		if res := r.note("three"); res.IsError {
-			t.Errorf("the call after the hung one: %+v", res)
+			t.Errorf("the call after the drop: %+v", res)
 		}
 		r.noteIs("one", "three")
 		r.toldAre(mcp.Started, mcp.Dropped, mcp.Reconnected)
-		if tr == "http" && r.spy.sent("initialize") != 2 {
-			t.Errorf("%d initialize requests, want 2: the hung session is not used again", r.spy.sent("initialize"))
+		switch tr {
+		case "stdio":
+			if n := r.processes(); n != 2 {
+				t.Errorf("%d server processes, want 2", n)
+			}
+		case "http":
+			if n := r.spy.sent("initialize"); n != 2 {
+				t.Errorf("%d initialize requests, want 2", n)
+			}
 		}
 	})
 }

@@ -15,6 +15,15 @@
 // tool.Env.OnExpander): "/mcp__<server>__<prompt> arguments" as a turn's
 // input becomes the prompt's messages.
 //
+// What else the client does (notify.go): its roots are the runtime's
+// workspace (tool.Env.FS), fixed for the runtime's life; each call asks
+// for progress, which reaches whoever watches the call (tool.Report: the
+// runtime's tool_progress events), at most one report each 250ms; the
+// servers' log messages, from Options.LogLevel up, go to Options.OnLog,
+// at most 20 at once and 2 a second per server. It does not offer
+// sampling: a server's sampling/createMessage is refused, saying why
+// (ErrSamplingRefused).
+//
 // # The reliability contract
 //
 //   - A server that fails to start, or does not answer its handshake within
@@ -32,13 +41,18 @@
 //     added to the runtime's registry, vanished ones removed. (Over HTTP a
 //     list_changed sent while the client's stream is down is lost: the
 //     list read on reconnecting is how such a change arrives.)
-//   - A call has a timeout (Server.Timeout, else Options.CallTimeout); a
-//     call cut off — by the timeout, or the connection dropping while it
-//     ran — is reported to the model as one that may or may not have taken
-//     effect, and is never sent again, unless the tool is annotated
-//     idempotent (or read-only), which is retried once on a fresh
-//     connection. A server that never answers cannot hold a turn longer
-//     than the timeout.
+//   - A call has a timeout (Server.Timeout, else Options.CallTimeout). A
+//     call that overruns it is cancelled — the server is sent
+//     notifications/cancelled — reported to the model as one that may or
+//     may not have taken effect, and not sent again; the connection stays,
+//     and the other calls in flight on it go on, unless the server does
+//     not answer a ping either (within the timeout, between 1 and 10
+//     seconds): then it is dropped, and the next call connects again. A
+//     server that never answers cannot hold a turn longer than the
+//     timeout.
+//   - A call cut off by the connection dropping while it ran is reported
+//     the same way, and sent again once, on a fresh connection, only if
+//     the tool is annotated idempotent (or read-only).
 //   - A call the server cannot have run is sent again once, on a fresh
 //     connection, whatever the tool: the SDK found the session closed
 //     before sending it, or its own HTTP request could not connect, or was
@@ -70,6 +84,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/orca-agent/orca/tool"
@@ -122,6 +137,14 @@ type Options struct {
 	// must return quickly (publish the change; do not call back into the
 	// provider).
 	OnChange func(Change)
+	// LogLevel is the lowest level of the messages orca asks the servers
+	// to log to it (one of LogLevels; DefaultLogLevel if "").
+	LogLevel string
+	// OnLog, if set, is told each message a server logs
+	// (notifications/message), within the bounds that keep a server from
+	// flooding (see Log.Dropped); it must return quickly. Without it, the
+	// messages go to Logger, at their level.
+	OnLog func(Log)
 }
 
 // A Change is what happened to a server, for Options.OnChange.
@@ -181,6 +204,9 @@ func NewProvider(servers []Server, opts Options) *Provider {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if !slices.Contains(LogLevels, opts.LogLevel) {
+		opts.LogLevel = DefaultLogLevel
 	}
 	return &Provider{servers: slices.Clone(servers), opts: opts}
 }
@@ -332,6 +358,10 @@ type set struct {
 	// retries are the servers that did not start, trying again; bg the
 	// tool list reloads under way.
 	retries, bg sync.WaitGroup
+	// progress are the calls in flight, by their progress token (tokens
+	// counts them).
+	progress sync.Map
+	tokens   atomic.Uint64
 
 	closeOnce sync.Once
 	closeErr  error

@@ -100,7 +100,11 @@ func (p *proxy) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		}
 		d := &delivery{}
 		cctx, cancel := context.WithTimeout(context.WithValue(ctx, deliveryKey{}, d), p.c.timeout())
-		res, err := session.CallTool(cctx, &sdk.CallToolParams{Name: p.remote, Arguments: args})
+		params := &sdk.CallToolParams{Name: p.remote, Arguments: args}
+		forget := p.c.watchProgress(ctx, params)
+		p.c.logMeta(session, params)
+		res, err := session.CallTool(cctx, params)
+		forget()
 		timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		if err == nil {
@@ -110,10 +114,11 @@ func (p *proxy) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		case ctx.Err() != nil:
 			return tool.Errorf("The %s call was cancelled (%v) before the MCP server %s answered: it may or may not have taken effect.", p.remote, ctx.Err(), p.c.srv.Name)
 		case timedOut:
-			// A server that does not answer may never answer: the next call
-			// gets a fresh connection.
-			p.c.drop(session, fmt.Sprintf("a call timed out after %v", p.c.timeout()))
-			return tool.Errorf("The MCP server %s did not answer %s within %v: the call may or may not have taken effect.%s", p.c.srv.Name, p.remote, p.c.timeout(), p.retryNote())
+			// Cancelled (the SDK told the server, notifications/cancelled),
+			// not sent again: it may have run. The connection stays, with
+			// the other calls on it, unless the server answers nothing.
+			p.c.checkAlive(session)
+			return tool.Errorf("The MCP server %s did not answer %s within %v: the call was cancelled, and may or may not have taken effect.%s", p.c.srv.Name, p.remote, p.c.timeout(), p.retryNote())
 		case notSent(err, d):
 			// The server never had the call: sending it again, on a fresh
 			// connection, cannot run it twice, whatever the tool.
