@@ -308,8 +308,9 @@ type Result struct {
 //	    tool_request middleware → registry lookup → schema validation →
 //	    PRE_TOOL_USE (a rewrite is validated again) → policy and approval
 //	    (from the tool's traits; PERMISSION_REQUEST, the approver) →
-//	    tool_execution middleware → the tool (a Forker for tools that fork) →
-//	    POST_TOOL_USE or POST_TOOL_USE_FAILURE
+//	    tool_execution middleware → the tool (a Forker for tools that fork;
+//	    the turn's Elicitor for tools that elicit: ELICITATION, the person,
+//	    ELICITATION_RESULT) → POST_TOOL_USE or POST_TOOL_USE_FAILURE
 //	  the observations go back into the next prompt
 //	STOP (may send the agent back to work), then verification and POST_VERIFY
 //

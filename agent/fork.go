@@ -41,7 +41,7 @@ func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 		def.Model = d.Model
 	}
 	c := &Runtime{id: r.id + "/" + d.Name, def: def, client: r.client, fs: r.fs, logger: r.logger, transcripts: r.transcripts, nested: r.nested, windows: r.windows, chain: r.chain,
-		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, notifier: r.notifier, approvals: r.approvals,
+		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, elicitor: r.elicitor, notifier: r.notifier, approvals: r.approvals,
 		tasks: r.tasks, subagents: r.subagents, tools: tool.NewRegistry()}
 	if r.breakers != nil {
 		// Breakers of its own: its model may be another than the

@@ -28,6 +28,7 @@ import (
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/catalog"
+	"github.com/orca-agent/orca/elicit"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
@@ -207,6 +208,11 @@ type Collaborators struct {
 	// policy.Headless (every ask is refused, with a reason that says how to
 	// allow it).
 	Approver policy.Approver
+	// Elicitor asks the person the questions MCP servers ask during a
+	// tool call (elicit.Request), after the ELICITATION hooks, which may
+	// answer first; nil declines them, saying no one can answer in this
+	// run (elicit.Headless), unless a hook answers.
+	Elicitor elicit.Elicitor
 	// Notifier, when set, is told when a tool call waits for a person's
 	// approval: before the approver asks (unless it is policy.Headless,
 	// which asks no one, or policy.Parking, which parks), and when the
@@ -285,6 +291,7 @@ type Runtime struct {
 	// refuses.
 	guard     *policy.Policy
 	approver  policy.Approver
+	elicitor  elicit.Elicitor
 	notifier  hook.Notifier
 	approvals Approvals
 	svc       *Services
@@ -381,7 +388,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			return nil, fmt.Errorf("agent %q: fallback %d has no client or no model", def.Name, i)
 		}
 	}
-	rt := &Runtime{def: def, client: c.Client, chain: slices.Clone(c.Fallbacks), windows: newWindows(def.Windows, c.OnWindowLearnt), logger: c.Logger, approver: c.Approver, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: memory.NewNested(c.NestedMemory, c.PathRules)}
+	rt := &Runtime{def: def, client: c.Client, chain: slices.Clone(c.Fallbacks), windows: newWindows(def.Windows, c.OnWindowLearnt), logger: c.Logger, approver: c.Approver, elicitor: c.Elicitor, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: memory.NewNested(c.NestedMemory, c.PathRules)}
 	if len(rt.chain) > 0 {
 		rt.breakers = make([]breaker, len(rt.chain)+1)
 	}

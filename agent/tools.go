@@ -497,6 +497,9 @@ func (t *turn) execute(a admitted) (tool.Result, []middleware.Failure) {
 	case traits.Background:
 		ctx = tool.WithBackground(ctx, background{rt.tasks})
 	}
+	if tool.TraitsOf(tl).Elicits {
+		ctx = t.withElicitor(ctx)
+	}
 	ctx, ended := t.withProgress(ctx, call)
 	var res tool.Result
 	var failures []middleware.Failure

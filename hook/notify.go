@@ -39,6 +39,9 @@ const (
 	NotifyPermission = "permission_prompt"
 	// NotifyIdle: the chat has waited a minute for the next prompt.
 	NotifyIdle = "idle_prompt"
+	// NotifyElicitation: an MCP server's question waits for the person
+	// (Claude Code's elicitation_dialog).
+	NotifyElicitation = "elicitation_dialog"
 	// NotifyStopFailure: the user's turn ended because the model's
 	// provider failed (Claude Code's StopFailure event, not one of its
 	// notification types).

@@ -27,6 +27,10 @@ type Traits struct {
 	// Background: the tool may start work that outlives its call; the
 	// runtime hands it a Background through its context.
 	Background bool
+	// Elicits: a call of the tool may ask the person a question while it
+	// runs (an MCP server's elicitation); the runtime hands it the turn's
+	// elicit.Elicitor through its context (elicit.From).
+	Elicits bool
 	// Exclusive: a call of the tool runs alone, never beside the other
 	// calls of the same response, even when the tool is ReadOnly: it keeps
 	// state of its own whose order matters (TodoWrite's list). The runtime

@@ -35,6 +35,10 @@ func ReadOnly() Option { return func(c *typedConfig) { c.traits.ReadOnly = true 
 // it once (Traits.Idempotent).
 func Idempotent() Option { return func(c *typedConfig) { c.traits.Idempotent = true } }
 
+// Elicits declares that a call of the tool may ask the person a question
+// (Traits.Elicits): it finds the turn's Elicitor with elicit.From.
+func Elicits() Option { return func(c *typedConfig) { c.traits.Elicits = true } }
+
 // Aliases declares other names the tool goes by (Traits.Aliases): rules,
 // hook matchers and subagent tool lists may name it by them, and a
 // model's call of one runs the tool.
