@@ -65,6 +65,9 @@ type conn struct {
 	logs logLimit
 	// checking is the session whose liveness is being checked (checkAlive).
 	checking *sdk.ClientSession
+	// asking is the calls running, whose turns the server's questions go
+	// to (elicit.go).
+	asking asking
 }
 
 func newConn(s *set, srv Server) *conn {
@@ -277,6 +280,9 @@ func (c *conn) watch(session *sdk.ClientSession, proc *process) {
 // open makes a session: for a stdio server, the process too.
 func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 	client := c.newClient(&sdk.ClientOptions{
+		// The server's questions for the person, forms and URLs (elicit.go).
+		ElicitationHandler: c.elicit,
+		Capabilities:       elicitCapabilities(),
 		ToolListChangedHandler: func(ctx context.Context, _ *sdk.ToolListChangedRequest) {
 			c.mu.Lock()
 			session := c.session
@@ -317,6 +323,7 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 			})
 		},
 	})
+	client.AddSendingMiddleware(c.asking.track)
 	switch c.srv.Type {
 	case "stdio":
 		proc, err := c.start()

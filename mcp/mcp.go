@@ -87,6 +87,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/orca-agent/orca/elicit"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -131,6 +132,10 @@ type Options struct {
 	// HTTPClient reaches http and sse servers (http.DefaultClient's
 	// transport if nil).
 	HTTPClient *http.Client
+	// Elicitor asks the person the questions a server asks outside any
+	// tool call of a turn (a call's own go to the Elicitor its context
+	// carries: elicit.From); nil declines them (elicit.Headless).
+	Elicitor elicit.Elicitor
 	// OnChange, if set, is told each change of a server: it started,
 	// failed, dropped, reconnected, or its tools changed. It is called in
 	// order for each server, for one change of a server at a time, and
