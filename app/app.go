@@ -829,6 +829,39 @@ func (a *App) mcpChanged(ch mcp.Change) {
 			Error: st.Error, Added: ch.Added, Removed: ch.Removed}})
 }
 
+// mcpLogged publishes a message an MCP server logged as an mcp_log event,
+// in the scope of the runtime whose server it is, and tells the logger
+// (the CLI's warnings) those at the settings' mcpLogLevel or above.
+func (a *App) mcpLogged(l mcp.Log) {
+	a.svc.Bus.Publish(event.Event{Name: event.MCPLog, Time: time.Now(), Scope: scope.Scope{RuntimeID: l.RuntimeID},
+		Data: &event.MCPLogData{Server: l.Server, Level: l.Level, Logger: l.Logger, Message: l.Message, Dropped: l.Dropped}})
+	if slices.Index(mcp.LogLevels, l.Level) < slices.Index(mcp.LogLevels, a.mcpLogShown()) {
+		return
+	}
+	attrs := []any{"server", l.Server, "level", l.Level, "message", l.Message}
+	if l.Logger != "" {
+		attrs = append(attrs, "logger", l.Logger)
+	}
+	if l.Dropped > 0 {
+		attrs = append(attrs, "dropped", l.Dropped)
+	}
+	a.logger.Warn("MCP server log", attrs...)
+}
+
+// mcpLogShown is the lowest level of the MCP servers' log messages shown
+// to the user: the settings' mcpLogLevel, else warning.
+func (a *App) mcpLogShown() string { return cmp.Or(a.settings.MCPLogLevel, "warning") }
+
+// mcpLogAsked is the level the MCP servers are asked to log from: info
+// (every message asked for is an event), debug if that is what the user
+// is shown.
+func (a *App) mcpLogAsked() string {
+	if a.mcpLogShown() == "debug" {
+		return "debug"
+	}
+	return mcp.DefaultLogLevel
+}
+
 // MCPServers returns the MCP servers' status: those the settings declare,
 // up, failed or down (empty without any).
 func (a *App) MCPServers() []mcp.Status {

@@ -148,6 +148,12 @@ type Settings struct {
 	// MaxParallelTools is the "maxParallelTools" key (agent.Definition.
 	// MaxParallelTools; the last file that sets it wins), 0 if none does.
 	MaxParallelTools int
+	// MCPLogLevel is the "mcpLogLevel" key: the lowest level of an MCP
+	// server's log messages that are shown to the user (MCP's levels,
+	// MCPLogLevels), "" if no file sets it; the last file that sets it
+	// wins, trusted or not (it changes only what is shown). Every message
+	// is an event whatever it says.
+	MCPLogLevel string
 	// Env are the variables of the files' "env" blocks (a later file's
 	// value wins), given to command hooks and commands. A project's are
 	// skipped in an untrusted workspace.
@@ -177,6 +183,10 @@ type Settings struct {
 	// — misspellings — are warnings.
 	Ignored []IgnoredKeys
 }
+
+// MCPLogLevels are MCP's log levels, from the lowest: what "mcpLogLevel"
+// takes.
+var MCPLogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // IgnoredKeys are the keys of File that only Claude Code reads, written
 // as paths ("theme", "sandbox.network.httpProxyPort").
@@ -535,6 +545,9 @@ func (s *Settings) merge(f *file) {
 	if f.parallel > 0 {
 		s.MaxParallelTools = f.parallel
 	}
+	if f.mcpLogLevel != "" {
+		s.MCPLogLevel = f.mcpLogLevel
+	}
 	if f.store != "" && !f.project {
 		s.Store = f.store
 	}
@@ -587,6 +600,8 @@ type file struct {
 	keyHelper string
 	// parallel is "maxParallelTools", 0 if not given.
 	parallel int
+	// mcpLogLevel is "mcpLogLevel".
+	mcpLogLevel string
 	// store is "store", the sessions' PostgreSQL DSN.
 	store   string
 	sandbox *sandboxFile
@@ -908,6 +923,13 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			return nil, fail("maxParallelTools", "want a whole number of calls, at least 1, got %s", raw)
 		}
 		f.parallel = n
+	}
+	if raw, ok := top["mcpLogLevel"]; ok {
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil || !slices.Contains(MCPLogLevels, v) {
+			return nil, fail("mcpLogLevel", "want one of MCP's log levels (%s), got %s", strings.Join(MCPLogLevels, ", "), raw)
+		}
+		f.mcpLogLevel = v
 	}
 	if raw, ok := top["store"]; ok {
 		var v string

@@ -360,6 +360,27 @@ func TestLoadMaxParallelTools(t *testing.T) {
 	}
 }
 
+// mcpLogLevel: one of MCP's levels, the last file that sets it wins;
+// anything else fails naming the key.
+func TestLoadMCPLogLevel(t *testing.T) {
+	cfgDir, ws := setup(t)
+	if s, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err != nil || s.MCPLogLevel != "" {
+		t.Errorf("no file sets it: %q, %v", s.MCPLogLevel, err)
+	}
+	writeFile(t, cfgDir, "orca/settings.json", `{"mcpLogLevel": "debug"}`)
+	writeFile(t, ws, ".orca/settings.json", `{"mcpLogLevel": "error"}`)
+	if s, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err != nil || s.MCPLogLevel != "error" {
+		t.Errorf("%q, %v", s.MCPLogLevel, err)
+	}
+	for _, bad := range []string{`"verbose"`, `"WARNING"`, `3`} {
+		writeFile(t, ws, ".orca/settings.json", `{"mcpLogLevel": `+bad+`}`)
+		_, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir})
+		if err == nil || !strings.Contains(err.Error(), "mcpLogLevel") || !strings.Contains(err.Error(), "warning") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
 func TestUserResources(t *testing.T) {
 	dir := t.TempDir()
 	if r, err := config.UserResources(dir); err != nil || len(r) != 0 {
