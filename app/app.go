@@ -37,6 +37,7 @@ import (
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/catalog"
 	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/elicit"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/extension"
 	"github.com/orca-agent/orca/hook"
@@ -162,6 +163,10 @@ type Config struct {
 	// Approver answers the calls the policy asks about (nil:
 	// policy.Headless refuses them, saying how to allow them).
 	Approver policy.Approver
+	// Elicitor asks the person the questions MCP servers ask during a
+	// call (agent.Collaborators.Elicitor): nil declines them, saying no
+	// one can answer in this run, unless an Elicitation hook answers.
+	Elicitor elicit.Elicitor
 	// Notifier, if set, is told when the user is needed (a call waits for
 	// approval, the chat waits for a prompt), as the settings'
 	// Notification hooks are, which run too.
@@ -204,6 +209,7 @@ type App struct {
 	pathRules []memory.PathRule // the memory rules that apply to some files only
 	// mcp is the provider of the MCP servers' tools (nil: none).
 	mcp    *mcp.Provider
+	mcpAsk runtimeElicitor // the runtime, asked the servers' questions outside any call
 	logger *slog.Logger
 	// notifier runs the settings' Notification and StopFailure entries
 	// (nil: none).
@@ -451,6 +457,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Services:       a.svc,
 		Policy:         pol,
 		Approver:       cfg.Approver,
+		Elicitor:       cfg.Elicitor,
 		Notifier:       a.notifierOrNil(),
 		Approvals:      approvals,
 		Folders:        folders,
@@ -464,6 +471,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.closers = append(a.closers, a.rt.Close)
+	a.mcpAsk.rt.Store(a.rt)
 	if cfg.Store == nil && dsn == "" && wsID != "" {
 		// The workspace's own store: sessions an orca without workspace
 		// ids started here are the agent's too. (Not a shared database:

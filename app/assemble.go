@@ -138,6 +138,6 @@ func (a *App) toolProviders(cfg Config) []tool.Provider {
 		// project's in the sandbox.
 		servers[i] = mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Unsandboxed: !s.Project}
 	}
-	a.mcp = mcp.NewProvider(servers, mcp.Options{Logger: a.logger, OnChange: a.mcpChanged, LogLevel: a.mcpLogAsked(), OnLog: a.mcpLogged})
+	a.mcp = mcp.NewProvider(servers, mcp.Options{Logger: a.logger, OnChange: a.mcpChanged, LogLevel: a.mcpLogAsked(), OnLog: a.mcpLogged, Elicitor: &a.mcpAsk})
 	return append(slices.Clone(providers), a.mcp)
 }
