@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -101,6 +102,9 @@ type Text struct {
 	spin     *spinner      // animates the running tool call's line, or the model's thinking; or nil
 	spinLine string        // that line, without its bullet
 	spinInfo string        // what follows the seconds in the spinner's line (the tokens so far)
+	// progress is what the running call last said of its progress, shown
+	// after the seconds; read by the spinner's goroutine.
+	progress atomic.Pointer[string]
 	header   string        // the running tool call's header, written when it ends ("" for thinking)
 	failed   bool          // the running tool call failed (known at its end, when its header is drawn)
 	took     time.Duration // how long the running tool call took
@@ -256,7 +260,11 @@ func (r *Text) startThinking() {
 // is the only writer while the spinner runs.
 func (r *Text) drawSpinner(frame rune, elapsed time.Duration) {
 	line := r.spinLine
-	suffix := fmt.Sprintf(" (%ds%s)", int(elapsed/time.Second), r.spinInfo)
+	info := r.spinInfo
+	if p := r.progress.Load(); p != nil {
+		info = " · " + *p + info
+	}
+	suffix := fmt.Sprintf(" (%ds%s)", int(elapsed/time.Second), info)
 	if w := r.opt.cols(); w > 0 {
 		// Leave the last column free: some terminals wrap on it.
 		line = clip(line, max(1, w-1-2-utf8.RuneCountInString(suffix)))
@@ -273,6 +281,7 @@ func (r *Text) endToolLine() {
 	}
 	r.spin.halt()
 	r.spin = nil
+	r.progress.Store(nil)
 	r.rawWrite(EraseLine)
 	r.writeHeader(r.header, r.failed, r.took)
 	r.header, r.spinLine, r.spinInfo, r.failed, r.took = "", "", "", false, 0
@@ -362,6 +371,15 @@ func (r *Text) Render(ev event.Event) {
 	if d, ok := ev.Data.(*event.ToolData); ok && ev.Depth == 0 {
 		// The call's end draws its header: in colour, with how it went.
 		r.failed, r.took = d.IsError, d.Duration
+	}
+	if d, ok := ev.Data.(*event.ToolProgressData); ok {
+		// The running call's spinner says it; elsewhere, lines are
+		// written once, and the call's end says how it went.
+		if ev.Depth == 0 && r.spin != nil && d.ToolUseID == r.openID {
+			p := ProgressText(d)
+			r.progress.Store(&p)
+		}
+		return
 	}
 	if ev.Depth == 0 && !drawn(ev) {
 		return // a spinner runs on: nothing is drawn for ev
@@ -518,6 +536,24 @@ func (r *Text) Render(ev event.Event) {
 		}
 		r.write(summary(d, took))
 	}
+}
+
+// ProgressText says how far a running call has come, in a few words:
+// "2/5 indexing src", "40%", "3" (no total known).
+func ProgressText(d *event.ToolProgressData) string {
+	var s string
+	switch {
+	case d.Total == 100:
+		s = strconv.FormatFloat(d.Progress, 'f', -1, 64) + "%"
+	case d.Total > 0:
+		s = strconv.FormatFloat(d.Progress, 'f', -1, 64) + "/" + strconv.FormatFloat(d.Total, 'f', -1, 64)
+	default:
+		s = strconv.FormatFloat(d.Progress, 'f', -1, 64)
+	}
+	if m := OneLine(d.Message, 60); m != "" {
+		s += " " + m
+	}
+	return s
 }
 
 // drawn reports whether render may draw something for ev, a turn's own

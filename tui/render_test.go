@@ -219,6 +219,49 @@ func TestSpinner(t *testing.T) {
 	})
 }
 
+// A running call's progress is shown in its spinner's line, after the
+// seconds, from the next frame on; another call's, or a fork's, changes
+// nothing, and nothing is written where lines are written once.
+func TestSpinnerShowsProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		out := &fakeTerminal{}
+		r := NewText(t.Context(), out, OptionsFor(out))
+		start := newEvent(event.ToolExecStarted, &event.ToolStartedData{ToolUseID: "u1", ToolName: "mcp__files__index", Input: json.RawMessage(`{}`)})
+		progress := func(id string, depth int, p, total float64, msg string) event.Event {
+			e := newEvent(event.ToolProgress, &event.ToolProgressData{ToolUseID: id, ToolName: "mcp__files__index", Progress: p, Total: total, Message: msg})
+			e.Depth = depth
+			return e
+		}
+		r.Render(start)
+		want := spinFrame(0, "mcp__files__index")
+		r.Render(progress("u1", 0, 2, 5, "indexing\nsrc/"))
+		r.Render(progress("other", 0, 9, 9, "not this call"))
+		r.Render(progress("u1", 1, 1, 1, "a fork's"))
+		time.Sleep(SpinInterval)
+		synctest.Wait()
+		want += EraseLine + string([]rune(SpinFrames)[1]) + " mcp__files__index (0s · 2/5 indexing src/)"
+		r.Render(progress("u1", 0, 40, 100, ""))
+		time.Sleep(SpinInterval)
+		synctest.Wait()
+		want += EraseLine + string([]rune(SpinFrames)[2]) + " mcp__files__index (0s · 40%)"
+		r.Render(newEvent(event.ToolExecCompleted, &event.ToolData{ToolUseID: "u1", ToolName: "mcp__files__index", Input: json.RawMessage(`{}`), Output: "done"}))
+		want += EraseLine + "● mcp__files__index\n  ⎿  done\n"
+		r.Close()
+		if got := out.String(); got != want {
+			t.Fatalf("got  %q\nwant %q", got, want)
+		}
+
+		var plain bytes.Buffer
+		r = NewText(t.Context(), &plain, Options{})
+		r.Render(start)
+		r.Render(progress("u1", 0, 1, 2, "half"))
+		r.Close()
+		if got := plain.String(); strings.Contains(got, "half") {
+			t.Errorf("progress written where lines are written once: %q", got)
+		}
+	})
+}
+
 func TestSpinnerStopsWhenCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())

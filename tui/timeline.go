@@ -120,6 +120,13 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolStartedData) stri
 		if !d.Passed {
 			s = "✗ " + d.Command
 		}
+	case *event.ToolProgressData:
+		s = d.ToolName + " · " + ProgressText(d)
+	case *event.MCPLogData:
+		s = d.Server + " · " + d.Level + ": " + d.Message
+		if d.Dropped > 0 {
+			s += fmt.Sprintf(" (%s dropped before)", Plural(d.Dropped, "message"))
+		}
 	case *event.MCPServerData:
 		s = d.Server + " · " + d.State
 		if d.Error != "" {
