@@ -11,7 +11,8 @@ const EVENTS = ['session_started', 'session_ended', 'turn_started', 'iteration_s
   'llm_call_failed', 'tool_exec_started', 'tool_exec_completed', 'tool_exec_failed', 'user_message_injected', 'output_rejected',
   'tool_blocked', 'approval_requested', 'approval_resolved', 'hook_failed', 'hook_message', 'config_warning', 'middleware_failed',
   'compaction_started', 'compaction_completed', 'verification_completed', 'subagent_started', 'subagent_completed', 'turn_completed',
-  'mcp_server_started', 'mcp_server_failed', 'mcp_server_dropped', 'mcp_server_reconnected', 'mcp_server_tools_changed'];
+  'mcp_server_started', 'mcp_server_failed', 'mcp_server_dropped', 'mcp_server_reconnected', 'mcp_server_tools_changed',
+  'tool_progress'];
 
 let current = null;   // the session shown
 let source = null;    // its EventSource
@@ -303,6 +304,10 @@ function renderTimeline() {
       case 'tool_exec_failed':
         if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).end = d;
         break;
+      case 'tool_progress':
+        // How far a running call has come: its last word counts.
+        if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).progress = d;
+        break;
       case 'approval_requested':
         if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).asked.push(d);
         break;
@@ -344,7 +349,7 @@ function renderTimeline() {
       if (it.kind === 'note') return el('div', { class: cls + ' note muted' }, it.text);
       const s = it.start, e = it.end;
       const waiting = it.asked.length > it.resolved.length || it.resolved.some((r) => !r.allowed && (r.reason || '').startsWith('parked')) && !it.resolved.some((r) => r.allowed);
-      const state = e ? (e.is_error ? ['bad', it.blocked ? 'blocked' : 'failed'] : ['ok', 'done']) : (waiting ? ['ask', 'waiting'] : ['', 'running']);
+      const state = e ? (e.is_error ? ['bad', it.blocked ? 'blocked' : 'failed'] : ['ok', 'done']) : (waiting ? ['ask', 'waiting'] : ['', 'running' + progressText(it.progress)]);
       return el('div', { class: cls + ' tool', 'data-tool-use-id': s.tool_use_id },
         el('span', { class: 'tool' }, `${s.tool_name} ${s.summary || ''}`),
         el('span', { class: 'badge ' + state[0] }, state[1]),
@@ -357,6 +362,14 @@ function renderTimeline() {
       el('summary', {}, el('b', {}, (t.input || '').slice(0, 80)), ' ', el('span', { class: 'muted' }, head)), items));
   }
   $('#timeline').replaceChildren(...out);
+}
+
+// progressText says how far a running call has come (its last
+// tool_progress), as the terminal's spinner does: ' · 2/5 indexing src'.
+function progressText(p) {
+  if (!p) return '';
+  const n = p.total ? (p.total === 100 ? `${p.progress}%` : `${p.progress}/${p.total}`) : `${p.progress}`;
+  return ` · ${n}${p.message ? ' ' + p.message.slice(0, 60) : ''}`;
 }
 
 $('#chat').addEventListener('submit', async (ev) => {
