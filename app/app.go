@@ -846,7 +846,7 @@ func (a *App) mcpLogged(l mcp.Log) {
 	if slices.Index(mcp.LogLevels, l.Level) < slices.Index(mcp.LogLevels, a.mcpLogShown()) {
 		return
 	}
-	attrs := []any{"server", l.Server, "level", l.Level, "message", l.Message}
+	attrs := []any{"server", l.Server, "severity", l.Level, "message", l.Message}
 	if l.Logger != "" {
 		attrs = append(attrs, "logger", l.Logger)
 	}

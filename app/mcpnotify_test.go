@@ -102,7 +102,7 @@ func TestMCPLogAndProgress(t *testing.T) {
 		t.Errorf("%d tool_progress on the session's feed, %d in the rows", onFeed, progressed)
 	}
 	w := warned.String()
-	if !strings.Contains(w, `msg="MCP server log" server=faults level=error message="disk full"`) || strings.Contains(w, "disk slow") {
+	if !strings.Contains(w, `msg="MCP server log" server=faults severity=error message="disk full"`) || strings.Contains(w, "disk slow") {
 		t.Errorf("the warnings (mcpLogLevel error):\n%s", w)
 	}
 }

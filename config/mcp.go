@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -44,6 +45,9 @@ type MCPServer struct {
 	// URL and Headers reach an http or sse server.
 	URL     string
 	Headers map[string]string
+	// OAuth is the "oauth" of an http server: how orca signs in to it
+	// (nil: the defaults).
+	OAuth *MCPOAuth
 	// Timeout bounds one tool call (orca's "timeout" key, in seconds; 0:
 	// the client's default).
 	Timeout time.Duration
@@ -113,6 +117,7 @@ func parseMCPServers(path string, raw json.RawMessage, getenv func(string) (stri
 			URL     string            `json:"url"`
 			Headers map[string]string `json:"headers"`
 			Timeout *float64          `json:"timeout"`
+			OAuth   json.RawMessage   `json:"oauth"`
 		}
 		if err := json.Unmarshal(byName[name], &s); err != nil {
 			return nil, fail(key, "want an object with command (and args, env) or type and url: %v", err)
@@ -174,6 +179,11 @@ func parseMCPServers(path string, raw json.RawMessage, getenv func(string) (stri
 					m.Headers = map[string]string{}
 				}
 				m.Headers[k] = v
+			}
+			if s.OAuth != nil {
+				if m.OAuth, err = parseMCPOAuth(s.OAuth, expand); err != nil {
+					return nil, fail(key+".oauth", "%v", err)
+				}
 			}
 		default:
 			return nil, fail(key+".type", "%q is not stdio, http or sse", s.Type)
@@ -418,4 +428,98 @@ func projectEntry(projects map[string]claudeProject, workspace string) (claudePr
 		}
 	}
 	return claudeProject{}, false
+}
+
+// MCPOAuth is the "oauth" of an http server's entry: Claude Code's keys
+// (clientId, callbackPort, authServerMetadataUrl, scopes) and orca's
+// (clientSecret, clientMetadataUrl, grant, privateKeyFile), ${VAR}s
+// expanded in the strings.
+type MCPOAuth struct {
+	ClientID, ClientSecret string
+	ClientMetadataURL      string
+	CallbackPort           int
+	AuthServerMetadataURL  string
+	Scopes                 []string
+	// ClientCredentials: "grant": "client_credentials".
+	ClientCredentials bool
+	// PrivateKeyFile signs the client's JWT in the client_credentials
+	// grant (private_key_jwt).
+	PrivateKeyFile string
+}
+
+// parseMCPOAuth checks an "oauth" object; expand expands a field's
+// ${VAR}s.
+func parseMCPOAuth(raw json.RawMessage, expand func(field, v string) (string, error)) (*MCPOAuth, error) {
+	var o struct {
+		ClientID              string          `json:"clientId"`
+		ClientSecret          string          `json:"clientSecret"`
+		ClientMetadataURL     string          `json:"clientMetadataUrl"`
+		CallbackPort          *float64        `json:"callbackPort"`
+		AuthServerMetadataURL string          `json:"authServerMetadataUrl"`
+		Scopes                json.RawMessage `json:"scopes"`
+		Grant                 string          `json:"grant"`
+		PrivateKeyFile        string          `json:"privateKeyFile"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return nil, fmt.Errorf("want an object of clientId, clientSecret, clientMetadataUrl, callbackPort, authServerMetadataUrl, scopes, grant and privateKeyFile: %v", err)
+	}
+	out := &MCPOAuth{}
+	var err error
+	for _, f := range []struct {
+		key      string
+		in       string
+		out      *string
+		httpsURL bool
+	}{
+		{"clientId", o.ClientID, &out.ClientID, false},
+		{"clientSecret", o.ClientSecret, &out.ClientSecret, false},
+		{"clientMetadataUrl", o.ClientMetadataURL, &out.ClientMetadataURL, true},
+		{"authServerMetadataUrl", o.AuthServerMetadataURL, &out.AuthServerMetadataURL, true},
+		{"privateKeyFile", o.PrivateKeyFile, &out.PrivateKeyFile, false},
+	} {
+		if *f.out, err = expand("oauth."+f.key, f.in); err != nil {
+			return nil, err
+		}
+		if f.httpsURL && *f.out != "" {
+			if u, err := url.Parse(*f.out); err != nil || u.Scheme != "https" || u.Host == "" {
+				return nil, fmt.Errorf("%s: %q is not an https URL", f.key, *f.out)
+			}
+		}
+	}
+	if p := o.CallbackPort; p != nil {
+		if *p != float64(int(*p)) || *p < 1 || *p > 65535 {
+			return nil, fmt.Errorf("callbackPort: %v is not a port (1 to 65535)", *p)
+		}
+		out.CallbackPort = int(*p)
+	}
+	if len(o.Scopes) > 0 && string(o.Scopes) != "null" {
+		var one string
+		if json.Unmarshal(o.Scopes, &one) == nil {
+			out.Scopes = strings.Fields(one)
+		} else if err := json.Unmarshal(o.Scopes, &out.Scopes); err != nil {
+			return nil, fmt.Errorf("scopes: want a string of scopes separated by spaces, or a list of them")
+		}
+		if len(out.Scopes) == 0 {
+			return nil, fmt.Errorf("scopes: empty (leave it out to ask for the scopes the server says it needs)")
+		}
+	}
+	switch o.Grant {
+	case "", "authorization_code":
+	case "client_credentials":
+		out.ClientCredentials = true
+		if out.ClientID == "" {
+			return nil, fmt.Errorf("grant client_credentials needs clientId")
+		}
+		if out.ClientSecret == "" && out.PrivateKeyFile == "" {
+			return nil, fmt.Errorf("grant client_credentials needs clientSecret or privateKeyFile")
+		}
+	default:
+		return nil, fmt.Errorf("grant: %q is not authorization_code or client_credentials", o.Grant)
+	}
+	if out.PrivateKeyFile != "" && !out.ClientCredentials {
+		return nil, fmt.Errorf("privateKeyFile is for grant client_credentials")
+	}
+	return out, nil
 }

@@ -175,3 +175,48 @@ func TestMCPServersOfClaudeState(t *testing.T) {
 		t.Errorf("NoClaude: %+v", s.MCPServers)
 	}
 }
+
+// An http server's "oauth": Claude Code's keys (scopes as it writes them,
+// one string) and orca's, ${VAR}s expanded; what cannot be used is an
+// error naming the key.
+func TestMCPServersOAuth(t *testing.T) {
+	t.Setenv("LINEAR_SECRET", "s3cret")
+	cfgDir := t.TempDir()
+	writeFile(t, cfgDir, "orca/settings.json", `{"mcpServers": {
+		"linear": {"type": "http", "url": "https://mcp.linear.app/mcp", "oauth": {"clientId": "orca-cli", "clientSecret": "${LINEAR_SECRET}",
+			"callbackPort": 8080, "scopes": "read write", "authServerMetadataUrl": "https://auth.example.com/meta"}},
+		"robot": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {"grant": "client_credentials", "clientId": "bot",
+			"privateKeyFile": "/keys/bot.pem", "scopes": ["tools"]}}
+	}}`)
+	s, _, err := config.Load(config.LoadOptions{ConfigDir: cfgDir, ClaudeDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]config.MCPOAuth{
+		"linear": {ClientID: "orca-cli", ClientSecret: "s3cret", CallbackPort: 8080, Scopes: []string{"read", "write"}, AuthServerMetadataURL: "https://auth.example.com/meta"},
+		"robot":  {ClientID: "bot", ClientCredentials: true, PrivateKeyFile: "/keys/bot.pem", Scopes: []string{"tools"}},
+	}
+	for _, m := range s.MCPServers {
+		if m.OAuth == nil || !reflect.DeepEqual(*m.OAuth, want[m.Name]) {
+			t.Errorf("%s: %+v, want %+v", m.Name, m.OAuth, want[m.Name])
+		}
+	}
+	for _, tc := range []struct{ oauth, want string }{
+		{`{"client_id": "x"}`, `mcpServers["x"].oauth: want an object of clientId`},
+		{`{"callbackPort": 70000}`, `callbackPort: 70000 is not a port`},
+		{`{"callbackPort": 80.5}`, `callbackPort: 80.5 is not a port`},
+		{`{"scopes": ""}`, `scopes: empty`},
+		{`{"scopes": 5}`, `scopes: want a string of scopes`},
+		{`{"clientMetadataUrl": "http://x/doc.json"}`, `clientMetadataUrl: "http://x/doc.json" is not an https URL`},
+		{`{"grant": "password"}`, `grant: "password" is not authorization_code or client_credentials`},
+		{`{"grant": "client_credentials", "clientId": "a"}`, `needs clientSecret or privateKeyFile`},
+		{`{"privateKeyFile": "/k.pem"}`, `privateKeyFile is for grant client_credentials`},
+		{`{"clientSecret": "${NOPE_NOT_SET}"}`, `oauth.clientSecret: the variable NOPE_NOT_SET is not set`},
+	} {
+		body := `{"mcpServers": {"x": {"type": "http", "url": "https://x/mcp", "oauth": ` + tc.oauth + `}}}`
+		writeFile(t, cfgDir, "orca/settings.json", body)
+		if _, _, err := config.Load(config.LoadOptions{ConfigDir: cfgDir, ClaudeDir: "-"}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.oauth, err, tc.want)
+		}
+	}
+}

@@ -200,6 +200,11 @@ type MCPEntry struct {
 	Headers map[string]string
 	// Timeout bounds one tool call, in seconds (0: the default).
 	Timeout float64
+	// ClientID and CallbackPort are an http server's "oauth": a client
+	// registered with its authorization server, and the loopback port
+	// registered for it (Claude Code's --client-id, --callback-port).
+	ClientID     string
+	CallbackPort int
 }
 
 // JSON checks e and returns it in Claude Code's format, the value of its
@@ -210,6 +215,9 @@ func (e MCPEntry) JSON() (json.RawMessage, error) {
 	case "stdio", "":
 		if strings.TrimSpace(e.Command) == "" {
 			return nil, errors.New("the command is empty")
+		}
+		if e.ClientID != "" || e.CallbackPort != 0 {
+			return nil, errors.New("a sign-in (--client-id, --callback-port) is for http servers")
 		}
 		if e.URL != "" {
 			return nil, errors.New("a stdio server has a command, not a URL")
@@ -233,6 +241,22 @@ func (e MCPEntry) JSON() (json.RawMessage, error) {
 		entry["type"], entry["url"] = e.Transport, e.URL
 		if len(e.Headers) > 0 {
 			entry["headers"] = e.Headers
+		}
+		if e.ClientID != "" || e.CallbackPort != 0 {
+			if e.Transport != "http" {
+				return nil, errors.New("a sign-in (--client-id, --callback-port) is for http servers")
+			}
+			if e.CallbackPort < 0 || e.CallbackPort > 65535 {
+				return nil, fmt.Errorf("callback port %d is not a port (1 to 65535)", e.CallbackPort)
+			}
+			oauth := map[string]any{}
+			if e.ClientID != "" {
+				oauth["clientId"] = e.ClientID
+			}
+			if e.CallbackPort != 0 {
+				oauth["callbackPort"] = e.CallbackPort
+			}
+			entry["oauth"] = oauth
 		}
 	default:
 		return nil, fmt.Errorf("transport %q is not stdio, http or sse", e.Transport)

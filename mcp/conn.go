@@ -39,6 +39,9 @@ type conn struct {
 	// last listed.
 	caps    *sdk.ServerCapabilities
 	prompts []*sdk.Prompt
+	// authz signs in to an http server that asks for authorization
+	// (made at the first connection; see authorizer).
+	authz *authorizer
 	// offered: the runtime has the tools of the first list; later lists
 	// go to its registry.
 	offered bool
@@ -243,6 +246,9 @@ func (c *conn) fail(err error, proc *process) {
 	c.mu.Lock()
 	closed := c.closed
 	c.state, c.lastErr = StateFailed, msg
+	if errors.Is(err, ErrNeedsLogin) {
+		c.state = StateNeedsLogin
+	}
 	c.mu.Unlock()
 	// Once, not at every try after: a try that came up but failed before
 	// it was told started (its tools could not be listed) is one more.
@@ -347,7 +353,11 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 		copied := *hc
 		copied.Transport = transport{base: base, headers: c.srv.Headers}
 		hc = &copied
-		var t sdk.Transport = &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: hc, MaxRetries: 2}
+		st := &sdk.StreamableClientTransport{Endpoint: c.srv.URL, HTTPClient: hc, MaxRetries: 2}
+		if a := c.authorizer(base); a != nil {
+			st.OAuthHandler = a
+		}
+		var t sdk.Transport = st
 		if c.srv.Type == "sse" {
 			t = &sdk.SSEClientTransport{Endpoint: c.srv.URL, HTTPClient: hc}
 		}
@@ -619,6 +629,9 @@ func (c *conn) close() error {
 	c.mu.Unlock()
 	var err error
 	c.end() // first, as in drop
+	if c.authz != nil {
+		c.authz.close()
+	}
 	if session != nil {
 		err = closeSession(session, proc)
 	} else if proc != nil {

@@ -105,6 +105,14 @@ type Server struct {
 	// URL and Headers reach an http or sse server.
 	URL     string
 	Headers map[string]string
+	// OAuth is how an http server that asks for authorization is signed
+	// in to (nil: the defaults; see OAuth). Not used when Headers has an
+	// Authorization header.
+	OAuth *OAuth
+	// Login, if set, signs a person in when the server asks for
+	// authorization (orca mcp login's); without it, a server that has no
+	// sign-in kept (or one that can be refreshed) is StateNeedsLogin.
+	Login *Login
 	// Timeout bounds one tool call (Options.CallTimeout if zero).
 	Timeout time.Duration
 	// Unsandboxed runs a stdio server outside the OS sandbox, as the
@@ -132,6 +140,10 @@ type Options struct {
 	// HTTPClient reaches http and sse servers (http.DefaultClient's
 	// transport if nil).
 	HTTPClient *http.Client
+	// Tokens keeps the sign-ins to http servers that ask for
+	// authorization (OAuth); nil: none are kept, and such a server is
+	// StateNeedsLogin unless its Login signs a person in.
+	Tokens TokenStore
 	// Elicitor asks the person the questions a server asks outside any
 	// tool call of a turn (a call's own go to the Elicitor its context
 	// carries: elicit.From); nil declines them (elicit.Headless).
@@ -306,6 +318,10 @@ const (
 	// StateFailed: it did not start, or its connection dropped and could
 	// not be made again; Status.Error says why.
 	StateFailed State = "failed"
+	// StateNeedsLogin: it asks for authorization that orca has not got
+	// (ErrNeedsLogin): a person signs in with orca mcp login; the next
+	// call tries again.
+	StateNeedsLogin State = "needs-login"
 	// StateDown: its connection dropped; the next call reconnects.
 	StateDown State = "down"
 	// StateClosed: the runtime closed it.

@@ -280,13 +280,21 @@ func TestServerThatWantsAuthorization(t *testing.T) {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 	}))
 	t.Cleanup(hs.Close)
-	p, reg := provider(t, []mcp.Server{{Name: "private", Type: "http", URL: hs.URL}}, mcp.Options{StartTimeout: 5 * time.Second})
+	p, reg := provider(t, []mcp.Server{{Name: "private", Type: "http", URL: hs.URL}, {Name: "old", Type: "sse", URL: hs.URL},
+		{Name: "keyed", Type: "http", URL: hs.URL, Headers: map[string]string{"authorization": "Bearer stale"}}}, mcp.Options{StartTimeout: 5 * time.Second})
 	if len(reg.Names()) != 0 {
 		t.Errorf("tools %v", reg.Names())
 	}
+	// Streamable HTTP: a sign-in (OAuth) is what it needs.
 	st := p.Status()[0]
-	if st.State != mcp.StateFailed || !strings.Contains(st.Error, "asks for authorization") || !strings.Contains(st.Error, hs.URL) || !strings.Contains(st.Error, `"headers"`) {
+	if st.State != mcp.StateNeedsLogin || st.Error != "MCP server private asks for authorization: sign in with orca mcp login private" {
 		t.Errorf("status %+v", st)
+	}
+	// SSE, or a server whose headers sign in: a token in the headers.
+	for _, st := range p.Status()[1:] {
+		if st.State != mcp.StateFailed || !strings.Contains(st.Error, "asks for authorization") || !strings.Contains(st.Error, hs.URL) || !strings.Contains(st.Error, `"headers"`) {
+			t.Errorf("status %+v", st)
+		}
 	}
 }
 

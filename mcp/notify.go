@@ -230,7 +230,7 @@ func (c *conn) logged(_ context.Context, req *sdk.LoggingMessageRequest) {
 		f(l)
 		return
 	}
-	attrs := []any{"server", l.Server, "level", l.Level, "message", l.Message}
+	attrs := []any{"server", l.Server, "severity", l.Level, "message", l.Message}
 	if l.Logger != "" {
 		attrs = append(attrs, "logger", l.Logger)
 	}

@@ -112,7 +112,7 @@ func TestServerLogToLogger(t *testing.T) {
 	}
 	eventually(t, "the message in the log", func() bool {
 		s := l.String()
-		return strings.Contains(s, "level=ERROR") && strings.Contains(s, `msg="MCP server log" server=faults level=error message="disk full"`)
+		return strings.Contains(s, "level=ERROR") && strings.Contains(s, `msg="MCP server log" server=faults severity=error message="disk full"`)
 	})
 }
 

@@ -11,6 +11,10 @@ import (
 // and whether it serves resources; each other with why it is not.
 func WriteStatus(w io.Writer, servers []Status) {
 	for _, s := range servers {
+		if s.State == StateNeedsLogin {
+			fmt.Fprintf(w, "! %s (%s): needs login: %s\n", s.Name, s.Type, s.Error)
+			continue
+		}
 		if s.State != StateUp {
 			fmt.Fprintf(w, "✗ %s (%s): %s: %s\n", s.Name, s.Type, s.State, s.Error)
 			continue

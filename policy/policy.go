@@ -623,6 +623,16 @@ func resolve(fsys workspace.FileSystem, given string) target {
 func (p *Policy) protect(c *call, fsys workspace.FileSystem) (Verdict, bool) {
 	const why = "the agent's tools may not change orca's own state (.orca: hooks, settings, skills, subagents, trust, the session store) or git's configuration and hooks, through which permissions are granted and code is run; ask the user to make this change"
 	for _, pa := range c.paths {
+		f, in := p.config.secret(pa.t.abs)
+		if !in && pa.t.link != nil {
+			f, in = p.config.secret(pa.t.link.abs)
+		}
+		if in {
+			return Verdict{Decision: Deny, Rule: "secret",
+				Reason: fmt.Sprintf("%s of %q is denied: it is inside %s (%s), secrets no tool of the agent reads or writes.", c.tool, pa.given, f.what, f.shown)}, true
+		}
+	}
+	for _, pa := range c.paths {
 		if !pa.write {
 			continue
 		}

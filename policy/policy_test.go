@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -599,5 +600,33 @@ func TestSeveralPaths(t *testing.T) {
 		if v := p.Decide(tc.req); v.Decision != tc.want {
 			t.Errorf("%s %+v: %s (%s), want %s", tc.req.ToolName, tc.req.Access, v.Decision, v.Reason, tc.want)
 		}
+	}
+}
+
+// The sign-ins to MCP servers (protect.Secrets) are read by no tool, in
+// any mode, whatever rule allows it: Read, Grep, a link that leads there;
+// the rest of the configuration folder is read as before.
+func TestProtectionSecrets(t *testing.T) {
+	_, cfg, _ := testOptions(t)
+	secrets := filepath.Join(cfg, "orca", "mcp-auth")
+	if err := os.MkdirAll(secrets, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := mustNew(t, ModeBypass, []string{"Read", "Grep"}, nil, nil, WithUserConfigDir(cfg))
+	link := filepath.Join(t.TempDir(), "link")
+	os.Symlink(secrets, link)
+	for _, req := range []Request{
+		{ToolName: "Read", Input: input(t, "file_path", filepath.Join(secrets, "linear-0a1b.json"))},
+		{ToolName: "Read", Input: input(t, "file_path", filepath.Join(cfg, "orca", "x", "..", "mcp-auth", "a.json"))},
+		{ToolName: "Grep", Input: json.RawMessage(`{"pattern": "token", "path": ` + strconv.Quote(secrets) + `}`)},
+		{ToolName: "Read", Input: input(t, "file_path", filepath.Join(link, "a.json"))},
+	} {
+		v := p.Decide(declared(req))
+		if v.Decision != Deny || v.Rule != "secret" || !strings.Contains(v.Reason, "the sign-ins to MCP servers") {
+			t.Errorf("%s %s = %s by %q (%s), want deny", req.ToolName, req.Input, v.Decision, v.Rule, v.Reason)
+		}
+	}
+	if v := p.Decide(declared(Request{ToolName: "Read", Input: input(t, "file_path", filepath.Join(cfg, "orca", "settings.json"))})); v.Decision != Allow {
+		t.Errorf("Read of the settings = %s (%s), want allow", v.Decision, v.Reason)
 	}
 }

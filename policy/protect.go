@@ -119,6 +119,8 @@ func mentionsPath(pat string) bool {
 // WithClaudeDir).
 type configGuard struct {
 	folders []guarded
+	// secrets are folders no tool reads either (protect.Secrets).
+	secrets []guarded
 }
 
 // guarded is one folder (or file) of a configGuard.
@@ -140,6 +142,13 @@ func newConfigGuard(configDir, claudeDir string, targets []protect.Target) confi
 	}
 	if configDir != "" {
 		add(filepath.Join(configDir, "orca"), "the user's orca configuration folder", false)
+		for _, d := range protect.Secrets(configDir) {
+			f := guarded{shown: d, what: "the sign-ins to MCP servers", dirs: []string{strings.ToLower(d)}}
+			if real, err := evalExisting(d); err == nil && real != d {
+				f.dirs = append(f.dirs, strings.ToLower(real))
+			}
+			g.secrets = append(g.secrets, f)
+		}
 	}
 	if claudeDir != "" {
 		add(filepath.Clean(claudeDir), "the user's Claude Code folder", false)
@@ -295,4 +304,31 @@ func followLinks(known, p string) (string, bool) {
 		parts = append(strings.Split(dest, string(filepath.Separator)), parts...)
 	}
 	return cur, true
+}
+
+// secret reports whether the absolute OS path abs lies in one of the
+// secret folders (symlinks of the part that exists followed), and
+// returns that folder.
+func (g configGuard) secret(abs string) (guarded, bool) {
+	if len(g.secrets) == 0 || abs == "" {
+		return guarded{}, false
+	}
+	in := func(p string) (guarded, bool) {
+		lp := strings.ToLower(filepath.Clean(p))
+		for _, f := range g.secrets {
+			for _, d := range f.dirs {
+				if lp == d || strings.HasPrefix(lp, d+string(filepath.Separator)) {
+					return f, true
+				}
+			}
+		}
+		return guarded{}, false
+	}
+	if f, ok := in(abs); ok {
+		return f, true
+	}
+	if real, ok := followLinks("", abs); ok {
+		return in(real)
+	}
+	return guarded{}, false
 }

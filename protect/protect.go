@@ -95,3 +95,20 @@ func gitState(rest []string) bool {
 // large, so Resolve does not walk them (orca refuses links there itself,
 // see workspace.Confine).
 var OrcaData = []string{"orca.db", "orca.db-wal", "orca.db-shm", "orca.db-journal", "runs", "transcripts"}
+
+// Secrets are the folders, under the user's configuration folder
+// configDir, that hold secrets no tool of the agent may read, let alone
+// write: the sign-ins to MCP servers (their tokens). None without a
+// configuration folder.
+func Secrets(configDir string) []string {
+	if configDir == "" {
+		return nil
+	}
+	return []string{MCPAuthDir(configDir)}
+}
+
+// MCPAuthDir is the folder of the sign-ins to MCP servers under the
+// user's configuration folder configDir.
+func MCPAuthDir(configDir string) string {
+	return filepath.Join(configDir, "orca", "mcp-auth")
+}
