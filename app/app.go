@@ -149,6 +149,9 @@ type Config struct {
 	// NoMCP starts none of the MCP servers the settings and the
 	// workspace's .mcp.json declare.
 	NoMCP bool
+	// MCPLogin, if set, signs a person in to the MCP server it names,
+	// should it ask for authorization (orca mcp login).
+	MCPLogin *MCPLogin
 
 	// Allow, Deny and Ask are permission rules on top of the settings'.
 	Allow, Deny, Ask []string
@@ -1084,4 +1087,13 @@ func (cfg *Config) userDirs() (configDir, claudeDir string) {
 		return given
 	}
 	return dir(cfg.ConfigDir, config.Dir), dir(cfg.ClaudeDir, config.ClaudeDir)
+}
+
+// MCPLogin is a sign-in to one MCP server (Config.MCPLogin).
+type MCPLogin struct {
+	// Server names the server.
+	Server string
+	// Login shows the person the authorization page and reads a pasted
+	// address.
+	Login mcp.Login
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -93,6 +94,10 @@ func (a *App) commandSandbox(cfg Config, pol *policy.Policy, targets []protect.T
 	}
 	hidden, unenforced := pol.ReadDeniedPaths(a.root)
 	runner.Policy.Hidden = append(runner.Policy.Hidden, hidden...)
+	if dir := a.mcpAuthDir(); dir != "" {
+		// The MCP servers' sign-ins: no command reads them.
+		runner.Policy.Hidden = append(runner.Policy.Hidden, dir)
+	}
 	if len(unenforced) > 0 {
 		a.logger.Warn("deny rules on reading that name no single path keep the file tools from these files, not commands (the OS sandbox hides only folders and files named outright)", "rules", unenforced)
 	}
@@ -136,8 +141,60 @@ func (a *App) toolProviders(cfg Config) []tool.Provider {
 	for i, s := range a.settings.MCPServers {
 		// The user's own servers run as the user, as in Claude Code; a
 		// project's in the sandbox.
-		servers[i] = mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Unsandboxed: !s.Project}
+		servers[i] = mcp.Server{Name: s.Name, Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Timeout: s.Timeout,
+			Unsandboxed: !s.Project, OAuth: a.oauthOf(s)}
+		if cfg.MCPLogin != nil && cfg.MCPLogin.Server == s.Name {
+			servers[i].Login = &cfg.MCPLogin.Login
+		}
 	}
-	a.mcp = mcp.NewProvider(servers, mcp.Options{Logger: a.logger, OnChange: a.mcpChanged, LogLevel: a.mcpLogAsked(), OnLog: a.mcpLogged, Elicitor: &a.mcpAsk})
+	opts := mcp.Options{Logger: a.logger, OnChange: a.mcpChanged, LogLevel: a.mcpLogAsked(), OnLog: a.mcpLogged, Elicitor: &a.mcpAsk}
+	if dir := a.mcpAuthDir(); dir != "" {
+		opts.Tokens = mcp.FileTokens{Dir: dir}
+	}
+	a.mcp = mcp.NewProvider(servers, opts)
 	return append(slices.Clone(providers), a.mcp)
+}
+
+// mcpAuthDir is where the sign-ins to MCP servers are kept (mcp.FileTokens):
+// the user's configuration folder's orca/mcp-auth, made (0700) if missing —
+// it is hidden from the OS sandbox, and a folder made later would not be;
+// "" without a configuration folder.
+func (a *App) mcpAuthDir() string {
+	dir := MCPAuthDir(a.configDir)
+	if dir == "" {
+		return ""
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		a.logger.Warn("no folder for the MCP servers' sign-ins", "dir", dir, "err", err)
+		return ""
+	}
+	return dir
+}
+
+// oauthOf is s's "oauth" as the MCP client takes it; a private key file
+// that cannot be read is a warning (the sign-in then fails, saying so).
+func (a *App) oauthOf(s config.MCPServer) *mcp.OAuth {
+	o := s.OAuth
+	if o == nil {
+		return nil
+	}
+	out := &mcp.OAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientMetadataURL: o.ClientMetadataURL, CallbackPort: o.CallbackPort,
+		Scopes: o.Scopes, AuthServerMetadataURL: o.AuthServerMetadataURL, ClientCredentials: o.ClientCredentials}
+	if o.PrivateKeyFile != "" {
+		key, err := os.ReadFile(o.PrivateKeyFile)
+		if err != nil {
+			a.logger.Warn("MCP server's private key not read", "server", s.Name, "err", err)
+		}
+		out.PrivateKey = key
+	}
+	return out
+}
+
+// MCPAuthDir is the folder of the sign-ins to MCP servers under the
+// user's configuration folder configDir ("" for none).
+func MCPAuthDir(configDir string) string {
+	if configDir == "" {
+		return ""
+	}
+	return protect.MCPAuthDir(configDir)
 }

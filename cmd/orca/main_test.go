@@ -22,6 +22,14 @@ func TestMain(m *testing.M) {
 		os.Unsetenv(asCLI)
 		main()
 	}
+	// The MCP conformance suite's client command, and the browser of its
+	// sign-ins (see TestMCPConformanceClient).
+	if os.Getenv(asConformanceClient) == "1" {
+		os.Exit(conformanceClient())
+	}
+	if os.Getenv(asBrowser) == "1" {
+		os.Exit(browse(os.Args[len(os.Args)-1]))
+	}
 	// No Claude Code folder but the tests' own.
 	os.Setenv("CLAUDE_CONFIG_DIR", "/nonexistent/orca-tests/claude")
 	goleak.VerifyTestMain(m)

@@ -12,7 +12,10 @@ func mcpCommand(o options) *cobra.Command {
 
 'orca mcp serve' makes orca an MCP server: another program's model (Claude
 Code, an IDE, another agent) calls orca's tools in a workspace, each call
-confined and policed as the calls of orca's own agent are.`,
+confined and policed as the calls of orca's own agent are. 'orca mcp add',
+'list', 'get' and 'remove' manage the servers orca's agent uses; 'orca mcp
+login' signs in to a remote one that asks for authorization (OAuth),
+'logout' forgets that; 'orca mcp call' calls one of their tools.`,
 		// A parent alone: its help, and an unknown subcommand is a usage
 		// error (cobra would show the help and exit 0).
 		Args: cobra.ArbitraryArgs,
@@ -23,6 +26,7 @@ confined and policed as the calls of orca's own agent are.`,
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(mcpServeCommand(o), mcpListCommand(o), mcpAddCommand(o), mcpRemoveCommand(o), mcpGetCommand(o))
+	cmd.AddCommand(mcpServeCommand(o), mcpListCommand(o), mcpAddCommand(o), mcpRemoveCommand(o), mcpGetCommand(o),
+		mcpLoginCommand(o), mcpLogoutCommand(o), mcpCallCommand(o))
 	return cmd
 }

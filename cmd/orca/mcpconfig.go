@@ -36,6 +36,8 @@ type mcpAddFlags struct {
 	workspace, scope, transport string
 	env, headers                []string
 	timeout                     float64
+	clientID                    string
+	callbackPort                int
 }
 
 func mcpAddCommand(o options) *cobra.Command {
@@ -72,7 +74,7 @@ written back with its keys sorted.`,
 			if err := config.CheckMCPName(name); err != nil {
 				return usageErrorf("%v", err)
 			}
-			e := config.MCPEntry{Transport: f.transport, Timeout: f.timeout}
+			e := config.MCPEntry{Transport: f.transport, Timeout: f.timeout, ClientID: f.clientID, CallbackPort: f.callbackPort}
 			if f.transport == "http" || f.transport == "sse" {
 				if len(args) != 2 {
 					return usageErrorf("an %s server takes NAME and URL, not %d arguments", f.transport, len(args))
@@ -153,6 +155,8 @@ written back with its keys sorted.`,
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "an environment variable `KEY=value` for a stdio server (repeatable)")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "a header `'Name: value'` for an http or sse server (repeatable)")
 	fl.Float64Var(&f.timeout, "timeout", 0, "bound one tool call to `SECONDS`")
+	fl.StringVar(&f.clientID, "client-id", "", "an http server's OAuth client `ID`, registered with its authorization server beforehand (else orca registers itself); sign in with orca mcp login")
+	fl.IntVar(&f.callbackPort, "callback-port", 0, "the loopback `PORT` an http server's sign-in comes back to (http://localhost:PORT/callback, as registered); any free one if 0")
 	return cmd
 }
 

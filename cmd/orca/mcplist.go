@@ -29,8 +29,10 @@ start only in a trusted workspace, as they were when it was trusted, and
 only once a settings file approves them with "enabledMcpjsonServers" or
 "enableAllProjectMcpServers") — and
 list each: up, with the tools it offers (mcp__<server>__<tool>), or failed,
-with why. Servers that are not started at all are named on standard error,
-with what would start them. Exit status 1 if a server failed.`,
+with why, or needing a sign-in (a remote server that asks for
+authorization: orca mcp login NAME). Servers that are not started at all
+are named on standard error, with what would start them. Exit status 1 if
+a server failed or needs a sign-in.`,
 		Example: `  orca mcp list -w ./project
   orca mcp list -w ./project --json`,
 		Args: cobra.NoArgs,
@@ -62,10 +64,13 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
 	}
 	defer a.Close()
 	servers := a.MCPServers()
-	failed := 0
+	failed, login := 0, 0
 	for _, s := range servers {
-		if s.State == "failed" {
+		switch s.State {
+		case mcp.StateFailed:
 			failed++
+		case mcp.StateNeedsLogin:
+			login++
 		}
 	}
 	if f.json {
@@ -92,8 +97,11 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
 		}
 		mcp.WriteStatus(stdout, servers)
 	}
-	if failed > 0 {
+	switch {
+	case failed > 0:
 		return &exitError{code: exitTurn, err: fmt.Errorf("%s of %d failed", tui.Plural(failed, "MCP server"), len(servers))}
+	case login > 0:
+		return &exitError{code: exitTurn, err: fmt.Errorf("%s of %d need a sign-in (orca mcp login NAME)", tui.Plural(login, "MCP server"), len(servers))}
 	}
 	return nil
 }
