@@ -18,7 +18,9 @@ func TestRunMCPFilesystemRoots(t *testing.T) {
 	target := writeFileAt(t, real, "notes/plan.txt", "read through the roots")
 	o := options{configDir: t.TempDir()}
 	writeFileAt(t, o.configDir, "orca/settings.json", `{"mcpServers": {"files": {"command": "node", "args": ["`+server+`"]}}}`)
-	sc := writeScript(t, `{"tool_calls": [{"id": "r1", "name": "mcp__files__list_allowed_directories", "input": {}}]}`,
+	// The server asks for the roots once the handshake is over, and takes
+	// them in its own time: the model takes a second, as a real one would.
+	sc := writeScript(t, `{"delay_ms": 1000, "tool_calls": [{"id": "r1", "name": "mcp__files__list_allowed_directories", "input": {}}]}`,
 		`{"tool_calls": [{"id": "r2", "name": "mcp__files__read_text_file", "input": {"path": "`+target+`"}}]}`, `{"text": "done"}`)
 	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--script", sc, "-w", ws, "--json", "--permission-mode", "bypass", "go")
 	if code != 0 {
