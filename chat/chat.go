@@ -1,9 +1,10 @@
 // Package chat is orca's terminal chat — what orca chat runs — as a
 // library: a conversation of many turns in one session of an App, each
 // line typed a turn, the turns drawn as orca run draws them, lines typed
-// while a turn runs queued into it, the calls the policy asks about asked
-// at the terminal, and the chat's commands (/compact, /cost, /model,
-// /permissions, /resume, /clear, /approve, /deny, /mcp, /help, /exit).
+// while a turn runs queued into it, the calls the policy asks about and
+// the questions of MCP servers asked at the terminal, and the chat's
+// commands (/compact, /cost, /model, /permissions, /resume, /clear,
+// /approve, /deny, /mcp, /help, /exit).
 //
 // On a terminal (standard input and output both), the input is an editor
 // under the conversation (tui.Input); otherwise the input's lines are read
@@ -14,7 +15,7 @@
 //
 //	c := chat.New(ctx, chat.Options{In: os.Stdin, Out: os.Stdout})
 //	defer c.Close()
-//	cfg.Approver = c.Approver()
+//	cfg.Approver, cfg.Elicitor = c.Approver(), c.Elicitor()
 //	a, err := app.Open(ctx, cfg)
 //	…
 //	defer a.Close()
@@ -42,6 +43,7 @@ import (
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
+	"github.com/orca-agent/orca/elicit"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
@@ -94,11 +96,12 @@ type Options struct {
 	RaiseBudget func(budget.Dimension) string
 }
 
-// Chat is one chat: New, give Approver to the App and OnEvent to the
-// session, Run, Close.
+// Chat is one chat: New, give Approver and Elicitor to the App and
+// OnEvent to the session, Run, Close.
 type Chat struct {
 	c        *chat
 	approver policy.Approver
+	elicitor elicit.Elicitor
 	show     func(event.Event)
 	mu       sync.Mutex // OnEvent calls, one at a time
 	// shown are the sessions whose session_started OnEvent has seen: Run
@@ -158,6 +161,20 @@ func New(ctx context.Context, o Options) *Chat {
 			}
 		}
 		ch.approver = pa
+		// An MCP server's question: its form's fields are asked a line at
+		// a time, typed in the editor.
+		pe := &tui.Elicitor{Read: q.read, Begin: q.begin, End: q.end, Out: c.con, Ready: gate.Wait}
+		if c.ui != nil {
+			pe.Asking = func(prompt string) {
+				c.ui.out.flush()
+				c.ui.send(tui.Prompt{Question: prompt})
+			}
+			pe.End = func() {
+				q.end()
+				c.ui.send(tui.Answered{})
+			}
+		}
+		ch.elicitor = pe
 	}
 	ch.show = gate.Show(c.con.render)
 	return ch
@@ -183,6 +200,17 @@ func (ch *Chat) Approver() policy.Approver {
 		return nil
 	}
 	return ch.approver
+}
+
+// Elicitor returns the Elicitor that asks the person at the terminal the
+// questions of MCP servers, for app.Config.Elicitor; nil when the input or
+// the output is not a terminal (the questions are then declined, unless a
+// hook answers them).
+func (ch *Chat) Elicitor() elicit.Elicitor {
+	if ch.elicitor == nil {
+		return nil
+	}
+	return ch.elicitor
 }
 
 // OnEvent shows an event of the session's feed: give it as the session's

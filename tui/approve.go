@@ -350,7 +350,8 @@ func Wrap(s, indent string, width int) string {
 // the approver and emits nothing more until the approver answers; Show
 // tells the gate once the renderer has drawn that event (stopping a
 // spinner), and the approver's Ready (Wait) waits for it: from then on the
-// screen is the approver's alone.
+// screen is the approver's alone. An MCP server's question is gated the
+// same way, by its elicitation_requested event and id (Elicitor.Ready).
 type ApprovalGate struct {
 	mu   sync.Mutex
 	seen map[string]*gateEntry
@@ -370,11 +371,18 @@ func NewApprovalGate() *ApprovalGate { return &ApprovalGate{seen: make(map[strin
 func (g *ApprovalGate) Show(render func(event.Event)) func(event.Event) {
 	return func(ev event.Event) {
 		render(ev)
-		if d, ok := ev.Data.(*event.ApprovalData); ok {
+		switch d := ev.Data.(type) {
+		case *event.ApprovalData:
 			if ev.Name == event.ApprovalRequested {
 				g.rendered(d.ToolUseID)
 			} else {
 				g.resolved(d.ToolUseID)
+			}
+		case *event.ElicitationData:
+			if ev.Name == event.ElicitationRequested {
+				g.rendered(d.ID)
+			} else {
+				g.resolved(d.ID)
 			}
 		}
 	}

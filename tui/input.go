@@ -27,7 +27,9 @@ import (
 // While an approval is asked (Ask), the editor is set aside, what it holds
 // kept: only a key pressed from then on answers — one of Ask.Keys, or Esc
 // for no — so that nothing typed ahead, or pasted, can answer for the
-// user.
+// user. While a line is asked for (Prompt: a field of an MCP server's
+// form), the question stands above the editor, and Enter sends what the
+// editor holds, even nothing, as the answer: not a message, not queued.
 type Input struct {
 	ta      textarea.Model
 	theme   Theme
@@ -42,6 +44,7 @@ type Input struct {
 	since    time.Time
 	now      time.Time
 	ask      *Ask
+	prompt   *Prompt
 	status   string
 	width    int
 	done     bool
@@ -90,7 +93,13 @@ type (
 		Keys     string
 		Choices  string
 	}
-	// Answered says the approval question was answered.
+	// Prompt asks for a line of text: Question is shown above the
+	// editor, whose next Enter answers it (Handlers.Submit), until
+	// Answered.
+	Prompt struct {
+		Question string
+	}
+	// Answered says the approval question (or the Prompt) was answered.
 	Answered struct{}
 	// Status sets the status line.
 	Status string
@@ -155,7 +164,7 @@ func (m *Input) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case Idle:
-		m.busy, m.activity, m.ask = false, "", nil
+		m.busy, m.activity, m.ask, m.prompt = false, "", nil, nil
 		return m, nil
 	case Entered:
 		m.queued = nil
@@ -163,8 +172,11 @@ func (m *Input) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case Ask:
 		m.ask = &msg
 		return m, nil
+	case Prompt:
+		m.prompt = &msg
+		return m, nil
 	case Answered:
-		m.ask = nil
+		m.ask, m.prompt = nil, nil
 		if m.busy {
 			// The call runs from now: the wait for the answer was not its.
 			m.since, m.now = time.Now(), time.Now()
@@ -263,6 +275,13 @@ func (m *Input) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case "enter":
 		v := m.value()
+		if m.prompt != nil {
+			// The answer to the question, whatever it is: an empty one
+			// keeps a field's default.
+			m.ta.Reset()
+			m.on.Submit(v)
+			return nil
+		}
 		if strings.HasSuffix(v, `\`) && m.ta.Line() == m.ta.LineCount()-1 {
 			// The old way to go on on the next line.
 			m.set(strings.TrimSuffix(v, `\`) + "\n")
@@ -339,6 +358,16 @@ func (m *Input) view() string {
 		}
 		b.WriteString("  " + q + "\n    " + m.ask.Choices + "\n")
 	} else {
+		if m.prompt != nil {
+			// The question, wrapped (a field's title and description
+			// can be long), in reverse video.
+			for _, l := range strings.Split(Wrap(m.prompt.Question, "", max(m.width-4, 0)), "\n") {
+				if m.theme.On() {
+					l = "\x1b[7m " + l + " \x1b[0m"
+				}
+				b.WriteString("  " + l + "\n")
+			}
+		}
 		b.WriteString(m.ta.View() + "\n")
 	}
 	if m.status != "" {

@@ -190,3 +190,24 @@ func TestInputApproval(t *testing.T) {
 		t.Errorf("view after the turn:\n%s", v)
 	}
 }
+
+// A line asked for (a field of an MCP server's form) stands above the
+// editor; Enter answers it with what the editor holds — nothing too —
+// and the answer is not queued into the turn.
+func TestInputPrompt(t *testing.T) {
+	m, rec := newTestInput(t, nil)
+	m.Update(Busy{Activity: "mcp__hotel__book"})
+	m.Update(Prompt{Question: "Nights (a whole number, 1–30) [2] ›"})
+	keys(m, enter, runes("3"), enter)
+	if !slices.Equal(rec.sent, []string{"", "3"}) {
+		t.Errorf("sent %q", rec.sent)
+	}
+	if v := m.View().Content; !strings.Contains(v, "Nights (a whole number, 1–30) [2] ›") || strings.Contains(v, "queued") {
+		t.Errorf("view during the question:\n%s", v)
+	}
+	m.Update(Answered{})
+	keys(m, enter)
+	if v := m.View().Content; strings.Contains(v, "Nights") || len(rec.sent) != 2 {
+		t.Errorf("after the answer (sent %q):\n%s", rec.sent, v)
+	}
+}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -99,9 +100,9 @@ type Text struct {
 	// another's header gets its own drawn again.
 	openID   string
 	headers  map[string]runningCall
-	spin     *spinner      // animates the running tool call's line, or the model's thinking; or nil
-	spinLine string        // that line, without its bullet
-	spinInfo string        // what follows the seconds in the spinner's line (the tokens so far)
+	spin     *spinner // animates the running tool call's line, or the model's thinking; or nil
+	spinLine string   // that line, without its bullet
+	spinInfo string   // what follows the seconds in the spinner's line (the tokens so far)
 	// progress is what the running call last said of its progress, shown
 	// after the seconds; read by the spinner's goroutine.
 	progress atomic.Pointer[string]
@@ -516,6 +517,14 @@ func (r *Text) Render(ev event.Event) {
 		// What a hook wants the user to read (Claude Code's
 		// systemMessage).
 		r.hookLine("◆", fmt.Sprintf("hook %s: %s", d.Handler, d.Message))
+	case *event.ElicitationData:
+		// An MCP server's question: a person asked at the terminal sees
+		// it there (Elicitor); one a hook answered, or no one could,
+		// is shown here, with its answer.
+		if ev.Name == event.ElicitationResolved && d.By != "user" {
+			r.hookLine("?", ElicitationLine(d))
+			r.hookLine(elicitationMark(d.Action), ElicitationAnswer(d))
+		}
 	case *event.TurnCompletedData:
 		var took time.Duration
 		if !r.start.IsZero() {
@@ -565,10 +574,49 @@ func drawn(ev event.Event) bool {
 	switch ev.Data.(type) {
 	case *event.TurnStartedData, *event.UserMessageData, *event.CompactionData, *event.LLMCallStartedData, *event.LLMCallData, *event.LLMDeltaData,
 		*event.ToolStartedData, *event.ToolData, *event.VerificationData, *event.HookFailedData, *event.HookMessageData, *event.TurnCompletedData,
-		*event.ApprovalData, *event.OutputRejectedData:
+		*event.ApprovalData, *event.OutputRejectedData, *event.ElicitationData:
 		return true
 	}
 	return false
+}
+
+// ElicitationLine says what an MCP server asked (d, an elicitation event's
+// data).
+func ElicitationLine(d *event.ElicitationData) string {
+	s := "MCP server " + d.Server + " asked"
+	if d.Mode == "url" {
+		s += " to open " + d.URL
+	}
+	if d.Message != "" {
+		s += ": " + d.Message
+	}
+	return s
+}
+
+// ElicitationAnswer says how a question (an elicitation_resolved event's
+// d) was answered: accepted with which fields, or declined or cancelled,
+// why, and by whom.
+func ElicitationAnswer(d *event.ElicitationData) string {
+	by := d.By
+	if h, ok := strings.CutPrefix(by, "hook:"); ok {
+		by = "hook " + h
+	}
+	if d.Action == "accept" {
+		s := "accepted by " + by
+		if len(d.Fields) > 0 {
+			s += " (" + strings.Join(d.Fields, ", ") + ")"
+		}
+		return s
+	}
+	did := map[string]string{"decline": "declined", "cancel": "cancelled"}[d.Action]
+	return cmp.Or(did, d.Action) + ": " + d.Reason
+}
+
+func elicitationMark(action string) string {
+	if action == "accept" {
+		return "◆"
+	}
+	return "✗"
 }
 
 // hookLine shows a line of a hook's after mark: under the tool call it
@@ -612,6 +660,10 @@ func (r *Text) renderFork(ev event.Event) {
 		s = "! " + OneLine(fmt.Sprintf("hook %s failed: %s", d.Handler, d.Error), MaxLineRunes)
 	case *event.HookMessageData:
 		s = "◆ " + OneLine(fmt.Sprintf("hook %s: %s", d.Handler, d.Message), MaxLineRunes)
+	case *event.ElicitationData:
+		if ev.Name == event.ElicitationResolved {
+			s = elicitationMark(d.Action) + " " + OneLine(ElicitationLine(d)+" · "+ElicitationAnswer(d), MaxLineRunes)
+		}
 	case *event.TurnCompletedData:
 		s = strings.TrimRight(summary(d, 0), "\n")
 	}

@@ -107,6 +107,11 @@ func eventSummary(ev event.Event, starts map[string]*event.ToolStartedData) stri
 				s += " · " + d.Reason
 			}
 		}
+	case *event.ElicitationData:
+		s = ElicitationLine(d)
+		if ev.Name == event.ElicitationResolved {
+			s += " · " + ElicitationAnswer(d)
+		}
 	case *event.UserMessageData:
 		s = "❯ " + strings.Join(d.Messages, " · ")
 	case *event.OutputRejectedData:

@@ -90,7 +90,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	}
 	c := chat.New(ctx, opts)
 	defer c.Close()
-	cfg.Approver = c.Approver()
+	cfg.Approver, cfg.Elicitor = c.Approver(), c.Elicitor()
 	notes := cmd.ErrOrStderr()
 	if w := c.Notes(); w != nil {
 		notes = w

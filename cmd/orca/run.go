@@ -285,6 +285,8 @@ func runTurn(cmd *cobra.Command, o options, cfg app.Config, f *agentFlags, asJSO
 			out = stderr
 		}
 		cfg.Approver = &tui.Approver{Read: tui.KeyReader(stdin), Out: out, Ready: gate.Wait}
+		// An MCP server's question is asked there too, a line at a time.
+		cfg.Elicitor = &tui.Elicitor{Read: tui.LineReader(stdin), Out: out, Ready: gate.Wait}
 	} else if f.park {
 		cfg.Approver = policy.Parking{}
 	}
