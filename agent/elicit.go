@@ -10,6 +10,7 @@ import (
 	"github.com/orca-agent/orca/elicit"
 	"github.com/orca-agent/orca/event"
 	"github.com/orca-agent/orca/hook"
+	"github.com/orca-agent/orca/tool"
 )
 
 // An MCP server's question for the person (elicit.Request) goes through
@@ -33,24 +34,31 @@ import (
 // Request.OnBackgroundEvent, which a live session serialises into its feed.
 type callElicitor struct {
 	t *turn
+	// id and name are the call's.
+	id, name string
 	// common is the turn's hook envelope, taken on the turn's goroutine
 	// when the call started.
 	common hook.Common
 }
 
-// withElicitor returns ctx with the turn's Elicitor, for a call of a tool
+// withElicitor returns ctx with the turn's Elicitor, for call, of a tool
 // that elicits.
-func (t *turn) withElicitor(ctx context.Context) context.Context {
+func (t *turn) withElicitor(ctx context.Context, call *tool.Call) context.Context {
 	c := t.rt.common(t.res.Scope)
 	if t.rt.hooks.Has(hook.Elicitation) || t.rt.hooks.Has(hook.ElicitationResult) {
 		c = t.common()
 	}
-	return elicit.With(ctx, &callElicitor{t: t, common: c})
+	return elicit.With(ctx, &callElicitor{t: t, id: call.ID, name: call.Name, common: c})
 }
 
+// Elicit asks req in the call's turn: its scope, and the call (unless req
+// names one).
 func (e *callElicitor) Elicit(ctx context.Context, req elicit.Request) (elicit.Answer, error) {
 	t := e.t
 	req.Scope = t.res.Scope
+	if req.ToolUseID == "" {
+		req.ToolUseID, req.ToolName = e.id, e.name
+	}
 	return t.rt.elicit(ctx, req, e.common, func(name event.Name, data any) {
 		now := time.Now()
 		if t.e.Now != nil {

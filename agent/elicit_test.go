@@ -37,7 +37,7 @@ func elicitTurn(t *testing.T, e elicit.Elicitor, hooks func(*hook.Registry), ctx
 		if el == nil {
 			return "", errors.New("no Elicitor in the call's context")
 		}
-		ans, err := el.Elicit(ctx, elicit.Request{Server: "hotel", ToolName: "Book", ToolUseID: "b1", Mode: elicit.ModeForm,
+		ans, err := el.Elicit(ctx, elicit.Request{Server: "hotel", Mode: elicit.ModeForm,
 			Message: "Where to?", Schema: json.RawMessage(bookingSchema), Form: form})
 		if err != nil {
 			return "", err
@@ -95,7 +95,7 @@ func TestElicitationHeadlessDeclines(t *testing.T) {
 		t.Fatalf("events: %v", feed)
 	}
 	asked, done := feed[0].Data.(*event.ElicitationData), feed[1].Data.(*event.ElicitationData)
-	if asked.Server != "hotel" || asked.ToolUseID != "b1" || strings.Join(asked.Fields, ",") != "city,nights,breakfast" || asked.ID == "" || feed[0].SessionID != "s" || feed[0].TurnID == "" {
+	if asked.Server != "hotel" || asked.ToolUseID != "call_1_1" || asked.ToolName != "Book" || strings.Join(asked.Fields, ",") != "city,nights,breakfast" || asked.ID == "" || feed[0].SessionID != "s" || feed[0].TurnID == "" {
 		t.Errorf("requested: %+v in %+v", asked, feed[0].Scope)
 	}
 	if done.ID != asked.ID || done.Action != "decline" || done.By != "none" || !strings.Contains(done.Reason, "no one can answer") || done.Fields != nil {

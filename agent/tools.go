@@ -498,7 +498,7 @@ func (t *turn) execute(a admitted) (tool.Result, []middleware.Failure) {
 		ctx = tool.WithBackground(ctx, background{rt.tasks})
 	}
 	if tool.TraitsOf(tl).Elicits {
-		ctx = t.withElicitor(ctx)
+		ctx = t.withElicitor(ctx, call)
 	}
 	ctx, ended := t.withProgress(ctx, call)
 	var res tool.Result
