@@ -70,7 +70,15 @@ func conformanceClient() int {
 			oauth["privateKeyFile"] = keyFile
 		}
 	}
-	settings, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"conf": map[string]any{"type": "http", "url": url, "oauth": oauth}}})
+	s := map[string]any{"mcpServers": map[string]any{"conf": map[string]any{"type": "http", "url": url, "oauth": oauth}}}
+	if scenario == "elicitation-sep1034-client-defaults" {
+		// A person who accepts the form as it comes: an Elicitation hook
+		// (Claude Code's) that accepts, giving no field — orca fills in
+		// the schema's defaults.
+		s["hooks"] = map[string]any{"Elicitation": []any{map[string]any{"hooks": []any{map[string]any{"type": "command",
+			"command": `printf '{"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept", "content": {}}}'`}}}}}
+	}
+	settings, _ := json.Marshal(s)
 	if err := os.WriteFile(filepath.Join(cfgDir, "orca", "settings.json"), settings, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
