@@ -57,6 +57,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.Observat
 		return &apiError{status: http.StatusServiceUnavailable, code: "too_many_streams", msg: fmt.Sprintf("%d event streams are open, the most this server keeps", s.opts.MaxStreams)}
 	}
 	defer s.streams.Add(-1)
+	// A client that follows a session's events can see its questions
+	// (Elicitations).
+	s.watch(f.SessionID, 1)
+	defer s.watch(f.SessionID, -1)
 
 	rc := http.NewResponseController(w)
 	h := w.Header()

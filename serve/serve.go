@@ -1,8 +1,8 @@
 // Package serve is orca's HTTP API over the composition root: a
 // workspace's agent as JSON resources — sessions, messages that start
 // turns, the turns' and sessions' events as Server-Sent Events, interrupts,
-// parked approvals, compaction, totals and budgets — for `orca serve` and
-// for any program that mounts the Handler.
+// parked approvals, MCP servers' questions, compaction, totals and budgets
+// — for `orca serve` and for any program that mounts the Handler.
 //
 // The store's observation rows are the event log: a stream replays the
 // rows after the client's Last-Event-ID (each event's id is its row's
@@ -99,6 +99,10 @@ type Options struct {
 	// (the server's own are signalled at once); 1 s if zero.
 	Poll   time.Duration
 	Logger *slog.Logger
+	// Elicitations, if set, are the questions MCP servers ask during the
+	// server's turns (the App's Elicitor): a client of the API answers
+	// them (GET /v1/elicitations, POST /v1/elicitations/{id}).
+	Elicitations *Elicitations
 	// TokenHint says where the token is, as the page's sign-in form names
 	// it ("$ORCA_SERVE_TOKEN", "~/.config/orca/serve-token"); empty: where
 	// orca serve printed it.
@@ -121,6 +125,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*entry
 	closed   bool
+	// watching counts the event streams open, by session.
+	watching map[string]int
 }
 
 // entry is a session the server opened.
@@ -212,6 +218,8 @@ func New(a *app.App, opts Options) (*Server, error) {
 		{method: "PUT", pattern: "/v1/sessions/{id}/budget", h: s.putBudget, body: budgetRequest{}},
 		{method: "GET", pattern: "/v1/approvals", h: s.listApprovals},
 		{method: "POST", pattern: "/v1/approvals/{id}", h: s.decide, body: decideRequest{}},
+		{method: "GET", pattern: "/v1/elicitations", h: s.listElicitations},
+		{method: "POST", pattern: "/v1/elicitations/{id}", h: s.answerElicitation, body: answerRequest{}},
 	}
 	// paths finds the pattern of a request whatever its method, so that
 	// a path of the API asked with a method it has not is a 405 naming
@@ -239,9 +247,40 @@ func New(a *app.App, opts Options) (*Server, error) {
 		}
 		writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no %s %s in this API (GET /v1/openapi.json describes it)", r.Method, r.URL.Path)})
 	})
+	if opts.Elicitations != nil {
+		opts.Elicitations.attach(s.watched)
+	}
 	s.wg.Add(1)
 	go s.watchDecisions()
 	return s, nil
+}
+
+// watched reports whether a client follows session's events (any
+// session's, for ""): who could see a question asked in it.
+func (s *Server) watched(session string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if session == "" {
+		for _, n := range s.watching {
+			if n > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return s.watching[session] > 0
+}
+
+// watch counts a stream of session's events opened (+1) or closed (-1).
+func (s *Server) watch(session string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watching == nil {
+		s.watching = map[string]int{}
+	}
+	if s.watching[session] += n; s.watching[session] <= 0 {
+		delete(s.watching, session)
+	}
 }
 
 // Streams returns how many event streams are open.

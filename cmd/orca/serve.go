@@ -40,7 +40,11 @@ $` + serve.TokenEnv + `, else the token kept in orca's configuration folder
 (orca/serve-token), made and printed on the first start. A call the policy
 asks about parks its turn until someone decides it (POST /v1/approvals/ID,
 or 'orca approve', which the server sees within a second), and then the
-turn goes on.
+turn goes on. A question an MCP server asks during a call waits for a client
+that follows the session's events to answer it (GET /v1/elicitations, POST
+/v1/elicitations/ID; the page shows its form) for up to 5 minutes, and is
+declined at once when no client follows them, unless an Elicitation hook
+answers it.
 
 The model, the workspace and the permissions are chosen as for 'orca run'.
 Ctrl-C (or SIGTERM) stops it: running turns are cancelled, streams closed.`,
@@ -81,13 +85,17 @@ func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
 		return &exitError{code: exitTurn, err: err}
 	}
 	cfg.Approver = policy.Parking{}
+	// An MCP server's question waits for the page (or any client of the
+	// API) to answer it.
+	questions := serve.NewElicitations()
+	cfg.Elicitor = questions
 	ctx := cmd.Context()
 	a, err := openApp(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	srv, err := serve.New(a, serve.Options{Token: token, AllowedOrigins: f.origins, AllowedHosts: f.hosts, TokenHint: serve.TokenHint(o.configDir, o.env)})
+	srv, err := serve.New(a, serve.Options{Token: token, AllowedOrigins: f.origins, AllowedHosts: f.hosts, TokenHint: serve.TokenHint(o.configDir, o.env), Elicitations: questions})
 	if err != nil {
 		return usageErrorf("%v", err)
 	}

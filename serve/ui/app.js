@@ -1,6 +1,6 @@
 // orca serve's page: sessions, a session's conversation, its timeline (with
 // what allowed, asked, rewrote or blocked each tool call), its parked
-// approvals, and a chat box. It talks to the API of the same origin (the
+// approvals, the questions MCP servers ask (their forms), and a chat box. It talks to the API of the same origin (the
 // sign-in cookie carries the token) and follows the session's events over
 // Server-Sent Events. Data is put on the page as text, never as HTML (the
 // model's Markdown too: markdown builds its nodes from text).
@@ -12,7 +12,7 @@ const EVENTS = ['session_started', 'session_ended', 'turn_started', 'iteration_s
   'tool_blocked', 'approval_requested', 'approval_resolved', 'hook_failed', 'hook_message', 'config_warning', 'middleware_failed',
   'compaction_started', 'compaction_completed', 'verification_completed', 'subagent_started', 'subagent_completed', 'turn_completed',
   'mcp_server_started', 'mcp_server_failed', 'mcp_server_dropped', 'mcp_server_reconnected', 'mcp_server_tools_changed',
-  'tool_progress'];
+  'tool_progress', 'elicitation_requested', 'elicitation_resolved'];
 
 let current = null;   // the session shown
 let source = null;    // its EventSource
@@ -116,6 +116,7 @@ function onEvent(id, seq, name, data) {
     refresh();
     loadSessions();
   }
+  if (name === 'elicitation_requested' || name === 'elicitation_resolved') loadElicitations();
 }
 
 async function refresh() {
@@ -125,6 +126,94 @@ async function refresh() {
   $('#session-totals').textContent = totalsText(s.totals) + (s.running_turn ? ' · running' : '');
   renderTranscript(s.transcript || []);
   renderApprovals(s.parked || []);
+  loadElicitations();
+}
+
+// loadElicitations shows the questions of MCP servers that wait for an
+// answer in the session shown.
+async function loadElicitations() {
+  const id = current;
+  const { elicitations } = await api('GET', `/v1/elicitations?session=${encodeURIComponent(id)}`);
+  if (id !== current) return;
+  renderElicitations(elicitations || []);
+}
+
+// renderElicitations draws each question: a URL to open (never opened by
+// the page itself), or its form — a field for each of the schema's, its
+// default filled in — with accept, decline and cancel.
+function renderElicitations(list) {
+  $('#elicitations').replaceChildren(...list.map((q) => {
+    const box = el('form', { class: 'approval elicitation', 'data-id': q.id },
+      el('b', {}, `The MCP server ${q.server} asks`),
+      el('div', {}, q.message || ''));
+    const inputs = [];
+    if (q.mode === 'url') {
+      box.append(el('div', {}, el('a', { href: q.url, rel: 'noopener noreferrer', target: '_blank' }, q.url)),
+        el('div', { class: 'muted' }, 'Open it yourself if you trust it, then say so.'));
+    }
+    for (const f of q.fields || []) {
+      const start = q.content ? q.content[f.name] : undefined;
+      const label = el('label', {}, el('span', {}, (f.title || f.name) + (f.required ? ' *' : '')));
+      let input;
+      switch (f.kind) {
+        case 'boolean':
+          input = el('input', { type: 'checkbox', name: f.name, checked: start === true });
+          break;
+        case 'enum':
+          input = el('select', { name: f.name },
+            f.required ? null : el('option', { value: '' }, '—'),
+            (f.options || []).map((o) => el('option', { value: o.value, selected: o.value === start }, o.title)));
+          break;
+        case 'multi':
+          input = el('span', { class: 'choices' }, (f.options || []).map((o) =>
+            el('label', {}, el('input', { type: 'checkbox', name: f.name, value: o.value, checked: Array.isArray(start) && start.includes(o.value) }), ' ' + o.title)));
+          break;
+        case 'number':
+        case 'integer':
+          input = el('input', { type: 'number', name: f.name, step: f.kind === 'integer' ? '1' : 'any', min: f.minimum, max: f.maximum, value: start === undefined ? '' : String(start) });
+          break;
+        default:
+          input = el('input', { type: f.format === 'email' ? 'email' : f.format === 'date' ? 'date' : f.format === 'uri' ? 'url' : 'text', name: f.name, value: start === undefined ? '' : String(start) });
+      }
+      inputs.push([f, input]);
+      label.append(input);
+      if (f.description) label.append(el('small', { class: 'muted' }, f.description));
+      box.append(label);
+    }
+    const answer = (action) => async (ev) => {
+      ev.preventDefault();
+      const body = { action, by: 'web' };
+      if (action === 'accept' && q.mode !== 'url') {
+        body.content = {};
+        for (const [f, input] of inputs) {
+          let v;
+          if (f.kind === 'boolean') v = input.checked;
+          else if (f.kind === 'multi') v = [...input.querySelectorAll('input:checked')].map((c) => c.value);
+          else if (input.value === '') continue; // left out: its default, if it has one
+          else if (f.kind === 'number' || f.kind === 'integer') v = Number(input.value);
+          else v = input.value;
+          body.content[f.name] = v;
+        }
+      }
+      try {
+        await api('POST', `/v1/elicitations/${encodeURIComponent(q.id)}`, body);
+        $('#chat-error').textContent = '';
+      } catch (e) {
+        $('#chat-error').textContent = e.message;
+      }
+      loadElicitations();
+    };
+    box.addEventListener('submit', answer('accept'));
+    box.append(el('div', { class: 'row' },
+      el('span', { class: 'muted' }, `Declined if not answered by ${new Date(q.expires_at).toLocaleTimeString()}.`),
+      el('span', {},
+        el('button', { class: 'primary accept', type: 'submit' }, q.mode === 'url' ? 'I opened it' : 'Send'),
+        ' ',
+        el('button', { class: 'decline', type: 'button', onclick: answer('decline') }, 'Decline'),
+        ' ',
+        el('button', { class: 'cancel', type: 'button', onclick: answer('cancel') }, 'Cancel'))));
+    return box;
+  }));
 }
 
 // markdown draws the model's Markdown — paragraphs, headings, lists,
@@ -262,6 +351,10 @@ function story(call) {
   }
   if (call.end && call.end.rewritten_by) lines.push(['input rewritten by', call.end.rewritten_by.join(', ')]);
   for (const h of call.hooks) lines.push([`hook ${h.handler}`, h.message || h.error]);
+  for (const q of call.questions) {
+    lines.push([`MCP server ${q.server} asked`, q.mode === 'url' ? `${q.message} (${q.url})` : q.message]);
+    if (q.answer) lines.push([`${q.answer.action} by ${q.answer.by}`, q.answer.reason || (q.answer.fields || []).join(', ')]);
+  }
   return lines.map(([k, v]) => el('div', { class: 'story' }, el('b', {}, k), ' ', v || ''));
 }
 
@@ -295,7 +388,7 @@ function renderTimeline() {
           seen.start = d;
           break;
         }
-        const c = { kind: 'tool', depth, start: d, end: null, asked: [], resolved: [], blocked: null, hooks: [] };
+        const c = { kind: 'tool', depth, start: d, end: null, asked: [], resolved: [], blocked: null, hooks: [], questions: [] };
         calls.set(d.tool_use_id, c);
         t.items.push(c);
         break;
@@ -310,6 +403,15 @@ function renderTimeline() {
         break;
       case 'approval_requested':
         if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).asked.push(d);
+        break;
+      case 'elicitation_requested':
+        if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).questions.push({ ...d, answer: null });
+        break;
+      case 'elicitation_resolved':
+        if (calls.has(d.tool_use_id)) {
+          const q = calls.get(d.tool_use_id).questions.find((x) => x.id === d.id);
+          if (q) q.answer = d;
+        }
         break;
       case 'approval_resolved':
         if (calls.has(d.tool_use_id)) calls.get(d.tool_use_id).resolved.push(d);
@@ -348,7 +450,8 @@ function renderTimeline() {
       }
       if (it.kind === 'note') return el('div', { class: cls + ' note muted' }, it.text);
       const s = it.start, e = it.end;
-      const waiting = it.asked.length > it.resolved.length || it.resolved.some((r) => !r.allowed && (r.reason || '').startsWith('parked')) && !it.resolved.some((r) => r.allowed);
+      const waiting = it.asked.length > it.resolved.length || it.resolved.some((r) => !r.allowed && (r.reason || '').startsWith('parked')) && !it.resolved.some((r) => r.allowed) ||
+        !e && it.questions.some((q) => !q.answer);
       const state = e ? (e.is_error ? ['bad', it.blocked ? 'blocked' : 'failed'] : ['ok', 'done']) : (waiting ? ['ask', 'waiting'] : ['', 'running' + progressText(it.progress)]);
       return el('div', { class: cls + ' tool', 'data-tool-use-id': s.tool_use_id },
         el('span', { class: 'tool' }, `${s.tool_name} ${s.summary || ''}`),
