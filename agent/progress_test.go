@@ -29,7 +29,7 @@ func TestToolProgress(t *testing.T) {
 		wg.Wait()
 		late <- func() { tool.Report(ctx, tool.Progress{Progress: 9}) }
 		return "indexed", nil
-	}, tool.ReadOnly())
+	}, tool.ReadOnly(), tool.Reports())
 	model := script.New().Script("s", script.Call("Index", map[string]any{}), script.Text("done"))
 	rt, err := agent.New(agent.Definition{Name: "progress", ToolProviders: []tool.Provider{tool.Static("custom", slow)}},
 		agent.Collaborators{Client: model, Workspace: t.TempDir()})

@@ -497,10 +497,14 @@ func (t *turn) execute(a admitted) (tool.Result, []middleware.Failure) {
 	case traits.Background:
 		ctx = tool.WithBackground(ctx, background{rt.tasks})
 	}
-	if tool.TraitsOf(tl).Elicits {
+	traits := tool.TraitsOf(tl)
+	if traits.Elicits {
 		ctx = t.withElicitor(ctx, call)
 	}
-	ctx, ended := t.withProgress(ctx, call)
+	ended := func() {}
+	if traits.Reports {
+		ctx, ended = t.withProgress(ctx, call)
+	}
 	var res tool.Result
 	var failures []middleware.Failure
 	if rt.mw.Has(middleware.ToolExecution) {

@@ -83,7 +83,7 @@ func (p *proxy) Schema() json.RawMessage { return p.schema }
 // Traits: the server's annotations (readOnlyHint; idempotentHint, which
 // readOnlyHint implies).
 func (p *proxy) Traits() tool.Traits {
-	return tool.Traits{ReadOnly: p.readOnly, Idempotent: p.idempotent, Elicits: true}
+	return tool.Traits{ReadOnly: p.readOnly, Idempotent: p.idempotent, Elicits: true, Reports: true}
 }
 
 // Execute calls the tool on the server, connecting again if the

@@ -49,9 +49,10 @@ func ExampleOneLine() {
 	// notes\nfinal.txt
 }
 
-// A tool says how far it has come with Report; the runtime makes each
-// report a tool_progress event of the call (here a function stands in
-// for it). Without anyone watching, Report does nothing.
+// A tool says how far it has come with Report (and declares it:
+// tool.Reports(), Traits.Reports); the runtime makes each report a
+// tool_progress event of the call (here a function stands in for it).
+// Without anyone watching, Report does nothing.
 func ExampleReport() {
 	ctx := tool.WithProgress(context.Background(), func(p tool.Progress) {
 		fmt.Printf("%v of %v: %s\n", p.Progress, p.Total, p.Message)

@@ -18,8 +18,9 @@ type Progress struct {
 type progressKey struct{}
 
 // WithProgress returns a context whose tool call reports its progress to
-// f: the runtime hands one to each call it runs while someone watches its
-// events, and makes each report a tool_progress event of the call. f may
+// f: the runtime hands one to each call of a tool that reports
+// (Traits.Reports) it runs while someone watches its events, and makes
+// each report a tool_progress event of the call. f may
 // be called from any goroutine while the call runs.
 func WithProgress(ctx context.Context, f func(Progress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, f)

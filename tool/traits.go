@@ -31,6 +31,10 @@ type Traits struct {
 	// runs (an MCP server's elicitation); the runtime hands it the turn's
 	// elicit.Elicitor through its context (elicit.From).
 	Elicits bool
+	// Reports: a call of the tool says how far it has come (Report); the
+	// runtime hands it a reporter through its context while someone
+	// watches the turn's events (the other calls carry none: no cost).
+	Reports bool
 	// Exclusive: a call of the tool runs alone, never beside the other
 	// calls of the same response, even when the tool is ReadOnly: it keeps
 	// state of its own whose order matters (TodoWrite's list). The runtime

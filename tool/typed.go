@@ -39,6 +39,10 @@ func Idempotent() Option { return func(c *typedConfig) { c.traits.Idempotent = t
 // (Traits.Elicits): it finds the turn's Elicitor with elicit.From.
 func Elicits() Option { return func(c *typedConfig) { c.traits.Elicits = true } }
 
+// Reports declares that a call of the tool says how far it has come
+// (Traits.Reports), with Report.
+func Reports() Option { return func(c *typedConfig) { c.traits.Reports = true } }
+
 // Aliases declares other names the tool goes by (Traits.Aliases): rules,
 // hook matchers and subagent tool lists may name it by them, and a
 // model's call of one runs the tool.
