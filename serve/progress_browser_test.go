@@ -26,7 +26,7 @@ func TestPageShowsProgress(t *testing.T) {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
-	}, tool.ReadOnly())
+	}, tool.ReadOnly(), tool.Reports())
 	f := newFixture(t, app.Config{ToolProviders: []tool.Provider{tool.Static("custom", index)}}, serve.Options{})
 	f.model.Script("web",
 		script.Response{ToolCalls: []script.ToolCall{{ID: "p1", Name: "Index", Input: []byte(`{}`)}}},
