@@ -131,10 +131,14 @@ func TestTerminalElicitation(t *testing.T) {
 		p.waitFor("String — Your full, legal name (required)", 1)
 		p.typ("\r")
 		p.waitFor("✗ name is required.", 1)
+		// Typed once the field is asked again: typed ahead, a line-at-a-
+		// time terminal echoes it before the question (orca run).
+		p.waitFor("String — Your full, legal name (required)", 2)
 		p.typ("Ada Lovelace\r")
 		p.waitFor("Your date of birth (date)", 1)
 		p.typ("tomorrow\r")
 		p.waitFor(`✗ "tomorrow" is not a date (YYYY-MM-DD)`, 1)
+		p.waitFor("Your date of birth (date)", 2)
 		p.typ("1815-12-10\r")
 		// The other eleven fields: Enter keeps the default, or leaves the
 		// field out.
