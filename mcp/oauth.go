@@ -166,24 +166,23 @@ func (f FileTokens) Save(c *Credentials) error {
 		return fmt.Errorf("keeping the sign-in of MCP server %s: %w", c.Server, err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
+	err = tmp.Chmod(0o600)
+	if err == nil {
 		_, err = tmp.Write(b)
-		if err == nil {
-			err = tmp.Sync()
-		}
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), f.file(c.Server, c.URL))
-		}
-		if err == nil {
-			return nil
-		}
-	} else {
-		tmp.Close()
 	}
-	return fmt.Errorf("keeping the sign-in of MCP server %s: %w", c.Server, err)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), f.file(c.Server, c.URL))
+	}
+	if err != nil {
+		return fmt.Errorf("keeping the sign-in of MCP server %s: %w", c.Server, err)
+	}
+	return nil
 }
 
 // Delete implements TokenStore.
