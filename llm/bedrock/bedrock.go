@@ -82,9 +82,11 @@
 package bedrock
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -269,6 +271,7 @@ func New(ctx context.Context, opts ...Option) (*Client, error) {
 		if o.http != nil {
 			so.HTTPClient = o.http
 		}
+		so.HTTPClient = ownBody{so.HTTPClient}
 		if o.baseURL != "" {
 			so.BaseEndpoint = aws.String(o.baseURL)
 		}
@@ -316,8 +319,10 @@ read:
 		}
 	}
 	// The SDK's reader may report a failure of the connection after the
-	// stream's last event (seen here under the race detector: a read on a
-	// connection already closed); an answer that came whole stands.
+	// stream's last event; an answer that came whole stands. (The read on
+	// a closed connection that did so, also before the last event, was
+	// net/http's, closing the connection over a request body the SDK had
+	// closed: ownBody.)
 	if err := stream.Err(); err != nil && !acc.whole {
 		return nil, classify(ctx, err)
 	}
@@ -346,4 +351,27 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// ownBody sends each request with a body of its own, read whole first.
+// The SDK closes a request's body once the response has come; net/http
+// may still be reading it then (after the last byte of a body of known
+// length, it reads once more, to see that nothing follows), and a read
+// of a closed body makes it close the connection — under the stream of
+// the answer still being read ("use of closed network connection", about
+// one call in a hundred under load). The requests are small JSON.
+type ownBody struct{ next bedrockruntime.HTTPClient }
+
+func (c ownBody) Do(req *http.Request) (*http.Response, error) {
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading the request: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+		req.ContentLength = int64(len(b))
+	}
+	return c.next.Do(req)
 }
