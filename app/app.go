@@ -207,6 +207,9 @@ type App struct {
 	rows      *observe.Rows
 	root      string
 	configDir string
+	// mcpAuth is the folder of the MCP servers' sign-ins (mcpAuthDir), made
+	// once; "" for none.
+	mcpAuth   string
 	claudeDir string
 	memory    []memory.File
 	pathRules []memory.PathRule // the memory rules that apply to some files only
@@ -429,6 +432,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if pol, err = a.guard(pol, targets); err != nil {
 		return nil, &ConfigError{Err: err}
 	}
+	a.mcpAuth = a.mcpAuthDir()
 	a.sandbox = a.commandSandbox(cfg, pol, targets)
 	folders := a.folders(cfg)
 	subagents, err := a.subagents(folders)
@@ -849,14 +853,7 @@ func (a *App) mcpLogged(l mcp.Log) {
 	if slices.Index(mcp.LogLevels, l.Level) < slices.Index(mcp.LogLevels, a.mcpLogShown()) {
 		return
 	}
-	attrs := []any{"server", l.Server, "severity", l.Level, "message", l.Message}
-	if l.Logger != "" {
-		attrs = append(attrs, "logger", l.Logger)
-	}
-	if l.Dropped > 0 {
-		attrs = append(attrs, "dropped", l.Dropped)
-	}
-	a.logger.Warn("MCP server log", attrs...)
+	a.logger.Warn("MCP server log", l.Attrs()...)
 }
 
 // mcpLogShown is the lowest level of the MCP servers' log messages shown

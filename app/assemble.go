@@ -94,9 +94,9 @@ func (a *App) commandSandbox(cfg Config, pol *policy.Policy, targets []protect.T
 	}
 	hidden, unenforced := pol.ReadDeniedPaths(a.root)
 	runner.Policy.Hidden = append(runner.Policy.Hidden, hidden...)
-	if dir := a.mcpAuthDir(); dir != "" {
+	if a.mcpAuth != "" {
 		// The MCP servers' sign-ins: no command reads them.
-		runner.Policy.Hidden = append(runner.Policy.Hidden, dir)
+		runner.Policy.Hidden = append(runner.Policy.Hidden, a.mcpAuth)
 	}
 	if len(unenforced) > 0 {
 		a.logger.Warn("deny rules on reading that name no single path keep the file tools from these files, not commands (the OS sandbox hides only folders and files named outright)", "rules", unenforced)
@@ -148,8 +148,8 @@ func (a *App) toolProviders(cfg Config) []tool.Provider {
 		}
 	}
 	opts := mcp.Options{Logger: a.logger, OnChange: a.mcpChanged, LogLevel: a.mcpLogAsked(), OnLog: a.mcpLogged, Elicitor: &a.mcpAsk}
-	if dir := a.mcpAuthDir(); dir != "" {
-		opts.Tokens = mcp.FileTokens{Dir: dir}
+	if a.mcpAuth != "" {
+		opts.Tokens = mcp.FileTokens{Dir: a.mcpAuth}
 	}
 	a.mcp = mcp.NewProvider(servers, opts)
 	return append(slices.Clone(providers), a.mcp)

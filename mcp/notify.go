@@ -59,6 +59,19 @@ type Log struct {
 	Dropped int
 }
 
+// Attrs are l as a log line's attributes ("severity", not "level": a
+// text handler takes "level" for its own).
+func (l Log) Attrs() []any {
+	attrs := []any{"server", l.Server, "severity", l.Level, "message", l.Message}
+	if l.Logger != "" {
+		attrs = append(attrs, "logger", l.Logger)
+	}
+	if l.Dropped > 0 {
+		attrs = append(attrs, "dropped", l.Dropped)
+	}
+	return attrs
+}
+
 // The bounds of what a server's log messages may cost: a server that logs
 // in a loop cannot flood the events, the rows or the user's terminal.
 const (
@@ -230,14 +243,7 @@ func (c *conn) logged(_ context.Context, req *sdk.LoggingMessageRequest) {
 		f(l)
 		return
 	}
-	attrs := []any{"server", l.Server, "severity", l.Level, "message", l.Message}
-	if l.Logger != "" {
-		attrs = append(attrs, "logger", l.Logger)
-	}
-	if l.Dropped > 0 {
-		attrs = append(attrs, "dropped", l.Dropped)
-	}
-	c.set.p.opts.Logger.Log(context.Background(), slogLevel(l.Level), "MCP server log", attrs...)
+	c.set.p.opts.Logger.Log(context.Background(), slogLevel(l.Level), "MCP server log", l.Attrs()...)
 }
 
 // slogLevel is the slog level of an MCP log level.

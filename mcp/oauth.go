@@ -200,22 +200,30 @@ func (f FileTokens) Delete(srv Server) (bool, error) {
 // Forget deletes every sign-in kept for the server named name, whatever
 // its URL was, and returns how many there were.
 func (f FileTokens) Forget(name string) (int, error) {
-	files, err := filepath.Glob(filepath.Join(f.Dir, safeName(name)+"-*.json"))
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	for _, file := range files {
-		var c Credentials
-		if b, err := os.ReadFile(file); err != nil || json.Unmarshal(b, &c) != nil || c.Server != name {
-			continue
-		}
+	for _, file := range f.files(name) {
 		if err := os.Remove(file); err != nil {
 			return n, fmt.Errorf("forgetting the sign-in of MCP server %s: %w", name, err)
 		}
 		n++
 	}
 	return n, nil
+}
+
+// Kept reports whether a sign-in is kept for the server named name.
+func (f FileTokens) Kept(name string) bool { return len(f.files(name)) > 0 }
+
+// files are the files of the sign-ins kept for the server named name.
+func (f FileTokens) files(name string) []string {
+	files, _ := filepath.Glob(filepath.Join(f.Dir, safeName(name)+"-*.json"))
+	var out []string
+	for _, file := range files {
+		var c Credentials
+		if b, err := os.ReadFile(file); err == nil && json.Unmarshal(b, &c) == nil && c.Server == name {
+			out = append(out, file)
+		}
+	}
+	return out
 }
 
 // Login is how a person signs in, for Server.Login: Open shows them the
@@ -241,8 +249,10 @@ type authorizer struct {
 
 	mu sync.Mutex
 	ts oauth2.TokenSource
-	// code is the authorization code flow of a sign-in (login set).
+	// code is the authorization code flow of a sign-in (login set), cb
+	// the loopback listener its code comes back to.
 	code *auth.AuthorizationCodeHandler
+	cb   *callback
 	// refreshed: a 401 made it refresh once already.
 	refreshed bool
 }
@@ -308,12 +318,16 @@ func (a *authorizer) TokenSource(ctx context.Context) (oauth2.TokenSource, error
 // the store. base, if set, makes the tokens (else c's refresh does).
 func (a *authorizer) keeping(c *Credentials, base oauth2.TokenSource) oauth2.TokenSource {
 	if base == nil {
-		cfg := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Scopes: c.Scopes,
-			Endpoint: oauth2.Endpoint{TokenURL: c.TokenURL, AuthStyle: c.AuthStyle}}
-		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, a.client)
-		base = cfg.TokenSource(ctx, c.Token)
+		base = a.refreshing(c, c.Token)
 	}
 	return &keptTokens{a: a, c: *c, base: base}
+}
+
+// refreshing is t, refreshed at c's token endpoint as it expires.
+func (a *authorizer) refreshing(c *Credentials, t *oauth2.Token) oauth2.TokenSource {
+	cfg := &oauth2.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Scopes: c.Scopes,
+		Endpoint: oauth2.Endpoint{TokenURL: c.TokenURL, AuthStyle: c.AuthStyle}}
+	return cfg.TokenSource(context.WithValue(context.Background(), oauth2.HTTPClient, a.client), t)
 }
 
 // keptTokens are a server's tokens, each new one kept in the store.
@@ -325,7 +339,10 @@ type keptTokens struct {
 }
 
 func (k *keptTokens) Token() (*oauth2.Token, error) {
-	t, err := k.base.Token()
+	k.mu.Lock()
+	base := k.base // refresh may change it
+	k.mu.Unlock()
+	t, err := base.Token()
 	if err != nil {
 		return nil, err
 	}
@@ -416,15 +433,11 @@ func (k *keptTokens) refresh() error {
 	}
 	stale := *c.Token
 	stale.Expiry = time.Now().Add(-time.Hour)
-	c.Token = &stale
-	fresh := k.a.keeping(&c, nil).(*keptTokens)
-	if _, err := fresh.Token(); err != nil {
-		return err
-	}
 	k.mu.Lock()
-	k.c, k.base = fresh.c, fresh.base
+	k.base = k.a.refreshing(&c, &stale)
 	k.mu.Unlock()
-	return nil
+	_, err := k.Token()
+	return err
 }
 
 // codeFlow is the authorization code flow of a sign-in: the SDK's, with
@@ -440,7 +453,6 @@ func (a *authorizer) codeFlow() (*auth.AuthorizationCodeHandler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: the sign-in's callback: %w", a.srv.Name, err)
 	}
-	callbacks.Store(a, cb)
 	redirect := cb.redirect
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
@@ -483,15 +495,22 @@ func (a *authorizer) codeFlow() (*auth.AuthorizationCodeHandler, error) {
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
-		closeCallbacks(a)
+		cb.close()
 		return nil, fmt.Errorf("MCP server %s: %w", a.srv.Name, err)
 	}
-	a.code = h
+	a.code, a.cb = h, cb
 	return h, nil
 }
 
 // close ends a sign-in's callback listener, if one was started.
-func (a *authorizer) close() { closeCallbacks(a) }
+func (a *authorizer) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cb != nil {
+		a.cb.close()
+		a.cb = nil
+	}
+}
 
 // challengeError and challengeScope are the error and scope of the
 // Bearer challenge.

@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -38,10 +37,6 @@ type callbackResult struct {
 	res *auth.AuthorizationResult
 	err error
 }
-
-// callbacks are the listeners of the sign-ins under way, closed with
-// their authorizer.
-var callbacks sync.Map // *authorizer → *callback
 
 // listenCallback listens on loopback at port (0: any free one), on
 // 127.0.0.1 and, where there is one, ::1: the redirect names localhost,
@@ -140,13 +135,6 @@ func (cb *callback) wait(ctx context.Context, authURL string, login *Login, serv
 func (cb *callback) close() {
 	for _, s := range cb.servers {
 		s.Close()
-	}
-}
-
-// closeCallbacks closes a's listener.
-func closeCallbacks(a *authorizer) {
-	if cb, ok := callbacks.LoadAndDelete(a); ok {
-		cb.(*callback).close()
 	}
 }
 

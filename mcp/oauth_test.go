@@ -108,3 +108,28 @@ func TestOAuthSignIn(t *testing.T) {
 		t.Errorf("after Delete: %+v", st)
 	}
 }
+
+// A token the server stops taking before it expires (revoked) is refreshed
+// once, on the server's 401, and the call goes on with the new one.
+func TestOAuthRefreshOnRefusal(t *testing.T) {
+	srv := mcptest.NewOAuthServer(mcptest.Options{})
+	t.Cleanup(srv.Close)
+	tokens := mcp.FileTokens{Dir: filepath.Join(t.TempDir(), "mcp-auth")}
+	server := mcp.Server{Name: "secure", Type: "http", URL: srv.URL}
+	signIn := server
+	signIn.Login = &mcp.Login{Open: browse}
+	if p, _ := provider(t, []mcp.Server{signIn}, mcp.Options{Tokens: tokens, StartTimeout: 10 * time.Second}); p.Status()[0].State != mcp.StateUp {
+		t.Fatalf("signing in: %+v", p.Status()[0])
+	}
+	if srv.Refreshes() != 0 {
+		t.Fatalf("%d refreshes of an hour's token", srv.Refreshes())
+	}
+	srv.Revoke()
+	p, reg := provider(t, []mcp.Server{server}, mcp.Options{Tokens: tokens, StartTimeout: 10 * time.Second})
+	if st := p.Status()[0]; st.State != mcp.StateUp || srv.Refreshes() != 1 {
+		t.Fatalf("after the revocation: %+v, %d refreshes", st, srv.Refreshes())
+	}
+	if r := call(t, reg, "mcp__secure__echo", map[string]any{"text": "refreshed"}); r.IsError || !strings.Contains(r.Content, "refreshed") {
+		t.Errorf("call: %+v", r)
+	}
+}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/mcp"
 	"github.com/orca-agent/orca/tui"
 )
@@ -52,13 +50,7 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, o options) error {
 	}
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	// A server that does not start is listed with why: no warning too.
-	cfg.Logger = tui.Warnings(stderr, warningPrefix, mcp.NotStarted)
-	a, err := openApp(ctx, cfg, stderr)
-	if errors.Is(err, app.ErrNoProvider) {
-		cfg.Client = noModel // listing needs no model
-		a, err = openApp(ctx, cfg, stderr)
-	}
+	a, err := openForMCP(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
