@@ -1082,6 +1082,9 @@ func parseFallbacks(raw json.RawMessage) ([]string, error) {
 		if strings.TrimSpace(m) == "" {
 			return nil, fmt.Errorf("entry %d is empty: want a model name", i)
 		}
+		if p, model, ok := strings.Cut(m, ":"); ok && (strings.TrimSpace(p) == "" || strings.TrimSpace(model) == "") {
+			return nil, fmt.Errorf("entry %d, %q: want PROVIDER:MODEL, both named", i, m)
+		}
 	}
 	return slices.Clip(chain), nil
 }

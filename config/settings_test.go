@@ -646,9 +646,10 @@ func TestSettingsFallbackModel(t *testing.T) {
 		t.Errorf("user %q, project %q, Claude Code's %q", s.UserModel.Fallbacks, s.ProjectModel.Fallbacks, s.ClaudeFallbacks)
 	}
 	for body, want := range map[string]string{
-		`{"fallbackModel": 5}`:          "fallbackModel: want a list of model names, got a number",
-		`{"fallbackModel": ["a", " "]}`: "fallbackModel: entry 1 is empty",
-		`{"fallbackModel": [1]}`:        "fallbackModel: want a list of model names",
+		`{"fallbackModel": 5}`:           "fallbackModel: want a list of model names, got a number",
+		`{"fallbackModel": ["a", " "]}`:  "fallbackModel: entry 1 is empty",
+		`{"fallbackModel": [1]}`:         "fallbackModel: want a list of model names",
+		`{"fallbackModel": ["openai:"]}`: `fallbackModel: entry 0, "openai:": want PROVIDER:MODEL, both named`,
 	} {
 		path := writeFile(t, cfgDir, "orca/settings.json", body)
 		if _, _, err := config.Load(config.LoadOptions{Workspace: ws, ConfigDir: cfgDir}); err == nil || !strings.Contains(err.Error(), path+": ") || !strings.Contains(err.Error(), want) {

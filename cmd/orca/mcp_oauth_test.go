@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,22 @@ func TestMCPSignInThroughTheCLI(t *testing.T) {
 	}
 	if stdout, _, code = run("", "mcp", "list", "-w", ws); code != exitTurn || !strings.Contains(stdout, "needs login") {
 		t.Errorf("after logout: exit %d\n%s", code, stdout)
+	}
+}
+
+// orca mcp login of a server that asks for no authorization says so,
+// rather than that it signed in, and keeps nothing.
+func TestMCPLoginNeedNot(t *testing.T) {
+	h := mcptest.NewStreamableHandler(mcptest.Faults{}, mcptest.Options{})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); srv.Close() })
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	writeFileAt(t, o.configDir, "orca/settings.json", `{"mcpServers": {"open": {"type": "http", "url": "`+srv.URL+`"}}}`)
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "mcp", "login", "-w", t.TempDir(), "open")
+	if code != 0 || !strings.HasPrefix(stdout, "open asks for no sign-in: it is up, with ") || strings.Contains(stderr, "To sign in") {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if files, _ := filepath.Glob(filepath.Join(o.configDir, "orca", "mcp-auth", "*")); len(files) != 0 {
+		t.Errorf("kept: %v", files)
 	}
 }

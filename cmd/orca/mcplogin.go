@@ -60,11 +60,14 @@ func runMCPLogin(cmd *cobra.Command, f *agentFlags, o options, name string) erro
 	if err != nil {
 		return err
 	}
-	switch st.State {
-	case mcp.StateUp:
+	switch {
+	case st.State == mcp.StateUp && !(mcp.FileTokens{Dir: app.MCPAuthDir(o.userConfigDir())}).Kept(name):
+		fmt.Fprintf(cmd.OutOrStdout(), "%s asks for no sign-in: it is up, with %s.\n", name, tui.Plural(len(st.Tools), "tool"))
+		return nil
+	case st.State == mcp.StateUp:
 		fmt.Fprintf(cmd.OutOrStdout(), "Signed in to %s: %s.\n", name, tui.Plural(len(st.Tools), "tool"))
 		return nil
-	case mcp.StateNeedsLogin:
+	case st.State == mcp.StateNeedsLogin:
 		return &exitError{code: exitTurn, err: fmt.Errorf("MCP server %s: not signed in: %s", name, st.Error)}
 	}
 	return &exitError{code: exitTurn, err: fmt.Errorf("MCP server %s: %s: %s", name, st.State, st.Error)}
@@ -90,7 +93,9 @@ func signInPage(cmd *cobra.Command, name string) mcp.Login {
 }
 
 // openForMCP opens the workspace's App for a command about its MCP
-// servers, without a model when none is chosen.
+// servers, without a model when none is chosen (they need none); a
+// server that does not start is the command's to report, not a warning
+// too.
 func openForMCP(ctx context.Context, cfg app.Config, stderr io.Writer) (*app.App, error) {
 	cfg.Logger = tui.Warnings(stderr, warningPrefix, mcp.NotStarted)
 	a, err := openApp(ctx, cfg, stderr)
