@@ -6,7 +6,8 @@
 // ones dialled (a name cannot resolve to a public address for the check
 // and a private one for the connection); redirects followed only where
 // the caller allows them (another host needs its say); bodies and time
-// capped. The standard library only.
+// capped; a page made text for a model (Page.Text: HTML as Markdown,
+// through html-to-markdown, in whatever charset it came).
 package web
 
 import (
@@ -89,7 +90,6 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Page, error) {
 		DialContext:            f.dial,
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    10 * time.Second,
-		ResponseHeaderTimeout:  timeout,
 		MaxResponseHeaderBytes: 1 << 20,
 	}
 	defer tr.CloseIdleConnections()
@@ -106,7 +106,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Page, error) {
 		if errors.As(err, &ue) && errors.Is(ue.Err, ErrRefused) {
 			return nil, ue.Err
 		}
-		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("web: %s: no answer in %v", rawURL, timeout)
 		}
 		return nil, fmt.Errorf("web: %s: %w", rawURL, err)
@@ -155,13 +155,31 @@ func (f *Fetcher) redirect(req *http.Request, via []*http.Request) error {
 		return nil
 	}
 	if f.AllowRedirect == nil {
-		return fmt.Errorf("%w: %s redirects to another host, %s, which is not allowed", ErrRefused, from.Redacted(), req.URL.Redacted())
+		return &RedirectError{From: from, To: req.URL}
 	}
 	if err := f.AllowRedirect(from, req.URL); err != nil {
-		return fmt.Errorf("%w: %s redirects to %s: %w", ErrRefused, from.Redacted(), req.URL.Redacted(), err)
+		return &RedirectError{From: from, To: req.URL, Err: err}
 	}
 	return nil
 }
+
+// RedirectError is a redirect to another host that was not followed (the
+// Fetcher's AllowRedirect said no, or there is none). It is ErrRefused.
+type RedirectError struct {
+	From, To *url.URL
+	// Err is why AllowRedirect refused it (nil: no AllowRedirect).
+	Err error
+}
+
+func (e *RedirectError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("%v: %s redirects to another host, %s, which is not allowed", ErrRefused, e.From.Redacted(), e.To.Redacted())
+	}
+	return fmt.Sprintf("%v: %s redirects to %s: %v", ErrRefused, e.From.Redacted(), e.To.Redacted(), e.Err)
+}
+
+func (e *RedirectError) Is(target error) bool { return target == ErrRefused }
+func (e *RedirectError) Unwrap() error        { return e.Err }
 
 // dial connects to addr's host at one of its addresses that may be
 // reached: the name is resolved here, each address checked, and only an
