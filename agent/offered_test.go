@@ -23,7 +23,8 @@ func TestToolsDeniedOutrightAreNotOffered(t *testing.T) {
 	}{
 		{nil, nil},
 		{[]string{"Bash"}, []string{"Bash"}},
-		{[]string{"Agent", "WebFetch"}, []string{"Task"}}, // Task's alias; no WebFetch here
+		{[]string{"Agent", "WebFetch"}, []string{"Task", "WebFetch"}}, // Task's alias
+		{[]string{"WebFetch(domain:example.com)"}, nil},
 		{[]string{"Bash(rm *)", "Write(secrets/**)"}, nil},
 		{[]string{"TaskOutput(*)", "Edit"}, []string{"AgentOutput", "Edit"}},
 	} {

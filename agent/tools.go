@@ -296,6 +296,9 @@ func (t *turn) runTool(b *llm.Block) tool.Result {
 // failures told, its POST_TOOL_USE hooks, its end told with the
 // observation capped; it returns the call's result block.
 func (t *turn) ran(a *admitted, rec *callRec, res tool.Result, failures []middleware.Failure) result {
+	if a.asker != nil {
+		failures = append(failures, a.asker.spent()...)
+	}
 	t.middlewareFailed(a.call.ID, failures)
 	return t.closeCall(a.call, rec, t.after(*a, res), a)
 }
@@ -396,6 +399,10 @@ type admitted struct {
 	// hooks holds the call's tool hook payloads and frames, when it has
 	// PRE_TOOL_USE hooks (nil otherwise; after makes its own).
 	hooks *toolHooks
+	// asker asks the model the call's own questions, for a tool that asks
+	// one (tool.Traits.AsksModel; nil otherwise): made on the turn's
+	// goroutine, which counts what they spent when the call has run.
+	asker *callAsker
 }
 
 // toolHooks are the payloads of a call's tool hooks and the frames their
@@ -471,7 +478,11 @@ func (t *turn) admit(call *tool.Call, tl tool.Tool) (admitted, tool.Result, bool
 		r.Content += contextSuffix(hook.PreToolUse, preContext)
 		return admitted{}, r, false
 	}
-	return admitted{call: call, tl: tl, pre: preContext, allowed: d.allowed, rewritten: append(rewritten, d.rewritten...), hooks: hooks}, tool.Result{}, true
+	a := admitted{call: call, tl: tl, pre: preContext, allowed: d.allowed, rewritten: append(rewritten, d.rewritten...), hooks: hooks}
+	if tool.TraitsOf(tl).AsksModel {
+		a.asker = t.newAsker(call.Name)
+	}
+	return a, tool.Result{}, true
 }
 
 // decided is what authorize says of a call it let run.
@@ -504,6 +515,12 @@ func (t *turn) execute(a admitted) (tool.Result, []middleware.Failure) {
 	ended := func() {}
 	if traits.Reports {
 		ctx, ended = t.withProgress(ctx, call)
+	}
+	if a.asker != nil {
+		ctx = tool.WithAsker(ctx, a.asker)
+	}
+	if traits.ChecksRules {
+		ctx = tool.WithPermitter(ctx, callPermitter{t: t, tl: tl})
 	}
 	var res tool.Result
 	var failures []middleware.Failure

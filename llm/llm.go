@@ -395,6 +395,9 @@ const (
 	FeatureAgent      = "agent"
 	FeatureCompaction = "compaction"
 	FeatureSubagent   = "subagent"
+	// FeatureTool: a tool's own question (tool.Asker: WebFetch's prompt
+	// over a page); Component names the tool.
+	FeatureTool = "tool"
 )
 
 // Metadata travels with every call.

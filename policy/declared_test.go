@@ -16,7 +16,7 @@ var builtins = sync.OnceValue(func() map[string]tool.Tool {
 		panic(err)
 	}
 	m := map[string]tool.Tool{}
-	for _, p := range []tool.Provider{builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider()} {
+	for _, p := range []tool.Provider{builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider(), builtin.WebProvider(builtin.WebOptions{})} {
 		ts, err := p.Tools(tool.Env{FS: fs})
 		if err != nil {
 			panic(err)

@@ -53,12 +53,15 @@ type Mode string
 
 const (
 	// ModeDefault allows read-only tools (those whose tool.Traits say so:
-	// Read, Glob, Grep, TodoWrite among them) and asks about the rest.
+	// Read, Glob, Grep, TodoWrite among them) and asks about the rest —
+	// read-only tools that reach the network (WebFetch) too, unless a rule
+	// allows the call.
 	ModeDefault Mode = "default"
 	// ModeAcceptEdits also allows calls that write files inside the
 	// workspace (Write, Edit); commands still ask.
 	ModeAcceptEdits Mode = "accept-edits"
-	// ModePlan allows only read-only tools and denies everything else.
+	// ModePlan allows only read-only tools (asking, as ModeDefault does,
+	// about those that reach the network) and denies everything else.
 	ModePlan Mode = "plan"
 	// ModeBypass allows everything that no rule denies or asks about and
 	// built-in protection does not deny.
@@ -299,6 +302,7 @@ type call struct {
 	aliases  []string // the tool's other names (tool.Traits.Aliases)
 	class    class
 	readOnly bool
+	network  bool      // it reaches out of the machine (tool.Traits.Network)
 	edit     bool      // it writes a path
 	paths    []pathArg // what it reads and writes
 	command  string
@@ -453,7 +457,7 @@ func (p *Policy) allowed(c *call) Verdict {
 		}
 	}
 	switch {
-	case c.readOnly:
+	case c.readOnly && !c.network:
 		return p.modeAllow(c, "the tool only reads")
 	case p.mode == ModeBypass:
 		return p.modeAllow(c, "nothing denies it")
@@ -505,6 +509,7 @@ func (p *Policy) decode(req Request) call {
 	a := req.Access
 	c := call{tool: req.ToolName, aliases: req.Traits.Aliases, edit: len(a.Writes) > 0, fs: req.FS}
 	c.readOnly = req.Traits.ReadOnly && !c.edit && a.Command == ""
+	c.network = req.Traits.Network
 	c.raw = req.Input
 	for _, w := range a.Writes {
 		c.paths = append(c.paths, pathArg{given: w, t: resolve(req.FS, w), write: true})
@@ -1035,6 +1040,8 @@ func activity(c *call) string {
 		return "running shell commands"
 	case c.class == classPath:
 		return "reading files"
+	case c.network:
+		return "reaching the network"
 	}
 	return "using tools that are not read-only"
 }

@@ -18,6 +18,13 @@ type Traits struct {
 	// (the todo list, the background task list). In the permission modes
 	// that ask before changes (default, plan) read-only tools run unasked.
 	ReadOnly bool
+	// Network: the tool reaches out of the machine (WebFetch: the web).
+	// A read-only one is still asked about in the modes that ask (default,
+	// accept-edits, plan; dont-ask refuses it), unless a rule allows the
+	// call: what it reads is not the user's, and where it goes says
+	// something. Plan mode asks about it rather than refusing it, as it
+	// only reads.
+	Network bool
 	// Idempotent: running a call again with the same input has no effect
 	// beyond the first run, so a call cut off by a crash may be run again.
 	Idempotent bool
@@ -35,6 +42,15 @@ type Traits struct {
 	// runtime hands it a reporter through its context while someone
 	// watches the turn's events (the other calls carry none: no cost).
 	Reports bool
+	// AsksModel: a call of the tool may ask a model a question of its own
+	// (WebFetch's prompt); the runtime hands it an Asker through its
+	// context (AskerFrom), and counts what the question spends.
+	AsksModel bool
+	// ChecksRules: a call of the tool may reach further than its input
+	// says, and asks the permission rules first (WebFetch, redirected to
+	// another host); the runtime hands it a Permitter through its context
+	// (PermitterFrom).
+	ChecksRules bool
 	// Exclusive: a call of the tool runs alone, never beside the other
 	// calls of the same response, even when the tool is ReadOnly: it keeps
 	// state of its own whose order matters (TodoWrite's list). The runtime

@@ -1,5 +1,5 @@
 // Package toolset is orca's default tool set, in one place: the file,
-// shell and todo tools of tool/builtin, the Skill tool of package skill,
+// shell, todo and web tools of tool/builtin, the Skill tool of package skill,
 // and the subagent tools of package subagent.
 package toolset
 
@@ -11,13 +11,13 @@ import (
 )
 
 // Default returns the providers of the default tool set, which contribute,
-// in this order: Read, Write, Edit, Glob, Grep, Bash, TodoWrite, Task,
-// Skill, AgentOutput and TaskStop. A runtime built with no tool providers
+// in this order: Read, Write, Edit, Glob, Grep, Bash, TodoWrite,
+// WebFetch, Task, Skill, AgentOutput and TaskStop. A runtime built with no tool providers
 // gets these (agent.Definition.ToolProviders); append to them to add tools
 // of your own.
 func Default() []tool.Provider {
 	return []tool.Provider{
-		builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider(),
+		builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider(), builtin.WebProvider(builtin.WebOptions{}),
 		subagent.TaskProvider(), skill.Provider(), subagent.BackgroundProvider(),
 	}
 }

@@ -369,9 +369,17 @@ func RouteOf(md llm.Metadata) string {
 		return CompactionRoute(md.TraceID)
 	case llm.FeatureSubagent:
 		return ForkRoute(md.TraceID, md.Component)
+	case llm.FeatureTool:
+		return ToolRoute(md.TraceID, md.Component)
 	}
 	return md.TraceID
 }
+
+// ToolRoute is the route of the questions the tool named component asks
+// a model of its own (tool.Asker: WebFetch's prompt) in the session
+// traceID: apart from the conversation's, so that a script of the
+// conversation is the same with or without them.
+func ToolRoute(traceID, component string) string { return traceID + "#tool:" + component }
 
 // CompactionRoute is the route of the compaction summariser of a session.
 func CompactionRoute(sessionID string) string { return sessionID + "#compaction" }

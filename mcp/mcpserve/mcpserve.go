@@ -144,11 +144,17 @@ func instructions(root string) string {
 // mcpTool is how t is described to MCP clients: its name, description and
 // input schema as the model sees them, and its traits as annotations — a
 // read-only tool is readOnlyHint, any other is destructiveHint (orca
-// assumes a tool may change anything unless it says otherwise), and an
-// idempotent one is idempotentHint.
+// assumes a tool may change anything unless it says otherwise), an
+// idempotent one is idempotentHint, and openWorldHint is whether it
+// reaches the network (WebFetch; a read-only tool that does not, false;
+// absent for the rest, which MCP reads as true).
 func mcpTool(t tool.Tool) *mcp.Tool {
 	tr := tool.TraitsOf(t)
 	a := &mcp.ToolAnnotations{ReadOnlyHint: tr.ReadOnly, IdempotentHint: tr.Idempotent}
+	if tr.Network || tr.ReadOnly { // absent, MCP reads it true: a tool that may change anything may reach anything
+		open := tr.Network
+		a.OpenWorldHint = &open
+	}
 	if !tr.ReadOnly {
 		destructive := true
 		a.DestructiveHint = &destructive

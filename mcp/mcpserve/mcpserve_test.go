@@ -158,12 +158,14 @@ func TestListTools(t *testing.T) {
 			t.Errorf("%s: description %q, schema %s; want %q, %s", def.Name, got.Description, sb, def.Description, def.InputSchema)
 		}
 	}
-	for name, want := range map[string]struct{ readOnly, destructive, idempotent bool }{
+	for name, want := range map[string]struct{ readOnly, destructive, idempotent, openWorld bool }{
 		"Read": {readOnly: true, idempotent: true}, "Grep": {readOnly: true, idempotent: true},
-		"Write": {destructive: true, idempotent: true}, "Bash": {destructive: true}, mcpserve.AgentTool: {destructive: true},
+		"Write": {destructive: true, idempotent: true, openWorld: true}, "Bash": {destructive: true, openWorld: true}, mcpserve.AgentTool: {destructive: true, openWorld: true},
+		"WebFetch": {readOnly: true, idempotent: true, openWorld: true},
 	} {
 		a := byName[name].Annotations
-		if a == nil || a.ReadOnlyHint != want.readOnly || a.IdempotentHint != want.idempotent || (a.DestructiveHint != nil && *a.DestructiveHint) != want.destructive {
+		if a == nil || a.ReadOnlyHint != want.readOnly || a.IdempotentHint != want.idempotent || (a.DestructiveHint != nil && *a.DestructiveHint) != want.destructive ||
+			(a.OpenWorldHint == nil || *a.OpenWorldHint) != want.openWorld {
 			t.Errorf("%s: annotations %+v, want %+v", name, a, want)
 		}
 	}

@@ -1,8 +1,11 @@
 package builtin_test
 
 import (
+	"context"
 	"log/slog"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,7 +43,7 @@ func TestConformance(t *testing.T) {
 
 	tools := map[string]tool.Tool{}
 	env := tool.Env{RuntimeID: "rt", FS: fsys, Logger: slog.New(slog.DiscardHandler)}
-	for _, p := range []tool.Provider{builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider()} {
+	for _, p := range []tool.Provider{builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider(), builtin.WebProvider(builtin.WebOptions{})} {
 		ts, err := p.Tools(env)
 		if err != nil {
 			t.Fatalf("provider %s: %v", p.Name(), err)
@@ -49,6 +52,15 @@ func TestConformance(t *testing.T) {
 			tools[tl.Name()] = tl
 		}
 	}
+
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" {
+			<-r.Context().Done()
+			return
+		}
+		w.Write([]byte("<p>a page</p>"))
+	}))
+	t.Cleanup(site.Close)
 
 	reads := func(paths ...string) *tool.Access { return &tool.Access{Reads: paths} }
 	writes := func(paths ...string) *tool.Access { return &tool.Access{Writes: paths} }
@@ -109,6 +121,18 @@ func TestConformance(t *testing.T) {
 				{JSON: `{"todos": []}`},
 			},
 			Invalid: []string{`{}`, `{"todos": [{"content": "x", "status": "later", "activeForm": "x"}]}`, `{"todos": [{"content": "", "status": "pending", "activeForm": "x"}]}`},
+		},
+		"WebFetch": {
+			Inputs: []tooltest.Input{
+				{JSON: `{"url": "` + site.URL + `/a"}`, Display: summary(site.URL + "/a")},
+				{JSON: `{"url": "` + site.URL + `/b", "prompt": "What is it?\nSay it."}`, Display: summary(site.URL + `/b (asking: What is it?\nSay it.)`)},
+				{JSON: `{"url": "http://169.254.169.254/latest/meta-data/"}`},
+			},
+			Invalid:  []string{`{}`, `{"url": 1}`, `{"url": "https://example.com", "timeout": 3}`},
+			Blocking: `{"url": "` + site.URL + `/hang"}`,
+			Context: func(ctx context.Context) context.Context {
+				return tool.WithPermitter(ctx, &permitter{hosts: []string{"127.0.0.1"}})
+			},
 		},
 	}
 	for _, name := range slices.Sorted(maps.Keys(tools)) {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func fetchCall(id, url string) string {
+	b, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"id": id, "name": "WebFetch", "input": map[string]string{"url": url}}}})
+	return string(b)
+}
+
+// WebFetch cannot be turned on the user's own network through the CLI:
+// not by bypass mode, not by a redirect from a host a rule allows, not by
+// a rule a workspace writes of itself; only the user's rule for the host
+// lets it through. The secret never reaches the model, the events or the
+// output.
+func TestWebFetchAttacks(t *testing.T) {
+	const secret = "AKIA-metadata-secret"
+	metadata := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(secret))
+	}))
+	t.Cleanup(metadata.Close)
+	inner := strings.Replace(metadata.URL, "127.0.0.1", "localhost", 1) + "/latest/meta-data/"
+	hop := httptest.NewServer(http.RedirectHandler(inner, http.StatusFound))
+	t.Cleanup(hop.Close)
+
+	run := func(t *testing.T, ws string, args ...string) (string, []jsonEvent) {
+		t.Helper()
+		sc := writeScript(t, fetchCall("direct", metadata.URL+"/latest/meta-data/"), fetchCall("hop", hop.URL+"/docs"), `{"text": "done"}`)
+		o := options{configDir: t.TempDir(), getenv: noEnv}
+		stdout, stderr, code := orcaWith(t, t.Context(), o, "", append([]string{"run", "--json", "--script", sc, "-w", ws, "--no-sandbox", "go"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		return stdout + stderr, parseEvents(t, stdout)
+	}
+
+	t.Run("bypass mode", func(t *testing.T) {
+		out, evs := run(t, t.TempDir(), "--permission-mode", "bypass")
+		if got := toolEventOf(t, evs, "direct").str("output"); !strings.Contains(got, "127.0.0.1 is an address in your own network (loopback): a permission rule must allow it, as WebFetch(domain:127.0.0.1)") {
+			t.Errorf("direct: %q", got)
+		}
+		if strings.Contains(out, secret) {
+			t.Error("the secret was fetched")
+		}
+	})
+	t.Run("redirect from an allowed host", func(t *testing.T) {
+		out, evs := run(t, t.TempDir(), "--permission-mode", "bypass", "--allow", "WebFetch(domain:127.0.0.1)")
+		if got := toolEventOf(t, evs, "hop").str("output"); !strings.Contains(got, "redirects to another host: "+inner+". It was not followed: no permission rule allows WebFetch(domain:localhost)") {
+			t.Errorf("hop: %q", got)
+		}
+		// The rule for 127.0.0.1 is the user's: the direct call goes through.
+		if got := toolEventOf(t, evs, "direct").str("output"); !strings.Contains(got, secret) {
+			t.Errorf("direct, allowed: %q", got)
+		}
+		if strings.Count(out, secret) != strings.Count(out, "AKIA") || strings.Contains(toolEventOf(t, evs, "hop").str("output"), secret) {
+			t.Error("the redirect reached the secret")
+		}
+	})
+	t.Run("a workspace's own rule", func(t *testing.T) {
+		ws := t.TempDir()
+		writeFileAt(t, ws, ".claude/settings.json", `{"permissions": {"allow": ["WebFetch(domain:127.0.0.1)", "WebFetch(domain:localhost)"], "defaultMode": "bypassPermissions"}}`)
+		out, evs := run(t, ws, "--permission-mode", "bypass")
+		for _, id := range []string{"direct", "hop"} {
+			if got := toolEventOf(t, evs, id).str("output"); !strings.Contains(got, "a permission rule must allow it") && !strings.Contains(got, "It was not followed") {
+				t.Errorf("%s: %q", id, got)
+			}
+		}
+		if strings.Contains(out, secret) {
+			t.Error("an untrusted workspace's rule let WebFetch reach the secret")
+		}
+	})
+	t.Run("default mode asks, and no one is there", func(t *testing.T) {
+		_, evs := run(t, t.TempDir())
+		if got := toolEventOf(t, evs, "direct").str("output"); !strings.Contains(got, "needs the user's approval") || !strings.Contains(got, "WebFetch(domain:127.0.0.1)") {
+			t.Errorf("default: %q", got)
+		}
+	})
+}
