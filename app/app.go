@@ -57,6 +57,7 @@ import (
 	"github.com/orca-agent/orca/telemetry"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/toolset"
+	"github.com/orca-agent/orca/web"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -209,7 +210,10 @@ type App struct {
 	configDir string
 	// mcpAuth is the folder of the MCP servers' sign-ins (mcpAuthDir), made
 	// once; "" for none.
-	mcpAuth   string
+	mcpAuth string
+	// search is WebSearch's backend, as the environment configures it
+	// (web.FromEnv); nil: off.
+	search    web.Searcher
 	claudeDir string
 	memory    []memory.File
 	pathRules []memory.PathRule // the memory rules that apply to some files only
@@ -288,6 +292,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.model = &model{client: cfg.Client, cfg: rc, aliases: modelAliases(rc, a.settings, getenv)}
 	} else if a.model, err = chooseModel(&a.cfg, a.settings, a.root, getenv); err != nil {
 		return nil, err
+	}
+	if a.search, err = web.FromEnv(a.settingsEnv(getenv)); err != nil {
+		return nil, fmt.Errorf("WebSearch: %w", err)
 	}
 	verify := a.settings.Verify
 	if cfg.Verify != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/subagent"
 	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/tool/builtin"
 	"github.com/orca-agent/orca/toolset"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -127,12 +128,12 @@ func (a *App) subagents(folders tool.Folders) ([]subagent.Definition, error) {
 }
 
 // toolProviders are the runtime's tools: Config.ToolProviders, or the
-// default tool set (toolset.Default), and the MCP servers' unless they are
-// off.
+// default tool set (toolset.With: WebSearch on the backend the
+// environment configures), and the MCP servers' unless they are off.
 func (a *App) toolProviders(cfg Config) []tool.Provider {
 	providers := cfg.ToolProviders
 	if providers == nil {
-		providers = toolset.Default()
+		providers = toolset.With(toolset.Options{Web: builtin.WebOptions{Search: a.search}})
 	}
 	if cfg.NoMCP || len(a.settings.MCPServers) == 0 {
 		return providers
@@ -197,4 +198,16 @@ func MCPAuthDir(configDir string) string {
 		return ""
 	}
 	return protect.MCPAuthDir(configDir)
+}
+
+// settingsEnv reads a variable from the environment, else from the
+// settings' env blocks (a project's only in a trusted workspace): where
+// the user configures what orca's own tools reach (WebSearch's backend).
+func (a *App) settingsEnv(getenv func(string) string) func(string) string {
+	return func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return a.settings.Env[k]
+	}
 }

@@ -15,7 +15,7 @@ import (
 
 func TestL0_DefaultToolSet(t *testing.T) {
 	n := orcatest.NewNode(t)
-	want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "WebFetch", "Task", "Skill", "AgentOutput", "TaskStop"}
+	want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "WebFetch", "WebSearch", "Task", "Skill", "AgentOutput", "TaskStop"}
 	if got := n.Runtime.Tools().Names(); !reflect.DeepEqual(got, want) {
 		t.Errorf("default tools = %v, want %v", got, want)
 	}
@@ -29,8 +29,8 @@ func TestL0_ModelReceivesTheRegistryDefinitions(t *testing.T) {
 	if !reflect.DeepEqual(call.Tools, n.Runtime.Tools().Definitions()) {
 		t.Errorf("model received tools %+v, registry has %+v", call.Tools, n.Runtime.Tools().Definitions())
 	}
-	if len(call.Tools) != 12 {
-		t.Errorf("model received %d tools, want 12", len(call.Tools))
+	if len(call.Tools) != 13 {
+		t.Errorf("model received %d tools, want 13", len(call.Tools))
 	}
 	if call.System != "You fix bugs." || call.Model != "m-1" {
 		t.Errorf("model received system %q, model %q", call.System, call.Model)

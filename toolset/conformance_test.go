@@ -48,6 +48,7 @@ func TestConformance(t *testing.T) {
 		"Bash":        {Inputs: []tooltest.Input{{JSON: `{"command": "echo hi"}`}}, Invalid: []string{`{}`}, Blocking: `{"command": "sleep 60"}`},
 		"TodoWrite":   {Inputs: []tooltest.Input{{JSON: `{"todos": [{"content": "Test", "status": "pending", "activeForm": "Testing"}]}`}}, Invalid: []string{`{}`}},
 		"WebFetch":    {Inputs: []tooltest.Input{{JSON: `{"url": "http://127.0.0.1:9/"}`}}, Invalid: []string{`{}`}},
+		"WebSearch":   {Inputs: []tooltest.Input{{JSON: `{"query": "orca agent runtime"}`}}, Invalid: []string{`{"query": "x"}`}},
 		"Task":        {Inputs: []tooltest.Input{{JSON: `{"description": "Look", "prompt": "Look around.", "subagent_type": "general-purpose"}`}}, Invalid: []string{`{"prompt": "x"}`}, Context: withForker},
 		"Skill":       {Inputs: []tooltest.Input{{JSON: `{"skill": "none"}`}}, Invalid: []string{`{}`}, Context: withForker},
 		"AgentOutput": {Inputs: []tooltest.Input{{JSON: `{"task_id": "none", "block": false}`}}, Invalid: []string{`{}`}, Context: withForker},

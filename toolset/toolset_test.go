@@ -19,7 +19,7 @@ func TestDefaultSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "WebFetch", "Task", "Skill", "AgentOutput", "TaskStop"}
+		want := []string{"Read", "Write", "Edit", "Glob", "Grep", "Bash", "TodoWrite", "WebFetch", "WebSearch", "Task", "Skill", "AgentOutput", "TaskStop"}
 		if got := rt.Tools().Names(); !slices.Equal(got, want) {
 			t.Errorf("tools %v, want %v", got, want)
 		}

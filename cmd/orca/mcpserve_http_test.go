@@ -153,7 +153,7 @@ func TestMCPServeHTTP(t *testing.T) {
 	}
 	cs := s.connect()
 	list, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(list.Tools) != 12 {
+	if err != nil || len(list.Tools) != 13 {
 		t.Fatalf("tools: %v %+v", err, list)
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "Write", Arguments: map[string]string{"file_path": "from/http.md", "content": "over the wire\n"}})
@@ -202,7 +202,7 @@ func TestMCPServeHTTP(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Error("the call SIGTERM stopped was never answered")
 	}
-	for _, want := range []string{"orca: serving 12 tools of " + ws + " over MCP at " + s.url + " (streamable HTTP), in session over-http",
+	for _, want := range []string{"orca: serving 13 tools of " + ws + " over MCP at " + s.url + " (streamable HTTP), in session over-http",
 		"token: new, kept in " + tokenFile, "claude mcp add --transport http orca " + s.url, "orca: stopped serving MCP"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)

@@ -122,7 +122,7 @@ func TestMCPServe(t *testing.T) {
 	for _, tl := range list.Tools {
 		tools[tl.Name], names = tl, append(names, tl.Name)
 	}
-	want := []string{"AgentOutput", "Bash", "Edit", "Glob", "Grep", "Read", "Skill", "Task", "TaskStop", "TodoWrite", "WebFetch", "Write"}
+	want := []string{"AgentOutput", "Bash", "Edit", "Glob", "Grep", "Read", "Skill", "Task", "TaskStop", "TodoWrite", "WebFetch", "WebSearch", "Write"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
@@ -178,7 +178,7 @@ func TestMCPServe(t *testing.T) {
 	}
 
 	stderr := s.close()
-	if !strings.Contains(stderr, "orca: serving 12 tools of "+ws) || !strings.Contains(stderr, "in session mcp-session") ||
+	if !strings.Contains(stderr, "orca: serving 13 tools of "+ws) || !strings.Contains(stderr, "in session mcp-session") ||
 		!strings.Contains(stderr, "orca: the MCP client closed the connection") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
@@ -414,7 +414,7 @@ func TestMCPServeInspectorCLI(t *testing.T) {
 	for _, tl := range list["tools"].([]any) {
 		names = append(names, tl.(map[string]any)["name"].(string))
 	}
-	if !slices.Contains(names, "Write") || !slices.Contains(names, "Bash") || len(names) != 12 {
+	if !slices.Contains(names, "Write") || !slices.Contains(names, "Bash") || len(names) != 13 {
 		t.Errorf("tools: %v", names)
 	}
 	res := inspect("--method", "tools/call", "--tool-name", "Write", "--tool-arg", "file_path=from-inspector.txt", "--tool-arg", "content=hello")

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -80,4 +81,64 @@ func TestWebFetchAttacks(t *testing.T) {
 			t.Errorf("default: %q", got)
 		}
 	})
+}
+
+// WebSearch through the CLI: on the backend the environment (or the
+// user's settings' env block) names, asked about like WebFetch; off,
+// saying how to turn it on, when nothing is configured; a backend named
+// without its key stops orca with the variables named. A workspace's own
+// settings cannot choose where the searches go.
+func TestWebSearchThroughTheCLI(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	searches := func() int { mu.Lock(); defer mu.Unlock(); return len(asked) }
+	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Query().Get("q"))
+		mu.Unlock()
+		w.Write([]byte(`{"results": [{"title": "orca", "url": "https://github.com/orca-agent/orca", "content": "An agent runtime for Go."}]}`))
+	}))
+	t.Cleanup(searx.Close)
+	call, _ := json.Marshal(map[string]any{"tool_calls": []any{map[string]any{"id": "q", "name": "WebSearch", "input": map[string]string{"query": "orca agent runtime"}}}})
+	run := func(t *testing.T, o options, ws string, args ...string) (string, int, []jsonEvent) {
+		t.Helper()
+		sc := writeScript(t, string(call), `{"text": "done"}`)
+		stdout, stderr, code := orcaWith(t, t.Context(), o, "", append([]string{"run", "--json", "--script", sc, "-w", ws, "--no-sandbox", "go"}, args...)...)
+		if code != 0 {
+			return stderr, code, nil
+		}
+		return stderr, code, parseEvents(t, stdout)
+	}
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+
+	o := options{configDir: t.TempDir(), getenv: env(map[string]string{"SEARXNG_URL": searx.URL})}
+	_, _, evs := run(t, o, t.TempDir(), "--allow", "WebSearch")
+	if got := toolEventOf(t, evs, "q").str("output"); !strings.Contains(got, `Web search for "orca agent runtime" (SearXNG): 1 result.`) || !strings.Contains(got, "1. orca\n   https://github.com/orca-agent/orca") {
+		t.Errorf("configured: %q", got)
+	}
+	_, _, evs = run(t, o, t.TempDir())
+	if got := toolEventOf(t, evs, "q").str("output"); !strings.Contains(got, "needs the user's approval") || searches() != 1 {
+		t.Errorf("default mode: %q, %d searches", got, searches())
+	}
+
+	// The user's settings' env block configures it too.
+	o = options{configDir: t.TempDir(), getenv: noEnv}
+	writeFileAt(t, o.configDir, "orca/settings.json", `{"env": {"SEARXNG_URL": "`+searx.URL+`"}}`)
+	if _, _, evs = run(t, o, t.TempDir(), "--allow", "WebSearch"); !strings.Contains(toolEventOf(t, evs, "q").str("output"), "(SearXNG): 1 result") {
+		t.Errorf("from the settings: %q", toolEventOf(t, evs, "q").str("output"))
+	}
+
+	// A workspace's own settings do not.
+	o = options{configDir: t.TempDir(), getenv: noEnv}
+	ws := t.TempDir()
+	writeFileAt(t, ws, ".claude/settings.json", `{"env": {"SEARXNG_URL": "`+searx.URL+`"}}`)
+	before := searches()
+	if _, _, evs = run(t, o, ws, "--allow", "WebSearch"); !strings.HasPrefix(toolEventOf(t, evs, "q").str("output"), "WebSearch is off: no search backend is configured.") || searches() != before {
+		t.Errorf("an untrusted workspace chose the backend: %q", toolEventOf(t, evs, "q").str("output"))
+	}
+
+	o = options{configDir: t.TempDir(), getenv: env(map[string]string{"ORCA_WEB_SEARCH": "brave"})}
+	if stderr, code, _ := run(t, o, t.TempDir()); code == 0 || !strings.Contains(stderr, "WebSearch: ORCA_WEB_SEARCH=brave, but BRAVE_API_KEY is not set") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tool/builtin"
 	"github.com/orca-agent/orca/tool/tooltest"
+	"github.com/orca-agent/orca/web"
 	"github.com/orca-agent/orca/workspace"
 )
 
@@ -41,9 +42,22 @@ func TestConformance(t *testing.T) {
 	t.Cleanup(func() { fsys.Close() })
 	root := fsys.Root()
 
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" || r.URL.Query().Get("q") == "hang" {
+			<-r.Context().Done()
+			return
+		}
+		if r.URL.Path == "/search" {
+			w.Write([]byte(`{"results": [{"title": "A page", "url": "https://a.example/", "content": "about a"}]}`))
+			return
+		}
+		w.Write([]byte("<p>a page</p>"))
+	}))
+	t.Cleanup(site.Close)
+
 	tools := map[string]tool.Tool{}
 	env := tool.Env{RuntimeID: "rt", FS: fsys, Logger: slog.New(slog.DiscardHandler)}
-	for _, p := range []tool.Provider{builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider(), builtin.WebProvider(builtin.WebOptions{})} {
+	for _, p := range []tool.Provider{builtin.FilesProvider(), builtin.ShellProvider(), builtin.TodoProvider(), builtin.WebProvider(builtin.WebOptions{Search: &web.SearXNG{URL: site.URL}})} {
 		ts, err := p.Tools(env)
 		if err != nil {
 			t.Fatalf("provider %s: %v", p.Name(), err)
@@ -52,15 +66,6 @@ func TestConformance(t *testing.T) {
 			tools[tl.Name()] = tl
 		}
 	}
-
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/hang" {
-			<-r.Context().Done()
-			return
-		}
-		w.Write([]byte("<p>a page</p>"))
-	}))
-	t.Cleanup(site.Close)
 
 	reads := func(paths ...string) *tool.Access { return &tool.Access{Reads: paths} }
 	writes := func(paths ...string) *tool.Access { return &tool.Access{Writes: paths} }
@@ -133,6 +138,14 @@ func TestConformance(t *testing.T) {
 			Context: func(ctx context.Context) context.Context {
 				return tool.WithPermitter(ctx, &permitter{hosts: []string{"127.0.0.1"}})
 			},
+		},
+		"WebSearch": {
+			Inputs: []tooltest.Input{
+				{JSON: `{"query": "a page"}`, Display: summary(`"a page"`)},
+				{JSON: `{"query": "a page", "allowed_domains": ["a.example"], "blocked_domains": ["b.example"]}`, Display: summary(`"a page" on a.example not on b.example`)},
+			},
+			Invalid:  []string{`{}`, `{"query": "x"}`, `{"query": "go", "allowed_domains": "a.example"}`},
+			Blocking: `{"query": "hang"}`,
 		},
 	}
 	for _, name := range slices.Sorted(maps.Keys(tools)) {

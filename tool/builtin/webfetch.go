@@ -29,18 +29,21 @@ type WebOptions struct {
 	// MaxChars caps the text the model is shown, and that a prompt's
 	// model reads (DefaultWebMaxChars if zero).
 	MaxChars int
+	// Search is WebSearch's backend (web.FromEnv: the one the user
+	// configured); nil: WebSearch is off, and says how to turn it on.
+	Search web.Searcher
 }
 
 // DefaultWebMaxChars is how much of a page's text WebFetch shows.
 const DefaultWebMaxChars = 100_000
 
-// WebProvider returns the provider of WebFetch.
+// WebProvider returns the provider of WebFetch and WebSearch.
 func WebProvider(o WebOptions) tool.Provider {
 	if o.MaxChars <= 0 {
 		o.MaxChars = DefaultWebMaxChars
 	}
 	return tool.NewProvider("web", func(tool.Env) ([]tool.Tool, error) {
-		return []tool.Tool{&webFetchTool{o: o}}, nil
+		return []tool.Tool{&webFetchTool{o: o}, &webSearchTool{search: o.Search}}, nil
 	})
 }
 
@@ -237,12 +240,12 @@ func urlInput(u *url.URL) json.RawMessage {
 // apart from the user's words; a closing tag inside it is broken, so the
 // page cannot end the wrapping early.
 func untrusted(tag, pageURL, text string) string {
-	return "<" + tag + " url=" + strconv.Quote(pageURL) + ">\n" + breakClosers(text) + "\n</" + tag + ">"
+	return "<" + tag + " url=" + strconv.Quote(pageURL) + ">\n" + breakClosers(text, "</web-page") + "\n</" + tag + ">"
 }
 
-// breakClosers writes "</web-page…" in text, in any case, as "<\/web-page…".
-func breakClosers(text string) string {
-	const closer = "</web-page"
+// breakClosers writes closer ("</web-page") in text, in any case, as
+// "<\/web-page", so that text cannot close the tag it is in.
+func breakClosers(text, closer string) string {
 	if !containsFold(text, closer) {
 		return text
 	}

@@ -54,13 +54,21 @@ func (a *asker) Ask(_ context.Context, system, question string) (string, error) 
 	return a.answer, a.err
 }
 
-func webFetch(t *testing.T, o builtin.WebOptions) tool.Tool {
+func webFetch(t *testing.T, o builtin.WebOptions) tool.Tool { return webTool(t, o, "WebFetch") }
+
+func webTool(t *testing.T, o builtin.WebOptions, name string) tool.Tool {
 	t.Helper()
 	ts, err := builtin.WebProvider(o).Tools(tool.Env{RuntimeID: "rt"})
-	if err != nil || len(ts) != 1 {
-		t.Fatal(ts, err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return ts[0]
+	for _, tl := range ts {
+		if tl.Name() == name {
+			return tl
+		}
+	}
+	t.Fatalf("no %s", name)
+	return nil
 }
 
 func fetch(t *testing.T, tl tool.Tool, ctx context.Context, input string) tool.Result {
@@ -145,11 +153,12 @@ func TestWebFetchPrivate(t *testing.T) {
 // A redirect to another host is followed only if a rule allows that host;
 // otherwise the model learns where it leads, and nothing of it is fetched.
 func TestWebFetchRedirect(t *testing.T) {
-	var hits int
+	var n int
 	var mu sync.Mutex
+	hits := func() int { mu.Lock(); defer mu.Unlock(); return n }
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		hits++
+		n++
 		mu.Unlock()
 		w.Write([]byte("the target"))
 	}))
@@ -161,15 +170,15 @@ func TestWebFetchRedirect(t *testing.T) {
 	p := &permitter{hosts: []string{"127.0.0.1"}}
 	res := fetch(t, tl, loopback(p), `{"url": "`+from.URL+`/here"}`)
 	want := "WebFetch: " + from.URL + "/here redirects to another host: " + to + ". It was not followed: no permission rule allows WebFetch(domain:localhost). To read it, fetch that URL with a WebFetch call of its own"
-	if !res.IsError || !strings.HasPrefix(res.Content, want) || hits != 0 {
-		t.Errorf("hits %d:\n%s\nwant\n%s", hits, res.Content, want)
+	if !res.IsError || !strings.HasPrefix(res.Content, want) || hits() != 0 {
+		t.Errorf("hits %d:\n%s\nwant\n%s", hits(), res.Content, want)
 	}
 	if p.asked[len(p.asked)-1] != to {
 		t.Errorf("asked %q", p.asked)
 	}
 	p.hosts = append(p.hosts, "localhost")
-	if res := fetch(t, tl, loopback(p), `{"url": "`+from.URL+`/here"}`); res.IsError || !strings.Contains(res.Content, to+" (200 OK") || !strings.Contains(res.Content, "the target") || hits != 1 {
-		t.Errorf("allowed: hits %d, %s", hits, res.Content)
+	if res := fetch(t, tl, loopback(p), `{"url": "`+from.URL+`/here"}`); res.IsError || !strings.Contains(res.Content, to+" (200 OK") || !strings.Contains(res.Content, "the target") || hits() != 1 {
+		t.Errorf("allowed: hits %d, %s", hits(), res.Content)
 	}
 }
 
