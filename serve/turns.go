@@ -107,6 +107,13 @@ func (s *Server) run(e *entry, id, text string, out *agent.Output, opts ...sessi
 	for {
 		res, err := e.ls.Run(s.ctx, text, append(opts, session.WithTurnID(id), session.WithOutput(out))...)
 		opts = nil
+		if w := s.app.Rows(); w != nil {
+			// The turn's events are rows before its status says it ended:
+			// a client that reads them then (?follow=false) has them all.
+			if err := w.Flush(s.ctx, s.app.Services().Bus); err != nil && s.ctx.Err() == nil {
+				s.opts.Logger.Warn("orca serve: writing a turn's events", "session", e.ls.ID(), "turn", id, "err", err)
+			}
+		}
 		e.mu.Lock()
 		e.finished(id, res, err)
 		queued := e.ls.Runtime().Queues().Drain(e.ls.ID())
