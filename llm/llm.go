@@ -437,6 +437,45 @@ type Request struct {
 	// a JSON value of a schema, through the provider's own mechanism (a
 	// client says it has one with OutputNative). Nil: text.
 	Output *Output `json:"output,omitempty"`
+	// WebSearch, if set, lets the model search the web through the
+	// provider's own server-side search (a client that SearchesWeb: it
+	// is sent as Anthropic's web search tool, OpenAI's Responses
+	// web_search, …); the pages found come back in Response.Sources.
+	WebSearch *WebSearch `json:"web_search,omitempty"`
+}
+
+// WebSearch is the provider's own web search, as a request allows it.
+type WebSearch struct {
+	// Allowed, if any, are the only domains searched; Blocked the
+	// domains never searched (a provider that takes only one of the two
+	// gets Allowed: the caller filters Sources by Blocked itself).
+	Allowed []string `json:"allowed,omitempty"`
+	Blocked []string `json:"blocked,omitempty"`
+	// MaxUses caps the searches of the call (the provider's default if
+	// zero, where it has a cap).
+	MaxUses int `json:"max_uses,omitempty"`
+}
+
+// Source is a page a provider's own web search found, or that its
+// answer cites.
+type Source struct {
+	Title string `json:"title,omitempty"`
+	URL   string `json:"url"`
+	// Age says how old the page is, as the provider says it.
+	Age string `json:"age,omitempty"`
+}
+
+// WebSearcher is implemented by clients whose provider searches the web
+// itself (Request.WebSearch) for model.
+type WebSearcher interface {
+	SearchesWeb(model string) bool
+}
+
+// SearchesWeb reports whether c's provider searches the web itself for
+// model.
+func SearchesWeb(c Client, model string) bool {
+	w, ok := c.(WebSearcher)
+	return ok && w.SearchesWeb(model)
 }
 
 // Output is the schema an answer must be a value of.
@@ -482,6 +521,9 @@ type Response struct {
 	// refusal message of an OpenAI-compatible API. It is not part of
 	// Message: a refusal is not an answer.
 	Refusal string `json:"refusal,omitempty"`
+	// Sources are the pages the provider's own web search found
+	// (Request.WebSearch), in the order found, each URL once.
+	Sources []Source `json:"sources,omitempty"`
 }
 
 // DeltaType names the kind of a streaming event.

@@ -150,6 +150,7 @@ type Client struct {
 	model     string
 	maxTokens int
 	thinking  thinking
+	vertex    bool // on Vertex AI
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -193,6 +194,7 @@ func New(opts ...Option) (*Client, error) {
 		model:     cfg.model,
 		maxTokens: cfg.maxTokens,
 		thinking:  cfg.thinking,
+		vertex:    cfg.vertex != nil,
 	}, nil
 }
 
@@ -233,6 +235,11 @@ func (c *config) apiOptions() ([]option.RequestOption, error) {
 // NativeOutput implements llm.OutputNative: Request.Output is sent as
 // output_config.format: a JSON Schema.
 func (*Client) NativeOutput() bool { return true }
+
+// SearchesWeb implements llm.WebSearcher: Request.WebSearch is sent as
+// Anthropic's web search tool (web_search_20250305), on Anthropic's API;
+// not on Vertex AI, where orca has not seen it served.
+func (c *Client) SearchesWeb(string) bool { return !c.vertex }
 
 // Generate streams one Messages request; see llm.Client.
 func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {

@@ -57,6 +57,20 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, error) {
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: tp})
 	}
+	if w := req.WebSearch; w != nil {
+		// The API takes allowed or blocked domains, not both: with both,
+		// the allowed ones are sent (llm.WebSearch: the caller filters).
+		ws := &sdk.WebSearchTool20250305Param{}
+		if len(w.Allowed) > 0 {
+			ws.AllowedDomains = w.Allowed
+		} else {
+			ws.BlockedDomains = w.Blocked
+		}
+		if w.MaxUses > 0 {
+			ws.MaxUses = param.NewOpt(int64(w.MaxUses))
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfWebSearchTool20250305: ws})
+	}
 	if o := req.Output; o != nil {
 		var schema map[string]any
 		if err := json.Unmarshal(o.Schema, &schema); err != nil || schema == nil {

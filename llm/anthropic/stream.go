@@ -23,6 +23,10 @@ type accumulator struct {
 	model   string
 	id      string
 	stopped bool // message_stop seen
+	// sources are the pages the API's own web search found and its text
+	// cites (llm.Response.Sources), each URL once.
+	sources []llm.Source
+	seen    map[string]bool
 }
 
 // partial is one content block being streamed.
@@ -97,6 +101,14 @@ func (a *accumulator) start(index int64, cb sdk.ContentBlockStartEventContentBlo
 	case "redacted_thinking":
 		p.typ = llm.BlockRedactedThinking
 		p.signature.WriteString(cb.Data)
+	case "web_search_tool_result":
+		// The API's own search (server_tool_use, dropped like any block
+		// orca does not keep): its results are the response's Sources.
+		for _, r := range cb.Content.OfWebSearchResultBlockArray {
+			a.source(llm.Source{Title: r.Title, URL: r.URL, Age: r.PageAge})
+		}
+		a.index[index] = -1
+		return
 	default:
 		a.index[index] = -1
 		return
@@ -132,6 +144,10 @@ func (a *accumulator) delta(index int64, d sdk.MessageStreamEventUnionDelta) {
 			p.input.WriteString(d.PartialJSON)
 			a.onDelta(llm.Delta{Type: llm.DeltaToolInput, Index: i, Text: d.PartialJSON})
 		}
+	case "citations_delta":
+		if c := d.Citation; c.Type == "web_search_result_location" {
+			a.source(llm.Source{Title: c.Title, URL: c.URL})
+		}
 	case "thinking_delta":
 		p.text.WriteString(d.Thinking)
 	case "signature_delta":
@@ -166,7 +182,19 @@ func (a *accumulator) response() *llm.Response {
 		}
 		msg.Content = append(msg.Content, b)
 	}
-	return &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model, ID: a.id, Refusal: a.refusal}
+	return &llm.Response{Message: msg, StopReason: a.stop, Usage: a.usage, Model: a.model, ID: a.id, Refusal: a.refusal, Sources: a.sources}
+}
+
+// source keeps s, unless its URL is kept already.
+func (a *accumulator) source(s llm.Source) {
+	if s.URL == "" || a.seen[s.URL] {
+		return
+	}
+	if a.seen == nil {
+		a.seen = map[string]bool{}
+	}
+	a.seen[s.URL] = true
+	a.sources = append(a.sources, s)
 }
 
 // refusal says what the API's stop details say of a refusal: the

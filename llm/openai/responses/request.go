@@ -55,6 +55,20 @@ func (c *Client) params(req *llm.Request) (responses.ResponseNewParams, error) {
 		}
 		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &fn})
 	}
+	if w := req.WebSearch; w != nil {
+		// The API's own search. It takes allowed domains only: Blocked is
+		// left to the caller (llm.WebSearch).
+		ws := responses.WebSearchToolParam{Type: responses.WebSearchToolTypeWebSearch}
+		if len(w.Allowed) > 0 {
+			ws.Filters.AllowedDomains = w.Allowed
+		}
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfWebSearch: &ws})
+		if w.MaxUses > 0 {
+			// max_tool_calls caps the calls of the API's own tools, of
+			// which orca sends web_search alone.
+			p.MaxToolCalls = param.NewOpt(int64(w.MaxUses))
+		}
+	}
 	if o := req.Output; o != nil {
 		schema, err := object(o.Schema)
 		if err != nil || len(bytes.TrimSpace(o.Schema)) == 0 {
@@ -64,7 +78,7 @@ func (c *Client) params(req *llm.Request) (responses.ResponseNewParams, error) {
 			Name: o.Name, Schema: schema, Strict: param.NewOpt(o.Strict),
 		}}
 	}
-	if req.OneToolCall && len(p.Tools) > 0 {
+	if req.OneToolCall && len(req.Tools) > 0 {
 		p.ParallelToolCalls = param.NewOpt(false)
 	}
 	if c.effort != "" || c.summary != "" {
@@ -72,6 +86,11 @@ func (c *Client) params(req *llm.Request) (responses.ResponseNewParams, error) {
 	}
 	if c.effort != "" || c.summary != "" || reasons(model) {
 		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+	}
+	if req.WebSearch != nil {
+		// Every page the search found, not only those the answer cites
+		// (Response.Sources), as Anthropic's search gives them.
+		p.Include = append(p.Include, responses.ResponseIncludableWebSearchCallActionSources)
 	}
 	return p, nil
 }

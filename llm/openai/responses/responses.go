@@ -8,7 +8,8 @@
 // Every call streams: text pieces and function-call argument pieces reach
 // onDelta as they arrive, and the final message has one block per output
 // item, in the order the items started — a redacted_thinking block per
-// reasoning item, a text block per message, a tool use per function call.
+// reasoning item, a text block per message, a tool use per function call,
+// none for the API's own web searches (see Web search).
 // The SDK never retries (orca retries outside llm_execution, so that every
 // attempt passes through it); a stream that ends before response.completed
 // (or .incomplete, or .failed) is a retryable server error.
@@ -63,7 +64,23 @@
 // Responses API's default is true, whose validation refuses the schemas of
 // most tools). Request.Output is text.format json_schema, strict as the
 // request says. OneToolCall is parallel_tool_calls: false, sent only with
-// tools.
+// orca's tools.
+//
+// # Web search
+//
+// Request.WebSearch adds the API's own web_search tool to the request's
+// tools, with WebSearch.Allowed as its filters.allowed_domains; the API
+// has no blocked domains, so Blocked is not sent (the caller filters
+// Sources by it, as llm.WebSearch says). MaxUses is max_tool_calls, which
+// caps the calls of the API's own tools, web_search the only one orca
+// sends. The API searches while it answers: its web_search_call output
+// items are no tool uses, take no block, and do not go back in later
+// requests. Response.Sources are the pages the answer cites (the
+// url_citation annotations of its text, title and URL), in order, then
+// the pages a search's action lists (action.sources, URL alone: orca
+// asks for them with include web_search_call.action.sources), each URL
+// once. The text keeps what the model wrote,
+// inline citations included.
 //
 // # Stop reasons and refusals
 //
@@ -258,6 +275,12 @@ func New(opts ...Option) (*Client, error) {
 // NativeOutput implements llm.OutputNative: Request.Output is sent as
 // text.format json_schema, strict when the request says so.
 func (*Client) NativeOutput() bool { return true }
+
+// SearchesWeb implements llm.WebSearcher: Request.WebSearch is sent as the
+// Responses API's web_search tool, which OpenAI's current models take; not
+// with ReasoningEffort "minimal", with which OpenAI documents that GPT-5
+// does not search.
+func (c *Client) SearchesWeb(string) bool { return c.effort != "minimal" }
 
 // Generate streams one response; see llm.Client.
 func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {

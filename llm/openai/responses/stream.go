@@ -38,7 +38,11 @@ type item struct {
 	refusal   string     // a message's refusal parts
 	call      *partial   // a function call
 	reasoning []*partial // a reasoning item: one block per summary part
-	done      bool
+	// The pages of the API's own web search: those a message's text
+	// cites (url_citation annotations), those a web_search_call's action
+	// found.
+	cited, found []llm.Source
+	done         bool
 }
 
 type partial struct {
@@ -143,7 +147,8 @@ func (a *accumulator) end(r *responses.Response) {
 
 // start begins an output item: a function call is announced at once, a
 // reasoning item takes its block; a message's text block waits for text.
-// Items of other types (hosted tools orca does not ask for) are left out.
+// Items of other types take no block: the API's own tool calls
+// (web_search_call) are not orca's to answer.
 func (a *accumulator) start(idx int64, out *responses.ResponseOutputItemUnion) *item {
 	if it := a.items[idx]; it != nil {
 		return it
@@ -193,6 +198,7 @@ func (a *accumulator) finish(idx int64, out *responses.ResponseOutputItemUnion) 
 		if refusal.Len() > 0 {
 			it.refusal = refusal.String()
 		}
+		it.cited = citations(out.Content)
 	case "function_call":
 		p := it.call
 		if p.id == "" {
@@ -208,6 +214,12 @@ func (a *accumulator) finish(idx int64, out *responses.ResponseOutputItemUnion) 
 			a.announce(p)
 		}
 		a.flush(p)
+	case "web_search_call":
+		for _, s := range out.Action.Sources {
+			if s.URL != "" {
+				it.found = append(it.found, llm.Source{URL: s.URL})
+			}
+		}
 	case "reasoning":
 		first := it.reasoning[0]
 		first.id = cmp.Or(out.ID, first.id)
@@ -222,6 +234,22 @@ func (a *accumulator) finish(idx int64, out *responses.ResponseOutputItemUnion) 
 			it.reasoning[i].buf.WriteString(s.Text)
 		}
 	}
+}
+
+// citations returns the pages a message's text parts cite, in order.
+func citations(content []responses.ResponseOutputMessageContentUnion) []llm.Source {
+	var out []llm.Source
+	for _, c := range content {
+		if c.Type != "output_text" {
+			continue
+		}
+		for _, an := range c.Annotations {
+			if an.Type == "url_citation" && an.URL != "" {
+				out = append(out, llm.Source{Title: an.Title, URL: an.URL})
+			}
+		}
+	}
+	return out
 }
 
 // write adds a piece of a message's text, and streams it.
@@ -315,6 +343,23 @@ func (a *accumulator) response() *llm.Response {
 	}
 	if refusal.Len() > 0 {
 		resp.StopReason, resp.Refusal = llm.StopRefusal, refusal.String()
+	}
+	// The pages the text cites, in order, then those the searches found
+	// besides: each URL once.
+	seen := map[string]bool{}
+	add := func(sources []llm.Source) {
+		for _, s := range sources {
+			if !seen[s.URL] {
+				seen[s.URL] = true
+				resp.Sources = append(resp.Sources, s)
+			}
+		}
+	}
+	for _, i := range idx {
+		add(a.items[i].cited)
+	}
+	for _, i := range idx {
+		add(a.items[i].found)
 	}
 	return resp
 }
