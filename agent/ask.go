@@ -54,15 +54,41 @@ func (t *turn) newAsker(name string) *callAsker {
 
 // Ask sends one question through the runtime's model middleware.
 func (a *callAsker) Ask(ctx context.Context, system, question string) (string, error) {
+	resp, err := a.send(ctx, system, question, nil)
+	if err != nil {
+		return "", err
+	}
+	answer := strings.TrimSpace(resp.Message.Text())
+	if answer == "" {
+		return "", errors.New("the model gave no answer")
+	}
+	return answer, nil
+}
+
+// SearchWeb asks with the provider's own web search.
+func (a *callAsker) SearchWeb(ctx context.Context, system, question string, ws llm.WebSearch) (string, []llm.Source, error) {
+	if !llm.SearchesWeb(a.client, a.req.Model) {
+		return "", nil, tool.ErrNoWebSearch
+	}
+	resp, err := a.send(ctx, system, question, &ws)
+	if err != nil {
+		return "", nil, err
+	}
+	return strings.TrimSpace(resp.Message.Text()), resp.Sources, nil
+}
+
+// send sends one request of the call's through the runtime's model
+// middleware, and keeps what it spent.
+func (a *callAsker) send(ctx context.Context, system, question string, ws *llm.WebSearch) (*llm.Response, error) {
 	rt := a.t.rt
 	req := a.req
-	req.System = system
+	req.System, req.WebSearch = system, ws
 	req.Messages = []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(question)}}}
 	r := &req
 	if rt.mw.Has(middleware.LLMRequest) {
 		var err error
 		if r, err = rt.mw.ApplyLLMRequest(ctx, r); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	var resp *llm.Response
@@ -84,16 +110,12 @@ func (a *callAsker) Ask(ctx context.Context, system, question string) (string, e
 		err = errors.New("model client returned neither a response nor an error")
 	}
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	a.mu.Lock()
 	a.usage = a.usage.Add(resp.Usage)
 	a.mu.Unlock()
-	answer := strings.TrimSpace(resp.Message.Text())
-	if answer == "" {
-		return "", errors.New("the model gave no answer")
-	}
-	return answer, nil
+	return resp, nil
 }
 
 // spent counts what the call's questions spent in the turn, and returns

@@ -1,10 +1,12 @@
 package agent_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/orca-agent/orca/agent"
@@ -116,5 +118,51 @@ func TestToolChecksTheRules(t *testing.T) {
 			b, _ := json.Marshal(obs)
 			t.Errorf("%s: fetched %v, want %v: %s", c.name, got, c.fetched, b)
 		}
+	}
+}
+
+// searching is a model whose provider searches the web itself: it
+// answers the conversation from script and a search from its own pages.
+type searching struct {
+	*script.Client
+	mu       sync.Mutex
+	searches []*llm.Request
+}
+
+func (s *searching) SearchesWeb(string) bool { return true }
+
+func (s *searching) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	if req.WebSearch == nil {
+		return s.Client.Generate(ctx, req, onDelta)
+	}
+	s.mu.Lock()
+	s.searches = append(s.searches, req)
+	s.mu.Unlock()
+	return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("orca is an agent runtime.")}}, StopReason: llm.StopEndTurn,
+		Usage: llm.Usage{InputTokens: 3000, OutputTokens: 40}, Sources: []llm.Source{{Title: "orca", URL: "https://github.com/orca-agent/orca"}}}, nil
+}
+
+// WebSearch with no backend configured asks the small model to search
+// with its provider's own search: the request carries WebSearch and the
+// domains, the pages come back as the observation, the tokens are the
+// turn's.
+func TestToolSearchesWithTheModel(t *testing.T) {
+	c := &searching{Client: script.New().Script("s",
+		script.Call("WebSearch", map[string]any{"query": "orca agent runtime", "blocked_domains": []string{"spam.example"}}), script.Text("found"))}
+	rt := fetchRuntime(t, c, rules(t, policy.ModeDefault, "WebSearch"), nil)
+	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "What is orca?"})
+	if err != nil || res.StopReason != agent.StopAnswered {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if len(c.searches) != 1 || c.searches[0].Model != "small-1" || strings.Join(c.searches[0].WebSearch.Blocked, ",") != "spam.example" ||
+		c.searches[0].Messages[0].Text() != "orca agent runtime" || len(c.searches[0].Tools) != 0 {
+		t.Fatalf("searches %+v", c.searches)
+	}
+	obs := c.CallsTo("s")[1].Observations()
+	if len(obs) != 1 || obs[0].IsError || !strings.Contains(obs[0].Content, "1. orca\n   https://github.com/orca-agent/orca") || !strings.Contains(obs[0].Content, "orca is an agent runtime.") {
+		t.Errorf("observation %+v", obs)
+	}
+	if res.Usage.InputTokens != 3000 {
+		t.Errorf("usage %+v", res.Usage)
 	}
 }

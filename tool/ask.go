@@ -3,6 +3,9 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
+
+	"github.com/orca-agent/orca/llm"
 )
 
 // Asker asks a model a question of a tool's own, outside the
@@ -15,7 +18,16 @@ type Asker interface {
 	// Ask sends system and question as one request and returns the
 	// model's text answer.
 	Ask(ctx context.Context, system, question string) (string, error)
+	// SearchWeb is Ask with the provider's own web search (Anthropic's
+	// web search tool, OpenAI's Responses web_search, …), limited as ws
+	// says: the answer, and the pages the search found (llm.Source).
+	// ErrNoWebSearch when the provider has none.
+	SearchWeb(ctx context.Context, system, question string, ws llm.WebSearch) (string, []llm.Source, error)
 }
+
+// ErrNoWebSearch: the model's provider has no web search of its own
+// (llm.SearchesWeb).
+var ErrNoWebSearch = errors.New("the model's provider has no web search of its own")
 
 // Permitter tells a tool whether a permission rule allows a call it did
 // not make yet: where a call reaches further than its input said

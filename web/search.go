@@ -242,8 +242,13 @@ func (q Query) withSite() string {
 	return q.Text
 }
 
-// filter keeps the results with an http(s) URL on an allowed domain and
-// on no blocked one, at most q.Max of them.
+// Keep returns the results of rs with an http(s) URL on an allowed
+// domain of q and on no blocked one, at most q.Max of them (DefaultResults
+// if zero): what a Searcher returns, and what a caller keeps of results
+// found otherwise (a provider's own search).
+func (q Query) Keep(rs []Result) []Result { return q.normal().filter(rs) }
+
+// filter is Keep of a normal query.
 func (q Query) filter(rs []Result) []Result {
 	out := rs[:0]
 	for _, r := range rs {
@@ -263,6 +268,10 @@ func (q Query) filter(rs []Result) []Result {
 	}
 	return out
 }
+
+// Domains returns ds as the hosts a search is limited to: lower case,
+// "https://Go.dev/doc" and "*.go.dev" as "go.dev".
+func Domains(ds []string) []string { return domains(ds) }
 
 // domains returns ds as lower-case hosts: "https://Go.dev/doc" and
 // "*.go.dev" are "go.dev".

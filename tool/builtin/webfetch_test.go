@@ -44,14 +44,26 @@ func (p *permitter) Permits(in json.RawMessage) bool {
 // the questions.
 type asker struct {
 	answer    string
+	sources   []llm.Source
 	err       error
 	questions []string
 	systems   []string
+	searches  []llm.WebSearch
 }
 
 func (a *asker) Ask(_ context.Context, system, question string) (string, error) {
 	a.systems, a.questions = append(a.systems, system), append(a.questions, question)
 	return a.answer, a.err
+}
+
+// SearchWeb answers as Ask does, with sources; no sources and no error
+// is a provider without a search of its own.
+func (a *asker) SearchWeb(_ context.Context, system, question string, ws llm.WebSearch) (string, []llm.Source, error) {
+	a.systems, a.questions, a.searches = append(a.systems, system), append(a.questions, question), append(a.searches, ws)
+	if a.sources == nil && a.err == nil {
+		return "", nil, tool.ErrNoWebSearch
+	}
+	return a.answer, a.sources, a.err
 }
 
 func webFetch(t *testing.T, o builtin.WebOptions) tool.Tool { return webTool(t, o, "WebFetch") }
