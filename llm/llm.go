@@ -463,6 +463,10 @@ type Source struct {
 	URL   string `json:"url"`
 	// Age says how old the page is, as the provider says it.
 	Age string `json:"age,omitempty"`
+	// Site is the page's site ("go.dev"), where the provider names it
+	// apart from the URL: Gemini's grounding gives Google's redirect to
+	// the page as its URL.
+	Site string `json:"site,omitempty"`
 }
 
 // WebSearcher is implemented by clients whose provider searches the web

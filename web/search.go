@@ -248,6 +248,14 @@ func (q Query) withSite() string {
 // found otherwise (a provider's own search).
 func (q Query) Keep(rs []Result) []Result { return q.normal().filter(rs) }
 
+// Allows reports whether a result on host may be kept: on an allowed
+// domain of q (if it has any), and on no blocked one.
+func (q Query) Allows(host string) bool {
+	q = q.normal()
+	host = strings.ToLower(host)
+	return host != "" && (len(q.Allowed) == 0 || onAny(host, q.Allowed)) && !onAny(host, q.Blocked)
+}
+
 // filter is Keep of a normal query.
 func (q Query) filter(rs []Result) []Result {
 	out := rs[:0]

@@ -54,6 +54,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -125,6 +126,7 @@ type Client struct {
 	sdk       *genai.Client
 	model     string
 	maxTokens int
+	vertex    bool // on Vertex AI
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -171,12 +173,20 @@ func New(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
-	return &Client{sdk: c, model: cfg.model, maxTokens: cfg.maxTokens}, nil
+	return &Client{sdk: c, model: cfg.model, maxTokens: cfg.maxTokens, vertex: cfg.vertex}, nil
 }
 
 // NativeOutput implements llm.OutputNative: Request.Output is sent as the
 // response's JSON schema.
 func (*Client) NativeOutput() bool { return true }
+
+// SearchesWeb implements llm.WebSearcher: Request.WebSearch is sent as
+// Grounding with Google Search (the google_search tool) — blocked domains
+// as its excludeDomains on Vertex AI, which alone takes them; allowed
+// domains nowhere (the caller filters Sources, whose Site is the page's
+// site: the URL is Google's redirect to it). Gemini 1.x models had
+// another tool, and are not searched with.
+func (*Client) SearchesWeb(model string) bool { return !strings.HasPrefix(model, "gemini-1.") }
 
 // Generate streams one answer; see llm.Client.
 func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {

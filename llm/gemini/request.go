@@ -38,6 +38,13 @@ func (c *Client) request(req *llm.Request) ([]*genai.Content, *genai.GenerateCon
 		}
 		conf.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: mode}}
 	}
+	if w := req.WebSearch; w != nil {
+		gs := &genai.GoogleSearch{}
+		if c.vertex {
+			gs.ExcludeDomains = w.Blocked
+		}
+		conf.Tools = append(conf.Tools, &genai.Tool{GoogleSearch: gs})
+	}
 	if o := req.Output; o != nil && len(req.Tools) == 0 {
 		conf.ResponseMIMEType = "application/json"
 		conf.ResponseJsonSchema = schema(o.Schema)

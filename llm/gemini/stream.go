@@ -3,6 +3,7 @@ package gemini
 import (
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,7 @@ type accumulator struct {
 	model    string
 	id       string
 	calls    int
+	sources  []llm.Source // the grounding's pages, each URL once
 }
 
 func newAccumulator(onDelta func(llm.Delta)) *accumulator {
@@ -56,6 +58,9 @@ func (a *accumulator) add(chunk *genai.GenerateContentResponse) {
 		return
 	}
 	cand := chunk.Candidates[0]
+	if g := cand.GroundingMetadata; g != nil {
+		a.ground(g.GroundingChunks)
+	}
 	if cand.Content != nil {
 		for _, p := range cand.Content.Parts {
 			a.part(p)
@@ -120,8 +125,22 @@ func (a *accumulator) part(p *genai.Part) {
 	}
 }
 
+// ground keeps the web pages of Grounding with Google Search.
+func (a *accumulator) ground(chunks []*genai.GroundingChunk) {
+	for _, c := range chunks {
+		if c == nil || c.Web == nil || c.Web.URI == "" || slices.ContainsFunc(a.sources, func(s llm.Source) bool { return s.URL == c.Web.URI }) {
+			continue
+		}
+		site := c.Web.Domain
+		if site == "" && strings.Contains(c.Web.Title, ".") && !strings.ContainsAny(c.Web.Title, " /") {
+			site = c.Web.Title // the Gemini API's title of a page is its site
+		}
+		a.sources = append(a.sources, llm.Source{Title: c.Web.Title, URL: c.Web.URI, Site: strings.ToLower(site)})
+	}
+}
+
 func (a *accumulator) response() *llm.Response {
-	resp := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: a.blocks}, Model: a.model, ID: a.id}
+	resp := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: a.blocks}, Model: a.model, ID: a.id, Sources: a.sources}
 	if resp.Message.Content == nil {
 		resp.Message.Content = []llm.Block{}
 	}

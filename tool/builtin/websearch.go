@@ -119,11 +119,20 @@ func (t *webSearchTool) byModel(ctx context.Context, in webSearchInput, q web.Qu
 	case err != nil:
 		return tool.Errorf("WebSearch: the model's search failed: %v", err)
 	}
-	rs := make([]web.Result, 0, len(sources))
+	// The domains are applied here too: a provider takes one kind, or
+	// none (the page's site is its Site where its URL is the provider's
+	// redirect).
+	var rs []web.Result
 	for _, s := range sources {
-		rs = append(rs, web.Result{Title: s.Title, URL: s.URL, Age: s.Age})
+		site := s.Site
+		if u, err := url.Parse(s.URL); site == "" && err == nil && (u.Scheme == "https" || u.Scheme == "http") {
+			site = u.Hostname()
+		}
+		if q.Allows(site) && len(rs) < web.DefaultResults {
+			rs = append(rs, web.Result{Title: s.Title, URL: s.URL, Age: s.Age})
+		}
 	}
-	return results(in.Query, "the model's own search", q.Keep(rs), answer, start)
+	return results(in.Query, "the model's own search", rs, answer, start)
 }
 
 // webSearchSystem is the system prompt of a search by the model.
