@@ -142,3 +142,55 @@ func TestWebSearchThroughTheCLI(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// The issue's own check of WebFetch through the CLI, the rule for
+// 127.0.0.1 in the user's settings: a page comes back as Markdown; a name
+// that resolves to loopback (localhost) is refused without its own rule;
+// a 50 MB page is cut at the cap, saying so.
+func TestWebFetchThroughTheCLI(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			chunk := []byte(strings.Repeat("x", 1<<20))
+			for range 50 {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte(`<html><head><title>Docs</title><script>steal()</script></head><body><h2>Install</h2><p>Run <code>go install</code>; see <a href="/more">more</a>.</p></body></html>`))
+	}))
+	t.Cleanup(site.Close)
+	calls, _ := json.Marshal(map[string]any{"tool_calls": []any{
+		map[string]any{"id": "page", "name": "WebFetch", "input": map[string]string{"url": site.URL + "/docs"}},
+		map[string]any{"id": "name", "name": "WebFetch", "input": map[string]string{"url": strings.Replace(site.URL, "127.0.0.1", "localhost", 1) + "/docs"}},
+		map[string]any{"id": "big", "name": "WebFetch", "input": map[string]string{"url": site.URL + "/big"}},
+	}})
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	writeFileAt(t, o.configDir, "orca/settings.json", `{"permissions": {"allow": ["WebFetch(domain:127.0.0.1)", "WebFetch(domain:localhost)"], "deny": ["WebFetch(domain:localhost)"]}}`)
+	sc := writeScript(t, string(calls), `{"text": "done"}`)
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "run", "--json", "--script", sc, "-w", t.TempDir(), "--no-sandbox", "read the docs")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	evs := parseEvents(t, stdout)
+	page := toolEventOf(t, evs, "page").str("output")
+	if !strings.Contains(page, `(200 OK, text/html, `) || !strings.Contains(page, `: "Docs"`) || !strings.Contains(page, "## Install\n\nRun `go install`; see [more]("+site.URL+"/more).") || strings.Contains(page, "steal") {
+		t.Errorf("page: %q", page)
+	}
+	if got := toolEventOf(t, evs, "name").str("output"); !strings.Contains(got, "denied by the permission rule WebFetch(domain:localhost)") {
+		t.Errorf("localhost, denied: %q", got)
+	}
+	if got := toolEventOf(t, evs, "big").str("output"); !strings.Contains(got, "10.0 MB, cut there: the page is longer") || !strings.Contains(got, "the first 100000 are here") || len(got) > 150_000 {
+		t.Errorf("50 MB: %d bytes: %.300q", len(got), got)
+	}
+
+	// Without a rule of its own, localhost is refused even in bypass mode.
+	o = options{configDir: t.TempDir(), getenv: noEnv}
+	writeFileAt(t, o.configDir, "orca/settings.json", `{"permissions": {"allow": ["WebFetch(domain:127.0.0.1)"]}}`)
+	stdout, _, _ = orcaWith(t, t.Context(), o, "", "run", "--json", "--script", writeScript(t, string(calls), `{"text": "done"}`), "-w", t.TempDir(), "--no-sandbox", "--permission-mode", "bypass", "read the docs")
+	if got := toolEventOf(t, parseEvents(t, stdout), "name").str("output"); !strings.Contains(got, "localhost (127.0.0.1) is an address in your own network (loopback): a permission rule must allow it, as WebFetch(domain:localhost)") {
+		t.Errorf("localhost, no rule: %q", got)
+	}
+}
