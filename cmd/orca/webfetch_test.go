@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/orca-agent/orca/tool/builtin"
 )
 
 func fetchCall(id, url string) string {
@@ -133,7 +135,7 @@ func TestWebSearchThroughTheCLI(t *testing.T) {
 	ws := t.TempDir()
 	writeFileAt(t, ws, ".claude/settings.json", `{"env": {"SEARXNG_URL": "`+searx.URL+`"}}`)
 	before := searches()
-	if _, _, evs = run(t, o, ws, "--allow", "WebSearch"); !strings.HasPrefix(toolEventOf(t, evs, "q").str("output"), "WebSearch is off: no search backend is configured.") || searches() != before {
+	if _, _, evs = run(t, o, ws, "--allow", "WebSearch"); toolEventOf(t, evs, "q").str("output") != builtin.WebSearchOff || searches() != before {
 		t.Errorf("an untrusted workspace chose the backend: %q", toolEventOf(t, evs, "q").str("output"))
 	}
 
