@@ -49,6 +49,7 @@ import (
 	"github.com/orca-agent/orca/memory"
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/policy"
+	"github.com/orca-agent/orca/rewind"
 	"github.com/orca-agent/orca/sandbox"
 	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/session"
@@ -183,6 +184,10 @@ type Config struct {
 	// telemetry.FromEnv): off unless they name an OTLP endpoint. Close
 	// flushes what is buffered.
 	Telemetry bool
+	// Checkpoints keeps what each turn changed in the workspace — by the
+	// file tools or by commands — under .orca/rewind (package rewind:
+	// Checkpoints), for orca rewind.
+	Checkpoints bool
 
 	// Store keeps the sessions (Open does not close one it is given); nil
 	// means the PostgreSQL database of StoreDSN, if one is chosen, else
@@ -211,6 +216,8 @@ type App struct {
 	// mcpAuth is the folder of the MCP servers' sign-ins (mcpAuthDir), made
 	// once; "" for none.
 	mcpAuth string
+	// rewind keeps the turns' checkpoints (Config.Checkpoints); nil: none.
+	rewind *rewind.Store
 	// search is WebSearch's backend, as the environment configures it
 	// (web.FromEnv); nil: off.
 	search    web.Searcher
@@ -416,6 +423,12 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 			return nil, err
 		}
 		a.closers = append(a.closers, a.timeline.Close)
+	}
+	if cfg.Checkpoints {
+		if err := a.openCheckpoints(pol); err != nil {
+			return nil, err
+		}
+		interceptors = append([]agent.Interceptor{a.checkpointer()}, interceptors...)
 	}
 
 	// "Always allow" approvals live in the user's configuration folder,

@@ -51,6 +51,11 @@ type Options struct {
 	// MaxFile is the largest file whose content is kept (DefaultMaxFile if
 	// zero).
 	MaxFile int64
+	// Walk, if set, walks the workspace instead of filepath.WalkDir (the
+	// files the agent sees: git's ignored ones left out), calling fn with
+	// each entry's slash-separated path relative to the root, from any
+	// goroutine; Skip applies to what it gives too.
+	Walk func(ctx context.Context, fn func(rel string, d fs.DirEntry) error) error
 }
 
 // Entry is one path of a snapshot.
@@ -160,20 +165,12 @@ func (s *Store) Take(ctx context.Context) (*Snapshot, error) {
 	if s.last != nil {
 		prev = s.last.Paths
 	}
-	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == s.root {
-				return err
-			}
-			return nil // gone meanwhile, or unreadable: not followed
-		}
+	var mu sync.Mutex // visit may be called at once (Options.Walk)
+	visit := func(rel string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if p == s.root {
-			return nil
-		}
-		rel := filepath.ToSlash(p[len(s.root)+1:])
+		p := filepath.Join(s.root, filepath.FromSlash(rel))
 		if s.skip(rel, p, d.IsDir()) {
 			if d.IsDir() {
 				return filepath.SkipDir
@@ -201,9 +198,27 @@ func (s *Store) Take(ctx context.Context) (*Snapshot, error) {
 		default:
 			return nil // devices, sockets, pipes: not a workspace's files
 		}
+		mu.Lock()
 		snap.Paths[rel] = e
+		mu.Unlock()
 		return nil
-	})
+	}
+	var err error
+	if s.opts.Walk != nil {
+		err = s.opts.Walk(ctx, visit)
+	} else {
+		err = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil && p == s.root:
+				return err
+			case err != nil:
+				return nil // gone meanwhile, or unreadable: not followed
+			case p == s.root:
+				return nil
+			}
+			return visit(filepath.ToSlash(p[len(s.root)+1:]), d)
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("rewind: snapshot of %s: %w", s.root, err)
 	}
@@ -275,7 +290,7 @@ func Diff(a, b *Snapshot) []Change {
 
 // Save keeps cp, the changes of one turn of a session.
 func (s *Store) Save(cp Checkpoint) error {
-	if cp.Session == "" || cp.ID == "" || strings.ContainsAny(cp.Session+cp.ID, `/\`) || strings.HasPrefix(cp.Session, ".") || strings.HasPrefix(cp.ID, ".") {
+	if !validName(cp.Session) || !validName(cp.ID) {
 		return fmt.Errorf("rewind: checkpoint %q of session %q: want names without slashes", cp.ID, cp.Session)
 	}
 	if cp.Taken.IsZero() {
@@ -294,6 +309,9 @@ func (s *Store) Save(cp Checkpoint) error {
 
 // Checkpoints returns the session's checkpoints, oldest first.
 func (s *Store) Checkpoints(session string) ([]Checkpoint, error) {
+	if !validName(session) {
+		return nil, fmt.Errorf("rewind: session %q: want a name without slashes", session)
+	}
 	ents, err := os.ReadDir(filepath.Join(s.dir, "checkpoints", session))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -416,7 +434,21 @@ func (s *Store) Restore(cps []Checkpoint, force bool) (Restored, error) {
 		}
 	}
 	sort.Strings(r.Paths)
-	s.last = nil // the next snapshot reads what changed again
+	// The next snapshot reads what was put back again: a path put back
+	// with the size and time it had may hold other content than the
+	// index remembers.
+	if s.last != nil {
+		for _, p := range paths {
+			delete(s.last.Paths, p)
+		}
+		if b, err := json.Marshal(s.last); err == nil {
+			err = writeAtomic(filepath.Join(s.dir, "index.json"), b, 0o600)
+			if err != nil {
+				os.Remove(filepath.Join(s.dir, "index.json"))
+				s.last = nil
+			}
+		}
+	}
 	return r, nil
 }
 
@@ -542,13 +574,35 @@ func isNotEmpty(err error) bool {
 func (s *Store) Forget(session string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if session == "" || strings.ContainsAny(session, `/\`) || strings.HasPrefix(session, ".") {
+	if !validName(session) {
 		return fmt.Errorf("rewind: session %q: want a name without slashes", session)
 	}
 	if err := os.RemoveAll(filepath.Join(s.dir, "checkpoints", session)); err != nil {
 		return fmt.Errorf("rewind: %w", err)
 	}
 	return s.prune()
+}
+
+// Remove removes checkpoints of the session (those a rewind undid), and
+// the kept content nothing needs any more.
+func (s *Store) Remove(session string, ids ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if !validName(session) || !validName(id) {
+			return fmt.Errorf("rewind: checkpoint %q of session %q: want names without slashes", id, session)
+		}
+		if err := os.Remove(filepath.Join(s.dir, "checkpoints", session, id+".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("rewind: %w", err)
+		}
+	}
+	return s.prune()
+}
+
+// validName reports whether a session's or a checkpoint's name may name a
+// file of the store: not empty, no slash, not starting with a dot.
+func validName(n string) bool {
+	return n != "" && !strings.ContainsAny(n, `/\`) && !strings.HasPrefix(n, ".")
 }
 
 // prune removes the kept content nothing needs.

@@ -49,9 +49,9 @@ func mcpServeCommand(o options) *cobra.Command {
 		Use:   "serve [flags]",
 		Short: "Serve a workspace's tools, and optionally the agent, to MCP clients over stdio or streamable HTTP",
 		Long: `Serve the tools of orca's agent in a workspace (Read, Write, Edit, Glob,
-Grep, Bash, TodoWrite, Task, Skill, AgentOutput, TaskStop) to an MCP client,
-over the standard input and output: the client starts 'orca mcp serve' and
-speaks MCP to it. Each tool is listed with its description, its input
+Grep, Bash, TodoWrite, WebFetch, WebSearch, Task, Skill, AgentOutput,
+TaskStop) to an MCP client, over the standard input and output: the
+client starts 'orca mcp serve' and speaks MCP to it. Each tool is listed with its description, its input
 schema and annotations from its traits (readOnlyHint for read-only tools,
 destructiveHint for the others, idempotentHint).
 

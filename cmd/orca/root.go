@@ -174,7 +174,7 @@ func newRootCmd(o options) *cobra.Command {
 		Short: "orca runs LLM agents: a ReAct loop of model calls and tool calls in a workspace",
 		Long: `orca runs LLM agents: a ReAct loop of model calls and tool calls inside a
 workspace folder, with the default tools Read, Write, Edit, Glob, Grep, Bash,
-TodoWrite, Task, Skill, AgentOutput and TaskStop.
+TodoWrite, WebFetch, WebSearch, Task, Skill, AgentOutput and TaskStop.
 
 Start with 'orca demo': a scripted model fixes a bug in a tiny Go project,
 and every tool call it asks for really runs.
@@ -215,7 +215,7 @@ hook:<name>' has granted them.`,
 	// orca --version and -v are orca version (claudeStyle makes them
 	// that command, also at a terminal, where a bare orca is the chat).
 	root.Flags().BoolP("version", "v", false, "print the version (as orca version)")
-	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newTrustCmd(o), newDoctorCmd(o), mcpCommand(o), newServeCmd(o), newWorkerCmd(o), newModelsCmd(), newVersionCmd())
+	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newRewindCmd(o), newTrustCmd(o), newDoctorCmd(o), mcpCommand(o), newServeCmd(o), newWorkerCmd(o), newModelsCmd(), newVersionCmd())
 	return root
 }
 

@@ -48,8 +48,8 @@ func newRunCmd(o options) *cobra.Command {
 		Short: "Run one turn of a session of an agent in a workspace",
 		Long: `Run one turn of an agent: PROMPT goes to the model, every tool call the
 model asks for runs in the workspace (Read, Write, Edit, Glob, Grep, Bash,
-TodoWrite, Task, Skill, AgentOutput, TaskStop), and the observations go
-back to the model until it answers.
+TodoWrite, WebFetch, WebSearch, Task, Skill, AgentOutput, TaskStop), and
+the observations go back to the model until it answers.
 
 The model: --provider anthropic (ANTHROPIC_API_KEY, or ANTHROPIC_AUTH_TOKEN
 for a gateway's bearer token), --provider openai

@@ -45,6 +45,8 @@ func TestStateLinksOutAreRefused(t *testing.T) {
 		{"the state folder", ".orca", "", []string{"run", "--script", answer, "--json", "hi"}, `cannot open the session store: path is outside the workspace: ".orca" leads out through a symlink`},
 		{"the store's WAL file", ".orca/orca.db-wal", "wal", []string{"run", "--script", answer, "--json", "hi"}, `".orca/orca.db-wal" leads out through a symlink`},
 		{"the timelines' folder", ".orca/runs", "", []string{"run", "--script", answer, "--timeline", "--json", "hi"}, `".orca/runs" leads out through a symlink`},
+		{"the checkpoints' folder", ".orca/rewind", "", []string{"run", "--script", answer, "--json", "hi"}, `cannot keep checkpoints: path is outside the workspace: ".orca/rewind" leads out through a symlink`},
+		{"the checkpoints' folder, rewinding", ".orca/rewind", "", []string{"rewind", "--session", "s1"}, `".orca/rewind" leads out through a symlink`},
 		{"the project MCP file", ".mcp.json", "mcp.json", []string{"mcp", "add", "--scope", "project", "files", "--", "cat"}, `".mcp.json" leads out through a symlink`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,14 @@ import (
 	"github.com/orca-agent/orca/workspace"
 )
 
+// WalkVisible calls fn for every entry of the workspace fsys that git
+// would not ignore and hidden does not hide, as Glob and Grep see them
+// (walkVisible, from the root): what else sees the workspace as the agent
+// does uses it (rewind's snapshots). fn is called from several goroutines.
+func WalkVisible(ctx context.Context, fsys workspace.FileSystem, hidden func(string) bool, fn workspace.WalkFunc) error {
+	return walkVisible(ctx, fsys, ".", hidden, fn)
+}
+
 // walkVisible calls fn for every entry below the folder dir (a clean path
 // relative to the workspace root) that git would not ignore: ".git" is
 // always skipped, and so is whatever .git/info/exclude and the .gitignore
