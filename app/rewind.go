@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/policy"
@@ -96,4 +98,47 @@ func (a *App) checkpointer() agent.Interceptor {
 		}
 		return res, err
 	})
+}
+
+// ErrNoCheckpoint: the session has no checkpoint of the turn named.
+// RewindTo's error is it, and names the session and the turn.
+var ErrNoCheckpoint = errors.New("no turn with changes to rewind")
+
+type noCheckpoint struct{ session, turn string }
+
+func (e noCheckpoint) Error() string {
+	return fmt.Sprintf("session %s has no turn %q with changes to rewind", e.session, e.turn)
+}
+
+func (noCheckpoint) Is(target error) bool { return target == ErrNoCheckpoint }
+
+// RewindTo puts the workspace back as it was before turn of session: turn
+// is a checkpoint's turn id or its number among the session's (1 the
+// oldest). It restores that checkpoint and every later one (rewind.Store
+// .Restore, force as there) and, unless a path changed since stopped it,
+// forgets them; it returns what Restore did and the checkpoints rewound.
+func RewindTo(st *rewind.Store, session, turn string, force bool) (rewind.Restored, []rewind.Checkpoint, error) {
+	cps, err := st.Checkpoints(session)
+	if err != nil {
+		return rewind.Restored{}, nil, err
+	}
+	from := -1
+	for i, cp := range cps {
+		if cp.ID == turn || strconv.Itoa(i+1) == turn {
+			from = i
+		}
+	}
+	if from < 0 {
+		return rewind.Restored{}, nil, noCheckpoint{session, turn}
+	}
+	undo := cps[from:]
+	r, err := st.Restore(undo, force)
+	if err != nil || len(r.Conflicts) > 0 && !force {
+		return r, undo, err
+	}
+	ids := make([]string, len(undo))
+	for i, cp := range undo {
+		ids[i] = cp.ID
+	}
+	return r, undo, st.Remove(session, ids...)
 }

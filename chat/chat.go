@@ -66,6 +66,7 @@ Shift+Enter; ↑ and ↓ recall what you typed before).
   /permissions [revoke N]  the permission mode, the rules in force and what you granted ([a] answers); revoke N takes grant N back
   /resume [ID]             the workspace's other sessions; with an ID, go on in that one
   /clear                   end this session (it is kept) and go on in a new one
+  /rewind [N [force]]      the turns that changed the workspace; with N, put it back as it was before turn N
   /approve, /deny [why]    decide the call of this session parked for approval (orca run --park-approvals): its turn goes on
   /mcp                     the MCP servers: up or not, their tools and prompts
   /paste                   attach the image on the clipboard (a copied screenshot) to your next message (so does Ctrl+V)
@@ -672,6 +673,9 @@ func (c *chat) line(ctx context.Context, s string) {
 	case "/clear":
 		c.clear(ctx)
 		c.prompt()
+	case "/rewind":
+		c.con.note(c.rewindTo(strings.TrimSpace(strings.TrimPrefix(trimmed, "/rewind"))))
+		c.prompt()
 	case "/approve", "/deny":
 		if c.running > 0 || len(c.backlog) > 0 {
 			c.con.note("A turn is running: decide once it has ended.")
@@ -689,7 +693,7 @@ func (c *chat) line(ctx context.Context, s string) {
 			c.submit(input)
 			return
 		}
-		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /model, /paste, /permissions, /resume, /clear, /approve, /deny, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
+		c.con.note(fmt.Sprintf("Unknown command %s: the commands are /compact, /cost, /model, /paste, /permissions, /resume, /clear, /rewind, /approve, /deny, /mcp, /help and /exit; /help lists the skills and MCP prompts too.", name))
 		c.prompt()
 	}
 }

@@ -26,7 +26,7 @@ func TestChatHelpListsEachCommandOnce(t *testing.T) {
 			seen[f[0]]++
 		}
 	}
-	for _, c := range []string{"/compact", "/cost", "/model", "/permissions", "/resume", "/clear", "/approve,", "/mcp", "/paste", "/help", "/exit"} {
+	for _, c := range []string{"/compact", "/cost", "/model", "/permissions", "/resume", "/clear", "/rewind", "/approve,", "/mcp", "/paste", "/help", "/exit"} {
 		if seen[c] != 1 {
 			t.Errorf("%s is listed %d times", c, seen[c])
 		}
@@ -278,5 +278,49 @@ func TestPermissionsListsAndRevokesGrants(t *testing.T) {
 	}
 	if rules, _ := g.Rules(ctx, a.Runtime().ID(), "s"); len(rules) != 1 || rules[0] != "Edit(src/**)" {
 		t.Errorf("the runtime's approvals: %v", rules)
+	}
+}
+
+// /rewind lists the session's turns that changed the workspace, and
+// /rewind N puts it back as it was before turn N — what a command made is
+// gone, what it changed is back; a file changed since stops it until
+// force; the conversation goes on.
+func TestRewindInTheChat(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("before\n"), 0o644)
+	cfg := func(script string) app.Config {
+		return app.Config{Workspace: dir, Model: app.ModelConfig{Script: writeScript(t, t.TempDir(), script)}, Mode: policy.ModeBypass, NoSandbox: true, Checkpoints: true}
+	}
+	c, a, ls, _ := chatOver(t, cfg(`[{"tool_calls": [{"id": "b", "name": "Bash", "input": {"command": "echo after > a.txt && echo made > b.txt"}}]}, {"text": "done"}]`),
+		"s", "change the files\n")
+	if err := c.Run(t.Context(), a, ls); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("the user's\n"), 0o644) // b.txt is the user's now
+	c, a, ls, out := chatOver(t, cfg(`[{"text": "still here"}]`), "s", "/rewind\n/rewind 1 now\n/rewind 1\n/rewind 1 force\n/rewind 7\nand now?\n")
+	if err := c.Run(t.Context(), a, ls); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Session s: 1 turn that changed the workspace, oldest first.",
+		"   ~ a.txt\n   + b.txt\n",
+		"'/rewind N' puts the workspace back as it was before turn N.",
+		"Usage: /rewind (the turns)",
+		"✗ nothing was put back: 1 path changed since the turns changed it:\n  b.txt: it changed since\nLook at it, then rewind with /rewind 1 force to put it back too",
+		"Put back 2 paths as they were before turn ",
+		"The conversation is as it was: tell the model what you undid.",
+		`✗ session s has no turn "7" with changes to rewind: /rewind lists them`,
+		"still here",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the chat did not show %q:\n%s", want, got)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "before\n" {
+		t.Errorf("a.txt: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.txt")); err == nil {
+		t.Error("b.txt is still there")
 	}
 }

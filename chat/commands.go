@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -246,4 +247,43 @@ func (c *chat) stopTasks(ls *session.LiveSession) {
 	if stopped := ls.StopTasks(); len(stopped) > 0 {
 		c.con.note(fmt.Sprintf("Stopped what session %s left running in the background: %s.", ls.ID(), tui.Tasks(stopped)))
 	}
+}
+
+// rewindTo is /rewind [N [force]]: the session's turns that changed the
+// workspace, or the workspace put back as it was before turn N (as orca
+// rewind does). The conversation stays as it is.
+func (c *chat) rewindTo(arg string) string {
+	if c.running > 0 || len(c.backlog) > 0 {
+		return "A turn is running: /rewind once it has ended."
+	}
+	st := c.app.Checkpoints()
+	if st == nil {
+		return "This chat keeps no checkpoints (--no-checkpoints): there is nothing to rewind."
+	}
+	id := c.ls.ID()
+	f := strings.Fields(arg)
+	var b strings.Builder
+	switch {
+	case len(f) == 0:
+		cps, err := st.Checkpoints(id)
+		if err != nil {
+			return "✗ " + err.Error()
+		}
+		tui.WriteCheckpoints(&b, id, cps, "/rewind N")
+		return strings.TrimRight(b.String(), "\n")
+	case len(f) > 2 || len(f) == 2 && f[1] != "force":
+		return "Usage: /rewind (the turns), /rewind N (put the workspace back as it was before turn N), /rewind N force (files changed since too)"
+	}
+	r, undone, err := app.RewindTo(st, id, f[0], len(f) == 2)
+	switch {
+	case errors.Is(err, app.ErrNoCheckpoint):
+		return "✗ " + err.Error() + ": /rewind lists them"
+	case err != nil:
+		return "✗ " + err.Error()
+	case len(r.Conflicts) > 0 && len(f) < 2:
+		return "✗ " + tui.RewindStopped(r, "/rewind "+f[0]+" force")
+	}
+	tui.WriteRewound(&b, r, undone[0].ID)
+	b.WriteString("The conversation is as it was: tell the model what you undid.")
+	return b.String()
 }

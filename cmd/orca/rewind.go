@@ -1,14 +1,11 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
+	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/app"
-	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/rewind"
 	"github.com/orca-agent/orca/tui"
 )
@@ -75,100 +72,35 @@ func runRewind(cmd *cobra.Command, f *rewindFlags, args []string, o options) err
 	if err != nil {
 		return &exitError{code: exitTurn, err: err}
 	}
-	cps, err := st.Checkpoints(session)
-	if err != nil {
-		return &exitError{code: exitTurn, err: err}
-	}
 	out := cmd.OutOrStdout()
 	if len(args) == 0 {
+		cps, err := st.Checkpoints(session)
+		if err != nil {
+			return &exitError{code: exitTurn, err: err}
+		}
 		if f.json {
 			return writeJSON(out, checkpointsJSON(cps))
 		}
-		if len(cps) == 0 {
-			fmt.Fprintf(out, "Session %s has no turn that changed the workspace.\n", session)
-			return nil
-		}
-		fmt.Fprintf(out, "Session %s: %s that changed the workspace, oldest first.\n", session, tui.Plural(len(cps), "turn"))
-		for i, cp := range cps {
-			fmt.Fprintf(out, "\n%d. %s, %s: %s\n", i+1, cp.ID, cp.Taken.Local().Format("2006-01-02 15:04:05"), tui.Plural(len(cp.Changes), "path"))
-			for _, c := range cp.Changes {
-				fmt.Fprintf(out, "   %s %s\n", mark(c), c.Path)
-			}
-		}
-		fmt.Fprintf(out, "\n'orca rewind N' puts the workspace back as it was before turn N.\n")
+		tui.WriteCheckpoints(out, session, cps, "orca rewind N")
 		return nil
 	}
-	from := -1
-	for i, cp := range cps {
-		if cp.ID == args[0] || strconv.Itoa(i+1) == args[0] {
-			from = i
-		}
-	}
-	if from < 0 {
-		return usageErrorf("session %s has no turn %q with changes to rewind: 'orca rewind' lists them", session, args[0])
-	}
-	undo := cps[from:]
-	r, err := st.Restore(undo, f.force)
-	if err != nil {
+	r, undone, err := app.RewindTo(st, session, args[0], f.force)
+	switch {
+	case errors.Is(err, app.ErrNoCheckpoint):
+		return usageErrorf("%v: 'orca rewind' lists them", err)
+	case err != nil:
 		return &exitError{code: exitTurn, err: err}
-	}
-	if len(r.Conflicts) > 0 && !f.force {
+	case len(r.Conflicts) > 0 && !f.force:
 		if f.json {
 			writeJSON(out, restoredJSON(r, false))
 		}
-		var b strings.Builder
-		for _, c := range r.Conflicts {
-			fmt.Fprintf(&b, "\n  %s: %s", c.Path, c.Why)
-		}
-		return &exitError{code: exitTurn, err: fmt.Errorf("nothing was put back: %s changed since the turns changed %s:%s\nLook at %s, then rerun with --force to put %s back too",
-			tui.Plural(len(r.Conflicts), "path"), pronoun(len(r.Conflicts)), b.String(), pronoun(len(r.Conflicts)), pronoun(len(r.Conflicts)))}
-	}
-	ids := make([]string, len(undo))
-	for i, cp := range undo {
-		ids[i] = cp.ID
-	}
-	if err := st.Remove(session, ids...); err != nil {
-		return &exitError{code: exitTurn, err: err}
+		return &exitError{code: exitTurn, err: errors.New(tui.RewindStopped(r, "--force"))}
 	}
 	if f.json {
 		return writeJSON(out, restoredJSON(r, true))
 	}
-	fmt.Fprintf(out, "Put back %s as %s before turn %s:\n", tui.Plural(len(r.Paths), "path"), were(len(r.Paths)), undo[0].ID)
-	for _, p := range r.Paths {
-		fmt.Fprintf(out, "  %s\n", p)
-	}
-	if len(r.Lost) > 0 {
-		fmt.Fprintf(out, "Left as %s: what %s before is not kept (larger than %s):\n", pronoun(len(r.Lost)), were(len(r.Lost)), llm.ByteSize(rewind.DefaultMaxFile))
-		for _, p := range r.Lost {
-			fmt.Fprintf(out, "  %s\n", p)
-		}
-	}
+	tui.WriteRewound(out, r, undone[0].ID)
 	return nil
-}
-
-// mark is how a change is listed: + made, - removed, ~ changed.
-func mark(c rewind.Change) string {
-	switch {
-	case c.Before == nil:
-		return "+"
-	case c.After == nil:
-		return "-"
-	}
-	return "~"
-}
-
-func pronoun(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
-}
-
-func were(n int) string {
-	if n == 1 {
-		return "it was"
-	}
-	return "they were"
 }
 
 type changeJSON struct {
@@ -184,11 +116,12 @@ type checkpointJSON struct {
 }
 
 func checkpointsJSON(cps []rewind.Checkpoint) []checkpointJSON {
+	kinds := map[string]string{"+": "made", "-": "removed", "~": "changed"}
 	out := make([]checkpointJSON, 0, len(cps))
 	for _, cp := range cps {
 		j := checkpointJSON{Turn: cp.ID, Taken: cp.Taken.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Changes: []changeJSON{}}
 		for _, c := range cp.Changes {
-			j.Changes = append(j.Changes, changeJSON{Path: c.Path, Kind: map[string]string{"+": "made", "-": "removed", "~": "changed"}[mark(c)]})
+			j.Changes = append(j.Changes, changeJSON{Path: c.Path, Kind: kinds[tui.ChangeMark(c)]})
 		}
 		out = append(out, j)
 	}
