@@ -268,6 +268,18 @@ func (s *Store) keep(p string) (string, error) {
 	return d, writeAtomic(obj, data, 0o600)
 }
 
+// Content returns the content kept under digest d (an Entry's Digest).
+func (s *Store) Content(d string) ([]byte, error) {
+	if len(d) != sha256.Size*2 || strings.Trim(d, "0123456789abcdef") != "" {
+		return nil, fmt.Errorf("rewind: %q is no content's digest", d)
+	}
+	b, err := os.ReadFile(s.object(d))
+	if err != nil {
+		return nil, fmt.Errorf("rewind: the content %s is not kept: %w", d[:12], err)
+	}
+	return b, nil
+}
+
 // object is where the content of digest d is kept.
 func (s *Store) object(d string) string { return filepath.Join(s.dir, "objects", d[:2], d[2:]) }
 

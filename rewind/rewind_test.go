@@ -271,6 +271,11 @@ func TestRewindNames(t *testing.T) {
 	if err := s.Forget("../.."); err == nil {
 		t.Error("Forget(../..)")
 	}
+	for _, d := range []string{"../../etc/passwd", strings.Repeat("a", 63) + "/", strings.Repeat("A", 64), ""} {
+		if _, err := s.Content(d); err == nil || !strings.Contains(err.Error(), "is no content's digest") {
+			t.Errorf("Content(%q): %v", d, err)
+		}
+	}
 }
 
 // A folder the turn wrote in, replaced since by a link out of the

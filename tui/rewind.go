@@ -1,9 +1,13 @@
 package tui
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
+
+	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/rewind"
@@ -77,4 +81,46 @@ func were(n int) string {
 		return "it was"
 	}
 	return "they were"
+}
+
+// WriteDiff writes what a checkpoint changed as unified diffs, a file at a
+// time, content read with content (rewind.Store.Content): a binary file,
+// or one whose content was not kept, is named, not shown.
+func WriteDiff(w io.Writer, cp rewind.Checkpoint, content func(digest string) ([]byte, error)) {
+	text := func(e *rewind.Entry) (string, string) {
+		switch {
+		case e == nil || !e.Mode.IsRegular():
+			return "", ""
+		case e.Digest == "":
+			return "", fmt.Sprintf("not kept: larger than %s", llm.ByteSize(rewind.DefaultMaxFile))
+		}
+		b, err := content(e.Digest)
+		if err != nil {
+			return "", err.Error()
+		}
+		if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
+			return "", "binary, " + llm.ByteSize(int64(len(b)))
+		}
+		return string(b), ""
+	}
+	for _, c := range cp.Changes {
+		if (c.Before == nil || !c.Before.Mode.IsRegular()) && (c.After == nil || !c.After.Mode.IsRegular()) {
+			fmt.Fprintf(w, "%s %s/\n", ChangeMark(c), c.Path) // a folder, or a link
+			continue
+		}
+		before, whyB := text(c.Before)
+		after, whyA := text(c.After)
+		if whyB != "" || whyA != "" {
+			fmt.Fprintf(w, "%s %s (%s)\n", ChangeMark(c), c.Path, strings.Trim(whyB+"; "+whyA, "; "))
+			continue
+		}
+		from, to := "a/"+c.Path, "b/"+c.Path
+		if c.Before == nil {
+			from = "/dev/null"
+		}
+		if c.After == nil {
+			to = "/dev/null"
+		}
+		io.WriteString(w, udiff.Unified(from, to, before, after))
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ type rewindFlags struct {
 	workspace string
 	session   string
 	force     bool
+	diff      bool
 	json      bool
 }
 
@@ -30,9 +32,9 @@ before and after the turn; git's ignored files and those a deny rule
 keeps the agent from reading are not followed, nor files over 16 MB).
 
 Without TURN, the session's checkpoints are listed: each turn with the
-paths it changed (+ made, - removed, ~ changed). With TURN — a turn id, or
-its number in the list — the workspace is put back as it was before that
-turn: every path that turn or a later one changed, and only those. A file
+paths it changed (+ made, - removed, ~ changed); --diff TURN shows what
+one turn changed, as unified diffs. With TURN — a turn id, or its number
+in the list — the workspace is put back as it was before that turn: every path that turn or a later one changed, and only those. A file
 that changed again since (your own edit) is not touched: the rewind stops,
 names it, and does nothing until you give --force. Nothing is cleaned: a
 file is removed only if a turn made it and it is still what the turn
@@ -42,6 +44,7 @@ The session is the workspace's most recently active one unless --session
 names another.`,
 		Example: `  orca rewind
   orca rewind 2
+  orca rewind --diff 2
   orca rewind turn_0123456789abcdef --force
   orca rewind --session session_0123456789abcdef --json`,
 		Args: cobra.MaximumNArgs(1),
@@ -53,6 +56,7 @@ names another.`,
 	fl.StringVarP(&f.workspace, "workspace", "w", ".", "workspace `DIR` to rewind")
 	fl.StringVar(&f.session, "session", "", "the session `ID` whose turns to rewind (default: the most recently active)")
 	fl.BoolVar(&f.force, "force", false, "put back files that changed since the turns changed them too")
+	fl.BoolVar(&f.diff, "diff", false, "show what TURN changed, as unified diffs, and put nothing back")
 	fl.BoolVar(&f.json, "json", false, "print the checkpoints, or what was put back, as JSON")
 	return cmd
 }
@@ -84,6 +88,9 @@ func runRewind(cmd *cobra.Command, f *rewindFlags, args []string, o options) err
 		tui.WriteCheckpoints(out, session, cps, "orca rewind N")
 		return nil
 	}
+	if f.diff {
+		return rewindDiff(cmd, st, session, args[0])
+	}
 	r, undone, err := app.RewindTo(st, session, args[0], f.force)
 	switch {
 	case errors.Is(err, app.ErrNoCheckpoint):
@@ -101,6 +108,22 @@ func runRewind(cmd *cobra.Command, f *rewindFlags, args []string, o options) err
 	}
 	tui.WriteRewound(out, r, undone[0].ID)
 	return nil
+}
+
+// rewindDiff writes what turn (an id or a number) changed as unified
+// diffs.
+func rewindDiff(cmd *cobra.Command, st *rewind.Store, session, turn string) error {
+	cps, err := st.Checkpoints(session)
+	if err != nil {
+		return &exitError{code: exitTurn, err: err}
+	}
+	for i, cp := range cps {
+		if cp.ID == turn || strconv.Itoa(i+1) == turn {
+			tui.WriteDiff(cmd.OutOrStdout(), cp, st.Content)
+			return nil
+		}
+	}
+	return usageErrorf("session %s has no turn %q with changes to rewind: 'orca rewind' lists them", session, turn)
 }
 
 type changeJSON struct {

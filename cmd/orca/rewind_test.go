@@ -57,6 +57,20 @@ func TestRewindThroughTheCLI(t *testing.T) {
 		t.Errorf("changes %v", kinds)
 	}
 
+	stdout, _, code = orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, "--diff", "1")
+	for _, want := range []string{
+		"--- a/main.go\n+++ b/main.go\n@@ -1,3 +1,3 @@\n package main\n \n-func main() { println(\"hello\") }\n+func main() { println(\"goodbye\") }\n",
+		"--- /dev/null\n+++ b/out/new.txt\n@@ -0,0 +1 @@\n+made\n",
+		"--- a/gone/deep/file.txt\n+++ /dev/null\n",
+		"+ out/\n",
+	} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("--diff: no %q in\n%s", want, stdout)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "main.go")); !strings.Contains(string(b), "goodbye") {
+		t.Error("--diff put something back")
+	}
 	writeFileAt(t, ws, "out/new.txt", "the user's\n")
 	_, stderr, code = orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, "1")
 	if code == 0 || !strings.Contains(stderr, "nothing was put back: 1 path changed since the turns changed it:\n  out/new.txt: it changed since") {
