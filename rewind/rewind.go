@@ -36,11 +36,17 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // DefaultMaxFile is the largest file whose content a Store keeps.
 const DefaultMaxFile = 16 << 20
+
+// DefaultMaxRead is how much content a snapshot reads and keeps at most
+// (a first snapshot of a large folder, a home folder, reads everything):
+// past it, the files are followed by size and time only.
+const DefaultMaxRead = 1 << 30
 
 // Options configure a Store.
 type Options struct {
@@ -51,6 +57,10 @@ type Options struct {
 	// MaxFile is the largest file whose content is kept (DefaultMaxFile if
 	// zero).
 	MaxFile int64
+	// MaxRead is how much content one snapshot reads and keeps at most
+	// (DefaultMaxRead if zero); past it, files are followed by size and
+	// time only, and a change to one of them cannot be put back.
+	MaxRead int64
 	// Walk, if set, walks the workspace instead of filepath.WalkDir (the
 	// files the agent sees: git's ignored ones left out), calling fn with
 	// each entry's slash-separated path relative to the root, from any
@@ -141,6 +151,9 @@ func Open(root, dir string, opts Options) (*Store, error) {
 	if opts.MaxFile <= 0 {
 		opts.MaxFile = DefaultMaxFile
 	}
+	if opts.MaxRead <= 0 {
+		opts.MaxRead = DefaultMaxRead
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "objects"), 0o700); err != nil {
 		return nil, fmt.Errorf("rewind: %w", err)
 	}
@@ -166,6 +179,7 @@ func (s *Store) Take(ctx context.Context) (*Snapshot, error) {
 		prev = s.last.Paths
 	}
 	var mu sync.Mutex // visit may be called at once (Options.Walk)
+	var read atomic.Int64
 	visit := func(rel string, d fs.DirEntry) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -190,7 +204,7 @@ func (s *Store) Take(ctx context.Context) (*Snapshot, error) {
 			e.Size = info.Size()
 			if old := prev[rel]; old != nil && old.Digest != "" && old.Size == e.Size && old.ModTime.Equal(e.ModTime) && old.Mode == e.Mode {
 				e.Digest = old.Digest // unchanged: not read again
-			} else if e.Size <= s.opts.MaxFile {
+			} else if e.Size <= s.opts.MaxFile && read.Add(e.Size) <= s.opts.MaxRead {
 				if e.Digest, err = s.keep(p); err != nil {
 					return nil // unreadable now: followed by its size and time
 				}

@@ -1,6 +1,7 @@
 package rewind_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -302,5 +303,35 @@ func TestRewindNeverWritesThroughALinkOut(t *testing.T) {
 	}
 	if got := tree(t, outside); len(got) != 1 || got["new.md"] != "someone else's\n" {
 		t.Errorf("outside the workspace: %v", got)
+	}
+}
+
+// A snapshot reads at most MaxRead of content: past it, files are followed
+// by size and time only (a first snapshot of a large folder copies no
+// more), and the next snapshot reads what the last did not.
+func TestRewindMaxRead(t *testing.T) {
+	root := t.TempDir()
+	for i := range 10 {
+		write(t, root, fmt.Sprintf("f%d.txt", i), strings.Repeat("x", 100))
+	}
+	s, err := rewind.Open(root, filepath.Join(t.TempDir(), "rewind"), rewind.Options{MaxRead: 450})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(snap *rewind.Snapshot) (kept int) {
+		for _, e := range snap.Paths {
+			if e.Digest != "" {
+				kept++
+			}
+		}
+		return kept
+	}
+	first, err := s.Take(t.Context())
+	if err != nil || count(first) != 4 || len(first.Paths) != 10 {
+		t.Fatalf("first: %d kept of %d, %v", count(first), len(first.Paths), err)
+	}
+	second, err := s.Take(t.Context())
+	if err != nil || count(second) != 8 {
+		t.Fatalf("second: %d kept, %v", count(second), err)
 	}
 }
