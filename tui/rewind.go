@@ -62,12 +62,15 @@ func WriteRewound(w io.Writer, r rewind.Restored, first string) {
 		fmt.Fprintf(w, "  %s\n", p)
 	}
 	if len(r.Lost) > 0 {
-		fmt.Fprintf(w, "Left as %s: what %s before is not kept (larger than %s):\n", them(len(r.Lost)), were(len(r.Lost)), llm.ByteSize(rewind.DefaultMaxFile))
+		fmt.Fprintf(w, "Left as %s: what %s before is not kept (%s):\n", them(len(r.Lost)), were(len(r.Lost)), notKept)
 		for _, p := range r.Lost {
 			fmt.Fprintf(w, "  %s\n", p)
 		}
 	}
 }
+
+// notKept says why a file's content is not kept.
+var notKept = fmt.Sprintf("larger than %s, or past the %s a snapshot reads", llm.ByteSize(rewind.DefaultMaxFile), llm.ByteSize(rewind.DefaultMaxRead))
 
 func them(n int) string {
 	if n == 1 {
@@ -92,7 +95,7 @@ func WriteDiff(w io.Writer, cp rewind.Checkpoint, content func(digest string) ([
 		case e == nil || !e.Mode.IsRegular():
 			return "", ""
 		case e.Digest == "":
-			return "", fmt.Sprintf("not kept: larger than %s", llm.ByteSize(rewind.DefaultMaxFile))
+			return "", "not kept: " + notKept
 		}
 		b, err := content(e.Digest)
 		if err != nil {

@@ -30,7 +30,7 @@ func TestWriteDiff(t *testing.T) {
 	})
 	want := "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n" +
 		"+ img.png (binary, 5 bytes)\n" +
-		"~ big.log (not kept: larger than 16.0 MB)\n" +
+		"~ big.log (not kept: larger than 16.0 MB, or past the 1024.0 MB a snapshot reads)\n" +
 		"- lost.txt (not kept)\n" +
 		"+ out/\n"
 	if b.String() != want {
