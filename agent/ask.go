@@ -141,28 +141,10 @@ type callPermitter struct {
 // the rules approvals kept and the turn's grants, and reports whether a
 // rule allowed it: the mode's allowance is not enough.
 func (p callPermitter) Permits(input json.RawMessage) bool {
-	t := p.t
-	req := policy.RequestFor(p.tl, input, t.rt.fs)
-	rules, err := t.rt.approvals.Rules(t.ctx, t.res.Root(), t.res.SessionID)
-	if err != nil {
-		rules = nil
+	pol, _ := p.t.withApproved()
+	if pol == nil {
+		return false // no policy, no rule: nothing allows it
 	}
-	rules = t.grants.appendTo(rules)
-	pol := t.rt.policy
-	if len(rules) > 0 || pol == nil {
-		allow, err := policy.ParseRules(rules, nil, nil)
-		if err != nil {
-			allow = policy.Rules{}
-		}
-		if pol != nil {
-			pol, err = pol.With(allow)
-		} else {
-			pol, err = policy.New(policy.ModeDefault, allow)
-		}
-		if err != nil {
-			return false
-		}
-	}
-	v := pol.Decide(req)
+	v := pol.Decide(policy.RequestFor(p.tl, input, p.t.rt.fs))
 	return v.Decision == policy.Allow && !strings.HasPrefix(v.Rule, "mode:")
 }

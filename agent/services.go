@@ -141,17 +141,27 @@ func (m *MemoryApprovals) Revoke(_ context.Context, runtimeID, sessionID, rule s
 // approved reports whether the approved rules allow req for the turn's
 // session.
 func (t *turn) approved(req policy.Request) bool {
+	p, added := t.withApproved()
+	return added && p.Decide(req).Decision == policy.Allow
+}
+
+// withApproved returns the runtime's policy with the rules approvals kept
+// for the session and the turn's grants added as allow rules (a
+// default-mode policy of them when the runtime has none), and whether
+// there were any. With none, it is the runtime's policy (nil if none);
+// rules that do not parse add nothing.
+func (t *turn) withApproved() (*policy.Policy, bool) {
 	rules, err := t.rt.approvals.Rules(t.ctx, t.res.Root(), t.res.SessionID)
 	if err != nil {
 		rules = nil
 	}
 	rules = t.grants.appendTo(rules)
 	if len(rules) == 0 {
-		return false
+		return t.rt.policy, false
 	}
 	allow, err := policy.ParseRules(rules, nil, nil)
 	if err != nil {
-		return false
+		return t.rt.policy, false
 	}
 	var p *policy.Policy
 	if t.rt.policy != nil {
@@ -159,5 +169,8 @@ func (t *turn) approved(req policy.Request) bool {
 	} else {
 		p, err = policy.New(policy.ModeDefault, allow)
 	}
-	return err == nil && p.Decide(req).Decision == policy.Allow
+	if err != nil {
+		return t.rt.policy, false
+	}
+	return p, true
 }

@@ -112,24 +112,31 @@ func (e noCheckpoint) Error() string {
 
 func (noCheckpoint) Is(target error) bool { return target == ErrNoCheckpoint }
 
+// CheckpointOf returns the session's checkpoints and the index of turn's
+// among them: turn is a checkpoint's turn id or its number (1 the
+// oldest). A turn with none is ErrNoCheckpoint, naming both.
+func CheckpointOf(st *rewind.Store, session, turn string) ([]rewind.Checkpoint, int, error) {
+	cps, err := st.Checkpoints(session)
+	if err != nil {
+		return nil, -1, err
+	}
+	for i, cp := range cps {
+		if cp.ID == turn || strconv.Itoa(i+1) == turn {
+			return cps, i, nil
+		}
+	}
+	return nil, -1, noCheckpoint{session, turn}
+}
+
 // RewindTo puts the workspace back as it was before turn of session: turn
 // is a checkpoint's turn id or its number among the session's (1 the
 // oldest). It restores that checkpoint and every later one (rewind.Store
 // .Restore, force as there) and, unless a path changed since stopped it,
 // forgets them; it returns what Restore did and the checkpoints rewound.
 func RewindTo(st *rewind.Store, session, turn string, force bool) (rewind.Restored, []rewind.Checkpoint, error) {
-	cps, err := st.Checkpoints(session)
+	cps, from, err := CheckpointOf(st, session, turn)
 	if err != nil {
 		return rewind.Restored{}, nil, err
-	}
-	from := -1
-	for i, cp := range cps {
-		if cp.ID == turn || strconv.Itoa(i+1) == turn {
-			from = i
-		}
-	}
-	if from < 0 {
-		return rewind.Restored{}, nil, noCheckpoint{session, turn}
 	}
 	undo := cps[from:]
 	r, err := st.Restore(undo, force)

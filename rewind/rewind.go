@@ -20,7 +20,6 @@
 package rewind
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -37,6 +36,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -591,8 +591,7 @@ func describe(left, now *Entry) string {
 }
 
 func isNotEmpty(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && (strings.Contains(pe.Err.Error(), "not empty") || strings.Contains(pe.Err.Error(), "exists"))
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }
 
 // Forget removes the session's checkpoints, and the kept content no
@@ -672,7 +671,7 @@ func writeAtomic(p string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(f, bytes.NewReader(data))
+	_, err = f.Write(data)
 	if err == nil {
 		err = f.Chmod(perm)
 	}

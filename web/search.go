@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -67,7 +68,7 @@ func (*Brave) Name() string { return "Brave" }
 
 func (b *Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 	q = q.normal()
-	u, err := url.Parse(cmpOr(b.Endpoint, DefaultBraveEndpoint))
+	u, err := url.Parse(cmp.Or(b.Endpoint, DefaultBraveEndpoint))
 	if err != nil {
 		return nil, fmt.Errorf("Brave: endpoint: %w", err)
 	}
@@ -119,7 +120,7 @@ func (t *Tavily) Search(ctx context.Context, q Query) ([]Result, error) {
 	q = q.normal()
 	body, _ := json.Marshal(map[string]any{"query": q.Text, "max_results": min(q.Max, 20),
 		"include_domains": nonNil(q.Allowed), "exclude_domains": nonNil(q.Blocked)})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cmpOr(t.Endpoint, DefaultTavilyEndpoint), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cmp.Or(t.Endpoint, DefaultTavilyEndpoint), bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("Tavily: %w", err)
 	}
@@ -229,7 +230,7 @@ func (q Query) normal() Query {
 	if q.Max <= 0 {
 		q.Max = DefaultResults
 	}
-	q.Allowed, q.Blocked = domains(q.Allowed), domains(q.Blocked)
+	q.Allowed, q.Blocked = Domains(q.Allowed), Domains(q.Blocked)
 	return q
 }
 
@@ -279,11 +280,7 @@ func (q Query) filter(rs []Result) []Result {
 
 // Domains returns ds as the hosts a search is limited to: lower case,
 // "https://Go.dev/doc" and "*.go.dev" as "go.dev".
-func Domains(ds []string) []string { return domains(ds) }
-
-// domains returns ds as lower-case hosts: "https://Go.dev/doc" and
-// "*.go.dev" are "go.dev".
-func domains(ds []string) []string {
+func Domains(ds []string) []string {
 	var out []string
 	for _, d := range ds {
 		d = strings.ToLower(strings.TrimSpace(d))

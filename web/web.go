@@ -11,6 +11,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,7 +99,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: %s: %w", rawURL, err)
 	}
-	req.Header.Set("User-Agent", cmpOr(f.UserAgent, "orca"))
+	req.Header.Set("User-Agent", cmp.Or(f.UserAgent, "orca"))
 	req.Header.Set("Accept", "text/html, text/markdown, text/plain;q=0.9, */*;q=0.5")
 	resp, err := client.Do(req)
 	if err != nil {
@@ -257,11 +258,4 @@ func kind(ip netip.Addr) string {
 		return "unspecified"
 	}
 	return "multicast"
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

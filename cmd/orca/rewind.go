@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -113,17 +112,15 @@ func runRewind(cmd *cobra.Command, f *rewindFlags, args []string, o options) err
 // rewindDiff writes what turn (an id or a number) changed as unified
 // diffs.
 func rewindDiff(cmd *cobra.Command, st *rewind.Store, session, turn string) error {
-	cps, err := st.Checkpoints(session)
-	if err != nil {
+	cps, i, err := app.CheckpointOf(st, session, turn)
+	switch {
+	case errors.Is(err, app.ErrNoCheckpoint):
+		return usageErrorf("%v: 'orca rewind' lists them", err)
+	case err != nil:
 		return &exitError{code: exitTurn, err: err}
 	}
-	for i, cp := range cps {
-		if cp.ID == turn || strconv.Itoa(i+1) == turn {
-			tui.WriteDiff(cmd.OutOrStdout(), cp, st.Content)
-			return nil
-		}
-	}
-	return usageErrorf("session %s has no turn %q with changes to rewind: 'orca rewind' lists them", session, turn)
+	tui.WriteDiff(cmd.OutOrStdout(), cps[i], st.Content)
+	return nil
 }
 
 type changeJSON struct {
@@ -156,12 +153,5 @@ func restoredJSON(r rewind.Restored, done bool) map[string]any {
 	for _, c := range r.Conflicts {
 		conflicts = append(conflicts, map[string]string{"path": c.Path, "why": c.Why})
 	}
-	return map[string]any{"rewound": done, "restored": nonNilStrings(r.Paths), "conflicts": conflicts, "lost": nonNilStrings(r.Lost)}
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
+	return map[string]any{"rewound": done, "restored": nonNil(r.Paths), "conflicts": conflicts, "lost": nonNil(r.Lost)}
 }

@@ -250,33 +250,27 @@ func untrusted(tag, pageURL, text string) string {
 
 // breakClosers writes closer ("</web-page") in text, in any case, as
 // "<\/web-page", so that text cannot close the tag it is in.
+// One pass, looking only where a '<' is.
 func breakClosers(text, closer string) string {
-	if !containsFold(text, closer) {
+	var b strings.Builder
+	last := 0 // text[:last] is written
+	for i := 0; ; i++ {
+		j := strings.IndexByte(text[i:], '<')
+		if j < 0 {
+			break
+		}
+		i += j
+		if len(text)-i >= len(closer) && strings.EqualFold(text[i:i+len(closer)], closer) {
+			b.WriteString(text[last : i+1])
+			b.WriteByte('\\')
+			last = i + 1
+		}
+	}
+	if last == 0 {
 		return text
 	}
-	var b strings.Builder
-	for {
-		i := indexFold(text, closer)
-		if i < 0 {
-			b.WriteString(text)
-			return b.String()
-		}
-		b.WriteString(text[:i+1])
-		b.WriteString(`\`)
-		text = text[i+1:]
-	}
-}
-
-func containsFold(s, sub string) bool { return indexFold(s, sub) >= 0 }
-
-// indexFold is strings.Index for an ASCII sub, ignoring ASCII case.
-func indexFold(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
-			return i
-		}
-	}
-	return -1
+	b.WriteString(text[last:])
+	return b.String()
 }
 
 // asMarkdown says how a page's text is given.
