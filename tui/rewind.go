@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"unicode/utf8"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/rewind"
+	"github.com/orca-agent/orca/tool"
 )
 
 // WriteCheckpoints writes a session's checkpoints, oldest first: each
@@ -25,7 +27,7 @@ func WriteCheckpoints(w io.Writer, session string, cps []rewind.Checkpoint, how 
 	for i, cp := range cps {
 		fmt.Fprintf(w, "\n%d. %s, %s: %s\n", i+1, cp.ID, cp.Taken.Local().Format("2006-01-02 15:04:05"), Plural(len(cp.Changes), "path"))
 		for _, c := range cp.Changes {
-			fmt.Fprintf(w, "   %s %s\n", ChangeMark(c), c.Path)
+			fmt.Fprintf(w, "   %s %s\n", ChangeMark(c), tool.OneLine(c.Path))
 		}
 	}
 	fmt.Fprintf(w, "\n'%s' puts the workspace back as it was before turn N.\n", how)
@@ -47,7 +49,7 @@ func ChangeMark(c rewind.Change) string {
 func RewindStopped(r rewind.Restored, force string) string {
 	var b strings.Builder
 	for _, c := range r.Conflicts {
-		fmt.Fprintf(&b, "\n  %s: %s", c.Path, c.Why)
+		fmt.Fprintf(&b, "\n  %s: %s", tool.OneLine(c.Path), c.Why)
 	}
 	n := len(r.Conflicts)
 	return fmt.Sprintf("nothing was put back: %s changed since the turns changed %s:%s\nLook at %s, then rewind with %s to put %s back too",
@@ -59,14 +61,35 @@ func RewindStopped(r rewind.Restored, force string) string {
 func WriteRewound(w io.Writer, r rewind.Restored, first string) {
 	fmt.Fprintf(w, "Put back %s as %s before turn %s:\n", Plural(len(r.Paths), "path"), were(len(r.Paths)), first)
 	for _, p := range r.Paths {
-		fmt.Fprintf(w, "  %s\n", p)
+		fmt.Fprintf(w, "  %s\n", tool.OneLine(p))
 	}
 	if len(r.Lost) > 0 {
 		fmt.Fprintf(w, "Left as %s: what %s before is not kept (%s):\n", them(len(r.Lost)), were(len(r.Lost)), notKept)
 		for _, p := range r.Lost {
-			fmt.Fprintf(w, "  %s\n", p)
+			fmt.Fprintf(w, "  %s\n", tool.OneLine(p))
 		}
 	}
+}
+
+// notFile is how a change of a folder or a link is shown after its path:
+// "/" for a folder, the link's targets (before → after) for a link.
+func notFile(before, after *rewind.Entry) string {
+	link := func(e *rewind.Entry) string {
+		if e == nil || e.Mode&fs.ModeSymlink == 0 {
+			return ""
+		}
+		return tool.OneLine(e.Link)
+	}
+	from, to := link(before), link(after)
+	switch {
+	case from == "" && to == "":
+		return "/"
+	case from == "":
+		return " (a link to " + to + ")"
+	case to == "":
+		return " (a link to " + from + ")"
+	}
+	return " (a link: " + from + " → " + to + ")"
 }
 
 // notKept says why a file's content is not kept.
@@ -107,17 +130,18 @@ func WriteDiff(w io.Writer, cp rewind.Checkpoint, content func(digest string) ([
 		return string(b), ""
 	}
 	for _, c := range cp.Changes {
+		p := tool.OneLine(c.Path)
 		if (c.Before == nil || !c.Before.Mode.IsRegular()) && (c.After == nil || !c.After.Mode.IsRegular()) {
-			fmt.Fprintf(w, "%s %s/\n", ChangeMark(c), c.Path) // a folder, or a link
+			fmt.Fprintf(w, "%s %s%s\n", ChangeMark(c), p, notFile(c.Before, c.After))
 			continue
 		}
 		before, whyB := text(c.Before)
 		after, whyA := text(c.After)
 		if whyB != "" || whyA != "" {
-			fmt.Fprintf(w, "%s %s (%s)\n", ChangeMark(c), c.Path, strings.Trim(whyB+"; "+whyA, "; "))
+			fmt.Fprintf(w, "%s %s (%s)\n", ChangeMark(c), p, strings.Trim(whyB+"; "+whyA, "; "))
 			continue
 		}
-		from, to := "a/"+c.Path, "b/"+c.Path
+		from, to := "a/"+p, "b/"+p
 		if c.Before == nil {
 			from = "/dev/null"
 		}

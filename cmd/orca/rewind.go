@@ -61,6 +61,9 @@ names another.`,
 }
 
 func runRewind(cmd *cobra.Command, f *rewindFlags, args []string, o options) error {
+	if len(args) == 0 && (f.diff || f.force) {
+		return usageErrorf("--diff and --force need a TURN: 'orca rewind' lists the turns")
+	}
 	root, err := checkWorkspace(f.workspace)
 	if err != nil {
 		return err

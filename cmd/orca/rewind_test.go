@@ -71,6 +71,11 @@ func TestRewindThroughTheCLI(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "main.go")); !strings.Contains(string(b), "goodbye") {
 		t.Error("--diff put something back")
 	}
+	for _, flag := range []string{"--diff", "--force"} {
+		if _, stderr, code := orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, flag); code != 2 || !strings.Contains(stderr, "--diff and --force need a TURN") {
+			t.Errorf("%s without a TURN: exit %d: %s", flag, code, stderr)
+		}
+	}
 	writeFileAt(t, ws, "out/new.txt", "the user's\n")
 	_, stderr, code = orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, "1")
 	if code == 0 || !strings.Contains(stderr, "nothing was put back: 1 path changed since the turns changed it:\n  out/new.txt: it changed since") {
