@@ -1,18 +1,26 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/protect"
 	"github.com/orca-agent/orca/rewind"
+	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/tool/builtin"
 	"github.com/orca-agent/orca/workspace"
 )
@@ -133,6 +141,7 @@ func CheckpointOf(st *rewind.Store, session, turn string) ([]rewind.Checkpoint, 
 // oldest). It restores that checkpoint and every later one (rewind.Store
 // .Restore, force as there) and, unless a path changed since stopped it,
 // forgets them; it returns what Restore did and the checkpoints rewound.
+// Rewind does the same, and rewinds the conversation too if asked.
 func RewindTo(st *rewind.Store, session, turn string, force bool) (rewind.Restored, []rewind.Checkpoint, error) {
 	cps, from, err := CheckpointOf(st, session, turn)
 	if err != nil {
@@ -148,4 +157,220 @@ func RewindTo(st *rewind.Store, session, turn string, force bool) (rewind.Restor
 		ids[i] = cp.ID
 	}
 	return r, undo, st.Remove(session, ids...)
+}
+
+// takenFormat is how a checkpoint's time is shown: UTC, to the
+// millisecond.
+const takenFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// CheckpointView is a checkpoint as orca shows it, in one shape wherever
+// it is shown: orca rewind --json and orca serve's API (GET
+// /v1/sessions/{id}/checkpoints).
+type CheckpointView struct {
+	// Turn is the turn's id.
+	Turn    string       `json:"turn"`
+	Taken   string       `json:"taken"`
+	Changes []ChangeView `json:"changes"`
+}
+
+// ChangeView is a path a turn changed.
+type ChangeView struct {
+	Path string `json:"path"`
+	// Kind is made, removed or changed.
+	Kind string `json:"kind"`
+}
+
+// CheckpointsOf returns cps as CheckpointViews, in their order.
+func CheckpointsOf(cps []rewind.Checkpoint) []CheckpointView {
+	out := make([]CheckpointView, 0, len(cps))
+	for _, cp := range cps {
+		v := CheckpointView{Turn: cp.ID, Taken: cp.Taken.UTC().Format(takenFormat), Changes: []ChangeView{}}
+		for _, c := range cp.Changes {
+			v.Changes = append(v.Changes, ChangeView{Path: c.Path, Kind: changeKind(c)})
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// changeKind is made, removed or changed.
+func changeKind(c rewind.Change) string {
+	switch {
+	case c.Before == nil:
+		return "made"
+	case c.After == nil:
+		return "removed"
+	}
+	return "changed"
+}
+
+// RewoundView is a rewind as orca shows it: orca rewind --json and orca
+// serve's API (POST /v1/sessions/{id}/checkpoints/{turn}/rewind).
+type RewoundView struct {
+	// Rewound: the workspace is as it was before Turn. False when paths
+	// that changed since stopped it (Conflicts): nothing was put back.
+	Rewound bool `json:"rewound"`
+	// Turn is the turn rewound to.
+	Turn     string   `json:"turn"`
+	Restored []string `json:"restored"`
+	// Conflicts changed since the turns changed them: put back only if
+	// forced.
+	Conflicts []ConflictView `json:"conflicts"`
+	// Lost were left as they are: what they were before is not kept.
+	Lost []string `json:"lost"`
+	// Branch is the session the conversation goes on in, when it was
+	// rewound too (RewindOptions.Conversation).
+	Branch string `json:"branch,omitempty"`
+}
+
+// ConflictView is a path that changed since the turns changed it, and
+// how.
+type ConflictView struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+}
+
+// RewoundOf returns r as RewoundView.
+func RewoundOf(r Rewound) RewoundView {
+	v := RewoundView{Rewound: !r.Stopped, Restored: nonNil(r.Restored.Paths), Conflicts: []ConflictView{}, Lost: nonNil(r.Restored.Lost), Branch: r.Branch.ID}
+	if len(r.Undone) > 0 {
+		v.Turn = r.Undone[0].ID
+	}
+	for _, c := range r.Restored.Conflicts {
+		v.Conflicts = append(v.Conflicts, ConflictView{Path: c.Path, Why: c.Why})
+	}
+	return v
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// DiffView is what one checkpoint changed, path by path, as orca shows
+// it: orca serve's API (GET /v1/sessions/{id}/checkpoints/{turn}), and
+// orca rewind --diff as text (WriteDiff).
+type DiffView struct {
+	Turn    string     `json:"turn"`
+	Taken   string     `json:"taken"`
+	Changes []FileDiff `json:"changes"`
+}
+
+// FileDiff is what a checkpoint changed in one path.
+type FileDiff struct {
+	Path string `json:"path"`
+	// Kind is made, removed or changed.
+	Kind string `json:"kind"`
+	// Type is file, folder or link; a file on either side makes it a file.
+	Type string `json:"type"`
+	// Diff is a file's change as a unified diff (--- a/PATH, +++ b/PATH,
+	// /dev/null on the side where there was none), when both sides are
+	// text whose content is kept.
+	Diff string `json:"diff,omitempty"`
+	// Note says why a file has no Diff (binary, its size; not kept, and
+	// why; its mode alone changed), or where a link leads.
+	Note string `json:"note,omitempty"`
+}
+
+// notKept says why a file's content is not kept.
+var notKept = fmt.Sprintf("larger than %s, or past the %s a snapshot reads", llm.ByteSize(rewind.DefaultMaxFile), llm.ByteSize(rewind.DefaultMaxRead))
+
+// DiffOf returns what cp changed, path by path, the files' content read
+// with content (rewind.Store.Content).
+func DiffOf(cp rewind.Checkpoint, content func(digest string) ([]byte, error)) DiffView {
+	text := func(e *rewind.Entry) (string, string) {
+		switch {
+		case e == nil || !e.Mode.IsRegular():
+			return "", ""
+		case e.Digest == "":
+			return "", "not kept: " + notKept
+		}
+		b, err := content(e.Digest)
+		if err != nil {
+			return "", err.Error()
+		}
+		if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
+			return "", "binary, " + llm.ByteSize(int64(len(b)))
+		}
+		return string(b), ""
+	}
+	v := DiffView{Turn: cp.ID, Taken: cp.Taken.UTC().Format(takenFormat), Changes: []FileDiff{}}
+	for _, c := range cp.Changes {
+		d := FileDiff{Path: c.Path, Kind: changeKind(c), Type: "file"}
+		if !regular(c.Before) && !regular(c.After) {
+			d.Type, d.Note = "folder", linkNote(c.Before, c.After)
+			if d.Note != "" {
+				d.Type = "link"
+			}
+			v.Changes = append(v.Changes, d)
+			continue
+		}
+		before, whyB := text(c.Before)
+		after, whyA := text(c.After)
+		if whyB != "" || whyA != "" {
+			d.Note = strings.Trim(whyB+"; "+whyA, "; ")
+			v.Changes = append(v.Changes, d)
+			continue
+		}
+		p := tool.OneLine(c.Path)
+		from, to := "a/"+p, "b/"+p
+		if c.Before == nil {
+			from = "/dev/null"
+		}
+		if c.After == nil {
+			to = "/dev/null"
+		}
+		if d.Diff = udiff.Unified(from, to, before, after); d.Diff == "" {
+			d.Note = "the same content"
+			if c.Before != nil && c.After != nil && c.Before.Mode != c.After.Mode {
+				d.Note = fmt.Sprintf("the same content; its mode changed, %v → %v", c.Before.Mode, c.After.Mode)
+			}
+		}
+		v.Changes = append(v.Changes, d)
+	}
+	return v
+}
+
+func regular(e *rewind.Entry) bool { return e != nil && e.Mode.IsRegular() }
+
+// linkNote says where a link led and leads ("" if neither side is a
+// link).
+func linkNote(before, after *rewind.Entry) string {
+	link := func(e *rewind.Entry) string {
+		if e == nil || e.Mode&fs.ModeSymlink == 0 {
+			return ""
+		}
+		return tool.OneLine(e.Link)
+	}
+	from, to := link(before), link(after)
+	switch {
+	case from == "" && to == "":
+		return ""
+	case from == "":
+		return "a link to " + to
+	case to == "":
+		return "a link to " + from
+	}
+	return "a link: " + from + " → " + to
+}
+
+// WriteDiff writes what cp changed as orca rewind --diff shows it: a
+// file's change as a unified diff; a folder, a link, a binary file or one
+// whose content was not kept by its mark (+ made, - removed, ~ changed),
+// its path and what there is to say of it. A path is kept on its line
+// (tool.OneLine).
+func WriteDiff(w io.Writer, cp rewind.Checkpoint, content func(digest string) ([]byte, error)) {
+	marks := map[string]string{"made": "+", "removed": "-", "changed": "~"}
+	for _, d := range DiffOf(cp, content).Changes {
+		switch {
+		case d.Diff != "":
+			io.WriteString(w, d.Diff)
+		case d.Type == "folder":
+			fmt.Fprintf(w, "%s %s/\n", marks[d.Kind], tool.OneLine(d.Path))
+		default:
+			fmt.Fprintf(w, "%s %s (%s)\n", marks[d.Kind], tool.OneLine(d.Path), d.Note)
+		}
+	}
 }

@@ -66,7 +66,8 @@ Shift+Enter; ↑ and ↓ recall what you typed before).
   /permissions [revoke N]  the permission mode, the rules in force and what you granted ([a] answers); revoke N takes grant N back
   /resume [ID]             the workspace's other sessions; with an ID, go on in that one
   /clear                   end this session (it is kept) and go on in a new one
-  /rewind [N [force]]      the turns that changed the workspace; with N, put it back as it was before turn N
+  /rewind [N [force]]      the turns that changed the workspace; with N, put it back as it was before turn N;
+                           /rewind N conversation: the conversation too (the chat goes on in a branch of it)
   /approve, /deny [why]    decide the call of this session parked for approval (orca run --park-approvals): its turn goes on
   /mcp                     the MCP servers: up or not, their tools and prompts
   /paste                   attach the image on the clipboard (a copied screenshot) to your next message (so does Ctrl+V)
@@ -674,7 +675,7 @@ func (c *chat) line(ctx context.Context, s string) {
 		c.clear(ctx)
 		c.prompt()
 	case "/rewind":
-		c.con.note(c.rewindTo(strings.TrimSpace(strings.TrimPrefix(trimmed, "/rewind"))))
+		c.rewindTo(ctx, strings.TrimSpace(strings.TrimPrefix(trimmed, "/rewind")))
 		c.prompt()
 	case "/approve", "/deny":
 		if c.running > 0 || len(c.backlog) > 0 {

@@ -324,3 +324,66 @@ func TestRewindInTheChat(t *testing.T) {
 		t.Error("b.txt is still there")
 	}
 }
+
+// /rewind N conversation puts the files back and goes on in a branch of
+// the session as it was before turn N: the next message is a turn of the
+// branch, whose records are the session's before turn N and that turn's;
+// the session keeps all of its own.
+func TestRewindTheConversationInTheChat(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("before\n"), 0o644)
+	cfg := func(script string) app.Config {
+		return app.Config{Workspace: dir, Model: app.ModelConfig{Script: writeScript(t, t.TempDir(), script)}, Mode: policy.ModeBypass, NoSandbox: true, Checkpoints: true}
+	}
+	c, a, ls, _ := chatOver(t, cfg(`[{"tool_calls": [{"id": "b", "name": "Bash", "input": {"command": "echo after > a.txt"}}]}, {"text": "changed a"},
+		{"tool_calls": [{"id": "w", "name": "Write", "input": {"file_path": "c.txt", "content": "c\n"}}]}, {"text": "wrote c"}]`),
+		"s", "change a\nwrite c\n")
+	if err := c.Run(t.Context(), a, ls); err != nil {
+		t.Fatal(err)
+	}
+	c, a, ls, out := chatOver(t, cfg(`[{"text": "going on"}]`), "s", "/rewind 2 conversation force conversation\n/rewind 2 conversation\nand now?\n/rewind\n")
+	if err := c.Run(t.Context(), a, ls); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	st := a.Store()
+	orig, _ := st.Records(ctx, "s", store.RecordFilter{IncludeCompacted: true})
+	ss, _ := st.Sessions(ctx, store.Filter{})
+	if len(orig) != 8 || len(ss) != 2 {
+		t.Fatalf("s has %d records (want 8), the store %d sessions (want s and its branch)", len(orig), len(ss))
+	}
+	branch := ss[0].ID
+	if branch == "s" {
+		branch = ss[1].ID
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Usage: /rewind (the turns)",
+		"Put back 1 path as it was before turn " + orig[4].TurnID,
+		"The conversation is as it was before turn " + orig[4].TurnID + ": going on in session " + branch + ", a branch of session s, which is kept as it was.",
+		"Session " + branch + ": 1 turn that changed the workspace, oldest first.",
+		"going on",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the chat did not show %q:\n%s", want, got)
+		}
+	}
+	recs, _ := st.Records(ctx, branch, store.RecordFilter{IncludeCompacted: true})
+	if len(recs) != 6 || recs[3].TurnID != orig[0].TurnID || recs[4].Message.Text() != "and now?" || recs[5].Message.Text() != "going on" {
+		for _, r := range recs {
+			t.Logf("%s %s %q", r.TurnID, r.Message.Role, r.Message.Text())
+		}
+		t.Fatalf("the branch has %d records, want turn 1's 4 and the new turn's 2", len(recs))
+	}
+	for i := range 4 {
+		if recs[i].TurnID != orig[i].TurnID || !recs[i].Message.Equal(orig[i].Message) {
+			t.Errorf("record %d of the branch is not the session's", i+1)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "after\n" {
+		t.Errorf("a.txt: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.txt")); err == nil {
+		t.Error("c.txt is still there")
+	}
+}

@@ -196,10 +196,7 @@ func (c *chat) resume(ctx context.Context, id string) {
 		c.con.note("✗ " + err.Error())
 		return
 	}
-	old := c.ls
-	old.End(context.WithoutCancel(ctx), session.EndOther)
-	c.stopTasks(old)
-	c.ls = ls
+	old := c.goOnIn(ctx, ls)
 	msg := fmt.Sprintf("Session %s is kept%s. Going on in session %s", old.ID(), c.resumeHint(old.ID()), ls.ID())
 	if t, err := ls.Totals(ctx); err == nil {
 		msg += fmt.Sprintf(" (%s so far)", tui.Plural(int(t.Turns), "turn"))
@@ -241,6 +238,16 @@ func (c *chat) resumeHint(id string) string {
 	return " (" + c.opts.ResumeCommand(id) + ")"
 }
 
+// goOnIn makes ls the chat's session, and returns the one it leaves:
+// ended (the store keeps it), its background tasks stopped.
+func (c *chat) goOnIn(ctx context.Context, ls *session.LiveSession) *session.LiveSession {
+	old := c.ls
+	old.End(context.WithoutCancel(ctx), session.EndOther)
+	c.stopTasks(old)
+	c.ls = ls
+	return old
+}
+
 // stopTasks stops the background tasks of session ls, which the chat
 // leaves, and says which: nothing could read or stop them afterwards.
 func (c *chat) stopTasks(ls *session.LiveSession) {
@@ -249,41 +256,88 @@ func (c *chat) stopTasks(ls *session.LiveSession) {
 	}
 }
 
-// rewindTo is /rewind [N [force]]: the session's turns that changed the
-// workspace, or the workspace put back as it was before turn N (as orca
-// rewind does). The conversation stays as it is.
-func (c *chat) rewindTo(arg string) string {
+// rewindUsage says how /rewind is used.
+const rewindUsage = "Usage: /rewind (the turns), /rewind N (put the workspace back as it was before turn N), /rewind N force (files changed since too); " +
+	"add conversation (/rewind N conversation) to go on from before turn N too, in a new session"
+
+// rewindTo is /rewind [N [force] [conversation]]: the session's turns that
+// changed the workspace, or the workspace put back as it was before turn
+// N (as orca rewind does). With conversation, the conversation too: the
+// chat goes on in a branch of the session as it was before turn N (see
+// app.Rewind), the session being kept as it is.
+func (c *chat) rewindTo(ctx context.Context, arg string) {
 	if c.running > 0 || len(c.backlog) > 0 {
-		return "A turn is running: /rewind once it has ended."
+		c.con.note("A turn is running: /rewind once it has ended.")
+		return
 	}
 	st := c.app.Checkpoints()
 	if st == nil {
-		return "This chat keeps no checkpoints (--no-checkpoints): there is nothing to rewind."
+		c.con.note("This chat keeps no checkpoints (--no-checkpoints): there is nothing to rewind.")
+		return
 	}
 	id := c.ls.ID()
 	f := strings.Fields(arg)
 	var b strings.Builder
-	switch {
-	case len(f) == 0:
+	if len(f) == 0 {
 		cps, err := st.Checkpoints(id)
 		if err != nil {
-			return "✗ " + err.Error()
+			c.con.note("✗ " + err.Error())
+			return
 		}
 		tui.WriteCheckpoints(&b, id, cps, "/rewind N")
-		return strings.TrimRight(b.String(), "\n")
-	case len(f) > 2 || len(f) == 2 && f[1] != "force":
-		return "Usage: /rewind (the turns), /rewind N (put the workspace back as it was before turn N), /rewind N force (files changed since too)"
+		c.con.note(strings.TrimRight(b.String(), "\n"))
+		return
 	}
-	r, undone, err := app.RewindTo(st, id, f[0], len(f) == 2)
+	var opts app.RewindOptions
+	for _, w := range f[1:] {
+		switch {
+		case w == "force" && !opts.Force:
+			opts.Force = true
+		case w == "conversation" && !opts.Conversation:
+			opts.Conversation = true
+		default:
+			c.con.note(rewindUsage)
+			return
+		}
+	}
+	r, err := app.Rewind(ctx, st, c.app.Store(), id, f[0], opts)
 	switch {
 	case errors.Is(err, app.ErrNoCheckpoint):
-		return "✗ " + err.Error() + ": /rewind lists them"
+		c.con.note("✗ " + err.Error() + ": /rewind lists them")
+		return
+	case errors.Is(err, app.ErrNoTurn):
+		c.con.note("✗ " + err.Error() + ": the conversation cannot be rewound (/rewind " + f[0] + " puts the files back alone)")
+		return
 	case err != nil:
-		return "✗ " + err.Error()
-	case len(r.Conflicts) > 0 && len(f) < 2:
-		return "✗ " + tui.RewindStopped(r, "/rewind "+f[0]+" force")
+		c.con.note("✗ " + err.Error())
+		return
+	case r.Stopped:
+		again := "/rewind " + f[0] + " force"
+		if opts.Conversation {
+			again += " conversation"
+		}
+		c.con.note("✗ " + tui.RewindStopped(r.Restored, again))
+		return
 	}
-	tui.WriteRewound(&b, r, undone[0].ID)
-	b.WriteString("The conversation is as it was: tell the model what you undid.")
-	return b.String()
+	tui.WriteRewound(&b, r.Restored, r.Undone[0].ID)
+	if !opts.Conversation {
+		b.WriteString("The conversation is as it was: tell the model what you undid.")
+		c.con.note(b.String())
+		return
+	}
+	ls, err := c.app.Session(ctx, app.SessionOptions{ID: r.Branch.ID, OnEvent: c.onEvent})
+	if err != nil {
+		fmt.Fprintf(&b, "The conversation as it was before turn %s is session %s, but the chat cannot go on in it (%v): /resume %s goes on in it%s.",
+			r.Undone[0].ID, r.Branch.ID, err, r.Branch.ID, c.resumeHint(r.Branch.ID))
+		c.con.note(b.String())
+		return
+	}
+	old := c.goOnIn(ctx, ls)
+	fmt.Fprintf(&b, "The conversation is as it was before turn %s: going on in session %s, a branch of session %s, which is kept as it was%s.",
+		r.Undone[0].ID, ls.ID(), old.ID(), c.resumeHint(old.ID()))
+	c.con.note(b.String())
+	if r := recap(ls.Transcript()); r != "" {
+		c.con.note(r)
+	}
+	c.showStatus(ctx)
 }

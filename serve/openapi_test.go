@@ -108,8 +108,8 @@ func TestOpenAPIMatchesTheHandlers(t *testing.T) {
 	}
 }
 
-// The document's Session, Totals and Budget are the JSON the handlers
-// write, key for key.
+// The document's Session, Totals, Budget and the checkpoints' and
+// rewinds' schemas are the JSON the handlers write, key for key.
 func TestOpenAPISchemasMatchTheViews(t *testing.T) {
 	var doc struct {
 		Components struct {
@@ -128,7 +128,10 @@ func TestOpenAPISchemasMatchTheViews(t *testing.T) {
 		return slices.Sorted(maps.Keys(m))
 	}
 	full := sessionJSON{SessionView: app.SessionView{Budget: &app.BudgetView{}}, Running: "turn", Parked: []Parked{{}}, Transcript: []llm.Message{{}}}
-	for name, v := range map[string]any{"Session": full, "Totals": app.TotalsView{}, "Budget": app.BudgetView{}} {
+	views := map[string]any{"Session": full, "Totals": app.TotalsView{}, "Budget": app.BudgetView{},
+		"Checkpoint": app.CheckpointView{}, "Change": app.ChangeView{}, "CheckpointDiff": app.DiffView{},
+		"FileDiff": app.FileDiff{Diff: "d", Note: "n"}, "Rewound": app.RewoundView{Branch: "b"}, "Conflict": app.ConflictView{}}
+	for name, v := range views {
 		if got, want := keys(v), slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, want) {
 			t.Errorf("%s: the handlers write %v, openapi.json describes %v", name, got, want)
 		}

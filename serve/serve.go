@@ -1,8 +1,10 @@
 // Package serve is orca's HTTP API over the composition root: a
 // workspace's agent as JSON resources — sessions, messages that start
 // turns, the turns' and sessions' events as Server-Sent Events, interrupts,
-// parked approvals, MCP servers' questions, compaction, totals and budgets
-// — for `orca serve` and for any program that mounts the Handler.
+// parked approvals, MCP servers' questions, compaction, totals and budgets,
+// the turns' checkpoints and rewinds (of the files, and of the
+// conversation into a new session) — for `orca serve` and for any program
+// that mounts the Handler.
 //
 // The store's observation rows are the event log: a stream replays the
 // rows after the client's Last-Event-ID (each event's id is its row's
@@ -213,6 +215,9 @@ func New(a *app.App, opts Options) (*Server, error) {
 		{method: "GET", pattern: "/v1/sessions/{id}/turns/{turn}/events", h: s.turnEvents},
 		{method: "POST", pattern: "/v1/sessions/{id}/turns/{turn}/interrupt", h: s.interrupt},
 		{method: "POST", pattern: "/v1/sessions/{id}/compact", h: s.compact, body: compactRequest{}},
+		{method: "GET", pattern: "/v1/sessions/{id}/checkpoints", h: s.listCheckpoints},
+		{method: "GET", pattern: "/v1/sessions/{id}/checkpoints/{turn}", h: s.getCheckpoint},
+		{method: "POST", pattern: "/v1/sessions/{id}/checkpoints/{turn}/rewind", h: s.rewindTo, body: rewindRequest{}},
 		{method: "GET", pattern: "/v1/sessions/{id}/totals", h: s.totals},
 		{method: "GET", pattern: "/v1/sessions/{id}/budget", h: s.getBudget},
 		{method: "PUT", pattern: "/v1/sessions/{id}/budget", h: s.putBudget, body: budgetRequest{}},

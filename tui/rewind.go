@@ -1,14 +1,9 @@
 package tui
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
-	"unicode/utf8"
-
-	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/rewind"
@@ -71,27 +66,6 @@ func WriteRewound(w io.Writer, r rewind.Restored, first string) {
 	}
 }
 
-// notFile is how a change of a folder or a link is shown after its path:
-// "/" for a folder, the link's targets (before → after) for a link.
-func notFile(before, after *rewind.Entry) string {
-	link := func(e *rewind.Entry) string {
-		if e == nil || e.Mode&fs.ModeSymlink == 0 {
-			return ""
-		}
-		return tool.OneLine(e.Link)
-	}
-	from, to := link(before), link(after)
-	switch {
-	case from == "" && to == "":
-		return "/"
-	case from == "":
-		return " (a link to " + to + ")"
-	case to == "":
-		return " (a link to " + from + ")"
-	}
-	return " (a link: " + from + " → " + to + ")"
-}
-
 // notKept says why a file's content is not kept.
 var notKept = fmt.Sprintf("larger than %s, or past the %s a snapshot reads", llm.ByteSize(rewind.DefaultMaxFile), llm.ByteSize(rewind.DefaultMaxRead))
 
@@ -107,47 +81,4 @@ func were(n int) string {
 		return "it was"
 	}
 	return "they were"
-}
-
-// WriteDiff writes what a checkpoint changed as unified diffs, a file at a
-// time, content read with content (rewind.Store.Content): a binary file,
-// or one whose content was not kept, is named, not shown.
-func WriteDiff(w io.Writer, cp rewind.Checkpoint, content func(digest string) ([]byte, error)) {
-	text := func(e *rewind.Entry) (string, string) {
-		switch {
-		case e == nil || !e.Mode.IsRegular():
-			return "", ""
-		case e.Digest == "":
-			return "", "not kept: " + notKept
-		}
-		b, err := content(e.Digest)
-		if err != nil {
-			return "", err.Error()
-		}
-		if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
-			return "", "binary, " + llm.ByteSize(int64(len(b)))
-		}
-		return string(b), ""
-	}
-	for _, c := range cp.Changes {
-		p := tool.OneLine(c.Path)
-		if (c.Before == nil || !c.Before.Mode.IsRegular()) && (c.After == nil || !c.After.Mode.IsRegular()) {
-			fmt.Fprintf(w, "%s %s%s\n", ChangeMark(c), p, notFile(c.Before, c.After))
-			continue
-		}
-		before, whyB := text(c.Before)
-		after, whyA := text(c.After)
-		if whyB != "" || whyA != "" {
-			fmt.Fprintf(w, "%s %s (%s)\n", ChangeMark(c), p, strings.Trim(whyB+"; "+whyA, "; "))
-			continue
-		}
-		from, to := "a/"+p, "b/"+p
-		if c.Before == nil {
-			from = "/dev/null"
-		}
-		if c.After == nil {
-			to = "/dev/null"
-		}
-		io.WriteString(w, udiff.Unified(from, to, before, after))
-	}
 }

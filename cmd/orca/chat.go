@@ -117,8 +117,13 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 
 // resumeCommand is the command line that opens session id of the
 // workspace root again: -w only when root is not the current folder.
-func resumeCommand(id, root string) string {
-	s := "orca chat --session " + shellQuote(id)
+func resumeCommand(id, root string) string { return sessionCommand("chat", id, root) }
+
+// sessionCommand is the command line of orca's command (chat, run) that
+// goes on in session id of the workspace root: -w only when root is not
+// the current folder.
+func sessionCommand(command, id, root string) string {
+	s := "orca " + command + " --session " + shellQuote(id)
 	if wd, err := os.Getwd(); err == nil {
 		if wd, err = filepath.EvalSymlinks(wd); err == nil && wd == root {
 			return s

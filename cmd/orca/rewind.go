@@ -2,21 +2,24 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/rewind"
+	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/tui"
 )
 
 // rewindFlags are the flags of orca rewind.
 type rewindFlags struct {
-	workspace string
-	session   string
-	force     bool
-	diff      bool
-	json      bool
+	workspace    string
+	session      string
+	force        bool
+	diff         bool
+	json         bool
+	conversation bool
 }
 
 func newRewindCmd(o options) *cobra.Command {
@@ -37,13 +40,20 @@ in the list — the workspace is put back as it was before that turn: every path
 that changed again since (your own edit) is not touched: the rewind stops,
 names it, and does nothing until you give --force. Nothing is cleaned: a
 file is removed only if a turn made it and it is still what the turn
-made. The turns rewound are forgotten. The conversation is not rewound.
+made. The turns rewound are forgotten.
+
+The conversation stays as it is unless --conversation rewinds it too: it
+goes on in a new session, a branch holding the conversation as it was
+before that turn (the session itself keeps every message: nothing is
+lost), with the checkpoints of the turns it keeps. orca rewind prints the
+new session's id and the commands that go on in it.
 
 The session is the workspace's most recently active one unless --session
 names another.`,
 		Example: `  orca rewind
   orca rewind 2
   orca rewind --diff 2
+  orca rewind 2 --conversation
   orca rewind turn_0123456789abcdef --force
   orca rewind --session session_0123456789abcdef --json`,
 		Args: cobra.MaximumNArgs(1),
@@ -56,13 +66,24 @@ names another.`,
 	fl.StringVar(&f.session, "session", "", "the session `ID` whose turns to rewind (default: the most recently active)")
 	fl.BoolVar(&f.force, "force", false, "put back files that changed since the turns changed them too")
 	fl.BoolVar(&f.diff, "diff", false, "show what TURN changed, as unified diffs, and put nothing back")
+	fl.BoolVar(&f.conversation, "conversation", false, "rewind the conversation too: go on from before TURN in a new session (the session is kept)")
 	fl.BoolVar(&f.json, "json", false, "print the checkpoints, or what was put back, as JSON")
 	return cmd
 }
 
+// rewoundJSON is what orca rewind TURN --json prints.
+type rewoundJSON struct {
+	app.RewoundView
+	// Continue are the commands that go on in the branch (--conversation).
+	Continue []string `json:"continue,omitempty"`
+}
+
 func runRewind(cmd *cobra.Command, f *rewindFlags, args []string, o options) error {
-	if len(args) == 0 && (f.diff || f.force) {
-		return usageErrorf("--diff and --force need a TURN: 'orca rewind' lists the turns")
+	switch {
+	case len(args) == 0 && (f.diff || f.force || f.conversation):
+		return usageErrorf("--diff, --force and --conversation need a TURN: 'orca rewind' lists the turns")
+	case f.diff && (f.force || f.conversation):
+		return usageErrorf("--diff puts nothing back: give --force and --conversation without it")
 	}
 	root, err := checkWorkspace(f.workspace)
 	if err != nil {
@@ -74,41 +95,61 @@ func runRewind(cmd *cobra.Command, f *rewindFlags, args []string, o options) err
 			return usageErrorf("workspace %s has no sessions: 'orca run' or 'orca chat' make them", root)
 		}
 	}
-	st, err := app.RewindStore(root, rewind.Options{})
+	rs, err := app.RewindStore(root, rewind.Options{})
 	if err != nil {
 		return &exitError{code: exitTurn, err: err}
 	}
 	out := cmd.OutOrStdout()
 	if len(args) == 0 {
-		cps, err := st.Checkpoints(session)
+		cps, err := rs.Checkpoints(session)
 		if err != nil {
 			return &exitError{code: exitTurn, err: err}
 		}
 		if f.json {
-			return writeJSON(out, checkpointsJSON(cps))
+			return writeJSON(out, app.CheckpointsOf(cps))
 		}
 		tui.WriteCheckpoints(out, session, cps, "orca rewind N")
 		return nil
 	}
 	if f.diff {
-		return rewindDiff(cmd, st, session, args[0])
+		return rewindDiff(cmd, rs, session, args[0])
 	}
-	r, undone, err := app.RewindTo(st, session, args[0], f.force)
+	var st store.Store
+	if f.conversation {
+		if st, _, err = existingStore(cmd.Context(), root, o); err != nil {
+			return err
+		}
+		if st == nil {
+			return usageErrorf("workspace %s has no sessions to rewind the conversation of", root)
+		}
+		defer st.Close()
+	}
+	r, err := app.Rewind(cmd.Context(), rs, st, session, args[0], app.RewindOptions{Force: f.force, Conversation: f.conversation})
 	switch {
 	case errors.Is(err, app.ErrNoCheckpoint):
 		return usageErrorf("%v: 'orca rewind' lists them", err)
+	case errors.Is(err, app.ErrNoTurn), errors.Is(err, store.ErrNotFound):
+		return usageErrorf("%v: the conversation cannot be rewound (leave out --conversation to put the files back alone)", err)
 	case err != nil:
 		return &exitError{code: exitTurn, err: err}
-	case len(r.Conflicts) > 0 && !f.force:
+	case r.Stopped:
 		if f.json {
-			writeJSON(out, restoredJSON(r, false))
+			writeJSON(out, rewoundJSON{RewoundView: app.RewoundOf(r)})
 		}
-		return &exitError{code: exitTurn, err: errors.New(tui.RewindStopped(r, "--force"))}
+		return &exitError{code: exitTurn, err: errors.New(tui.RewindStopped(r.Restored, "--force"))}
+	}
+	var goOn []string
+	if id := r.Branch.ID; id != "" {
+		goOn = []string{sessionCommand("chat", id, root), sessionCommand("run", id, root) + " PROMPT"}
 	}
 	if f.json {
-		return writeJSON(out, restoredJSON(r, true))
+		return writeJSON(out, rewoundJSON{RewoundView: app.RewoundOf(r), Continue: goOn})
 	}
-	tui.WriteRewound(out, r, undone[0].ID)
+	tui.WriteRewound(out, r.Restored, r.Undone[0].ID)
+	if r.Branch.ID != "" {
+		fmt.Fprintf(out, "The conversation goes on as it was before turn %s in a new session, %s (session %s is kept as it was):\n  %s\n  %s\n",
+			r.Undone[0].ID, r.Branch.ID, session, goOn[0], goOn[1])
+	}
 	return nil
 }
 
@@ -122,39 +163,6 @@ func rewindDiff(cmd *cobra.Command, st *rewind.Store, session, turn string) erro
 	case err != nil:
 		return &exitError{code: exitTurn, err: err}
 	}
-	tui.WriteDiff(cmd.OutOrStdout(), cps[i], st.Content)
+	app.WriteDiff(cmd.OutOrStdout(), cps[i], st.Content)
 	return nil
-}
-
-type changeJSON struct {
-	Path string `json:"path"`
-	// Kind is made, removed or changed.
-	Kind string `json:"kind"`
-}
-
-type checkpointJSON struct {
-	Turn    string       `json:"turn"`
-	Taken   string       `json:"taken"`
-	Changes []changeJSON `json:"changes"`
-}
-
-func checkpointsJSON(cps []rewind.Checkpoint) []checkpointJSON {
-	kinds := map[string]string{"+": "made", "-": "removed", "~": "changed"}
-	out := make([]checkpointJSON, 0, len(cps))
-	for _, cp := range cps {
-		j := checkpointJSON{Turn: cp.ID, Taken: cp.Taken.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Changes: []changeJSON{}}
-		for _, c := range cp.Changes {
-			j.Changes = append(j.Changes, changeJSON{Path: c.Path, Kind: kinds[tui.ChangeMark(c)]})
-		}
-		out = append(out, j)
-	}
-	return out
-}
-
-func restoredJSON(r rewind.Restored, done bool) map[string]any {
-	conflicts := []map[string]string{}
-	for _, c := range r.Conflicts {
-		conflicts = append(conflicts, map[string]string{"path": c.Path, "why": c.Why})
-	}
-	return map[string]any{"rewound": done, "restored": nonNil(r.Paths), "conflicts": conflicts, "lost": nonNil(r.Lost)}
 }

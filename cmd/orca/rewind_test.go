@@ -71,8 +71,8 @@ func TestRewindThroughTheCLI(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "main.go")); !strings.Contains(string(b), "goodbye") {
 		t.Error("--diff put something back")
 	}
-	for _, flag := range []string{"--diff", "--force"} {
-		if _, stderr, code := orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, flag); code != 2 || !strings.Contains(stderr, "--diff and --force need a TURN") {
+	for _, flag := range []string{"--diff", "--force", "--conversation"} {
+		if _, stderr, code := orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, flag); code != 2 || !strings.Contains(stderr, "--diff, --force and --conversation need a TURN") {
 			t.Errorf("%s without a TURN: exit %d: %s", flag, code, stderr)
 		}
 	}
@@ -125,5 +125,100 @@ func TestRewindThroughTheCLI(t *testing.T) {
 	}
 	if _, stderr, code := orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, "--session", "s1", "7"); code == 0 || !strings.Contains(stderr, `session s1 has no turn "7" with changes to rewind`) {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// orca rewind TURN --conversation: the files are put back, and the
+// conversation goes on in a new session holding the records before the
+// turn (the session keeps all of its own), with the checkpoints of the
+// turns it keeps; the commands printed go on in it.
+func TestRewindConversationThroughTheCLI(t *testing.T) {
+	ws := t.TempDir()
+	writeFileAt(t, ws, "a.txt", "before\n")
+	o := options{configDir: t.TempDir(), getenv: noEnv}
+	run := func(session, prompt string, responses ...string) {
+		t.Helper()
+		if _, stderr, code := orcaWith(t, t.Context(), o, "", append([]string{"run", "--script", writeScript(t, responses...), "-w", ws, "--no-sandbox", "--permission-mode", "bypass", "--session", session}, prompt)...); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	write := `{"tool_calls": [{"id": "w", "name": "Write", "input": {"file_path": "b.txt", "content": "b\n"}}]}`
+	run("s1", "change a", bashCall("b", "echo after > a.txt"), `{"text": "changed a"}`)
+	run("s1", "write b", write, `{"text": "wrote b"}`)
+	type record struct {
+		TurnID  string `json:"turn_id"`
+		Role    string
+		Content []struct{ Text string }
+	}
+	records := func(session string) []record {
+		t.Helper()
+		stdout, stderr, code := orcaWith(t, t.Context(), o, "", "sessions", "show", "-w", ws, session, "--json")
+		var shown struct{ Records []record }
+		if code != 0 || json.Unmarshal([]byte(stdout), &shown) != nil {
+			t.Fatalf("sessions show %s: exit %d: %s %s", session, code, stdout, stderr)
+		}
+		return shown.Records
+	}
+	orig := records("s1")
+	if len(orig) != 8 {
+		t.Fatalf("s1 has %d records", len(orig))
+	}
+	if _, stderr, code := orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, "--diff", "--conversation", "2"); code != 2 || !strings.Contains(stderr, "--diff puts nothing back") {
+		t.Errorf("--diff --conversation: exit %d: %s", code, stderr)
+	}
+
+	stdout, stderr, code := orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, "--session", "s1", "2", "--conversation", "--json")
+	var got struct {
+		Rewound  bool
+		Turn     string
+		Restored []string
+		Branch   string
+		Continue []string
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &got) != nil {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	if !got.Rewound || got.Turn != orig[4].TurnID || strings.Join(got.Restored, " ") != "b.txt" || !strings.HasPrefix(got.Branch, "session_") ||
+		len(got.Continue) != 2 || !strings.HasPrefix(got.Continue[0], "orca chat --session "+got.Branch+" -w ") || !strings.HasPrefix(got.Continue[1], "orca run --session "+got.Branch+" -w ") {
+		t.Fatalf("%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err == nil {
+		t.Error("b.txt is still there")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "after\n" {
+		t.Errorf("a.txt: %q", b)
+	}
+	branch := records(got.Branch)
+	if len(branch) != 4 {
+		t.Fatalf("the branch has %d records, want turn 1's 4", len(branch))
+	}
+	for i, r := range branch {
+		if r.TurnID != orig[i].TurnID || r.Role != orig[i].Role || r.TurnID != orig[0].TurnID {
+			t.Errorf("record %d: %+v, the original's %+v", i+1, r, orig[i])
+		}
+	}
+	if n := len(records("s1")); n != 8 {
+		t.Errorf("s1 has %d records after the rewind, had 8", n)
+	}
+	stdout, _, _ = orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, "--session", got.Branch, "--json")
+	var list []struct{ Turn string }
+	if json.Unmarshal([]byte(stdout), &list) != nil || len(list) != 1 || list[0].Turn != orig[0].TurnID {
+		t.Errorf("the branch's checkpoints: %s", stdout)
+	}
+	// The branch goes on with orca run --session, from turn 1.
+	run(got.Branch, "and now?", `{"text": "going on"}`)
+	if now := records(got.Branch); len(now) != 6 || now[5].Content[0].Text != "going on" {
+		t.Errorf("the branch after a turn: %+v", now)
+	}
+
+	// In text, back to before turn 1 of s1: an empty branch.
+	stdout, stderr, code = orcaWith(t, t.Context(), o, "", "rewind", "-w", ws, "--session", "s1", "1", "--conversation")
+	if code != 0 || !strings.Contains(stdout, "Put back 1 path as it was before turn "+orig[0].TurnID) ||
+		!strings.Contains(stdout, "The conversation goes on as it was before turn "+orig[0].TurnID+" in a new session, session_") ||
+		!strings.Contains(stdout, "(session s1 is kept as it was):\n  orca chat --session session_") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "before\n" {
+		t.Errorf("a.txt: %q", b)
 	}
 }
