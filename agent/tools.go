@@ -420,7 +420,7 @@ type toolHooks struct {
 func (t *turn) admit(call *tool.Call, tl tool.Tool) (admitted, tool.Result, bool) {
 	rt := t.rt
 	var rewritten []string
-	if rt.mw.Has(middleware.ToolRequest) {
+	if rt.mw.HasFor(middleware.ToolRequest, call) {
 		c, err := rt.mw.ApplyToolRequest(t.ctx, call)
 		if err != nil {
 			return admitted{}, tool.Errorf("%v", err), false
@@ -524,7 +524,7 @@ func (t *turn) execute(a admitted) (tool.Result, []middleware.Failure) {
 	}
 	var res tool.Result
 	var failures []middleware.Failure
-	if rt.mw.Has(middleware.ToolExecution) {
+	if rt.mw.HasFor(middleware.ToolExecution, call) {
 		res, failures = rt.mw.ExecuteTool(ctx, call, func(ctx context.Context, c *tool.Call) (tool.Result, error) {
 			return tool.Run(ctx, tl, c), nil
 		})

@@ -31,11 +31,14 @@ import (
 // *tool.Call must arrive, with the ID, Name, Input bytes, RuntimeID,
 // SessionID and TurnID it had when the chain was entered (a copy of Input
 // is taken then, so that an edit in place is caught too). With no
-// middleware, final is called directly, and an error it returns becomes an
-// error Result.
+// middleware for the call (When), final is called directly, and an error
+// it returns becomes an error Result.
 func (r *Registry) ExecuteTool(ctx context.Context, call *tool.Call, final ToolNext) (tool.Result, []Failure) {
-	s := r.load()
-	if s == nil || len(s.toolExecution) == 0 {
+	var mws []entry[toolExecFn]
+	if s := r.load(); s != nil {
+		mws = forCall(s.toolExecution, call)
+	}
+	if len(mws) == 0 {
 		res, err := final(ctx, call)
 		if err != nil {
 			return tool.Result{Content: err.Error(), IsError: true}, nil
@@ -44,7 +47,7 @@ func (r *Registry) ExecuteTool(ctx context.Context, call *tool.Call, final ToolN
 	}
 	o := &onion[*tool.Call, tool.Result, ToolNext, toolShape]{
 		chain: ToolExecution, downstream: "tool",
-		mws: s.toolExecution, final: final, shape: takeToolShape(call),
+		mws: mws, final: final, shape: takeToolShape(call),
 	}
 	res, failures, err := o.run(ctx, call)
 	if err != nil {

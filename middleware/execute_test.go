@@ -690,3 +690,69 @@ func TestConcurrentCallsAndRegistrations(t *testing.T) {
 		t.Errorf("the tool ran %d times for %d calls", calls.Load(), 8*300)
 	}
 }
+
+// TestWhen: a tool middleware registered When its predicate says no is
+// passed by — the others of its chain still run — and a call no
+// middleware is for goes to the tool directly (HasFor says so); the llm
+// chains refuse When.
+func TestWhen(t *testing.T) {
+	rec := &recorder{}
+	r := middleware.NewRegistry()
+	writes := middleware.When(func(c *tool.Call) bool { return c.Name == "Write" })
+	for _, name := range []string{"writes", "all"} {
+		var opts []middleware.Option
+		if name == "writes" {
+			opts = append(opts, writes)
+		}
+		mustRegister(t)(r.RegisterToolExecution(name, func(ctx context.Context, c *tool.Call, next middleware.ToolNext) (tool.Result, error) {
+			rec.add(name)
+			return next(ctx, c)
+		}, opts...))
+		mustRegister(t)(r.RegisterToolRequest(name, func(ctx context.Context, c *tool.Call) (*tool.Call, error) {
+			rec.add("request " + name)
+			return c, nil
+		}, opts...))
+	}
+	ft := &fakeTool{rec: rec}
+	read := newCall()
+	read.Name = "Read"
+	for _, c := range []struct {
+		call *tool.Call
+		want []string
+	}{
+		{newCall(), []string{"request writes", "request all", "writes", "all", "tool"}},
+		{read, []string{"request all", "all", "tool"}},
+	} {
+		rec.log = nil
+		if _, err := r.ApplyToolRequest(context.Background(), c.call); err != nil {
+			t.Fatal(err)
+		}
+		r.ExecuteTool(context.Background(), c.call, ft.run)
+		if !slices.Equal(rec.get(), c.want) {
+			t.Errorf("%s: %q, want %q", c.call.Name, rec.get(), c.want)
+		}
+	}
+
+	only := middleware.NewRegistry()
+	mustRegister(t)(only.RegisterToolExecution("writes", func(ctx context.Context, c *tool.Call, next middleware.ToolNext) (tool.Result, error) {
+		rec.add("writes")
+		return next(ctx, c)
+	}, writes))
+	if !only.HasFor(middleware.ToolExecution, newCall()) || only.HasFor(middleware.ToolExecution, read) || only.HasFor(middleware.ToolRequest, newCall()) {
+		t.Error("HasFor")
+	}
+	rec.log = nil
+	if res, failures := only.ExecuteTool(context.Background(), read, ft.run); res.IsError || failures != nil || !slices.Equal(rec.get(), []string{"tool"}) {
+		t.Errorf("no middleware for the call: %+v, %v, %q", res, failures, rec.get())
+	}
+	quiet := func(context.Context, *tool.Call) (tool.Result, error) { return tool.Result{Content: "ok"}, nil }
+	allocs := testing.AllocsPerRun(100, func() { only.ExecuteTool(context.Background(), read, quiet) })
+	if allocs != 0 {
+		t.Errorf("a call no middleware is for: %v allocations", allocs)
+	}
+	if _, err := only.RegisterLLMExecution("x", func(ctx context.Context, q *llm.Request, next middleware.LLMNext) (*llm.Response, error) {
+		return next(ctx, q)
+	}, writes); err == nil || !strings.Contains(err.Error(), "When applies to tool_request and tool_execution middleware only") {
+		t.Errorf("llm chain with When: %v", err)
+	}
+}

@@ -203,6 +203,7 @@ type Option func(*config)
 type config struct {
 	priority   int
 	allowCache bool
+	when       func(*tool.Call) bool
 }
 
 // Priority orders a middleware in its chain: lower runs first and, in an
@@ -216,13 +217,25 @@ func Priority(n int) Option { return func(c *config) { c.priority = n } }
 // fails.
 func AllowCacheInvalidation() Option { return func(c *config) { c.allowCache = true } }
 
+// When registers a tool_request or tool_execution middleware for the
+// calls pred reports true for: the others pass by it as if it were not
+// registered, and a call no middleware of a chain is for costs that chain
+// nothing (HasFor). pred is asked about every call, from any goroutine,
+// and must answer the same for the same call; it sees the call as it
+// reaches the middleware. Registering an llm chain with it fails.
+func When(pred func(call *tool.Call) bool) Option { return func(c *config) { c.when = pred } }
+
 type entry[F any] struct {
 	name       string
 	priority   int
 	seq        uint64 // registration order, and the registration's identity
 	allowCache bool
+	when       func(*tool.Call) bool // nil: every call
 	fn         F
 }
+
+// applies reports whether e is for call.
+func (e *entry[F]) applies(call *tool.Call) bool { return e.when == nil || e.when(call) }
 
 // snapshot is the registry's content at one moment. It is never modified
 // once stored; a registration stores a new one.
@@ -302,6 +315,9 @@ func register[F any](r *Registry, chain, name string, fn F, isNil bool, opts []O
 	if c.allowCache && chain != LLMRequest {
 		return nil, fmt.Errorf("middleware: %s %q: AllowCacheInvalidation applies to %s middleware only", chain, name, LLMRequest)
 	}
+	if c.when != nil && chain != ToolRequest && chain != ToolExecution {
+		return nil, fmt.Errorf("middleware: %s %q: When applies to %s and %s middleware only", chain, name, ToolRequest, ToolExecution)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var next snapshot
@@ -315,7 +331,7 @@ func register[F any](r *Registry, chain, name string, fn F, isNil bool, opts []O
 		}
 	}
 	r.seq++
-	e := entry[F]{name: name, priority: c.priority, seq: r.seq, allowCache: c.allowCache, fn: fn}
+	e := entry[F]{name: name, priority: c.priority, seq: r.seq, allowCache: c.allowCache, when: c.when, fn: fn}
 	// After every entry of the same or a lower priority: ties keep
 	// registration order.
 	i := slices.IndexFunc(l, func(x entry[F]) bool { return x.priority > e.priority })
@@ -364,6 +380,53 @@ func (r *Registry) Has(chain string) bool {
 		return len(s.llmExecution) > 0
 	}
 	return false
+}
+
+// HasFor reports whether a middleware of the tool chain (ToolRequest or
+// ToolExecution) is for call (When), so that callers can skip the chain
+// for a call no middleware would see. Another chain has none.
+func (r *Registry) HasFor(chain string, call *tool.Call) bool {
+	s := r.load()
+	if s == nil {
+		return false
+	}
+	switch chain {
+	case ToolRequest:
+		return anyFor(s.toolRequest, call)
+	case ToolExecution:
+		return anyFor(s.toolExecution, call)
+	}
+	return false
+}
+
+func anyFor[F any](l []entry[F], call *tool.Call) bool {
+	for i := range l {
+		if l[i].applies(call) {
+			return true
+		}
+	}
+	return false
+}
+
+// forCall returns the entries of l that are for call: l itself when all
+// are (no allocation).
+func forCall[F any](l []entry[F], call *tool.Call) []entry[F] {
+	n := 0
+	for i := range l {
+		if l[i].applies(call) {
+			n++
+		}
+	}
+	if n == len(l) {
+		return l
+	}
+	out := make([]entry[F], 0, n)
+	for i := range l {
+		if l[i].applies(call) {
+			out = append(out, l[i])
+		}
+	}
+	return out
 }
 
 // Names returns the names of chain's middleware in the order they run

@@ -16,7 +16,8 @@ import (
 // ApplyToolRequest runs the tool_request chain over call and returns the
 // call to validate, approve and execute. The first middleware that fails
 // stops the chain; its error is an *Error naming it, and the runtime turns
-// it into an error observation for the model. With no middleware, call is
+// it into an error observation for the model. A middleware registered
+// When its predicate says no is passed by. With no middleware, call is
 // returned as it is.
 func (r *Registry) ApplyToolRequest(ctx context.Context, call *tool.Call) (*tool.Call, error) {
 	s := r.load()
@@ -27,6 +28,9 @@ func (r *Registry) ApplyToolRequest(ctx context.Context, call *tool.Call) (*tool
 		return nil, errors.New("middleware: tool_request: nil call")
 	}
 	for _, e := range s.toolRequest {
+		if !e.applies(call) {
+			continue
+		}
 		next, err := pipe(ctx, e.fn, call)
 		if err != nil {
 			return nil, &Error{Chain: ToolRequest, Middleware: e.name, Err: err}
