@@ -32,6 +32,7 @@ require (
 	github.com/openai/openai-go/v3 v3.99.0
 	github.com/pdfcpu/pdfcpu v0.11.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/sourcegraph/jsonrpc2 v0.2.3
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	go.opentelemetry.io/otel v1.47.0

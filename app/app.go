@@ -45,8 +45,10 @@ import (
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/provider"
+	"github.com/orca-agent/orca/lsp"
 	"github.com/orca-agent/orca/mcp"
 	"github.com/orca-agent/orca/memory"
+	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/rewind"
@@ -188,6 +190,12 @@ type Config struct {
 	// file tools or by commands — under .orca/rewind (package rewind:
 	// Checkpoints), for orca rewind.
 	Checkpoints bool
+	// LanguageServers runs the workspace's language servers (package lsp:
+	// those installed for Go, TypeScript and JavaScript, Python and Rust,
+	// and the settings' lspServers), each on first use: after a call
+	// changes files of their languages, what the servers newly find wrong
+	// joins its observation, and the default tool set gets the LSP tool.
+	LanguageServers bool
 
 	// Store keeps the sessions (Open does not close one it is given); nil
 	// means the PostgreSQL database of StoreDSN, if one is chosen, else
@@ -218,6 +226,11 @@ type App struct {
 	mcpAuth string
 	// rewind keeps the turns' checkpoints (Config.Checkpoints); nil: none.
 	rewind *rewind.Store
+	// lsp are the workspace's language servers (Config.LanguageServers),
+	// nil if none; lspFS and lspHidden the workspace as they see it.
+	lsp       *lsp.Set
+	lspFS     workspace.FileSystem
+	lspHidden func(string) bool
 	// search is WebSearch's backend, as the environment configures it
 	// (web.FromEnv); nil: off.
 	search    web.Searcher
@@ -454,6 +467,11 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	a.mcpAuth = a.mcpAuthDir()
 	a.sandbox = a.commandSandbox(cfg, pol, targets)
+	if cfg.LanguageServers {
+		if a.lsp, err = a.openLanguageServers(pol, getenv); err != nil {
+			return nil, err
+		}
+	}
 	folders := a.folders(cfg)
 	subagents, err := a.subagents(folders)
 	if err != nil {
@@ -499,6 +517,13 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	a.closers = append(a.closers, a.rt.Close)
 	a.mcpAsk.rt.Store(a.rt)
+	if a.lsp != nil {
+		unregister, err := a.svc.Middleware.RegisterToolExecution("orca.diagnostics", a.diagnostics(a.lsp), middleware.When(a.changesFiles))
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func() error { unregister(); return nil })
+	}
 	if cfg.Store == nil && dsn == "" && wsID != "" {
 		// The workspace's own store: sessions an orca without workspace
 		// ids started here are the agent's too. (Not a shared database:

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/lsp"
 	"github.com/orca-agent/orca/mcp"
 	"github.com/orca-agent/orca/memory"
 	"github.com/orca-agent/orca/policy"
@@ -134,6 +135,9 @@ func (a *App) toolProviders(cfg Config) []tool.Provider {
 	providers := cfg.ToolProviders
 	if providers == nil {
 		providers = toolset.With(toolset.Options{Web: builtin.WebOptions{Search: a.search}})
+		if a.lsp != nil {
+			providers = append(providers, lsp.Provider(a.lsp))
+		}
 	}
 	if cfg.NoMCP || len(a.settings.MCPServers) == 0 {
 		return providers

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -38,7 +40,28 @@ func (noop) Execute(ctx context.Context, call *tool.Call) tool.Result {
 // each stop the world to read the memory statistics, and four of those a
 // turn made the steps after them slower (by about 350 ns/step on the
 // 2-vCPU CI machine) than opening and closing the session costs.
-func BenchmarkCLIStep(b *testing.B) {
+func BenchmarkCLIStep(b *testing.B) { benchCLIStep(b, app.Config{}) }
+
+// BenchmarkCLIStepLanguageServers is BenchmarkCLIStep with language
+// servers installed (a gopls on the PATH, which no step's call starts:
+// the calls change no Go file), as orca run has them: what the
+// diagnostics middleware costs a step that does not use it.
+func BenchmarkCLIStepLanguageServers(b *testing.B) {
+	bin := b.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "gopls"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	benchCLIStep(b, app.Config{LanguageServers: true, Getenv: func(k string) string {
+		if k == "PATH" {
+			return bin
+		}
+		return ""
+	}})
+}
+
+// benchCLIStep runs turns of 100 steps on an App of cfg's LanguageServers
+// and Getenv.
+func benchCLIStep(b *testing.B, cfg app.Config) {
 	const steps = 100
 	// Each step's call has an id of its own, as a provider's calls have.
 	calls := make([]*llm.Response, steps)
@@ -57,6 +80,7 @@ func BenchmarkCLIStep(b *testing.B) {
 	a, err := app.Open(context.Background(), app.Config{
 		Workspace: b.TempDir(), ConfigDir: "-", Client: client, Store: st, MaxIterations: steps + 1,
 		ToolProviders: append(toolset.Default(), tool.Static("noop", noop{})), Allow: []string{"Noop"},
+		LanguageServers: cfg.LanguageServers, Getenv: cfg.Getenv,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/orca-agent/orca/config"
+	"github.com/orca-agent/orca/lsp"
 	"github.com/orca-agent/orca/memory"
 	"github.com/orca-agent/orca/sandbox"
 )
@@ -31,6 +32,9 @@ type Diagnosis struct {
 	NoSandbox bool
 	// MCPServers are the MCP servers that would start, by name.
 	MCPServers []string
+	// LanguageServers are the language servers a run would start on first
+	// use (LanguageServers), unless it runs with none.
+	LanguageServers []lsp.Server
 	// Warnings are what the configuration asks for and does not get.
 	Warnings []config.Warning
 	// Ignored are the settings keys only Claude Code reads, by file.
@@ -80,5 +84,6 @@ func Diagnose(cfg Config) (*Diagnosis, error) {
 	for _, m := range s.MCPServers {
 		d.MCPServers = append(d.MCPServers, m.Name)
 	}
+	d.LanguageServers = LanguageServers(s, lookPathIn(getenv("PATH")))
 	return d, nil
 }

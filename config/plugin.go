@@ -44,6 +44,9 @@ type Plugin struct {
 	// mcpServers), named plugin_<prefix>_<server> as Claude Code names
 	// them, ${CLAUDE_PLUGIN_ROOT} the folder.
 	MCPServers []MCPServer
+	// LSPServers are its language servers (its .lsp.json, or the
+	// manifest's lspServers), ${CLAUDE_PLUGIN_ROOT} the folder.
+	LSPServers []LSPServer
 }
 
 // loadPlugins reads the plugins opts names and enabled installs.
@@ -183,6 +186,7 @@ func readPlugin(name, dir string) (Plugin, []string, error) {
 		Name       string          `json:"name"`
 		Hooks      json.RawMessage `json:"hooks"`
 		MCPServers json.RawMessage `json:"mcpServers"`
+		LSPServers json.RawMessage `json:"lspServers"`
 	}
 	if data, err := readConfig(filepath.Join(dir, ".claude-plugin", "plugin.json")); err == nil {
 		if err := json.Unmarshal(data, &manifest); err != nil {
@@ -244,6 +248,9 @@ func readPlugin(name, dir string) (Plugin, []string, error) {
 			}
 			p.MCPServers = append(p.MCPServers, m)
 		}
+	}
+	if p.LSPServers, err = readPluginLSP(dir, manifest.LSPServers); err != nil {
+		return Plugin{}, nil, err
 	}
 	sources := []string{filepath.Join(dir, "hooks", "hooks.json")}
 	var inline json.RawMessage

@@ -103,6 +103,10 @@ type Settings struct {
 	// (ClaudeStateFile), then the plugins', in that order; a later one of
 	// a name replaces an earlier.
 	MCPServers []MCPServer
+	// LSPServers are the language servers of the settings files'
+	// "lspServers" (a project file's only in a trusted workspace), then
+	// the plugins'; a later one of a name replaces an earlier.
+	LSPServers []LSPServer
 	// MCPApproval says which of .mcp.json's servers may start (the files'
 	// approval keys, and those of the workspace's entry in Claude Code's
 	// state file, together).
@@ -439,8 +443,10 @@ func Load(opts LoadOptions) (*Settings, []Warning, error) {
 		s.Plugins = append(s.Plugins, p)
 		s.Hooks = append(s.Hooks, p.Hooks...)
 		s.MCPServers = append(s.MCPServers, p.MCPServers...)
+		s.LSPServers = append(s.LSPServers, p.LSPServers...)
 	}
 	s.MCPServers = lastByName(s.MCPServers)
+	s.LSPServers = lastLSPByName(s.LSPServers)
 	if s.NoHooks && len(s.Hooks) > 0 {
 		warns = append(warns, Warning{File: s.noHooksFile, Message: fmt.Sprintf("disableAllHooks: %s of the settings files not run", plural(len(s.Hooks), "command hook"))})
 		s.Hooks = nil
@@ -558,6 +564,7 @@ func (s *Settings) merge(f *file) {
 		s.ClaudeFallbacks = f.claudeFallbacks
 	}
 	s.MCPServers = append(s.MCPServers, f.mcp...)
+	s.LSPServers = append(s.LSPServers, f.lsp...)
 	if a := f.mcpApproval; a != nil {
 		s.MCPApproval.All = s.MCPApproval.All || a.All
 		s.MCPApproval.Enabled = append(s.MCPApproval.Enabled, a.Enabled...)
@@ -616,6 +623,8 @@ type file struct {
 	// mcp are its "mcpServers"; mcpApproval its approval of .mcp.json's.
 	mcp         []MCPServer
 	mcpApproval *MCPApproval
+	// lsp are its "lspServers".
+	lsp []LSPServer
 	// warns say what the file asks for that is not done as written.
 	warns []string
 	// ignored are the keys only Claude Code reads (IgnoredKeys).
@@ -628,7 +637,7 @@ type file struct {
 func (f *file) grants() bool {
 	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
 		f.model.BaseURL != "" || len(f.prices) > 0 || len(f.models) > 0 || f.verify != "" || f.keyHelper != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0 ||
-		enables(f.plugins) || len(f.mcp) > 0 || f.mcpApproval != nil
+		enables(f.plugins) || len(f.mcp) > 0 || f.mcpApproval != nil || slices.ContainsFunc(f.lsp, func(l LSPServer) bool { return !l.Off })
 }
 
 // enables reports whether plugins enables any plugin.
@@ -696,6 +705,10 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 		what = append(what, "the approval of .mcp.json servers")
 		f.mcpApproval = nil
 	}
+	if off := slices.DeleteFunc(slices.Clone(f.lsp), func(l LSPServer) bool { return !l.Off }); len(off) < len(f.lsp) {
+		what = append(what, plural(len(f.lsp)-len(off), "language server"))
+		f.lsp = off // turning a server off grants nothing
+	}
 	if n := len(f.env); n > 0 {
 		what = append(what, plural(n, "env variable"))
 		f.env = nil
@@ -755,6 +768,9 @@ func readFile(path string, project, claude bool) (*file, error) {
 	}
 	for i := range f.mcp {
 		f.mcp[i].Project = project
+	}
+	for i := range f.lsp {
+		f.lsp[i].Project = project
 	}
 	return f, nil
 }
@@ -986,6 +1002,13 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			return nil, err
 		}
 		f.mcp = servers
+	}
+	if raw, ok := top["lspServers"]; ok {
+		servers, err := parseLSPServers(path, raw, nil)
+		if err != nil {
+			return nil, err
+		}
+		f.lsp = servers
 	}
 	var err error
 	if f.mcpApproval, err = parseMCPApproval(path, top); err != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -90,6 +92,14 @@ func writeDiagnosis(w io.Writer, d *app.Diagnosis) {
 	if len(d.MCPServers) > 0 {
 		line("mcp", strings.Join(d.MCPServers, ", ")+" (orca mcp list starts them)")
 	}
+	if len(d.LanguageServers) > 0 {
+		var ls []string
+		for _, s := range d.LanguageServers {
+			ls = append(ls, fmt.Sprintf("%s: %s (%s)", s.Name, strings.Join(append([]string{s.Command}, s.Args...), " "), strings.Join(slices.Sorted(maps.Keys(s.Languages)), " ")))
+		}
+		ls = append(ls, "(each starts when a file of its language is changed or asked about; --no-lsp: none)")
+		line("lsp", ls...)
+	}
 	if len(d.Warnings) > 0 {
 		var ls []string
 		for _, w := range d.Warnings {
@@ -116,6 +126,12 @@ func writeDiagnosisJSON(w io.Writer, d *app.Diagnosis) error {
 		File string   `json:"file"`
 		Keys []string `json:"keys"`
 	}
+	type lspView struct {
+		Name       string   `json:"name"`
+		Command    string   `json:"command"`
+		Args       []string `json:"args"`
+		Extensions []string `json:"extensions"`
+	}
 	out := struct {
 		Workspace    string    `json:"workspace"`
 		Trusted      bool      `json:"trusted"`
@@ -127,10 +143,14 @@ func writeDiagnosisJSON(w io.Writer, d *app.Diagnosis) error {
 		Sandbox      string    `json:"sandbox"`
 		SandboxError string    `json:"sandbox_error,omitempty"`
 		MCPServers   []string  `json:"mcp_servers"`
+		LSPServers   []lspView `json:"language_servers"`
 		Warnings     []warning `json:"warnings"`
 		Ignored      []ignored `json:"ignored"`
 	}{Workspace: d.Workspace, Trusted: d.Trusted, Settings: nonNil(d.Settings), Memory: nonNil(d.Memory), Provider: d.Provider, Model: d.Model,
-		ModelProblem: d.ModelProblem, MCPServers: nonNil(d.MCPServers), Warnings: []warning{}, Ignored: []ignored{}}
+		ModelProblem: d.ModelProblem, MCPServers: nonNil(d.MCPServers), LSPServers: []lspView{}, Warnings: []warning{}, Ignored: []ignored{}}
+	for _, s := range d.LanguageServers {
+		out.LSPServers = append(out.LSPServers, lspView{Name: s.Name, Command: s.Command, Args: nonNil(s.Args), Extensions: slices.Sorted(maps.Keys(s.Languages))})
+	}
 	switch {
 	case d.NoSandbox:
 		out.Sandbox = "off"

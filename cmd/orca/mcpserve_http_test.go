@@ -41,7 +41,7 @@ func startMCPHTTP(t *testing.T, cfgDir string, args ...string) *servedHTTP {
 		t.Fatal(err)
 	}
 	s := &servedHTTP{t: t, exited: make(chan error, 1)}
-	s.cmd = exec.Command(self, append([]string{"mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0"}, args...)...)
+	s.cmd = exec.Command(self, append([]string{"mcp", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--no-lsp"}, args...)...)
 	s.cmd.Env = append(os.Environ(), asCLI+"=1", "XDG_CONFIG_HOME="+cfgDir)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {

@@ -40,7 +40,9 @@ func serveMCP(t *testing.T, cfgDir string, args ...string) *served {
 		t.Fatal(err)
 	}
 	s := &served{t: t}
-	s.cmd = exec.Command(self, append([]string{"mcp", "serve"}, args...)...)
+	// --no-lsp: the tools served are the same whatever language servers
+	// this machine has.
+	s.cmd = exec.Command(self, append([]string{"mcp", "serve", "--no-lsp"}, args...)...)
 	s.cmd.Env = append(os.Environ(), asCLI+"=1", "XDG_CONFIG_HOME="+cfgDir)
 	s.cmd.Stderr = &s.stderr
 	// A clean exit takes far less: Close waiting this long means orca did

@@ -49,6 +49,7 @@ type agentFlags struct {
 	trust            bool
 	noSandbox        bool
 	noCheckpoints    bool
+	noLSP            bool
 	noClaude         bool
 	pluginDirs       []string
 	session          string
@@ -120,6 +121,7 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl.BoolVar(&f.fork, "fork-session", false, "with --session or --continue: start a new session from that one's conversation, leaving it as it was")
 	fl.StringVar(&f.system, "system", "", "system `PROMPT` (default: orca's built-in coding-agent prompt; \"\" for none)")
 	addPermFlags(cmd, &f.perm, "the settings' defaultMode, else default")
+	fl.BoolVar(&f.noLSP, "no-lsp", false, "start no language server: no diagnostics after edits, no LSP tool (servers start on first use: gopls, typescript-language-server, pyright, rust-analyzer where installed, and the settings' lspServers)")
 	fl.BoolVar(&f.noCheckpoints, "no-checkpoints", false, "keep no checkpoint of what the turns change in the workspace (orca rewind): no snapshot before and after each turn (orca serve keeps none)")
 	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run commands (Bash, --verify) without the OS sandbox: they may then write anywhere the user can and reach the network "+
 		"(the settings' \"sandbox\": {\"enabled\": false} does the same)")
@@ -276,7 +278,8 @@ func (f *agentFlags) check(cmd *cobra.Command, o options) (app.Config, error) {
 		// OpenTelemetry, when the OTEL_* variables name an endpoint.
 		Telemetry: true,
 		// What each turn changes in the workspace, for orca rewind.
-		Checkpoints: !f.noCheckpoints,
+		Checkpoints:     !f.noCheckpoints,
+		LanguageServers: !f.noLSP,
 	}
 	if fl.Changed("system") {
 		cfg.SystemPrompt = f.system
