@@ -7,11 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,66 +55,18 @@ type published struct {
 // start starts the server's process through runner in root, and
 // initializes it within timeout.
 func start(ctx context.Context, srv *Server, runner *sandbox.Runner, root string, timeout time.Duration) (*client, error) {
-	path, err := exec.LookPath(srv.Command)
-	if err != nil {
-		return nil, fmt.Errorf("command %q: %w", srv.Command, err)
-	}
-	if path, err = filepath.Abs(path); err != nil {
-		return nil, err
-	}
-	r := *runner
-	env := r.Env
-	if env == nil {
-		env = sandbox.DefaultEnv()
-	}
-	env = slices.Clone(env)
-	keys := make([]string, 0, len(srv.Env))
-	for k := range srv.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+srv.Env[k])
-	}
-	r.Env = env
-	pctx, cancel := context.WithCancel(context.Background())
-	cmd, err := r.Command(pctx, root, append([]string{path}, srv.Args...)...)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("not started: %w", err)
-	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		cancel()
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
 	c := newClient(srv, root)
-	c.stop = cancel
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr
-	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, fmt.Errorf("not started: %w", err)
+	p, err := runner.StartPiped(root, srv.Env, c.stderr, append([]string{srv.Command}, srv.Args...)...)
+	if err != nil {
+		return nil, err
 	}
-	inR.Close()
-	outW.Close()
+	c.stop = p.Kill
 	go func() {
-		err := cmd.Wait()
-		outR.Close()
-		c.ended(err)
+		<-p.Done
+		p.Stdout.Close()
+		c.ended(p.Err())
 	}()
-	if err := c.connect(ctx, pipes{outR, inW}, timeout); err != nil {
+	if err := c.connect(ctx, pipes{p.Stdout, p.Stdin}, timeout); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -8,10 +8,8 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -336,7 +334,7 @@ func (c *conn) open(ctx context.Context) (*sdk.ClientSession, *process, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		session, err := client.Connect(ctx, &sdk.IOTransport{Reader: proc.stdout, Writer: proc.stdin}, nil)
+		session, err := client.Connect(ctx, &sdk.IOTransport{Reader: proc.Stdout, Writer: proc.Stdin}, nil)
 		if err != nil {
 			return nil, proc, fmt.Errorf("the handshake failed: %w", err)
 		}
@@ -645,13 +643,9 @@ func (c *conn) close() error {
 
 // process is a stdio server's process and pipes.
 type process struct {
-	cmd    *sandbox.Cmd
-	cancel context.CancelFunc
-	stdin  io.WriteCloser
-	stdout io.ReadCloser
+	*sandbox.Piped
 	stderr *tailbuf.Buffer
 	once   sync.Once
-	done   chan struct{}
 	// sandboxed: it runs in the OS sandbox (no network, writes only in
 	// the workspace and the temp folders).
 	sandboxed bool
@@ -660,15 +654,6 @@ type process struct {
 // start starts a stdio server under the runtime's sandbox runner (the
 // sandbox's excluded commands run outside it, as with Bash).
 func (c *conn) start() (*process, error) {
-	path, err := exec.LookPath(c.srv.Command)
-	if err != nil {
-		return nil, fmt.Errorf("command %q: %w", c.srv.Command, err)
-	}
-	if !filepath.IsAbs(path) {
-		if path, err = filepath.Abs(path); err != nil {
-			return nil, err
-		}
-	}
 	runner := c.set.env.Sandbox
 	if runner == nil {
 		runner = &sandbox.Runner{Disabled: true}
@@ -677,61 +662,20 @@ func (c *conn) start() (*process, error) {
 	if c.srv.Unsandboxed || slices.Contains(r.Excluded, filepath.Base(c.srv.Command)) || slices.Contains(r.Excluded, c.srv.Command) {
 		r.Disabled = true
 	}
-	env := r.Env
-	if env == nil {
-		env = sandbox.DefaultEnv()
-	}
-	env = slices.Clone(env)
-	keys := make([]string, 0, len(c.srv.Env))
-	for k := range c.srv.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+c.srv.Env[k])
-	}
-	r.Env = env
 	// It works in the workspace, as Bash does; outside a runtime, here.
 	dir, _ := os.Getwd()
 	if c.set.env.FS != nil {
 		dir = c.set.env.FS.Root()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd, err := r.Command(ctx, dir, append([]string{path}, c.srv.Args...)...)
-	if err != nil {
-		cancel()
+	p := &process{stderr: &tailbuf.Buffer{Max: stderrKept}, sandboxed: !r.Disabled}
+	var err error
+	p.Piped, err = r.StartPiped(dir, c.srv.Env, p.stderr, append([]string{c.srv.Command}, c.srv.Args...)...)
+	if errors.Is(err, sandbox.ErrUnavailable) {
 		return nil, fmt.Errorf("not started: %v (a server the OS sandbox cannot run can be listed in the settings' sandbox.excludedCommands)", err)
 	}
-	inR, inW, err := os.Pipe()
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		cancel()
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	p := &process{cmd: cmd, cancel: cancel, stdin: inW, stdout: outR, stderr: &tailbuf.Buffer{Max: stderrKept}, done: make(chan struct{}), sandboxed: !r.Disabled}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
-	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		return nil, fmt.Errorf("not started: %w", err)
-	}
-	// The child has its ends.
-	inR.Close()
-	outW.Close()
-	go func() {
-		cmd.Wait()
-		close(p.done)
-	}()
 	return p, nil
 }
 
@@ -741,14 +685,14 @@ func (p *process) stop() {
 		return
 	}
 	p.once.Do(func() {
-		p.stdin.Close()
+		p.Stdin.Close()
 		select {
-		case <-p.done:
+		case <-p.Done:
 		case <-time.After(500 * time.Millisecond):
 		}
-		p.cancel()
-		<-p.done
-		p.stdout.Close()
+		p.Kill()
+		<-p.Done
+		p.Stdout.Close()
 	})
 }
 
