@@ -333,7 +333,7 @@ func TestMCPServeStopsWhatItStarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self, append([]string{"mcp", "serve"}, args...)...)
+	cmd := exec.Command(self, append([]string{"mcp", "serve", "--no-lsp"}, args...)...)
 	cmd.Env = append(os.Environ(), asCLI+"=1", "XDG_CONFIG_HOME="+cfgDir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -396,7 +396,7 @@ func TestMCPServeInspectorCLI(t *testing.T) {
 	ws, cfgDir := t.TempDir(), t.TempDir()
 	// The inspector starts its server with an environment of its own: a
 	// script carries orca's.
-	server := writeFileAt(t, t.TempDir(), "orca-mcp.sh", fmt.Sprintf("#!/bin/sh\n%s=1 XDG_CONFIG_HOME=%s exec %s mcp serve -w %s --permission-mode accept-edits\n",
+	server := writeFileAt(t, t.TempDir(), "orca-mcp.sh", fmt.Sprintf("#!/bin/sh\n%s=1 XDG_CONFIG_HOME=%s exec %s mcp serve --no-lsp -w %s --permission-mode accept-edits\n",
 		asCLI, shellQuote(cfgDir), shellQuote(self), shellQuote(ws)))
 	inspect := func(args ...string) map[string]any {
 		t.Helper()
