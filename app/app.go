@@ -226,6 +226,10 @@ type App struct {
 	mcpAuth string
 	// rewind keeps the turns' checkpoints (Config.Checkpoints); nil: none.
 	rewind *rewind.Store
+	// rewindFS is the workspace as the checkpoints see it; turns the
+	// turns that keep checkpoints running now (turnWrites).
+	rewindFS workspace.FileSystem
+	turns    turnWrites
 	// lsp are the workspace's language servers (Config.LanguageServers),
 	// nil if none; lspFS and lspHidden the workspace as they see it.
 	lsp       *lsp.Set
@@ -517,6 +521,13 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	}
 	a.closers = append(a.closers, a.rt.Close)
 	a.mcpAsk.rt.Store(a.rt)
+	if a.rewind != nil {
+		unregister, err := a.svc.Middleware.RegisterToolExecution("orca.checkpoints", a.recordWrites, middleware.When(a.changesFiles))
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func() error { unregister(); return nil })
+	}
 	if a.lsp != nil {
 		unregister, err := a.svc.Middleware.RegisterToolExecution("orca.diagnostics", a.diagnostics(a.lsp), middleware.When(a.changesFiles))
 		if err != nil {

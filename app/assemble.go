@@ -215,3 +215,18 @@ func (a *App) settingsEnv(getenv func(string) string) func(string) string {
 		return a.settings.Env[k]
 	}
 }
+
+// changesFiles reports whether a call may change the workspace's files:
+// a call of a tool that says what it touches (tool.Accessor) and is not
+// read-only — Edit, Write, Bash — not Read, Grep, nor a tool that
+// declares nothing (an MCP server's). The middleware that watch changes
+// (the checkpoints', the language servers') are for those calls alone
+// (middleware.When): the others do not pay for them.
+func (a *App) changesFiles(call *tool.Call) bool {
+	tl, ok := a.rt.Tools().Lookup(call.Name)
+	if !ok {
+		return false
+	}
+	_, says := tl.(tool.Accessor)
+	return says && !tool.TraitsOf(tl).ReadOnly
+}

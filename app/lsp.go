@@ -144,20 +144,6 @@ func (a *App) diagnostics(set *lsp.Set) middleware.ToolExecutionFunc {
 	}
 }
 
-// changesFiles reports whether a call may change files the language
-// servers see: a call of a tool that says what it touches (tool.Accessor)
-// and is not read-only — Edit, Write, Bash — not Read, Grep, nor a tool
-// that declares nothing (an MCP server's). The diagnostics middleware is
-// for those calls alone: the others do not pay for it.
-func (a *App) changesFiles(call *tool.Call) bool {
-	tl, ok := a.rt.Tools().Lookup(call.Name)
-	if !ok {
-		return false
-	}
-	_, says := tl.(tool.Accessor)
-	return says && !tool.TraitsOf(tl).ReadOnly
-}
-
 // stamp is what tells a file changed: its size and modification time.
 type stamp struct {
 	size int64

@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/middleware"
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/protect"
 	"github.com/orca-agent/orca/rewind"
@@ -48,6 +50,21 @@ func RewindStore(root string, opts rewind.Options) (*rewind.Store, error) {
 	return st, nil
 }
 
+// ForgetCheckpoints drops session's checkpoints from the workspace's
+// store of them (RewindDir), with the content no other checkpoint keeps:
+// what deleting a session leaves of it. A workspace that keeps no
+// checkpoints is left as it is.
+func ForgetCheckpoints(root, session string) error {
+	if _, err := os.Lstat(filepath.Join(root, RewindDir)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	st, err := RewindStore(root, rewind.Options{})
+	if err != nil {
+		return err
+	}
+	return st.Forget(session)
+}
+
 // openCheckpoints opens the store of the workspace's checkpoints
 // (Config.Checkpoints): the files the agent sees — git's ignored ones and
 // those a deny rule keeps it from reading left out — as Glob and Grep see
@@ -58,6 +75,7 @@ func (a *App) openCheckpoints(pol *policy.Policy) error {
 		return err
 	}
 	a.closers = append(a.closers, fsys.Close)
+	a.rewindFS = fsys
 	var hidden func(string) bool
 	if pol != nil && pol.DeniesReads() {
 		hidden = func(rel string) bool { return pol.ReadDenied(fsys, rel) }
@@ -80,10 +98,15 @@ func (a *App) Checkpoints() *rewind.Store { return a.rewind }
 
 // checkpointer is the interceptor that keeps a checkpoint of each turn: a
 // snapshot before it and after it, and what changed between, by the file
-// tools or by commands. A snapshot that fails is a warning; the turn runs
-// whatever happens to its checkpoint.
+// tools or by commands. A turn that ran beside another of this App's (orca
+// serve's sessions) cannot tell its changes from the other's: its
+// checkpoint keeps only the paths its own calls named (turnWrites),
+// and says so. A snapshot that fails is a warning; the turn runs whatever
+// happens to its checkpoint.
 func (a *App) checkpointer() agent.Interceptor {
 	return agent.InterceptorFunc(func(ctx context.Context, rt *agent.Runtime, req agent.Request, next agent.Next) (*agent.Result, error) {
+		w := a.turns.begin(req.SessionID)
+		defer a.turns.end(req.SessionID, w)
 		before, err := a.rewind.Take(ctx)
 		if err != nil {
 			a.logger.Warn("rewind: no checkpoint of this turn", "session", req.SessionID, "err", err)
@@ -98,14 +121,113 @@ func (a *App) checkpointer() agent.Interceptor {
 			a.logger.Warn("rewind: no checkpoint of this turn", "session", req.SessionID, "turn", res.TurnID, "err", terr)
 			return res, err
 		}
-		if changes := rewind.Diff(before, after); len(changes) > 0 {
-			cp := rewind.Checkpoint{Session: res.SessionID, ID: res.TurnID, Taken: before.Taken, Changes: changes}
+		changes, note := a.turns.own(w, rewind.Diff(before, after))
+		if len(changes) > 0 {
+			cp := rewind.Checkpoint{Session: res.SessionID, ID: res.TurnID, Taken: before.Taken, Changes: changes, Note: note}
 			if serr := a.rewind.Save(cp); serr != nil {
 				a.logger.Warn("rewind: no checkpoint of this turn", "session", res.SessionID, "turn", res.TurnID, "err", serr)
 			}
 		}
 		return res, err
 	})
+}
+
+// turnWrites are the turns that keep checkpoints running now, by session
+// (a session runs one turn at a time), and the paths their calls named.
+type turnWrites struct {
+	mu     sync.Mutex
+	active map[string]*turnWatch
+}
+
+// turnWatch is one running turn's: whether another ran beside it, and
+// the workspace paths its calls said they write.
+type turnWatch struct {
+	beside bool
+	paths  map[string]bool
+}
+
+// begin records that session's turn started; a turn already running makes
+// both run beside another.
+func (t *turnWrites) begin(session string) *turnWatch {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.active == nil {
+		t.active = map[string]*turnWatch{}
+	}
+	w := &turnWatch{paths: map[string]bool{}}
+	for _, o := range t.active {
+		o.beside, w.beside = true, true
+	}
+	t.active[session] = w
+	return w
+}
+
+// end records that session's turn w ended.
+func (t *turnWrites) end(session string, w *turnWatch) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.active[session] == w {
+		delete(t.active, session)
+	}
+}
+
+// wrote records the paths (relative to the workspace, slash-separated) a
+// call of session's turn names as written.
+func (t *turnWrites) wrote(session string, paths []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if w := t.active[session]; w != nil {
+		for _, p := range paths {
+			w.paths[p] = true
+		}
+	}
+}
+
+// own returns of changes those that are w's turn's: all of them, unless
+// another turn ran beside it; then the paths its calls named (and the
+// folders made for them), with a note saying what is left out.
+func (t *turnWrites) own(w *turnWatch, changes []rewind.Change) ([]rewind.Change, string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !w.beside {
+		return changes, ""
+	}
+	mine := changes[:0:0]
+	for _, c := range changes {
+		if w.paths[c.Path] || c.Before == nil && c.After != nil && c.After.Mode.IsDir() && w.under(c.Path) {
+			mine = append(mine, c)
+		}
+	}
+	if len(mine) == len(changes) {
+		return mine, ""
+	}
+	return mine, "another session's turn ran at the same time: only the paths this turn's calls named are kept (a command's other changes are not this turn's to undo)"
+}
+
+// under reports whether the turn named a path below the folder dir.
+func (w *turnWatch) under(dir string) bool {
+	for p := range w.paths {
+		if strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// recordWrites is the tool_execution middleware (for calls that may
+// change files: changesFiles) that tells turnWrites the paths a call
+// names as written, before it runs.
+func (a *App) recordWrites(ctx context.Context, call *tool.Call, next middleware.ToolNext) (tool.Result, error) {
+	if tl, ok := a.rt.Tools().Lookup(call.Name); ok {
+		var rels []string
+		for _, p := range tool.AccessOf(tl, call.Input).Writes {
+			if rel, err := a.rewindFS.Resolve(p); err == nil {
+				rels = append(rels, rel)
+			}
+		}
+		a.turns.wrote(call.Scope.SessionID, rels)
+	}
+	return next(ctx, call)
 }
 
 // ErrNoCheckpoint: the session has no checkpoint of the turn named.
@@ -171,6 +293,8 @@ type CheckpointView struct {
 	Turn    string       `json:"turn"`
 	Taken   string       `json:"taken"`
 	Changes []ChangeView `json:"changes"`
+	// Note says what the checkpoint leaves out (rewind.Checkpoint.Note).
+	Note string `json:"note,omitempty"`
 }
 
 // ChangeView is a path a turn changed.
@@ -184,7 +308,7 @@ type ChangeView struct {
 func CheckpointsOf(cps []rewind.Checkpoint) []CheckpointView {
 	out := make([]CheckpointView, 0, len(cps))
 	for _, cp := range cps {
-		v := CheckpointView{Turn: cp.ID, Taken: cp.Taken.UTC().Format(takenFormat), Changes: []ChangeView{}}
+		v := CheckpointView{Turn: cp.ID, Taken: cp.Taken.UTC().Format(takenFormat), Changes: []ChangeView{}, Note: cp.Note}
 		for _, c := range cp.Changes {
 			v.Changes = append(v.Changes, ChangeView{Path: c.Path, Kind: changeKind(c)})
 		}

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -17,6 +18,8 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/rewind"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/tool"
+	"github.com/orca-agent/orca/toolset"
 )
 
 // A checkpoint's diff: text as unified diffs, a binary file and one whose
@@ -325,4 +328,84 @@ func TestRewindConversation(t *testing.T) {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestCheckpointsOfTurnsSideBySide: two sessions' turns that run at once
+// (as orca serve runs them) keep, each, only the paths their own calls
+// named — not the other's, nor what a command changed — and say so; a
+// turn alone keeps everything it changed, by commands too.
+func TestCheckpointsOfTurnsSideBySide(t *testing.T) {
+	ctx := t.Context()
+	ws := t.TempDir()
+	release, started := make(chan struct{}), make(chan struct{}, 1)
+	wait := tool.New("Wait", "Waits.", func(ctx context.Context, in struct{}) (string, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+			return "waited", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}, tool.ReadOnly())
+	model := script.New().
+		Script("a", script.Call("Write", map[string]string{"file_path": "x.txt", "content": "x\n"}), script.Call("Wait", map[string]any{}), script.Text("a done"),
+			script.Call("Bash", map[string]string{"command": "echo w > w.txt"}), script.Text("alone")).
+		Script("b", script.Call("Bash", map[string]string{"command": "echo y > y.txt"}), script.Call("Write", map[string]string{"file_path": "z.txt", "content": "z\n"}), script.Text("b done"))
+	a, err := app.Open(ctx, app.Config{Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Client: model, NoMCP: true, NoSandbox: true, Mode: policy.ModeBypass,
+		Checkpoints: true, ToolProviders: append(toolset.Default(), tool.Static("wait", wait))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	sa, err := a.Session(ctx, app.SessionOptions{ID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := a.Session(ctx, app.SessionOptions{ID: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		res, err := sa.Run(ctx, "write x and wait")
+		if err == nil {
+			err = res.Err
+		}
+		done <- err
+	}()
+	<-started
+	if res, err := sb.Run(ctx, "write y and z"); err != nil || res.Err != nil {
+		t.Fatalf("b: %+v %v", res, err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if res, err := sa.Run(ctx, "write w"); err != nil || res.Err != nil {
+		t.Fatalf("a alone: %+v %v", res, err)
+	}
+	paths := func(cp rewind.Checkpoint) string {
+		var ps []string
+		for _, c := range cp.Changes {
+			ps = append(ps, c.Path)
+		}
+		return strings.Join(ps, " ")
+	}
+	as, _ := a.Checkpoints().Checkpoints("a")
+	bs, _ := a.Checkpoints().Checkpoints("b")
+	if len(as) != 2 || paths(as[0]) != "x.txt" || !strings.Contains(as[0].Note, "another session's turn ran at the same time") || paths(as[1]) != "w.txt" || as[1].Note != "" {
+		t.Errorf("a's checkpoints: %+v", as)
+	}
+	if len(bs) != 1 || paths(bs[0]) != "z.txt" || bs[0].Note == "" {
+		t.Errorf("b's checkpoints: %+v", bs)
+	}
+	// Rewinding b's turn removes z.txt alone: x.txt (a's) and y.txt stay.
+	if _, _, err := app.RewindTo(a.Checkpoints(), "b", "1", false); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"x.txt": true, "y.txt": true, "z.txt": false, "w.txt": true} {
+		if _, err := os.Stat(filepath.Join(ws, name)); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", name, err == nil, want)
+		}
+	}
 }

@@ -126,6 +126,9 @@ type Checkpoint struct {
 	ID      string    `json:"id"`
 	Taken   time.Time `json:"taken"`
 	Changes []Change  `json:"changes"`
+	// Note says what the checkpoint leaves out, if anything: a turn that
+	// ran beside another keeps only the paths its own calls named.
+	Note string `json:"note,omitempty"`
 }
 
 // Store keeps snapshots and checkpoints of one workspace. Its methods may

@@ -11,11 +11,11 @@ import (
 	"github.com/orca-agent/orca/store"
 )
 
-// checkpoints returns the workspace's checkpoints: the App's, else those
-// orca run and orca chat keep in the workspace (orca serve keeps none of
-// its own turns: they run at once, and a snapshot would take one's
-// changes for another's). It is opened for each request, as orca rewind
-// opens it: another process may have written it since.
+// checkpoints returns the workspace's checkpoints: the App's store (its
+// turns', and those orca run and orca chat keep in the workspace, which
+// it reads from its folder at each request), else — an App that keeps
+// none — the workspace's store, opened for the request as orca rewind
+// opens it.
 func (s *Server) checkpoints() (*rewind.Store, error) {
 	if rs := s.app.Checkpoints(); rs != nil {
 		return rs, nil

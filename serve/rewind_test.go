@@ -2,8 +2,12 @@ package serve_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,5 +192,23 @@ func TestRewindThroughTheAPI(t *testing.T) {
 	}
 	if _, body := f.do("GET", "/v1/sessions/s1/checkpoints", ""); strings.TrimSpace(body) != `{"checkpoints":[]}` {
 		t.Errorf("%s", body)
+	}
+
+	// Deleting the branch drops its checkpoint, and the content only it
+	// needed: a.txt's "before" (the workspace's last snapshot keeps the
+	// rest).
+	sum := sha256.Sum256([]byte("before\n"))
+	before := filepath.Join(f.ws, app.RewindDir, "objects", hex.EncodeToString(sum[:1]), hex.EncodeToString(sum[1:]))
+	if _, err := os.Stat(before); err != nil {
+		t.Fatalf("the branch's checkpoint keeps no content: %v", err)
+	}
+	if code, body := f.do("DELETE", "/v1/sessions/"+branch, ""); code != 204 {
+		t.Fatalf("deleting the branch: %d %s", code, body)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, app.RewindDir, "checkpoints", branch)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the branch's checkpoints are left: %v", err)
+	}
+	if _, err := os.Stat(before); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("content no checkpoint needs is left: %v", err)
 	}
 }

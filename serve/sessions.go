@@ -190,6 +190,10 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
+	// Its checkpoints go with it (those orca run and orca chat kept).
+	if err := app.ForgetCheckpoints(s.app.Root(), id); err != nil {
+		s.opts.Logger.Warn("orca serve: the deleted session's checkpoints were kept", "session", id, "err", err)
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

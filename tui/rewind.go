@@ -24,6 +24,9 @@ func WriteCheckpoints(w io.Writer, session string, cps []rewind.Checkpoint, how 
 		for _, c := range cp.Changes {
 			fmt.Fprintf(w, "   %s %s\n", ChangeMark(c), tool.OneLine(c.Path))
 		}
+		if cp.Note != "" {
+			fmt.Fprintf(w, "   (%s)\n", cp.Note)
+		}
 	}
 	fmt.Fprintf(w, "\n'%s' puts the workspace back as it was before turn N.\n", how)
 }

@@ -85,10 +85,6 @@ func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
 		return &exitError{code: exitTurn, err: err}
 	}
 	cfg.Approver = policy.Parking{}
-	// Sessions' turns run at once here, and a snapshot before and after
-	// one would take the others' changes for its own: a rewind of it
-	// would undo theirs. No checkpoints until they are kept per turn.
-	cfg.Checkpoints = false
 	// An MCP server's question waits for the page (or any client of the
 	// API) to answer it.
 	questions := serve.NewElicitations()

@@ -125,6 +125,16 @@ func TestServe(t *testing.T) {
 	if totals, _ := fromAPI["totals"].(map[string]any); totals["turns"] != 1.0 || totals["tool_calls"] != 1.0 || totals["wall_time_ms"] == nil {
 		t.Errorf("totals: %v", totals)
 	}
+	// The server kept a checkpoint of its turn, and rewinds it.
+	if c, b, _ := call("GET", "/v1/sessions/s/checkpoints", "", token); c != 200 || !strings.Contains(string(b), `"changes":[{"path":"out.txt","kind":"made"}]`) {
+		t.Errorf("checkpoints: %d %s", c, b)
+	}
+	if c, b, _ := call("POST", "/v1/sessions/s/checkpoints/1/rewind", "", token); c != 200 || !strings.Contains(string(b), `"rewound":true`) {
+		t.Errorf("rewind: %d %s", c, b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "out.txt")); !os.IsNotExist(err) {
+		t.Errorf("out.txt after the rewind: %v", err)
+	}
 	cancel()
 	select {
 	case c := <-code:

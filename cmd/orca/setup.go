@@ -122,7 +122,7 @@ func addAgentFlags(cmd *cobra.Command, f *agentFlags) {
 	fl.StringVar(&f.system, "system", "", "system `PROMPT` (default: orca's built-in coding-agent prompt; \"\" for none)")
 	addPermFlags(cmd, &f.perm, "the settings' defaultMode, else default")
 	fl.BoolVar(&f.noLSP, "no-lsp", false, "start no language server: no diagnostics after edits, no LSP tool (servers start on first use: gopls, typescript-language-server, pyright, rust-analyzer where installed, and the settings' lspServers)")
-	fl.BoolVar(&f.noCheckpoints, "no-checkpoints", false, "keep no checkpoint of what the turns change in the workspace (orca rewind): no snapshot before and after each turn (orca serve keeps none)")
+	fl.BoolVar(&f.noCheckpoints, "no-checkpoints", false, "keep no checkpoint of what the turns change in the workspace (orca rewind): no snapshot before and after each turn")
 	fl.BoolVar(&f.noSandbox, "no-sandbox", false, "run commands (Bash, --verify) without the OS sandbox: they may then write anywhere the user can and reach the network "+
 		"(the settings' \"sandbox\": {\"enabled\": false} does the same)")
 	fl.StringArrayVar(&f.pluginDirs, "plugin-dir", nil, "run the hooks of the Claude Code plugin in this folder (its hooks/hooks.json, with CLAUDE_PLUGIN_ROOT set); repeatable")
