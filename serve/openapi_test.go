@@ -129,7 +129,7 @@ func TestOpenAPISchemasMatchTheViews(t *testing.T) {
 	}
 	full := sessionJSON{SessionView: app.SessionView{Budget: &app.BudgetView{}}, Running: "turn", Parked: []Parked{{}}, Transcript: []llm.Message{{}}}
 	views := map[string]any{"Session": full, "Totals": app.TotalsView{}, "Budget": app.BudgetView{},
-		"Checkpoint": app.CheckpointView{}, "Change": app.ChangeView{}, "CheckpointDiff": app.DiffView{},
+		"Checkpoint": app.CheckpointView{Note: "n"}, "Change": app.ChangeView{}, "CheckpointDiff": app.DiffView{},
 		"FileDiff": app.FileDiff{Diff: "d", Note: "n"}, "Rewound": app.RewoundView{Branch: "b"}, "Conflict": app.ConflictView{}}
 	for name, v := range views {
 		if got, want := keys(v), slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, want) {
