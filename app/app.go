@@ -153,6 +153,11 @@ type Config struct {
 	// NoMCP starts none of the MCP servers the settings and the
 	// workspace's .mcp.json declare.
 	NoMCP bool
+	// MCPServers are MCP servers to start besides the settings' — a
+	// server of a name the settings have replaces theirs —, as the user's
+	// own (outside the sandbox): those an editor names for a session
+	// (orca acp). NoMCP starts none of them either.
+	MCPServers []config.MCPServer
 	// MCPLogin, if set, signs a person in to the MCP server it names,
 	// should it ask for authorization (orca mcp login).
 	MCPLogin *MCPLogin
@@ -293,6 +298,9 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 			ClaudeDir: cmp.Or(a.claudeDir, "-"), NoClaude: cfg.NoClaude, TrustOverride: cfg.Trust, PluginDirs: cfg.PluginDirs}); err != nil {
 			return nil, &ConfigError{Err: err}
 		}
+	}
+	for _, m := range cfg.MCPServers {
+		a.settings.MCPServers = append(slices.DeleteFunc(a.settings.MCPServers, func(s config.MCPServer) bool { return s.Name == m.Name }), m)
 	}
 	prompt := cfg.SystemPrompt
 	{
