@@ -64,7 +64,8 @@ func TestACPWithTheOfficialClient(t *testing.T) {
 		step("no", "Bash", map[string]any{"command": "echo refused > refused.txt"}),
 		step("todo", "TodoWrite", map[string]any{"todos": []map[string]string{{"content": "Fix the greeting", "status": "completed", "activeForm": "Fixing the greeting"}, {"content": "Check it", "status": "in_progress", "activeForm": "Checking it"}}}),
 		`{"text": "Fixed the greeting."}`)
-	s2 := writeScript(t, step("slow", "Bash", map[string]any{"command": "sleep 4; touch late.txt"}), `{"text": "never"}`)
+	s2 := writeScript(t, step("asking", "Bash", map[string]any{"command": "touch asked.txt"}),
+		step("slow", "Bash", map[string]any{"command": "sleep 4; touch late.txt"}), `{"text": "never"}`)
 	flags := []string{}
 	if sandbox.Available() != nil {
 		flags = append(flags, "--no-sandbox")
@@ -101,6 +102,8 @@ func TestACPWithTheOfficialClient(t *testing.T) {
 		SetModel           string
 		BadModel           rpcError
 		Stop1, Stop2       string
+		StopAsking         string
+		UpdatesAsking      []update
 		Updates1, Updates2 []update
 		Replayed           []update
 		Asked1, Asked2     []asked
@@ -180,9 +183,17 @@ func TestACPWithTheOfficialClient(t *testing.T) {
 			t.Errorf("the replay has no %q:\n%s", w, replayed)
 		}
 	}
+	// A cancel while a call is asked about: the turn ends cancelled, the
+	// call refused, never run.
+	if got := strings.Join(describe(r.UpdatesAsking), "\n"); r.StopAsking != "cancelled" || !strings.Contains(got, "tool_call_update asking failed The turn was cancelled.") {
+		t.Errorf("cancelled while asking: %q\n%s", r.StopAsking, got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "asked.txt")); !os.IsNotExist(err) {
+		t.Errorf("the call cancelled while asked about ran: %v", err)
+	}
 	// The cancel ended the turn and killed its command, which ran unasked
 	// in bypassPermissions.
-	if r.Stop2 != "cancelled" || len(r.Asked2) != 0 {
+	if r.Stop2 != "cancelled" || len(r.Asked2) != 1 || r.Asked2[0].ID != "asking" {
 		t.Errorf("cancel: %q, asked %+v, updates %v", r.Stop2, r.Asked2, describe(r.Updates2))
 	}
 	time.Sleep(5 * time.Second) // the command would have touched late.txt after 4 s

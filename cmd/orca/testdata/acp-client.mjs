@@ -44,9 +44,15 @@ function app(updates, asked, answers) {
       if (u.entries) seen.entries = u.entries.map((e) => e.content + ":" + e.status);
       updates.push(seen);
     })
-    .onRequest(methods.client.session.requestPermission, ({ params }) => {
+    .onRequest(methods.client.session.requestPermission, async ({ params, agent }) => {
       asked.push({ id: params.toolCall.toolCallId, title: params.toolCall.title, options: params.options.map((o) => o.optionId + ":" + o.kind) });
       const optionId = answers[params.toolCall.toolCallId] || "reject_once";
+      if (optionId === "cancel") {
+        // The user cancels the turn while it asks: the pending request is
+        // answered cancelled, as the protocol says.
+        await agent.notify(methods.agent.session.cancel, { sessionId: params.sessionId });
+        return { outcome: { outcome: "cancelled" } };
+      }
       return { outcome: { outcome: "selected", optionId } };
     });
 }
@@ -96,10 +102,13 @@ function app(updates, asked, answers) {
 {
   const { proc, exited, stream } = start(process.env.S2);
   const updates = [], asked = [];
-  await app(updates, asked, { slow: "allow_once" }).connectWith(stream, async (ctx) => {
+  await app(updates, asked, { asking: "cancel", slow: "allow_once" }).connectWith(stream, async (ctx) => {
     await ctx.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     await ctx.request(methods.agent.session.load, { sessionId: report.session, cwd: ws, mcpServers: [] });
     report.replayed = updates.splice(0);
+    // Cancelled while it asks: the call does not run.
+    report.stopAsking = (await ctx.request(methods.agent.session.prompt, { sessionId: report.session, prompt: [{ type: "text", text: "ask me" }] })).stopReason;
+    report.updatesAsking = updates.splice(0);
     // In bypassPermissions, the command is not asked about.
     await ctx.request(methods.agent.session.setMode, { sessionId: report.session, modeId: "bypassPermissions" });
     const running = ctx.request(methods.agent.session.prompt, { sessionId: report.session, prompt: [{ type: "text", text: "wait for it" }] });
