@@ -267,7 +267,12 @@ func (a *agent) app(ctx context.Context, cwd string, servers []sdk.McpServer) (*
 	if err != nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"cwd": cwd, "error": err.Error()})
 	}
-	if _, err := ap.Services().Middleware.RegisterToolExecution("orca.acp", a.running); err != nil {
+	mw := ap.Services().Middleware
+	if _, err := mw.RegisterToolExecution("orca.acp", a.running); err != nil {
+		ap.Close()
+		return nil, err
+	}
+	if _, err := mw.RegisterLLMExecution("orca.acp", a.thoughts); err != nil {
 		ap.Close()
 		return nil, err
 	}

@@ -193,6 +193,26 @@ func (a *agent) running(ctx context.Context, call *tool.Call, next middleware.To
 	return next(ctx, call)
 }
 
+// thoughts is the llm_execution middleware that sends the client what
+// the model of a user's turn thought, once its call answered: orca's
+// providers do not stream thinking, so a call's thoughts follow its text.
+func (a *agent) thoughts(ctx context.Context, req *llm.Request, next middleware.LLMNext) (*llm.Response, error) {
+	resp, err := next(ctx, req)
+	if err != nil || resp == nil || req.Metadata.Feature != llm.FeatureAgent {
+		return resp, err
+	}
+	s, serr := a.session(sdk.SessionId(req.Metadata.TraceID))
+	if serr != nil || req.Metadata.Component != s.ap.Runtime().Definition().Name {
+		return resp, err // a subagent's, or no editor's session
+	}
+	for _, b := range resp.Message.Content {
+		if b.Type == llm.BlockThinking && strings.TrimSpace(b.Thinking) != "" {
+			s.send(sdk.UpdateAgentThoughtText(b.Thinking))
+		}
+	}
+	return resp, err
+}
+
 // access is what a call of the tool named touches, as it declares.
 func (s *live) access(name string, input json.RawMessage) tool.Access {
 	if tl, ok := s.ls.Runtime().Tools().Lookup(name); ok {

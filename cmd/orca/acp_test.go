@@ -63,7 +63,7 @@ func TestACPWithTheOfficialClient(t *testing.T) {
 		step("ok", "Bash", map[string]any{"command": "echo checked > checked.txt"}),
 		step("no", "Bash", map[string]any{"command": "echo refused > refused.txt"}),
 		step("todo", "TodoWrite", map[string]any{"todos": []map[string]string{{"content": "Fix the greeting", "status": "completed", "activeForm": "Fixing the greeting"}, {"content": "Check it", "status": "in_progress", "activeForm": "Checking it"}}}),
-		`{"text": "Fixed the greeting."}`)
+		`{"thinking": "The greeting reads right now.", "text": "Fixed the greeting."}`)
 	s2 := writeScript(t, step("asking", "Bash", map[string]any{"command": "touch asked.txt"}),
 		step("slow", "Bash", map[string]any{"command": "sleep 4; touch late.txt"}), `{"text": "never"}`)
 	flags := []string{}
@@ -143,6 +143,7 @@ func TestACPWithTheOfficialClient(t *testing.T) {
 		"tool_call_update todo completed",
 		"plan Fix the greeting:completed|Check it:in_progress",
 		"agent_message_chunk Fixed the greeting.",
+		"agent_thought_chunk The greeting reads right now.",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("updates:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -178,7 +179,7 @@ func TestACPWithTheOfficialClient(t *testing.T) {
 
 	// The second orca replayed the session.
 	replayed := strings.Join(describe(r.Replayed), "\n")
-	for _, w := range []string{"user_message_chunk fix the greeting", "tool_call edit pending edit Edit greeting.txt", "tool_call_update no failed", "agent_message_chunk Fixed the greeting."} {
+	for _, w := range []string{"user_message_chunk fix the greeting", "tool_call edit pending edit Edit greeting.txt", "tool_call_update no failed", "agent_thought_chunk The greeting reads right now.\nagent_message_chunk Fixed the greeting."} {
 		if !strings.Contains(replayed, w) {
 			t.Errorf("the replay has no %q:\n%s", w, replayed)
 		}
@@ -238,7 +239,7 @@ func describe(us []update) []string {
 	for _, u := range us {
 		var s string
 		switch u.Kind {
-		case "agent_message_chunk", "user_message_chunk":
+		case "agent_message_chunk", "user_message_chunk", "agent_thought_chunk":
 			if n := len(out); n > 0 && strings.HasPrefix(out[n-1], u.Kind+" ") {
 				out[n-1] += u.Text
 				continue

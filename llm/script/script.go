@@ -51,7 +51,10 @@ type Error struct {
 
 // Response is one scripted model response.
 type Response struct {
-	Text string `json:"text,omitempty"`
+	// Thinking is the model's reasoning before it answered, returned as a
+	// provider returns it: a thinking block first (not streamed).
+	Thinking string `json:"thinking,omitempty"`
+	Text     string `json:"text,omitempty"`
 	// Output is a structured answer: a JSON value, sent as the response's
 	// text (the scripted model honours llm.Request.Output as a provider
 	// does: the answer it gives is the value). Not with Text.
@@ -631,10 +634,16 @@ func build(s Response, index int, onDelta func(llm.Delta)) *llm.Response {
 	if s.Text != "" {
 		n++
 	}
+	if s.Thinking != "" {
+		n++
+	}
 	out.Message = llm.Message{Role: llm.RoleAssistant, Content: make([]llm.Block, 0, n)}
+	if s.Thinking != "" {
+		out.Message.Content = append(out.Message.Content, llm.Block{Type: llm.BlockThinking, Thinking: s.Thinking, Signature: "script"})
+	}
 	if s.Text != "" {
 		if onDelta != nil {
-			onDelta(llm.Delta{Type: llm.DeltaText, Index: 0, Text: s.Text})
+			onDelta(llm.Delta{Type: llm.DeltaText, Index: len(out.Message.Content), Text: s.Text})
 		}
 		out.Message.Content = append(out.Message.Content, llm.TextBlock(s.Text))
 	}
