@@ -715,10 +715,21 @@ func Observation(out string, isError bool) string {
 		mark = "  ✗  "
 	}
 	out = strings.TrimRight(out, "\n")
-	if strings.TrimSpace(out) == "" {
+	// What the language servers found (lsp's <diagnostics> block, at the
+	// end) is shown whole, after the output's first lines: it is what a
+	// person watching wants to see of an edit.
+	var diags []string
+	if i := strings.LastIndex(out, "\n\n<diagnostics>\n"); i >= 0 && strings.HasSuffix(out, "\n</diagnostics>") {
+		diags = strings.Split(out[i+len("\n\n<diagnostics>\n"):len(out)-len("\n</diagnostics>")], "\n")
+		out = strings.TrimRight(out[:i], "\n")
+	}
+	if strings.TrimSpace(out) == "" && diags == nil {
 		return mark + "(no output)\n"
 	}
-	lines := strings.Split(out, "\n")
+	var lines []string
+	if strings.TrimSpace(out) != "" {
+		lines = strings.Split(out, "\n")
+	}
 	shown := lines
 	if len(lines) > maxObservationLines {
 		shown = lines[:maxObservationLines]
@@ -741,6 +752,14 @@ func Observation(out string, isError bool) string {
 	}
 	if n := len(lines) - len(shown); n > 0 {
 		fmt.Fprintf(&b, "     … +%s\n", Plural(n, "line"))
+	}
+	for i, l := range diags {
+		if i == 0 && len(lines) == 0 {
+			b.WriteString(mark)
+		} else {
+			b.WriteString("     ")
+		}
+		b.WriteString("⚠ " + clip(Printable(l), MaxLineRunes) + "\n")
 	}
 	return b.String()
 }

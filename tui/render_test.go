@@ -38,6 +38,10 @@ func TestObservation(t *testing.T) {
 		{"many lines", strings.Join(lines, "\n"), false,
 			"  ⎿  line\n" + strings.Repeat("     line\n", maxObservationLines-1) + "     … +12 lines\n"},
 		{"control characters", "a\x1b[31mred\r\n", false, "  ⎿  ared\n"},
+		{"diagnostics after many lines", strings.Join(lines, "\n") + "\n\n<diagnostics>\nThe language servers found new problems in the files changed:\nmain.go:6:14: error: undefined: x [compiler]\n</diagnostics>", false,
+			"  ⎿  line\n" + strings.Repeat("     line\n", maxObservationLines-1) + "     … +12 lines\n" +
+				"     ⚠ The language servers found new problems in the files changed:\n     ⚠ main.go:6:14: error: undefined: x [compiler]\n"},
+		{"diagnostics alone", "\n\n<diagnostics>\nNot checked (a.go): gopls exited\n</diagnostics>", false, "  ⎿  ⚠ Not checked (a.go): gopls exited\n"},
 	} {
 		if got := Observation(tc.out, tc.isError); got != tc.want {
 			t.Errorf("%s: got\n%q\nwant\n%q", tc.name, got, tc.want)
