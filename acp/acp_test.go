@@ -89,3 +89,21 @@ func pngOf(t *testing.T) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestContent: what the editor is shown of a finished call — an edit's
+// diff, with what the language servers found in it; a command's output
+// fenced; a failure's text.
+func TestContent(t *testing.T) {
+	s := &live{}
+	c := s.content("Edit", []byte(`{"file_path": "/w/a.go", "old_string": "a", "new_string": "b"}`), "Edited a.go.\n\n<diagnostics>\na.go:1:1: error: x\n</diagnostics>", true)
+	if len(c) != 2 || c[0].Diff == nil || c[0].Diff.Path != "/w/a.go" || *c[0].Diff.OldText != "a" || c[0].Diff.NewText != "b" ||
+		c[1].Content == nil || c[1].Content.Content.Text.Text != "<diagnostics>\na.go:1:1: error: x\n</diagnostics>" {
+		t.Errorf("edit: %+v", c)
+	}
+	if c := s.content("Bash", []byte(`{"command": "ls"}`), "a\nb\n", true); len(c) != 1 || c[0].Content.Content.Text.Text != "```console\na\nb\n```" {
+		t.Errorf("bash: %+v", c)
+	}
+	if c := s.content("Edit", []byte(`{"file_path": "/w/a.go"}`), "old_string not found", false); len(c) != 1 || c[0].Content.Content.Text.Text != "old_string not found" {
+		t.Errorf("a failed edit: %+v", c)
+	}
+}

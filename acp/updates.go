@@ -275,11 +275,19 @@ func (s *live) content(name string, input json.RawMessage, output string, ok boo
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(s.ap.Root(), p)
 			}
+			var diff []sdk.ToolCallContent
 			switch {
 			case name == "Edit":
-				return []sdk.ToolCallContent{sdk.ToolDiffContent(p, in.New, in.Old)}
+				diff = []sdk.ToolCallContent{sdk.ToolDiffContent(p, in.New, in.Old)}
 			case name == "Write" && in.Content != nil:
-				return []sdk.ToolCallContent{sdk.ToolDiffContent(p, *in.Content)}
+				diff = []sdk.ToolCallContent{sdk.ToolDiffContent(p, *in.Content)}
+			}
+			if diff != nil {
+				// What the language servers found in it, as the model read it.
+				if i := strings.LastIndex(output, "\n\n<diagnostics>\n"); i >= 0 {
+					diff = append(diff, sdk.ToolContent(sdk.TextBlock(strings.TrimSpace(output[i:]))))
+				}
+				return diff
 			}
 		}
 	}
