@@ -252,6 +252,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 		}
 		writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no %s %s in this API (GET /v1/openapi.json describes it)", r.Method, r.URL.Path)})
 	})
+	s.mountA2A()
 	if opts.Elicitations != nil {
 		opts.Elicitations.attach(s.watched)
 	}

@@ -42,7 +42,7 @@ var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/ge
 	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true, "acp": true}
 
 var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk",
-	"go.opentelemetry.io/otel", "github.com/jackc/pgx", "google.golang.org/genai", "github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go", "github.com/coder/acp-go-sdk"}
+	"go.opentelemetry.io/otel", "github.com/jackc/pgx", "google.golang.org/genai", "github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go", "github.com/coder/acp-go-sdk", "github.com/a2aproject/a2a-go"}
 
 // The terminal libraries (the Charm stack) are for the terminal UI alone:
 // tui, the chat and the CLI on top of them, not even app.
