@@ -40,7 +40,7 @@ func (r *Runtime) child(d subagent.Definition) (*Runtime, error) {
 	case d.Model != "" && !unresolved:
 		def.Model = d.Model
 	}
-	c := &Runtime{id: r.id + "/" + d.Name, def: def, client: r.client, fs: r.fs, logger: r.logger, transcripts: r.transcripts, nested: r.nested, windows: r.windows, chain: r.chain,
+	c := &Runtime{id: r.id + "/" + d.Name, def: def, client: r.client, fs: r.fs, logger: r.logger, transcripts: r.transcripts, nested: r.nested, windows: r.windows, chain: r.chain, remote: r.remote,
 		svc: r.svc, hooks: r.hooks, mw: r.mw, bus: r.bus, policy: r.policy, guard: r.guard, approver: r.approver, elicitor: r.elicitor, notifier: r.notifier, approvals: r.approvals,
 		tasks: r.tasks, subagents: r.subagents, tools: tool.NewRegistry()}
 	if r.breakers != nil {
@@ -116,6 +116,9 @@ func (f *forker) Fork(ctx context.Context, agentType, prompt string, background 
 			return nil, errors.New(r.Content)
 		}
 		prompt, extra = out.Payload.(*hook.SubagentStartPayload).Prompt, out.Context
+	}
+	if def.Remote != "" {
+		return t.remoteFork(f.call, *def, prompt, background)
 	}
 	child, err := t.rt.child(*def)
 	if err != nil {
@@ -243,4 +246,35 @@ type forkInfo struct {
 // invoking session's tool-call budget includes.
 type forkAccount struct {
 	forkCalls int
+}
+
+// remoteFork is the fork of a subagent that is a remote A2A agent: its
+// task runs there (the runtime's Remote), bounded by its Timeout, between
+// subagent_started and subagent_completed events, what it reports as it
+// works the call's progress; a remote that fails, times out or asks for
+// input is an error of the call, for the model.
+func (t *turn) remoteFork(call *tool.Call, def subagent.Definition, prompt string, background bool) (*subagent.Fork, error) {
+	if t.rt.remote == nil {
+		return nil, fmt.Errorf("%s: subagent %s is the remote A2A agent at %s, and this runtime reaches no remote agents", call.Name, def.Name, def.Remote)
+	}
+	if background {
+		return nil, fmt.Errorf("%s: subagent %s is a remote A2A agent, which runs in the foreground: call it without run_in_background", call.Name, def.Name)
+	}
+	return &subagent.Fork{Agent: def.Name, Run: func(ctx context.Context) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, cmp.Or(def.Timeout, subagent.DefaultRemoteTimeout))
+		defer cancel()
+		ctx, ended := t.withProgress(ctx, call)
+		defer ended()
+		t.emit(event.SubagentStarted, &event.SubagentData{Agent: def.Name, ToolUseID: call.ID, Background: background, TaskID: subagent.TaskIDFrom(ctx)})
+		answer, err := t.rt.remote.Ask(ctx, def, prompt, func(msg string) { tool.Report(ctx, tool.Progress{Message: msg}) })
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("the remote agent %s did not answer within %s", def.Name, cmp.Or(def.Timeout, subagent.DefaultRemoteTimeout))
+		}
+		d := &event.SubagentData{Agent: def.Name, ToolUseID: call.ID, Background: background, TaskID: subagent.TaskIDFrom(ctx), StopReason: string(StopAnswered), Answer: answer}
+		if err != nil {
+			d.StopReason, d.Error = string(StopFailed), err.Error()
+		}
+		t.emit(event.SubagentCompleted, d)
+		return answer, err
+	}}, nil
 }

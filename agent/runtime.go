@@ -213,6 +213,10 @@ type Collaborators struct {
 	// answer first; nil declines them, saying no one can answer in this
 	// run (elicit.Headless), unless a hook answers.
 	Elicitor elicit.Elicitor
+	// Remote runs the tasks of the subagents that are remote A2A agents
+	// (subagent.Definition.Remote); nil: such a subagent is refused,
+	// saying so.
+	Remote subagent.Remote
 	// Notifier, when set, is told when a tool call waits for a person's
 	// approval: before the approver asks (unless it is policy.Headless,
 	// which asks no one, or policy.Parking, which parks), and when the
@@ -297,6 +301,7 @@ type Runtime struct {
 	svc       *Services
 	tasks     *subagent.Manager
 	subagents []subagent.Definition
+	remote    subagent.Remote
 	children  sync.Map // subagent name → *Runtime
 	// transcripts keeps the conversations hooks read (nil: none).
 	transcripts *transcripts
@@ -388,7 +393,7 @@ func New(def Definition, c Collaborators) (_ *Runtime, err error) {
 			return nil, fmt.Errorf("agent %q: fallback %d has no client or no model", def.Name, i)
 		}
 	}
-	rt := &Runtime{def: def, client: c.Client, chain: slices.Clone(c.Fallbacks), windows: newWindows(def.Windows, c.OnWindowLearnt), logger: c.Logger, approver: c.Approver, elicitor: c.Elicitor, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: memory.NewNested(c.NestedMemory, c.PathRules)}
+	rt := &Runtime{def: def, client: c.Client, chain: slices.Clone(c.Fallbacks), windows: newWindows(def.Windows, c.OnWindowLearnt), logger: c.Logger, approver: c.Approver, elicitor: c.Elicitor, remote: c.Remote, notifier: c.Notifier, svc: c.Services, transcripts: newTranscripts(c.TranscriptDir), nested: memory.NewNested(c.NestedMemory, c.PathRules)}
 	if len(rt.chain) > 0 {
 		rt.breakers = make([]breaker, len(rt.chain)+1)
 	}

@@ -57,6 +57,7 @@ import (
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
+	"github.com/orca-agent/orca/subagent/remote"
 	"github.com/orca-agent/orca/telemetry"
 	"github.com/orca-agent/orca/tool"
 	"github.com/orca-agent/orca/toolset"
@@ -489,6 +490,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	subagents = append(subagents, a.remoteAgents(subagents)...)
 	models := catalog.Default().With(a.settings.Models...)
 	name := cmp.Or(cfg.Name, DefaultName)
 	a.rt, err = agent.New(agent.Definition{
@@ -515,6 +517,7 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		Policy:         pol,
 		Approver:       cfg.Approver,
 		Elicitor:       cfg.Elicitor,
+		Remote:         remote.A2A{},
 		Notifier:       a.notifierOrNil(),
 		Approvals:      approvals,
 		Folders:        folders,

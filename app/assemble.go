@@ -128,6 +128,22 @@ func (a *App) subagents(folders tool.Folders) ([]subagent.Definition, error) {
 	return defs, nil
 }
 
+// remoteAgents are the settings' remote A2A agents (a2aAgents) as
+// subagents Task delegates to, but those whose names the definition
+// files have (have: theirs win).
+func (a *App) remoteAgents(have []subagent.Definition) []subagent.Definition {
+	var out []subagent.Definition
+	for _, r := range a.settings.A2AAgents {
+		if slices.ContainsFunc(have, func(d subagent.Definition) bool { return d.Name == r.Name }) {
+			a.logger.Warn("the remote agent of the settings is not used: a subagent definition has its name", "agent", r.Name, "file", r.File)
+			continue
+		}
+		out = append(out, subagent.Definition{Name: r.Name, Remote: r.URL, Headers: r.Headers, Timeout: r.Timeout, Source: "settings", Path: r.File,
+			Description: r.Description + " (A remote agent at " + r.URL + ": it sees the prompt you give it, not this workspace; give it everything it needs.)"})
+	}
+	return out
+}
+
 // toolProviders are the runtime's tools: Config.ToolProviders, or the
 // default tool set (toolset.With: WebSearch on the backend the
 // environment configures), and the MCP servers' unless they are off.

@@ -9,7 +9,7 @@ import (
 
 // The keys orca reads, by where they are in a settings file.
 var (
-	settingsKeys = []string{"$schema", "apiKeyHelper", "base_url", "disableAllHooks", "disabledMcpjsonServers", "enableAllProjectMcpServers",
+	settingsKeys = []string{"$schema", "a2aAgents", "apiKeyHelper", "base_url", "disableAllHooks", "disabledMcpjsonServers", "enableAllProjectMcpServers",
 		"enabledMcpjsonServers", "enabledPlugins", "env", "extensions", "fallbackModel", "hooks", "lspServers", "maxParallelTools", "mcpLogLevel", "mcpServers", "model", "modelAliases",
 		"models", "permissions", "prices", "provider", "sandbox", "store", "verify"}
 	permissionsKeys = []string{"allow", "ask", "defaultMode", "deny", "disableBypassPermissionsMode", "additionalDirectories"}

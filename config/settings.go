@@ -107,6 +107,10 @@ type Settings struct {
 	// "lspServers" (a project file's only in a trusted workspace), then
 	// the plugins'; a later one of a name replaces an earlier.
 	LSPServers []LSPServer
+	// A2AAgents are the remote Agent2Agent agents the settings files'
+	// "a2aAgents" name as subagents (a project file's only in a trusted
+	// workspace); a later one of a name replaces an earlier.
+	A2AAgents []A2AAgent
 	// MCPApproval says which of .mcp.json's servers may start (the files'
 	// approval keys, and those of the workspace's entry in Claude Code's
 	// state file, together).
@@ -565,6 +569,9 @@ func (s *Settings) merge(f *file) {
 	}
 	s.MCPServers = append(s.MCPServers, f.mcp...)
 	s.LSPServers = append(s.LSPServers, f.lsp...)
+	for _, a := range f.a2a {
+		s.A2AAgents = append(slices.DeleteFunc(s.A2AAgents, func(o A2AAgent) bool { return o.Name == a.Name }), a)
+	}
 	if a := f.mcpApproval; a != nil {
 		s.MCPApproval.All = s.MCPApproval.All || a.All
 		s.MCPApproval.Enabled = append(s.MCPApproval.Enabled, a.Enabled...)
@@ -623,8 +630,9 @@ type file struct {
 	// mcp are its "mcpServers"; mcpApproval its approval of .mcp.json's.
 	mcp         []MCPServer
 	mcpApproval *MCPApproval
-	// lsp are its "lspServers".
+	// lsp are its "lspServers"; a2a its "a2aAgents".
 	lsp []LSPServer
+	a2a []A2AAgent
 	// warns say what the file asks for that is not done as written.
 	warns []string
 	// ignored are the keys only Claude Code reads (IgnoredKeys).
@@ -637,7 +645,7 @@ type file struct {
 func (f *file) grants() bool {
 	return len(f.hooks) > 0 || len(f.perms.Allow) > 0 || granting(f.perms.DefaultMode) ||
 		f.model.BaseURL != "" || len(f.prices) > 0 || len(f.models) > 0 || f.verify != "" || f.keyHelper != "" || f.sandbox != nil && len(f.sandbox.grants()) > 0 || len(f.env) > 0 ||
-		enables(f.plugins) || len(f.mcp) > 0 || f.mcpApproval != nil || slices.ContainsFunc(f.lsp, func(l LSPServer) bool { return !l.Off })
+		enables(f.plugins) || len(f.mcp) > 0 || f.mcpApproval != nil || slices.ContainsFunc(f.lsp, func(l LSPServer) bool { return !l.Off }) || len(f.a2a) > 0
 }
 
 // enables reports whether plugins enables any plugin.
@@ -705,6 +713,10 @@ func (f *file) restrict(workspace string) (Warning, bool) {
 		what = append(what, "the approval of .mcp.json servers")
 		f.mcpApproval = nil
 	}
+	if n := len(f.a2a); n > 0 {
+		what = append(what, plural(n, "remote agent"))
+		f.a2a = nil
+	}
 	if off := slices.DeleteFunc(slices.Clone(f.lsp), func(l LSPServer) bool { return !l.Off }); len(off) < len(f.lsp) {
 		what = append(what, plural(len(f.lsp)-len(off), "language server"))
 		f.lsp = off // turning a server off grants nothing
@@ -771,6 +783,9 @@ func readFile(path string, project, claude bool) (*file, error) {
 	}
 	for i := range f.lsp {
 		f.lsp[i].Project = project
+	}
+	for i := range f.a2a {
+		f.a2a[i].Project = project
 	}
 	return f, nil
 }
@@ -1002,6 +1017,13 @@ func parse(path string, data []byte, claude bool) (*file, error) {
 			return nil, err
 		}
 		f.mcp = servers
+	}
+	if raw, ok := top["a2aAgents"]; ok {
+		agents, err := parseA2AAgents(path, raw)
+		if err != nil {
+			return nil, err
+		}
+		f.a2a = agents
 	}
 	if raw, ok := top["lspServers"]; ok {
 		servers, err := parseLSPServers(path, raw, nil)

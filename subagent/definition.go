@@ -7,6 +7,7 @@ package subagent
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -46,6 +48,28 @@ type Definition struct {
 	Prompt string
 	// Source is "builtin", "project" or "user"; Path the file it came from.
 	Source, Path string
+	// Remote is the base URL of an A2A agent (where its card is, at
+	// /.well-known/agent-card.json) for a subagent that runs elsewhere:
+	// Task sends it the prompt, as a task, and answers with the task's
+	// answer (a Remote runs it). Empty: a fork of the runtime.
+	Remote string
+	// Headers are sent with every request to Remote (its API key).
+	Headers map[string]string
+	// Timeout bounds a remote subagent's task (DefaultRemoteTimeout if
+	// zero).
+	Timeout time.Duration
+}
+
+// DefaultRemoteTimeout bounds a remote subagent's task.
+const DefaultRemoteTimeout = 10 * time.Minute
+
+// Remote runs the tasks of remote subagents (Definition.Remote).
+type Remote interface {
+	// Ask sends prompt to the remote agent of def, as a new task, and
+	// returns its answer; progress is told what the agent reports as it
+	// works. An agent that fails, refuses, asks for input or outlasts
+	// def.Timeout is an error saying so.
+	Ask(ctx context.Context, def Definition, prompt string, progress func(string)) (string, error)
 }
 
 // GeneralPurpose is the built-in subagent, always available.

@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"intercept", "llm", "catalog", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "internal/names", "internal/httpguard", "mcp/mcptest", "media/pdf", "media/pdf/pdftest", "web", "rewind"},
 	{"cmd/orca-mcp-faults", "memory", "media", "elicit", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai/internal/apierr", "llm/gemini", "llm/bedrock", "store/internal/clock", "store/internal/wire"},
 	{"tool/builtin", "tool/tooltest", "middleware", "policy", "hook/command", "store", "subagent", "llm/openai", "llm/openai/responses", "mcp", "lsp"},
-	{"config", "skill", "store/storetest", "store/internal/sqlstore", "tui", "llm/provider"},
+	{"config", "skill", "store/storetest", "store/internal/sqlstore", "tui", "llm/provider", "subagent/remote"},
 	{"toolset", "store/sqlite", "store/postgres", "store/postgres/pgtest"},
 	{"agent"},
 	{"session", "observe", "telemetry"},
@@ -39,7 +39,7 @@ var layers = [][]string{
 
 // adapters and roots may link the heavy dependencies; the core may not.
 var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/gemini": true, "llm/bedrock": true, "llm/openai/responses": true, "llm/openai/internal/apierr": true, "llm/provider": true, "store/sqlite": true, "store/postgres": true, "store/postgres/pgtest": true, "mcp": true, "app": true, "serve": true, "chat": true, "cmd/orca": true,
-	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true, "acp": true}
+	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true, "acp": true, "subagent/remote": true}
 
 var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk",
 	"go.opentelemetry.io/otel", "github.com/jackc/pgx", "google.golang.org/genai", "github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go", "github.com/coder/acp-go-sdk", "github.com/a2aproject/a2a-go"}
