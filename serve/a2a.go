@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -82,6 +83,10 @@ func (s *Server) agentCard(r *http.Request) *a2a.AgentCard {
 		Skills:               skills,
 	}
 }
+
+// a2aFollowers numbers the bus subscriptions of the tasks followed (a
+// subscription's name is unique on the bus).
+var a2aFollowers atomic.Uint64
 
 // a2aExecutor runs A2A tasks as turns of orca sessions.
 type a2aExecutor struct{ s *Server }
@@ -185,7 +190,7 @@ func (x *a2aExecutor) follow(ctx context.Context, ec *a2asrv.ExecutorContext, e 
 	var mu sync.Mutex
 	var pending []string
 	wake := make(chan struct{}, 1)
-	sub, err := s.app.Services().Bus.SubscribeNames("a2a:"+string(ec.TaskID), []event.Name{event.ToolExecStarted}, func(ev event.Event) error {
+	sub, err := s.app.Services().Bus.SubscribeNames(fmt.Sprintf("a2a:%s:%d", ec.TaskID, a2aFollowers.Add(1)), []event.Name{event.ToolExecStarted}, func(ev event.Event) error {
 		d, ok := ev.Data.(*event.ToolStartedData)
 		if !ok || ev.Scope.SessionID != e.ls.ID() || ev.Scope.TurnID != turn || ev.Scope.Depth > 0 {
 			return nil
