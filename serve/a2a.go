@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/orca-agent/orca/agent"
@@ -23,9 +24,13 @@ import (
 )
 
 // A2APath is where the server speaks the Agent2Agent protocol (JSON-RPC
-// over HTTP, protocol 1.0, on the protocol's Go SDK); its agent card is at
-// a2asrv.WellKnownAgentCardPath.
-const A2APath = "/a2a"
+// over HTTP, protocol 1.0, on the protocol's Go SDK), and A2AV03Path the
+// protocol's previous version (0.3); the agent card, at
+// a2asrv.WellKnownAgentCardPath, is read by the clients of both.
+const (
+	A2APath    = "/a2a"
+	A2AV03Path = "/a2a/v0.3"
+)
 
 // mountA2A serves A2A on s's mux: the card (public, as the protocol has
 // it, but under the Host and Origin checks), and the JSON-RPC endpoint
@@ -34,18 +39,22 @@ const A2APath = "/a2a"
 func (s *Server) mountA2A() {
 	handler := a2asrv.NewHandler(&a2aExecutor{s: s}, a2asrv.WithLogger(s.opts.Logger))
 	rpc := a2asrv.NewJSONRPCHandler(handler)
-	s.mux.Handle(A2APath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.admitted(w, r, false) {
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxMessageBody)
-		rpc.ServeHTTP(w, r)
-	}))
+	for path, h := range map[string]http.Handler{A2APath: rpc, A2AV03Path: a2av0.NewJSONRPCHandler(handler)} {
+		s.mux.Handle(path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !s.admitted(w, r, false) {
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxMessageBody)
+			h.ServeHTTP(w, r)
+		}))
+	}
 	s.mux.Handle(a2asrv.WellKnownAgentCardPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.admitted(w, r, true) {
 			return
 		}
-		a2asrv.NewStaticAgentCardHandler(s.agentCard(r)).ServeHTTP(w, r)
+		// One card for the clients of both versions (the SDK writes the
+		// fields of each).
+		a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(s.agentCard(r))).ServeHTTP(w, r)
 	}))
 }
 
@@ -70,13 +79,14 @@ func (s *Server) agentCard(r *http.Request) *a2a.AgentCard {
 		skills = append(skills, a2a.AgentSkill{ID: "tool:" + name, Name: name, Description: desc, Tags: tags})
 	}
 	return &a2a.AgentCard{
-		Name:                def.Name,
-		Description:         "orca, a coding agent, in the workspace " + s.app.Root() + ": it reads, edits and runs commands there under its permission rules and sandbox; a call its policy asks about waits (input-required) for a person's answer",
-		Version:             "1.0.0",
-		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface("http://"+r.Host+A2APath, a2a.TransportProtocolJSONRPC)},
-		Capabilities:        a2a.AgentCapabilities{Streaming: true},
-		DefaultInputModes:   []string{"text/plain"},
-		DefaultOutputModes:  []string{"text/plain"},
+		Name:        def.Name,
+		Description: "orca, a coding agent, in the workspace " + s.app.Root() + ": it reads, edits and runs commands there under its permission rules and sandbox; a call its policy asks about waits (input-required) for a person's answer",
+		Version:     "1.0.0",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface("http://"+r.Host+A2APath, a2a.TransportProtocolJSONRPC),
+			{URL: "http://" + r.Host + A2AV03Path, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version}},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
 		SecuritySchemes: a2a.NamedSecuritySchemes{"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "Bearer",
 			Description: "orca serve's token: $ORCA_SERVE_TOKEN, or the file orca serve names when it starts"}},
 		SecurityRequirements: a2a.SecurityRequirementsOptions{{"bearer": a2a.SecuritySchemeScopes{}}},

@@ -40,6 +40,7 @@ func TestA2AWithTheOfficialClient(t *testing.T) {
 	f.model.Script("c1", script.Call("Read", map[string]string{"file_path": "a.txt"}), script.Text("a.txt says hello."))
 	f.model.Script("c2", script.Call("Bash", map[string]string{"command": "echo made > made.txt"}), script.Text("Made it."))
 	f.model.Script("c3", script.Call("Wait", map[string]any{}), script.Text("never"))
+	f.model.Script("c4", script.Text("Hello from a 1.0 server."))
 
 	script, _ := filepath.Abs("testdata/a2a-client.mjs")
 	cmd := exec.CommandContext(t.Context(), node, script)
@@ -67,11 +68,13 @@ func TestA2AWithTheOfficialClient(t *testing.T) {
 		Cancelled       string
 		Push            string
 		UnknownTask     string
+		LegacyCard      struct{ URL, ProtocolVersion string }
+		Legacy          brief
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if r.Card.Name != "orca" || !r.Card.Capabilities["streaming"] || r.Card.Capabilities["pushNotifications"] || len(r.Card.SupportedInterfaces) != 1 ||
+	if r.Card.Name != "orca" || !r.Card.Capabilities["streaming"] || r.Card.Capabilities["pushNotifications"] || len(r.Card.SupportedInterfaces) != 2 ||
 		r.Card.SupportedInterfaces[0].URL != f.http.URL+serve.A2APath || r.Card.SecuritySchemes["bearer"] == nil {
 		t.Errorf("card: %+v", r.Card)
 	}
@@ -105,6 +108,12 @@ func TestA2AWithTheOfficialClient(t *testing.T) {
 	}
 	if !strings.Contains(r.Push, "Push Notification is not supported") || !strings.Contains(r.UnknownTask, "task not found") {
 		t.Errorf("push %q, unknown task %q", r.Push, r.UnknownTask)
+	}
+
+	// The protocol's previous version, on its own endpoint, by the SDK's
+	// client of it.
+	if r.LegacyCard.URL != f.http.URL+serve.A2AV03Path || r.LegacyCard.ProtocolVersion != "0.3" || r.Legacy.State != "TASK_STATE_COMPLETED" || strings.Join(r.Legacy.Artifacts, "") != "Hello from a 1.0 server." {
+		t.Errorf("0.3: card read as one %v, %+v", r.LegacyCard, r.Legacy)
 	}
 
 	// The endpoint: the token, JSON, and a task of another context.

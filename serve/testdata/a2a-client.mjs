@@ -80,4 +80,10 @@ try {
 } catch (e) {
   report.unknownTask = String(e.message || e);
 }
+// The protocol's previous version (0.3), with the SDK's client of it.
+// A 0.3 client reads the card's url and protocolVersion, and speaks to that.
+const { LegacyJsonRpcTransport } = await import(pathToFileURL(process.env.A2A_SDK + "/dist/compat/v0_3/client/index.js").href);
+report.legacyCard = { url: report.card.url, protocolVersion: report.card.protocolVersion };
+const legacy = new LegacyJsonRpcTransport({ endpoint: report.card.url, fetchImpl: authed });
+report.legacy = brief(await legacy.sendMessage(request(message("m5", "c4", "hello, old client"))));
 console.log(JSON.stringify(report));
