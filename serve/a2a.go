@@ -123,6 +123,10 @@ func (x *a2aExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) i
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, agentSays(ec, err.Error())), nil)
 			return
 		}
+		// Watching the session's tool calls starts before the turn does,
+		// so that none is missed.
+		w := x.watch(ec, e)
+		defer w.stop()
 		var turn string
 		if ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
 			turn, err = s.a2aDecide(ctx, e, text)
@@ -133,8 +137,55 @@ func (x *a2aExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) i
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateRejected, agentSays(ec, err.Error())), nil)
 			return
 		}
-		x.follow(ctx, ec, e, turn, yield)
+		x.follow(ctx, ec, e, turn, w, yield)
 	}
+}
+
+// watcher collects the tool calls of a session's user turns as they start.
+type watcher struct {
+	mu    sync.Mutex
+	calls []started
+	wake  chan struct{}
+	stop  func()
+}
+
+type started struct{ turn, what string }
+
+// watch starts collecting e's tool calls.
+func (x *a2aExecutor) watch(ec *a2asrv.ExecutorContext, e *entry) *watcher {
+	w := &watcher{wake: make(chan struct{}, 1), stop: func() {}}
+	sub, err := x.s.app.Services().Bus.SubscribeNames(fmt.Sprintf("a2a:%s:%d", ec.TaskID, a2aFollowers.Add(1)), []event.Name{event.ToolExecStarted}, func(ev event.Event) error {
+		d, ok := ev.Data.(*event.ToolStartedData)
+		if !ok || ev.Scope.SessionID != e.ls.ID() || ev.Scope.Depth > 0 {
+			return nil
+		}
+		w.mu.Lock()
+		w.calls = append(w.calls, started{ev.Scope.TurnID, strings.TrimSpace(d.ToolName + " " + d.Summary)})
+		w.mu.Unlock()
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+	if err == nil {
+		w.stop = sub.Unsubscribe
+	}
+	return w
+}
+
+// take returns the calls of turn collected since the last take.
+func (w *watcher) take(turn string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, c := range w.calls {
+		if c.turn == turn {
+			out = append(out, c.what)
+		}
+	}
+	w.calls = nil
+	return out
 }
 
 // a2aStart starts a turn of e with text, as a message to the API does.
@@ -194,29 +245,10 @@ func approves(answer string) bool {
 }
 
 // follow reports turn of e until it ends: a working status for each tool
-// call the turn makes, then the answer as an artifact and the end.
-func (x *a2aExecutor) follow(ctx context.Context, ec *a2asrv.ExecutorContext, e *entry, turn string, yield func(a2a.Event, error) bool) {
+// call the turn makes (w collects them), then the answer as an artifact
+// and the end.
+func (x *a2aExecutor) follow(ctx context.Context, ec *a2asrv.ExecutorContext, e *entry, turn string, w *watcher, yield func(a2a.Event, error) bool) {
 	s := x.s
-	var mu sync.Mutex
-	var pending []string
-	wake := make(chan struct{}, 1)
-	sub, err := s.app.Services().Bus.SubscribeNames(fmt.Sprintf("a2a:%s:%d", ec.TaskID, a2aFollowers.Add(1)), []event.Name{event.ToolExecStarted}, func(ev event.Event) error {
-		d, ok := ev.Data.(*event.ToolStartedData)
-		if !ok || ev.Scope.SessionID != e.ls.ID() || ev.Scope.TurnID != turn || ev.Scope.Depth > 0 {
-			return nil
-		}
-		mu.Lock()
-		pending = append(pending, strings.TrimSpace(d.ToolName+" "+d.Summary))
-		mu.Unlock()
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-		return nil
-	})
-	if err == nil {
-		defer sub.Unsubscribe()
-	}
 	if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 		return
 	}
@@ -224,11 +256,7 @@ func (x *a2aExecutor) follow(ctx context.Context, ec *a2asrv.ExecutorContext, e 
 	idle := e.idle
 	e.mu.Unlock()
 	flush := func() bool {
-		mu.Lock()
-		calls := pending
-		pending = nil
-		mu.Unlock()
-		for _, c := range calls {
+		for _, c := range w.take(turn) {
 			if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, agentSays(ec, "Running "+c)), nil) {
 				return false
 			}
@@ -237,8 +265,10 @@ func (x *a2aExecutor) follow(ctx context.Context, ec *a2asrv.ExecutorContext, e 
 	}
 	for done := false; !done; {
 		select {
-		case <-wake:
+		case <-w.wake:
 		case <-idle:
+			// The turn's last events reach the watcher first.
+			_ = s.app.Services().Bus.Flush(ctx)
 			done = true
 		case <-ctx.Done():
 			return
