@@ -96,6 +96,7 @@ func (s *Set) request(ctx context.Context, o *opened, method string, params, res
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
 	err := o.c.call(ctx, method, params, result)
+	o.srv.lost(o.c)
 	switch {
 	case err == nil:
 		o.srv.worked()

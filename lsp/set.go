@@ -274,6 +274,20 @@ func (srv *server) failedLocked(err error) {
 	srv.set.o.Logger.Warn("language server failed", "server", srv.cfg.Name, "failures", srv.failures, "err", err)
 }
 
+// lost records that c, the server's client, is gone (its process ended)
+// the moment that is seen: the restart's backoff counts from then.
+func (srv *server) lost(c *client) {
+	if c.alive() {
+		return
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.c == c {
+		srv.failedLocked(c.exitError())
+		srv.c = nil
+	}
+}
+
 // worked records that the server answered: its failures are behind it.
 func (srv *server) worked() {
 	srv.mu.Lock()
@@ -493,6 +507,7 @@ func (srv *server) changed(ctx context.Context, rels []string) Report {
 		text, _ := c.text(uri)
 		rep.Diagnostics = append(rep.Diagnostics, s.fresh(rel, uri, text, p.diags)...)
 	}
+	srv.lost(c)
 	srv.mu.Lock()
 	watched := maps.Clone(srv.watch)
 	if len(got) > 0 {
