@@ -25,11 +25,12 @@ import (
 
 // A2APath is where the server speaks the Agent2Agent protocol (JSON-RPC
 // over HTTP, protocol 1.0, on the protocol's Go SDK), and A2AV03Path the
-// protocol's previous version (0.3); the agent card, at
-// a2asrv.WellKnownAgentCardPath, is read by the clients of both.
+// protocol's previous version (0.3); the agent card, at A2ACardPath (the
+// protocol's well-known path), is read by the clients of both.
 const (
-	A2APath    = "/a2a"
-	A2AV03Path = "/a2a/v0.3"
+	A2APath     = "/a2a"
+	A2AV03Path  = "/a2a/v0.3"
+	A2ACardPath = a2asrv.WellKnownAgentCardPath
 )
 
 // mountA2A serves A2A on s's mux: the card (public, as the protocol has
@@ -48,7 +49,7 @@ func (s *Server) mountA2A() {
 			h.ServeHTTP(w, r)
 		}))
 	}
-	s.mux.Handle(a2asrv.WellKnownAgentCardPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.mux.Handle(A2ACardPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.admitted(w, r, true) {
 			return
 		}

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -28,11 +29,41 @@ func noCheckpoint(err error, session string) *apiError {
 	return &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("%v: GET /v1/sessions/%s/checkpoints lists them", err, session)}
 }
 
+// settled waits until a turn of session id that has ended (its
+// turn_completed is in the rows a client reads) has returned — its
+// checkpoint is saved as it returns —, or ctx ends; a turn still running
+// is not waited for.
+func (s *Server) settled(ctx context.Context, id string) {
+	s.mu.Lock()
+	e := s.sessions[id]
+	s.mu.Unlock()
+	if e == nil {
+		return
+	}
+	for {
+		e.mu.Lock()
+		busy, idle := e.busy, e.idle
+		e.mu.Unlock()
+		if !busy {
+			return
+		}
+		if cur := e.ls.CurrentTurn(); cur != "" && !s.ended(ctx, cur) {
+			return
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := s.ours(r.Context(), id); err != nil {
 		return err
 	}
+	s.settled(r.Context(), id)
 	rs, err := s.checkpoints()
 	if err != nil {
 		return err
@@ -50,6 +81,7 @@ func (s *Server) getCheckpoint(w http.ResponseWriter, r *http.Request) error {
 	if err := s.ours(r.Context(), id); err != nil {
 		return err
 	}
+	s.settled(r.Context(), id)
 	rs, err := s.checkpoints()
 	if err != nil {
 		return err
