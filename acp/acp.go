@@ -61,7 +61,8 @@ type Options struct {
 
 // Serve speaks ACP on in and out until the client leaves (in ends) or ctx
 // is done; it then interrupts the turns still running and closes the
-// sessions and Apps it opened, so that what they did is stored.
+// sessions and Apps it opened (what fails in that is logged). Its error
+// is for a connection it could not serve.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	if o.Open == nil {
 		return errors.New("acp: no Open")
@@ -71,14 +72,25 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	}
 	w := &lockedWriter{w: out}
 	a := &agent{o: o, apps: map[string]*app.App{}, sessions: map[string]*live{}}
-	conn := sdk.NewAgentSideConnection(a, w, checkLines(in, w, o.Logger))
+	// The SDK's connection reads at once; the client's first line reaches
+	// it only once the connection is a's (ready), so that every handler
+	// sees a.conn, and the logger, set.
+	ready := make(chan struct{})
+	conn := sdk.NewAgentSideConnection(a, w, checkLines(in, w, o.Logger, ready))
 	conn.SetLogger(o.Logger)
 	a.conn = conn
+	close(ready)
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
 	}
-	return a.close()
+	// What went wrong closing (a server of the session slow to stop) is
+	// told, as orca run and orca serve tell it; the client has left, and
+	// the turns' records were stored as they were made.
+	if err := a.close(); err != nil {
+		o.Logger.Warn("orca acp: closing the sessions", "err", err)
+	}
+	return nil
 }
 
 // agent is the ACP agent over orca's Apps.
@@ -459,12 +471,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// checkLines passes the client's lines that are JSON on to the SDK, and
-// answers one that is not with JSON-RPC's parse error (id null), as the
-// protocol says; the SDK would drop it unanswered.
-func checkLines(in io.Reader, w *lockedWriter, logger *slog.Logger) io.Reader {
+// checkLines passes the client's lines that are JSON on to the SDK, once
+// ready is closed, and answers one that is not with JSON-RPC's parse
+// error (id null), as the protocol says; the SDK would drop it unanswered.
+func checkLines(in io.Reader, w *lockedWriter, logger *slog.Logger, ready <-chan struct{}) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
+		<-ready
 		sc := bufio.NewScanner(in)
 		sc.Buffer(make([]byte, 0, 1<<20), 10<<20)
 		for sc.Scan() {

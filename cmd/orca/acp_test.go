@@ -174,7 +174,13 @@ func TestACPWithTheOfficialClient(t *testing.T) {
 		t.Errorf("errors: %+v %+v", r.UnknownMethod, r.UnknownSession)
 	}
 	if r.Exit1.Code == nil || *r.Exit1.Code != 0 || r.Exit2.Code == nil || *r.Exit2.Code != 0 {
-		t.Errorf("exits: %+v %+v", r.Exit1, r.Exit2)
+		code := func(c *int) any {
+			if c == nil {
+				return "killed"
+			}
+			return *c
+		}
+		t.Errorf("exits: %v %v\n%s", code(r.Exit1.Code), code(r.Exit2.Code), stderr.String())
 	}
 
 	// The second orca replayed the session.
