@@ -15,6 +15,7 @@ import (
 	"github.com/orca-agent/orca/intercept"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/scope"
+	"github.com/orca-agent/orca/tool"
 )
 
 // StopReason says how a turn ended.
@@ -74,7 +75,27 @@ const (
 	// before the turn's next effect; the turn goes on with a Continue
 	// request that carries Result.Progress.
 	StopPaused StopReason = "paused"
+	// StopClientTools: the model called tools the caller runs
+	// (Request.ClientTools, a front end's tools): the turn stopped at the
+	// first of those calls, Result.ClientCalls are the response's calls of
+	// them from there on, and no call after it ran. The session's next
+	// turn answers them (session.WithResults) and goes on with the calls
+	// after them.
+	StopClientTools StopReason = "client_tools"
 )
+
+// ClientTool is a tool the caller runs, not the runtime (a front end's:
+// AG-UI's): offered to the model for one turn (Request.ClientTools). A
+// call of it with input its Schema refuses is answered so, and the model
+// may call again; a valid one ends the turn as StopClientTools. The
+// runtime's policy and hooks are about what runs in it, and see none of
+// these calls; its tools' names come first (a ClientTool by the name of
+// one is never called).
+type ClientTool struct {
+	Name, Description string
+	// Schema checks a call's input; its Raw is what the model is shown.
+	Schema *tool.Schema
+}
 
 // Progress is where a turn run step by step stands (Request.Step,
 // Result.Progress): the loop's counts, which go on from step to step.
@@ -159,6 +180,9 @@ type Request struct {
 	// Approved are the tool use ids of Resume calls a person approved
 	// (a parked call): the policy's ask for them is answered yes.
 	Approved map[string]bool
+	// ClientTools are offered to the model with the runtime's tools, for
+	// this turn: the caller runs their calls (StopClientTools).
+	ClientTools []ClientTool
 	// Record, if set, receives every message the turn adds to the
 	// conversation, in order, as soon as the message is final — before the
 	// model call that sends it, or as the model's answer arrives — with
@@ -248,6 +272,10 @@ type Result struct {
 	StopReason StopReason
 	// Parked is the call the turn stopped before (StopAwaitingApproval).
 	Parked *Parked
+	// ClientCalls are the tool uses of Request.ClientTools the turn
+	// stopped at (StopClientTools), in the response's order: the caller
+	// runs them and gives their results to the next turn.
+	ClientCalls []llm.Block
 	// Answer is the text of the model's final message when the turn was
 	// answered, and empty otherwise (text that came with tool calls is in
 	// Messages). With an Output, it is the value's JSON.

@@ -40,6 +40,14 @@ func (t *turn) callModel() (*llm.Response, error) {
 		// One call at a time: the model need not ask for more at once.
 		OneToolCall: def.MaxParallelTools == 1,
 	}
+	if len(t.req.ClientTools) > 0 {
+		req.Tools = slices.Clip(req.Tools)
+		for i := range t.req.ClientTools {
+			if c := &t.req.ClientTools[i]; t.clientTool(c.Name) == c {
+				req.Tools = append(req.Tools, c.definition())
+			}
+		}
+	}
 	if o := t.out; o != nil {
 		if o.req != nil {
 			req.Output = o.req

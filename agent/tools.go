@@ -84,6 +84,25 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			b.done(k, result{Block: llm.ToolResultBlock(u.ID, why, true)})
 			continue
 		}
+		if !found {
+			if c := t.clientTool(u.Name); c != nil {
+				if err := c.check(u.Input); err != nil {
+					b.done(k, result{Block: llm.ToolResultBlock(u.ID, fmt.Sprintf("Invalid input for %s: %v", u.Name, err), true)})
+					continue
+				}
+				// The caller runs it, and the valid calls of its tools
+				// after it; the calls admitted before it run first, the
+				// others after it once the caller has answered.
+				b.flush()
+				b.results = b.results[:k]
+				for _, c := range content[i:] {
+					if ct := t.clientTool(c.Name); c.Type == llm.BlockToolUse && ct != nil && ct.check(c.Input) == nil {
+						t.res.ClientCalls = append(t.res.ClientCalls, c)
+					}
+				}
+				return b.message(), b.ok
+			}
+		}
 		if len(b.jobs) == 0 && t.stepping() && t.effects > 0 {
 			// The step's effect has run: this call and those after it
 			// are the next steps'; none of them started.
@@ -256,6 +275,41 @@ func (b *batch) flush() bool {
 // finish does what follows a job's call, and fills its slot.
 func (b *batch) finish(j *job) {
 	b.done(j.slot, b.t.ran(&j.a, j.rec, j.res, j.fails))
+}
+
+// clientTool is the turn's client tool called name, unless the runtime
+// has a tool of that name.
+func (t *turn) clientTool(name string) *ClientTool {
+	for i := range t.req.ClientTools {
+		if c := &t.req.ClientTools[i]; c.Name == name {
+			if _, ours := t.rt.tools.Lookup(name); ours {
+				return nil
+			}
+			return c
+		}
+	}
+	return nil
+}
+
+// check checks a call's input against c's schema (any JSON object
+// without one).
+func (c *ClientTool) check(in json.RawMessage) error {
+	if c.Schema == nil {
+		if !json.Valid(in) || len(bytes.TrimSpace(in)) == 0 || bytes.TrimSpace(in)[0] != '{' {
+			return errors.New("want a JSON object")
+		}
+		return nil
+	}
+	return c.Schema.Validate(in)
+}
+
+// definition is c as the model is shown it.
+func (c *ClientTool) definition() llm.ToolDefinition {
+	d := llm.ToolDefinition{Name: c.Name, Description: c.Description, InputSchema: json.RawMessage(`{"type":"object"}`)}
+	if c.Schema != nil {
+		d.InputSchema = c.Schema.Raw()
+	}
+	return d
 }
 
 // notRun says why the next tool call of the turn must not run — the turn
@@ -794,7 +848,7 @@ func (t *turn) resume() bool {
 	if ok && t.req.Record != nil {
 		t.recorded = len(t.msgs)
 	}
-	if ok && (t.res.Parked != nil || t.paused) {
+	if ok && t.halting() {
 		t.finish(t.halted())
 		return false
 	}

@@ -428,13 +428,13 @@ func (t *turn) run() {
 		}
 		if uses > 0 {
 			results, ok := t.runTools(msg.Content, uses)
-			if len(results.Content) > 0 || t.res.Parked == nil && !t.paused {
+			if len(results.Content) > 0 || !t.halting() {
 				t.msgs = append(t.msgs, results)
 			}
 			if !ok {
 				return
 			}
-			if t.res.Parked != nil || t.paused {
+			if t.halting() {
 				if t.req.Record != nil {
 					t.recorded = len(t.msgs)
 				}
@@ -536,11 +536,20 @@ func (t *turn) run() {
 	t.finish(StopMaxIterations)
 }
 
-// halted is how a turn ends whose runTools stopped before a call: parked
-// for a decision, or paused at the end of its step.
+// halting reports whether runTools stopped before a call: parked for a
+// decision, left for the caller (a client tool's), or paused at the end
+// of its step.
+func (t *turn) halting() bool {
+	return t.res.Parked != nil || t.res.ClientCalls != nil || t.paused
+}
+
+// halted is how a turn ends whose runTools stopped before a call.
 func (t *turn) halted() StopReason {
-	if t.res.Parked != nil {
+	switch {
+	case t.res.Parked != nil:
 		return StopAwaitingApproval
+	case t.res.ClientCalls != nil:
+		return StopClientTools
 	}
 	return StopPaused
 }

@@ -49,6 +49,8 @@ type runConfig struct {
 	retry       bool
 	step        *agent.Progress
 	interrupted bool
+	clientTools []agent.ClientTool
+	results     []llm.Block
 }
 
 // WithTurnID names the first turn Run runs (the id is made up
@@ -91,6 +93,22 @@ func Interrupted() RunOption {
 // (agent.Request.Output; Result.Decode decodes it).
 func WithOutput(o *agent.Output) RunOption {
 	return func(c *runConfig) { c.output = o }
+}
+
+// WithClientTools offers the model tools the caller runs, for the first
+// turn Run runs (agent.Request.ClientTools): a call of one ends the turn
+// as agent.StopClientTools, its calls in Result.ClientCalls.
+func WithClientTools(tools ...agent.ClientTool) RunOption {
+	return func(c *runConfig) { c.clientTools = append(c.clientTools, tools...) }
+}
+
+// WithResults answers the calls the session's last turn left for its
+// caller (ClientCalls) with these tool results (llm.ToolResultBlock, by
+// the calls' ids), before the turn runs: with Retry and that turn's id
+// (WithTurnID), the turn goes on from them. A call left without a result
+// is answered that none came; a result for no such call is an error.
+func WithResults(results ...llm.Block) RunOption {
+	return func(c *runConfig) { c.results = append(c.results, results...) }
 }
 
 // WithMedia shows the model images and documents with the input (a file
@@ -146,6 +164,7 @@ func (s *LiveSession) Run(ctx context.Context, input string, opts ...RunOption) 
 	for {
 		res, err := s.turn(ctx, input, rc)
 		rc.turnID, rc.retry, rc.step, rc.interrupted, rc.media = "", false, nil, false, nil // the queued messages' turns get their own
+		rc.clientTools, rc.results = nil, nil
 		if err != nil || res.StopReason != agent.StopAnswered {
 			return res, err
 		}
@@ -167,9 +186,23 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	// process): settle again.
 	s.mu.Lock()
 	unsettled := s.parked != nil || endsUnanswered(s.transcript) && s.resume == nil
+	var waiting map[string]bool
+	if len(rc.results) > 0 {
+		waiting = map[string]bool{}
+		for _, u := range unansweredUses(s.transcript) {
+			waiting[u.ID] = true
+		}
+	}
 	s.mu.Unlock()
+	results := map[string]llm.Block{}
+	for _, r := range rc.results {
+		if r.Type != llm.BlockToolResult || !waiting[r.ToolUseID] {
+			return nil, fmt.Errorf("session %s: a result for call %q: no call of the last turn waits for one", s.id, r.ToolUseID)
+		}
+		results[r.ToolUseID] = r
+	}
 	if unsettled {
-		if err := s.settle(ctx); err != nil {
+		if err := s.settle(ctx, results); err != nil {
 			return nil, err
 		}
 	}
@@ -255,16 +288,17 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		}
 	}
 	res, err := s.r.exec.Execute(turnCtx, s.r.rt, agent.Request{
-		SessionID: s.id,
-		TurnID:    turnID,
-		Input:     input,
-		Media:     rc.media,
-		Continue:  again,
-		Context:   pending,
-		History:   history,
-		Resume:    resume,
-		Approved:  approved,
-		OnEvent:   s.feedFunc(),
+		SessionID:   s.id,
+		TurnID:      turnID,
+		Input:       input,
+		Media:       rc.media,
+		Continue:    again,
+		Context:     pending,
+		History:     history,
+		Resume:      resume,
+		Approved:    approved,
+		ClientTools: rc.clientTools,
+		OnEvent:     s.feedFunc(),
 		// A background fork outlives the turn: its events reach the
 		// session's feed while the session is open.
 		OnBackgroundEvent: s.feedFunc(),

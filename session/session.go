@@ -346,7 +346,8 @@ func (s *LiveSession) load(ctx context.Context) error {
 		s.lastSeq, s.lastTurn = rec.Seq, rec.TurnID
 	}
 	s.transcript = msgs
-	return s.settle(ctx)
+	// Calls left for a client are settled by the turn that answers them.
+	return s.settle(ctx, nil)
 }
 
 // Transcript returns the conversation the model will see next (compacted

@@ -19,8 +19,10 @@ var ErrAwaitingApproval = errors.New("session: a parked call waits for a decisio
 // assistant message that have no result (see unanswered): it records the
 // results of those that will not run, and keeps those that will for the
 // next turn (resume, approved). A call parked and still undecided leaves
-// them as they are (parked is set).
-func (s *LiveSession) settle(ctx context.Context) error {
+// them as they are (parked is set). results answer calls left for the
+// caller (agent.StopClientTools); nil (a session being opened) leaves
+// those for the turn that answers them.
+func (s *LiveSession) settle(ctx context.Context, results map[string]llm.Block) error {
 	// The fields are read and set under mu (Parked and Transcript read
 	// them from other goroutines); the store is asked outside it.
 	s.mu.Lock()
@@ -45,7 +47,10 @@ func (s *LiveSession) settle(ctx context.Context) error {
 	for _, p := range parked {
 		byUse[p.ToolUseID] = p
 	}
-	fix, resume, approved, waiting := s.unanswered(msgs, byUse)
+	fix, resume, approved, waiting, left := s.unanswered(msgs, byUse, results)
+	if left {
+		return nil
+	}
 	if waiting != nil {
 		s.mu.Lock()
 		s.parked = waiting
@@ -181,12 +186,26 @@ func resultsOnly(m llm.Message) bool {
 //     (its result, like the first's, is in doubt); the rest are answered
 //     that they did not run.
 //
+// A call of a tool the runtime does not have was left for the caller
+// (agent.StopClientTools): results answers it, or it is answered that no
+// result came; the calls after it go on. With results nil, such a first
+// call leaves everything as it is (left).
+//
 // fix answers the calls that will not run.
-func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.ParkedCall) (fix, resume []llm.Block, approved []store.ParkedCall, waiting *store.ParkedCall) {
+func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.ParkedCall, results map[string]llm.Block) (fix, resume []llm.Block, approved []store.ParkedCall, waiting *store.ParkedCall, left bool) {
 	first, goOn := true, false
 	for _, u := range unansweredUses(msgs) {
 		p, isParked := parked[u.ID]
+		r, answered := results[u.ID]
+		_, known := s.r.rt.Tools().Lookup(u.Name)
 		switch {
+		case answered:
+			r.ToolUseID = u.ID
+			fix, goOn = append(fix, r), true
+		case first && !known && !isParked && results == nil:
+			return nil, nil, nil, nil, true
+		case !known && !isParked && (first || goOn):
+			fix, goOn = append(fix, llm.ToolResultBlock(u.ID, fmt.Sprintf("No result came for this call: %s is not a tool of this agent, and the client that runs it gave none.", u.Name), true)), true
 		case !first && goOn:
 			resume = append(resume, u) // after a decided parked call: the turn goes on
 		case !first && s.traits(u.Name).Idempotent:
@@ -196,7 +215,7 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 		case !first:
 			fix = append(fix, llm.ToolResultBlock(u.ID, "Not run: the session stopped before this call started.", true))
 		case isParked && p.Status == store.ParkPending:
-			return nil, nil, nil, &p
+			return nil, nil, nil, &p, false
 		case isParked && p.Status == store.ParkApproved:
 			resume, approved, goOn = append(resume, u), append(approved, p), true
 		case isParked && p.Status == store.ParkDenied:
@@ -212,7 +231,7 @@ func (s *LiveSession) unanswered(msgs []llm.Message, parked map[string]store.Par
 		}
 		first = false
 	}
-	return fix, resume, approved, nil
+	return fix, resume, approved, nil, false
 }
 
 // inDoubt answers a call that was running when the session stopped.
