@@ -42,9 +42,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // decode reads the JSON body into v strictly: one value, no unknown
 // field; errors name the field.
-func decode(r *http.Request, v any) error {
+func decode(r *http.Request, v any) error { return decodeWith(r, v, true) }
+
+// decodeWith reads the JSON body into v, strictly or not (a protocol's
+// objects that are open to fields of their own: AG-UI's).
+func decodeWith(r *http.Request, v any, strict bool) error {
 	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	err := dec.Decode(v)
 	if err == nil {
 		if dec.More() {

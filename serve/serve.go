@@ -142,6 +142,9 @@ type entry struct {
 	idle  chan struct{}
 	turns map[string]*turnState
 	order []string // turn ids, oldest first
+	// taken are the ids of the AG-UI messages the thread's runs took as
+	// input (a client sends its whole conversation each run).
+	taken map[string]bool
 }
 
 // turnState is what GET .../turns/ID says of a turn.
@@ -253,6 +256,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 		writeError(w, &apiError{status: http.StatusNotFound, code: "not_found", msg: fmt.Sprintf("no %s %s in this API (GET /v1/openapi.json describes it)", r.Method, r.URL.Path)})
 	})
 	s.mountA2A()
+	s.mountAGUI()
 	if opts.Elicitations != nil {
 		opts.Elicitations.attach(s.watched)
 	}

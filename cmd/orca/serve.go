@@ -102,8 +102,8 @@ func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
-	fmt.Fprintf(cmd.OutOrStdout(), "orca serve: %s on http://%s (workspace %s)\nthe page: http://%s/ (sign in with the token)\nA2A: the agent card at http://%s%s (tasks at %s, with the token)\n%s\n",
-		a.Runtime().Definition().Name, ln.Addr(), a.Root(), ln.Addr(), ln.Addr(), serve.A2ACardPath, serve.A2APath, where)
+	fmt.Fprintf(cmd.OutOrStdout(), "orca serve: %s on http://%s (workspace %s)\nthe page: http://%s/ (sign in with the token)\nA2A: the agent card at http://%s%s (tasks at %s, with the token)\nAG-UI: runs at http://%s%s (with the token)\n%s\n",
+		a.Runtime().Definition().Name, ln.Addr(), a.Root(), ln.Addr(), ln.Addr(), serve.A2ACardPath, serve.A2APath, ln.Addr(), serve.AGUIPath, where)
 	select {
 	case err = <-done:
 	case <-ctx.Done():
