@@ -203,7 +203,7 @@ func (s *Server) aguiStart(ctx context.Context, e *entry, in *aguiInput, tools [
 		return "", err
 	}
 	if len(in.Resume) > 0 {
-		return s.aguiResume(ctx, e, in, parked)
+		return s.aguiResume(ctx, e, in, parked, tools)
 	}
 	if len(parked) > 0 {
 		p := parked[0]
@@ -322,8 +322,8 @@ func (s *Server) aguiGo(e *entry, id, text string, fresh bool, opts ...session.R
 }
 
 // aguiResume decides the thread's parked call by the run's resume entry,
-// and goes on with its turn.
-func (s *Server) aguiResume(ctx context.Context, e *entry, in *aguiInput, parked []store.ParkedCall) (string, error) {
+// and goes on with its turn, the front end's tools offered.
+func (s *Server) aguiResume(ctx context.Context, e *entry, in *aguiInput, parked []store.ParkedCall, tools []agent.ClientTool) (string, error) {
 	e.mu.Lock()
 	busy := e.busy
 	e.mu.Unlock()
@@ -359,7 +359,7 @@ func (s *Server) aguiResume(ctx context.Context, e *entry, in *aguiInput, parked
 		if err != nil {
 			return "", err
 		}
-		s.goOn(ctx, p)
+		s.goOn(ctx, p, session.WithClientTools(tools...))
 		turn = p.TurnID
 	}
 	return turn, nil

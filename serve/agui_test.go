@@ -116,6 +116,9 @@ RUN_FINISHED {"type":"success","pendingToolCallIds":["call_ID"]}`
 	if b, err := os.ReadFile(filepath.Join(f.ws, "made.txt")); err != nil || string(b) != "made\n" {
 		t.Errorf("the approved call's file: %q %v", b, err)
 	}
+	if calls := f.model.CallsTo("thread-1"); len(calls) != 5 || !offered(calls[4].Tools, "pick_color") {
+		t.Errorf("after the approval (%d model calls), the front end's tool is offered no more", len(calls))
+	}
 	select {
 	case <-cancelled:
 	case <-time.After(10 * time.Second):

@@ -114,11 +114,11 @@ type decided struct {
 
 // goOn goes on with the turn that parked p, now decided, if no turn of
 // its session runs (decide, watchDecisions): the turn runs again under
-// its id (session.Retry), the approved call first (a denied one is
+// its id (session.Retry, with opts), the approved call first (a denied one is
 // answered so), and its events follow the ones it had. It reports whether
 // the turn went on; if not, the session's next message runs the approved
 // call first.
-func (s *Server) goOn(ctx context.Context, p store.ParkedCall) bool {
+func (s *Server) goOn(ctx context.Context, p store.ParkedCall, opts ...session.RunOption) bool {
 	e, err := s.entryOf(ctx, p.SessionID, false)
 	if err != nil {
 		return false
@@ -145,6 +145,6 @@ func (s *Server) goOn(ctx context.Context, p store.ParkedCall) bool {
 	}
 	s.wg.Add(1)
 	// No input: the turn goes on with its own.
-	go s.run(e, p.TurnID, "", t.output, session.Retry())
+	go s.run(e, p.TurnID, "", t.output, append(opts, session.Retry())...)
 	return true
 }
