@@ -296,7 +296,7 @@ func (s *Server) aguiStart(ctx context.Context, e *entry, in *aguiInput, tools [
 		s.aguiGo(e, left, "", false, session.Retry(), session.WithResults(results...), session.WithClientTools(tools...))
 		return left, nil
 	}
-	if e.ls.Transcript() == nil {
+	if len(e.ls.Transcript()) == 0 {
 		text = earlier(in.Messages[:from]) + text
 	}
 	text += aguiExtras(in)

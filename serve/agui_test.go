@@ -196,6 +196,22 @@ func TestAGUIBadInput(t *testing.T) {
 			t.Errorf("%s: the answer shows thread a's call: %s", c.name, body)
 		}
 	}
+	// A new thread from a front end that had a conversation: the model
+	// reads it before the new message, with the run's state.
+	f.model.Script("d", script.Text("ok"))
+	code, body = f.do("POST", serve.AGUIPath, `{"threadId":"d","runId":"r","state":{"page":"billing"},"messages":[{"id":"o1","role":"user","content":"old question"},{"id":"o2","role":"assistant","content":"old answer"},{"id":"n1","role":"user","content":[{"type":"text","text":"new question"}]}]}`)
+	if code != 200 || !strings.Contains(body, `"stopReason":"answered"`) {
+		t.Fatalf("the new thread: %d %s", code, body)
+	}
+	if got := f.model.CallsTo("d")[0].Messages[0].Text(); !strings.Contains(got, "<conversation>") || !strings.Contains(got, "user: old question\nassistant: old answer\n</conversation>\n\nnew question") || !strings.Contains(got, `{"page":"billing"}`) {
+		t.Errorf("the new thread's prompt: %q", got)
+	}
+	// The same messages again: taken, nothing to do.
+	code, body = f.do("POST", serve.AGUIPath, `{"threadId":"d","runId":"r2","messages":[{"id":"o1","role":"user","content":"old question"},{"id":"o2","role":"assistant","content":"old answer"},{"id":"n1","role":"user","content":"new question"}]}`)
+	if code != 400 || !strings.Contains(body, "nothing to do") {
+		t.Errorf("a run sent again: %d %s", code, body)
+	}
+
 	// Nothing was decided, and thread a's call still runs when a decides.
 	if _, err := os.Stat(filepath.Join(f.ws, "x.txt")); err == nil {
 		t.Fatal("x.txt was made before anyone approved")
