@@ -508,14 +508,18 @@ func (f *aguiFeed) open(w http.ResponseWriter) {
 
 // send writes one AG-UI event, and sends what is written.
 func (f *aguiFeed) send(ev map[string]any) {
+	// The type first, for people reading the stream.
+	typ, _ := ev["type"].(string)
+	delete(ev, "type")
 	ev["timestamp"] = time.Now().UnixMilli()
-	f.buf.WriteString("data: ")
-	enc := json.NewEncoder(&f.buf)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(ev); err != nil {
-		f.s.opts.Logger.Warn("orca serve: an AG-UI event", "type", ev["type"], "err", err)
+		f.s.opts.Logger.Warn("orca serve: an AG-UI event", "type", typ, "err", err)
+		return
 	}
-	f.buf.WriteString("\n") // Encode ended the line
+	fmt.Fprintf(&f.buf, "data: {\"type\":%q,%s\n", typ, b.Bytes()[1:]) // Encode ended the line
 }
 
 // flush sends what is written; a client gone is remembered.
