@@ -601,7 +601,13 @@ func (a *App) policy() (*policy.Policy, error) {
 	rules.Deny = append(rules.Deny, extra.Deny...)
 	rules.Ask = append(rules.Ask, extra.Ask...)
 	mode := a.cfg.Mode
-	if mode == "" {
+	if mode != "" {
+		m, err := policy.ParseMode(string(mode))
+		if err != nil {
+			return nil, configErrorf("Config.Mode: %v", err)
+		}
+		mode = m
+	} else {
 		mode = a.settings.Mode()
 	}
 	if mode == policy.ModeBypass && a.settings.Permissions.NoBypass {

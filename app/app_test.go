@@ -121,6 +121,7 @@ func TestOpenRefusesBadConfiguration(t *testing.T) {
 		{"unknown provider", app.Config{Workspace: ws, ConfigDir: "-", Model: app.ModelConfig{Provider: "mistral"}}, `unknown provider "mistral"`},
 		{"bad rule", app.Config{Workspace: ws, ConfigDir: "-", Model: app.ModelConfig{Provider: "openai", BaseURL: "http://127.0.0.1:1"}, Deny: []string{"Bash(ls"}}, "invalid permission rule"},
 		{"bad settings", app.Config{Workspace: filepath.Dir(filepath.Dir(bad)), ConfigDir: "-", Model: app.ModelConfig{Provider: "openai", BaseURL: "http://127.0.0.1:1"}}, "permissions.allow"},
+		{"unknown mode", app.Config{Workspace: ws, ConfigDir: "-", Model: app.ModelConfig{Provider: "openai", BaseURL: "http://127.0.0.1:1"}, Mode: "yolo"}, `Config.Mode: unknown permission mode "yolo"`},
 	} {
 		a, err := app.Open(t.Context(), tc.cfg)
 		var ce *app.ConfigError
