@@ -33,13 +33,13 @@ var layers = [][]string{
 	{"session", "observe", "telemetry"},
 	{"extension", "mcp/mcpserve"},
 	{"app"},
-	{"orcatest", "serve", "chat", "acp"},
+	{"orcatest", "serve", "chat", "acp", "eval"},
 	{"cmd/orca"},
 }
 
 // adapters and roots may link the heavy dependencies; the core may not.
 var heavyOK = map[string]bool{"llm/anthropic": true, "llm/openai": true, "llm/gemini": true, "llm/bedrock": true, "llm/openai/responses": true, "llm/openai/internal/apierr": true, "llm/provider": true, "store/sqlite": true, "store/postgres": true, "store/postgres/pgtest": true, "mcp": true, "app": true, "serve": true, "chat": true, "cmd/orca": true,
-	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true, "acp": true, "subagent/remote": true}
+	"mcp/mcptest": true, "cmd/orca-mcp-faults": true, "mcp/mcpserve": true, "telemetry": true, "acp": true, "eval": true, "subagent/remote": true}
 
 var heavy = []string{"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go", "modernc.org/sqlite", "github.com/modelcontextprotocol/go-sdk",
 	"go.opentelemetry.io/otel", "github.com/jackc/pgx", "google.golang.org/genai", "github.com/aws/aws-sdk-go-v2", "github.com/aws/smithy-go", "github.com/coder/acp-go-sdk", "github.com/a2aproject/a2a-go"}
