@@ -83,6 +83,9 @@ type Case struct {
 	Expect Expect `json:"expect,omitzero"`
 	// Tags group cases in reports.
 	Tags []string `json:"tags,omitempty"`
+	// Extra are scorers of the case's own beside its expectations' (a
+	// loader's: LoadADK puts ADK's criteria there); not in the file.
+	Extra []Scorer `json:"-"`
 }
 
 // Turn is one user turn of a case.
@@ -100,7 +103,8 @@ type Turn struct {
 }
 
 // Load reads a suite or a case from a file (orca's format: a suite with
-// "cases", or one case), or every *.eval.json file under a folder.
+// "cases", or one case; or Google ADK's, LoadADK), or every such file
+// under a folder: *.eval.json, *.evalset.json and *.test.json.
 func Load(path string) ([]*Suite, error) {
 	info, err := os.Stat(path)
 	if err != nil {
@@ -118,7 +122,7 @@ func Load(path string) ([]*Suite, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".eval.json") {
+		if d.IsDir() || !strings.HasSuffix(d.Name(), ".eval.json") && !isADK(d.Name()) {
 			return nil
 		}
 		s, err := LoadFile(p)
@@ -132,13 +136,17 @@ func Load(path string) ([]*Suite, error) {
 		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no *.eval.json file in the folder", path)
+		return nil, fmt.Errorf("%s: no *.eval.json, *.evalset.json or *.test.json file in the folder", path)
 	}
 	return out, nil
 }
 
-// LoadFile reads one file of orca's format.
+// LoadFile reads one file: of ADK's format when its name says so
+// (*.evalset.json, *.test.json: LoadADK), else of orca's.
 func LoadFile(path string) (*Suite, error) {
+	if isADK(filepath.Base(path)) {
+		return LoadADK(path)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

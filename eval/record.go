@@ -155,7 +155,11 @@ func expand(c *Case, ws string) (*Case, error) {
 	quoted, _ := json.Marshal(ws)
 	b = bytes.ReplaceAll(b, []byte(WorkspaceVar), quoted[1:len(quoted)-1])
 	out := &Case{}
-	return out, json.Unmarshal(b, out)
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, err
+	}
+	out.Extra = c.Extra // scorers, not data
+	return out, nil
 }
 
 // turnOf is one turn of the session as a case's turn, and the workspace

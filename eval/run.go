@@ -114,6 +114,9 @@ type Report struct {
 	Passed bool `json:"passed"`
 	// CostUSD is what the run spent, judges included.
 	CostUSD float64 `json:"cost_usd"`
+	// Diff is what changed from a baseline report, when compared with
+	// one (Compare).
+	Diff *Diff `json:"diff,omitempty"`
 }
 
 // SuiteResult is a suite's cases, and its verdict.
@@ -600,6 +603,7 @@ func (r *runner) runCase(ctx context.Context, s *Suite, c *Case, k int) (out Run
 		scorers = append(scorers, c.Turns[i].Expect.scorers(i)...)
 	}
 	scorers = append(scorers, c.Expect.scorers(-1)...)
+	scorers = append(scorers, c.Extra...)
 	scorers = append(scorers, r.opts.Scorers...)
 	judge := &judging{client: r.opts.Judge, model: r.opts.JudgeModel}
 	sctx := context.WithValue(ctx, judgeKey{}, judge)

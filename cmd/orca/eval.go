@@ -23,6 +23,8 @@ type evalFlags struct {
 	judgeProvider, judgeModel string
 	judgeBaseURL              string
 	caseBudget, runBudget     float64
+	baseline, save            string
+	noRegressions             bool
 }
 
 func newEvalCmd(o options) *cobra.Command {
@@ -30,8 +32,9 @@ func newEvalCmd(o options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval [flags] FILE|DIR",
 		Short: "Run evaluations: cases replayed (no key, no network) or live, scored from what the agent and its control plane did",
-		Long: `orca eval runs the cases of a suite file (*.eval.json), or of every such
-file under DIR, each in a workspace of its own (its fixture folder and
+		Long: `orca eval runs the cases of a suite file (*.eval.json; Google ADK's
+*.evalset.json and *.test.json too), or of every such file under DIR,
+each in a workspace of its own (its fixture folder and
 files copied in, its settings the workspace's), through the runtime
 orca run uses: the same tools, hooks, permission rules and sandbox.
 
@@ -50,7 +53,10 @@ files on disk, a command that must pass, ceilings of calls, tokens,
 dollars and seconds, and a judge model's grade by a rubric.
 
 The exit code is 0 when every suite passed (its threshold of cases, and
-its gates), 1 when one did not, 2 for a suite that cannot be read.
+its gates), 1 when one did not (or, with --no-regressions, when a case
+that passed in the --baseline report fails now), 2 for a suite that
+cannot be read. --save DIR keeps each report; --baseline DIR compares
+with the newest kept.
 'orca eval add --from-session ID --out FILE' makes a case of a session.`,
 		Example: `  orca eval examples/eval
   orca eval checks.eval.json --junit report.xml
@@ -76,6 +82,9 @@ its gates), 1 when one did not, 2 for a suite that cannot be read.
 	fl.StringVar(&f.judgeBaseURL, "judge-base-url", "", "where the judge model's API is")
 	fl.Float64Var(&f.caseBudget, "budget-case", 0, "the most a live case may spend, in `USD`")
 	fl.Float64Var(&f.runBudget, "budget-run", 0, "the most the live run may spend, in `USD`: later cases are not run")
+	fl.StringVar(&f.baseline, "baseline", "", "compare with an earlier report: a --json report `FILE`, or a --save folder (its newest)")
+	fl.BoolVar(&f.noRegressions, "no-regressions", false, "fail (exit 1) when a case that passed in the --baseline fails now")
+	fl.StringVar(&f.save, "save", "", "keep the report (JSON) in `DIR`, named by its time: a later --baseline DIR compares with it")
 	cmd.AddCommand(newEvalAddCmd(o))
 	return cmd
 }
@@ -93,9 +102,19 @@ func runEval(cmd *cobra.Command, f *evalFlags, path string, o options) error {
 	if f.caseBudget < 0 || f.runBudget < 0 {
 		return usageErrorf("--budget-case and --budget-run must not be negative")
 	}
+	if f.noRegressions && f.baseline == "" {
+		return usageErrorf("--no-regressions compares with a --baseline: give one")
+	}
 	suites, err := eval.Load(path)
 	if err != nil {
 		return usageErrorf("%v", err)
+	}
+	var base *eval.Report
+	var baseName string
+	if f.baseline != "" {
+		if base, baseName, err = eval.ReadReport(f.baseline); err != nil {
+			return usageErrorf("--baseline: %v", err)
+		}
 	}
 	getenv := o.getenv
 	if getenv == nil {
@@ -126,6 +145,16 @@ func runEval(cmd *cobra.Command, f *evalFlags, path string, o options) error {
 		return usageErrorf("%v", err)
 	}
 	out := cmd.OutOrStdout()
+	var diff *eval.Diff
+	if base != nil {
+		diff = eval.Compare(base, baseName, rep)
+		rep.Diff = diff
+	}
+	if f.save != "" {
+		if _, serr := eval.Save(f.save, rep); serr != nil {
+			return &exitError{code: exitTurn, err: fmt.Errorf("--save %s: %w", f.save, serr)}
+		}
+	}
 	if f.junit != "" {
 		w, ferr := os.Create(f.junit)
 		if ferr != nil {
@@ -140,9 +169,15 @@ func runEval(cmd *cobra.Command, f *evalFlags, path string, o options) error {
 		err = errors.Join(err, eval.WriteJSON(out, rep))
 	} else {
 		err = errors.Join(err, eval.WriteText(out, rep))
+		if diff != nil {
+			err = errors.Join(err, eval.WriteDiff(out, diff))
+		}
 	}
 	if err != nil {
 		return &exitError{code: exitTurn, err: err}
+	}
+	if f.noRegressions && len(diff.Regressed) > 0 {
+		return &exitError{code: exitTurn, err: fmt.Errorf("orca eval: %d case(s) regressed against %s: %s", len(diff.Regressed), baseName, strings.Join(diff.Regressed, "; ")), quiet: !f.json}
 	}
 	if !rep.Passed {
 		var failed []string

@@ -16,6 +16,7 @@ import (
 // evalReport is the part of orca eval --json this file reads.
 type evalReport struct {
 	Passed bool
+	Diff   *struct{ Regressed, Fixed []string }
 	Suites []struct {
 		Name   string
 		Passed bool
@@ -70,8 +71,8 @@ func TestEvalExampleSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 51 cases")
 	}
-	junit := filepath.Join(t.TempDir(), "report.xml")
-	rep, errOut, code := runEvalJSON(t, "../../examples/eval", "--junit", junit)
+	junit, saved := filepath.Join(t.TempDir(), "report.xml"), t.TempDir()
+	rep, errOut, code := runEvalJSON(t, "../../examples/eval", "--junit", junit, "--save", saved)
 	cases := 0
 	for _, s := range rep.Suites {
 		cases += len(s.Cases)
@@ -126,10 +127,27 @@ func TestEvalExampleSuite(t *testing.T) {
 			if err := os.WriteFile(p, []byte(broken), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			rep, errOut, code := runEvalJSON(t, dir)
+			report := filepath.Join(t.TempDir(), "broken.xml")
+			rep, errOut, code := runEvalJSON(t, dir, "--baseline", saved, "--no-regressions", "--junit", report)
 			failed, tagged := rep.failing(c.tag)
 			if code != exitTurn || rep.Passed || len(tagged) == 0 || !slices.Equal(failed, tagged) {
 				t.Errorf("exit %d: failed %v, want exactly those tagged %s: %v\n%s", code, failed, c.tag, tagged, errOut)
+			}
+			var regressed []string
+			if rep.Diff != nil {
+				for _, r := range rep.Diff.Regressed {
+					_, name, _ := strings.Cut(r, ": ")
+					regressed = append(regressed, name)
+				}
+			}
+			slices.Sort(regressed)
+			if !slices.Equal(regressed, tagged) || !strings.Contains(errOut, "regressed against") {
+				t.Errorf("against the saved run: regressed %v, want %v; stderr %q", regressed, tagged, errOut)
+			}
+			if hasCommand("xmllint") {
+				if out, err := exec.Command("xmllint", "--noout", "--schema", filepath.Join("testdata", "junit", "JUnit.xsd"), report).CombinedOutput(); err != nil {
+					t.Errorf("the failing run's JUnit XML: %v\n%s", err, out)
+				}
 			}
 		})
 	}
