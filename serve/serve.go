@@ -226,6 +226,8 @@ func New(a *app.App, opts Options) (*Server, error) {
 		{method: "PUT", pattern: "/v1/sessions/{id}/budget", h: s.putBudget, body: budgetRequest{}},
 		{method: "GET", pattern: "/v1/approvals", h: s.listApprovals},
 		{method: "POST", pattern: "/v1/approvals/{id}", h: s.decide, body: decideRequest{}},
+		{method: "GET", pattern: "/v1/evals", h: s.listEvals},
+		{method: "GET", pattern: "/v1/evals/{id}", h: s.getEval},
 		{method: "GET", pattern: "/v1/elicitations", h: s.listElicitations},
 		{method: "POST", pattern: "/v1/elicitations/{id}", h: s.answerElicitation, body: answerRequest{}},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/orca-agent/orca/eval"
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/rewind"
+	"github.com/orca-agent/orca/store"
 )
 
 type evalFlags struct {
@@ -24,7 +25,8 @@ type evalFlags struct {
 	judgeBaseURL              string
 	caseBudget, runBudget     float64
 	baseline, save            string
-	noRegressions             bool
+	noRegressions, record     bool
+	workspace                 string
 }
 
 func newEvalCmd(o options) *cobra.Command {
@@ -82,7 +84,9 @@ with the newest kept.
 	fl.StringVar(&f.judgeBaseURL, "judge-base-url", "", "where the judge model's API is")
 	fl.Float64Var(&f.caseBudget, "budget-case", 0, "the most a live case may spend, in `USD`")
 	fl.Float64Var(&f.runBudget, "budget-run", 0, "the most the live run may spend, in `USD`: later cases are not run")
-	fl.StringVar(&f.baseline, "baseline", "", "compare with an earlier report: a --json report `FILE`, or a --save folder (its newest)")
+	fl.StringVar(&f.baseline, "baseline", "", "compare with an earlier run: a --json report `FILE`, a --save folder (its newest), or \"recorded\" (the last --record kept)")
+	fl.BoolVar(&f.record, "record", false, "keep the run in the workspace's store (orca serve's page lists the runs kept)")
+	fl.StringVarP(&f.workspace, "workspace", "w", ".", "the workspace `DIR` whose store --record and --baseline recorded use")
 	fl.BoolVar(&f.noRegressions, "no-regressions", false, "fail (exit 1) when a case that passed in the --baseline fails now")
 	fl.StringVar(&f.save, "save", "", "keep the report (JSON) in `DIR`, named by its time: a later --baseline DIR compares with it")
 	cmd.AddCommand(newEvalAddCmd(o))
@@ -111,7 +115,35 @@ func runEval(cmd *cobra.Command, f *evalFlags, path string, o options) error {
 	}
 	var base *eval.Report
 	var baseName string
-	if f.baseline != "" {
+	var kept store.Store // the workspace's store, for --record and --baseline recorded
+	if f.record || f.baseline == "recorded" {
+		st, root, err := existingStore(cmd.Context(), f.workspace, o)
+		if err != nil {
+			return err
+		}
+		if st == nil && f.record {
+			if st, err = app.OpenStore(root); err != nil {
+				return &exitError{code: exitTurn, err: err}
+			}
+		}
+		if st == nil {
+			return usageErrorf("--baseline recorded: workspace %s keeps no runs of orca eval (--record keeps them)", root)
+		}
+		defer st.Close()
+		kept = st
+	}
+	switch {
+	case f.baseline == "recorded":
+		rows, ok := kept.(store.Observations)
+		if !ok {
+			return usageErrorf("--baseline recorded: the workspace's store keeps no rows")
+		}
+		var id string
+		if base, id, err = eval.LastRecorded(cmd.Context(), rows); err != nil {
+			return usageErrorf("--baseline recorded: %v", err)
+		}
+		baseName = "the run " + id + " kept in the store"
+	case f.baseline != "":
 		if base, baseName, err = eval.ReadReport(f.baseline); err != nil {
 			return usageErrorf("--baseline: %v", err)
 		}
@@ -149,6 +181,15 @@ func runEval(cmd *cobra.Command, f *evalFlags, path string, o options) error {
 	if base != nil {
 		diff = eval.Compare(base, baseName, rep)
 		rep.Diff = diff
+	}
+	if f.record {
+		rows, ok := kept.(store.Observations)
+		if !ok {
+			return &exitError{code: exitTurn, err: errors.New("--record: the workspace's store keeps no rows")}
+		}
+		if _, rerr := eval.Record(cmd.Context(), rows, rep); rerr != nil {
+			return &exitError{code: exitTurn, err: fmt.Errorf("--record: %w", rerr)}
+		}
 	}
 	if f.save != "" {
 		if _, serr := eval.Save(f.save, rep); serr != nil {

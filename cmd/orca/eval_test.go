@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm/anthropic"
+	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/serve"
 )
 
 // evalReport is the part of orca eval --json this file reads.
@@ -318,5 +322,56 @@ func TestEvalLive(t *testing.T) {
 	}
 	if !strings.Contains(out, `"live": true`) {
 		t.Errorf("the report does not say it was live")
+	}
+}
+
+// TestEvalRecordShownByServe: orca eval --record keeps the run in the
+// workspace's store, a later --baseline recorded compares with it, and
+// orca serve over that workspace lists it and gives its report.
+func TestEvalRecordShownByServe(t *testing.T) {
+	ws := t.TempDir()
+	suite := "../../examples/eval/reading.eval.json"
+	out, errOut, code := orca(t, t.Context(), "", "eval", suite, "--record", "-w", ws)
+	if code != exitOK {
+		t.Fatalf("orca eval --record: %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = orca(t, t.Context(), "", "eval", suite, "--baseline", "recorded", "--no-regressions", "-w", ws)
+	if code != exitOK || !strings.Contains(out, "kept in the store: no change") {
+		t.Fatalf("against the recorded run: %d\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := orca(t, t.Context(), "", "eval", suite, "--baseline", "recorded", "-w", t.TempDir()); code != exitUsage || !strings.Contains(errOut, "keeps no runs of orca eval") {
+		t.Errorf("a workspace with none: %d %s", code, errOut)
+	}
+
+	a, err := app.Open(t.Context(), app.Config{Workspace: ws, ConfigDir: "-", Client: script.New(), NoMCP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv, err := serve.New(a, serve.Options{Token: "a-token-of-sixteen-chars"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		req := httptest.NewRequest("GET", "http://127.0.0.1"+path, nil)
+		req.Header.Set("Authorization", "Bearer a-token-of-sixteen-chars")
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		return w.Code, w.Body.String()
+	}
+	code, body := get("/v1/evals")
+	var list struct {
+		Runs []struct {
+			ID            string
+			Passed        bool
+			Cases, Failed int
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil || code != 200 || len(list.Runs) != 1 || !list.Runs[0].Passed || list.Runs[0].Cases != 12 || list.Runs[0].Failed != 0 {
+		t.Fatalf("GET /v1/evals: %d %s", code, body)
+	}
+	if code, body := get("/v1/evals/" + list.Runs[0].ID); code != 200 || !strings.Contains(body, `"name":"reads calc.go"`) {
+		t.Errorf("the run's report: %d %.300s", code, body)
 	}
 }

@@ -1,6 +1,7 @@
 // orca serve's page: sessions, a session's conversation, its timeline (with
 // what allowed, asked, rewrote or blocked each tool call), its parked
-// approvals, the questions MCP servers ask (their forms), and a chat box. It talks to the API of the same origin (the
+// approvals, the questions MCP servers ask (their forms), a chat box, and
+// the runs of orca eval kept in the store. It talks to the API of the same origin (the
 // sign-in cookie carries the token) and follows the session's events over
 // Server-Sent Events. Data is put on the page as text, never as HTML (the
 // model's Markdown too: markdown builds its nodes from text).
@@ -28,7 +29,7 @@ function el(tag, attrs, ...children) {
     else if (k.startsWith('data-')) e.setAttribute(k, v);
     else e[k] = v;
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     e.append(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
   }
@@ -89,11 +90,49 @@ $('#new-session').addEventListener('click', async () => {
   select(s.id);
 });
 
+// loadEvals lists the runs of orca eval kept in the store (orca eval
+// --record), newest first.
+async function loadEvals() {
+  const { runs } = await api('GET', '/v1/evals');
+  $('#evals-head').hidden = runs.length === 0;
+  $('#evals').replaceChildren(...runs.map((r) => el('li', { 'data-eval': r.id, onclick: () => showEval(r.id) },
+    el('span', { class: 'badge ' + (r.passed ? 'ok' : 'bad') }, r.passed ? 'passed' : 'failed'), ' ', new Date(r.time).toLocaleString(),
+    el('small', {}, `${r.suites.join(', ')} · ${plural(r.cases, 'case')}${r.failed ? ` · ${num(r.failed)} failed` : ''}${r.live ? ` · live ×${r.repeat}` : ''}`))));
+}
+
+// showEval shows a kept run of orca eval: each suite's cases, and what
+// failed in each.
+async function showEval(id) {
+  current = null;
+  if (source) source.close();
+  const rep = await api('GET', `/v1/evals/${encodeURIComponent(id)}`);
+  document.querySelectorAll('#sessions li').forEach((li) => li.classList.remove('active'));
+  document.querySelectorAll('#evals li').forEach((li) => li.classList.toggle('active', li.dataset.eval === id));
+  $('#empty').hidden = true;
+  $('#detail').hidden = true;
+  $('#eval').hidden = false;
+  $('#eval-title').textContent = id;
+  $('#eval-summary').textContent = `${rep.passed ? 'passed' : 'failed'} · ${ms(rep.duration_ns)}` + (rep.cost_usd ? ` · $${rep.cost_usd.toFixed(4)}` : '');
+  $('#eval-cases').replaceChildren(...rep.suites.map((s) => el('div', { class: 'suite' },
+    el('h3', {}, `${s.name} — ${Math.round(s.pass_rate * 100)}% of ${plural(s.cases.length, 'case')} passed`,
+      el('span', { class: 'badge ' + (s.passed ? 'ok' : 'bad') }, s.passed ? 'passed' : 'failed')),
+    (s.failed_gates || []).map((g) => el('p', { class: 'error' }, 'gate failed: ' + g)),
+    s.cases.map((c) => el('details', { class: 'turn case', 'data-case': c.name, open: !c.passed },
+      el('summary', {}, el('span', { class: 'badge ' + (c.passed ? 'ok' : 'bad') }, c.passed ? 'ok' : 'failed'), ' ', c.name,
+        c.runs.length > 1 ? el('small', { class: 'muted' }, ` ${c.passed_runs}/${c.runs.length} runs passed`) : null),
+      c.runs.map((r, k) => [
+        r.error ? el('div', { class: 'item error' }, (c.runs.length > 1 ? `run ${k + 1}: ` : '') + r.error) : null,
+        (r.scores || []).filter((sc) => !sc.pass).map((sc) => el('div', { class: 'item' },
+          el('b', {}, (sc.turn ? `turn ${sc.turn} ` : '') + sc.scorer), ': ', sc.detail || 'failed')),
+      ]))))));
+}
+
 async function select(id) {
   current = id;
   events = [];
   if (source) source.close();
   $('#empty').hidden = true;
+  $('#eval').hidden = true;
   $('#detail').hidden = false;
   $('#session-title').textContent = id;
   document.querySelectorAll('#sessions li').forEach((li) => li.classList.toggle('active', li.dataset.id === id));
@@ -511,6 +550,7 @@ async function start() {
   }
   $('#login').hidden = true;
   $('#app').hidden = false;
+  loadEvals().catch(() => {});
   const first = document.querySelector('#sessions li');
   if (first) select(first.dataset.id);
 }
