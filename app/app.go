@@ -192,6 +192,11 @@ type Config struct {
 	// telemetry.FromEnv): off unless they name an OTLP endpoint. Close
 	// flushes what is buffered.
 	Telemetry bool
+	// Tracing, if set, traces and measures the App's runs with this
+	// Telemetry instead of one made from the environment (Telemetry): one
+	// shared by many Apps, whose spans can nest under its caller's (orca
+	// eval's cases). Its owner shuts it down, not the App.
+	Tracing *telemetry.Telemetry
 	// Checkpoints keeps what each turn changed in the workspace — by the
 	// file tools or by commands — under .orca/rewind (package rewind:
 	// Checkpoints), for orca rewind.
@@ -362,7 +367,14 @@ func Open(ctx context.Context, cfg Config) (_ *App, err error) {
 		a.closers = append(a.closers, func() error { sub.Unsubscribe(); return nil })
 	}
 	interceptors := cfg.Interceptors
-	if cfg.Telemetry {
+	if tel := cfg.Tracing; tel != nil {
+		unregister, err := tel.Register(a.svc.Middleware)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func() error { unregister(); return nil })
+		interceptors = append(slices.Clip(interceptors), tel.Interceptor())
+	} else if cfg.Telemetry {
 		// Shut down after everything that may still end a span (the
 		// sessions, the runtime's background forks) has closed.
 		host, port := modelServer(a.model.cfg, getenv)

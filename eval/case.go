@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/orca-agent/orca/agent"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/policy"
@@ -95,6 +96,10 @@ type Turn struct {
 	// Attachments are files (relative to the suite's folder) shown to the
 	// model with the prompt: images and PDFs.
 	Attachments []string `json:"attachments,omitempty"`
+	// OutputSchema asks the turn for its answer as a JSON value of this
+	// schema (an object's), as orca run --output-schema does; the
+	// "output" expectation checks it.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 	// Responses are the model's responses to the turn's calls, in order,
 	// for replay.
 	Responses []script.Response `json:"responses,omitempty"`
@@ -235,6 +240,11 @@ func (s *Suite) Check() error {
 		for j, t := range c.Turns {
 			if strings.TrimSpace(t.Prompt) == "" {
 				errs = append(errs, fmt.Errorf("%s: turns[%d]: no prompt", where, j))
+			}
+			if len(t.OutputSchema) > 0 {
+				if err := (&agent.Output{Schema: t.OutputSchema}).Check(); err != nil {
+					errs = append(errs, fmt.Errorf("%s: turns[%d].output_schema: %w", where, j, err))
+				}
 			}
 			if err := t.Expect.check(); err != nil {
 				errs = append(errs, fmt.Errorf("%s: turns[%d].expect: %w", where, j, err))

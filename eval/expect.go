@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/orca-agent/orca/tool"
 )
 
 // Expect is what a turn (or a whole case) is expected to do. Every field
@@ -47,8 +49,9 @@ type Expect struct {
 	// compaction never leaves a tool call without its result, checked
 	// whenever this is set. Scorer "compaction".
 	Compacted *bool `json:"compacted,omitempty"`
-	// Output is checked against the turn's typed output: valid JSON that
-	// holds these top-level values. Scorer "output".
+	// Output is checked against the turn's typed output (its
+	// output_schema): there is one, valid against the schema, holding
+	// these top-level values. Scorer "output".
 	Output map[string]json.RawMessage `json:"output,omitempty"`
 	// Files are the workspace's files after the turn (or the case), by
 	// path. Scorer "files".
@@ -139,11 +142,13 @@ type ResultMatch struct {
 }
 
 // Blocked is a refused call: of Tool (any if empty), by By ("policy",
-// "hook:NAME", "approver" …; any if empty: byMatches), its reason
+// "hook:NAME", "approver" …; any if empty: byMatches), by the permission
+// rule Rule ("Bash(curl:*)": the policy's reason names it), its reason
 // containing Reason.
 type Blocked struct {
 	Tool   string `json:"tool,omitempty"`
 	By     string `json:"by,omitempty"`
+	Rule   string `json:"rule,omitempty"`
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -283,13 +288,18 @@ func (e *Expect) scorers(turn int) []Scorer {
 			for _, want := range e.Blocked {
 				ok := false
 				for _, b := range blocks {
-					if (want.Tool == "" || b.Tool == want.Tool) && byMatches(b.By, want.By) && strings.Contains(b.Reason, want.Reason) {
+					if (want.Tool == "" || b.Tool == want.Tool) && byMatches(b.By, want.By) && strings.Contains(b.Reason, want.Reason) &&
+						(want.Rule == "" || b.By == "policy" && strings.Contains(b.Reason, "rule "+want.Rule)) {
 						ok = true
 						break
 					}
 				}
 				if !ok {
-					return 0, fmt.Sprintf("no call of %s was blocked by %s %s (blocked: %s)", or(want.Tool, "any tool"), or(want.By, "anyone"), quoted(want.Reason), describeBlocks(blocks))
+					by := or(want.By, "anyone")
+					if want.Rule != "" {
+						by = "the rule " + want.Rule
+					}
+					return 0, fmt.Sprintf("no call of %s was blocked by %s %s (blocked: %s)", or(want.Tool, "any tool"), by, quoted(want.Reason), describeBlocks(blocks))
 				}
 			}
 			return 1, ""
@@ -351,9 +361,22 @@ func (e *Expect) scorers(turn int) []Scorer {
 	}
 	if len(e.Output) > 0 {
 		add("output", func(_ context.Context, v *View) (float64, string) {
+			out := v.Result().Output
+			if len(out) == 0 {
+				return 0, fmt.Sprintf("no typed output (the turn ended %s)", v.Result().StopReason)
+			}
+			if raw := v.outputSchema(); len(raw) > 0 {
+				schema, err := tool.CompileSchema("output_schema", raw)
+				if err != nil {
+					return 0, err.Error()
+				}
+				if err := schema.Validate(out); err != nil {
+					return 0, fmt.Sprintf("the output %s: %v", clip(string(out)), err)
+				}
+			}
 			var got map[string]json.RawMessage
-			if err := json.Unmarshal(v.Result().Output, &got); err != nil {
-				return 0, fmt.Sprintf("the output %q is not a JSON object", clip(string(v.Result().Output)))
+			if err := json.Unmarshal(out, &got); err != nil {
+				return 0, fmt.Sprintf("the output %q is not a JSON object", clip(string(out)))
 			}
 			for k, want := range e.Output {
 				if !sameJSON(got[k], want) {
@@ -551,7 +574,11 @@ func describeBlocks(bs []Block) string {
 	}
 	var out []string
 	for _, b := range bs {
-		out = append(out, b.Tool+" by "+b.By)
+		reason := b.Reason
+		if len(reason) > 120 {
+			reason = reason[:120] + "…"
+		}
+		out = append(out, fmt.Sprintf("%s by %s: %q", b.Tool, b.By, reason))
 	}
 	return strings.Join(out, ", ")
 }

@@ -25,7 +25,10 @@ import (
 	"github.com/orca-agent/orca/policy"
 	"github.com/orca-agent/orca/session"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/telemetry"
 	"github.com/orca-agent/orca/tool"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 )
 
 // llmMessage is llm.Message (a shorter name for this package's helpers).
@@ -101,6 +104,10 @@ type Options struct {
 	Getenv func(string) string
 	// Logger receives what goes wrong around the cases (discarded if nil).
 	Logger *slog.Logger
+	// Telemetry, if set, traces each run of a case as a span
+	// ("eval_case NAME": its suite, case, run and verdict), its turns'
+	// spans under it (telemetry.FromEnv makes one from OTEL_*).
+	Telemetry *telemetry.Telemetry
 }
 
 // Report is a run of suites.
@@ -425,6 +432,19 @@ func (v *View) HookDid(name, tool string) (blocked, decided bool) {
 	return blocked, decided
 }
 
+// outputSchema is the schema the turn seen asked its output in (the
+// case's last turn's).
+func (v *View) outputSchema() json.RawMessage {
+	t := v.turn
+	if t < 0 {
+		t = len(v.run.Case.Turns) - 1
+	}
+	if t >= 0 && t < len(v.run.Case.Turns) {
+		return v.run.Case.Turns[t].OutputSchema
+	}
+	return nil
+}
+
 // Compacted reports whether the conversation was compacted.
 func (v *View) Compacted() bool {
 	for _, e := range v.Events() {
@@ -475,7 +495,25 @@ func (r *CaseRun) verify(ctx context.Context, command string) (string, error) {
 // runCase runs case c of s once (its k-th repeat) and scores it.
 func (r *runner) runCase(ctx context.Context, s *Suite, c *Case, k int) (out RunResult) {
 	start := time.Now()
-	defer func() { out.Duration = time.Since(start) }()
+	ctx, span := r.opts.Telemetry.Start(ctx, "eval_case "+c.Name, attribute.String("orca.eval.suite", s.Name),
+		attribute.String("orca.eval.case", c.Name), attribute.Int("orca.eval.run", k+1))
+	defer func() {
+		out.Duration = time.Since(start)
+		span.SetAttributes(attribute.Bool("orca.eval.passed", out.Passed))
+		if !out.Passed {
+			var failed []string
+			for _, sc := range out.Scores {
+				if !sc.Pass {
+					failed = append(failed, where(sc))
+				}
+			}
+			if out.Error != "" {
+				failed = append(failed, out.Error)
+			}
+			span.SetStatus(codes.Error, "failed: "+strings.Join(failed, ", "))
+		}
+		span.End()
+	}()
 	fail := func(format string, args ...any) RunResult {
 		out.Error = fmt.Sprintf(format, args...)
 		return out
@@ -500,7 +538,7 @@ func (r *runner) runCase(ctx context.Context, s *Suite, c *Case, k int) (out Run
 		Workspace: ws, ConfigDir: "-", ClaudeDir: "-", Trust: true,
 		Allow: c.Allow, Deny: c.Deny, Ask: c.Ask, Mode: mode, NoSandbox: c.NoSandbox,
 		Approver: policy.Headless{}, NoMemory: false, Store: store.NewMemory(),
-		Getenv: r.opts.Getenv, Logger: r.opts.Logger,
+		Getenv: r.opts.Getenv, Logger: r.opts.Logger, Tracing: r.opts.Telemetry,
 	}
 	defer cfg.Store.Close()
 	var model *script.Client
@@ -570,6 +608,9 @@ func (r *runner) runCase(ctx context.Context, s *Suite, c *Case, k int) (out Run
 		}
 		if len(shown) > 0 {
 			opts = append(opts, session.WithMedia(shown...))
+		}
+		if len(t.OutputSchema) > 0 {
+			opts = append(opts, session.WithOutput(&agent.Output{Schema: t.OutputSchema}))
 		}
 		res, err := ls.Run(ctx, text, opts...)
 		if res == nil {

@@ -228,6 +228,17 @@ func (t *Telemetry) Interceptor() agent.Interceptor {
 	return intercept.Named[*agent.Runtime, agent.Request, *agent.Result](MiddlewareName, Order, t.intercept)
 }
 
+// Start starts a span of the caller's own (orca eval's case), under the
+// span ctx carries if any: the runs started with the context it returns
+// nest under it. For a nil Telemetry, or one that makes no spans, the
+// span does nothing and ctx is returned as it is.
+func (t *Telemetry) Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	if t == nil || !t.tracing {
+		return ctx, trace.SpanFromContext(context.Background())
+	}
+	return t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+}
+
 // Register adds the llm_execution middleware (chat spans and the metrics)
 // and, when it makes spans, the tool_execution middleware (the tool's
 // context, forks' spans) to r, and returns the function that removes

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/orca-agent/orca/llm/provider"
 	"github.com/orca-agent/orca/rewind"
 	"github.com/orca-agent/orca/store"
+	"github.com/orca-agent/orca/telemetry"
 )
 
 type evalFlags struct {
@@ -172,6 +175,21 @@ func runEval(cmd *cobra.Command, f *evalFlags, path string, o options) error {
 		}
 		opts.Judge, opts.JudgeModel = judge, f.judgeModel
 	}
+	// OTEL_* trace each case, its turns under it, as orca run's turns.
+	telProvider := f.provider
+	if !f.live {
+		telProvider = app.ScriptProvider
+	}
+	tel, err := telemetry.FromEnv(cmd.Context(), getenv, telemetry.Options{Provider: telProvider})
+	if err != nil {
+		return usageErrorf("telemetry: %v", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = tel.Shutdown(ctx)
+	}()
+	opts.Telemetry = tel
 	rep, err := eval.Run(cmd.Context(), suites, opts)
 	if err != nil && rep == nil {
 		return usageErrorf("%v", err)

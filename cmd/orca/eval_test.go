@@ -15,6 +15,7 @@ import (
 	"github.com/orca-agent/orca/llm/anthropic"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/serve"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 )
 
 // evalReport is the part of orca eval --json this file reads.
@@ -73,7 +74,7 @@ func runEvalJSON(t *testing.T, args ...string) (evalReport, string, int) {
 // says so.
 func TestEvalExampleSuite(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 51 cases")
+		t.Skip("runs 53 cases")
 	}
 	junit, saved := filepath.Join(t.TempDir(), "report.xml"), t.TempDir()
 	rep, errOut, code := runEvalJSON(t, "../../examples/eval", "--junit", junit, "--save", saved)
@@ -374,4 +375,50 @@ func TestEvalRecordShownByServe(t *testing.T) {
 	if code, body := get("/v1/evals/" + list.Runs[0].ID); code != 200 || !strings.Contains(body, `"name":"reads calc.go"`) {
 		t.Errorf("the run's report: %d %.300s", code, body)
 	}
+}
+
+// TestEvalSpans: with OTEL_EXPORTER_OTLP_ENDPOINT, each case is a span
+// (its suite, name and verdict), its turn's invoke_agent span under it.
+func TestEvalSpans(t *testing.T) {
+	rcv := newReceiver(t)
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.srv.URL, "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20t0ken"}
+	o := options{configDir: t.TempDir(), getenv: func(k string) string { return env[k] }}
+	out, errOut, code := orcaWith(t, t.Context(), o, "", "eval", "../../examples/eval/reading.eval.json", "--filter", "reads")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	spans, _ := rcv.spans()
+	if len(rcv.bad) > 0 {
+		t.Fatalf("the receiver refused: %v", rcv.bad)
+	}
+	byID := map[string]*tracepb.Span{}
+	cases := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		byID[string(s.SpanId)] = s
+		if strings.HasPrefix(s.Name, "eval_case ") {
+			cases[s.Name] = s
+		}
+	}
+	c := cases["eval_case reads calc.go"]
+	if len(cases) != 4 || c == nil || spanAttr(c, "orca.eval.suite") != "reading" || !boolAttr(c, "orca.eval.passed") {
+		t.Fatalf("case spans: %v", cases)
+	}
+	nested := 0
+	for _, s := range spans {
+		if s.Name == "invoke_agent orca" && cases[byID[string(s.ParentSpanId)].GetName()] != nil {
+			nested++
+		}
+	}
+	if nested != 4 {
+		t.Errorf("%d turns' spans under their case's, want 4", nested)
+	}
+}
+
+func boolAttr(s *tracepb.Span, key string) bool {
+	for _, a := range s.Attributes {
+		if a.Key == key {
+			return a.Value.GetBoolValue()
+		}
+	}
+	return false
 }
