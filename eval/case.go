@@ -40,7 +40,11 @@ type Suite struct {
 	// Gates are scorers that must pass in every case whatever the
 	// threshold (their names: "trajectory", "blocked", …).
 	Gates []string `json:"gates,omitempty"`
-	Cases []Case   `json:"cases"`
+	// Thresholds are the values at which scorers pass, by name (1 if not
+	// given: a trajectory any_order's share of the calls found, a
+	// library scorer's value; a judge has its own).
+	Thresholds map[string]float64 `json:"thresholds,omitempty"`
+	Cases      []Case             `json:"cases"`
 
 	// Dir is the folder the suite's paths are relative to (its file's).
 	Dir string `json:"-"`
@@ -197,6 +201,11 @@ func (s *Suite) Check() error {
 	var errs []error
 	if s.Threshold < 0 || s.Threshold > 1 {
 		errs = append(errs, fmt.Errorf("threshold: want a share from 0 to 1, got %g", s.Threshold))
+	}
+	for name, th := range s.Thresholds {
+		if th < 0 || th > 1 {
+			errs = append(errs, fmt.Errorf("thresholds.%s: want a value from 0 to 1, got %g", name, th))
+		}
 	}
 	for _, g := range s.Gates {
 		if !slices.Contains(ScorerNames, g) {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orca-agent/orca/eval"
+	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/tool"
 )
 
@@ -121,7 +124,49 @@ func TestScorersOverARun(t *testing.T) {
 	if rep.Passed || rep.Suites[0].PassRate != 0 {
 		t.Errorf("the report passed: %+v", rep.Suites[0])
 	}
+	// The suite's threshold for a scorer: two of three calls found pass
+	// at 0.6.
+	s.Thresholds = map[string]float64{"trajectory": 0.6}
+	rep, err = eval.Run(t.Context(), []*eval.Suite{s}, eval.Options{Parallel: 1})
+	if err != nil || !rep.Passed {
+		t.Errorf("with the threshold: %v %+v", err, rep.Suites[0].Cases[0].Runs[0].Scores)
+	}
 	if _, err := eval.Run(t.Context(), []*eval.Suite{s}, eval.Options{Repeat: 3}); err == nil || !strings.Contains(err.Error(), "--repeat is for live runs") {
 		t.Errorf("a replay repeated: %v", err)
+	}
+}
+
+// A turn's attachments are shown to the model with its prompt.
+func TestAttachmentsReachTheModel(t *testing.T) {
+	dir := t.TempDir()
+	img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pic.png"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := eval.Parse([]byte(`{"name": "x", "turns": [{"prompt": "What is in the picture?", "attachments": ["pic.png"], "responses": [{"text": "A black square."}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Dir = dir
+	shown := eval.ScorerFunc("shown", func(_ context.Context, v *eval.View) (float64, string) {
+		for _, blk := range v.Run().Transcript[0].Content {
+			if blk.Type == llm.BlockImage {
+				return 1, ""
+			}
+		}
+		return 0, "no image in the first message"
+	})
+	rep, err := eval.Run(t.Context(), []*eval.Suite{s}, eval.Options{Scorers: []eval.Scorer{shown}})
+	if err != nil || !rep.Passed {
+		t.Fatalf("%v %+v", err, rep.Suites[0].Cases[0].Runs[0])
+	}
+	s.Cases[0].Turns[0].Attachments = []string{"missing.png"}
+	rep, _ = eval.Run(t.Context(), []*eval.Suite{s}, eval.Options{})
+	if r := rep.Suites[0].Cases[0].Runs[0]; r.Passed || !strings.Contains(r.Error, "attachment missing.png") {
+		t.Errorf("a missing attachment: %+v", r)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm"
@@ -17,6 +19,24 @@ type judgeKey struct{}
 type judging struct {
 	client llm.Client
 	model  string
+	// budget caps what the run's judges spend together (0: no cap);
+	// spent is what they have, shared by the cases.
+	budget float64
+	mu     sync.Mutex
+	spent  float64
+}
+
+// afford reports whether the judges may ask again.
+func (j *judging) afford() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.budget <= 0 || j.spent < j.budget
+}
+
+func (j *judging) add(usd float64) {
+	j.mu.Lock()
+	j.spent += usd
+	j.mu.Unlock()
 }
 
 // judgeScorer grades an answer by a rubric through the judge model: it
@@ -48,6 +68,10 @@ func (j *judgeScorer) Score(ctx context.Context, v *View) Score {
 	prompt := fmt.Sprintf("Grade an AI agent's work by this rubric.\n\n<rubric>\n%s\n</rubric>\n\n<task>\n%s\n</task>\n\n<tool_calls>\n%s\n</tool_calls>\n\n<answer>\n%s\n</answer>\n\n"+
 		`Answer with one JSON object and nothing else: {"score": a number from 0 (fails the rubric) to 1 (meets it fully), "reason": "one sentence"}.`,
 		j.judge.Rubric, v.prompt(), strings.Join(calls, "\n"), v.Result().Answer)
+	if !jd.afford() {
+		s.Detail = fmt.Sprintf("not judged: the judges' budget ($%s) is spent", strconv.FormatFloat(jd.budget, 'f', -1, 64))
+		return s
+	}
 	resp, err := jd.client.Generate(ctx, &llm.Request{Model: jd.model, MaxTokens: 512,
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(prompt)}}},
 		Metadata: llm.Metadata{Feature: "eval_judge", Component: "judge"}}, nil)
@@ -56,6 +80,7 @@ func (j *judgeScorer) Score(ctx context.Context, v *View) Score {
 		return s
 	}
 	s.CostUSD = budget.DefaultPrices.Cost(cmpStr(resp.Model, jd.model), resp.Usage)
+	jd.add(s.CostUSD)
 	text := strings.TrimSpace(resp.Message.Text())
 	if i, k := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}'); i >= 0 && k > i {
 		text = text[i : k+1]

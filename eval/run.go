@@ -89,6 +89,9 @@ type Options struct {
 	Judge llm.Client
 	// JudgeModel names the judge's model for its requests.
 	JudgeModel string
+	// JudgeBudgetUSD caps what the run's judges spend, together (0: no
+	// cap): a judge scorer past it fails, saying so.
+	JudgeBudgetUSD float64
 	// Scorers are added to every case's own.
 	Scorers []Scorer
 	// Parallel is how many cases run at once (the machine's cores if
@@ -181,7 +184,7 @@ func Run(ctx context.Context, suites []*Suite, opts Options) (*Report, error) {
 		par = runtime.GOMAXPROCS(0)
 	}
 	rep := &Report{Started: time.Now().UTC(), Live: opts.Live, Repeat: opts.Repeat, Passed: true}
-	r := &runner{opts: opts}
+	r := &runner{opts: opts, judge: &judging{client: opts.Judge, model: opts.JudgeModel, budget: opts.JudgeBudgetUSD}}
 	type job struct {
 		s, c, k int
 	}
@@ -267,6 +270,7 @@ func Run(ctx context.Context, suites []*Suite, opts Options) (*Report, error) {
 
 type runner struct {
 	opts  Options
+	judge *judging
 	mu    sync.Mutex
 	cost  float64
 	cases atomic.Uint64
@@ -646,13 +650,19 @@ func (r *runner) runCase(ctx context.Context, s *Suite, c *Case, k int) (out Run
 	scorers = append(scorers, c.Expect.scorers(-1)...)
 	scorers = append(scorers, c.Extra...)
 	scorers = append(scorers, r.opts.Scorers...)
-	judge := &judging{client: r.opts.Judge, model: r.opts.JudgeModel}
-	sctx := context.WithValue(ctx, judgeKey{}, judge)
+	sctx := context.WithValue(ctx, judgeKey{}, r.judge)
 	out.Passed = out.Error == ""
 	for _, sc := range scorers {
 		score := sc.Score(sctx, run.view(-1))
 		if score.Scorer == "" {
 			score.Scorer = sc.Name()
+		}
+		if th, ok := s.Thresholds[score.Scorer]; ok && score.Scorer != "judge" {
+			// The suite's threshold for the scorer: its value passes at it.
+			score.Pass = score.Value >= th
+			if score.Pass {
+				score.Detail = ""
+			}
 		}
 		out.Scores = append(out.Scores, score)
 		out.CostUSD += score.CostUSD

@@ -27,6 +27,7 @@ type evalFlags struct {
 	judgeProvider, judgeModel string
 	judgeBaseURL              string
 	caseBudget, runBudget     float64
+	judgeBudget               float64
 	baseline, save            string
 	noRegressions, record     bool
 	workspace                 string
@@ -87,6 +88,7 @@ with the newest kept.
 	fl.StringVar(&f.judgeBaseURL, "judge-base-url", "", "where the judge model's API is")
 	fl.Float64Var(&f.caseBudget, "budget-case", 0, "the most a live case may spend, in `USD`")
 	fl.Float64Var(&f.runBudget, "budget-run", 0, "the most the live run may spend, in `USD`: later cases are not run")
+	fl.Float64Var(&f.judgeBudget, "budget-judge", 0, "the most the judge model may spend, in `USD`: later judgements fail")
 	fl.StringVar(&f.baseline, "baseline", "", "compare with an earlier run: a --json report `FILE`, a --save folder (its newest), or \"recorded\" (the last --record kept)")
 	fl.BoolVar(&f.record, "record", false, "keep the run in the workspace's store (orca serve's page lists the runs kept)")
 	fl.StringVarP(&f.workspace, "workspace", "w", ".", "the workspace `DIR` whose store --record and --baseline recorded use")
@@ -106,8 +108,8 @@ func runEval(cmd *cobra.Command, f *evalFlags, path string, o options) error {
 	if !f.live && (f.provider != "" || f.model != "" || f.baseURL != "") {
 		return usageErrorf("--provider, --model and --base-url choose the live model: give --live too")
 	}
-	if f.caseBudget < 0 || f.runBudget < 0 {
-		return usageErrorf("--budget-case and --budget-run must not be negative")
+	if f.caseBudget < 0 || f.runBudget < 0 || f.judgeBudget < 0 {
+		return usageErrorf("--budget-case, --budget-run and --budget-judge must not be negative")
 	}
 	if f.noRegressions && f.baseline == "" {
 		return usageErrorf("--no-regressions compares with a --baseline: give one")
@@ -157,7 +159,7 @@ func runEval(cmd *cobra.Command, f *evalFlags, path string, o options) error {
 	}
 	opts := eval.Options{Live: f.live, Repeat: f.repeat, Parallel: f.parallel, Filter: f.filter, Getenv: getenv,
 		Model:         app.ModelConfig{Provider: f.provider, Model: f.model, BaseURL: f.baseURL},
-		CaseBudgetUSD: f.caseBudget, RunBudgetUSD: f.runBudget}
+		CaseBudgetUSD: f.caseBudget, RunBudgetUSD: f.runBudget, JudgeBudgetUSD: f.judgeBudget}
 	if f.judgeModel != "" {
 		p := f.judgeProvider
 		if p == "" {

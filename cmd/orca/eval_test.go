@@ -324,6 +324,13 @@ func TestEvalLive(t *testing.T) {
 	if !strings.Contains(out, `"live": true`) {
 		t.Errorf("the report does not say it was live")
 	}
+
+	// The judges' budget: the first judgement spends it, the rest fail.
+	out, errOut, _ = orcaWith(t, t.Context(), o, "", "eval", suite, "--json", "--live", "--repeat", "3", "--provider", "anthropic", "--base-url", model.URL,
+		"--model", "claude-sonnet-4-5", "--judge-model", "claude-haiku-4-5", "--judge-base-url", judge.URL, "--budget-judge", "0.000001", "--parallel", "1", "--filter", "steady")
+	if n := strings.Count(out, "not judged: the judges' budget ($0.000001) is spent"); n != 2 || len(judge.seen()) != 6 {
+		t.Errorf("%d judgements refused (want 2), the judge asked %d times in all (want 6)\n%s\n%s", n, len(judge.seen()), out, errOut)
+	}
 }
 
 // TestEvalRecordShownByServe: orca eval --record keeps the run in the
