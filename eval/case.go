@@ -116,6 +116,9 @@ type Turn struct {
 // under a folder: *.eval.json, *.evalset.json and *.test.json.
 func Load(path string) ([]*Suite, error) {
 	info, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such file or folder", path)
+	}
 	if err != nil {
 		return nil, err
 	}
