@@ -36,9 +36,8 @@ type Expect struct {
 	// Approvals are the tools whose calls asked a person (in order);
 	// an empty list: none asked. Scorer "approvals".
 	Approvals *[]string `json:"approvals,omitempty"`
-	// Hooks are what hooks did: blocked a call, or decided or rewrote
-	// one. A hook that ran and changed nothing leaves no record to find.
-	// Scorer "hooks".
+	// Hooks are what hooks did: fired (ran, whatever they decided),
+	// blocked a call, or decided or rewrote one. Scorer "hooks".
 	Hooks []HookMatch `json:"hooks,omitempty"`
 	// NoSandboxDenial: no command's output shows the OS sandbox refusing
 	// it. Scorer "sandbox".
@@ -153,12 +152,13 @@ type Blocked struct {
 }
 
 // HookMatch is what the hook Name did (its name as byMatches takes it,
-// without "hook:"): Blocked a call (of Tool, if set), or Decided one
-// (blocked, allowed, asked for, or rewrote it); Blocked or Decided false
-// says it did not.
+// without "hook:"): Fired (ran, whatever it decided), Blocked a call (of
+// Tool, if set), or Decided one (blocked, allowed, asked for, or rewrote
+// it); false says it did not.
 type HookMatch struct {
 	Name    string `json:"name"`
 	Tool    string `json:"tool,omitempty"`
+	Fired   *bool  `json:"fired,omitempty"`
 	Blocked *bool  `json:"blocked,omitempty"`
 	Decided *bool  `json:"decided,omitempty"`
 }
@@ -209,8 +209,8 @@ func (e *Expect) check() error {
 		}
 	}
 	for i, h := range e.Hooks {
-		if h.Name == "" || h.Blocked == nil && h.Decided == nil {
-			errs = append(errs, fmt.Errorf("hooks[%d]: want a name, and blocked or decided", i))
+		if h.Name == "" || h.Fired == nil && h.Blocked == nil && h.Decided == nil {
+			errs = append(errs, fmt.Errorf("hooks[%d]: want a name, and fired, blocked or decided", i))
 		}
 	}
 	for p, f := range e.Files {
@@ -317,6 +317,9 @@ func (e *Expect) scorers(turn int) []Scorer {
 	if len(e.Hooks) > 0 {
 		add("hooks", func(_ context.Context, v *View) (float64, string) {
 			for _, h := range e.Hooks {
+				if h.Fired != nil && v.HookRan(h.Name) != *h.Fired {
+					return 0, fmt.Sprintf("hook %s fired: %v, want %v", h.Name, !*h.Fired, *h.Fired)
+				}
 				blocked, decided := v.HookDid(h.Name, h.Tool)
 				if h.Blocked != nil && blocked != *h.Blocked {
 					return 0, fmt.Sprintf("hook %s blocked a call%s: %v, want %v", h.Name, ofTool(h.Tool), blocked, *h.Blocked)

@@ -19,6 +19,7 @@ import (
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/event"
+	"github.com/orca-agent/orca/hook"
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/media"
@@ -291,10 +292,13 @@ func (r *runner) spent() float64 {
 // CaseRun is a case's run as scorers see it: its workspace (as the turns
 // left it), its turns' results, the main agent's events, the transcript.
 type CaseRun struct {
-	Case       *Case
-	Workspace  string
-	Results    []*agent.Result
-	Events     []event.Event
+	Case      *Case
+	Workspace string
+	Results   []*agent.Result
+	Events    []event.Event
+	// Hooks are the hook handlers that ran in the main agent's turns, in
+	// order, whatever they decided.
+	Hooks      []hook.Ran
 	Transcript []llm.Message
 	Duration   time.Duration
 	app        *app.App
@@ -402,6 +406,21 @@ func (v *View) Approvals() []string {
 		}
 	}
 	return out
+}
+
+// HookRan reports whether the hook handler name (as byMatches takes it,
+// without "hook:") ran in the turns seen, whatever it decided.
+func (v *View) HookRan(name string) bool {
+	var turns map[string]bool
+	if v.turn >= 0 {
+		turns = map[string]bool{v.Result().TurnID: true}
+	}
+	for _, r := range v.run.Hooks {
+		if (turns == nil || turns[r.TurnID]) && byMatches("hook:"+r.Handler, "hook:"+name) {
+			return true
+		}
+	}
+	return false
 }
 
 // HookDid reports whether the hook name blocked a call (of tool, if not
@@ -579,6 +598,13 @@ func (r *runner) runCase(ctx context.Context, s *Suite, c *Case, k int) (out Run
 	if err != nil {
 		return fail("%v", err)
 	}
+	a.Services().Hooks.Observe(func(x hook.Ran) {
+		if x.SessionID == id && x.Depth == 0 {
+			mu.Lock()
+			run.Hooks = append(run.Hooks, x)
+			mu.Unlock()
+		}
+	})
 	ls, err := a.Session(ctx, app.SessionOptions{ID: id})
 	if err != nil {
 		sub.Unsubscribe()

@@ -38,6 +38,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/orca-agent/orca/scope"
 )
 
 // Name names a hook.
@@ -246,6 +248,7 @@ func MayBlock() Option { return func(e *entry) { e.mayBlock = true } }
 type entry struct {
 	hook       Name
 	name       string
+	applies    func(Payload) bool // the handler's Applies, if it is an Applier
 	priority   int
 	seq        int
 	timeout    time.Duration
@@ -261,6 +264,42 @@ type Registry struct {
 	mu   sync.Mutex
 	seq  int
 	snap atomic.Pointer[map[Name][]*entry]
+	// observer is told of every handler's run (Observe).
+	observer atomic.Pointer[func(Ran)]
+}
+
+// Applier is a Handler that says which payloads it is for (a settings
+// hook's matcher): Run calls it for those only, and only those calls are
+// its runs (Observe).
+type Applier interface {
+	Handler
+	Applies(p Payload) bool
+}
+
+// Ran is a handler's run, as Observe tells it.
+type Ran struct {
+	// Hook and Handler name the hook point and the handler (as failures
+	// and hook:NAME name it).
+	Hook    Name
+	Handler string
+	// Scope is the run the hook fired in.
+	scope.Scope
+	// Decision is what the handler answered (nil: nothing), Err how it
+	// failed or broke the contract.
+	Decision *Decision
+	Err      error
+}
+
+// Observe has fn told of every handler's run, after it: the evidence that
+// a hook fired, whatever it decided (orca eval's hooks scorer). One
+// observer at a time; nil removes it. fn runs on the hook's goroutine
+// (a handler that may block: after it, on Run's) and must be quick.
+func (r *Registry) Observe(fn func(Ran)) {
+	if fn == nil {
+		r.observer.Store(nil)
+		return
+	}
+	r.observer.Store(&fn)
 }
 
 // NewRegistry returns an empty registry.
@@ -281,6 +320,9 @@ func (r *Registry) Register(n Name, name string, h Handler, opts ...Option) (unr
 		return nil, fmt.Errorf("hook %s: nil handler", n)
 	}
 	e := &entry{hook: n, name: name, h: h, timeout: DefaultTimeout}
+	if a, ok := h.(Applier); ok {
+		e.applies = a.Applies
+	}
 	for _, o := range opts {
 		o(e)
 	}
@@ -459,6 +501,9 @@ func (r *Registry) RunIn(ctx context.Context, f *Frame, p Payload) Outcome {
 	pc.init(ctx, entries)
 	defer pc.cancel()
 	for _, e := range entries {
+		if e.applies != nil && !e.applies(out.Payload) {
+			continue // not this handler's payload: it does not fire
+		}
 		var (
 			d   *Decision
 			err error
@@ -468,6 +513,9 @@ func (r *Registry) RunIn(ctx context.Context, f *Frame, p Payload) Outcome {
 			pc.atKnown = false
 		} else {
 			d, err = pc.call(e, out.Payload)
+		}
+		if o := r.observer.Load(); o != nil {
+			(*o)(Ran{Hook: n, Handler: e.name, Scope: c.Scope, Decision: d, Err: err})
 		}
 		if err == nil && d != nil {
 			var rewritten Payload

@@ -210,19 +210,29 @@ func (c *Command) timeout() time.Duration {
 	return hook.DefaultTimeout
 }
 
-// Handle runs the command for p, if the matcher selects p, and returns
-// its decision.
+// Applies reports whether the hook is for p: its matcher selects p, and
+// its If (if any) the call (hook.Applier: a hook not for a payload does
+// not fire).
+func (c *Command) Applies(p hook.Payload) bool {
+	if !c.match.matches(p) {
+		return false
+	}
+	if c.If != nil {
+		if tc, ok := toolCallOf(p); ok && !c.If(tc) {
+			return false
+		}
+	}
+	return true
+}
+
+// Handle runs the command for p, if the hook is for p (Applies), and
+// returns its decision.
 func (c *Command) Handle(ctx context.Context, p hook.Payload) (*hook.Decision, error) {
 	if p.Hook() != c.hook {
 		return nil, fmt.Errorf("a %s command hook got the payload of %s", c.Event, p.Hook())
 	}
-	if !c.match.matches(p) {
+	if !c.Applies(p) {
 		return nil, nil
-	}
-	if c.If != nil {
-		if tc, ok := toolCallOf(p); ok && !c.If(tc) {
-			return nil, nil
-		}
 	}
 	in, err := Input(p)
 	if err != nil {
