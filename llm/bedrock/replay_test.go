@@ -17,7 +17,8 @@ import (
 // providertests, Apache-2.0; see llmtest.RecordingsEnv) are InvokeModel
 // calls with Anthropic's Messages body (/invoke, /invoke-with-response-stream),
 // not Converse: there is no ConverseStream answer among them to replay
-// through this client. What they do hold is Bedrock's event-stream
+// through this client (recorded_test.go replays Pydantic AI's recorded
+// ConverseStream answers). What they do hold is Bedrock's event-stream
 // framing, which ConverseStream shares: the fake API frames its events as
 // these recordings show Bedrock does — the same headers, in the same
 // order, of the same types, and the padding field ("p", a prefix of the

@@ -110,8 +110,13 @@ func (a *accumulator) block(index int32, typ llm.BlockType) (*partial, int) {
 func (a *accumulator) delta(index int32, d types.ContentBlockDelta) {
 	switch d := d.(type) {
 	case *types.ContentBlockDeltaMemberText:
+		if d.Value == "" {
+			// An empty piece opens no block: gpt-oss begins its answers
+			// with one, and a blank text block sent back is refused.
+			return
+		}
 		p, i := a.block(index, llm.BlockText)
-		if p != nil && p.typ == llm.BlockText && d.Value != "" {
+		if p != nil && p.typ == llm.BlockText {
 			p.text.WriteString(d.Value)
 			a.onDelta(llm.Delta{Type: llm.DeltaText, Index: i, Text: d.Value})
 		}

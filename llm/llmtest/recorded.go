@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -123,4 +124,61 @@ func (r *Replay) Bodies() [][]byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([][]byte(nil), r.bodies...)
+}
+
+// Cassette returns the exchanges of a cassette recorded by vcrpy (the
+// Python VCR, version 1, as Pydantic AI's tests keep theirs) at path, a
+// file of the test's own testdata: a request's body and URI, a response's
+// status, headers and body — streamed bytes kept as YAML's !!binary,
+// JSON kept as parsed_body (written back as JSON). A cassette that is
+// missing or does not parse fails the test.
+func Cassette(t testing.TB, path string) []Exchange {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the recording: %v", err)
+	}
+	var c struct {
+		Version      int `yaml:"version"`
+		Interactions []struct {
+			Request struct {
+				Body   string `yaml:"body"`
+				URI    string `yaml:"uri"`
+				Method string `yaml:"method"`
+			} `yaml:"request"`
+			Response struct {
+				Status struct {
+					Code int `yaml:"code"`
+				} `yaml:"status"`
+				Headers map[string][]string `yaml:"headers"`
+				Body    struct {
+					String string `yaml:"string"`
+				} `yaml:"body"`
+				Parsed any `yaml:"parsed_body"`
+			} `yaml:"response"`
+		} `yaml:"interactions"`
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if c.Version != 1 || len(c.Interactions) == 0 {
+		t.Fatalf("%s: a cassette of version %d with %d exchanges (want vcrpy's version 1, one or more)", path, c.Version, len(c.Interactions))
+	}
+	out := make([]Exchange, len(c.Interactions))
+	for i, in := range c.Interactions {
+		h := http.Header{}
+		for k, vs := range in.Response.Headers {
+			h[http.CanonicalHeaderKey(k)] = vs
+		}
+		body := []byte(in.Response.Body.String)
+		if in.Response.Parsed != nil {
+			if body, err = json.Marshal(in.Response.Parsed); err != nil {
+				t.Fatalf("%s, exchange %d: the parsed body: %v", path, i+1, err)
+			}
+			h.Del("Content-Length")
+		}
+		out[i] = Exchange{Method: in.Request.Method, URL: in.Request.URI, RequestBody: []byte(in.Request.Body),
+			Status: in.Response.Status.Code, Header: h, ResponseBody: body}
+	}
+	return out
 }
