@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -26,8 +27,8 @@ type Schedules interface {
 	// then ID).
 	Schedules(ctx context.Context, runtimeID string) ([]Schedule, error)
 	// UpdateSchedule replaces what a schedule says (all of s but
-	// RuntimeID, ID, CreatedAt and Spent, which stay as stored);
-	// ErrNotFound for a schedule that is not there.
+	// RuntimeID, ID, CreatedAt and Spent, which stay as stored; s.Validate
+	// must hold); ErrNotFound for a schedule that is not there.
 	UpdateSchedule(ctx context.Context, s Schedule) error
 	// DeleteSchedule removes the schedule and its fires (the sessions
 	// they made stay); ErrNotFound for one that is not there.
@@ -36,17 +37,24 @@ type Schedules interface {
 	// transaction, and reports whether it did: true means this call's
 	// caller, and no one else, fires it (or records it skipped or
 	// missed, as f.Status says). The schedule must exist (ErrNotFound);
-	// f.Validate must hold.
+	// f.Validate must hold. ClaimedAt is set to now when zero; a fire
+	// claimed running has not ended (EndedAt zero), one recorded skipped
+	// or missed ends as it is claimed (EndedAt its ClaimedAt when zero).
+	// f.Spent, normally 0, is added to the schedule's Spent as EndFire's
+	// is: a schedule's Spent is what it was added with plus what its
+	// fires spent.
 	ClaimFire(ctx context.Context, f Fire) (bool, error)
-	// EndFire records how the fire of f.ScheduleID at f.At ended: its
-	// Status (FireDone or FireFailed), SessionID, Error, EndedAt (now
-	// when zero) and Spent, which it adds to the schedule's Spent in the
-	// same transaction. A fire not claimed, or ended already, is
-	// ErrNotFound.
+	// EndFire records how the running fire of f.ScheduleID at f.At
+	// ended (f.ValidateEnd): its Status (FireDone or FireFailed),
+	// SessionID (the one claimed stays when f's is empty), Error,
+	// EndedAt (now when zero) and Spent, which it adds to the fire's and
+	// the schedule's Spent in the same transaction. Owner and ClaimedAt
+	// stay as claimed. A fire not claimed, recorded skipped or missed, or
+	// ended already, is ErrNotFound.
 	EndFire(ctx context.Context, f Fire) error
 	// Fires lists the schedule's fires, newest first (by At), at most
-	// limit of them (0: all); ErrNotFound for a schedule that is not
-	// there.
+	// limit of them (0: all; negative: ErrInvalid); ErrNotFound for a
+	// schedule that is not there.
 	Fires(ctx context.Context, runtimeID, id string, limit int) ([]Fire, error)
 }
 
@@ -138,8 +146,8 @@ func (s Schedule) Validate() error {
 		return fmt.Errorf("%w: schedule %s has an empty Prompt", ErrInvalid, s.ID)
 	case s.Overlap != "" && s.Overlap != OverlapSkip && s.Overlap != OverlapAllow:
 		return fmt.Errorf("%w: schedule %s: overlap %q is neither %q nor %q", ErrInvalid, s.ID, s.Overlap, OverlapSkip, OverlapAllow)
-	case s.BudgetUSD < 0 || s.CapUSD < 0 || s.Spent < 0:
-		return fmt.Errorf("%w: schedule %s: a budget or spending is negative", ErrInvalid, s.ID)
+	case !money(s.BudgetUSD) || !money(s.CapUSD) || !money(s.Spent):
+		return fmt.Errorf("%w: schedule %s: a budget or spending is negative or not a finite number", ErrInvalid, s.ID)
 	case s.CatchUp < 0:
 		return fmt.Errorf("%w: schedule %s: catch-up %v is negative", ErrInvalid, s.ID, s.CatchUp)
 	}
@@ -152,19 +160,52 @@ func (s Schedule) Validate() error {
 }
 
 // Validate reports whether f can be claimed: it names its runtime,
-// schedule and time, and its status is one a claim records (FireRunning,
-// FireSkipped, FireMissed).
+// schedule and time, its status is one a claim records (FireRunning,
+// FireSkipped, FireMissed), and its spending and times are ones a store
+// can keep.
 func (f Fire) Validate() error {
+	ok := f.Status == FireRunning || f.Status == FireSkipped || f.Status == FireMissed
+	return f.validate(ok, "is not one a claim records")
+}
+
+// ValidateEnd reports whether f can end a running fire (EndFire): it
+// names its runtime, schedule and time, its status is FireDone or
+// FireFailed, and its spending and times are ones a store can keep.
+func (f Fire) ValidateEnd() error {
+	return f.validate(f.Status == FireDone || f.Status == FireFailed, "does not end a fire")
+}
+
+// validate is what Validate and ValidateEnd both check; statusOK is
+// their verdict on f.Status, why what is wrong with it if not.
+func (f Fire) validate(statusOK bool, why string) error {
 	switch {
 	case f.RuntimeID == "" || f.ScheduleID == "":
 		return fmt.Errorf("%w: fire has an empty RuntimeID or ScheduleID", ErrInvalid)
-	case f.Status != FireRunning && f.Status != FireSkipped && f.Status != FireMissed:
-		return fmt.Errorf("%w: fire of %s at %v: status %q is not one a claim records", ErrInvalid, f.ScheduleID, f.At, f.Status)
-	case f.Spent < 0:
-		return fmt.Errorf("%w: fire of %s: spent is negative", ErrInvalid, f.ScheduleID)
+	case !statusOK:
+		return fmt.Errorf("%w: fire of %s at %v: status %q %s", ErrInvalid, f.ScheduleID, f.At, f.Status, why)
+	case !money(f.Spent):
+		return fmt.Errorf("%w: fire of %s: spent %v is negative or not a finite number", ErrInvalid, f.ScheduleID, f.Spent)
 	}
 	if err := checkTime("At", f.At); err != nil {
 		return fmt.Errorf("%w: fire of %s: %v", ErrInvalid, f.ScheduleID, err)
+	}
+	for what, t := range map[string]time.Time{"ClaimedAt": f.ClaimedAt, "EndedAt": f.EndedAt} {
+		if err := checkTime(what, t); err != nil && !t.IsZero() {
+			return fmt.Errorf("%w: fire of %s: %v", ErrInvalid, f.ScheduleID, err)
+		}
+	}
+	return nil
+}
+
+// money reports whether usd is an amount a schedule keeps: not negative,
+// and a finite number (NaN would make every sum NaN).
+func money(usd float64) bool { return usd >= 0 && !math.IsInf(usd, 1) }
+
+// ValidateLimit reports whether limit caps a listing (0: no cap), as
+// Fires takes it: it is not negative.
+func ValidateLimit(limit int) error {
+	if limit < 0 {
+		return fmt.Errorf("%w: limit %d is negative", ErrInvalid, limit)
 	}
 	return nil
 }
