@@ -38,6 +38,9 @@ type Memory struct {
 	attachments map[string]map[string]*llm.Media
 	// windows are the learnt windows, by runtime id and model.
 	windows map[[2]string]LearntWindow
+	// schedules are the schedules with their fires, by runtime id and
+	// schedule id (memory_schedule.go).
+	schedules map[[2]string]*memSchedule
 
 	// obsMu guards the observation rows (observation.go) alone: the
 	// runtime writes them from the event bus's goroutine while a turn

@@ -19,6 +19,16 @@ func TestMemoryConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return store.NewMemory() })
 }
 
+func TestMemorySchedules(t *testing.T) {
+	storetest.RunSchedules(t, func(t *testing.T) store.Schedules { return store.NewMemory() })
+	t.Run("Shared", func(t *testing.T) {
+		storetest.RunSharedSchedules(t, func(t *testing.T) (a, b store.Schedules) {
+			m := store.NewMemory()
+			return m, m
+		})
+	})
+}
+
 // idleSessionHeap provisions n sessions in a new memory store, each with
 // the three records of a short exchange (a prompt, a tool call, its
 // result; strings of their own, as a model's reply would have), and

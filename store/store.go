@@ -177,8 +177,9 @@ type RecordFilter struct {
 // are safe for concurrent use; operations on different sessions do not
 // wait for each other longer than a write takes. A consumer that needs
 // one role takes that role's interface (Sessions, Transcript, Leases,
-// Spending, Approvals, ParkedCalls, Attachments); observation rows are a
-// role of their own (Observations), outside Store.
+// Spending, Approvals, ParkedCalls, Attachments); observation rows
+// (Observations) and scheduled runs (Schedules) are roles of their own,
+// outside Store.
 //
 // Reads of an unknown session return ErrNotFound; writes to one return
 // ErrNotProvisioned and store nothing. Errors name the operation and the
