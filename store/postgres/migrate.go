@@ -181,6 +181,44 @@ CREATE TABLE windows (
 	PRIMARY KEY (runtime_id, model)
 );
 `,
+	// 8: scheduled runs (Store.AddSchedule) and each time one was due
+	// (its fires: one row per schedule and time, which is what makes a
+	// claim once only). A schedule's fires go with it. Its spec, time
+	// zone and prompt, and a fire's error, are bytes, as the other
+	// strings people write.
+	`
+CREATE TABLE schedules (
+	runtime_id  TEXT NOT NULL,
+	id          TEXT NOT NULL,
+	spec        BYTEA NOT NULL,
+	time_zone   BYTEA NOT NULL DEFAULT ''::bytea, -- '': UTC
+	prompt      BYTEA NOT NULL,
+	session_id  TEXT NOT NULL DEFAULT '', -- '': a session per fire
+	budget_usd  DOUBLE PRECISION NOT NULL DEFAULT 0, -- 0: no cap
+	cap_usd     DOUBLE PRECISION NOT NULL DEFAULT 0,
+	spent_usd   DOUBLE PRECISION NOT NULL DEFAULT 0,
+	overlap     TEXT NOT NULL DEFAULT '' CHECK (overlap IN ('', 'skip', 'allow')),
+	catch_up_ns BIGINT NOT NULL DEFAULT 0,
+	expires_at  BIGINT NOT NULL DEFAULT 0, -- 0: never
+	paused      BOOLEAN NOT NULL DEFAULT false,
+	created_at  BIGINT NOT NULL,
+	PRIMARY KEY (runtime_id, id)
+);
+CREATE TABLE schedule_fires (
+	runtime_id  TEXT NOT NULL,
+	schedule_id TEXT NOT NULL,
+	at          BIGINT NOT NULL, -- when it was due, Unix nanoseconds
+	status      TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'skipped', 'missed')),
+	owner       TEXT NOT NULL DEFAULT '',
+	session_id  TEXT NOT NULL DEFAULT '',
+	error       BYTEA NOT NULL DEFAULT ''::bytea,
+	spent_usd   DOUBLE PRECISION NOT NULL DEFAULT 0,
+	claimed_at  BIGINT NOT NULL,
+	ended_at    BIGINT NOT NULL DEFAULT 0, -- 0: running
+	PRIMARY KEY (runtime_id, schedule_id, at), -- also serves a schedule's fires, newest first
+	FOREIGN KEY (runtime_id, schedule_id) REFERENCES schedules (runtime_id, id) ON DELETE CASCADE
+);
+`,
 }
 
 // schema applies the migrations one version per transaction, each under

@@ -38,7 +38,8 @@
 // observation data their bytes, both as BYTEA: JSONB would reformat a
 // tool's input, which must come back byte for byte. So are the strings
 // people and models write — a session's workspace, agent and last prompt,
-// an approval's rule, a parked call's reason, decider and note — since
+// an approval's rule, a parked call's reason, decider and note, a
+// schedule's spec, time zone and prompt, a fire's error — since
 // TEXT, which PostgreSQL keeps as UTF-8 without NUL, would refuse a
 // prompt typed in Latin-1 at the end of its turn; they come back byte for
 // byte, as store/sqlite's do. Ids, statuses and a parked call's rules (as
@@ -63,8 +64,8 @@ import (
 	"github.com/orca-agent/orca/store/internal/sqlstore"
 )
 
-// Store is the PostgreSQL record store; it implements store.Store and
-// store.Observations. It is safe for concurrent use, and any number of
+// Store is the PostgreSQL record store; it implements store.Store,
+// store.Observations and store.Schedules. It is safe for concurrent use, and any number of
 // processes may open the same database.
 type Store struct {
 	*shared
@@ -81,6 +82,7 @@ type shared = sqlstore.Store
 var (
 	_ store.Store        = (*Store)(nil)
 	_ store.Observations = (*Store)(nil)
+	_ store.Schedules    = (*Store)(nil)
 )
 
 // Open connects to the database dsn names (a URL, postgres://user@host/db,

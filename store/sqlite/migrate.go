@@ -206,6 +206,42 @@ CREATE TABLE windows (
 	PRIMARY KEY (runtime_id, model)
 ) STRICT;
 `,
+	// 14: scheduled runs (Store.AddSchedule) and each time one was due
+	// (its fires: one row per schedule and time, which is what makes a
+	// claim once only). A schedule's fires go with it.
+	`
+CREATE TABLE schedules (
+	runtime_id  TEXT NOT NULL,
+	id          TEXT NOT NULL,
+	spec        TEXT NOT NULL,
+	time_zone   TEXT NOT NULL DEFAULT '', -- '': UTC
+	prompt      TEXT NOT NULL,
+	session_id  TEXT NOT NULL DEFAULT '', -- '': a session per fire
+	budget_usd  REAL NOT NULL DEFAULT 0,  -- 0: no cap
+	cap_usd     REAL NOT NULL DEFAULT 0,
+	spent_usd   REAL NOT NULL DEFAULT 0,
+	overlap     TEXT NOT NULL DEFAULT '' CHECK (overlap IN ('', 'skip', 'allow')),
+	catch_up_ns INTEGER NOT NULL DEFAULT 0,
+	expires_at  INTEGER NOT NULL DEFAULT 0, -- 0: never
+	paused      INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
+	created_at  INTEGER NOT NULL,
+	PRIMARY KEY (runtime_id, id)
+) STRICT;
+CREATE TABLE schedule_fires (
+	runtime_id  TEXT NOT NULL,
+	schedule_id TEXT NOT NULL,
+	at          INTEGER NOT NULL, -- when it was due, Unix nanoseconds
+	status      TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'skipped', 'missed')),
+	owner       TEXT NOT NULL DEFAULT '',
+	session_id  TEXT NOT NULL DEFAULT '',
+	error       TEXT NOT NULL DEFAULT '',
+	spent_usd   REAL NOT NULL DEFAULT 0,
+	claimed_at  INTEGER NOT NULL,
+	ended_at    INTEGER NOT NULL DEFAULT 0, -- 0: running
+	PRIMARY KEY (runtime_id, schedule_id, at), -- also serves a schedule's fires, newest first
+	FOREIGN KEY (runtime_id, schedule_id) REFERENCES schedules (runtime_id, id) ON DELETE CASCADE
+) STRICT;
+`,
 }
 
 // schema applies the migrations in one transaction when the store opens:

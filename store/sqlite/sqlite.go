@@ -125,8 +125,9 @@ func WithDurability(d Durability) Option { return func(o *options) { o.durabilit
 // holds the database's write lock before it fails; the default is 5s.
 func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
 
-// Store is the SQLite record store; it implements store.Store. It is safe
-// for concurrent use, and several processes may open the same file.
+// Store is the SQLite record store; it implements store.Store,
+// store.Observations and store.Schedules. It is safe for concurrent use,
+// and several processes may open the same file.
 type Store struct {
 	*shared
 	db    *sql.DB

@@ -46,6 +46,47 @@ func TestConformanceNormalDurability(t *testing.T) {
 	})
 }
 
+func TestSchedules(t *testing.T) {
+	storetest.RunSchedules(t, func(t *testing.T) store.Schedules {
+		return open(t, filepath.Join(t.TempDir(), "orca.db"))
+	})
+	// Two stores on one file, as two processes open it.
+	t.Run("Shared", func(t *testing.T) {
+		storetest.RunSharedSchedules(t, func(t *testing.T) (a, b store.Schedules) {
+			path := filepath.Join(t.TempDir(), "orca.db")
+			return open(t, path), open(t, path)
+		})
+	})
+}
+
+// Deleting a schedule deletes its fires' rows, not only what the
+// contract shows of them.
+func TestDeleteScheduleDeletesFires(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "orca.db")
+	s := open(t, path)
+	defer s.Close()
+	for _, id := range []string{"a", "b"} {
+		if err := s.AddSchedule(ctx, store.Schedule{RuntimeID: "r1", ID: id, Spec: "@hourly", Prompt: "p"}); err != nil {
+			t.Fatal(err)
+		}
+		for h := range 3 {
+			if _, err := s.ClaimFire(ctx, store.Fire{RuntimeID: "r1", ScheduleID: id, At: time.Unix(int64(h)*3600, 0), Status: store.FireRunning}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.DeleteSchedule(ctx, "r1", "a"); err != nil {
+		t.Fatal(err)
+	}
+	var a, b int
+	if err := rawDB(t, path).QueryRow("SELECT count(*) FILTER (WHERE schedule_id = 'a'), count(*) FILTER (WHERE schedule_id = 'b') FROM schedule_fires").Scan(&a, &b); err != nil {
+		t.Fatal(err)
+	}
+	if a != 0 || b != 3 {
+		t.Errorf("after deleting schedule a: %d of its fires' rows, %d of b's; want 0 and 3", a, b)
+	}
+}
+
 func TestDurable(t *testing.T) {
 	storetest.RunDurable(t, func(t *testing.T, path string) store.Store { return open(t, path) })
 }
@@ -103,10 +144,10 @@ func TestOpenCreatesOneFileWithTheSchema(t *testing.T) {
 		versions = append(versions, v)
 	}
 	rows.Close()
-	if fmt.Sprint(versions) != "[1 2 3 4 5 6 7 8 9 10 11 12 13]" {
-		t.Errorf("schema_migrations = %v, want [1 2 3 4 5 6 7 8 9 10 11 12 13]", versions)
+	if fmt.Sprint(versions) != "[1 2 3 4 5 6 7 8 9 10 11 12 13 14]" {
+		t.Errorf("schema_migrations = %v, want [1 2 3 4 5 6 7 8 9 10 11 12 13 14]", versions)
 	}
-	for _, table := range []string{"sessions", "records", "totals", "budgets", "approvals", "observations", "leases", "snapshot_chunks", "parked", "attachments", "attachment_refs"} {
+	for _, table := range []string{"sessions", "records", "totals", "budgets", "approvals", "observations", "leases", "snapshot_chunks", "parked", "attachments", "attachment_refs", "windows", "schedules", "schedule_fires"} {
 		var n int
 		if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", table).Scan(&n); err != nil || n != 1 {
 			t.Errorf("table %s: %d, %v", table, n, err)

@@ -13,7 +13,11 @@ import (
 	"github.com/orca-agent/orca/store/internal/wire"
 )
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.Observations = (*Store)(nil)
+	_ store.Schedules    = (*Store)(nil)
+)
 
 var errClosed = store.ErrClosed
 

@@ -1,10 +1,10 @@
 // Package sqlstore is what orca's SQL stores (store/sqlite,
-// store/postgres) share: the store.Store and store.Observations methods
-// whose flow is the same in both (Store, which each driver's store
-// embeds), the lease checks (Holds), how their errors name the database
-// (Where), the migrations runner (Schema), and their rows — the columns
-// of the tables they both have, and how a row of them becomes a store
-// value. Times are Unix nanoseconds in both.
+// store/postgres) share: the store.Store, store.Observations and
+// store.Schedules methods whose flow is the same in both (Store, which
+// each driver's store embeds), the lease checks (Holds), how their
+// errors name the database (Where), the migrations runner (Schema), and
+// their rows — the columns of the tables they both have, and how a row
+// of them becomes a store value. Times are Unix nanoseconds in both.
 //
 // A driver brings its database (DB: its reads, its write transactions,
 // and the writes it does its own way — appends of records and of
@@ -109,9 +109,9 @@ type Hooks struct {
 	AfterTurn    func(ctx context.Context, sessionID string)
 }
 
-// Store is the store.Store and store.Observations methods both SQL stores
-// share: all of them but AddTotals and Close, which a driver's store,
-// embedding Store, has of its own.
+// Store is the store.Store, store.Observations and store.Schedules
+// methods both SQL stores share: all of them but AddTotals and Close,
+// which a driver's store, embedding Store, has of its own.
 type Store struct {
 	db    DB
 	d     Dialect
@@ -173,6 +173,16 @@ func (w Where) failApproval(op, runtimeID, sessionID string, err error) error {
 // failWindows is Fail for learnt windows, which are a runtime's.
 func (w Where) failWindows(op, runtimeID string, err error) error {
 	return fmt.Errorf("%s the learnt windows of runtime %q: %w", op, runtimeID, w.Err(err))
+}
+
+// failSchedule is Fail for schedules, which are a runtime's.
+func (w Where) failSchedule(op, runtimeID, id string, err error) error {
+	return fmt.Errorf("%s schedule %q of runtime %q: %w", op, id, runtimeID, w.Err(err))
+}
+
+// failFire is Fail for a schedule's fire.
+func (w Where) failFire(op string, f store.Fire, err error) error {
+	return fmt.Errorf("%s the fire of schedule %q of runtime %q at %v: %w", op, f.ScheduleID, f.RuntimeID, f.At, w.Err(err))
 }
 
 // Err names the database in an error that is the database's, not the
