@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/schedule"
 )
 
 // The OpenAPI document describes the handlers exactly: every route is in
@@ -130,7 +132,9 @@ func TestOpenAPISchemasMatchTheViews(t *testing.T) {
 	full := sessionJSON{SessionView: app.SessionView{Budget: &app.BudgetView{}}, Running: "turn", Parked: []Parked{{}}, Transcript: []llm.Message{{}}}
 	views := map[string]any{"Session": full, "Totals": app.TotalsView{}, "Budget": app.BudgetView{},
 		"Checkpoint": app.CheckpointView{Note: "n"}, "Change": app.ChangeView{}, "CheckpointDiff": app.DiffView{},
-		"FileDiff": app.FileDiff{Diff: "d", Note: "n"}, "Rewound": app.RewoundView{Branch: "b"}, "Conflict": app.ConflictView{}}
+		"FileDiff": app.FileDiff{Diff: "d", Note: "n"}, "Rewound": app.RewoundView{Branch: "b"}, "Conflict": app.ConflictView{},
+		"Schedule": schedule.View{TimeZone: "z", SessionID: "s", BudgetUSD: 1, CapUSD: 1, ExpiresAt: &time.Time{}, NextAt: &time.Time{}, Fires: []schedule.FireView{{}}},
+		"Fire":     schedule.FireView{SessionID: "s", Note: "n", EndedAt: &time.Time{}}}
 	for name, v := range views {
 		if got, want := keys(v), slices.Sorted(maps.Keys(doc.Components.Schemas[name].Properties)); !slices.Equal(got, want) {
 			t.Errorf("%s: the handlers write %v, openapi.json describes %v", name, got, want)

@@ -43,6 +43,7 @@ import (
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/internal/httpguard"
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/schedule"
 	"github.com/orca-agent/orca/session"
 )
 
@@ -105,6 +106,13 @@ type Options struct {
 	// server's turns (the App's Elicitor): a client of the API answers
 	// them (GET /v1/elicitations, POST /v1/elicitations/{id}).
 	Elicitations *Elicitations
+	// NoSchedules: the server does not fire the runtime's schedules (nor
+	// serve /v1/schedules); another process does, or none should.
+	NoSchedules bool
+	// SchedulePoll is how often the server looks for schedules another
+	// process added or changed (schedule.DefaultPoll if zero); its own
+	// API's changes are seen at once.
+	SchedulePoll time.Duration
 	// TokenHint says where the token is, as the page's sign-in form names
 	// it ("$ORCA_SERVE_TOKEN", "~/.config/orca/serve-token"); empty: where
 	// orca serve printed it.
@@ -129,6 +137,9 @@ type Server struct {
 	closed   bool
 	// watching counts the event streams open, by session.
 	watching map[string]int
+	// sched fires the runtime's schedules (nil: the store keeps none, or
+	// Options.NoSchedules).
+	sched *schedule.Scheduler
 }
 
 // entry is a session the server opened.
@@ -228,6 +239,13 @@ func New(a *app.App, opts Options) (*Server, error) {
 		{method: "POST", pattern: "/v1/approvals/{id}", h: s.decide, body: decideRequest{}},
 		{method: "GET", pattern: "/v1/evals", h: s.listEvals},
 		{method: "GET", pattern: "/v1/evals/{id}", h: s.getEval},
+		{method: "GET", pattern: "/v1/schedules", h: s.listSchedules},
+		{method: "POST", pattern: "/v1/schedules", h: s.addSchedule, body: scheduleRequest{}},
+		{method: "GET", pattern: "/v1/schedules/{id}", h: s.getSchedule},
+		{method: "DELETE", pattern: "/v1/schedules/{id}", h: s.deleteSchedule},
+		{method: "POST", pattern: "/v1/schedules/{id}/pause", h: s.pauseSchedule(true)},
+		{method: "POST", pattern: "/v1/schedules/{id}/resume", h: s.pauseSchedule(false)},
+		{method: "POST", pattern: "/v1/schedules/{id}/run", h: s.runSchedule},
 		{method: "GET", pattern: "/v1/elicitations", h: s.listElicitations},
 		{method: "POST", pattern: "/v1/elicitations/{id}", h: s.answerElicitation, body: answerRequest{}},
 	}
@@ -264,6 +282,7 @@ func New(a *app.App, opts Options) (*Server, error) {
 	}
 	s.wg.Add(1)
 	go s.watchDecisions()
+	s.startSchedules()
 	return s, nil
 }
 

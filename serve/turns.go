@@ -101,11 +101,14 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 }
 
 // run runs turns of e until no message waits: the first is id's, with
-// opts.
-func (s *Server) run(e *entry, id, text string, out *agent.Output, opts ...session.RunOption) {
+// opts, and its result is returned.
+func (s *Server) run(e *entry, id, text string, out *agent.Output, opts ...session.RunOption) (first *agent.Result) {
 	defer s.wg.Done()
-	for {
+	for n := 0; ; n++ {
 		res, err := e.ls.Run(s.ctx, text, append(opts, session.WithTurnID(id), session.WithOutput(out))...)
+		if n == 0 {
+			first = res
+		}
 		opts = nil
 		if w := s.app.Rows(); w != nil {
 			// The turn's events are rows before its status says it ended:

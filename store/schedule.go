@@ -114,7 +114,9 @@ type Fire struct {
 	Owner string
 	// SessionID is the session the fire ran in.
 	SessionID string
-	// Error says why a fire failed, was skipped or missed.
+	// Error says why a fire failed, was skipped or missed; of one done,
+	// how its turn ended if not by answering (a call parked for a
+	// person).
 	Error string
 	// Spent is what the fire spent, in USD.
 	Spent              float64

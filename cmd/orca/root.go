@@ -215,7 +215,7 @@ hook:<name>' has granted them.`,
 	// orca --version and -v are orca version (claudeStyle makes them
 	// that command, also at a terminal, where a bare orca is the chat).
 	root.Flags().BoolP("version", "v", false, "print the version (as orca version)")
-	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newRewindCmd(o), newEvalCmd(o), newTrustCmd(o), newDoctorCmd(o), mcpCommand(o), newServeCmd(o), newACPCmd(o), newWorkerCmd(o), newModelsCmd(), newVersionCmd())
+	root.AddCommand(newDemoCmd(o), newRunCmd(o), newChatCmd(o), newSessionsCmd(o), newApprovalsCmd(o), newDecideCmd(o, true), newDecideCmd(o, false), newTimelineCmd(o), newRewindCmd(o), newEvalCmd(o), newScheduleCmd(o), newTrustCmd(o), newDoctorCmd(o), mcpCommand(o), newServeCmd(o), newACPCmd(o), newWorkerCmd(o), newModelsCmd(), newVersionCmd())
 	return root
 }
 

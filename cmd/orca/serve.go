@@ -44,7 +44,8 @@ turn goes on. A question an MCP server asks during a call waits for a client
 that follows the session's events to answer it (GET /v1/elicitations, POST
 /v1/elicitations/ID; the page shows its form) for up to 5 minutes, and is
 declined at once when no client follows them, unless an Elicitation hook
-answers it.
+answers it. It fires the workspace's scheduled runs ('orca schedule'): each
+fire claimed once in the store, however many servers share it.
 
 The model, the workspace and the permissions are chosen as for 'orca run'.
 Ctrl-C (or SIGTERM) stops it: running turns are cancelled, streams closed.`,
