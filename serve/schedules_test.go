@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/serve"
@@ -123,5 +125,47 @@ func TestNoSchedules(t *testing.T) {
 	f := newFixture(t, app.Config{}, serve.Options{NoSchedules: true})
 	if code, out := f.do("GET", "/v1/schedules", ""); code != 404 || !strings.Contains(out, "no_schedules") {
 		t.Errorf("%d %s", code, out)
+	}
+}
+
+// In a real headless browser: the page lists the schedules; one's view
+// pauses and resumes it, fires it now and shows the fire, whose session
+// opens with the fire's answer.
+func TestPageShowsSchedules(t *testing.T) {
+	exe := chromium(t)
+	f := newFixture(t, app.Config{}, serve.Options{})
+	f.json("POST", "/v1/schedules", `{"id": "standup", "cron": "0 9 * * 1-5", "time_zone": "Europe/Paris", "prompt": "summarise the day"}`, 201)
+	f.model.ScriptPrefix("session_", script.Text("a quiet day"))
+	ctx := browser(t, exe)
+	text := func(sel string) string { return `(document.querySelector('` + sel + `')?.textContent || '')` }
+	steps := []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(f.http.URL + "/"),
+		chromedp.WaitVisible(`#login`),
+		chromedp.SendKeys(`#token`, token),
+		chromedp.Click(`#login button`),
+		chromedp.WaitVisible(`#schedules li[data-schedule="standup"]`),
+		chromedp.Poll[chromedp.Void](text(`#schedules li[data-schedule="standup"]`) + `.includes('0 9 * * 1-5 in Europe/Paris')`),
+		chromedp.Click(`#schedules li[data-schedule="standup"]`),
+		chromedp.WaitVisible(`#schedule`),
+		chromedp.Poll[chromedp.Void](text(`#schedule-prompt`) + ` === 'summarise the day' && ` + text(`#schedule-fires`) + `.includes('No fires yet')`),
+		chromedp.Click(`#schedule-pause`),
+		chromedp.Poll[chromedp.Void](text(`#schedule-summary`) + `.includes('paused') && ` + text(`#schedule-pause`) + ` === 'Resume'`),
+		chromedp.Click(`#schedule-pause`),
+		chromedp.Poll[chromedp.Void](text(`#schedule-summary`) + `.includes('active') && ` + text(`#schedule-pause`) + ` === 'Pause'`),
+		chromedp.Click(`#schedule-run`),
+		chromedp.Poll[chromedp.Void](text(`#schedule-fires`) + `.includes('done')`),
+		chromedp.Click(`#schedule-fires a`),
+		chromedp.WaitVisible(`#detail`),
+		chromedp.Poll[chromedp.Void](text(`#session-title`) + `.startsWith('session_') && ` + text(`#transcript`) + `.includes('a quiet day')`),
+	}
+	for i, a := range steps {
+		if err := chromedp.Do(ctx, a); err != nil {
+			got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main')?.textContent || ''`))
+			t.Fatalf("in the browser, step %d: %v\nthe page: %s", i+1, err, got)
+		}
+	}
+	v := f.json("GET", "/v1/schedules/standup", "", 200)
+	if fires := v["fires"].([]any); len(fires) != 1 || fires[0].(map[string]any)["status"] != "done" || v["state"] != "active" {
+		t.Errorf("after the page: %v", v)
 	}
 }

@@ -1,7 +1,7 @@
 // orca serve's page: sessions, a session's conversation, its timeline (with
 // what allowed, asked, rewrote or blocked each tool call), its parked
 // approvals, the questions MCP servers ask (their forms), a chat box, and
-// the runs of orca eval kept in the store. It talks to the API of the same origin (the
+// the runs of orca eval kept in the store, the schedules it fires. It talks to the API of the same origin (the
 // sign-in cookie carries the token) and follows the session's events over
 // Server-Sent Events. Data is put on the page as text, never as HTML (the
 // model's Markdown too: markdown builds its nodes from text).
@@ -90,6 +90,72 @@ $('#new-session').addEventListener('click', async () => {
   select(s.id);
 });
 
+// loadSchedules lists the schedules the server fires (orca schedule),
+// each with its state and when it is due next.
+async function loadSchedules() {
+  const { schedules } = await api('GET', '/v1/schedules');
+  $('#schedules-head').hidden = schedules.length === 0;
+  $('#schedules').replaceChildren(...schedules.map((sc) => el('li', { 'data-schedule': sc.id, onclick: () => showSchedule(sc.id) },
+    sc.id, ' ', el('span', { class: 'badge ' + (sc.state === 'active' ? 'ok' : 'ask') }, sc.state),
+    el('small', {}, `${sc.spec}${sc.time_zone ? ' in ' + sc.time_zone : ''}` + (sc.next_at ? ` · next ${new Date(sc.next_at).toLocaleString()}` : '')))));
+}
+
+// showSchedule shows a schedule, its last fires (each opens its
+// session), and Pause or Resume, and Fire now.
+async function showSchedule(id) {
+  current = null;
+  if (source) source.close();
+  const sc = await api('GET', `/v1/schedules/${encodeURIComponent(id)}`);
+  document.querySelectorAll('#sessions li, #evals li').forEach((li) => li.classList.remove('active'));
+  document.querySelectorAll('#schedules li').forEach((li) => li.classList.toggle('active', li.dataset.schedule === id));
+  $('#empty').hidden = true;
+  $('#detail').hidden = true;
+  $('#eval').hidden = true;
+  $('#schedule').hidden = false;
+  $('#schedule').dataset.id = id;
+  $('#schedule-error').textContent = '';
+  $('#schedule-title').textContent = id;
+  $('#schedule-summary').textContent = `${sc.spec}${sc.time_zone ? ' in ' + sc.time_zone : ''} · ${sc.state}` +
+    (sc.next_at ? ` · next ${new Date(sc.next_at).toLocaleString()}` : '') + ` · $${sc.spent_usd.toFixed(4)} spent` + (sc.cap_usd ? ` of $${sc.cap_usd.toFixed(2)}` : '');
+  $('#schedule-pause').textContent = sc.state === 'paused' ? 'Resume' : 'Pause';
+  $('#schedule-prompt').textContent = sc.prompt;
+  $('#schedule-fires').replaceChildren(...(sc.fires || []).map((f) => el('div', { class: 'item', 'data-fire': f.at },
+    el('span', { class: 'badge ' + (f.status === 'done' ? 'ok' : f.status === 'failed' ? 'bad' : 'ask') }, f.status), ' ',
+    new Date(f.at).toLocaleString(), ' ',
+    f.session_id ? el('a', { href: '#', onclick: (ev) => { ev.preventDefault(); $('#schedule').hidden = true; select(f.session_id); } }, f.session_id) : null,
+    f.note ? el('small', { class: 'muted' }, ' ' + f.note) : null)));
+  if (!sc.fires || sc.fires.length === 0) $('#schedule-fires').replaceChildren(el('p', { class: 'muted' }, 'No fires yet.'));
+}
+
+$('#schedule-pause').addEventListener('click', async () => {
+  const id = $('#schedule').dataset.id;
+  try {
+    await api('POST', `/v1/schedules/${encodeURIComponent(id)}/${$('#schedule-pause').textContent === 'Resume' ? 'resume' : 'pause'}`);
+    await loadSchedules();
+    await showSchedule(id);
+  } catch (e) {
+    $('#schedule-error').textContent = e.message;
+  }
+});
+
+$('#schedule-run').addEventListener('click', async () => {
+  const id = $('#schedule').dataset.id;
+  try {
+    await api('POST', `/v1/schedules/${encodeURIComponent(id)}/run`);
+    await showSchedule(id);
+    // The fire runs on the server: show it again until it has ended.
+    for (let i = 0; i < 600 && $('#schedule').dataset.id === id && !$('#schedule').hidden; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      const sc = await api('GET', `/v1/schedules/${encodeURIComponent(id)}`);
+      if (!(sc.fires || []).some((f) => f.status === 'running')) break;
+    }
+    await loadSessions();
+    if ($('#schedule').dataset.id === id && !$('#schedule').hidden) await showSchedule(id);
+  } catch (e) {
+    $('#schedule-error').textContent = e.message;
+  }
+});
+
 // loadEvals lists the runs of orca eval kept in the store (orca eval
 // --record), newest first.
 async function loadEvals() {
@@ -110,6 +176,7 @@ async function showEval(id) {
   document.querySelectorAll('#evals li').forEach((li) => li.classList.toggle('active', li.dataset.eval === id));
   $('#empty').hidden = true;
   $('#detail').hidden = true;
+  $('#schedule').hidden = true;
   $('#eval').hidden = false;
   $('#eval-title').textContent = id;
   $('#eval-summary').textContent = `${rep.passed ? 'passed' : 'failed'} · ${ms(rep.duration_ns)}` + (rep.cost_usd ? ` · $${rep.cost_usd.toFixed(4)}` : '');
@@ -133,6 +200,7 @@ async function select(id) {
   if (source) source.close();
   $('#empty').hidden = true;
   $('#eval').hidden = true;
+  $('#schedule').hidden = true;
   $('#detail').hidden = false;
   $('#session-title').textContent = id;
   document.querySelectorAll('#sessions li').forEach((li) => li.classList.toggle('active', li.dataset.id === id));
@@ -551,6 +619,7 @@ async function start() {
   $('#login').hidden = true;
   $('#app').hidden = false;
   loadEvals().catch(() => {});
+  loadSchedules().catch(() => {});
   const first = document.querySelector('#sessions li');
   if (first) select(first.dataset.id);
 }
