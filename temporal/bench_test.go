@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/orca-agent/orca/app"
 	"github.com/orca-agent/orca/llm/anthropic"
@@ -127,7 +129,49 @@ func BenchmarkServerTurns(b *testing.B) {
 				b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "turns/s")
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms/turn")
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms/turn")
+				// A turn's steps: its model calls (steps+1) and tool calls.
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000/float64(2*steps+1), "p50-ms/step")
 			}
 		})
+	}
+}
+
+// BenchmarkActivityRoundTrip is the floor a durable step stands on: one
+// workflow running b.N activities that do nothing, one after another, on
+// the same dev server as BenchmarkServerTurns. Its ns/op is an activity's
+// round trip: scheduled in the history, dispatched to a worker, run,
+// completed, and the workflow task that goes on from it.
+//
+//	go test ./temporal -run '^$' -bench 'ActivityRoundTrip|ServerTurns' -benchtime 200x
+func BenchmarkActivityRoundTrip(b *testing.B) {
+	tc, err := client.Dial(client.Options{HostPort: server(b), Logger: log.NewStructuredLogger(quietLogger())})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer tc.Close()
+	queue := fmt.Sprintf("orca-bench-rt-%d", time.Now().UnixNano())
+	w := worker.New(tc, queue, worker.Options{})
+	noop := func(context.Context) error { return nil }
+	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "noop"})
+	w.RegisterWorkflowWithOptions(func(ctx workflow.Context, n int) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		for range n {
+			if err := workflow.ExecuteActivity(ctx, "noop").Get(ctx, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, workflow.RegisterOptions{Name: "roundTrips"})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	b.ResetTimer()
+	run, err := tc.ExecuteWorkflow(b.Context(), client.StartWorkflowOptions{TaskQueue: queue}, "roundTrips", b.N)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := run.Get(b.Context(), nil); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -105,14 +105,30 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// startDevServer starts the CLI's dev server on loopback, in memory, and
-// waits until it answers.
+// devServerFlags are what the tests' dev server is started with, as
+// docs/scale-out.md tells a user to start theirs: the dev server has one
+// history shard, whose transfer queue is read at most 20 times a second
+// by default (history.transferProcessorMaxPollRPS), so that each step of
+// a turn — an activity task out, then the workflow task that follows —
+// waits for it twice (~40–45 ms a step); and task queues of one partition
+// each, so that a poller and a task always meet (the default 4 make a
+// task wait for a forward between partitions). A production cluster has
+// many shards and reads them as fast by default.
+var devServerFlags = []string{
+	"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+	"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+	"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+}
+
+// startDevServer starts the CLI's dev server on loopback, in memory, with
+// devServerFlags, and waits until it answers.
 func startDevServer(cli string) (string, func(), error) {
 	port, err := freePort()
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command(cli, "server", "start-dev", "--ip", "127.0.0.1", "--port", fmt.Sprint(port), "--headless", "--log-level", "error")
+	args := append([]string{"server", "start-dev", "--ip", "127.0.0.1", "--port", fmt.Sprint(port), "--headless", "--log-level", "error"}, devServerFlags...)
+	cmd := exec.Command(cli, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
