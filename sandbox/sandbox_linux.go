@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -105,8 +106,28 @@ func getServer(s spec) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.Open {
+		walledUp.Store(true)
+	}
 	pool.servers[key] = srv
 	return srv, nil
+}
+
+// walledUp is set once a server has put its walls up: the sandbox is
+// available here, and Available need not start a server to say so.
+var walledUp atomic.Bool
+
+// ready starts the server of s if none is running, and returns the error
+// that says the sandbox is unavailable, if it is. A refusal (ErrRefused)
+// is not returned: the command's start says it.
+func ready(s spec) error {
+	if err := landlockErr(); err != nil {
+		return err
+	}
+	if _, err := getServer(s); errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return nil
 }
 
 func (s *server) isDead() bool {
@@ -310,18 +331,32 @@ var (
 
 // Available reports whether commands can run in the OS sandbox here: an
 // error wrapping ErrUnavailable says why not (no Landlock, no user
-// namespaces). It tries once, by running a sandboxed command, and
-// remembers the answer.
+// namespaces). Unless a sandbox server has already started (a command
+// ran, or Runner.Available asked), it tries once, by running a sandboxed
+// command, and remembers the answer. A runtime asks its Runner instead,
+// whose server is then the one its commands run on.
 func Available() error {
+	if walledUp.Load() {
+		return nil
+	}
 	probeOnce.Do(func() {
-		if v := landlockABI(); v < 1 {
-			probeErr = fmt.Errorf("%w: the kernel has no Landlock (Linux 5.13 or newer, with landlock among its LSMs, is needed)", ErrUnavailable)
-			return
+		if probeErr = landlockErr(); probeErr == nil {
+			probeErr = probe(spec{Writable: TempDirs()})
 		}
-		probeErr = probe(spec{Writable: TempDirs()})
 	})
+	if walledUp.Load() {
+		return nil
+	}
 	return probeErr
 }
+
+// landlockErr says that the kernel has no Landlock; nil if it has.
+var landlockErr = sync.OnceValue(func() error {
+	if landlockABI() < 1 {
+		return fmt.Errorf("%w: the kernel has no Landlock (Linux 5.13 or newer, with landlock among its LSMs, is needed)", ErrUnavailable)
+	}
+	return nil
+})
 
 // treeErr reports whether a PID namespace (and the user namespace it
 // needs) can be made here.
