@@ -1,9 +1,11 @@
 // Command startup measures how soon orca reaches its first model request
 // and what a Bash call costs, against the floor of the same machine,
-// measured in the same run: the exec of /bin/true, and of `sh -c true`.
+// measured in the same run: the exec of /bin/true, and of `bash -c true`
+// (the command line of a Bash call of `true`).
 //
 //	go run ./.ci/startup            # builds ./cmd/orca first
 //	go run ./.ci/startup -orca /tmp/orca -n 21
+//	go run ./.ci/startup -orca /tmp/before,/tmp/after  # in turn, round by round
 //
 // It serves OpenAI's Chat Completions on 127.0.0.1 (a scripted model, no
 // key) and runs `orca run --json --provider openai --base-url …` in a
@@ -14,7 +16,7 @@
 //   - a step: from the end of the answer that asked for a tool call to the
 //     arrival of the request that carries its result, for Bash `true`
 //     (its first call in the run, which starts the sandbox, and its second)
-//     and for a Read, beside `sh -c true`'s exec-to-exit.
+//     and for a Read, beside `bash -c true`'s exec-to-exit.
 //
 // It prints medians (and the quartiles). It is loopback-only, bounded by
 // -n, and asserts nothing: the figures are for the notes of a change.
@@ -104,8 +106,8 @@ func (m *model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func main() {
-	orca := flag.String("orca", "", "the orca binary (default: go build ./cmd/orca)")
-	n := flag.Int("n", 15, "runs of each kind")
+	orcas := flag.String("orca", "", "the orca binaries, comma-separated, run in turn in each round (default: go build ./cmd/orca)")
+	n := flag.Int("n", 15, "rounds: runs of each kind per binary")
 	flag.Parse()
 	log.SetFlags(0)
 	tmp, err := os.MkdirTemp("", "orca-startup-")
@@ -113,9 +115,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	if *orca == "" {
-		*orca = filepath.Join(tmp, "orca")
-		build := exec.Command("go", "build", "-o", *orca, "./cmd/orca")
+	if *orcas == "" {
+		*orcas = filepath.Join(tmp, "orca")
+		build := exec.Command("go", "build", "-o", *orcas, "./cmd/orca")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			log.Fatal(err)
@@ -127,25 +129,23 @@ func main() {
 	}
 	m := &model{}
 	go http.Serve(ln, m)
-	ws := filepath.Join(tmp, "ws")
-	os.MkdirAll(ws, 0o755)
-	os.WriteFile(filepath.Join(ws, "note.txt"), []byte("a note\n"), 0o644)
 	env := append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "CLAUDE_CONFIG_DIR="+filepath.Join(tmp, "claude"),
 		"ORCA_PROVIDER=", "ORCA_MODEL=", "OPENAI_API_KEY=")
-	run := func(kind string) (start time.Duration, steps []time.Duration) {
+	// run runs orca in the workspace ws, with the script kind.
+	run := func(orca, ws, kind string) (start time.Duration, steps []time.Duration) {
 		m.reset(scripts[kind])
-		cmd := exec.Command(*orca, "run", "--json", "--provider", "openai", "--base-url", "http://"+ln.Addr().String()+"/v1",
+		cmd := exec.Command(orca, "run", "--json", "--provider", "openai", "--base-url", "http://"+ln.Addr().String()+"/v1",
 			"--model", "gpt-4.1", "-w", ws, "--permission-mode", "bypass", kind)
 		cmd.Env = env
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		t0 := time.Now()
 		if err := cmd.Run(); err != nil {
-			log.Fatalf("orca run %s: %v\n%s", kind, err, stderr.String())
+			log.Fatalf("%s run %s: %v\n%s", orca, kind, err, stderr.String())
 		}
 		arrived, written := m.times()
 		if len(arrived) != len(scripts[kind]) {
-			log.Fatalf("orca run %s: %d model requests, want %d\n%s", kind, len(arrived), len(scripts[kind]), stderr.String())
+			log.Fatalf("%s run %s: %d model requests, want %d\n%s", orca, kind, len(arrived), len(scripts[kind]), stderr.String())
 		}
 		for i := 1; i < len(arrived); i++ {
 			steps = append(steps, arrived[i].Sub(written[i-1]))
@@ -159,33 +159,51 @@ func main() {
 		}
 		return time.Since(t0)
 	}
-	run("startup") // the workspace's store made, the binary in the page cache
-	var trueExec, shTrue, startup, bash1, bash2, read1, read2 []time.Duration
-	for range *n {
-		trueExec = append(trueExec, floor("/bin/true"))
-		s, _ := run("startup")
-		startup = append(startup, s)
-		shTrue = append(shTrue, floor("/bin/sh", "-c", "true"))
-		_, st := run("bash")
-		bash1, bash2 = append(bash1, st[0]), append(bash2, st[1])
-		_, st = run("read")
-		read1, read2 = append(read1, st[0]), append(read2, st[1])
+	shell, err := exec.LookPath("bash") // as the Bash tool's
+	if err != nil {
+		shell = "/bin/sh"
 	}
-	fmt.Printf("orca %s, %d runs each; median (quartiles)\n", *orca, *n)
-	t, o := median(trueExec), median(startup)
+	type figures struct {
+		orca, ws                                              string
+		trueExec, shTrue, startup, bash1, bash2, read1, read2 []time.Duration
+	}
+	var all []*figures
+	for i, orca := range strings.Split(*orcas, ",") {
+		f := &figures{orca: orca, ws: filepath.Join(tmp, fmt.Sprint("ws", i))}
+		os.MkdirAll(f.ws, 0o755)
+		os.WriteFile(filepath.Join(f.ws, "note.txt"), []byte("a note\n"), 0o644)
+		run(orca, f.ws, "startup") // the workspace's store made, the binary in the page cache
+		all = append(all, f)
+	}
+	for range *n {
+		for _, f := range all {
+			f.trueExec = append(f.trueExec, floor("/bin/true"))
+			s, _ := run(f.orca, f.ws, "startup")
+			f.startup = append(f.startup, s)
+			f.shTrue = append(f.shTrue, floor(shell, "-c", "true"))
+			_, st := run(f.orca, f.ws, "bash")
+			f.bash1, f.bash2 = append(f.bash1, st[0]), append(f.bash2, st[1])
+			_, st = run(f.orca, f.ws, "read")
+			f.read1, f.read2 = append(f.read1, st[0]), append(f.read2, st[1])
+		}
+	}
 	row := func(what string, d []time.Duration, note string) {
 		q := quartiles(d)
 		fmt.Printf("%-44s %8s  (%s – %s)  %s\n", what, ms(q[1]), ms(q[0]), ms(q[2]), note)
 	}
-	row("/bin/true, exec to exit", trueExec, "")
-	row("orca run --json, exec to first request", startup, fmt.Sprintf("%.1f× /bin/true", float64(o)/float64(t)))
-	s := median(shTrue)
-	row("sh -c true, exec to exit", shTrue, "")
-	row("step: Read", read1, "")
-	row("step: Read, second", read2, "")
-	row("step: Bash true, first (starts the sandbox)", bash1, "")
-	row("step: Bash true, second", bash2, fmt.Sprintf("%s over a Read step, %s over sh -c true",
-		ms(median(bash2)-median(read2)), ms(median(bash2)-median(read2)-s)))
+	for _, f := range all {
+		fmt.Printf("%s, %d runs each, in turn with the others; median (quartiles)\n", f.orca, *n)
+		t, o := median(f.trueExec), median(f.startup)
+		row("/bin/true, exec to exit", f.trueExec, "")
+		row("orca run --json, exec to first request", f.startup, fmt.Sprintf("%.1f× /bin/true", float64(o)/float64(t)))
+		s := median(f.shTrue)
+		row(filepath.Base(shell)+" -c true, exec to exit", f.shTrue, "")
+		row("step: Read", f.read1, "")
+		row("step: Read, second", f.read2, "")
+		row("step: Bash true, first (starts the sandbox)", f.bash1, "")
+		row("step: Bash true, second", f.bash2, fmt.Sprintf("%s over a Read step; that less %s -c true: %s",
+			ms(median(f.bash2)-median(f.read2)), filepath.Base(shell), ms(median(f.bash2)-median(f.read2)-s)))
+	}
 }
 
 func median(d []time.Duration) time.Duration { return quartiles(d)[1] }
