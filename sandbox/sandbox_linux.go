@@ -119,13 +119,21 @@ var walledUp atomic.Bool
 
 // ready starts the server of s if none is running, and returns the error
 // that says the sandbox is unavailable, if it is. A refusal (ErrRefused)
-// is not returned: the command's start says it.
+// is not returned: the command's start says it. Where the sandbox cannot
+// be set up at all (Available, asked only then), that is remembered: the
+// next commands fail at once, starting no server.
 func ready(s spec) error {
 	if err := landlockErr(); err != nil {
 		return err
 	}
+	if probed.Load() && probeErr != nil && !walledUp.Load() {
+		return probeErr
+	}
 	if _, err := getServer(s); errors.Is(err, ErrUnavailable) {
-		return err
+		if perr := Available(); perr != nil {
+			return perr
+		}
+		return err // this policy's walls, not the sandbox
 	}
 	return nil
 }
@@ -324,7 +332,8 @@ func (p *servedProcess) kill() error {
 
 var (
 	probeOnce sync.Once
-	probeErr  error
+	probeErr  error       // set once, before probed
+	probed    atomic.Bool // probeErr is set
 	treeOnce  sync.Once
 	treeE     error
 )
@@ -343,6 +352,7 @@ func Available() error {
 		if probeErr = landlockErr(); probeErr == nil {
 			probeErr = probe(spec{Writable: TempDirs()})
 		}
+		probed.Store(true)
 	})
 	if walledUp.Load() {
 		return nil
