@@ -626,10 +626,12 @@ func (a *App) policy() (*policy.Policy, error) {
 		return nil, configErrorf("permission mode bypass is turned off by the settings (permissions.disableBypassPermissionsMode): choose another mode")
 	}
 	var opts []policy.Option
-	if sb := a.settings.Sandbox; sb.AutoAllow && !sb.Disabled && !a.cfg.NoSandbox && sandbox.Available() == nil {
+	if sb := a.settings.Sandbox; sb.AutoAllow && !sb.Disabled && !a.cfg.NoSandbox {
 		// Commands that will run in the sandbox run unasked, as the
-		// settings ask: only when the sandbox really is there.
-		opts = append(opts, policy.WithSandboxedCommands(sb.ExcludedCommands))
+		// settings ask: only when the sandbox really is there, which
+		// is asked when a command is (its server is then the one that
+		// runs it), not at every start.
+		opts = append(opts, policy.WithSandboxedCommandsIf(func() bool { return a.sandbox.Available() == nil }, sb.ExcludedCommands))
 	}
 	// The runtime derives the policy to guard its configuration folder.
 	p, err := policy.New(mode, rules, opts...)
@@ -816,14 +818,14 @@ func (a *App) Settings() *config.Settings { return a.settings }
 func (a *App) Warnings() []config.Warning { return a.warnings }
 
 // SandboxError says why the commands of the App's tools cannot run in the
-// OS sandbox here (sandbox.Available), so that they will be refused; nil
-// when they can, or when the sandbox was turned off (Config.NoSandbox, the
-// settings' "sandbox": {"enabled": false}).
+// OS sandbox here (sandbox.Runner.Available), so that they will be
+// refused; nil when they can, or when the sandbox was turned off
+// (Config.NoSandbox, the settings' "sandbox": {"enabled": false}). It
+// starts the sandbox server the commands then run on, if none is
+// running: a program that may run no command need not ask (the commands'
+// errors say it).
 func (a *App) SandboxError() error {
-	if a.sandbox.Disabled {
-		return nil
-	}
-	return sandbox.Available()
+	return a.sandbox.Available()
 }
 
 // Extensions returns the workspace's filesystem extensions, trusted or

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -122,5 +123,71 @@ func benchCLIStep(b *testing.B, cfg app.Config) {
 	// when a listener's buffer is full.
 	if st := bus.Stats(); st.Dropped > 0 || st.Failed > 0 {
 		b.Fatalf("the bus dropped %d events and %d listeners failed", st.Dropped, st.Failed)
+	}
+}
+
+// BenchmarkCLIBashStep is what a Bash call costs over the command itself:
+// steps of a turn wired as BenchmarkCLIStep's (the memory store, the
+// default tool set), each a Bash call of `true` in the OS sandbox (its
+// server started before the timer, as an earlier call would have), beside
+// a Noop step and a bare exec of the command line Bash runs (`bash -c
+// true`), measured in the same run. ns/step is per step; the command's
+// own exec is the exec sub-benchmark's ns/op.
+func BenchmarkCLIBashStep(b *testing.B) {
+	b.Run("exec", func(b *testing.B) {
+		shell, err := exec.LookPath("bash")
+		if err != nil {
+			shell = "/bin/sh"
+		}
+		for b.Loop() {
+			if err := exec.Command(shell, "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, name := range []string{"Noop", "Bash"} {
+		b.Run(name, func(b *testing.B) {
+			const steps = 20
+			input := json.RawMessage(`{"n":1}`)
+			if name == "Bash" {
+				input = json.RawMessage(`{"command":"true"}`)
+			}
+			calls := make([]*llm.Response, steps)
+			for i := range calls {
+				calls[i] = &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock(fmt.Sprint("call_", i), name, input)}}, StopReason: llm.StopToolUse}
+			}
+			answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
+			client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+				if len(req.Messages) >= 2*steps+1 {
+					return answer, nil
+				}
+				return calls[len(req.Messages)/2], nil
+			})
+			st := store.NewMemory()
+			defer st.Close()
+			a, err := app.Open(context.Background(), app.Config{
+				Workspace: b.TempDir(), ConfigDir: "-", Client: client, Store: st, MaxIterations: steps + 1,
+				ToolProviders: append(toolset.Default(), tool.Static("noop", noop{})), Allow: []string{"Noop", "Bash"},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			if err := a.SandboxError(); err != nil {
+				b.Skip(err)
+			}
+			for b.Loop() {
+				s, err := a.Session(context.Background(), app.SessionOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := s.Run(context.Background(), "go")
+				if err != nil || res.ToolCalls != steps {
+					b.Fatalf("turn: %+v, %v", res, err)
+				}
+				s.Close(context.Background())
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+		})
 	}
 }

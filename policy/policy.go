@@ -105,8 +105,9 @@ type Policy struct {
 	opts             []Option
 	allow, deny, ask []*compiled
 	shell            analyzer
-	// sandboxed and excluded are WithSandboxedCommands'.
+	// sandboxed, available and excluded are WithSandboxedCommands'.
 	sandboxed bool
+	available func() bool
 	excluded  []string
 	config    configGuard
 }
@@ -117,6 +118,7 @@ type Option func(*options)
 type options struct {
 	configDir, claudeDir, home *string
 	sandboxed                  bool
+	available                  func() bool
 	excluded                   []string
 	targets                    []protect.Target
 }
@@ -165,6 +167,14 @@ func WithSandboxedCommands(excluded []string) Option {
 	return func(o *options) { o.sandboxed, o.excluded = true, slices.Clone(excluded) }
 }
 
+// WithSandboxedCommandsIf is WithSandboxedCommands when available says,
+// at the call, that commands do run in the sandbox: a runtime asks only
+// when a command is to be decided (sandbox.Runner.Available), not while
+// it starts.
+func WithSandboxedCommandsIf(available func() bool, excluded []string) Option {
+	return func(o *options) { o.sandboxed, o.available, o.excluded = true, available, slices.Clone(excluded) }
+}
+
 // New builds a policy. The zero Mode is ModeDefault. Rules are compiled
 // once; an invalid one is an error naming it.
 func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
@@ -199,6 +209,7 @@ func New(mode Mode, rules Rules, opts ...Option) (*Policy, error) {
 		opts:      slices.Clone(opts),
 		config:    newConfigGuard(configDir, claudeDir, o.targets),
 		sandboxed: o.sandboxed,
+		available: o.available,
 		excluded:  o.excluded,
 	}
 	p.shell = analyzer{home: home, configDir: configDir, mentions: func(pat string) bool {
@@ -783,7 +794,7 @@ func (p *Policy) allowBash(c *call) Verdict {
 	if p.mode == ModeBypass {
 		return p.modeAllow(c, "nothing denies it")
 	}
-	if p.sandboxed && p.mode != ModePlan && !p.unsandboxed(c) {
+	if p.sandboxed && p.mode != ModePlan && !p.unsandboxed(c) && (p.available == nil || p.available()) {
 		return Verdict{Decision: Allow, Rule: "sandbox",
 			Reason: because(c, " is allowed: it runs in the OS sandbox, and the settings' sandbox.autoAllowBashIfSandboxed approves what runs there.")}
 	}

@@ -39,3 +39,27 @@ func TestSandboxedCommandsRunUnasked(t *testing.T) {
 		t.Errorf("without the option: %s by %q", v.Decision, v.Rule)
 	}
 }
+
+// WithSandboxedCommandsIf asks whether the sandbox is there only when a
+// command is decided — not when the policy is made, nor for other tools —
+// and approves nothing while it is not.
+func TestSandboxedCommandsAskWhenACommandIs(t *testing.T) {
+	ws := openWorkspace(t)
+	asked, there := 0, false
+	p := mustNew(t, ModeDefault, nil, nil, nil, WithSandboxedCommandsIf(func() bool { asked++; return there }, nil))
+	if asked != 0 {
+		t.Fatalf("the sandbox was asked about %d times when the policy was made", asked)
+	}
+	p.Decide(declared(Request{ToolName: "Read", Input: input(t, "file_path", "a.txt"), FS: ws}))
+	if asked != 0 {
+		t.Errorf("the sandbox was asked about for a Read")
+	}
+	bash := declared(Request{ToolName: "Bash", Input: input(t, "command", "npm test"), FS: ws})
+	if v := p.Decide(bash); v.Decision != Ask || asked != 1 {
+		t.Errorf("without the sandbox: %s by %q, asked %d times, want ask, once", v.Decision, v.Rule, asked)
+	}
+	there = true
+	if v := p.Decide(bash); v.Decision != Allow || v.Rule != "sandbox" {
+		t.Errorf("with the sandbox: %s by %q", v.Decision, v.Rule)
+	}
+}

@@ -301,12 +301,30 @@ func (r *Runner) Command(ctx context.Context, dir string, argv ...string) (*Cmd,
 		}
 		return c, nil
 	}
-	if err := Available(); err != nil {
+	c.spec = r.spec()
+	if err := ready(c.spec); err != nil {
 		return nil, err
 	}
-	p := r.Policy.Merge(Policy{})
-	c.spec = spec{Writable: p.Writable, ReadOnly: p.ReadOnly, Reserved: p.Reserved, Targets: p.Targets, Repos: p.Repos, Hidden: p.Hidden, Network: p.Network, UnixSockets: p.UnixSockets}
 	return c, nil
+}
+
+// Available reports whether r's commands can run as r says, starting the
+// sandbox server of r's Policy if none is running yet: an error wrapping
+// ErrUnavailable says why they cannot (no Landlock, no user namespaces,
+// a wall that could not be put up). The server it starts is the one the
+// commands then run on: asking costs nothing more than the first command
+// would. Commands without the sandbox (Plain, Disabled) always can: nil.
+func (r *Runner) Available() error {
+	if r.Plain || r.Disabled {
+		return nil
+	}
+	return ready(r.spec())
+}
+
+// spec is what the sandbox server of r's commands sets up.
+func (r *Runner) spec() spec {
+	p := r.Policy.Merge(Policy{})
+	return spec{Writable: p.Writable, ReadOnly: p.ReadOnly, Reserved: p.Reserved, Targets: p.Targets, Repos: p.Repos, Hidden: p.Hidden, Network: p.Network, UnixSockets: p.UnixSockets}
 }
 
 func clean(paths []string) []string {

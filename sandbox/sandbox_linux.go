@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -105,8 +106,36 @@ func getServer(s spec) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.Open {
+		walledUp.Store(true)
+	}
 	pool.servers[key] = srv
 	return srv, nil
+}
+
+// walledUp is set once a server has put its walls up: the sandbox is
+// available here, and Available need not start a server to say so.
+var walledUp atomic.Bool
+
+// ready starts the server of s if none is running, and returns the error
+// that says the sandbox is unavailable, if it is. A refusal (ErrRefused)
+// is not returned: the command's start says it. Where the sandbox cannot
+// be set up at all (Available, asked only then), that is remembered: the
+// next commands fail at once, starting no server.
+func ready(s spec) error {
+	if err := landlockErr(); err != nil {
+		return err
+	}
+	if probed.Load() && probeErr != nil && !walledUp.Load() {
+		return probeErr
+	}
+	if _, err := getServer(s); errors.Is(err, ErrUnavailable) {
+		if perr := Available(); perr != nil {
+			return perr
+		}
+		return err // this policy's walls, not the sandbox
+	}
+	return nil
 }
 
 func (s *server) isDead() bool {
@@ -303,25 +332,41 @@ func (p *servedProcess) kill() error {
 
 var (
 	probeOnce sync.Once
-	probeErr  error
+	probeErr  error       // set once, before probed
+	probed    atomic.Bool // probeErr is set
 	treeOnce  sync.Once
 	treeE     error
 )
 
 // Available reports whether commands can run in the OS sandbox here: an
 // error wrapping ErrUnavailable says why not (no Landlock, no user
-// namespaces). It tries once, by running a sandboxed command, and
-// remembers the answer.
+// namespaces). Unless a sandbox server has already started (a command
+// ran, or Runner.Available asked), it tries once, by running a sandboxed
+// command, and remembers the answer. A runtime asks its Runner instead,
+// whose server is then the one its commands run on.
 func Available() error {
+	if walledUp.Load() {
+		return nil
+	}
 	probeOnce.Do(func() {
-		if v := landlockABI(); v < 1 {
-			probeErr = fmt.Errorf("%w: the kernel has no Landlock (Linux 5.13 or newer, with landlock among its LSMs, is needed)", ErrUnavailable)
-			return
+		if probeErr = landlockErr(); probeErr == nil {
+			probeErr = probe(spec{Writable: TempDirs()})
 		}
-		probeErr = probe(spec{Writable: TempDirs()})
+		probed.Store(true)
 	})
+	if walledUp.Load() {
+		return nil
+	}
 	return probeErr
 }
+
+// landlockErr says that the kernel has no Landlock; nil if it has.
+var landlockErr = sync.OnceValue(func() error {
+	if landlockABI() < 1 {
+		return fmt.Errorf("%w: the kernel has no Landlock (Linux 5.13 or newer, with landlock among its LSMs, is needed)", ErrUnavailable)
+	}
+	return nil
+})
 
 // treeErr reports whether a PID namespace (and the user namespace it
 // needs) can be made here.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -103,5 +104,41 @@ func TestStoppedServerEnds(t *testing.T) {
 	}
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", srv.proc.Pid)); err == nil {
 		t.Error("the stopped server's process is still there")
+	}
+}
+
+// Runner.Available starts the server of the runner's policy, and that
+// server runs the runner's commands: asking costs no process of its own.
+func TestRunnerAvailableStartsTheCommandsServer(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	r := &Runner{Policy: Policy{Writable: []string{dir}}}
+	key, _ := json.Marshal(r.spec())
+	running := func() *server {
+		pool.Lock()
+		defer pool.Unlock()
+		return pool.servers[string(key)]
+	}
+	if running() != nil {
+		t.Fatal("a server of a new policy is running already")
+	}
+	if err := r.Available(); err != nil {
+		t.Fatal(err)
+	}
+	srv := running()
+	if srv == nil {
+		t.Fatal("Available started no server for the runner's policy")
+	}
+	c, err := r.Command(context.Background(), dir, "/bin/sh", "-c", "exit 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if running() != srv {
+		t.Error("the command ran on another server than the one Available started")
 	}
 }

@@ -70,6 +70,9 @@ func runACP(cmd *cobra.Command, f *agentFlags, o options) error {
 		if errors.As(err, &exit) {
 			return nil, exit.err
 		}
+		if err == nil {
+			warnSandbox(a, stderr)
+		}
 		return a, err
 	}
 	return acp.Serve(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), acp.Options{Open: open, Mode: mode, Name: "orca", Version: moduleVersion(),

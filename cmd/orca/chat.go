@@ -99,6 +99,7 @@ func runChat(cmd *cobra.Command, f *agentFlags, o options) error {
 	if err != nil {
 		return err
 	}
+	warnSandbox(a, notes)
 	l, err := f.openSession(ctx, a, notes, c.OnEvent)
 	if err != nil {
 		return err

@@ -175,6 +175,7 @@ func runMCPServe(cmd *cobra.Command, f *mcpServeFlags, o options) error {
 	if err != nil {
 		return err
 	}
+	warnSandbox(a, stderr)
 	// The session's events are kept as observation rows; none is shown.
 	l, err := f.agent.openSession(ctx, a, stderr, nil)
 	if err != nil {

@@ -96,6 +96,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
 		return err
 	}
 	defer a.Close()
+	warnSandbox(a, stderr)
 	srv, err := serve.New(a, serve.Options{Token: token, AllowedOrigins: f.origins, AllowedHosts: f.hosts, TokenHint: serve.TokenHint(o.configDir, o.env), Elicitations: questions})
 	if err != nil {
 		return usageErrorf("%v", err)

@@ -350,11 +350,19 @@ func openApp(ctx context.Context, cfg app.Config, stderr io.Writer) (*app.App, e
 		fmt.Fprintln(stderr, "orca: made .orca/ to keep this workspace's sessions; commit .orca/.gitignore, which keeps orca's own files (the store, its runs) out of git")
 	}
 	reportWarnings(stderr, a.Warnings(), a.Root())
+	reportExtensions(stderr, a.Extensions(), a.Root())
+	return a, nil
+}
+
+// warnSandbox says, up front, that Bash commands will be refused when the
+// OS sandbox cannot be set up here. Only the commands that stay (chat,
+// serve, acp, mcp serve) ask: asking starts the sandbox's server, which
+// `orca run` starts only when its turn runs a command (the command's
+// error then says the same).
+func warnSandbox(a *app.App, stderr io.Writer) {
 	if err := a.SandboxError(); err != nil {
 		fmt.Fprintf(stderr, "orca: warning: %v.\nBash commands will be refused. To run them without the sandbox, pass --no-sandbox or set \"sandbox\": {\"enabled\": false} in a settings file.\n", err)
 	}
-	reportExtensions(stderr, a.Extensions(), a.Root())
-	return a, nil
 }
 
 // fromApp gives an error of package app the exit code it ends orca with:

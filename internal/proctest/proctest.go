@@ -206,3 +206,25 @@ func RequireUnlocked(t testing.TB, dir string) {
 		f.Close()
 	}
 }
+
+// Children returns the process ids of the children of the process pid
+// whose first argument is argv0 ("orca-sandbox": the sandbox's servers).
+// It needs Linux's /proc/PID/task/TID/children; elsewhere it returns none.
+func Children(pid int, argv0 string) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, task := range tasks {
+		b, _ := os.ReadFile(task)
+		for _, f := range strings.Fields(string(b)) {
+			child, err := strconv.Atoi(f)
+			if err != nil {
+				continue
+			}
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", child))
+			if first, _, _ := bytes.Cut(cmdline, []byte{0}); string(first) == argv0 {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
+}
