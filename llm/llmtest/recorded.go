@@ -67,12 +67,8 @@ func Recorded(t testing.TB, path string) []Exchange {
 	}
 	out := make([]Exchange, len(c.Interactions))
 	for i, in := range c.Interactions {
-		h := http.Header{}
-		for k, vs := range in.Response.Headers {
-			h[http.CanonicalHeaderKey(k)] = vs
-		}
 		out[i] = Exchange{Method: in.Request.Method, URL: in.Request.URL, RequestBody: []byte(in.Request.Body),
-			Status: in.Response.Code, Header: h, ResponseBody: []byte(in.Response.Body)}
+			Status: in.Response.Code, Header: headerOf(in.Response.Headers), ResponseBody: []byte(in.Response.Body)}
 	}
 	return out
 }
@@ -166,10 +162,7 @@ func Cassette(t testing.TB, path string) []Exchange {
 	}
 	out := make([]Exchange, len(c.Interactions))
 	for i, in := range c.Interactions {
-		h := http.Header{}
-		for k, vs := range in.Response.Headers {
-			h[http.CanonicalHeaderKey(k)] = vs
-		}
+		h := headerOf(in.Response.Headers)
 		body := []byte(in.Response.Body.String)
 		if in.Response.Parsed != nil {
 			if body, err = json.Marshal(in.Response.Parsed); err != nil {
@@ -181,4 +174,14 @@ func Cassette(t testing.TB, path string) []Exchange {
 			Status: in.Response.Status.Code, Header: h, ResponseBody: body}
 	}
 	return out
+}
+
+// headerOf is a recording's headers with their names as net/http keeps
+// them.
+func headerOf(recorded map[string][]string) http.Header {
+	h := http.Header{}
+	for k, vs := range recorded {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	return h
 }
