@@ -135,3 +135,28 @@ func TestFireBudget(t *testing.T) {
 		}
 	}
 }
+
+// A schedule as shown: due next from its last fire, none once expired
+// (its state says so), paused, or over its cap.
+func TestViewOf(t *testing.T) {
+	created := utc("2026-12-07T10:00:00Z")
+	sc := store.Schedule{ID: "s", Spec: "@every 1h", CreatedAt: created, Expires: utc("2026-12-07T12:30:00Z"), Prompt: "p"}
+	v := schedule.ViewOf(sc, nil, utc("2026-12-07T10:10:00Z"))
+	if v.State != "active" || v.NextAt == nil || !v.NextAt.Equal(utc("2026-12-07T11:00:00Z")) || v.Overlap != store.OverlapSkip || v.CatchUp != "15m0s" {
+		t.Errorf("active: %+v", v)
+	}
+	if v := schedule.ViewOf(sc, nil, utc("2026-12-07T12:10:00Z")); v.NextAt != nil || v.State != "active" {
+		t.Errorf("its last fire before expiry is past: next %v, %s", v.NextAt, v.State)
+	}
+	if v := schedule.ViewOf(sc, nil, utc("2026-12-07T12:30:00Z")); v.State != "expired" || v.NextAt != nil {
+		t.Errorf("expired: %+v", v)
+	}
+	sc.Paused = true
+	if v := schedule.ViewOf(sc, nil, utc("2026-12-07T10:10:00Z")); v.State != "paused" {
+		t.Errorf("paused: %s", v.State)
+	}
+	sc.Paused, sc.CapUSD, sc.Spent = false, 1, 1
+	if v := schedule.ViewOf(sc, nil, utc("2026-12-07T10:10:00Z")); v.State != "spent" {
+		t.Errorf("spent: %s", v.State)
+	}
+}

@@ -111,6 +111,11 @@ func TestSchedulesThroughTheAPI(t *testing.T) {
 		t.Errorf("after the second fire: %v", list)
 	}
 
+	exp := time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
+	if v := f.json("POST", "/v1/schedules", `{"id": "brief", "every_ms": 7200000, "prompt": "brief me", "expires_at": "`+exp+`"}`, 201); v["expires_at"] != exp || v["next_at"] == nil {
+		t.Errorf("one that expires: %v", v)
+	}
+
 	f.json("DELETE", "/v1/schedules/standup", "", 204)
 	if code, _ := f.do("GET", "/v1/schedules/standup", ""); code != 404 {
 		t.Errorf("removed: %d", code)

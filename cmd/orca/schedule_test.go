@@ -107,6 +107,21 @@ func TestScheduleCommands(t *testing.T) {
 		t.Errorf("run --session: %d %s", code, stderr)
 	}
 
+	// One that expires: shown so; the fires after it are none.
+	if _, stderr, code := sched("add", "--every", "2h", "--expires", "3h", "--name", "brief", "brief me"); code != 0 {
+		t.Fatalf("add --expires: %d %s", code, stderr)
+	}
+	out, _, _ = sched("show", "brief", "--json")
+	var brief map[string]any
+	json.Unmarshal([]byte(out), &brief)
+	if brief["expires_at"] == nil || brief["next_at"] == nil || brief["state"] != "active" {
+		t.Errorf("show --json of one that expires: %s", out)
+	}
+	if out, _, _ := sched("show", "brief"); !strings.Contains(out, ". Expires ") {
+		t.Errorf("show of one that expires:\n%s", out)
+	}
+	sched("rm", "brief")
+
 	if out, _, code := sched("rm", "standup"); code != 0 || !strings.Contains(out, "Removed schedule standup") {
 		t.Errorf("rm: %d %s", code, out)
 	}
