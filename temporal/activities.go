@@ -44,6 +44,10 @@ type Activities struct {
 	// turn it runs are sent (RegisterOwn registers them there); "" sends
 	// every step to the shared queue, which opens the session per step.
 	Queue string
+	// Turns, when set, asks the session workflows for turns: the fires of
+	// Temporal Schedules (FireActivity) do, through it. A worker sets it
+	// to a Client of its own task queue.
+	Turns *Client
 	// KeepOpen is how long a session stays open after a step, waiting for
 	// the turn's next (30s; the workflow gives it Options.StepStart to
 	// come, less than this).

@@ -20,11 +20,15 @@ import (
 
 // Register registers the session workflow and a's activities on w, a
 // worker of the shared task queue, under the names of this package
-// (WorkflowName, ModelActivity, ToolActivity, ParkActivity).
+// (WorkflowName, ModelActivity, ToolActivity, ParkActivity), and the fire
+// of a Temporal Schedule (FireWorkflowName, FireActivity: it needs
+// a.Turns).
 func Register(w worker.Registry, a *Activities) {
 	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	RegisterOwn(w, a)
 	w.RegisterActivityWithOptions(a.Park, activity.RegisterOptions{Name: ParkActivity})
+	w.RegisterWorkflowWithOptions(FireWorkflow, workflow.RegisterOptions{Name: FireWorkflowName})
+	w.RegisterActivityWithOptions(a.Fire, activity.RegisterOptions{Name: FireActivity})
 }
 
 // RegisterOwn registers a's step activities on w, a worker of a.Queue,

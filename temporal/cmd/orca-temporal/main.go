@@ -110,7 +110,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newWorker(), newRun(), newDecide(true), newDecide(false), newInterrupt())
+	root.AddCommand(newWorker(), newRun(), newDecide(true), newDecide(false), newInterrupt(), newSchedule())
 	return root
 }
 
@@ -160,7 +160,10 @@ SQLite file for workers of one machine.`,
 			defer cl.Close()
 			// The shared task queue, and this worker's own: the later steps
 			// of a turn come there, to the session it keeps open.
-			acts := &temporal.Activities{App: a, LeaseWait: leaseWait, Queue: c.queue + "/worker/" + rand.Text()}
+			acts := &temporal.Activities{App: a, LeaseWait: leaseWait, Queue: c.queue + "/worker/" + rand.Text(),
+				// The fires of the task queue's Temporal Schedules ask for
+				// their turns through it.
+				Turns: &temporal.Client{Temporal: cl, TaskQueue: c.queue, Store: a.Store()}}
 			defer acts.Close()
 			w := worker.New(cl, c.queue, worker.Options{WorkerStopTimeout: stopTimeout})
 			temporal.Register(w, acts)
