@@ -45,11 +45,14 @@ type Rows struct {
 	deltas     bool // llm_delta events are rows too
 	failed     atomic.Uint64
 	written    atomic.Uint64
-	// next is closed (and replaced) once a batch is written.
-	nmu  sync.Mutex
-	next chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	// next is closed (and replaced) once a batch is written; bySession
+	// holds a channel per session a reader waits for, closed (and
+	// dropped) once a batch with rows of that session is written.
+	nmu       sync.Mutex
+	next      chan struct{}
+	bySession map[string]chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 // BatchSize and FlushEvery bound how long a row waits before it is written.
@@ -147,6 +150,14 @@ func (r *Rows) flush() {
 		r.nmu.Lock()
 		close(r.next)
 		r.next = make(chan struct{})
+		if len(r.bySession) > 0 {
+			for i := range batch {
+				if ch, ok := r.bySession[batch[i].SessionID]; ok {
+					close(ch)
+					delete(r.bySession, batch[i].SessionID)
+				}
+			}
+		}
 		r.nmu.Unlock()
 	}
 	r.keep(batch, arena)
@@ -159,6 +170,26 @@ func (r *Rows) Written() <-chan struct{} {
 	r.nmu.Lock()
 	defer r.nmu.Unlock()
 	return r.next
+}
+
+// WrittenFor returns a channel that is closed once a batch with rows of
+// session (its own and its forks': the rows store.ObservationFilter's
+// SessionID selects) is in the store. A reader following one session's
+// rows waits on it, and is not woken by the other sessions' rows. A
+// channel no batch has closed yet is shared by the readers of its
+// session and kept until one does.
+func (r *Rows) WrittenFor(session string) <-chan struct{} {
+	r.nmu.Lock()
+	defer r.nmu.Unlock()
+	ch, ok := r.bySession[session]
+	if !ok {
+		if r.bySession == nil {
+			r.bySession = make(map[string]chan struct{})
+		}
+		ch = make(chan struct{})
+		r.bySession[session] = ch
+	}
+	return ch
 }
 
 // keep hands a written batch's slices back for the next batch (not too

@@ -18,6 +18,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/orcatest"
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
 )
@@ -204,5 +205,47 @@ func TestRowsAcrossBatches(t *testing.T) {
 		if err != nil || !ok || d.Iteration != i || d.Output != "row "+strconv.Itoa(i) || d.ToolUseID != strings.Repeat("x", i%40) || !ev.Time.Equal(time.Unix(int64(i), 0)) {
 			t.Fatalf("row %d: %s (%v)", i, o.Data, err)
 		}
+	}
+}
+
+// A reader of one session's rows is woken by a batch with rows of that
+// session (a fork's rows are its session's), not by the other sessions'.
+func TestWrittenForWakesOnlyItsSession(t *testing.T) {
+	st := store.NewMemory()
+	defer st.Close()
+	bus := event.NewBus(nil)
+	defer bus.Close()
+	rows, err := observe.NewRows(bus, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	write := func(s scope.Scope) {
+		t.Helper()
+		bus.Publish(event.Event{Name: event.ToolExecCompleted, Scope: s, Data: &event.ToolData{ToolUseID: "c"}})
+		if err := rows.Flush(t.Context(), bus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, a2, all := rows.WrittenFor("a"), rows.WrittenFor("a"), rows.Written()
+	write(scope.Scope{SessionID: "b"})
+	if closed(a) || closed(a2) || !closed(all) {
+		t.Fatalf("after a batch of session b: a woken %v %v, Written %v; want false false true", closed(a), closed(a2), closed(all))
+	}
+	write(scope.Scope{SessionID: "a", Depth: 1, ParentExecutionID: "x1"}) // a fork of a
+	if !closed(a) || !closed(a2) {
+		t.Fatal("a batch with a fork's row of session a did not wake a's readers")
+	}
+	// Once woken, a reader waits for the next batch of its session.
+	if next := rows.WrittenFor("a"); closed(next) {
+		t.Fatal("a new wait of session a is closed before any batch")
 	}
 }

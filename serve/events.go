@@ -96,7 +96,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.Observat
 		// Wait for the rows written after this read, not before it.
 		var written <-chan struct{}
 		if w := s.app.Rows(); w != nil {
-			written = w.Written()
+			written = w.WrittenFor(f.SessionID)
 		}
 		page, err := rows.Observations(r.Context(), f)
 		if err != nil {
