@@ -318,7 +318,13 @@ func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlsto
 }
 
 func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	rows, err := q.on().QueryContext(ctx, query, args...)
+	var rows *sql.Rows
+	var err error
+	if st := q.prepared(query); st != nil {
+		rows, err = st.QueryContext(ctx, args...)
+	} else {
+		rows, err = q.on().QueryContext(ctx, query, args...)
+	}
 	if err != nil {
 		return nil, err
 	}

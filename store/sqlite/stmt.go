@@ -28,7 +28,12 @@ const (
 	stmtRollbackTo
 	stmtRelease
 	stmtDataVersion
-	numStmts
+	stmtInsertObservation
+	// stmtObservations is the first of sqlstore.ObservationQueries, one
+	// per kind of filter: a stream following a session reads them again
+	// and again.
+	stmtObservations
+	numStmts = stmtObservations + stmtID(len(sqlstore.ObservationQueries))
 )
 
 // queries are the statements of the hot paths (appending records, resuming
@@ -36,32 +41,39 @@ const (
 // every call: parsing is most of what a small statement costs in a pure-Go
 // SQLite. database/sql prepares each on a connection the first time that
 // connection runs it, and keeps it there.
-var queries = [numStmts]string{
-	stmtLastSeq: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?",
-	// (An UPDATE … RETURNING costs more here than the UPDATE and a SELECT
-	// after it in the same transaction.)
-	stmtMaxSeq:       "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?",
-	stmtTouchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
-	// The same, only if the writer holds the session's lease: a step's
-	// lease check and its session's UpdatedAt in one statement.
-	stmtTouchLeased:  "UPDATE sessions SET updated_at = ? WHERE id = ? AND EXISTS (SELECT 1 FROM leases WHERE session_id = sessions.id AND owner = ? AND expires_at > ?)",
-	stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
-	stmtLease:        sqlstore.LeaseQuery,
-	stmtAddTotals: `UPDATE totals SET
+var queries = func() [numStmts]string {
+	qs := [numStmts]string{
+		stmtLastSeq: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?",
+		// (An UPDATE … RETURNING costs more here than the UPDATE and a SELECT
+		// after it in the same transaction.)
+		stmtMaxSeq:       "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?",
+		stmtTouchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
+		// The same, only if the writer holds the session's lease: a step's
+		// lease check and its session's UpdatedAt in one statement.
+		stmtTouchLeased:  "UPDATE sessions SET updated_at = ? WHERE id = ? AND EXISTS (SELECT 1 FROM leases WHERE session_id = sessions.id AND owner = ? AND expires_at > ?)",
+		stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		stmtLease:        sqlstore.LeaseQuery,
+		stmtAddTotals: `UPDATE totals SET
 	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
 	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
 	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
 WHERE session_id = ?`,
-	stmtTotals:     sqlstore.TotalsQuery,
-	stmtChunks:     "SELECT through_seq, data FROM snapshot_chunks WHERE session_id = ? ORDER BY through_seq",
-	stmtFrontier:   "SELECT COALESCE(MAX(through_seq), 0) FROM snapshot_chunks WHERE session_id = ?",
-	stmtLiveAfter:  "SELECT " + sqlstore.RecordColumns + " FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
-	stmtSavepoint:  "SAVEPOINT request",
-	stmtRollbackTo: "ROLLBACK TO request",
-	stmtRelease:    "RELEASE request",
-	// Changes when another connection has committed to the file.
-	stmtDataVersion: "PRAGMA data_version",
-}
+		stmtTotals:     sqlstore.TotalsQuery,
+		stmtChunks:     "SELECT through_seq, data FROM snapshot_chunks WHERE session_id = ? ORDER BY through_seq",
+		stmtFrontier:   "SELECT COALESCE(MAX(through_seq), 0) FROM snapshot_chunks WHERE session_id = ?",
+		stmtLiveAfter:  "SELECT " + sqlstore.RecordColumns + " FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
+		stmtSavepoint:  "SAVEPOINT request",
+		stmtRollbackTo: "ROLLBACK TO request",
+		stmtRelease:    "RELEASE request",
+		// Changes when another connection has committed to the file.
+		stmtDataVersion:       "PRAGMA data_version",
+		stmtInsertObservation: sqlstore.ObservationInsert,
+	}
+	for i, q := range sqlstore.ObservationQueries {
+		qs[stmtObservations+stmtID(i)] = q
+	}
+	return qs
+}()
 
 // preparedIDs finds a prepared statement by its query: the shared
 // methods' statements (store/internal/sqlstore) that are one of them run
