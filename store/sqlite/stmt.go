@@ -29,6 +29,8 @@ const (
 	stmtRelease
 	stmtDataVersion
 	stmtInsertObservation
+	stmtLastObservation
+	stmtObservationHeads
 	// stmtObservations is the first of sqlstore.ObservationQueries, one
 	// per kind of filter: a stream following a session reads them again
 	// and again.
@@ -68,6 +70,8 @@ WHERE session_id = ?`,
 		// Changes when another connection has committed to the file.
 		stmtDataVersion:       "PRAGMA data_version",
 		stmtInsertObservation: sqlstore.ObservationInsert,
+		stmtLastObservation:   sqlstore.LastObservationQuery,
+		stmtObservationHeads:  sqlstore.ObservationHeadsQuery,
 	}
 	for i, q := range sqlstore.ObservationQueries {
 		qs[stmtObservations+stmtID(i)] = q

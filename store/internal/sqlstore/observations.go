@@ -96,3 +96,49 @@ func observationQuery(f store.ObservationFilter) int {
 	}
 	return i
 }
+
+// The queries of ObservationHeads.
+const (
+	LastObservationQuery  = "SELECT COALESCE(MAX(seq), 0) FROM observations"
+	ObservationHeadsQuery = "SELECT session_id, MAX(seq) FROM observations WHERE seq > ? GROUP BY session_id"
+)
+
+// ObservationHeads implements store.ObservationHeads.
+func (s *Store) ObservationHeads(ctx context.Context, afterSeq int64) (int64, map[string]int64, error) {
+	q, err := s.db.Read(ctx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read observation heads: %w", err)
+	}
+	if afterSeq < 0 {
+		var last int64
+		if err := q.QueryRow(ctx, LastObservationQuery).Scan(&last); err != nil {
+			return 0, nil, fmt.Errorf("read observation heads: %w", s.where.Err(err))
+		}
+		return last, nil, nil
+	}
+	rows, err := q.Query(ctx, ObservationHeadsQuery, afterSeq)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read observation heads: %w", s.where.Err(err))
+	}
+	defer rows.Close()
+	last := afterSeq
+	var sessions map[string]int64
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return 0, nil, fmt.Errorf("read observation heads: %w", s.where.Err(err))
+		}
+		last = max(last, seq)
+		if id != "" {
+			if sessions == nil {
+				sessions = make(map[string]int64)
+			}
+			sessions[id] = seq
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, nil, fmt.Errorf("read observation heads: %w", s.where.Err(err))
+	}
+	return last, sessions, nil
+}
