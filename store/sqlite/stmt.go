@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/internal/sqlstore"
@@ -272,4 +273,50 @@ func (tx *writeTx) stmt(id stmtID) *sql.Stmt {
 		tx.bound[id] = tx.StmtContext(tx.ctx, tx.stmts[id])
 	}
 	return tx.bound[id]
+}
+
+// readStmts are the reads the shared methods run that are not in queries
+// (listing parked calls, reading a session or its budget…), prepared the
+// first time each runs and kept: their text is the same from call to
+// call, and parsing it again cost as much as running it. At most
+// maxReadStmts are kept; past that, reads run unprepared.
+type readStmts struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+const maxReadStmts = 256
+
+func (r *readStmts) get(ctx context.Context, db *sql.DB, query string) *sql.Stmt {
+	r.mu.Lock()
+	st, ok := r.m[query]
+	full := len(r.m) >= maxReadStmts
+	r.mu.Unlock()
+	if ok || full {
+		return st
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil // run unprepared: its error is the query's
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if kept, ok := r.m[query]; ok {
+		st.Close()
+		return kept
+	}
+	if r.m == nil {
+		r.m = make(map[string]*sql.Stmt)
+	}
+	r.m[query] = st
+	return st
+}
+
+func (r *readStmts) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range r.m {
+		st.Close()
+	}
+	r.m = nil
 }
