@@ -53,6 +53,8 @@ type Rows struct {
 	bySession map[string]chan struct{}
 	stop      chan struct{}
 	done      chan struct{}
+	// ended asks the loop to write the batch now: a turn ended.
+	ended chan struct{}
 }
 
 // BatchSize and FlushEvery bound how long a row waits before it is written.
@@ -76,7 +78,7 @@ func NewRows(bus *event.Bus, to store.Observations, logger *slog.Logger, opts ..
 	if logger == nil {
 		logger = slog.Default()
 	}
-	r := &Rows{to: to, logger: logger, next: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	r := &Rows{to: to, logger: logger, next: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), ended: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -107,11 +109,21 @@ func (r *Rows) add(e event.Event) error {
 		Time: e.Time, Name: string(e.Name), Scope: e.Scope, Data: buf[start:len(buf):len(buf)],
 	})
 	// A batch is written when full, and when a turn ends: a reader
-	// following the rows (orca serve) sees the end without waiting.
-	full := len(r.pending) >= BatchSize || e.Name == event.TurnCompleted && e.Scope.Depth == 0
+	// following the rows (orca serve) sees the end without waiting. The
+	// loop writes the latter, so that the events keep coming meanwhile:
+	// the turns that end while a batch is written go in the next one
+	// together, rather than one write each.
+	full := len(r.pending) >= BatchSize
+	ended := e.Name == event.TurnCompleted && e.Scope.Depth == 0
 	r.mu.Unlock()
-	if full {
+	switch {
+	case full:
 		r.flush()
+	case ended:
+		select {
+		case r.ended <- struct{}{}:
+		default: // asked already
+		}
 	}
 	return nil
 }
@@ -123,6 +135,8 @@ func (r *Rows) loop() {
 	for {
 		select {
 		case <-t.C:
+			r.flush()
+		case <-r.ended:
 			r.flush()
 		case <-r.stop:
 			return
