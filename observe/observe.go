@@ -45,11 +45,16 @@ type Rows struct {
 	deltas     bool // llm_delta events are rows too
 	failed     atomic.Uint64
 	written    atomic.Uint64
-	// next is closed (and replaced) once a batch is written.
-	nmu  sync.Mutex
-	next chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	// next is closed (and replaced) once a batch is written; bySession
+	// holds a channel per session a reader waits for, closed (and
+	// dropped) once a batch with rows of that session is written.
+	nmu       sync.Mutex
+	next      chan struct{}
+	bySession map[string]chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	// ended asks the loop to write the batch now: a turn ended.
+	ended chan struct{}
 }
 
 // BatchSize and FlushEvery bound how long a row waits before it is written.
@@ -73,7 +78,7 @@ func NewRows(bus *event.Bus, to store.Observations, logger *slog.Logger, opts ..
 	if logger == nil {
 		logger = slog.Default()
 	}
-	r := &Rows{to: to, logger: logger, next: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	r := &Rows{to: to, logger: logger, next: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), ended: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -104,11 +109,21 @@ func (r *Rows) add(e event.Event) error {
 		Time: e.Time, Name: string(e.Name), Scope: e.Scope, Data: buf[start:len(buf):len(buf)],
 	})
 	// A batch is written when full, and when a turn ends: a reader
-	// following the rows (orca serve) sees the end without waiting.
-	full := len(r.pending) >= BatchSize || e.Name == event.TurnCompleted && e.Scope.Depth == 0
+	// following the rows (orca serve) sees the end without waiting. The
+	// loop writes the latter, so that the events keep coming meanwhile:
+	// the turns that end while a batch is written go in the next one
+	// together, rather than one write each.
+	full := len(r.pending) >= BatchSize
+	ended := e.Name == event.TurnCompleted && e.Scope.Depth == 0
 	r.mu.Unlock()
-	if full {
+	switch {
+	case full:
 		r.flush()
+	case ended:
+		select {
+		case r.ended <- struct{}{}:
+		default: // asked already
+		}
 	}
 	return nil
 }
@@ -120,6 +135,8 @@ func (r *Rows) loop() {
 	for {
 		select {
 		case <-t.C:
+			r.flush()
+		case <-r.ended:
 			r.flush()
 		case <-r.stop:
 			return
@@ -147,6 +164,14 @@ func (r *Rows) flush() {
 		r.nmu.Lock()
 		close(r.next)
 		r.next = make(chan struct{})
+		if len(r.bySession) > 0 {
+			for i := range batch {
+				if ch, ok := r.bySession[batch[i].SessionID]; ok {
+					close(ch)
+					delete(r.bySession, batch[i].SessionID)
+				}
+			}
+		}
 		r.nmu.Unlock()
 	}
 	r.keep(batch, arena)
@@ -159,6 +184,26 @@ func (r *Rows) Written() <-chan struct{} {
 	r.nmu.Lock()
 	defer r.nmu.Unlock()
 	return r.next
+}
+
+// WrittenFor returns a channel that is closed once a batch with rows of
+// session (its own and its forks': the rows store.ObservationFilter's
+// SessionID selects) is in the store. A reader following one session's
+// rows waits on it, and is not woken by the other sessions' rows. A
+// channel no batch has closed yet is shared by the readers of its
+// session and kept until one does.
+func (r *Rows) WrittenFor(session string) <-chan struct{} {
+	r.nmu.Lock()
+	defer r.nmu.Unlock()
+	ch, ok := r.bySession[session]
+	if !ok {
+		if r.bySession == nil {
+			r.bySession = make(map[string]chan struct{})
+		}
+		ch = make(chan struct{})
+		r.bySession[session] = ch
+	}
+	return ch
 }
 
 // keep hands a written batch's slices back for the next batch (not too

@@ -2,13 +2,16 @@ package observe_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -18,6 +21,7 @@ import (
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/observe"
 	"github.com/orca-agent/orca/orcatest"
+	"github.com/orca-agent/orca/scope"
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/sqlite"
 )
@@ -205,4 +209,118 @@ func TestRowsAcrossBatches(t *testing.T) {
 			t.Fatalf("row %d: %s (%v)", i, o.Data, err)
 		}
 	}
+}
+
+// A reader of one session's rows is woken by a batch with rows of that
+// session (a fork's rows are its session's), not by the other sessions'.
+func TestWrittenForWakesOnlyItsSession(t *testing.T) {
+	st := store.NewMemory()
+	defer st.Close()
+	bus := event.NewBus(nil)
+	defer bus.Close()
+	rows, err := observe.NewRows(bus, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	write := func(s scope.Scope) {
+		t.Helper()
+		bus.Publish(event.Event{Name: event.ToolExecCompleted, Scope: s, Data: &event.ToolData{ToolUseID: "c"}})
+		if err := rows.Flush(t.Context(), bus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, a2, all := rows.WrittenFor("a"), rows.WrittenFor("a"), rows.Written()
+	write(scope.Scope{SessionID: "b"})
+	if closed(a) || closed(a2) || !closed(all) {
+		t.Fatalf("after a batch of session b: a woken %v %v, Written %v; want false false true", closed(a), closed(a2), closed(all))
+	}
+	write(scope.Scope{SessionID: "a", Depth: 1, ParentExecutionID: "x1"}) // a fork of a
+	if !closed(a) || !closed(a2) {
+		t.Fatal("a batch with a fork's row of session a did not wake a's readers")
+	}
+	// Once woken, a reader waits for the next batch of its session.
+	if next := rows.WrittenFor("a"); closed(next) {
+		t.Fatal("a new wait of session a is closed before any batch")
+	}
+}
+
+// A turn's end is written at once (not at the next 200 ms tick), by the
+// writer's loop: the events that come meanwhile are not held up.
+func TestTurnEndWrittenAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := store.NewMemory()
+		defer st.Close()
+		bus := event.NewBus(nil)
+		defer bus.Close()
+		rows, err := observe.NewRows(bus, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		start := time.Now()
+		sc := scope.Scope{SessionID: "s", TurnID: "t"}
+		bus.Publish(event.Event{Name: event.ToolExecCompleted, Scope: sc, Data: &event.ToolData{ToolUseID: "c"}})
+		bus.Publish(event.Event{Name: event.TurnCompleted, Scope: sc, Data: &event.TurnCompletedData{StopReason: "answered"}})
+		synctest.Wait()
+		got, err := st.Observations(t.Context(), store.ObservationFilter{SessionID: "s"})
+		if err != nil || len(got) != 2 || time.Since(start) != 0 {
+			t.Fatalf("%d rows after %v (%v); want 2 at once", len(got), time.Since(start), err)
+		}
+	})
+}
+
+// slowRows holds its first write until released, counting the writes.
+type slowRows struct {
+	*store.Memory
+	release chan struct{}
+	writes  atomic.Int64
+}
+
+func (s *slowRows) AppendObservations(ctx context.Context, rows []store.Observation) error {
+	if s.writes.Add(1) == 1 {
+		<-s.release
+	}
+	return s.Memory.AppendObservations(ctx, rows)
+}
+
+// Turns that end while a batch is being written go in the next batch
+// together, not a write each: the writer takes events meanwhile.
+func TestTurnsEndingDuringAWriteShareTheNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &slowRows{Memory: store.NewMemory(), release: make(chan struct{})}
+		defer st.Close()
+		bus := event.NewBus(nil)
+		defer bus.Close()
+		rows, err := observe.NewRows(bus, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		end := func(turn string) {
+			sc := scope.Scope{SessionID: "s", TurnID: turn}
+			bus.Publish(event.Event{Name: event.ToolExecCompleted, Scope: sc, Data: &event.ToolData{ToolUseID: "c"}})
+			bus.Publish(event.Event{Name: event.TurnCompleted, Scope: sc, Data: &event.TurnCompletedData{StopReason: "answered"}})
+		}
+		end("t1")
+		synctest.Wait() // t1's batch is being written
+		end("t2")
+		end("t3")
+		end("t4")
+		synctest.Wait()
+		close(st.release)
+		synctest.Wait()
+		got, _ := st.Observations(t.Context(), store.ObservationFilter{SessionID: "s"})
+		if n := st.writes.Load(); n != 2 || len(got) != 8 {
+			t.Fatalf("%d writes, %d rows; want 2 writes (t1's, then t2–t4's together) of 8 rows", n, len(got))
+		}
+	})
 }

@@ -139,6 +139,18 @@ type Store struct {
 	opts      Options
 	mu        sync.Mutex
 	last      *Snapshot
+	// pending is the snapshot the next walk takes, for every caller of
+	// Take that comes before it starts (guarded by pmu).
+	pmu     sync.Mutex
+	pending *taking
+}
+
+// taking is one walk's snapshot, for the callers of Take that share it.
+type taking struct {
+	done   chan struct{}
+	snap   *Snapshot
+	err    error
+	joined int // callers that share it (guarded by Store.pmu)
 }
 
 // Open returns the Store of the workspace root that keeps what it knows in
@@ -172,10 +184,44 @@ func Open(root, dir string, opts Options) (*Store, error) {
 
 // Take snapshots the workspace: every path it follows, the content of each
 // file whose size, mode or time changed since the last snapshot read again
-// and kept.
+// and kept. Callers at once share a walk, as a database's writers share a
+// commit: each gets a snapshot begun after it called, and many sessions'
+// turns (orca serve) take far fewer walks than snapshots. The Snapshot is
+// shared: callers only read it.
 func (s *Store) Take(ctx context.Context) (*Snapshot, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	for {
+		s.pmu.Lock()
+		t := s.pending
+		if t == nil {
+			t = &taking{done: make(chan struct{})}
+			s.pending = t
+		}
+		t.joined++
+		s.pmu.Unlock()
+		s.mu.Lock()
+		select {
+		case <-t.done: // another caller's walk, begun after this call
+			s.mu.Unlock()
+			if t.err != nil && ctx.Err() == nil && (errors.Is(t.err, context.Canceled) || errors.Is(t.err, context.DeadlineExceeded)) {
+				continue // the walk's caller went: walk again for this one
+			}
+			return t.snap, t.err
+		default:
+		}
+		s.pmu.Lock()
+		if s.pending == t {
+			s.pending = nil // who comes now waits for the next walk
+		}
+		s.pmu.Unlock()
+		t.snap, t.err = s.take(ctx)
+		close(t.done)
+		s.mu.Unlock()
+		return t.snap, t.err
+	}
+}
+
+// take walks the workspace for Take; s.mu is held.
+func (s *Store) take(ctx context.Context) (*Snapshot, error) {
 	snap := &Snapshot{Taken: time.Now().UTC(), Paths: map[string]*Entry{}}
 	var prev map[string]*Entry
 	if s.last != nil {
@@ -239,6 +285,12 @@ func (s *Store) Take(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rewind: snapshot of %s: %w", s.root, err)
 	}
+	if s.last != nil && samePaths(s.last.Paths, snap.Paths) {
+		// Nothing changed since the last snapshot: its index says it all
+		// (a turn that only read writes none).
+		s.last = snap
+		return snap, nil
+	}
 	b, err := json.Marshal(snap)
 	if err == nil {
 		err = writeAtomic(filepath.Join(s.dir, "index.json"), b, 0o600)
@@ -248,6 +300,21 @@ func (s *Store) Take(ctx context.Context) (*Snapshot, error) {
 	}
 	s.last = snap
 	return snap, nil
+}
+
+// samePaths reports whether a and b hold the same paths with the same
+// entries.
+func samePaths(a, b map[string]*Entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, e := range a {
+		o := b[p]
+		if o == nil || *o != *e && !(o.Mode == e.Mode && o.Size == e.Size && o.ModTime.Equal(e.ModTime) && o.Digest == e.Digest && o.Link == e.Link) {
+			return false
+		}
+	}
+	return true
 }
 
 // skip reports whether rel (at p) is not followed.

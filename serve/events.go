@@ -1,8 +1,8 @@
 package serve
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -68,36 +68,45 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.Observat
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
-	send := func() error {
-		if buf.Len() == 0 {
-			return nil
-		}
+	// Events are written as they are read, through the connection's own
+	// buffer, and flushed once a page is out: a stream holds no more than
+	// a page of rows (pageRows) while it sends them, and nothing while it
+	// waits.
+	flush := func() error {
 		rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
-		_, err := w.Write(buf.Bytes())
-		buf.Reset()
-		if err == nil {
-			err = rc.Flush()
-		}
-		return err
+		return rc.Flush()
 	}
 	// The retry hint, and the headers out now: the client knows the
 	// stream is open before any event.
-	buf.WriteString("retry: 1000\n\n")
-	if err := send(); err != nil {
+	rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+	if _, err := io.WriteString(w, "retry: 1000\n\n"); err != nil || flush() != nil {
 		return nil
 	}
 	f.Limit = pageRows
 	heartbeat := time.NewTicker(s.opts.Heartbeat)
 	defer heartbeat.Stop()
-	poll := time.NewTicker(s.opts.Poll)
-	defer poll.Stop()
+	var poll <-chan time.Time // each stream polls if the store tells no heads
+	if s.follow == nil {
+		t := time.NewTicker(s.opts.Poll)
+		defer t.Stop()
+		poll = t.C
+	}
+	var line []byte
+	var me waiter
+	if s.follow != nil {
+		defer s.follow.leave(f.SessionID, &me)
+	}
 	for {
-		// Wait for the rows written after this read, not before it.
-		var written <-chan struct{}
+		// Wait for the rows written after this read, not before it: the
+		// server's own (of this session only), and other processes'.
+		var written, polled <-chan struct{}
 		if w := s.app.Rows(); w != nil {
-			written = w.Written()
+			written = w.WrittenFor(f.SessionID)
 		}
+		if s.follow != nil {
+			polled = s.follow.wait(f.SessionID, &me, f.AfterSeq)
+		}
+		s.reads.Add(1)
 		page, err := rows.Observations(r.Context(), f)
 		if err != nil {
 			if r.Context().Err() != nil {
@@ -106,16 +115,33 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.Observat
 			s.opts.Logger.Warn("orca serve: reading events", "session", f.SessionID, "err", err)
 			return nil // the headers are out: the client reconnects
 		}
-		for _, o := range page {
-			fmt.Fprintf(&buf, "id: %d\nevent: %s\ndata: %s\n\n", o.Seq, o.Name, o.Data)
-			f.AfterSeq = o.Seq
-		}
-		if err := send(); err != nil {
-			return nil // the client went, or read too slowly: it reconnects
+		if len(page) > 0 {
+			rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+			for _, o := range page {
+				line = append(line[:0], "id: "...)
+				line = strconv.AppendInt(line, o.Seq, 10)
+				line = append(line, "\nevent: "...)
+				line = append(line, o.Name...)
+				line = append(line, "\ndata: "...)
+				if _, err := w.Write(line); err != nil {
+					return nil // the client went, or read too slowly: it reconnects
+				}
+				if _, err := w.Write(o.Data); err != nil {
+					return nil
+				}
+				if _, err := io.WriteString(w, "\n\n"); err != nil {
+					return nil
+				}
+				f.AfterSeq = o.Seq
+			}
+			if err := flush(); err != nil {
+				return nil
+			}
 		}
 		if len(page) == pageRows {
 			continue
 		}
+		page = nil
 		if !follow {
 			return nil
 		}
@@ -125,10 +151,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.Observat
 		case <-s.ctx.Done():
 			return nil
 		case <-written:
-		case <-poll.C:
+		case <-polled:
+		case <-poll:
 		case <-heartbeat.C:
-			buf.WriteString(": keep-alive\n\n")
-			if err := send(); err != nil {
+			rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || flush() != nil {
 				return nil
 			}
 		}

@@ -45,6 +45,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 	"github.com/orca-agent/orca/schedule"
 	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
 )
 
 //go:embed openapi.json
@@ -64,7 +65,11 @@ const (
 	// DefaultMaxMessageBody caps a message's body, its attachments
 	// (base64) included.
 	DefaultMaxMessageBody = 64 << 20
-	DefaultMaxStreams     = 256
+	// DefaultMaxStreams is sized for a thousand clients each following a
+	// session (BenchmarkServeLoad/followers=1000), with room for as many
+	// again: a stream waiting holds its connection and a goroutine, no
+	// rows.
+	DefaultMaxStreams = 2048
 	// DefaultWriteTimeout bounds one write to an event stream: a client
 	// that reads slower is cut off, and reconnects with Last-Event-ID.
 	DefaultWriteTimeout = 10 * time.Second
@@ -131,6 +136,11 @@ type Server struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	streams atomic.Int64
+	// follow wakes the streams for rows of other processes (nil: each
+	// stream polls, the store tells no heads).
+	follow *followers
+	// reads counts the streams' reads of the store (for tests).
+	reads atomic.Int64
 
 	mu       sync.Mutex
 	sessions map[string]*entry
@@ -282,6 +292,15 @@ func New(a *app.App, opts Options) (*Server, error) {
 	}
 	s.wg.Add(1)
 	go s.watchDecisions()
+	if heads, ok := a.Store().(store.ObservationHeads); ok {
+		// From the last row before any stream opens: each reads what is
+		// there before it waits.
+		if last, _, err := heads.ObservationHeads(s.ctx, -1); err == nil {
+			s.follow = &followers{}
+			s.wg.Add(1)
+			go s.pollRows(heads, last)
+		}
+	}
 	s.startSchedules()
 	return s, nil
 }

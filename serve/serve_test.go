@@ -45,6 +45,9 @@ type fixture struct {
 func newFixture(t *testing.T, cfg app.Config, opts serve.Options) *fixture {
 	t.Helper()
 	f := &fixture{t: t, ws: t.TempDir(), model: script.New(), client: &http.Client{}}
+	if cfg.Workspace != "" {
+		f.ws = cfg.Workspace
+	}
 	cfg.Workspace, cfg.ConfigDir, cfg.Client, cfg.NoMCP = f.ws, "-", f.model, true
 	if cfg.Approver == nil {
 		cfg.Approver = policy.Parking{}
@@ -55,7 +58,9 @@ func newFixture(t *testing.T, cfg app.Config, opts serve.Options) *fixture {
 	}
 	f.app = a
 	opts.Token = token
-	opts.Poll = 50 * time.Millisecond
+	if opts.Poll == 0 {
+		opts.Poll = 50 * time.Millisecond
+	}
 	if f.srv, err = serve.New(a, opts); err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,9 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
+	if err := s.lockForMessage(r.Context(), e); err != nil {
+		return err
+	}
 	defer e.mu.Unlock()
 	if e.busy && len(shown) > 0 {
 		return &apiError{status: http.StatusConflict, code: "turn_running", msg: fmt.Sprintf("session %s has a turn running, and attachments cannot join it: send them when it ends", e.ls.ID())}
@@ -128,6 +130,29 @@ func (s *Server) run(e *entry, id, text string, out *agent.Output, opts ...sessi
 		id, text, out = session.NewTurnID(), strings.Join(queued, "\n\n"), nil
 		e.track(&turnState{ID: id, Status: "running", StartedAt: time.Now().UTC()})
 		e.mu.Unlock()
+	}
+}
+
+// lockForMessage locks e.mu once e is idle, or runs a turn that has not
+// ended. A turn whose turn_completed is written, its goroutine returning
+// (its checkpoint taken, its rows flushed), takes no more messages: one
+// queued then would start a turn of its own, whose id the poster is not
+// told. So a client that posts as soon as it sees a turn end starts a
+// turn, and is told its id.
+func (s *Server) lockForMessage(ctx context.Context, e *entry) error {
+	for {
+		e.mu.Lock()
+		cur := e.ls.CurrentTurn()
+		if !e.busy || cur != "" && !s.ended(ctx, cur) {
+			return nil
+		}
+		idle := e.idle
+		e.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

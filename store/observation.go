@@ -43,6 +43,43 @@ type Observations interface {
 	Observations(ctx context.Context, f ObservationFilter) ([]Observation, error)
 }
 
+// ObservationHeads is implemented by stores that tell at little cost which
+// sessions have rows after a point (both of orca's do): a server that
+// follows many sessions asks once for all of them, rather than each
+// follower asking for its own.
+type ObservationHeads interface {
+	// ObservationHeads returns the last Seq of the rows after afterSeq
+	// (afterSeq if there are none) and, by session (ObservationFilter's
+	// SessionID), the last Seq of each session's rows after afterSeq;
+	// rows of no session are in last only. With afterSeq < 0 it returns
+	// the last Seq of all rows (0 if none), and no sessions.
+	ObservationHeads(ctx context.Context, afterSeq int64) (last int64, sessions map[string]int64, err error)
+}
+
+// ObservationHeads implements ObservationHeads.
+func (m *Memory) ObservationHeads(ctx context.Context, afterSeq int64) (int64, map[string]int64, error) {
+	if err := m.begin(ctx); err != nil {
+		return 0, nil, err
+	}
+	m.obsMu.RLock()
+	defer m.obsMu.RUnlock()
+	o := &m.observations
+	if afterSeq < 0 {
+		return int64(o.n), nil, nil
+	}
+	var sessions map[string]int64
+	for seq := afterSeq + 1; seq <= int64(o.n); seq++ {
+		rec := &o.chunks[(seq-1)/obsChunk][(seq-1)%obsChunk]
+		if id := o.scopes[rec.scope].SessionID; id != "" {
+			if sessions == nil {
+				sessions = make(map[string]int64)
+			}
+			sessions[id] = seq
+		}
+	}
+	return max(afterSeq, int64(o.n)), sessions, nil
+}
+
 // AppendObservations implements Observations.
 func (m *Memory) AppendObservations(ctx context.Context, rows []Observation) error {
 	if err := m.begin(ctx); err != nil {

@@ -154,7 +154,7 @@ func (s Schedule) Validate() error {
 		return fmt.Errorf("%w: schedule %s: catch-up %v is negative", ErrInvalid, s.ID, s.CatchUp)
 	}
 	for what, t := range map[string]time.Time{"Expires": s.Expires, "CreatedAt": s.CreatedAt} {
-		if err := checkTime(what, t); err != nil && !t.IsZero() {
+		if err := checkSetTime(what, t); err != nil {
 			return fmt.Errorf("%w: schedule %s: %v", ErrInvalid, s.ID, err)
 		}
 	}
@@ -192,7 +192,7 @@ func (f Fire) validate(statusOK bool, why string) error {
 		return fmt.Errorf("%w: fire of %s: %v", ErrInvalid, f.ScheduleID, err)
 	}
 	for what, t := range map[string]time.Time{"ClaimedAt": f.ClaimedAt, "EndedAt": f.EndedAt} {
-		if err := checkTime(what, t); err != nil && !t.IsZero() {
+		if err := checkSetTime(what, t); err != nil {
 			return fmt.Errorf("%w: fire of %s: %v", ErrInvalid, f.ScheduleID, err)
 		}
 	}

@@ -18,6 +18,15 @@ var (
 	maxTime = time.Unix(0, math.MaxInt64).UTC()
 )
 
+// checkSetTime is checkTime for a time that may be left zero (the store
+// sets it): a zero one is not checked, and builds no error to throw away.
+func checkSetTime(what string, t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	return checkTime(what, t)
+}
+
 func checkTime(what string, t time.Time) error {
 	if t.Before(minTime) || t.After(maxTime) {
 		return fmt.Errorf("%s %v is outside the years 1678–2262 a store can keep", what, t)
@@ -38,7 +47,7 @@ func (s Session) Validate() error {
 	if s.RuntimeID == "" {
 		return fmt.Errorf("%w: session %q has an empty RuntimeID", ErrInvalid, s.ID)
 	}
-	if err := checkTime("CreatedAt", s.CreatedAt); err != nil && !s.CreatedAt.IsZero() {
+	if err := checkSetTime("CreatedAt", s.CreatedAt); err != nil {
 		return fmt.Errorf("%w: session %q: %v", ErrInvalid, s.ID, err)
 	}
 	return nil
@@ -110,7 +119,7 @@ func (a Approval) Validate() error {
 	if a.Rule == "" {
 		return fmt.Errorf("%w: approval has an empty Rule", ErrInvalid)
 	}
-	if err := checkTime("CreatedAt", a.CreatedAt); err != nil && !a.CreatedAt.IsZero() {
+	if err := checkSetTime("CreatedAt", a.CreatedAt); err != nil {
 		return fmt.Errorf("%w: approval: %v", ErrInvalid, err)
 	}
 	return nil
@@ -126,7 +135,7 @@ func (w LearntWindow) Validate() error {
 	case w.Tokens <= 0:
 		return fmt.Errorf("%w: learnt window of %s: %d tokens is not positive", ErrInvalid, w.Model, w.Tokens)
 	}
-	if err := checkTime("LearntAt", w.LearntAt); err != nil && !w.LearntAt.IsZero() {
+	if err := checkSetTime("LearntAt", w.LearntAt); err != nil {
 		return fmt.Errorf("%w: learnt window of %s: %v", ErrInvalid, w.Model, err)
 	}
 	return nil

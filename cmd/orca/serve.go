@@ -19,6 +19,7 @@ type serveFlags struct {
 	addr    string
 	origins []string
 	hosts   []string
+	streams int
 }
 
 func newServeCmd(o options) *cobra.Command {
@@ -60,6 +61,7 @@ Ctrl-C (or SIGTERM) stops it: running turns are cancelled, streams closed.`,
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:4747", "`HOST:PORT` to listen on (port 0: any free one, printed)")
 	fl.StringArrayVar(&f.origins, "allow-origin", nil, "let pages of `ORIGIN` (scheme://host[:port]) call the API; repeatable")
 	fl.StringArrayVar(&f.hosts, "allow-host", nil, "answer requests for `HOST` too (a name the server is reached by, besides loopback ones); repeatable")
+	fl.IntVar(&f.streams, "max-streams", serve.DefaultMaxStreams, "keep at most `N` event streams open at once (503 past that)")
 	return cmd
 }
 
@@ -68,6 +70,9 @@ func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
 		if cmd.Flags().Changed(name) {
 			return usageErrorf("--%s does not apply to orca serve: sessions and budgets are the API's (POST /v1/sessions, PUT /v1/sessions/ID/budget)", name)
 		}
+	}
+	if f.streams < 1 {
+		return usageErrorf("--max-streams %d: want at least 1", f.streams)
 	}
 	cfg, err := f.agent.check(cmd, o)
 	if err != nil {
@@ -97,7 +102,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, o options) error {
 	}
 	defer a.Close()
 	warnSandbox(a, stderr)
-	srv, err := serve.New(a, serve.Options{Token: token, AllowedOrigins: f.origins, AllowedHosts: f.hosts, TokenHint: serve.TokenHint(o.configDir, o.env), Elicitations: questions})
+	srv, err := serve.New(a, serve.Options{Token: token, MaxStreams: f.streams, AllowedOrigins: f.origins, AllowedHosts: f.hosts, TokenHint: serve.TokenHint(o.configDir, o.env), Elicitations: questions})
 	if err != nil {
 		return usageErrorf("%v", err)
 	}

@@ -160,7 +160,7 @@ func TestServe(t *testing.T) {
 }
 
 // Flags that name a session or a budget are the API's business: a usage
-// error, as is an address that cannot be listened on.
+// error, as is an address that cannot be listened on, or no stream.
 func TestServeUsageErrors(t *testing.T) {
 	sc := writeScript(t, `{"text": "x"}`)
 	for _, tc := range []struct {
@@ -170,6 +170,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"--session", "s"}, "--session does not apply"},
 		{[]string{"--budget-tokens", "5"}, "--budget-tokens does not apply"},
 		{[]string{"--addr", "256.0.0.1:99999"}, "--addr 256.0.0.1:99999"},
+		{[]string{"--max-streams", "0"}, "--max-streams 0: want at least 1"},
 	} {
 		_, stderr, code := orca(t, t.Context(), "", append([]string{"serve", "--script", sc, "-w", t.TempDir()}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -5,17 +5,12 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/store"
-	"github.com/orca-agent/orca/store/internal/sqlstore"
 )
 
 // AppendObservations stores rows (see sqlstore.DB) in one transaction.
 func (s database) AppendObservations(ctx context.Context, rows []store.Observation) error {
 	return s.write(ctx, func(ctx context.Context, tx *writeTx) error {
-		stmt, err := tx.PrepareContext(ctx, "INSERT INTO observations ("+sqlstore.ObservationColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
+		stmt := tx.stmt(stmtInsertObservation)
 		for _, r := range rows {
 			t := r.Time
 			if t.IsZero() {

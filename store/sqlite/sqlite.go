@@ -137,6 +137,7 @@ type Store struct {
 	// documentation); it starts once the schema is up to date.
 	committer *committer
 	stmts     *stmts
+	reads     readStmts
 	clock     clock.Clock
 	closed    atomic.Bool
 }
@@ -234,6 +235,7 @@ func (s *Store) Close() error {
 	}
 	s.committer.stop()
 	s.stmts.close()
+	s.reads.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite store: close %s: %w", s.path, err)
 	}
@@ -268,7 +270,7 @@ func (s database) Read(ctx context.Context) (sqlstore.Querier, error) {
 	if err := s.read(ctx); err != nil {
 		return nil, err
 	}
-	return querier{db: s.db, stmts: s.stmts}, nil
+	return querier{db: s.db, stmts: s.stmts, reads: &s.reads}, nil
 }
 
 func (s database) Write(ctx context.Context, fn func(ctx context.Context, tx sqlstore.Querier) error) error {
@@ -282,6 +284,7 @@ type querier struct {
 	tx    *writeTx
 	db    *sql.DB
 	stmts *stmts // the database's, for reads; nil until prepared
+	reads *readStmts
 }
 
 // prepared returns the prepared statement of query, or nil.
@@ -294,6 +297,19 @@ func (q querier) prepared(query string) *sql.Stmt {
 		return q.tx.stmt(id)
 	case q.tx == nil && q.stmts != nil:
 		return q.stmts[id]
+	}
+	return nil
+}
+
+// statement returns a prepared statement of query: one of queries, or,
+// for a read, one the store prepared the first time it ran (nil: run it
+// unprepared).
+func (q querier) statement(ctx context.Context, query string) *sql.Stmt {
+	if st := q.prepared(query); st != nil {
+		return st
+	}
+	if q.tx == nil && q.reads != nil {
+		return q.reads.get(ctx, q.db, query)
 	}
 	return nil
 }
@@ -311,14 +327,20 @@ func (q querier) on() interface {
 }
 
 func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Scanner {
-	if st := q.prepared(query); st != nil {
+	if st := q.statement(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
 	return q.on().QueryRowContext(ctx, query, args...)
 }
 
 func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	rows, err := q.on().QueryContext(ctx, query, args...)
+	var rows *sql.Rows
+	var err error
+	if st := q.statement(ctx, query); st != nil {
+		rows, err = st.QueryContext(ctx, args...)
+	} else {
+		rows, err = q.on().QueryContext(ctx, query, args...)
+	}
 	if err != nil {
 		return nil, err
 	}

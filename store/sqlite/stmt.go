@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 
 	"github.com/orca-agent/orca/store"
 	"github.com/orca-agent/orca/store/internal/sqlstore"
@@ -28,7 +29,14 @@ const (
 	stmtRollbackTo
 	stmtRelease
 	stmtDataVersion
-	numStmts
+	stmtInsertObservation
+	stmtLastObservation
+	stmtObservationHeads
+	// stmtObservations is the first of sqlstore.ObservationQueries, one
+	// per kind of filter: a stream following a session reads them again
+	// and again.
+	stmtObservations
+	numStmts = stmtObservations + stmtID(len(sqlstore.ObservationQueries))
 )
 
 // queries are the statements of the hot paths (appending records, resuming
@@ -36,32 +44,41 @@ const (
 // every call: parsing is most of what a small statement costs in a pure-Go
 // SQLite. database/sql prepares each on a connection the first time that
 // connection runs it, and keeps it there.
-var queries = [numStmts]string{
-	stmtLastSeq: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?",
-	// (An UPDATE … RETURNING costs more here than the UPDATE and a SELECT
-	// after it in the same transaction.)
-	stmtMaxSeq:       "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?",
-	stmtTouchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
-	// The same, only if the writer holds the session's lease: a step's
-	// lease check and its session's UpdatedAt in one statement.
-	stmtTouchLeased:  "UPDATE sessions SET updated_at = ? WHERE id = ? AND EXISTS (SELECT 1 FROM leases WHERE session_id = sessions.id AND owner = ? AND expires_at > ?)",
-	stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
-	stmtLease:        sqlstore.LeaseQuery,
-	stmtAddTotals: `UPDATE totals SET
+var queries = func() [numStmts]string {
+	qs := [numStmts]string{
+		stmtLastSeq: "SELECT (SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = s.id) FROM sessions s WHERE s.id = ?",
+		// (An UPDATE … RETURNING costs more here than the UPDATE and a SELECT
+		// after it in the same transaction.)
+		stmtMaxSeq:       "SELECT COALESCE(MAX(seq), 0) FROM records WHERE session_id = ?",
+		stmtTouchSession: "UPDATE sessions SET updated_at = ? WHERE id = ?",
+		// The same, only if the writer holds the session's lease: a step's
+		// lease check and its session's UpdatedAt in one statement.
+		stmtTouchLeased:  "UPDATE sessions SET updated_at = ? WHERE id = ? AND EXISTS (SELECT 1 FROM leases WHERE session_id = sessions.id AND owner = ? AND expires_at > ?)",
+		stmtInsertRecord: "INSERT INTO records (session_id, seq, turn_id, time, kind, message, model) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		stmtLease:        sqlstore.LeaseQuery,
+		stmtAddTotals: `UPDATE totals SET
 	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
 	cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
 	cost_usd = cost_usd + ?, tool_calls = tool_calls + ?, wall_time_ns = wall_time_ns + ?, turns = turns + ?
 WHERE session_id = ?`,
-	stmtTotals:     sqlstore.TotalsQuery,
-	stmtChunks:     "SELECT through_seq, data FROM snapshot_chunks WHERE session_id = ? ORDER BY through_seq",
-	stmtFrontier:   "SELECT COALESCE(MAX(through_seq), 0) FROM snapshot_chunks WHERE session_id = ?",
-	stmtLiveAfter:  "SELECT " + sqlstore.RecordColumns + " FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
-	stmtSavepoint:  "SAVEPOINT request",
-	stmtRollbackTo: "ROLLBACK TO request",
-	stmtRelease:    "RELEASE request",
-	// Changes when another connection has committed to the file.
-	stmtDataVersion: "PRAGMA data_version",
-}
+		stmtTotals:     sqlstore.TotalsQuery,
+		stmtChunks:     "SELECT through_seq, data FROM snapshot_chunks WHERE session_id = ? ORDER BY through_seq",
+		stmtFrontier:   "SELECT COALESCE(MAX(through_seq), 0) FROM snapshot_chunks WHERE session_id = ?",
+		stmtLiveAfter:  "SELECT " + sqlstore.RecordColumns + " FROM records WHERE session_id = ? AND seq > ? AND compacted = 0 ORDER BY seq",
+		stmtSavepoint:  "SAVEPOINT request",
+		stmtRollbackTo: "ROLLBACK TO request",
+		stmtRelease:    "RELEASE request",
+		// Changes when another connection has committed to the file.
+		stmtDataVersion:       "PRAGMA data_version",
+		stmtInsertObservation: sqlstore.ObservationInsert,
+		stmtLastObservation:   sqlstore.LastObservationQuery,
+		stmtObservationHeads:  sqlstore.ObservationHeadsQuery,
+	}
+	for i, q := range sqlstore.ObservationQueries {
+		qs[stmtObservations+stmtID(i)] = q
+	}
+	return qs
+}()
 
 // preparedIDs finds a prepared statement by its query: the shared
 // methods' statements (store/internal/sqlstore) that are one of them run
@@ -256,4 +273,50 @@ func (tx *writeTx) stmt(id stmtID) *sql.Stmt {
 		tx.bound[id] = tx.StmtContext(tx.ctx, tx.stmts[id])
 	}
 	return tx.bound[id]
+}
+
+// readStmts are the reads the shared methods run that are not in queries
+// (listing parked calls, reading a session or its budget…), prepared the
+// first time each runs and kept: their text is the same from call to
+// call, and parsing it again cost as much as running it. At most
+// maxReadStmts are kept; past that, reads run unprepared.
+type readStmts struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+const maxReadStmts = 256
+
+func (r *readStmts) get(ctx context.Context, db *sql.DB, query string) *sql.Stmt {
+	r.mu.Lock()
+	st, ok := r.m[query]
+	full := len(r.m) >= maxReadStmts
+	r.mu.Unlock()
+	if ok || full {
+		return st
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil // run unprepared: its error is the query's
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if kept, ok := r.m[query]; ok {
+		st.Close()
+		return kept
+	}
+	if r.m == nil {
+		r.m = make(map[string]*sql.Stmt)
+	}
+	r.m[query] = st
+	return st
+}
+
+func (r *readStmts) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range r.m {
+		st.Close()
+	}
+	r.m = nil
 }

@@ -1369,6 +1369,39 @@ func testObservations(t *testing.T, s store.Store) {
 		}
 		wantRows(t, tc.name, got, tc.want)
 	}
+	// A follower's poll: which sessions have rows after a point.
+	if h, ok := s.(store.ObservationHeads); ok {
+		heads := func(after int64, wantLast int64, want map[string]int64) {
+			t.Helper()
+			last, sessions, err := h.ObservationHeads(ctx, after)
+			if err != nil || last != wantLast || len(sessions) != len(want) {
+				t.Errorf("ObservationHeads(%d) = %d, %v, %v; want %d, %v", after, last, sessions, err, wantLast, want)
+				return
+			}
+			for id, seq := range want {
+				if sessions[id] != seq {
+					t.Errorf("ObservationHeads(%d) = %d, %v; want %d, %v", after, last, sessions, wantLast, want)
+				}
+			}
+		}
+		n := int64(len(want))
+		heads(-1, n, nil)
+		heads(n, n, nil)
+		sessions := map[string]int64{}
+		for i, r := range want {
+			if r.SessionID != "" {
+				sessions[r.SessionID] = int64(i + 1)
+			}
+		}
+		heads(0, n, sessions)
+		after5 := map[string]int64{}
+		for i, r := range want {
+			if i >= 5 && r.SessionID != "" {
+				after5[r.SessionID] = int64(i + 1)
+			}
+		}
+		heads(5, n, after5)
+	}
 	// What a caller does with the rows it got does not reach the store.
 	got[1].Data[2] = 'X'
 	again, _ := o.Observations(ctx, store.ObservationFilter{SessionID: "s1"})

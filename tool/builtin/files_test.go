@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,6 +29,24 @@ func TestReadNumbersLines(t *testing.T) {
 	// An absolute path inside the workspace reads the same file.
 	if abs := f.ok(f.call("Read", map[string]any{"file_path": filepath.Join(f.dir, "src", "a.go")})); abs != want {
 		t.Fatalf("Read(absolute) =\n%q", abs)
+	}
+}
+
+// A small file's Read allocates about its size, not the 64 KiB buffer
+// and the 8 KiB line a large one takes.
+func TestReadSmallFileAllocatesLittle(t *testing.T) {
+	f := newFixture(t)
+	f.write("tiny.txt", "hello\n")
+	f.ok(f.call("Read", map[string]any{"file_path": "tiny.txt"}))
+	const runs = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f.call("Read", map[string]any{"file_path": "tiny.txt"})
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 32<<10 {
+		t.Errorf("a Read of a 6-byte file allocates %d bytes", per)
 	}
 }
 

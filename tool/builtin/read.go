@@ -115,7 +115,13 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 	}
 	defer f.Close()
 
-	br := bufio.NewReaderSize(f, 64<<10)
+	// Buffers as large as the file, up to 64 KiB: a small file's Read
+	// allocates little (the line buffer grows if the file does).
+	bufSize, lineMax := 64<<10, readMaxLineChars*utf8.UTFMax+2
+	if fi.Size() < int64(bufSize) {
+		bufSize = max(int(fi.Size())+1, 16)
+	}
+	br := bufio.NewReaderSize(f, bufSize)
 	head, err := br.Peek(binarySniffLen)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return fileError(in.FilePath, err)
@@ -139,7 +145,7 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		last       int // last line shown
 		capped     bool
 		longLines  int
-		lineBuffer = make([]byte, 0, readMaxLineChars*utf8.UTFMax+2)
+		lineBuffer = make([]byte, 0, min(lineMax, int(fi.Size())+2))
 	)
 	for {
 		if n%4096 == 0 {
@@ -149,7 +155,7 @@ func (t *readTool) Execute(ctx context.Context, call *tool.Call) tool.Result {
 		}
 		keep := 0
 		if n+1 >= first && n+1 < first+limit && !capped {
-			keep = cap(lineBuffer)
+			keep = lineMax
 		}
 		var (
 			whole bool
