@@ -257,22 +257,35 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		// Spent, not the turn's own ToolCalls: its foreground forks'
 		// calls are the session's too. What the records added already
 		// is not added again.
-		// The turn is counted by FinishTurn, once whatever its attempts.
+		// The turn is counted by its end (FinishTurn's work), once
+		// whatever its attempts, written with its last totals: one
+		// synced write, not two one after the other.
 		final := spentTotals(res.Usage, res.Spent)
 		paused := res.StopReason == agent.StopPaused
-		if _, _, terr := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: final.Sub(recorded)}); terr != nil && recordErr == nil {
-			endErr = fmt.Errorf("session %s: totals: %w", s.id, terr)
-			return
+		step := store.Step{Owner: s.owner, Totals: final.Sub(recorded)}
+		if !paused {
+			step.Finish = &store.TurnEnd{TurnID: turnID, Prompt: input}
+		}
+		if _, _, terr := s.r.store.AppendStep(ctx, s.id, step); terr != nil {
+			if recordErr == nil {
+				what := "finish turn"
+				if paused {
+					what = "totals"
+				}
+				endErr = fmt.Errorf("session %s: %s: %w", s.id, what, terr)
+				return
+			}
+			// A record failed already (its error is the turn's): the
+			// turn still ends, as far as the store lets it.
+			if !paused {
+				s.r.store.FinishTurn(ctx, s.id, turnID, input)
+			}
 		}
 		if paused {
 			// The turn goes on at its next step.
 			s.mu.Lock()
 			s.notStarted = res.Progress.CallsPending
 			s.mu.Unlock()
-			return
-		}
-		if ferr := s.r.store.FinishTurn(ctx, s.id, turnID, input); ferr != nil && recordErr == nil {
-			endErr = fmt.Errorf("session %s: finish turn: %w", s.id, ferr)
 			return
 		}
 		if p := res.Parked; p != nil && res.StopReason == agent.StopAwaitingApproval {

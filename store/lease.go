@@ -39,6 +39,15 @@ type Step struct {
 	Records []Record
 	// Totals are added to the session's totals.
 	Totals Totals
+	// Finish, if set, finishes the turn as FinishTurn does, in the same
+	// transaction: the turn's last records, its totals and its end are
+	// one write.
+	Finish *TurnEnd
+}
+
+// TurnEnd is what FinishTurn is told of a turn that ended (Step.Finish).
+type TurnEnd struct {
+	TurnID, Prompt string
 }
 
 // ValidateLease checks AcquireLease's arguments.

@@ -392,6 +392,9 @@ func (m *Memory) AppendStep(ctx context.Context, sessionID string, step Step) ([
 	}
 	out := m.append(s, sessionID, step.Records, wall)
 	s.totals = s.totals.Add(step.Totals)
+	if f := step.Finish; f != nil {
+		m.finish(s, f.TurnID, f.Prompt)
+	}
 	return out, s.totals, nil
 }
 
@@ -542,6 +545,12 @@ func (m *Memory) FinishTurn(ctx context.Context, sessionID, turnID, prompt strin
 	if err != nil {
 		return opErr("finish turn of", sessionID, err)
 	}
+	m.finish(s, turnID, prompt)
+	return nil
+}
+
+// finish is FinishTurn's work, m.mu held.
+func (m *Memory) finish(s *memSession, turnID, prompt string) {
 	if turnID == "" || turnID != s.lastTurn {
 		s.s.Turns++
 		s.totals.Turns++
@@ -549,7 +558,6 @@ func (m *Memory) FinishTurn(ctx context.Context, sessionID, turnID, prompt strin
 	}
 	s.s.LastPrompt = prompt
 	s.s.UpdatedAt = m.clock.Now()
-	return nil
 }
 
 // AddApproval implements Store.

@@ -260,7 +260,9 @@ type Transcript interface {
 	// transaction, and returns the records as stored and the new totals:
 	// both are written or neither. If step.Owner is set, it must hold the
 	// session's lease (else *LeaseError, and nothing is written). Records
-	// are checked as by Append.
+	// are checked as by Append. If step.Finish is set, the turn is
+	// finished as by FinishTurn in the same transaction, and the totals
+	// returned count it.
 	AppendStep(ctx context.Context, sessionID string, step Step) ([]Record, Totals, error)
 
 	// FinishTurn records that turn turnID ended, prompted by prompt: the

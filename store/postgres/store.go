@@ -83,6 +83,13 @@ func (s db) AppendStep(ctx context.Context, sessionID string, step store.Step, t
 				return err
 			}
 		}
+		if step.Finish != nil {
+			count, err := sqlstore.Finish(ctx, s.shared, querier{tx}, sessionID, *step.Finish)
+			if err != nil {
+				return err
+			}
+			sum.Turns += count
+		}
 		if n == 0 {
 			return nil
 		}
@@ -100,6 +107,9 @@ SELECT $1, $2 + o, t, tm, k, m, md FROM unnest($3::text[], $4::bigint[], $5::tex
 		}
 		return nil
 	})
+	if err == nil && step.Finish != nil {
+		sqlstore.AfterFinish(ctx, s.shared, sessionID)
+	}
 	if err != nil || n == 0 {
 		return nil, sum, err
 	}

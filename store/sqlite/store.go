@@ -117,8 +117,18 @@ func (s database) AppendStep(ctx context.Context, sessionID string, step store.S
 				return err
 			}
 		}
+		// The turn's end (its hook forgets the totals the committer
+		// knows: they are read again at the next step).
+		finished := step.Finish != nil
+		if finished {
+			n, err := sqlstore.Finish(ctx, s.shared, querier{tx: tx}, sessionID, *step.Finish)
+			if err != nil {
+				return err
+			}
+			sum.Turns += n
+		}
 		if len(recs) == 0 {
-			if totals {
+			if totals && !finished {
 				tx.totalled(sessionID, sum)
 			}
 			return nil
@@ -140,11 +150,14 @@ func (s database) AppendStep(ctx context.Context, sessionID string, step store.S
 			return fmt.Errorf("keep the attachments of records %d to %d: %w", last+1, last+int64(len(recs)), err)
 		}
 		tx.appended(sessionID, last+int64(len(recs)))
-		if totals {
+		if totals && !finished {
 			tx.totalled(sessionID, sum)
 		}
 		return nil
 	})
+	if err == nil && step.Finish != nil {
+		sqlstore.AfterFinish(ctx, s.shared, sessionID)
+	}
 	if err != nil || len(recs) == 0 {
 		return nil, sum, err
 	}

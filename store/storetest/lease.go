@@ -37,6 +37,55 @@ func testAppendStep(t *testing.T, s store.Store) {
 	wantErr(t, "AppendStep to an unknown session", err, store.ErrNotProvisioned)
 }
 
+// A step that finishes its turn (Step.Finish) does FinishTurn's work in
+// the same transaction: the turn counts once, in the session and in the
+// totals returned; a step refused finishes nothing.
+func testFinishStep(t *testing.T, s store.Store) {
+	created := provision(t, s, "s1", "r1")
+	d := store.Totals{Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}, CostUSD: 0.5, ToolCalls: 2}
+	recs, sum, err := s.AppendStep(ctx, "s1", store.Step{Records: []store.Record{text(llm.RoleAssistant, "done")}, Totals: d,
+		Finish: &store.TurnEnd{TurnID: "t1", Prompt: "first"}})
+	want := d
+	want.Turns = 1
+	if err != nil || len(recs) != 1 || recs[0].Seq != 1 || sum != want {
+		t.Fatalf("AppendStep finishing t1 = %v, %+v, %v; want seq 1, %+v", seqs(recs), sum, err, want)
+	}
+	one := session(t, s, "s1")
+	if one.Turns != 1 || one.LastPrompt != "first" || !one.UpdatedAt.After(created.UpdatedAt) {
+		t.Errorf("after a finishing step: %+v, want Turns 1, LastPrompt first, UpdatedAt after %v", one, created.UpdatedAt)
+	}
+	// The same turn again (totals only) counts nothing; the totals read
+	// afterwards count the turn once.
+	if _, sum, err = s.AppendStep(ctx, "s1", store.Step{Totals: d, Finish: &store.TurnEnd{TurnID: "t1", Prompt: "first"}}); err != nil || sum != want.Add(d) {
+		t.Errorf("t1 finished again: %+v, %v; want %+v", sum, err, want.Add(d))
+	}
+	if _, sum, err = s.AppendStep(ctx, "s1", store.Step{Totals: d}); err != nil || sum.Turns != 1 || sum.ToolCalls != 3*d.ToolCalls {
+		t.Errorf("a step after the finished turn: %+v, %v", sum, err)
+	}
+	if got := session(t, s, "s1"); got.Turns != 1 {
+		t.Errorf("the same turn finished twice: Turns %d", got.Turns)
+	}
+	// A step refused (an invalid record, another writer's lease, an
+	// unknown session) finishes nothing.
+	_, _, err = s.AppendStep(ctx, "s1", store.Step{Records: []store.Record{{Kind: "bogus"}}, Finish: &store.TurnEnd{TurnID: "t2", Prompt: "second"}})
+	wantErr(t, "a finishing step with an invalid record", err, store.ErrInvalid)
+	if _, err := s.AcquireLease(ctx, "s1", "writer A", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.AppendStep(ctx, "s1", store.Step{Owner: "writer B", Totals: d, Finish: &store.TurnEnd{TurnID: "t2", Prompt: "second"}})
+	wantErr(t, "a finishing step of a writer without the lease", err, store.ErrLeased)
+	tot, err := s.Totals(ctx, "s1")
+	if got := session(t, s, "s1"); err != nil || got.Turns != 1 || got.LastPrompt != "first" || tot.Turns != 1 {
+		t.Errorf("after refused steps: %+v, totals %+v, %v; want 1 turn, first", got, tot, err)
+	}
+	_, sum, err = s.AppendStep(ctx, "s1", store.Step{Owner: "writer A", Finish: &store.TurnEnd{TurnID: "t2", Prompt: "second"}})
+	if got := session(t, s, "s1"); err != nil || sum.Turns != 2 || got.Turns != 2 || got.LastPrompt != "second" {
+		t.Errorf("the lease holder's finishing step: %+v, %+v, %v", sum, got, err)
+	}
+	_, _, err = s.AppendStep(ctx, "nope", store.Step{Finish: &store.TurnEnd{TurnID: "t1"}})
+	wantErr(t, "a finishing step to an unknown session", err, store.ErrNotProvisioned)
+}
+
 // One writer per session: the lease is taken, renewed, refused to others
 // (naming the holder), taken over once expired, released; a step of a
 // writer that does not hold it writes nothing.

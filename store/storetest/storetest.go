@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Totals", testTotals},
 		{"ConcurrentTotals", testConcurrentTotals},
 		{"AppendStep", testAppendStep},
+		{"FinishStep", testFinishStep},
 		{"Leases", testLeases},
 		{"RebindRuntime", testRebindRuntime},
 		{"ParkedCalls", testParkedCalls},

@@ -166,32 +166,47 @@ func (s *Store) MarkCompacted(ctx context.Context, sessionID string, throughSeq 
 // FinishTurn implements store.Store.
 func (s *Store) FinishTurn(ctx context.Context, sessionID, turnID, prompt string) error {
 	err := s.write(ctx, "finish turn of", sessionID, func(ctx context.Context, tx Querier) error {
-		var last string
-		err := tx.QueryRow(ctx, "SELECT last_turn FROM sessions WHERE id = ?"+s.d.ForUpdate, sessionID).Scan(&last)
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotProvisioned
-		}
-		if err != nil {
-			return err
-		}
-		count := turnCount(turnID, last)
-		if _, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + ?, last_turn = ?, last_prompt = ?, updated_at = "+s.d.UpdatedAt+" WHERE id = ?",
-			count, turnID, s.d.Text(prompt), ToNanos(s.clock.Now()), sessionID); err != nil {
-			return err
-		}
-		if _, err = tx.Exec(ctx, "UPDATE totals SET turns = turns + ? WHERE session_id = ?", count, sessionID); err != nil {
-			return err
-		}
-		if s.hooks.TurnFinished != nil {
-			s.hooks.TurnFinished(tx, sessionID)
-		}
-		return nil
+		_, err := Finish(ctx, s, tx, sessionID, store.TurnEnd{TurnID: turnID, Prompt: prompt})
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	AfterFinish(ctx, s, sessionID)
+	return nil
+}
+
+// Finish is FinishTurn's work in tx, a write transaction (FinishTurn's,
+// or a driver's AppendStep's for a Step.Finish): it returns how many
+// turns it counted (0 or 1). Once tx has committed, the caller calls
+// AfterFinish.
+func Finish(ctx context.Context, s *Store, tx Querier, sessionID string, e store.TurnEnd) (int64, error) {
+	var last string
+	err := tx.QueryRow(ctx, "SELECT last_turn FROM sessions WHERE id = ?"+s.d.ForUpdate, sessionID).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, store.ErrNotProvisioned
+	}
+	if err != nil {
+		return 0, err
+	}
+	count := turnCount(e.TurnID, last)
+	if _, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + ?, last_turn = ?, last_prompt = ?, updated_at = "+s.d.UpdatedAt+" WHERE id = ?",
+		count, e.TurnID, s.d.Text(e.Prompt), ToNanos(s.clock.Now()), sessionID); err != nil {
+		return 0, err
+	}
+	if _, err = tx.Exec(ctx, "UPDATE totals SET turns = turns + ? WHERE session_id = ?", count, sessionID); err != nil {
+		return 0, err
+	}
+	if s.hooks.TurnFinished != nil {
+		s.hooks.TurnFinished(tx, sessionID)
+	}
+	return int64(count), nil
+}
+
+// AfterFinish is what follows a turn's end once its transaction has
+// committed (Hooks.AfterTurn).
+func AfterFinish(ctx context.Context, s *Store, sessionID string) {
 	if s.hooks.AfterTurn != nil {
 		s.hooks.AfterTurn(ctx, sessionID)
 	}
-	return nil
 }

@@ -1,0 +1,96 @@
+package session_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/orca-agent/orca/llm/script"
+	"github.com/orca-agent/orca/orcatest"
+	"github.com/orca-agent/orca/session"
+	"github.com/orca-agent/orca/store"
+)
+
+// countingWrites is a store that counts the writes of a session's
+// transcript and totals: each is a transaction, and a synced commit, of
+// its own that the turn waits for.
+type countingWrites struct {
+	store.Store
+	mu       sync.Mutex
+	writes   []string
+	finished []store.TurnEnd
+}
+
+func (c *countingWrites) note(w string) {
+	c.mu.Lock()
+	c.writes = append(c.writes, w)
+	c.mu.Unlock()
+}
+
+func (c *countingWrites) Append(ctx context.Context, sessionID string, recs ...store.Record) ([]store.Record, error) {
+	c.note("Append")
+	return c.Store.Append(ctx, sessionID, recs...)
+}
+
+func (c *countingWrites) AppendStep(ctx context.Context, sessionID string, step store.Step) ([]store.Record, store.Totals, error) {
+	c.note("AppendStep")
+	if step.Finish != nil {
+		c.mu.Lock()
+		c.finished = append(c.finished, *step.Finish)
+		c.mu.Unlock()
+	}
+	return c.Store.AppendStep(ctx, sessionID, step)
+}
+
+func (c *countingWrites) AddTotals(ctx context.Context, sessionID string, d store.Totals) (store.Totals, error) {
+	c.note("AddTotals")
+	return c.Store.AddTotals(ctx, sessionID, d)
+}
+
+func (c *countingWrites) FinishTurn(ctx context.Context, sessionID, turnID, prompt string) error {
+	c.note("FinishTurn")
+	return c.Store.FinishTurn(ctx, sessionID, turnID, prompt)
+}
+
+// A turn's end — its last totals and its count — is one write with the
+// totals, not two one after the other: a turn that answers at once writes
+// its prompt, its answer and its end (was 4 writes: the totals, then
+// FinishTurn).
+func TestTurnWrites(t *testing.T) {
+	st := &countingWrites{Store: store.NewMemory()}
+	n := orcatest.NewNode(t, orcatest.WithStore(st))
+	n.Script("s", script.Text("first"), script.Text("second"))
+	s, err := n.Router.Open(t.Context(), "s", session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	for i, prompt := range []string{"hello", "again"} {
+		st.mu.Lock()
+		st.writes = nil
+		st.mu.Unlock()
+		if _, err := s.Run(t.Context(), prompt); err != nil {
+			t.Fatal(err)
+		}
+		st.mu.Lock()
+		writes := st.writes
+		st.mu.Unlock()
+		if len(writes) > 3 {
+			t.Errorf("turn %d: %d writes %v, want at most 3 (prompt, answer, end)", i, len(writes), writes)
+		}
+	}
+	if len(st.finished) != 2 || st.finished[1].Prompt != "again" {
+		t.Errorf("turns finished with their totals: %+v", st.finished)
+	}
+	sess, err := st.Session(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot, err := st.Totals(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Turns != 2 || tot.Turns != 2 || sess.LastPrompt != "again" {
+		t.Errorf("session: %d turns (totals %d), last prompt %q; want 2, 2, again", sess.Turns, tot.Turns, sess.LastPrompt)
+	}
+}
