@@ -174,22 +174,16 @@ func scheduleNamed(ctx context.Context, f *scheduleFlags, id string, o options) 
 	return st, sc, nil
 }
 
-// flagOf is the flag of a schedule.Request's field.
-var flagOf = map[string]string{"id": "--name", "cron": "--cron", "every": "--every", "time_zone": "--tz", "prompt": "the prompt",
-	"session_id": "--session", "budget_usd": "--budget-usd", "cap_usd": "--cap-usd", "overlap": "--overlap", "catch_up": "--catch-up", "expires_at": "--expires"}
-
 func addSchedule(cmd *cobra.Command, f *scheduleFlags, af *scheduleAddFlags, prompt string, o options) error {
 	ctx, now := cmd.Context(), time.Now()
 	req := schedule.Request{ID: af.name, Cron: af.cron, Every: af.every, TimeZone: af.tz, Prompt: prompt, SessionID: af.session,
 		BudgetUSD: af.budget, CapUSD: af.cap, Overlap: af.overlap, CatchUp: af.catchUp}
 	if af.expires != "" {
-		if d, err := time.ParseDuration(af.expires); err == nil {
-			req.Expires = now.Add(d)
-		} else if t, err := time.Parse(time.RFC3339, af.expires); err == nil {
-			req.Expires = t
-		} else {
-			return usageErrorf("--expires %q: want a time (RFC 3339: 2027-01-31T18:00:00+01:00) or a duration from now (72h)", af.expires)
+		t, err := schedule.ParseExpiry(af.expires, now)
+		if err != nil {
+			return usageErrorf("%v", err)
 		}
+		req.Expires = t
 	}
 	// Checked before the store is made: a mistyped flag leaves nothing.
 	if _, err := req.Schedule("check", now); err != nil {
@@ -226,7 +220,7 @@ func addSchedule(cmd *cobra.Command, f *scheduleFlags, af *scheduleAddFlags, pro
 		return writeJSON(cmd.OutOrStdout(), v)
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "Added schedule %s: %s, next at %s.\n'orca serve' fires it (any server of this workspace's store); 'orca schedule run %s' fires it now.\n",
-		sc.ID, when(v), at(v.NextAt), sc.ID)
+		sc.ID, schedule.When(v), at(v.NextAt), sc.ID)
 	return err
 }
 
@@ -235,7 +229,7 @@ func addSchedule(cmd *cobra.Command, f *scheduleFlags, af *scheduleAddFlags, pro
 func scheduleUsage(err error) error {
 	var fe *schedule.FieldError
 	if errors.As(err, &fe) {
-		return usageErrorf("%s: %s", cmpStr(flagOf[fe.Field], fe.Field), fe.Msg)
+		return usageErrorf("%s: %s", cmpStr(schedule.Flags[fe.Field], fe.Field), fe.Msg)
 	}
 	return usageErrorf("%v", err)
 }
@@ -245,17 +239,6 @@ func cmpStr(s, or string) string {
 		return s
 	}
 	return or
-}
-
-// when is a schedule's timetable as a person reads it.
-func when(v schedule.View) string {
-	if v.TimeZone != "" {
-		return fmt.Sprintf("%q in %s", v.Spec, v.TimeZone)
-	}
-	if strings.HasPrefix(v.Spec, "@every ") {
-		return "every " + strings.TrimPrefix(v.Spec, "@every ")
-	}
-	return fmt.Sprintf("%q (UTC)", v.Spec)
 }
 
 func at(t *time.Time) string {
@@ -304,7 +287,7 @@ func listSchedules(ctx context.Context, out io.Writer, f *scheduleFlags, o optio
 		if v.CapUSD > 0 {
 			spent += " of " + tui.USD(v.CapUSD)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, when(v), v.State, at(v.NextAt), last, spent, tui.OneLine(v.Prompt, 50))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, schedule.When(v), v.State, at(v.NextAt), last, spent, tui.OneLine(v.Prompt, 50))
 	}
 	return tw.Flush()
 }
@@ -323,7 +306,7 @@ func showSchedule(ctx context.Context, out io.Writer, f *scheduleFlags, id strin
 	if f.json {
 		return writeJSON(out, v)
 	}
-	fmt.Fprintf(out, "Schedule %s: %s, %s; next at %s.\nPrompt: %s\n", v.ID, when(v), v.State, at(v.NextAt), v.Prompt)
+	fmt.Fprintf(out, "Schedule %s: %s, %s; next at %s.\nPrompt: %s\n", v.ID, schedule.When(v), v.State, at(v.NextAt), v.Prompt)
 	where := "a session of its own each fire"
 	if v.SessionID != "" {
 		where = "session " + v.SessionID

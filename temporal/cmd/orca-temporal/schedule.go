@@ -53,16 +53,6 @@ func printJSON(w io.Writer, v any) error {
 	return err
 }
 
-func when(v schedule.View) string {
-	if rest, ok := strings.CutPrefix(v.Spec, "@every "); ok {
-		return "every " + rest
-	}
-	if v.TimeZone != "" {
-		return fmt.Sprintf("%q in %s", v.Spec, v.TimeZone)
-	}
-	return fmt.Sprintf("%q (UTC)", v.Spec)
-}
-
 func next(t *time.Time) string {
 	if t == nil {
 		return "never"
@@ -94,19 +84,16 @@ budget per fire and cap are orca serve's (orca schedule), not these.`,
 			now := time.Now()
 			req := schedule.Request{ID: name, Cron: cron, Every: every, TimeZone: tz, Prompt: strings.Join(args, " "), SessionID: session, Overlap: overlap, CatchUp: catchUp}
 			if expires != "" {
-				if d, err := time.ParseDuration(expires); err == nil {
-					req.Expires = now.Add(d)
-				} else if t, err := time.Parse(time.RFC3339, expires); err == nil {
-					req.Expires = t
-				} else {
-					return fmt.Errorf("--expires %q: want a time (RFC 3339) or a duration from now", expires)
+				t, err := schedule.ParseExpiry(expires, now)
+				if err != nil {
+					return err
 				}
+				req.Expires = t
 			}
 			sc, err := req.Schedule("temporal", now)
 			var fe *schedule.FieldError
 			if errors.As(err, &fe) {
-				flag := map[string]string{"id": "--name", "cron": "--cron", "every": "--every", "time_zone": "--tz", "prompt": "the prompt",
-					"session_id": "--session", "overlap": "--overlap", "catch_up": "--catch-up", "expires_at": "--expires"}[fe.Field]
+				flag := schedule.Flags[fe.Field]
 				return fmt.Errorf("%s: %s", flag, fe.Msg)
 			} else if err != nil {
 				return err
@@ -126,7 +113,7 @@ budget per fire and cap are orca serve's (orca schedule), not these.`,
 			if s.asJSON {
 				return printJSON(cmd.OutOrStdout(), v)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Added schedule %s (Temporal Schedule %s): %s, next at %s.\n", sc.ID, c.ScheduleID(sc.ID), when(v), next(v.NextAt))
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Added schedule %s (Temporal Schedule %s): %s, next at %s.\n", sc.ID, c.ScheduleID(sc.ID), schedule.When(v), next(v.NextAt))
 			return err
 		},
 	}
@@ -167,7 +154,7 @@ budget per fire and cap are orca serve's (orca schedule), not these.`,
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tWHEN\tSTATE\tNEXT\tPROMPT")
 			for _, v := range all {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, when(v), v.State, next(v.NextAt), v.Prompt)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, schedule.When(v), v.State, next(v.NextAt), v.Prompt)
 			}
 			return tw.Flush()
 		},
@@ -193,7 +180,7 @@ budget per fire and cap are orca serve's (orca schedule), not these.`,
 			if sh.asJSON {
 				return printJSON(out, v)
 			}
-			fmt.Fprintf(out, "Schedule %s: %s, %s; next at %s.\nPrompt: %s\n", v.ID, when(v), v.State, next(v.NextAt), v.Prompt)
+			fmt.Fprintf(out, "Schedule %s: %s, %s; next at %s.\nPrompt: %s\n", v.ID, schedule.When(v), v.State, next(v.NextAt), v.Prompt)
 			if len(v.Fires) == 0 {
 				_, err := fmt.Fprintln(out, "No fires yet.")
 				return err
