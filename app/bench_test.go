@@ -60,22 +60,28 @@ func BenchmarkCLIStepLanguageServers(b *testing.B) {
 	}})
 }
 
-// benchCLIStep runs turns of 100 steps on an App of cfg's LanguageServers
-// and Getenv.
-func benchCLIStep(b *testing.B, cfg app.Config) {
-	const steps = 100
-	// Each step's call has an id of its own, as a provider's calls have.
+// stepsClient answers a turn's requests with a call of tool name with
+// input for each of its steps, then "done". Each call has an id of its
+// own, as a provider's calls have.
+func stepsClient(steps int, name string, input json.RawMessage) llm.Client {
 	calls := make([]*llm.Response, steps)
 	for i := range calls {
-		calls[i] = &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock(fmt.Sprint("call_", i), "Noop", json.RawMessage(`{"n":1}`))}}, StopReason: llm.StopToolUse}
+		calls[i] = &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock(fmt.Sprint("call_", i), name, input)}}, StopReason: llm.StopToolUse}
 	}
 	answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
-	client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	return llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 		if len(req.Messages) >= 2*steps+1 {
 			return answer, nil
 		}
 		return calls[len(req.Messages)/2], nil
 	})
+}
+
+// benchCLIStep runs turns of 100 steps on an App of cfg's LanguageServers
+// and Getenv.
+func benchCLIStep(b *testing.B, cfg app.Config) {
+	const steps = 100
+	client := stepsClient(steps, "Noop", json.RawMessage(`{"n":1}`))
 	st := store.NewMemory()
 	defer st.Close()
 	a, err := app.Open(context.Background(), app.Config{
@@ -152,17 +158,7 @@ func BenchmarkCLIBashStep(b *testing.B) {
 			if name == "Bash" {
 				input = json.RawMessage(`{"command":"true"}`)
 			}
-			calls := make([]*llm.Response, steps)
-			for i := range calls {
-				calls[i] = &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock(fmt.Sprint("call_", i), name, input)}}, StopReason: llm.StopToolUse}
-			}
-			answer := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}}, StopReason: llm.StopEndTurn}
-			client := llm.ClientFunc(func(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
-				if len(req.Messages) >= 2*steps+1 {
-					return answer, nil
-				}
-				return calls[len(req.Messages)/2], nil
-			})
+			client := stepsClient(steps, name, input)
 			st := store.NewMemory()
 			defer st.Close()
 			a, err := app.Open(context.Background(), app.Config{
