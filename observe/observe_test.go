@@ -211,18 +211,26 @@ func TestRowsAcrossBatches(t *testing.T) {
 	}
 }
 
-// A reader of one session's rows is woken by a batch with rows of that
-// session (a fork's rows are its session's), not by the other sessions'.
-func TestWrittenForWakesOnlyItsSession(t *testing.T) {
-	st := store.NewMemory()
-	defer st.Close()
+// newRows starts a row writer of a bus's events into st; both end with
+// the test (the writer first).
+func newRows(t *testing.T, st store.Observations) (*event.Bus, *observe.Rows) {
+	t.Helper()
 	bus := event.NewBus(nil)
-	defer bus.Close()
+	t.Cleanup(func() { bus.Close() })
 	rows, err := observe.NewRows(bus, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
+	t.Cleanup(func() { rows.Close() })
+	return bus, rows
+}
+
+// A reader of one session's rows is woken by a batch with rows of that
+// session (a fork's rows are its session's), not by the other sessions'.
+func TestWrittenForWakesOnlyItsSession(t *testing.T) {
+	st := store.NewMemory()
+	t.Cleanup(func() { st.Close() }) // after the writer's last write
+	bus, rows := newRows(t, st)
 	closed := func(ch <-chan struct{}) bool {
 		select {
 		case <-ch:
@@ -258,14 +266,8 @@ func TestWrittenForWakesOnlyItsSession(t *testing.T) {
 func TestTurnEndWrittenAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := store.NewMemory()
-		defer st.Close()
-		bus := event.NewBus(nil)
-		defer bus.Close()
-		rows, err := observe.NewRows(bus, st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
+		t.Cleanup(func() { st.Close() }) // after the writer's last write
+		bus, _ := newRows(t, st)
 		start := time.Now()
 		sc := scope.Scope{SessionID: "s", TurnID: "t"}
 		bus.Publish(event.Event{Name: event.ToolExecCompleted, Scope: sc, Data: &event.ToolData{ToolUseID: "c"}})
@@ -297,14 +299,8 @@ func (s *slowRows) AppendObservations(ctx context.Context, rows []store.Observat
 func TestTurnsEndingDuringAWriteShareTheNext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &slowRows{Memory: store.NewMemory(), release: make(chan struct{})}
-		defer st.Close()
-		bus := event.NewBus(nil)
-		defer bus.Close()
-		rows, err := observe.NewRows(bus, st, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
+		t.Cleanup(func() { st.Close() }) // after the writer's last write
+		bus, _ := newRows(t, st)
 		end := func(turn string) {
 			sc := scope.Scope{SessionID: "s", TurnID: turn}
 			bus.Publish(event.Event{Name: event.ToolExecCompleted, Scope: sc, Data: &event.ToolData{ToolUseID: "c"}})
