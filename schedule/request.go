@@ -63,7 +63,7 @@ func validID(id string) bool {
 // Schedule checks r and returns the schedule it asks for, of runtimeID,
 // created at now. A wrong field is a *FieldError naming it.
 func (r Request) Schedule(runtimeID string, now time.Time) (store.Schedule, error) {
-	sc := store.Schedule{RuntimeID: runtimeID, ID: r.ID, TimeZone: r.TimeZone, Prompt: strings.TrimSpace(r.Prompt), SessionID: r.SessionID,
+	sc := store.Schedule{RuntimeID: runtimeID, ID: r.ID, TimeZone: strings.TrimSpace(r.TimeZone), Prompt: strings.TrimSpace(r.Prompt), SessionID: r.SessionID,
 		BudgetUSD: r.BudgetUSD, CapUSD: r.CapUSD, Overlap: r.Overlap, CatchUp: r.CatchUp, Expires: r.Expires, CreatedAt: now.UTC().Truncate(time.Millisecond)}
 	if sc.ID == "" {
 		b := make([]byte, 6)
@@ -77,7 +77,7 @@ func (r Request) Schedule(runtimeID string, now time.Time) (store.Schedule, erro
 		return sc, fieldErr("every", "a cron expression (%q) and an interval (%v): give one of them", r.Cron, r.Every)
 	case r.Cron != "":
 		sc.Spec = strings.TrimSpace(r.Cron)
-		if _, err := Parse(sc.Spec, r.TimeZone, sc.CreatedAt); err != nil {
+		if _, err := Parse(sc.Spec, sc.TimeZone, sc.CreatedAt); err != nil {
 			field := "cron"
 			if strings.HasPrefix(err.Error(), "time zone") {
 				field = "time_zone"
@@ -85,7 +85,7 @@ func (r Request) Schedule(runtimeID string, now time.Time) (store.Schedule, erro
 			return sc, fieldErr(field, "%v", err)
 		}
 	case r.Every != 0:
-		if r.TimeZone != "" {
+		if sc.TimeZone != "" {
 			return sc, fieldErr("time_zone", "time zone %q: an interval counts the same in every zone; a time zone goes with a cron expression", r.TimeZone)
 		}
 		sc.Spec = "@every " + r.Every.String()

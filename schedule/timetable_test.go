@@ -89,6 +89,9 @@ func TestRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if padded, err := (schedule.Request{Cron: "@daily", TimeZone: " Asia/Tokyo\n", Prompt: "p"}).Schedule("rt", now); err != nil || padded.TimeZone != "Asia/Tokyo" {
+		t.Errorf("a zone with spaces around it: %q, %v", padded.TimeZone, err)
+	}
 	if sc.RuntimeID != "rt" || !strings.HasPrefix(sc.ID, "sched_") || sc.Prompt != "Summarise the day" || sc.Overlap != store.OverlapSkip ||
 		sc.Spec != "0 9 * * 1-5" || !sc.CreatedAt.Equal(now) {
 		t.Errorf("%+v", sc)
