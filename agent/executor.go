@@ -114,6 +114,11 @@ type Progress struct {
 	// response had started; those without a result never started (the
 	// next step runs them, session.CallsNotStarted).
 	CallsPending bool `json:"calls_pending,omitempty"`
+	// ReadsNext: the next step of those calls is a group of read-only
+	// calls that run at once — quick, and safe to run again, so that a
+	// durable engine may run it in place (a local activity) rather than
+	// dispatch it.
+	ReadsNext bool `json:"reads_next,omitempty"`
 	// TraceParent is the W3C traceparent of the turn's first step, which a
 	// tracing interceptor sets (telemetry): the later steps join its
 	// trace, wherever they run.

@@ -2,10 +2,13 @@ package agent
 
 // stepState counts the effects this execution has started (model calls,
 // tool calls, groups of calls at once): a step (Request.Step) pauses
-// before its second. paused: runTools stopped before a call for that.
+// before its second. paused: runTools stopped before a call for that;
+// readsNext: that call starts a group of read-only calls
+// (Progress.ReadsNext).
 type stepState struct {
-	effects int
-	paused  bool
+	effects   int
+	paused    bool
+	readsNext bool
 }
 
 // pause ends a step (Request.Step) whose effect has run, before the next

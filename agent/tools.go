@@ -108,6 +108,7 @@ func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
 			// are the next steps'; none of them started.
 			b.results = b.results[:k]
 			t.paused = true
+			t.readsNext = found && t.parallel(tl) && t.rt.def.MaxParallelTools > 1
 			return b.message(), b.ok
 		}
 		t.res.ToolCalls++

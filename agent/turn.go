@@ -871,7 +871,8 @@ func (t *turn) finish(reason StopReason) {
 	t.res.Spent = t.turnSpent()
 	if st := t.req.Step; st != nil {
 		t.res.Progress = Progress{Steps: st.Steps + 1, Iterations: t.res.Iterations, Stops: t.stops, Revisions: t.revisions,
-			Corrections: t.corrections, CallsPending: reason == StopPaused && t.paused, TraceParent: st.TraceParent}
+			Corrections: t.corrections, CallsPending: reason == StopPaused && t.paused, ReadsNext: reason == StopPaused && t.paused && t.readsNext,
+			TraceParent: st.TraceParent}
 	}
 	if t.req.OnEnd != nil {
 		t.req.OnEnd(t.res)

@@ -27,7 +27,9 @@ import (
 //
 // A turn runs as steps (session.Step): each model call, and each tool call
 // (or group of read-only calls at once), is an activity of its own
-// (ModelActivity, ToolActivity). Between the steps of a turn the worker
+// (ModelActivity, ToolActivity; ReadsActivity, a local one, for a group of
+// read-only calls on the worker of the workflow task when it keeps the
+// session open). Between the steps of a turn the worker
 // keeps the session open, so that hooks, the lease and what SESSION_START
 // hooks left (CLAUDE_ENV_FILE) hold for the whole turn: the workflow sends
 // the next step to this worker's own task queue (Queue, RegisterOwn), and
@@ -136,6 +138,17 @@ func (a *Activities) Close() {
 // lets the step go on for that long; then the turn stops at its next safe
 // point and the attempt fails, so that another worker goes on with it.
 func (a *Activities) Step(ctx context.Context, in StepInput) (StepResult, error) {
+	return a.step(ctx, in, false)
+}
+
+// Reads runs a step of read-only calls (ReadsActivity, a local activity)
+// on the session this worker keeps open for the turn, as Step does; if it
+// keeps none, it runs nothing and says so (StepResult.Elsewhere).
+func (a *Activities) Reads(ctx context.Context, in StepInput) (StepResult, error) {
+	return a.step(ctx, in, true)
+}
+
+func (a *Activities) step(ctx context.Context, in StepInput, inPlace bool) (StepResult, error) {
 	info := activity.GetInfo(ctx)
 	req := in.Request
 	worker := a.worker()
@@ -165,6 +178,11 @@ func (a *Activities) Step(ctx context.Context, in StepInput) (StepResult, error)
 		opts = append(opts, session.Interrupted())
 	}
 	k := a.take(ctx, in.SessionID, req.TurnID)
+	if inPlace && k == nil {
+		// Not open here (another worker has it, or none): the workflow
+		// sends the step where it is, as an activity.
+		return StepResult{Elsewhere: true}, nil
+	}
 	if k != nil && info.Attempt > 1 {
 		// A later attempt does not trust the session as the failed one
 		// left it: it opens it again, from the store.

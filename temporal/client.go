@@ -26,6 +26,7 @@ import (
 func Register(w worker.Registry, a *Activities) {
 	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	RegisterOwn(w, a)
+	w.RegisterActivityWithOptions(a.Reads, activity.RegisterOptions{Name: ReadsActivity})
 	w.RegisterActivityWithOptions(a.Park, activity.RegisterOptions{Name: ParkActivity})
 	w.RegisterWorkflowWithOptions(FireWorkflow, workflow.RegisterOptions{Name: FireWorkflowName})
 	w.RegisterActivityWithOptions(a.Fire, activity.RegisterOptions{Name: FireActivity})

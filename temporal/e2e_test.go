@@ -428,9 +428,10 @@ func localTranscript(t *testing.T, reply func(round int) func(int) (string, []fa
 	}
 }
 
-// A turn of 500 tool calls: each model call is an activity, and so is
-// each group of read-only calls that run at once (10 a response here):
-// 101 activities, a few events each, well inside Temporal's limits, the
+// A turn of 500 tool calls: each model call is an activity, and each
+// group of read-only calls that run at once (10 a response here) a local
+// one, run in place by the worker that keeps the session open: 101
+// steps, a few events each, well inside Temporal's limits, the
 // transcript and the tool results in the store, not in the history.
 func TestServerTurnOf500ToolCalls(t *testing.T) {
 	model := newFakeModel(t, func(step int) (string, []fakeCall) {
@@ -466,14 +467,21 @@ func TestServerTurnOf500ToolCalls(t *testing.T) {
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 			steps[a.GetActivityType().GetName()]++
 		}
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" {
+			var la struct{ ActivityType string }
+			if err := converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["data"], &la); err != nil {
+				t.Fatal(err)
+			}
+			steps[la.ActivityType]++
+		}
 	}
-	if steps[temporal.ModelActivity] != 51 || steps[temporal.ToolActivity] != 50 {
+	if steps[temporal.ModelActivity] != 51 || steps[temporal.ReadsActivity] != 50 || len(steps) != 2 {
 		t.Errorf("activities: %v", steps)
 	}
 	if events > 8*101 || size > 2<<20 {
 		t.Errorf("the workflow's history has %d events, %d bytes", events, size)
 	} else {
-		t.Logf("a turn of 500 tool calls: %d activities, %d events, %d bytes in the workflow's history", 101, events, size)
+		t.Logf("a turn of 500 tool calls: 101 steps (51 activities, 50 local), %d events, %d bytes in the workflow's history", events, size)
 	}
 	recs, _ := c.store().Records(t.Context(), "big", store.RecordFilter{})
 	if len(recs) < 500 {

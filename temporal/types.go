@@ -37,6 +37,14 @@ const (
 	// middleware. The workflow runs each turn as a row of them.
 	ModelActivity = "orca.ModelCall"
 	ToolActivity  = "orca.ToolCall"
+	// ReadsActivity is ToolActivity as a local activity, for a group of
+	// read-only calls that run at once (agent.Progress.ReadsNext): quick,
+	// and safe to run again, it runs in place in the worker of the
+	// workflow task when that worker keeps the session open — no dispatch,
+	// no second workflow task; a marker in the history shows it. Where the
+	// session is open elsewhere it starts nothing and says so
+	// (StepResult.Elsewhere), and the workflow sends a ToolActivity there.
+	ReadsActivity = "orca.ReadCalls"
 	// ParkActivity reads, or decides, a session's parked call.
 	ParkActivity = "orca.Park"
 	// DefaultTaskQueue is the task queue of workers and clients that name
@@ -290,8 +298,9 @@ type TurnResult struct {
 	Iterations      int             `json:"iterations"`
 	ToolCalls       int             `json:"tool_calls"`
 	Usage           llm.Usage       `json:"usage"`
-	// Steps is how many steps (activities) the turn took: its model calls
-	// and its tool calls (a group of read-only calls at once is one).
+	// Steps is how many steps (activities, local ones included) the turn
+	// took: its model calls and its tool calls (a group of read-only calls
+	// at once is one).
 	Steps int `json:"steps"`
 	// Retries is how many times a step was run again: a worker died
 	// during it or did not take it, or the store failed for a while.
@@ -340,6 +349,9 @@ type StepResult struct {
 	// Queue is the task queue of the worker that keeps the session open
 	// for the next step ("" for none).
 	Queue string `json:"queue,omitempty"`
+	// Elsewhere: a ReadsActivity found the session open on no worker but
+	// another, and ran nothing.
+	Elsewhere bool `json:"elsewhere,omitempty"`
 }
 
 // State is what the workflow says of itself (StateQuery).

@@ -214,7 +214,8 @@ func (w *wf) decide(ctx workflow.Context, d Decision) (TurnResult, error) {
 }
 
 // run runs a turn step by step — each model call and each tool call (or
-// group of read-only calls at once) an activity of its own — and keeps
+// group of read-only calls at once) an activity of its own, a group of
+// read-only calls a local one where the session is open — and keeps
 // what it parked. A step goes to the worker that ran the last one, which
 // keeps the session open; if that worker does not take it within
 // Options.StepStart, or the step fails there, any worker of the task queue
@@ -226,6 +227,8 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 	defer func() { w.running, w.cancel = "", nil }()
 	w.turns++
 	in := StepInput{SessionID: w.id, Request: req, Heartbeat: w.opts.Heartbeat}
+	// Workflows that began before ReadsActivity replay as they ran.
+	inPlace := workflow.GetVersion(ctx, "reads-in-place", workflow.DefaultVersion, 1) >= 1
 	var (
 		queue            string // the worker's that keeps the session open
 		toolCalls, retry int
@@ -248,7 +251,17 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 			in.Interrupt, sctx = true, ctx
 		}
 		var r StepResult
-		err := workflow.ExecuteActivity(w.stepOptions(sctx, queue), name, in).Get(ctx, &r)
+		var err error
+		if name == ToolActivity && in.Progress.ReadsNext && queue != "" && !in.Interrupt && inPlace {
+			// Read-only calls: in place, if this worker keeps the session.
+			err = workflow.ExecuteLocalActivity(w.readsOptions(sctx), ReadsActivity, in).Get(ctx, &r)
+			if err == nil && r.Elsewhere {
+				r = StepResult{}
+				err = workflow.ExecuteActivity(w.stepOptions(sctx, queue), name, in).Get(ctx, &r)
+			}
+		} else {
+			err = workflow.ExecuteActivity(w.stepOptions(sctx, queue), name, in).Get(ctx, &r)
+		}
 		var canceled *sdktemporal.CanceledError
 		switch {
 		case errors.As(err, &canceled) && !in.Interrupt:
@@ -319,6 +332,17 @@ func (w *wf) stepOptions(ctx workflow.Context, queue string) workflow.Context {
 		o.RetryPolicy = &sdktemporal.RetryPolicy{MaximumAttempts: 1}
 	}
 	return workflow.WithActivityOptions(ctx, o)
+}
+
+// readsOptions are the local activity options of a ReadsActivity: one
+// attempt (a failed one sends the step on, as a failed step on a worker's
+// own queue does), as long as a turn may take.
+func (w *wf) readsOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: w.opts.TurnTimeout,
+		StartToCloseTimeout:    w.opts.TurnTimeout,
+		RetryPolicy:            &sdktemporal.RetryPolicy{MaximumAttempts: 1},
+	})
 }
 
 func (w *wf) parkOptions(ctx workflow.Context) workflow.Context {

@@ -41,7 +41,7 @@ type unit struct {
 	activities []string
 }
 
-func newUnit(t *testing.T, cfg app.Config) *unit {
+func newUnit(t *testing.T, cfg app.Config, with ...func(*temporal.Activities)) *unit {
 	t.Helper()
 	u := &unit{t: t, ws: t.TempDir(), model: script.New()}
 	cfg.Workspace, cfg.ConfigDir, cfg.ClaudeDir, cfg.Client, cfg.NoMCP = u.ws, "-", "-", u.model, true
@@ -58,9 +58,17 @@ func newUnit(t *testing.T, cfg app.Config) *unit {
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	u.env = suite.NewTestWorkflowEnvironment()
-	temporal.Register(u.env, &temporal.Activities{App: a, Worker: "unit"})
+	acts := &temporal.Activities{App: a, Worker: "unit"}
+	for _, f := range with {
+		f(acts)
+	}
+	t.Cleanup(acts.Close)
+	temporal.Register(u.env, acts)
 	u.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		u.activities = append(u.activities, info.ActivityType.Name)
+	})
+	u.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		u.activities = append(u.activities, "local "+info.ActivityType.Name)
 	})
 	return u
 }
@@ -145,6 +153,53 @@ func TestWorkflowRunsTurnsInOrder(t *testing.T) {
 	}
 	if info, _ := u.app.Store().Session(t.Context(), "s1"); info.Turns != 2 || info.LastPrompt != "then two" {
 		t.Errorf("the session: %+v", info)
+	}
+}
+
+// A group of read-only calls runs in place (a local activity) on the
+// worker that keeps the session open; where none does, it starts nothing
+// there and goes to an activity, as any step does.
+func TestWorkflowReadsInPlace(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		keep time.Duration
+		want string
+	}{
+		{"kept here", 0, "orca.ModelCall local orca.ReadCalls orca.ModelCall"},
+		{"kept nowhere", time.Nanosecond, "orca.ModelCall local orca.ReadCalls orca.ToolCall orca.ModelCall"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u := newUnit(t, app.Config{Mode: policy.ModeBypass}, func(a *temporal.Activities) { a.Queue, a.KeepOpen = "unit/own", c.keep })
+			if err := os.WriteFile(filepath.Join(u.ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			u.model.Script("s1", script.Response{ToolCalls: []script.ToolCall{
+				{ID: "r1", Name: "Read", Input: json.RawMessage(`{"file_path":"a.txt"}`)},
+				{ID: "r2", Name: "Read", Input: json.RawMessage(`{"file_path":"a.txt"}`)}}}, script.Text("read"))
+			var o outcome
+			u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "read a"}, &o)
+			if err := u.run(temporal.SessionInput{SessionID: "s1", Options: temporal.Options{Idle: time.Hour}}); err != nil {
+				t.Fatalf("workflow: %v", err)
+			}
+			if o.err != nil || o.res.Answer != "read" || o.res.ToolCalls != 2 || o.res.Steps != 3 || o.res.Retries != 0 {
+				t.Errorf("turn: %+v", o)
+			}
+			if got := strings.Join(u.activities, " "); got != c.want {
+				t.Errorf("activities %s, want %s", got, c.want)
+			}
+			// The reads ran once each, and the model was shown them.
+			var results int
+			for _, r := range u.records("s1") {
+				for _, b := range r.Message.Content {
+					if b.Type == llm.BlockToolResult && strings.Contains(b.Content, "alpha") {
+						results++
+					}
+				}
+			}
+			if results != 2 {
+				t.Errorf("%d read results recorded", results)
+			}
+		})
 	}
 }
 
