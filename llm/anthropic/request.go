@@ -2,10 +2,8 @@ package anthropic
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
@@ -81,115 +79,26 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, error) {
 	if req.OneToolCall && len(p.Tools) > 0 {
 		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: param.NewOpt(true)}}
 	}
-	// The cache-sensitive prefix ends with the message before the newest
-	// user turn.
-	breakpoint := -1
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == llm.RoleUser {
-			breakpoint = i - 1
-			break
-		}
-	}
-	for i, m := range req.Messages {
-		blocks, err := contentBlocks(m, i == breakpoint)
-		if err != nil {
-			return p, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("message %d: %v", i, err)}
-		}
-		if len(blocks) == 0 {
-			// The API refuses empty messages; consecutive turns of one
-			// role are merged by the API, so leaving it out is safe.
-			continue
-		}
-		switch m.Role {
-		case llm.RoleUser:
-			p.Messages = append(p.Messages, sdk.NewUserMessage(blocks...))
-		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
-		default:
-			return p, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("message %d: unknown role %q", i, m.Role)}
-		}
-	}
 	return p, nil
 }
 
-// contentBlocks translates the blocks of m, marking the last one that can
-// carry a cache breakpoint if cache is set.
-func contentBlocks(m llm.Message, cache bool) ([]sdk.ContentBlockParamUnion, error) {
-	out := make([]sdk.ContentBlockParamUnion, 0, len(m.Content))
-	last := -1 // the last block that can carry cache_control
-	for i := 0; i < len(m.Content); i++ {
-		b := m.Content[i]
-		switch b.Type {
-		case llm.BlockText:
-			if b.Text == "" {
-				continue // the API refuses empty text blocks
-			}
-			out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: b.Text}})
-		case llm.BlockToolUse:
-			out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
-				ID: b.ID, Name: b.Name, Input: toolInput(b.Input),
-			}})
-		case llm.BlockToolResult:
-			r := &sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID}
-			parts := llm.ResultMedia(m.Content, i)
-			i += len(parts)
-			if text := resultText(b, parts); text != "" {
-				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: text}}}
-			}
-			for _, p := range parts {
-				c, err := mediaBlock(&p)
-				if err != nil {
-					return nil, fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)
-				}
-				if c.OfImage != nil {
-					r.Content = append(r.Content, sdk.ToolResultBlockParamContentUnion{OfImage: c.OfImage})
-				} else {
-					r.Content = append(r.Content, sdk.ToolResultBlockParamContentUnion{OfDocument: c.OfDocument})
-				}
-			}
-			if b.IsError {
-				r.IsError = param.NewOpt(true)
-			}
-			out = append(out, sdk.ContentBlockParamUnion{OfToolResult: r})
-		case llm.BlockImage, llm.BlockDocument:
-			c, err := mediaBlock(&b)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, c)
-		case llm.BlockThinking:
-			if b.Signature == "" {
-				continue
-			}
-			out = append(out, sdk.NewThinkingBlock(b.Signature, b.Thinking))
-			continue
-		case llm.BlockRedactedThinking:
-			if b.Signature == "" {
-				continue
-			}
-			out = append(out, sdk.NewRedactedThinkingBlock(b.Signature))
-			continue
-		default:
-			return nil, fmt.Errorf("unknown block type %q", b.Type)
-		}
-		last = len(out) - 1
+// body is the request's JSON: p's, with the messages of req encoded by
+// encodeMessages (the SDK's reflection-based encoder took ten times as
+// long, milliseconds a call for a long conversation).
+func (c *Client) body(p sdk.MessageNewParams, req *llm.Request) ([]byte, error) {
+	head, err := json.Marshal(p)
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: err.Error()}
 	}
-	if cache && last >= 0 {
-		cc := sdk.NewCacheControlEphemeralParam()
-		switch b := out[last]; {
-		case b.OfText != nil:
-			b.OfText.CacheControl = cc
-		case b.OfToolUse != nil:
-			b.OfToolUse.CacheControl = cc
-		case b.OfToolResult != nil:
-			b.OfToolResult.CacheControl = cc
-		case b.OfImage != nil:
-			b.OfImage.CacheControl = cc
-		case b.OfDocument != nil:
-			b.OfDocument.CacheControl = cc
-		}
+	if len(head) < 2 || head[len(head)-1] != '}' {
+		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("the request encoded as %.40q", head)}
 	}
-	return out, nil
+	out := append(head[:len(head)-1], `,"messages":`...)
+	out, err = encodeMessages(out, req.Messages)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '}'), nil
 }
 
 // toolInput returns a tool use's input as the API accepts it: a JSON
@@ -204,30 +113,6 @@ func toolInput(in json.RawMessage) json.RawMessage {
 	}
 	quoted, _ := json.Marshal(map[string]string{rawInputKey: string(in)})
 	return quoted
-}
-
-// mediaBlock returns an image or document block as the API takes it: its
-// bytes in base64, within the block (an image block, a PDF document).
-func mediaBlock(b *llm.Block) (sdk.ContentBlockParamUnion, error) {
-	m := b.Media
-	if m == nil || len(m.Data) == 0 {
-		return sdk.ContentBlockParamUnion{}, fmt.Errorf("an %s block without its bytes (%s)", b.Type, m)
-	}
-	data := base64.StdEncoding.EncodeToString(m.Data)
-	switch {
-	case b.Type == llm.BlockDocument && m.MediaType == llm.MediaPDF:
-		d := sdk.NewDocumentBlock(sdk.Base64PDFSourceParam{Data: data})
-		if m.Name != "" {
-			d.OfDocument.Title = param.NewOpt(filepath.Base(m.Name))
-		}
-		return d, nil
-	case b.Type == llm.BlockImage:
-		switch m.MediaType {
-		case llm.MediaPNG, llm.MediaJPEG, llm.MediaGIF, llm.MediaWebP:
-			return sdk.NewImageBlockBase64(m.MediaType, data), nil
-		}
-	}
-	return sdk.ContentBlockParamUnion{}, fmt.Errorf("an %s block of type %q, which the API does not take", b.Type, m.MediaType)
 }
 
 // resultText is a tool result's text: its content, or, for a result that
