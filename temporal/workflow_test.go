@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
@@ -163,13 +165,18 @@ func TestWorkflowReadsInPlace(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		keep time.Duration
+		fail bool // the local activity fails (its worker died during it)
 		want string
 	}{
-		{"kept here", 0, "orca.ModelCall local orca.ReadCalls orca.ModelCall"},
-		{"kept nowhere", time.Nanosecond, "orca.ModelCall local orca.ReadCalls orca.ToolCall orca.ModelCall"},
+		{"kept here", 0, false, "orca.ModelCall local orca.ReadCalls orca.ModelCall"},
+		{"kept nowhere", time.Nanosecond, false, "orca.ModelCall local orca.ReadCalls orca.ToolCall orca.ModelCall"},
+		{"failed in place", 0, true, "orca.ModelCall local orca.ReadCalls orca.ToolCall orca.ModelCall"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			u := newUnit(t, app.Config{Mode: policy.ModeBypass}, func(a *temporal.Activities) { a.Queue, a.KeepOpen = "unit/own", c.keep })
+			if c.fail {
+				u.env.OnActivity(temporal.ReadsActivity, mock.Anything, mock.Anything).Return(temporal.StepResult{}, errors.New("the worker died"))
+			}
 			if err := os.WriteFile(filepath.Join(u.ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +188,7 @@ func TestWorkflowReadsInPlace(t *testing.T) {
 			if err := u.run(temporal.SessionInput{SessionID: "s1", Options: temporal.Options{Idle: time.Hour}}); err != nil {
 				t.Fatalf("workflow: %v", err)
 			}
-			if o.err != nil || o.res.Answer != "read" || o.res.ToolCalls != 2 || o.res.Steps != 3 || o.res.Retries != 0 {
+			if o.err != nil || o.res.Answer != "read" || o.res.ToolCalls != 2 || o.res.Steps != 3 || o.res.Retries != map[bool]int{true: 1}[c.fail] {
 				t.Errorf("turn: %+v", o)
 			}
 			if got := strings.Join(u.activities, " "); got != c.want {
