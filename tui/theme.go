@@ -1,5 +1,5 @@
 // Package tui draws orca's terminal output for people: colour (lipgloss)
-// and the model's markdown with highlighted code (glamour). It knows
+// and the model's markdown (parsed by goldmark, drawn here). It knows
 // nothing of the runtime; the CLI decides what to draw and asks tui how.
 //
 // Everything here degrades to the plain text it was given: off a
