@@ -188,9 +188,12 @@ type Request struct {
 	// model call that sends it, or as the model's answer arrives — with
 	// what the turn has spent so far, so that a session writes its
 	// transcript and its totals as the turn goes (a crash loses neither).
-	// It is called from the turn's goroutine, one call at a time. An
-	// error fails the turn.
-	Record func(Recorded) error
+	// Messages final at the same moment come in one call, for one write:
+	// the results of calls that ended together, a message and those
+	// added after it before the next model call. It is called from the
+	// turn's goroutine, one call at a time; the slice is the turn's, to
+	// be copied if kept after Record returns. An error fails the turn.
+	Record func([]Recorded) error
 	// OnCompact, if set, receives the whole conversation each time it is
 	// compacted during the turn (a summary followed by the newest turns
 	// verbatim); it replaces everything recorded before. An error fails

@@ -31,6 +31,8 @@ type turn struct {
 	// histLen is how many messages of msgs came before the turn (0 after a
 	// compaction); recorded is how many have been recorded.
 	histLen, recorded int
+	// recs is what flush gives Record, reused from call to call.
+	recs []Recorded
 	// input is the index in msgs of the turn's input message; pairsChecked
 	// how much of msgs the pairing check has seen.
 	input, pairsChecked int
@@ -729,24 +731,34 @@ func (t *turn) exhausted(d budget.Dimension) {
 	t.finish(StopBudgetExhausted)
 }
 
-// flush records the messages not recorded yet; on failure it fails the
-// turn and returns false.
+// flush records the messages not recorded yet, in one call of Record; on
+// failure it fails the turn and returns false.
 func (t *turn) flush() bool {
-	if t.req.Record == nil {
+	switch {
+	case t.req.Record == nil:
 		t.recorded = len(t.msgs)
 		return true
+	case t.recorded >= len(t.msgs):
+		return true
 	}
-	for ; t.recorded < len(t.msgs); t.recorded++ {
-		rec := Recorded{Message: t.msgs[t.recorded], Usage: t.res.Usage, Spent: t.turnSpent()}
-		if rec.Message.Role == llm.RoleAssistant {
+	spent := t.turnSpent()
+	recs := t.recs[:0]
+	for _, m := range t.msgs[t.recorded:] {
+		rec := Recorded{Message: m, Usage: t.res.Usage, Spent: spent}
+		if m.Role == llm.RoleAssistant {
 			rec.Model = t.answeredBy
 		}
-		if err := t.req.Record(rec); err != nil {
-			t.res.Err = fmt.Errorf("recording the transcript: %w", err)
-			t.finish(StopFailed)
-			return false
-		}
+		recs = append(recs, rec)
 	}
+	err := t.req.Record(recs)
+	clear(recs) // the messages are the conversation's: not held here
+	t.recs = recs
+	if err != nil {
+		t.res.Err = fmt.Errorf("recording the transcript: %w", err)
+		t.finish(StopFailed)
+		return false
+	}
+	t.recorded = len(t.msgs)
 	return true
 }
 

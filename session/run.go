@@ -246,7 +246,16 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 
 	var recordErr, endErr error
 	var recorded store.Totals // what the turn's records have added to the totals
-	var one [1]store.Record   // the record of a step (see Record)
+	var recs []store.Record   // the records of a write (see Record), reused
+	// kept notes what the session knows of the records it wrote.
+	kept := func(first llm.Message, stored []store.Record) {
+		s.mu.Lock()
+		if s.lastTurn != turnID {
+			s.lastInput = inputOf(first)
+		}
+		s.lastSeq, s.lastTurn = stored[len(stored)-1].Seq, turnID
+		s.mu.Unlock()
+	}
 	// What the session keeps of the turn is written before the turn says
 	// it ended (turn_completed): the turn calls end (Request.OnEnd) — or,
 	// for a turn an interceptor answered without running it, Run's caller
@@ -322,27 +331,25 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		TraceParent:       traceParent,
 		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
 		PromptTokens:      promptTokens,
-		// Each message goes with what the turn has spent up to it, in one
-		// write: a crash loses neither.
-		Record: func(r agent.Recorded) error {
-			now := spentTotals(r.Usage, r.Spent)
-			// One record per step, in a slice the turn reuses (the store
-			// keeps copies; Record is called one call at a time).
-			one[0] = store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message, Model: r.Model}
-			recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
-				Records: one[:], Totals: now.Sub(recorded)})
-			one[0] = store.Record{}
+		// The messages go with what the turn has spent up to them, in
+		// one write: a crash loses neither.
+		Record: func(rs []agent.Recorded) error {
+			now := spentTotals(rs[len(rs)-1].Usage, rs[len(rs)-1].Spent)
+			// In a slice reused from write to write (the store keeps
+			// copies; Record is called one call at a time).
+			for _, r := range rs {
+				recs = append(recs, store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message, Model: r.Model})
+			}
+			stored, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
+				Records: recs, Totals: now.Sub(recorded)})
+			clear(recs)
+			recs = recs[:0]
 			if err != nil {
 				recordErr = err
 				return err
 			}
 			recorded = now
-			s.mu.Lock()
-			if s.lastTurn != turnID {
-				s.lastInput = inputOf(r.Message)
-			}
-			s.lastSeq, s.lastTurn = recs[len(recs)-1].Seq, turnID
-			s.mu.Unlock()
+			kept(rs[0].Message, stored)
 			return nil
 		},
 		OnCompact: func(h []llm.Message) error { return s.replace(ctx, turnID, h) },

@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -55,11 +57,12 @@ func (c *countingWrites) FinishTurn(ctx context.Context, sessionID, turnID, prom
 // A turn's end — its last totals and its count — is one write with the
 // totals, not two one after the other: a turn that answers at once writes
 // its prompt, its answer and its end (was 4 writes: the totals, then
-// FinishTurn).
+// FinishTurn); one that calls a tool, its prompt, the call, the result,
+// the answer and the end.
 func TestTurnWrites(t *testing.T) {
 	st := &countingWrites{Store: store.NewMemory()}
 	n := orcatest.NewNode(t, orcatest.WithStore(st))
-	n.Script("s", script.Text("first"), script.Text("second"))
+	n.Script("s", script.Text("first"), script.Call("Glob", map[string]string{"pattern": "*"}), script.Text("second"))
 	s, err := n.Router.Open(t.Context(), "s", session.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -75,8 +78,8 @@ func TestTurnWrites(t *testing.T) {
 		st.mu.Lock()
 		writes := st.writes
 		st.mu.Unlock()
-		if len(writes) > 3 {
-			t.Errorf("turn %d: %d writes %v, want at most 3 (prompt, answer, end)", i, len(writes), writes)
+		if want := 3 + 2*i; len(writes) != want {
+			t.Errorf("turn %d: %d writes %v, want %d", i, len(writes), writes, want)
 		}
 	}
 	if len(st.finished) != 2 || st.finished[1].Prompt != "again" {
@@ -92,5 +95,19 @@ func TestTurnWrites(t *testing.T) {
 	}
 	if sess.Turns != 2 || tot.Turns != 2 || sess.LastPrompt != "again" {
 		t.Errorf("session: %d turns (totals %d), last prompt %q; want 2, 2, again", sess.Turns, tot.Turns, sess.LastPrompt)
+	}
+	// Every message is in the store, in order, the answers with their
+	// model.
+	recs, err := st.Records(t.Context(), "s", store.RecordFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%d %s %s %q", r.Seq, r.Message.Role, r.Model, r.Message.Text()))
+	}
+	want := []string{`1 user  "hello"`, `2 assistant script "first"`, `3 user  "again"`, `4 assistant script ""`, `5 user  ""`, `6 assistant script "second"`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
