@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -196,6 +197,7 @@ func TestRecordAsTheTurnGoes(t *testing.T) {
 	rt := limitedRuntime(t, model, agent.Definition{})
 	model.Script("s", script.Call("Echo", map[string]string{"text": "x"}), script.Text("done"))
 	var recorded []llm.Message
+	var ending []bool
 	var atFirstCall int
 	model.OnMiss(nil)
 	res, _ := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{
@@ -203,6 +205,7 @@ func TestRecordAsTheTurnGoes(t *testing.T) {
 		Record: func(rs []agent.Recorded) error {
 			for _, r := range rs {
 				recorded = append(recorded, r.Message)
+				ending = append(ending, r.Ending)
 			}
 			if len(model.Calls()) == 0 {
 				atFirstCall = len(recorded)
@@ -215,6 +218,11 @@ func TestRecordAsTheTurnGoes(t *testing.T) {
 	}
 	if atFirstCall != 1 {
 		t.Errorf("%d messages recorded before the first model call, want the input", atFirstCall)
+	}
+	// The answer, which ends the turn, comes as it ends; the others as
+	// they are final.
+	if !slices.Equal(ending, []bool{false, false, false, true}) {
+		t.Errorf("recorded as the turn ends: %v, want the answer only", ending)
 	}
 	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{
 		SessionID: "t", Input: "go", Record: func([]agent.Recorded) error { return errors.New("disk full") },

@@ -193,6 +193,12 @@ type Request struct {
 	// added after it before the next model call. It is called from the
 	// turn's goroutine, one call at a time; the slice is the turn's, to
 	// be copied if kept after Record returns. An error fails the turn.
+	//
+	// An answer without tool calls comes as the turn ends, marked
+	// Recorded.Ending, for the caller to write with the turn's end (a
+	// crash before it costs the model call, which a retry of the turn
+	// makes again) — unless STOP hooks or a verification run after it:
+	// they may take long, and it comes before them.
 	Record func([]Recorded) error
 	// OnCompact, if set, receives the whole conversation each time it is
 	// compacted during the turn (a summary followed by the newest turns
@@ -216,8 +222,9 @@ type Request struct {
 	Output *Output
 	// OnEnd, if set, receives the turn's result once it is final, before
 	// the turn_completed event: what a session keeps of the turn (totals,
-	// a parked call) is written by then, so that whoever sees the event
-	// finds it. It is called on the turn's goroutine.
+	// a parked call, the messages Record was given with Ending) is
+	// written by then, so that whoever sees the event finds it. It is
+	// called on the turn's goroutine.
 	OnEnd func(*Result)
 	// Spent is what the session had spent before this turn.
 	Spent budget.Spent
@@ -439,4 +446,10 @@ type Recorded struct {
 	Model string
 	Usage llm.Usage
 	Spent budget.Spent
+	// Ending says the turn ends with this message: Request.OnEnd is
+	// called next, with nothing run between, so that a caller that sets
+	// OnEnd may write the message with the turn's end, in one write
+	// (an error writing them is then OnEnd's to report: the turn has
+	// ended).
+	Ending bool
 }

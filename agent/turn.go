@@ -406,19 +406,22 @@ func (t *turn) run() {
 			}
 			t.replies[len(t.msgs)-1] = replyMeta{model: cmp.Or(resp.Model, t.model()), usage: resp.Usage}
 		}
-		if !t.flush() {
-			return
-		}
-		if resp.StopReason == llm.StopRefusal {
-			t.refused(resp)
-			return
-		}
-
 		uses := 0
 		for _, b := range msg.Content {
 			if b.Type == llm.BlockToolUse {
 				uses++
 			}
+		}
+		// An answer with calls is recorded before they run: a crash
+		// then knows they started. One without is recorded with the
+		// turn's end (finish), or before the next model call — unless
+		// STOP hooks or a verification run first (see Request.Record).
+		if (uses > 0 || t.checksAnswers()) && !t.flush() {
+			return
+		}
+		if resp.StopReason == llm.StopRefusal {
+			t.refused(resp)
+			return
 		}
 		if t.cut != 0 && uses == 0 {
 			// The answer was cut off: it stands as written, said so,
@@ -536,6 +539,17 @@ func (t *turn) run() {
 		return
 	}
 	t.finish(StopMaxIterations)
+}
+
+// checksAnswers reports whether something that may take long runs
+// after an answer before the turn ends: STOP (a fork's SUBAGENT_STOP)
+// hooks, a verification.
+func (t *turn) checksAnswers() bool {
+	stop := hook.Stop
+	if t.res.Fork() {
+		stop = hook.SubagentStop
+	}
+	return t.rt.hooks.Has(stop) || t.rt.def.Verify != "" || t.rt.hooks.Has(hook.PostVerify)
 }
 
 // halting reports whether runTools stopped before a call: parked for a
@@ -731,9 +745,14 @@ func (t *turn) exhausted(d budget.Dimension) {
 	t.finish(StopBudgetExhausted)
 }
 
-// flush records the messages not recorded yet, in one call of Record; on
-// failure it fails the turn and returns false.
-func (t *turn) flush() bool {
+// flush records the messages not recorded yet; on failure it fails the
+// turn and returns false.
+func (t *turn) flush() bool { return t.record(false) }
+
+// record records the messages not recorded yet, in one call of Record;
+// ending says the turn ends with them (Recorded.Ending). On failure it
+// fails the turn and returns false.
+func (t *turn) record(ending bool) bool {
 	switch {
 	case t.req.Record == nil:
 		t.recorded = len(t.msgs)
@@ -744,7 +763,7 @@ func (t *turn) flush() bool {
 	spent := t.turnSpent()
 	recs := t.recs[:0]
 	for _, m := range t.msgs[t.recorded:] {
-		rec := Recorded{Message: m, Usage: t.res.Usage, Spent: spent}
+		rec := Recorded{Message: m, Usage: t.res.Usage, Spent: spent, Ending: ending}
 		if m.Role == llm.RoleAssistant {
 			rec.Model = t.answeredBy
 		}
@@ -868,8 +887,8 @@ func (t *turn) fail(err error) {
 }
 
 func (t *turn) finish(reason StopReason) {
-	if reason != StopFailed && t.recorded < len(t.msgs) && !t.flush() {
-		return // flush finished the turn as failed
+	if reason != StopFailed && t.recorded < len(t.msgs) && !t.record(true) {
+		return // record finished the turn as failed
 	}
 	t.res.StopReason = reason
 	if reason != StopAnswered {

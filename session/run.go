@@ -247,6 +247,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	var recordErr, endErr error
 	var recorded store.Totals // what the turn's records have added to the totals
 	var recs []store.Record   // the records of a write (see Record), reused
+	var held []store.Record   // the turn's last records, written with its end
 	// kept notes what the session knows of the records it wrote.
 	kept := func(first llm.Message, stored []store.Record) {
 		s.mu.Lock()
@@ -267,15 +268,20 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		// calls are the session's too. What the records added already
 		// is not added again.
 		// The turn is counted by its end (FinishTurn's work), once
-		// whatever its attempts, written with its last totals: one
-		// synced write, not two one after the other.
+		// whatever its attempts, written with its last totals and its
+		// last records (its answer: Recorded.Ending): one synced write,
+		// not three one after the other.
 		final := spentTotals(res.Usage, res.Spent)
 		paused := res.StopReason == agent.StopPaused
-		step := store.Step{Owner: s.owner, Totals: final.Sub(recorded)}
+		step := store.Step{Owner: s.owner, Records: held, Totals: final.Sub(recorded)}
 		if !paused {
 			step.Finish = &store.TurnEnd{TurnID: turnID, Prompt: input}
 		}
-		if _, _, terr := s.r.store.AppendStep(ctx, s.id, step); terr != nil {
+		stored, _, terr := s.r.store.AppendStep(ctx, s.id, step)
+		if terr == nil && len(held) > 0 {
+			kept(held[0].Message, stored)
+		}
+		if terr != nil {
 			if recordErr == nil {
 				what := "finish turn"
 				if paused {
@@ -332,8 +338,15 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
 		PromptTokens:      promptTokens,
 		// The messages go with what the turn has spent up to them, in
-		// one write: a crash loses neither.
+		// one write: a crash loses neither. Those the turn ends with
+		// wait for its end (OnEnd, next), and go in its write.
 		Record: func(rs []agent.Recorded) error {
+			if rs[0].Ending {
+				for _, r := range rs {
+					held = append(held, store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message, Model: r.Model})
+				}
+				return nil
+			}
 			now := spentTotals(rs[len(rs)-1].Usage, rs[len(rs)-1].Spent)
 			// In a slice reused from write to write (the store keeps
 			// copies; Record is called one call at a time).

@@ -54,11 +54,11 @@ func (c *countingWrites) FinishTurn(ctx context.Context, sessionID, turnID, prom
 	return c.Store.FinishTurn(ctx, sessionID, turnID, prompt)
 }
 
-// A turn's end — its last totals and its count — is one write with the
-// totals, not two one after the other: a turn that answers at once writes
-// its prompt, its answer and its end (was 4 writes: the totals, then
-// FinishTurn); one that calls a tool, its prompt, the call, the result,
-// the answer and the end.
+// A turn's end — its answer, its last totals and its count — is one
+// write, not three one after the other: a turn that answers at once
+// writes its prompt, then its answer with its end (was 4 writes: the
+// answer, the totals, then FinishTurn); one that calls a tool writes its
+// prompt, the call, the result, then the answer with the end.
 func TestTurnWrites(t *testing.T) {
 	st := &countingWrites{Store: store.NewMemory()}
 	n := orcatest.NewNode(t, orcatest.WithStore(st))
@@ -78,7 +78,7 @@ func TestTurnWrites(t *testing.T) {
 		st.mu.Lock()
 		writes := st.writes
 		st.mu.Unlock()
-		if want := 3 + 2*i; len(writes) != want {
+		if want := 2 + 2*i; len(writes) != want {
 			t.Errorf("turn %d: %d writes %v, want %d", i, len(writes), writes, want)
 		}
 	}
