@@ -61,7 +61,7 @@ type DB interface {
 	// write transaction, and returns what store.Store's AppendStep does.
 	AppendStep(ctx context.Context, sessionID string, step store.Step, totals bool) ([]store.Record, store.Totals, error)
 	// AppendObservations stores rows, at least one, in one write
-	// transaction.
+	// transaction, and sets their Seqs.
 	AppendObservations(ctx context.Context, rows []store.Observation) error
 }
 
