@@ -42,9 +42,13 @@ type Rows struct {
 	// spareRows and spareArena are a written batch's, for the next.
 	spareRows  []store.Observation
 	spareArena []byte
-	deltas     bool // llm_delta events are rows too
-	failed     atomic.Uint64
-	written    atomic.Uint64
+	// recent are the batches written last, for Recent; last is the Seq
+	// of the last row written.
+	recent  recentRows
+	last    atomic.Int64
+	deltas  bool // llm_delta events are rows too
+	failed  atomic.Uint64
+	written atomic.Uint64
 	// next is closed (and replaced) once a batch is written; bySession
 	// holds a channel per session a reader waits for, closed (and
 	// dropped) once a batch with rows of that session is written.
@@ -156,11 +160,14 @@ func (r *Rows) flush() {
 		r.keep(batch, arena)
 		return
 	}
+	kept := false
 	if err := r.to.AppendObservations(context.Background(), batch); err != nil {
 		r.failed.Add(uint64(len(batch)))
 		r.logger.Warn("observation rows lost", "rows", len(batch), "err", err)
 	} else {
 		r.written.Add(uint64(len(batch)))
+		r.last.Store(batch[len(batch)-1].Seq)
+		kept = r.recent.add(batch) // before the readers wake
 		r.nmu.Lock()
 		close(r.next)
 		r.next = make(chan struct{})
@@ -173,6 +180,11 @@ func (r *Rows) flush() {
 			}
 		}
 		r.nmu.Unlock()
+	}
+	if kept {
+		// The batch is the recent rows' now: the next one gets slices
+		// of its own, as large (up to what keep keeps).
+		batch, arena = make([]store.Observation, 0, min(cap(batch), 4*BatchSize)), make([]byte, 0, min(cap(arena), 1<<20))
 	}
 	r.keep(batch, arena)
 }

@@ -672,3 +672,35 @@ func TestManyFollowers(t *testing.T) {
 		}
 	}
 }
+
+// A stream woken by the server's own rows reads them from its writer
+// (observe.Rows.Recent), not from the store: following a session for
+// three turns reads the store when the stream opens and once more (the
+// writer keeps its rows once asked), not at each batch — and brings
+// what the store has.
+func TestStreamReadsTheServersOwnRowsFromItsWriter(t *testing.T) {
+	f := newFixture(t, app.Config{}, serve.Options{Poll: time.Hour})
+	f.model.Script("s", script.Text("one"), script.Text("two"), script.Text("three"))
+	f.json("POST", "/v1/sessions", `{"id": "s"}`, 201)
+	followed := make(chan []sse)
+	go func() { followed <- f.events("/v1/sessions/s/events", "", completedTimes(3)) }()
+	for range 3 {
+		turn := f.json("POST", "/v1/sessions/s/messages", `{"text": "go"}`, 202)["turn_id"].(string)
+		for f.json("GET", "/v1/sessions/s/turns/"+turn, "", 200)["status"] == "running" {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	evs := <-followed
+	if n := f.srv.Reads(); n > 2 {
+		t.Errorf("the stream read the store %d times over 3 turns, want at most 2", n)
+	}
+	whole := f.events("/v1/sessions/s/events?follow=false", "", nil)
+	if len(evs) != len(whole) {
+		t.Fatalf("followed %d events, the store has %d", len(evs), len(whole))
+	}
+	for i := range evs {
+		if evs[i].id != whole[i].id || evs[i].name != whole[i].name {
+			t.Errorf("event %d: %d %s, the store's %d %s", i, evs[i].id, evs[i].name, whole[i].id, whole[i].name)
+		}
+	}
+}
