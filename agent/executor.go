@@ -198,7 +198,12 @@ type Request struct {
 	// Recorded.Ending, for the caller to write with the turn's end (a
 	// crash before it costs the model call, which a retry of the turn
 	// makes again) — unless STOP hooks or a verification run after it:
-	// they may take long, and it comes before them.
+	// they may take long, and it comes before them. An answer with calls
+	// comes before they run, so that a crash knows they started — but
+	// with their first results when a crash may run each of them again
+	// unasked (tools that are read-only and idempotent, whose calls run
+	// at once: Read, Glob, Grep): a crash before them costs the model
+	// call.
 	Record func([]Recorded) error
 	// OnCompact, if set, receives the whole conversation each time it is
 	// compacted during the turn (a summary followed by the newest turns

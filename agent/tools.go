@@ -39,9 +39,18 @@ import (
 // middle of the calls loses none of a prefix that ended: a resumed session
 // knows which ran (only read-only calls can have ended unrecorded). The
 // results that are in at the same moment are recorded together (one
-// call of Record). false means recording failed (and ended the turn).
-func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
+// call of Record) — with the model's answer that asked for the calls, if
+// it is not recorded yet (calls a crash may run again unasked: see
+// rerunnable); the answer is recorded by the time runTools returns, in
+// any case. false means recording failed (and ended the turn).
+func (t *turn) runTools(content []llm.Block, uses int) (_ llm.Message, ok bool) {
 	b := batch{t: t, results: make([]llm.Block, 0, uses), ok: true}
+	defer func() {
+		if b.ok {
+			b.recordSince(b.recorded) // the answer, if no result took it
+		}
+		ok = b.ok
+	}()
 	for i := range content {
 		u := &content[i]
 		if u.Type != llm.BlockToolUse {
@@ -224,18 +233,35 @@ func (b *batch) fill(k int, r result) {
 }
 
 // record records the results of the prefix that are in and not recorded
-// yet, each a message of its own, in one call of Record.
+// yet, each a message of its own, in one call of Record — after the
+// turn's messages not recorded yet (the answer that asked for the calls:
+// see runTools).
 func (b *batch) record() {
-	t := b.t
 	from := b.recorded
 	for b.ok && b.recorded < len(b.results) && b.results[b.recorded].Type != "" {
 		b.recorded++
 	}
-	if !b.ok || t.req.Record == nil || b.recorded == from {
+	if b.recorded > from {
+		b.recordSince(from)
+	}
+}
+
+// recordSince records the results from from to b.recorded after the
+// turn's messages not recorded yet, if there is any of either.
+func (b *batch) recordSince(from int) {
+	t := b.t
+	if !b.ok || t.req.Record == nil || b.recorded == from && t.recorded >= len(t.msgs) {
 		return
 	}
 	spent := t.turnSpent()
 	recs := t.recs[:0]
+	for _, m := range t.msgs[t.recorded:] {
+		rec := Recorded{Message: m, Usage: t.res.Usage, Spent: spent}
+		if m.Role == llm.RoleAssistant {
+			rec.Model = t.answeredBy
+		}
+		recs = append(recs, rec)
+	}
 	for k := from; k < b.recorded; k++ {
 		content := []llm.Block{b.results[k]}
 		if b.shown != nil && b.shown[k] != nil {
@@ -250,7 +276,9 @@ func (b *batch) record() {
 		t.res.Err = fmt.Errorf("recording the transcript: %w", err)
 		t.finish(StopFailed)
 		b.ok = false
+		return
 	}
+	t.recorded = len(t.msgs)
 }
 
 // flush runs the waiting jobs at once, at most MaxParallelTools at a

@@ -413,10 +413,16 @@ func (t *turn) run() {
 			}
 		}
 		// An answer with calls is recorded before they run: a crash
-		// then knows they started. One without is recorded with the
-		// turn's end (finish), or before the next model call — unless
-		// STOP hooks or a verification run first (see Request.Record).
-		if (uses > 0 || t.checksAnswers()) && !t.flush() {
+		// then knows they started — but with their first results when a
+		// crash may run each of them again unasked (runTools). One
+		// without is recorded with the turn's end (finish), or before
+		// the next model call — unless STOP hooks or a verification run
+		// first (see Request.Record).
+		now := t.checksAnswers()
+		if uses > 0 {
+			now = !t.rerunnable(msg.Content)
+		}
+		if now && !t.flush() {
 			return
 		}
 		if resp.StopReason == llm.StopRefusal {
@@ -539,6 +545,26 @@ func (t *turn) run() {
 		return
 	}
 	t.finish(StopMaxIterations)
+}
+
+// rerunnable reports whether every call of content is one a crash may
+// run again unasked: of a tool of the runtime's that is read-only,
+// neither forks nor runs alone (its calls run at once), and is
+// idempotent. A crash during such calls, before any is recorded, loses
+// the model's answer too (not yet recorded: see runTools): the turn's
+// retry asks the model again, as after a crash during the model call.
+func (t *turn) rerunnable(content []llm.Block) bool {
+	for i := range content {
+		u := &content[i]
+		if u.Type != llm.BlockToolUse {
+			continue
+		}
+		tl, ok := t.rt.tools.Lookup(u.Name)
+		if !ok || !t.parallel(tl) || !tool.TraitsOf(tl).Idempotent {
+			return false
+		}
+	}
+	return true
 }
 
 // checksAnswers reports whether something that may take long runs

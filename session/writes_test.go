@@ -57,18 +57,22 @@ func (c *countingWrites) FinishTurn(ctx context.Context, sessionID, turnID, prom
 // A turn's end — its answer, its last totals and its count — is one
 // write, not three one after the other: a turn that answers at once
 // writes its prompt, then its answer with its end (was 4 writes: the
-// answer, the totals, then FinishTurn); one that calls a tool writes its
-// prompt, the call, the result, then the answer with the end.
+// answer, the totals, then FinishTurn). One that calls a tool writes its
+// prompt, the call, the result, then the answer with the end — the call
+// with its result when a crash may run it again unasked (Glob: read-only
+// and idempotent).
 func TestTurnWrites(t *testing.T) {
 	st := &countingWrites{Store: store.NewMemory()}
 	n := orcatest.NewNode(t, orcatest.WithStore(st))
-	n.Script("s", script.Text("first"), script.Call("Glob", map[string]string{"pattern": "*"}), script.Text("second"))
+	n.Script("s", script.Text("first"),
+		script.Call("Glob", map[string]string{"pattern": "*"}), script.Text("second"),
+		script.Call("Write", map[string]string{"file_path": "a.txt", "content": "a"}), script.Text("third"))
 	s, err := n.Router.Open(t.Context(), "s", session.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())
-	for i, prompt := range []string{"hello", "again"} {
+	for i, prompt := range []string{"hello", "again", "write"} {
 		st.mu.Lock()
 		st.writes = nil
 		st.mu.Unlock()
@@ -78,11 +82,11 @@ func TestTurnWrites(t *testing.T) {
 		st.mu.Lock()
 		writes := st.writes
 		st.mu.Unlock()
-		if want := 2 + 2*i; len(writes) != want {
+		if want := 2 + i; len(writes) != want {
 			t.Errorf("turn %d: %d writes %v, want %d", i, len(writes), writes, want)
 		}
 	}
-	if len(st.finished) != 2 || st.finished[1].Prompt != "again" {
+	if len(st.finished) != 3 || st.finished[2].Prompt != "write" {
 		t.Errorf("turns finished with their totals: %+v", st.finished)
 	}
 	sess, err := st.Session(t.Context(), "s")
@@ -93,8 +97,8 @@ func TestTurnWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sess.Turns != 2 || tot.Turns != 2 || sess.LastPrompt != "again" {
-		t.Errorf("session: %d turns (totals %d), last prompt %q; want 2, 2, again", sess.Turns, tot.Turns, sess.LastPrompt)
+	if sess.Turns != 3 || tot.Turns != 3 || tot.ToolCalls != 2 || sess.LastPrompt != "write" {
+		t.Errorf("session: %d turns (totals %d, %d calls), last prompt %q; want 3, 3, 2, write", sess.Turns, tot.Turns, tot.ToolCalls, sess.LastPrompt)
 	}
 	// Every message is in the store, in order, the answers with their
 	// model.
@@ -106,7 +110,8 @@ func TestTurnWrites(t *testing.T) {
 	for _, r := range recs {
 		got = append(got, fmt.Sprintf("%d %s %s %q", r.Seq, r.Message.Role, r.Model, r.Message.Text()))
 	}
-	want := []string{`1 user  "hello"`, `2 assistant script "first"`, `3 user  "again"`, `4 assistant script ""`, `5 user  ""`, `6 assistant script "second"`}
+	want := []string{`1 user  "hello"`, `2 assistant script "first"`, `3 user  "again"`, `4 assistant script ""`, `5 user  ""`, `6 assistant script "second"`,
+		`7 user  "write"`, `8 assistant script ""`, `9 user  ""`, `10 assistant script "third"`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
