@@ -25,8 +25,10 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) error {
 // its row's sequence number, its event name the runtime event's, its data
 // the event's flat JSON.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.ObservationFilter) error {
-	if err := s.ours(r.Context(), f.SessionID); err != nil {
-		return err
+	if !s.open(f.SessionID) {
+		if err := s.ours(r.Context(), f.SessionID); err != nil {
+			return err
+		}
 	}
 	rows, ok := s.app.Store().(store.Observations)
 	if !ok {

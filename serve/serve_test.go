@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -679,7 +680,9 @@ func TestManyFollowers(t *testing.T) {
 // writer keeps its rows once asked), not at each batch — and brings
 // what the store has.
 func TestStreamReadsTheServersOwnRowsFromItsWriter(t *testing.T) {
-	f := newFixture(t, app.Config{}, serve.Options{Poll: time.Hour})
+	st := &sessionReads{Memory: store.NewMemory()}
+	t.Cleanup(func() { st.Close() })
+	f := newFixture(t, app.Config{Store: st}, serve.Options{Poll: time.Hour})
 	f.model.Script("s", script.Text("one"), script.Text("two"), script.Text("three"))
 	f.json("POST", "/v1/sessions", `{"id": "s"}`, 201)
 	followed := make(chan []sse)
@@ -694,7 +697,12 @@ func TestStreamReadsTheServersOwnRowsFromItsWriter(t *testing.T) {
 	if n := f.srv.Reads(); n > 2 {
 		t.Errorf("the stream read the store %d times over 3 turns, want at most 2", n)
 	}
+	// Nor is the store asked whose the session is: the server has it open.
+	before := st.n.Load()
 	whole := f.events("/v1/sessions/s/events?follow=false", "", nil)
+	if n := st.n.Load() - before; n != 0 {
+		t.Errorf("a stream of a session the server has open read the session %d times", n)
+	}
 	if len(evs) != len(whole) {
 		t.Fatalf("followed %d events, the store has %d", len(evs), len(whole))
 	}
@@ -703,4 +711,15 @@ func TestStreamReadsTheServersOwnRowsFromItsWriter(t *testing.T) {
 			t.Errorf("event %d: %d %s, the store's %d %s", i, evs[i].id, evs[i].name, whole[i].id, whole[i].name)
 		}
 	}
+}
+
+// sessionReads is a store that counts the reads of a session.
+type sessionReads struct {
+	*store.Memory
+	n atomic.Int64
+}
+
+func (s *sessionReads) Session(ctx context.Context, id string) (store.Session, error) {
+	s.n.Add(1)
+	return s.Memory.Session(ctx, id)
 }
