@@ -209,7 +209,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	if p := s.Parked(); p != nil {
 		return nil, fmt.Errorf("session %s: %w: %s of %s (%s); approve or deny it first", s.id, ErrAwaitingApproval, p.ID, p.ToolName, p.Reason)
 	}
-	totals, err := s.r.store.Totals(ctx, s.id)
+	totals, err := s.spentBefore(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", s.id, err)
 	}
@@ -277,11 +277,15 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		if !paused {
 			step.Finish = &store.TurnEnd{TurnID: turnID, Prompt: input}
 		}
-		stored, _, terr := s.r.store.AppendStep(ctx, s.id, step)
-		if terr == nil && len(held) > 0 {
-			kept(held[0].Message, stored)
-		}
-		if terr != nil {
+		gen := s.totalsGen()
+		stored, sum, terr := s.r.store.AppendStep(ctx, s.id, step)
+		if terr == nil {
+			s.noteTotals(gen, sum)
+			if len(held) > 0 {
+				kept(held[0].Message, stored)
+			}
+		} else {
+			s.forgetTotals()
 			if recordErr == nil {
 				what := "finish turn"
 				if paused {
@@ -353,14 +357,17 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 			for _, r := range rs {
 				recs = append(recs, store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message, Model: r.Model})
 			}
-			stored, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
+			gen := s.totalsGen()
+			stored, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
 				Records: recs, Totals: now.Sub(recorded)})
 			clear(recs)
 			recs = recs[:0]
 			if err != nil {
+				s.forgetTotals()
 				recordErr = err
 				return err
 			}
+			s.noteTotals(gen, sum)
 			recorded = now
 			kept(rs[0].Message, stored)
 			return nil
@@ -372,7 +379,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		// Background forks finish after the turn: their spending is added
 		// to the session's totals when they do.
 		Account: func(sp budget.Spent, u llm.Usage) {
-			if _, err := s.r.store.AddTotals(context.WithoutCancel(ctx), s.id, store.Totals{Usage: u, CostUSD: sp.CostUSD, ToolCalls: sp.ToolCalls}); err != nil {
+			if err := s.addSpending(context.WithoutCancel(ctx), store.Totals{Usage: u, CostUSD: sp.CostUSD, ToolCalls: sp.ToolCalls}); err != nil {
 				s.r.rt.Logger().Warn("could not add a background task's spending to the session's totals", "session", s.id, "err", err)
 			}
 		},
@@ -408,10 +415,13 @@ func (s *LiveSession) replace(ctx context.Context, turnID string, h []llm.Messag
 	if len(recs) > 0 {
 		recs[0].Kind = store.KindSummary
 	}
-	stored, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: recs})
+	gen := s.totalsGen()
+	stored, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: recs})
 	if err != nil {
+		s.forgetTotals()
 		return err
 	}
+	s.noteTotals(gen, sum)
 	if err := s.r.store.MarkCompacted(ctx, s.id, through); err != nil {
 		return err
 	}
@@ -430,9 +440,13 @@ func (s *LiveSession) compact(ctx context.Context, instructions string) (*agent.
 	if res == nil || res.StopReason != agent.StopCompacted {
 		return res, err // failed, or an interceptor blocked it
 	}
-	if _, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD}}); err != nil {
+	gen := s.totalsGen()
+	_, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD}})
+	if err != nil {
+		s.forgetTotals()
 		return res, err
 	}
+	s.noteTotals(gen, sum)
 	if res.Compacted {
 		if err := s.replace(ctx, "", res.Transcript); err != nil {
 			return res, fmt.Errorf("session %s: record compaction: %w", s.id, err)

@@ -2,11 +2,14 @@ package session_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/orca-agent/orca/agent"
+	"github.com/orca-agent/orca/budget"
 	"github.com/orca-agent/orca/llm/script"
 	"github.com/orca-agent/orca/orcatest"
 	"github.com/orca-agent/orca/session"
@@ -21,6 +24,15 @@ type countingWrites struct {
 	mu       sync.Mutex
 	writes   []string
 	finished []store.TurnEnd
+	// totalsRead counts the reads of the totals.
+	totalsRead int
+}
+
+func (c *countingWrites) Totals(ctx context.Context, sessionID string) (store.Totals, error) {
+	c.mu.Lock()
+	c.totalsRead++
+	c.mu.Unlock()
+	return c.Store.Totals(ctx, sessionID)
 }
 
 func (c *countingWrites) note(w string) {
@@ -114,5 +126,46 @@ func TestTurnWrites(t *testing.T) {
 		`7 user  "write"`, `8 assistant script ""`, `9 user  ""`, `10 assistant script "third"`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A turn does not read its session's totals from the store: the session
+// knows them from its last write. A write beside the turns (a call
+// outside a turn, a background task's spending) makes it forget them:
+// the next turn reads them, and its budget counts that spending.
+func TestTotalsKnownBetweenTurns(t *testing.T) {
+	st := &countingWrites{Store: store.NewMemory()}
+	n := orcatest.NewNode(t, orcatest.WithStore(st))
+	n.Script("s", script.Text("one"), script.Text("two"), script.Text("not asked"))
+	s, err := n.Router.Open(t.Context(), "s", session.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	reads := func() int {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.totalsRead
+	}
+	for _, prompt := range []string{"a", "b"} {
+		if _, err := s.Run(t.Context(), prompt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := reads(); n != 1 {
+		t.Errorf("two turns read the totals %d times, want once", n)
+	}
+	if res, err := s.CallTool(t.Context(), "Glob", json.RawMessage(`{"pattern": "*"}`)); err != nil || res.IsError {
+		t.Fatalf("Glob: %+v %v", res, err)
+	}
+	if err := s.SetBudget(t.Context(), &budget.Limits{ToolCalls: 1}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(t.Context(), "c")
+	if err != nil || res.StopReason != agent.StopBudgetExhausted {
+		t.Errorf("after a call outside the turns, with a budget of one call: %s, %v; want the budget exhausted", res.StopReason, err)
+	}
+	if n := reads(); n != 2 { // the third turn's
+		t.Errorf("the totals were read %d times, want 2", n)
 	}
 }
