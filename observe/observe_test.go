@@ -402,3 +402,37 @@ func sameRows(a, b []store.Observation) bool {
 		return x.Seq == y.Seq && x.Name == y.Name && x.Scope == y.Scope && x.Time.Equal(y.Time) && string(x.Data) == string(y.Data)
 	})
 }
+
+// Flush returns once the rows of the events published before it are in
+// the store — here behind a write that is held — and no sooner; it asks
+// the loop for the write, which takes the rows of every flusher waiting.
+func TestFlushWaitsForItsRows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &slowRows{Memory: store.NewMemory(), release: make(chan struct{})}
+		t.Cleanup(func() { st.Close() }) // after the writer's last write
+		bus, rows := newRows(t, st)
+		sc := scope.Scope{SessionID: "s", TurnID: "t"}
+		bus.Publish(event.Event{Name: event.TurnCompleted, Scope: sc, Data: &event.TurnCompletedData{StopReason: "answered"}})
+		synctest.Wait() // its batch is being written, and held
+		var flushed atomic.Int64
+		for range 3 {
+			bus.Publish(event.Event{Name: event.ToolExecCompleted, Scope: sc, Data: &event.ToolData{ToolUseID: "c"}})
+			go func() {
+				if err := rows.Flush(t.Context(), bus); err != nil {
+					t.Error(err)
+				}
+				flushed.Add(1)
+			}()
+		}
+		synctest.Wait()
+		if n := flushed.Load(); n != 0 {
+			t.Fatalf("%d flushes returned before their rows were written", n)
+		}
+		close(st.release)
+		synctest.Wait()
+		got, _ := st.Observations(t.Context(), store.ObservationFilter{SessionID: "s"})
+		if n := flushed.Load(); n != 3 || len(got) != 4 || st.writes.Load() != 2 {
+			t.Fatalf("%d flushes returned, %d rows in %d writes; want 3, 4 rows in 2 writes (the held one, then the flushers')", n, len(got), st.writes.Load())
+		}
+	})
+}
