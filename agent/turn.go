@@ -418,9 +418,14 @@ func (t *turn) run() {
 		// without is recorded with the turn's end (finish), or before
 		// the next model call — unless STOP hooks or a verification run
 		// first (see Request.Record).
-		now := t.checksAnswers()
-		if uses > 0 {
+		var now bool
+		switch {
+		case t.req.Record == nil:
+			now = true // nothing to write: flush only counts it
+		case uses > 0:
 			now = !t.rerunnable(msg.Content)
+		default:
+			now = t.checksAnswers()
 		}
 		if now && !t.flush() {
 			return
