@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -43,6 +45,63 @@ func echoCall(text string, usage llm.Usage) script.Response {
 	r := script.Call("Echo", map[string]string{"text": text})
 	r.Usage = &usage
 	return r
+}
+
+// Results that are in at the same moment are recorded together, in one
+// call of Record: here the second call ends first, its result waits for
+// the first's (results are recorded in order), and both go in one write
+// once the first ends. The answer that asked for them is recorded before
+// they run — or, when a crash may run each of them again unasked (their
+// tools are read-only and idempotent), with them.
+func TestResultsRecordedTogether(t *testing.T) {
+	for _, tc := range []struct {
+		opts []tool.Option
+		want [][]string
+	}{
+		{[]tool.Option{tool.ReadOnly()}, [][]string{{"user:go"}, {"assistant:"}, {"user:slow", "user:fast"}, {"assistant:done"}}},
+		{[]tool.Option{tool.ReadOnly(), tool.Idempotent()}, [][]string{{"user:go"}, {"assistant:", "user:slow", "user:fast"}, {"assistant:done"}}},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			fastDone := make(chan struct{})
+			fs, err := workspace.OpenLocal(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fs.Close()
+			model := script.New()
+			rt, err := agent.New(agent.Definition{Name: "together", ToolProviders: []tool.Provider{tool.Static("t",
+				tool.New("Slow", "Ends after Fast.", func(ctx context.Context, in struct{}) (string, error) {
+					<-fastDone
+					time.Sleep(time.Second) // Fast's result is in by then
+					return "slow", nil
+				}, tc.opts...),
+				tool.New("Fast", "Ends at once.", func(ctx context.Context, in struct{}) (string, error) {
+					defer close(fastDone)
+					return "fast", nil
+				}, tc.opts...))}}, agent.Collaborators{Client: model, FS: fs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			model.Script("s", script.Response{ToolCalls: []script.ToolCall{{Name: "Slow"}, {Name: "Fast"}}}, script.Text("done"))
+			var writes [][]string
+			res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "go",
+				Record: func(rs []agent.Recorded) error {
+					var w []string
+					for _, r := range rs {
+						w = append(w, string(r.Message.Role)+":"+r.Message.Content[0].Content+r.Message.Text())
+					}
+					writes = append(writes, w)
+					return nil
+				}})
+			if err != nil || res.Answer != "done" {
+				t.Fatalf("%+v %v", res, err)
+			}
+			if fmt.Sprint(writes) != fmt.Sprint(tc.want) {
+				t.Errorf("writes %v, want %v", writes, tc.want)
+			}
+		})
+	}
 }
 
 func TestTokenBudget(t *testing.T) {
@@ -147,13 +206,16 @@ func TestRecordAsTheTurnGoes(t *testing.T) {
 	rt := limitedRuntime(t, model, agent.Definition{})
 	model.Script("s", script.Call("Echo", map[string]string{"text": "x"}), script.Text("done"))
 	var recorded []llm.Message
+	var ending []bool
 	var atFirstCall int
 	model.OnMiss(nil)
 	res, _ := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{
 		SessionID: "s", Input: "go",
-		Record: func(r agent.Recorded) error {
-			m := r.Message
-			recorded = append(recorded, m)
+		Record: func(rs []agent.Recorded) error {
+			for _, r := range rs {
+				recorded = append(recorded, r.Message)
+				ending = append(ending, r.Ending)
+			}
 			if len(model.Calls()) == 0 {
 				atFirstCall = len(recorded)
 			}
@@ -166,8 +228,13 @@ func TestRecordAsTheTurnGoes(t *testing.T) {
 	if atFirstCall != 1 {
 		t.Errorf("%d messages recorded before the first model call, want the input", atFirstCall)
 	}
+	// The answer, which ends the turn, comes as it ends; the others as
+	// they are final.
+	if !slices.Equal(ending, []bool{false, false, false, true}) {
+		t.Errorf("recorded as the turn ends: %v, want the answer only", ending)
+	}
 	res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{
-		SessionID: "t", Input: "go", Record: func(agent.Recorded) error { return errors.New("disk full") },
+		SessionID: "t", Input: "go", Record: func([]agent.Recorded) error { return errors.New("disk full") },
 	})
 	if res.StopReason != agent.StopFailed || err == nil || !strings.Contains(err.Error(), "disk full") || len(model.CallsTo("t")) != 0 {
 		t.Errorf("record failure: %s %v, %d model calls", res.StopReason, err, len(model.CallsTo("t")))

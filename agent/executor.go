@@ -193,9 +193,23 @@ type Request struct {
 	// model call that sends it, or as the model's answer arrives — with
 	// what the turn has spent so far, so that a session writes its
 	// transcript and its totals as the turn goes (a crash loses neither).
-	// It is called from the turn's goroutine, one call at a time. An
-	// error fails the turn.
-	Record func(Recorded) error
+	// Messages final at the same moment come in one call, for one write:
+	// the results of calls that ended together, a message and those
+	// added after it before the next model call. It is called from the
+	// turn's goroutine, one call at a time; the slice is the turn's, to
+	// be copied if kept after Record returns. An error fails the turn.
+	//
+	// An answer without tool calls comes as the turn ends, marked
+	// Recorded.Ending, for the caller to write with the turn's end (a
+	// crash before it costs the model call, which a retry of the turn
+	// makes again) — unless STOP hooks or a verification run after it:
+	// they may take long, and it comes before them. An answer with calls
+	// comes before they run, so that a crash knows they started — but
+	// with their first results when a crash may run each of them again
+	// unasked (tools that are read-only and idempotent, whose calls run
+	// at once: Read, Glob, Grep): a crash before them costs the model
+	// call.
+	Record func([]Recorded) error
 	// OnCompact, if set, receives the whole conversation each time it is
 	// compacted during the turn (a summary followed by the newest turns
 	// verbatim); it replaces everything recorded before. An error fails
@@ -218,8 +232,9 @@ type Request struct {
 	Output *Output
 	// OnEnd, if set, receives the turn's result once it is final, before
 	// the turn_completed event: what a session keeps of the turn (totals,
-	// a parked call) is written by then, so that whoever sees the event
-	// finds it. It is called on the turn's goroutine.
+	// a parked call, the messages Record was given with Ending) is
+	// written by then, so that whoever sees the event finds it. It is
+	// called on the turn's goroutine.
 	OnEnd func(*Result)
 	// Spent is what the session had spent before this turn.
 	Spent budget.Spent
@@ -441,4 +456,10 @@ type Recorded struct {
 	Model string
 	Usage llm.Usage
 	Spent budget.Spent
+	// Ending says the turn ends with this message: Request.OnEnd is
+	// called next, with nothing run between, so that a caller that sets
+	// OnEnd may write the message with the turn's end, in one write
+	// (an error writing them is then OnEnd's to report: the turn has
+	// ended).
+	Ending bool
 }

@@ -69,9 +69,11 @@ func TestFallback(t *testing.T) {
 			{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("before")}},
 			{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockThinking, Thinking: "hmm", Signature: "sig-of-claude"}, llm.TextBlock("earlier answer")}},
 		}
-		record := func(r agent.Recorded) error {
-			if r.Message.Role == llm.RoleAssistant {
-				recorded = append(recorded, r.Model)
+		record := func(rs []agent.Recorded) error {
+			for _, r := range rs {
+				if r.Message.Role == llm.RoleAssistant {
+					recorded = append(recorded, r.Model)
+				}
 			}
 			return nil
 		}
@@ -193,11 +195,13 @@ func TestFallbackInSubagents(t *testing.T) {
 		}
 		defer rt.Close()
 		var models []string
-		res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "delegate", Record: func(r agent.Recorded) error {
-			if r.Message.Role == llm.RoleAssistant {
-				models = append(models, r.Model)
-			} else if r.Model != "" {
-				t.Errorf("a %s message recorded with model %q", r.Message.Role, r.Model)
+		res, err := agent.NewExecutor().Execute(t.Context(), rt, agent.Request{SessionID: "s", Input: "delegate", Record: func(rs []agent.Recorded) error {
+			for _, r := range rs {
+				if r.Message.Role == llm.RoleAssistant {
+					models = append(models, r.Model)
+				} else if r.Model != "" {
+					t.Errorf("a %s message recorded with model %q", r.Message.Role, r.Model)
+				}
 			}
 			return nil
 		}})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -36,10 +37,20 @@ import (
 // Each result is recorded (Request.Record, a user message of its own) as
 // soon as it and every result before it are in, so that a crash in the
 // middle of the calls loses none of a prefix that ended: a resumed session
-// knows which ran (only read-only calls can have ended unrecorded). false
-// means recording failed (and ended the turn).
-func (t *turn) runTools(content []llm.Block, uses int) (llm.Message, bool) {
+// knows which ran (only read-only calls can have ended unrecorded). The
+// results that are in at the same moment are recorded together (one
+// call of Record) — with the model's answer that asked for the calls, if
+// it is not recorded yet (calls a crash may run again unasked: see
+// rerunnable); the answer is recorded by the time runTools returns, in
+// any case. false means recording failed (and ended the turn).
+func (t *turn) runTools(content []llm.Block, uses int) (_ llm.Message, ok bool) {
 	b := batch{t: t, results: make([]llm.Block, 0, uses), ok: true}
+	defer func() {
+		if b.ok {
+			b.recordSince(b.recorded) // the answer, if no result took it
+		}
+		ok = b.ok
+	}()
 	for i := range content {
 		u := &content[i]
 		if u.Type != llm.BlockToolUse {
@@ -207,6 +218,12 @@ type result struct {
 
 // done fills slot k and records every result of the prefix that is in.
 func (b *batch) done(k int, r result) {
+	b.fill(k, r)
+	b.record()
+}
+
+// fill fills slot k.
+func (b *batch) fill(k int, r result) {
 	b.results[k] = r.Block
 	if r.media != nil {
 		if b.shown == nil {
@@ -214,28 +231,61 @@ func (b *batch) done(k int, r result) {
 		}
 		b.shown[k] = r.media
 	}
-	t := b.t
+}
+
+// record records the results of the prefix that are in and not recorded
+// yet, each a message of its own, in one call of Record — after the
+// turn's messages not recorded yet (the answer that asked for the calls:
+// see runTools).
+func (b *batch) record() {
+	from := b.recorded
 	for b.ok && b.recorded < len(b.results) && b.results[b.recorded].Type != "" {
-		k := b.recorded
 		b.recorded++
-		if t.req.Record == nil {
-			continue
+	}
+	if b.recorded > from {
+		b.recordSince(from)
+	}
+}
+
+// recordSince records the results from from to b.recorded after the
+// turn's messages not recorded yet, if there is any of either.
+func (b *batch) recordSince(from int) {
+	t := b.t
+	if !b.ok || t.req.Record == nil || b.recorded == from && t.recorded >= len(t.msgs) {
+		return
+	}
+	spent := t.turnSpent()
+	recs := t.recs[:0]
+	for _, m := range t.msgs[t.recorded:] {
+		rec := Recorded{Message: m, Usage: t.res.Usage, Spent: spent}
+		if m.Role == llm.RoleAssistant {
+			rec.Model = t.answeredBy
 		}
+		recs = append(recs, rec)
+	}
+	for k := from; k < b.recorded; k++ {
 		content := []llm.Block{b.results[k]}
 		if b.shown != nil && b.shown[k] != nil {
 			content = append(content, b.shown[k]...)
 		}
-		rec := Recorded{Message: llm.Message{Role: llm.RoleUser, Content: content}, Usage: t.res.Usage, Spent: t.turnSpent()}
-		if err := t.req.Record(rec); err != nil {
-			t.res.Err = fmt.Errorf("recording the transcript: %w", err)
-			t.finish(StopFailed)
-			b.ok = false
-		}
+		recs = append(recs, Recorded{Message: llm.Message{Role: llm.RoleUser, Content: content}, Usage: t.res.Usage, Spent: spent})
 	}
+	err := t.req.Record(recs)
+	clear(recs)
+	t.recs = recs
+	if err != nil {
+		t.res.Err = fmt.Errorf("recording the transcript: %w", err)
+		t.finish(StopFailed)
+		b.ok = false
+		return
+	}
+	t.recorded = len(t.msgs)
 }
 
 // flush runs the waiting jobs at once, at most MaxParallelTools at a
-// time, and finishes each here as it ends. It reports b.ok.
+// time, and finishes each here as it ends: the calls that end meanwhile
+// are finished with it and their results recorded together, in one call
+// of Record (one write, not one each after the other). It reports b.ok.
 func (b *batch) flush() bool {
 	jobs := b.jobs
 	b.jobs = b.jobs[:0]
@@ -248,6 +298,7 @@ func (b *batch) flush() bool {
 		j := &jobs[0]
 		j.res, j.fails = t.execute(j.a)
 		b.finish(j)
+		b.record()
 		return b.ok
 	}
 	todo := make(chan *job)
@@ -267,15 +318,32 @@ func (b *batch) flush() bool {
 		}
 		close(todo)
 	}()
-	for range jobs {
+	for left := len(jobs); left > 0; {
 		b.finish(<-ended)
+		left--
+		if left > 0 {
+			// A call that has ended but not yet said so (its goroutine
+			// waits for a processor: two short reads end together) gets
+			// the turn to, before the results in are recorded.
+			runtime.Gosched()
+		}
+		for more := true; more && left > 0; {
+			select {
+			case j := <-ended:
+				b.finish(j)
+				left--
+			default:
+				more = false
+			}
+		}
+		b.record()
 	}
 	return b.ok
 }
 
 // finish does what follows a job's call, and fills its slot.
 func (b *batch) finish(j *job) {
-	b.done(j.slot, b.t.ran(&j.a, j.rec, j.res, j.fails))
+	b.fill(j.slot, b.t.ran(&j.a, j.rec, j.res, j.fails))
 }
 
 // clientTool is the turn's client tool called name, unless the runtime

@@ -31,6 +31,8 @@ type turn struct {
 	// histLen is how many messages of msgs came before the turn (0 after a
 	// compaction); recorded is how many have been recorded.
 	histLen, recorded int
+	// recs is what flush gives Record, reused from call to call.
+	recs []Recorded
 	// input is the index in msgs of the turn's input message; pairsChecked
 	// how much of msgs the pairing check has seen.
 	input, pairsChecked int
@@ -404,19 +406,33 @@ func (t *turn) run() {
 			}
 			t.replies[len(t.msgs)-1] = replyMeta{model: cmp.Or(resp.Model, t.model()), usage: resp.Usage}
 		}
-		if !t.flush() {
-			return
-		}
-		if resp.StopReason == llm.StopRefusal {
-			t.refused(resp)
-			return
-		}
-
 		uses := 0
 		for _, b := range msg.Content {
 			if b.Type == llm.BlockToolUse {
 				uses++
 			}
+		}
+		// An answer with calls is recorded before they run: a crash
+		// then knows they started — but with their first results when a
+		// crash may run each of them again unasked (runTools). One
+		// without is recorded with the turn's end (finish), or before
+		// the next model call — unless STOP hooks or a verification run
+		// first (see Request.Record).
+		var now bool
+		switch {
+		case t.req.Record == nil:
+			now = true // nothing to write: flush only counts it
+		case uses > 0:
+			now = !t.rerunnable(msg.Content)
+		default:
+			now = t.checksAnswers()
+		}
+		if now && !t.flush() {
+			return
+		}
+		if resp.StopReason == llm.StopRefusal {
+			t.refused(resp)
+			return
 		}
 		if t.cut != 0 && uses == 0 {
 			// The answer was cut off: it stands as written, said so,
@@ -534,6 +550,37 @@ func (t *turn) run() {
 		return
 	}
 	t.finish(StopMaxIterations)
+}
+
+// rerunnable reports whether every call of content is one a crash may
+// run again unasked: of a tool of the runtime's that is read-only,
+// neither forks nor runs alone (its calls run at once), and is
+// idempotent. A crash during such calls, before any is recorded, loses
+// the model's answer too (not yet recorded: see runTools): the turn's
+// retry asks the model again, as after a crash during the model call.
+func (t *turn) rerunnable(content []llm.Block) bool {
+	for i := range content {
+		u := &content[i]
+		if u.Type != llm.BlockToolUse {
+			continue
+		}
+		tl, ok := t.rt.tools.Lookup(u.Name)
+		if !ok || !t.parallel(tl) || !tool.TraitsOf(tl).Idempotent {
+			return false
+		}
+	}
+	return true
+}
+
+// checksAnswers reports whether something that may take long runs
+// after an answer before the turn ends: STOP (a fork's SUBAGENT_STOP)
+// hooks, a verification.
+func (t *turn) checksAnswers() bool {
+	stop := hook.Stop
+	if t.res.Fork() {
+		stop = hook.SubagentStop
+	}
+	return t.rt.hooks.Has(stop) || t.rt.def.Verify != "" || t.rt.hooks.Has(hook.PostVerify)
 }
 
 // halting reports whether runTools stopped before a call: parked for a
@@ -731,22 +778,37 @@ func (t *turn) exhausted(d budget.Dimension) {
 
 // flush records the messages not recorded yet; on failure it fails the
 // turn and returns false.
-func (t *turn) flush() bool {
-	if t.req.Record == nil {
+func (t *turn) flush() bool { return t.record(false) }
+
+// record records the messages not recorded yet, in one call of Record;
+// ending says the turn ends with them (Recorded.Ending). On failure it
+// fails the turn and returns false.
+func (t *turn) record(ending bool) bool {
+	switch {
+	case t.req.Record == nil:
 		t.recorded = len(t.msgs)
 		return true
+	case t.recorded >= len(t.msgs):
+		return true
 	}
-	for ; t.recorded < len(t.msgs); t.recorded++ {
-		rec := Recorded{Message: t.msgs[t.recorded], Usage: t.res.Usage, Spent: t.turnSpent()}
-		if rec.Message.Role == llm.RoleAssistant {
+	spent := t.turnSpent()
+	recs := t.recs[:0]
+	for _, m := range t.msgs[t.recorded:] {
+		rec := Recorded{Message: m, Usage: t.res.Usage, Spent: spent, Ending: ending}
+		if m.Role == llm.RoleAssistant {
 			rec.Model = t.answeredBy
 		}
-		if err := t.req.Record(rec); err != nil {
-			t.res.Err = fmt.Errorf("recording the transcript: %w", err)
-			t.finish(StopFailed)
-			return false
-		}
+		recs = append(recs, rec)
 	}
+	err := t.req.Record(recs)
+	clear(recs) // the messages are the conversation's: not held here
+	t.recs = recs
+	if err != nil {
+		t.res.Err = fmt.Errorf("recording the transcript: %w", err)
+		t.finish(StopFailed)
+		return false
+	}
+	t.recorded = len(t.msgs)
 	return true
 }
 
@@ -856,8 +918,8 @@ func (t *turn) fail(err error) {
 }
 
 func (t *turn) finish(reason StopReason) {
-	if reason != StopFailed && t.recorded < len(t.msgs) && !t.flush() {
-		return // flush finished the turn as failed
+	if reason != StopFailed && t.recorded < len(t.msgs) && !t.record(true) {
+		return // record finished the turn as failed
 	}
 	t.res.StopReason = reason
 	if reason != StopAnswered {

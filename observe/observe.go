@@ -42,9 +42,13 @@ type Rows struct {
 	// spareRows and spareArena are a written batch's, for the next.
 	spareRows  []store.Observation
 	spareArena []byte
-	deltas     bool // llm_delta events are rows too
-	failed     atomic.Uint64
-	written    atomic.Uint64
+	// recent are the batches written last, for Recent; last is the Seq
+	// of the last row written.
+	recent  recentRows
+	last    atomic.Int64
+	deltas  bool // llm_delta events are rows too
+	failed  atomic.Uint64
+	written atomic.Uint64
 	// next is closed (and replaced) once a batch is written; bySession
 	// holds a channel per session a reader waits for, closed (and
 	// dropped) once a batch with rows of that session is written.
@@ -55,6 +59,11 @@ type Rows struct {
 	done      chan struct{}
 	// ended asks the loop to write the batch now: a turn ended.
 	ended chan struct{}
+	// added counts the rows added (mu); taken, those a write has taken
+	// (mu); handled, those whose write is over, written or lost (nmu),
+	// when batchDone is closed (and replaced): for Flush.
+	added, taken, handled int64
+	batchDone             chan struct{}
 }
 
 // BatchSize and FlushEvery bound how long a row waits before it is written.
@@ -78,7 +87,7 @@ func NewRows(bus *event.Bus, to store.Observations, logger *slog.Logger, opts ..
 	if logger == nil {
 		logger = slog.Default()
 	}
-	r := &Rows{to: to, logger: logger, next: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), ended: make(chan struct{}, 1)}
+	r := &Rows{to: to, logger: logger, next: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), ended: make(chan struct{}, 1), batchDone: make(chan struct{})}
 	for _, o := range opts {
 		o(r)
 	}
@@ -108,6 +117,7 @@ func (r *Rows) add(e event.Event) error {
 	r.pending = append(r.pending, store.Observation{
 		Time: e.Time, Name: string(e.Name), Scope: e.Scope, Data: buf[start:len(buf):len(buf)],
 	})
+	r.added++
 	// A batch is written when full, and when a turn ends: a reader
 	// following the rows (orca serve) sees the end without waiting. The
 	// loop writes the latter, so that the events keep coming meanwhile:
@@ -151,16 +161,28 @@ func (r *Rows) flush() {
 	batch, arena := r.pending, r.arena
 	r.pending, r.arena = r.spareRows, r.spareArena
 	r.spareRows, r.spareArena = nil, nil
+	r.taken += int64(len(batch))
+	taken := r.taken
 	r.mu.Unlock()
 	if len(batch) == 0 {
 		r.keep(batch, arena)
 		return
 	}
+	kept := false
+	defer func() {
+		r.nmu.Lock()
+		r.handled = taken
+		close(r.batchDone)
+		r.batchDone = make(chan struct{})
+		r.nmu.Unlock()
+	}()
 	if err := r.to.AppendObservations(context.Background(), batch); err != nil {
 		r.failed.Add(uint64(len(batch)))
 		r.logger.Warn("observation rows lost", "rows", len(batch), "err", err)
 	} else {
 		r.written.Add(uint64(len(batch)))
+		r.last.Store(batch[len(batch)-1].Seq)
+		kept = r.recent.add(batch) // before the readers wake
 		r.nmu.Lock()
 		close(r.next)
 		r.next = make(chan struct{})
@@ -173,6 +195,11 @@ func (r *Rows) flush() {
 			}
 		}
 		r.nmu.Unlock()
+	}
+	if kept {
+		// The batch is the recent rows' now: the next one gets slices
+		// of its own, as large (up to what keep keeps).
+		batch, arena = make([]store.Observation, 0, min(cap(batch), 4*BatchSize)), make([]byte, 0, min(cap(arena), 1<<20))
 	}
 	r.keep(batch, arena)
 }
@@ -229,13 +256,35 @@ func (r *Rows) Stats() Stats {
 	return Stats{Written: r.written.Load(), Failed: r.failed.Load(), Dropped: r.sub.Stats().Dropped}
 }
 
-// Flush writes every row of an event published before the call.
+// Flush returns once every row of an event published before the call is
+// written (or lost: Stats): with the batch being written, or the next,
+// which it asks for at once — not a write of its own after them.
 func (r *Rows) Flush(ctx context.Context, bus *event.Bus) error {
 	if err := bus.Flush(ctx); err != nil {
 		return err
 	}
-	r.flush()
-	return nil
+	r.mu.Lock()
+	target := r.added
+	r.mu.Unlock()
+	for {
+		r.nmu.Lock()
+		handled, batch := r.handled, r.batchDone
+		r.nmu.Unlock()
+		if handled >= target {
+			return nil
+		}
+		select {
+		case r.ended <- struct{}{}:
+		default: // asked already
+		}
+		select {
+		case <-batch:
+		case <-r.done: // the loop has stopped (Close): written here
+			r.flush()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // Close stops watching, then writes what is pending.

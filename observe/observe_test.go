@@ -320,3 +320,119 @@ func TestTurnsEndingDuringAWriteShareTheNext(t *testing.T) {
 		}
 	})
 }
+
+// A reader woken by the writer finds the rows it wrote in Recent, as the
+// store has them, once it has asked: the first ask turns the writer's
+// memory of them on. Rows another writer put between two of its batches,
+// or a reader behind what it holds, send the reader to the store.
+func TestRecentRowsAreTheStores(t *testing.T) {
+	st := store.NewMemory()
+	t.Cleanup(func() { st.Close() }) // after the writer's last write
+	bus, rows := newRows(t, st)
+	write := func(sc ...scope.Scope) {
+		t.Helper()
+		for _, s := range sc {
+			bus.Publish(event.Event{Name: event.ToolExecCompleted, Scope: s, Data: &event.ToolData{ToolUseID: "c"}})
+		}
+		if err := rows.Flush(t.Context(), bus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, a2, b := scope.Scope{SessionID: "a", TurnID: "t1"}, scope.Scope{SessionID: "a", TurnID: "t2"}, scope.Scope{SessionID: "b", TurnID: "t3"}
+	write(a)
+	if _, _, ok := rows.Recent(store.ObservationFilter{}); ok {
+		t.Fatal("Recent answered before any reader asked")
+	}
+	write(a, b, a2)
+	write(b, a2)
+	for _, f := range []store.ObservationFilter{
+		{AfterSeq: 1}, {AfterSeq: 2}, {SessionID: "a", AfterSeq: 1}, {SessionID: "a", AfterSeq: 3},
+		{TurnID: "t2", AfterSeq: 1}, {SessionID: "b", AfterSeq: 1, Limit: 1}, {SessionID: "a", AfterSeq: 6},
+	} {
+		got, through, ok := rows.Recent(f)
+		want, err := st.Observations(t.Context(), f)
+		if !ok || through != 6 || err != nil || !sameRows(got, want) {
+			t.Errorf("Recent(%+v) = %v through %d %v, the store's %v (%v)", f, seqs(got), through, ok, seqs(want), err)
+		}
+	}
+	// Row 1 was written before anyone asked: not held.
+	if _, _, ok := rows.Recent(store.ObservationFilter{SessionID: "a"}); ok {
+		t.Error("Recent answered for rows it does not hold")
+	}
+	// Another writer's row, then this writer's: what came before it is no
+	// longer the store's whole.
+	if err := st.AppendObservations(t.Context(), []store.Observation{{Name: "x", Scope: a, Data: json.RawMessage(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	write(a)
+	if _, _, ok := rows.Recent(store.ObservationFilter{SessionID: "a", AfterSeq: 6}); ok {
+		t.Error("Recent answered across another writer's row")
+	}
+	if got, _, ok := rows.Recent(store.ObservationFilter{SessionID: "a", AfterSeq: 7}); !ok || len(got) != 1 || got[0].Seq != 8 {
+		t.Errorf("Recent after the other writer's row = %v %v; want [8] true", seqs(got), ok)
+	}
+	// It holds about the last RecentRows rows.
+	many := make([]scope.Scope, observe.BatchSize-1)
+	for i := range many {
+		many[i] = b
+	}
+	for range 2 * observe.RecentRows / len(many) {
+		write(many...)
+	}
+	last := int64(8 + 2*observe.RecentRows/len(many)*len(many))
+	if _, _, ok := rows.Recent(store.ObservationFilter{AfterSeq: 8}); ok {
+		t.Error("Recent holds every row written")
+	}
+	after := last - observe.RecentRows + 1
+	if got, through, ok := rows.Recent(store.ObservationFilter{AfterSeq: after}); !ok || len(got) != observe.RecentRows-1 || through != last || rows.LastSeq() != last {
+		t.Errorf("Recent after %d: %d rows %v; want the last %d", after, len(got), ok, observe.RecentRows-1)
+	}
+}
+
+func seqs(rows []store.Observation) []int64 {
+	var out []int64
+	for _, r := range rows {
+		out = append(out, r.Seq)
+	}
+	return out
+}
+
+func sameRows(a, b []store.Observation) bool {
+	return slices.EqualFunc(a, b, func(x, y store.Observation) bool {
+		return x.Seq == y.Seq && x.Name == y.Name && x.Scope == y.Scope && x.Time.Equal(y.Time) && string(x.Data) == string(y.Data)
+	})
+}
+
+// Flush returns once the rows of the events published before it are in
+// the store — here behind a write that is held — and no sooner; it asks
+// the loop for the write, which takes the rows of every flusher waiting.
+func TestFlushWaitsForItsRows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &slowRows{Memory: store.NewMemory(), release: make(chan struct{})}
+		t.Cleanup(func() { st.Close() }) // after the writer's last write
+		bus, rows := newRows(t, st)
+		sc := scope.Scope{SessionID: "s", TurnID: "t"}
+		bus.Publish(event.Event{Name: event.TurnCompleted, Scope: sc, Data: &event.TurnCompletedData{StopReason: "answered"}})
+		synctest.Wait() // its batch is being written, and held
+		var flushed atomic.Int64
+		for range 3 {
+			bus.Publish(event.Event{Name: event.ToolExecCompleted, Scope: sc, Data: &event.ToolData{ToolUseID: "c"}})
+			go func() {
+				if err := rows.Flush(t.Context(), bus); err != nil {
+					t.Error(err)
+				}
+				flushed.Add(1)
+			}()
+		}
+		synctest.Wait()
+		if n := flushed.Load(); n != 0 {
+			t.Fatalf("%d flushes returned before their rows were written", n)
+		}
+		close(st.release)
+		synctest.Wait()
+		got, _ := st.Observations(t.Context(), store.ObservationFilter{SessionID: "s"})
+		if n := flushed.Load(); n != 3 || len(got) != 4 || st.writes.Load() != 2 {
+			t.Fatalf("%d flushes returned, %d rows in %d writes; want 3, 4 rows in 2 writes (the held one, then the flushers')", n, len(got), st.writes.Load())
+		}
+	})
+}

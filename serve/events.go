@@ -25,8 +25,10 @@ func (s *Server) turnEvents(w http.ResponseWriter, r *http.Request) error {
 // its row's sequence number, its event name the runtime event's, its data
 // the event's flat JSON.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.ObservationFilter) error {
-	if err := s.ours(r.Context(), f.SessionID); err != nil {
-		return err
+	if !s.open(f.SessionID) {
+		if err := s.ours(r.Context(), f.SessionID); err != nil {
+			return err
+		}
 	}
 	rows, ok := s.app.Store().(store.Observations)
 	if !ok {
@@ -96,24 +98,40 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.Observat
 	if s.follow != nil {
 		defer s.follow.leave(f.SessionID, &me)
 	}
+	writer := s.app.Rows()
+	// ours: what woke the stream is a batch of the server's own rows,
+	// which its writer holds (observe.Rows.Recent): they are read there,
+	// not from the store. Other processes' rows (the poll) are read
+	// from the store.
+	ours := false
 	for {
 		// Wait for the rows written after this read, not before it: the
 		// server's own (of this session only), and other processes'.
 		var written, polled <-chan struct{}
-		if w := s.app.Rows(); w != nil {
-			written = w.WrittenFor(f.SessionID)
+		if writer != nil {
+			written = writer.WrittenFor(f.SessionID)
 		}
 		if s.follow != nil {
 			polled = s.follow.wait(f.SessionID, &me, f.AfterSeq)
 		}
-		s.reads.Add(1)
-		page, err := rows.Observations(r.Context(), f)
-		if err != nil {
-			if r.Context().Err() != nil {
-				return nil
+		var page []store.Observation
+		seen := f.AfterSeq // the rows up to it that f selects are read
+		if ours {
+			page, seen, ours = writer.Recent(f)
+		}
+		if !ours {
+			if writer != nil {
+				seen = writer.LastSeq() // in the store before the read
 			}
-			s.opts.Logger.Warn("orca serve: reading events", "session", f.SessionID, "err", err)
-			return nil // the headers are out: the client reconnects
+			s.reads.Add(1)
+			var err error
+			if page, err = rows.Observations(r.Context(), f); err != nil {
+				if r.Context().Err() != nil {
+					return nil
+				}
+				s.opts.Logger.Warn("orca serve: reading events", "session", f.SessionID, "err", err)
+				return nil // the headers are out: the client reconnects
+			}
 		}
 		if len(page) > 0 {
 			rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
@@ -141,16 +159,22 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, f store.Observat
 		if len(page) == pageRows {
 			continue
 		}
+		// Rows of others up to what was seen are not f's: the stream
+		// follows on from there (with its writer's rows, once one
+		// wakes it).
+		f.AfterSeq = max(f.AfterSeq, seen)
 		page = nil
 		if !follow {
 			return nil
 		}
+		ours = false
 		select {
 		case <-r.Context().Done():
 			return nil
 		case <-s.ctx.Done():
 			return nil
 		case <-written:
+			ours = true
 		case <-polled:
 		case <-poll:
 		case <-heartbeat.C:

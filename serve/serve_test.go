@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -671,4 +672,54 @@ func TestManyFollowers(t *testing.T) {
 			break
 		}
 	}
+}
+
+// A stream woken by the server's own rows reads them from its writer
+// (observe.Rows.Recent), not from the store: following a session for
+// three turns reads the store when the stream opens and once more (the
+// writer keeps its rows once asked), not at each batch — and brings
+// what the store has.
+func TestStreamReadsTheServersOwnRowsFromItsWriter(t *testing.T) {
+	st := &sessionReads{Memory: store.NewMemory()}
+	t.Cleanup(func() { st.Close() })
+	f := newFixture(t, app.Config{Store: st}, serve.Options{Poll: time.Hour})
+	f.model.Script("s", script.Text("one"), script.Text("two"), script.Text("three"))
+	f.json("POST", "/v1/sessions", `{"id": "s"}`, 201)
+	followed := make(chan []sse)
+	go func() { followed <- f.events("/v1/sessions/s/events", "", completedTimes(3)) }()
+	for range 3 {
+		turn := f.json("POST", "/v1/sessions/s/messages", `{"text": "go"}`, 202)["turn_id"].(string)
+		for f.json("GET", "/v1/sessions/s/turns/"+turn, "", 200)["status"] == "running" {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	evs := <-followed
+	if n := f.srv.Reads(); n > 2 {
+		t.Errorf("the stream read the store %d times over 3 turns, want at most 2", n)
+	}
+	// Nor is the store asked whose the session is: the server has it open.
+	before := st.n.Load()
+	whole := f.events("/v1/sessions/s/events?follow=false", "", nil)
+	if n := st.n.Load() - before; n != 0 {
+		t.Errorf("a stream of a session the server has open read the session %d times", n)
+	}
+	if len(evs) != len(whole) {
+		t.Fatalf("followed %d events, the store has %d", len(evs), len(whole))
+	}
+	for i := range evs {
+		if evs[i].id != whole[i].id || evs[i].name != whole[i].name {
+			t.Errorf("event %d: %d %s, the store's %d %s", i, evs[i].id, evs[i].name, whole[i].id, whole[i].name)
+		}
+	}
+}
+
+// sessionReads is a store that counts the reads of a session.
+type sessionReads struct {
+	*store.Memory
+	n atomic.Int64
+}
+
+func (s *sessionReads) Session(ctx context.Context, id string) (store.Session, error) {
+	s.n.Add(1)
+	return s.Memory.Session(ctx, id)
 }

@@ -49,6 +49,16 @@ func (s *Server) entryOf(ctx context.Context, id string, create bool) (*entry, e
 	return e, nil
 }
 
+// open reports whether the server has session id open: then it exists
+// and is this runtime's (the server opened it so, and holds its lease),
+// without asking the store (ours).
+func (s *Server) open(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.sessions[id]
+	return ok
+}
+
 // ours checks that session id exists and is this runtime's.
 func (s *Server) ours(ctx context.Context, id string) error {
 	st, err := s.app.Store().Session(ctx, id)

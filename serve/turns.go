@@ -84,14 +84,18 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	// A turn would fail at once: say so here, naming the call to decide.
-	parked, err := s.app.Store().ParkedCalls(r.Context(), store.ParkFilter{SessionID: e.ls.ID(), Status: store.ParkPending})
-	if err != nil {
-		return err
-	}
-	if len(parked) > 0 {
-		p := parked[0]
-		return &apiError{status: http.StatusConflict, code: "awaiting_approval", msg: fmt.Sprintf(
-			"session %s waits for a decision on its parked %s call %s (%s): approve or deny it first (POST /v1/approvals/%s)", e.ls.ID(), p.ToolName, p.ID, p.Reason, p.ID)}
+	// Only the session's writer parks its calls: if it has parked none,
+	// none waits (the store is asked whether one it parked is decided).
+	if e.ls.Parked() != nil {
+		parked, err := s.app.Store().ParkedCalls(r.Context(), store.ParkFilter{SessionID: e.ls.ID(), Status: store.ParkPending})
+		if err != nil {
+			return err
+		}
+		if len(parked) > 0 {
+			p := parked[0]
+			return &apiError{status: http.StatusConflict, code: "awaiting_approval", msg: fmt.Sprintf(
+				"session %s waits for a decision on its parked %s call %s (%s): approve or deny it first (POST /v1/approvals/%s)", e.ls.ID(), p.ToolName, p.ID, p.Reason, p.ID)}
+		}
 	}
 	e.setBusy(true)
 	id := session.NewTurnID()

@@ -38,7 +38,7 @@ func (s *LiveSession) CallTool(ctx context.Context, name string, input json.RawM
 	s.mu.Unlock()
 	defer s.calls.Done()
 
-	totals, err := s.r.store.Totals(ctx, s.id)
+	totals, err := s.spentBefore(ctx)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("session %s: %w", s.id, err)
 	}
@@ -55,7 +55,7 @@ func (s *LiveSession) CallTool(ctx context.Context, name string, input json.RawM
 		Budget:            &limits,
 		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
 		Account: func(sp budget.Spent, u llm.Usage) {
-			if _, err := s.r.store.AddTotals(context.WithoutCancel(ctx), s.id, spentTotals(u, sp)); err != nil {
+			if err := s.addSpending(context.WithoutCancel(ctx), spentTotals(u, sp)); err != nil {
 				s.r.rt.Logger().Warn("could not add a tool call's spending to the session's totals", "session", s.id, "tool", name, "err", err)
 			}
 		},

@@ -209,7 +209,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 	if p := s.Parked(); p != nil {
 		return nil, fmt.Errorf("session %s: %w: %s of %s (%s); approve or deny it first", s.id, ErrAwaitingApproval, p.ID, p.ToolName, p.Reason)
 	}
-	totals, err := s.r.store.Totals(ctx, s.id)
+	totals, err := s.spentBefore(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", s.id, err)
 	}
@@ -246,7 +246,17 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 
 	var recordErr, endErr error
 	var recorded store.Totals // what the turn's records have added to the totals
-	var one [1]store.Record   // the record of a step (see Record)
+	var recs []store.Record   // the records of a write (see Record), reused
+	var held []store.Record   // the turn's last records, written with its end
+	// kept notes what the session knows of the records it wrote.
+	kept := func(first llm.Message, stored []store.Record) {
+		s.mu.Lock()
+		if s.lastTurn != turnID {
+			s.lastInput = inputOf(first)
+		}
+		s.lastSeq, s.lastTurn = stored[len(stored)-1].Seq, turnID
+		s.mu.Unlock()
+	}
 	// What the session keeps of the turn is written before the turn says
 	// it ended (turn_completed): the turn calls end (Request.OnEnd) — or,
 	// for a turn an interceptor answered without running it, Run's caller
@@ -258,15 +268,24 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		// calls are the session's too. What the records added already
 		// is not added again.
 		// The turn is counted by its end (FinishTurn's work), once
-		// whatever its attempts, written with its last totals: one
-		// synced write, not two one after the other.
+		// whatever its attempts, written with its last totals and its
+		// last records (its answer: Recorded.Ending): one synced write,
+		// not three one after the other.
 		final := spentTotals(res.Usage, res.Spent)
 		paused := res.StopReason == agent.StopPaused
-		step := store.Step{Owner: s.owner, Totals: final.Sub(recorded)}
+		step := store.Step{Owner: s.owner, Records: held, Totals: final.Sub(recorded)}
 		if !paused {
 			step.Finish = &store.TurnEnd{TurnID: turnID, Prompt: input}
 		}
-		if _, _, terr := s.r.store.AppendStep(ctx, s.id, step); terr != nil {
+		gen := s.totalsGen()
+		stored, sum, terr := s.r.store.AppendStep(ctx, s.id, step)
+		if terr == nil {
+			s.noteTotals(gen, sum)
+			if len(held) > 0 {
+				kept(held[0].Message, stored)
+			}
+		} else {
+			s.forgetTotals()
 			if recordErr == nil {
 				what := "finish turn"
 				if paused {
@@ -322,27 +341,35 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		TraceParent:       traceParent,
 		Spent:             budget.Spent{Tokens: totals.Usage.Total(), CostUSD: totals.CostUSD, ToolCalls: totals.ToolCalls, WallTime: totals.WallTime},
 		PromptTokens:      promptTokens,
-		// Each message goes with what the turn has spent up to it, in one
-		// write: a crash loses neither.
-		Record: func(r agent.Recorded) error {
-			now := spentTotals(r.Usage, r.Spent)
-			// One record per step, in a slice the turn reuses (the store
-			// keeps copies; Record is called one call at a time).
-			one[0] = store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message, Model: r.Model}
-			recs, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
-				Records: one[:], Totals: now.Sub(recorded)})
-			one[0] = store.Record{}
+		// The messages go with what the turn has spent up to them, in
+		// one write: a crash loses neither. Those the turn ends with
+		// wait for its end (OnEnd, next), and go in its write.
+		Record: func(rs []agent.Recorded) error {
+			if rs[0].Ending {
+				for _, r := range rs {
+					held = append(held, store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message, Model: r.Model})
+				}
+				return nil
+			}
+			now := spentTotals(rs[len(rs)-1].Usage, rs[len(rs)-1].Spent)
+			// In a slice reused from write to write (the store keeps
+			// copies; Record is called one call at a time).
+			for _, r := range rs {
+				recs = append(recs, store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message, Model: r.Model})
+			}
+			gen := s.totalsGen()
+			stored, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
+				Records: recs, Totals: now.Sub(recorded)})
+			clear(recs)
+			recs = recs[:0]
 			if err != nil {
+				s.forgetTotals()
 				recordErr = err
 				return err
 			}
+			s.noteTotals(gen, sum)
 			recorded = now
-			s.mu.Lock()
-			if s.lastTurn != turnID {
-				s.lastInput = inputOf(r.Message)
-			}
-			s.lastSeq, s.lastTurn = recs[len(recs)-1].Seq, turnID
-			s.mu.Unlock()
+			kept(rs[0].Message, stored)
 			return nil
 		},
 		OnCompact: func(h []llm.Message) error { return s.replace(ctx, turnID, h) },
@@ -352,7 +379,7 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		// Background forks finish after the turn: their spending is added
 		// to the session's totals when they do.
 		Account: func(sp budget.Spent, u llm.Usage) {
-			if _, err := s.r.store.AddTotals(context.WithoutCancel(ctx), s.id, store.Totals{Usage: u, CostUSD: sp.CostUSD, ToolCalls: sp.ToolCalls}); err != nil {
+			if err := s.addSpending(context.WithoutCancel(ctx), store.Totals{Usage: u, CostUSD: sp.CostUSD, ToolCalls: sp.ToolCalls}); err != nil {
 				s.r.rt.Logger().Warn("could not add a background task's spending to the session's totals", "session", s.id, "err", err)
 			}
 		},
@@ -388,10 +415,13 @@ func (s *LiveSession) replace(ctx context.Context, turnID string, h []llm.Messag
 	if len(recs) > 0 {
 		recs[0].Kind = store.KindSummary
 	}
-	stored, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: recs})
+	gen := s.totalsGen()
+	stored, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: recs})
 	if err != nil {
+		s.forgetTotals()
 		return err
 	}
+	s.noteTotals(gen, sum)
 	if err := s.r.store.MarkCompacted(ctx, s.id, through); err != nil {
 		return err
 	}
@@ -410,9 +440,13 @@ func (s *LiveSession) compact(ctx context.Context, instructions string) (*agent.
 	if res == nil || res.StopReason != agent.StopCompacted {
 		return res, err // failed, or an interceptor blocked it
 	}
-	if _, _, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD}}); err != nil {
+	gen := s.totalsGen()
+	_, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD}})
+	if err != nil {
+		s.forgetTotals()
 		return res, err
 	}
+	s.noteTotals(gen, sum)
 	if res.Compacted {
 		if err := s.replace(ctx, "", res.Transcript); err != nil {
 			return res, fmt.Errorf("session %s: record compaction: %w", s.id, err)

@@ -231,6 +231,9 @@ type LiveSession struct {
 	// notStarted: the calls the last response left without a result have
 	// not started (a step paused before them); settle runs them.
 	notStarted bool
+	// totals are the session's totals as the session's last write left
+	// them (see knownTotals).
+	totals knownTotals
 
 	pendingContext []string
 	// env are the variables SESSION_START hooks left for the session's

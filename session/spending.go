@@ -15,6 +15,70 @@ func (s *LiveSession) Totals(ctx context.Context) (store.Totals, error) {
 	return s.r.store.Totals(ctx, s.id)
 }
 
+// knownTotals are the session's totals as its last write left them (a
+// step's write returns them), so that a turn need not read them from the
+// store: while the session holds its lease no one else writes them. A
+// write that may overlap another — a background task's spending, a
+// call's outside a turn — forgets them, and the next turn reads them
+// again: gen counts such forgettings, and a write that began before one
+// does not keep what it returns.
+type knownTotals struct {
+	t   store.Totals
+	ok  bool
+	gen uint64
+}
+
+// spentBefore returns the session's totals: those known, else the
+// store's (then known).
+func (s *LiveSession) spentBefore(ctx context.Context) (store.Totals, error) {
+	s.mu.Lock()
+	k := s.totals
+	s.mu.Unlock()
+	if k.ok {
+		return k.t, nil
+	}
+	t, err := s.r.store.Totals(ctx, s.id)
+	if err == nil {
+		s.noteTotals(k.gen, t)
+	}
+	return t, err
+}
+
+// totalsGen returns the generation a write of the totals begins at.
+func (s *LiveSession) totalsGen() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.totals.gen
+}
+
+// noteTotals keeps t, what a write (or read) begun at generation gen
+// found, unless the totals were forgotten since.
+func (s *LiveSession) noteTotals(gen uint64, t store.Totals) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.totals.gen == gen {
+		s.totals = knownTotals{t: t, ok: true, gen: gen}
+	}
+}
+
+// forgetTotals forgets the totals: a write that may overlap the
+// session's others, or that failed, is coming or came.
+func (s *LiveSession) forgetTotals() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.totals = knownTotals{gen: s.totals.gen + 1}
+}
+
+// addSpending adds what a background task or a call outside a turn
+// spent to the session's totals: beside the turns' writes, so the
+// totals known are forgotten, before and after.
+func (s *LiveSession) addSpending(ctx context.Context, d store.Totals) error {
+	s.forgetTotals()
+	defer s.forgetTotals()
+	_, err := s.r.store.AddTotals(ctx, s.id, d)
+	return err
+}
+
 // SetBudget overrides the runtime's budget for this session (nil clears
 // the override). The override is stored: it outlives this handle.
 func (s *LiveSession) SetBudget(ctx context.Context, b *budget.Limits) error {

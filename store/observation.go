@@ -36,8 +36,9 @@ type ObservationFilter struct {
 // of orca's do). Rows need no provisioned session: events of a run that
 // never opened one are observations too.
 type Observations interface {
-	// AppendObservations stores rows in one write, in order. It keeps
-	// copies: the caller may reuse rows and their Data once it returns.
+	// AppendObservations stores rows in one write, in order, and sets
+	// each row's Seq to the one it was stored with. It keeps copies: the
+	// caller may reuse rows and their Data once it returns.
 	AppendObservations(ctx context.Context, rows []Observation) error
 	// Observations returns rows matching f in Seq order.
 	Observations(ctx context.Context, f ObservationFilter) ([]Observation, error)
@@ -89,6 +90,7 @@ func (m *Memory) AppendObservations(ctx context.Context, rows []Observation) err
 	defer m.obsMu.Unlock()
 	for i := range rows {
 		m.observations.add(&rows[i])
+		rows[i].Seq = int64(m.observations.n)
 	}
 	return nil
 }

@@ -40,16 +40,24 @@ func (s db) AppendObservations(ctx context.Context, rows []store.Observation) er
 			data[i] = []byte{}
 		}
 	}
+	var first int64 // the first row's Seq: the others follow it, in order
 	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "LOCK TABLE observations IN EXCLUSIVE MODE"); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO observations (seq, `+sqlstore.ObservationColumns+`)
+		return tx.QueryRow(ctx, `WITH ins AS (INSERT INTO observations (seq, `+sqlstore.ObservationColumns+`)
 SELECT (SELECT COALESCE(MAX(seq), 0) FROM observations) + o, tm, nm, rt, rr, ss, tu, ex, pe, dp, da
 FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::bytea[])
-	WITH ORDINALITY AS u (tm, nm, rt, rr, ss, tu, ex, pe, dp, da, o)`,
-			times, names, runtimes, roots, sessions, turns, execs, parents, depths, data)
-		return err
+	WITH ORDINALITY AS u (tm, nm, rt, rr, ss, tu, ex, pe, dp, da, o)
+RETURNING seq)
+SELECT MIN(seq) FROM ins`,
+			times, names, runtimes, roots, sessions, turns, execs, parents, depths, data).Scan(&first)
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		rows[i].Seq = first + int64(i)
+	}
+	return nil
 }

@@ -138,6 +138,7 @@ type Store struct {
 	committer *committer
 	stmts     *stmts
 	reads     readStmts
+	frontiers frontiers
 	clock     clock.Clock
 	closed    atomic.Bool
 }

@@ -32,6 +32,11 @@ const (
 	stmtInsertObservation
 	stmtLastObservation
 	stmtObservationHeads
+	// stmtLastTurn, stmtCountTurn and stmtTotalTurn are a turn's end
+	// (sqlstore.FinishQueries).
+	stmtLastTurn
+	stmtCountTurn
+	stmtTotalTurn
 	// stmtObservations is the first of sqlstore.ObservationQueries, one
 	// per kind of filter: a stream following a session reads them again
 	// and again.
@@ -77,8 +82,14 @@ WHERE session_id = ?`,
 	for i, q := range sqlstore.ObservationQueries {
 		qs[stmtObservations+stmtID(i)] = q
 	}
+	finish := sqlstore.FinishQueries("", updatedAt)
+	qs[stmtLastTurn], qs[stmtCountTurn], qs[stmtTotalTurn] = finish[0], finish[1], finish[2]
 	return qs
 }()
+
+// updatedAt is the value a write gives a session's updated_at
+// (sqlstore.Dialect.UpdatedAt): the time given.
+const updatedAt = "?"
 
 // preparedIDs finds a prepared statement by its query: the shared
 // methods' statements (store/internal/sqlstore) that are one of them run

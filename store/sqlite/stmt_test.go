@@ -10,9 +10,10 @@ import (
 
 // The observation rows' statements run prepared: a stream following a
 // session reads them again and again, and parsing is most of a small
-// statement's cost.
+// statement's cost. So do a turn's end's, in the committer.
 func TestObservationStatementsPrepared(t *testing.T) {
-	for _, q := range append(sqlstore.ObservationQueries[:], sqlstore.ObservationInsert) {
+	finish := sqlstore.FinishQueries(dialect.ForUpdate, dialect.UpdatedAt)
+	for _, q := range append(append(sqlstore.ObservationQueries[:], sqlstore.ObservationInsert), finish[:]...) {
 		if _, ok := preparedIDs[q]; !ok {
 			t.Errorf("not prepared: %s", q)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orca-agent/orca/store"
@@ -28,7 +29,7 @@ var errClosed = store.ErrClosed
 var dialect = sqlstore.Dialect{
 	Text:            func(s string) any { return s },
 	LastSeqQuery:    queries[stmtLastSeq],
-	UpdatedAt:       "?",
+	UpdatedAt:       updatedAt,
 	RebindApprovals: "UPDATE OR IGNORE approvals SET runtime_id = ? WHERE runtime_id = ?",
 	IsUnique:        func(err error) bool { return strings.Contains(err.Error(), "UNIQUE") },
 }
@@ -39,8 +40,11 @@ var dialect = sqlstore.Dialect{
 func (s *Store) hooks() sqlstore.Hooks {
 	return sqlstore.Hooks{
 		Live:      s.liveRecords,
-		Compacted: compacted,
-		Deleted:   func(tx sqlstore.Querier, sessionID string) { tx.(querier).tx.forget(sessionID) },
+		Compacted: s.compacted,
+		Deleted: func(tx sqlstore.Querier, sessionID string) {
+			tx.(querier).tx.forget(sessionID)
+			s.frontiers.forget(sessionID)
+		},
 		// Its totals are read again at the next step.
 		TurnFinished: func(tx sqlstore.Querier, sessionID string) { tx.(querier).tx.forgetTotals(sessionID) },
 		AfterTurn:    func(ctx context.Context, sessionID string) { s.extendSnapshot(ctx, sessionID, 0, snapshotEvery) },
@@ -53,10 +57,11 @@ func (s *Store) hooks() sqlstore.Hooks {
 // throughSeq replaces them, so that reading the live records reads only
 // the rows after it, not every row of the session to find them. If
 // nothing was newly compacted, the snapshot holds.
-func compacted(ctx context.Context, tx sqlstore.Querier, sessionID string, throughSeq, n int64) error {
+func (s *Store) compacted(ctx context.Context, tx sqlstore.Querier, sessionID string, throughSeq, n int64) error {
 	if n == 0 {
 		return nil
 	}
+	s.frontiers.forget(sessionID)
 	if _, err := tx.Exec(ctx, "DELETE FROM snapshot_chunks WHERE session_id = ?", sessionID); err != nil {
 		return err
 	}
@@ -79,6 +84,7 @@ func (s database) AppendStep(ctx context.Context, sessionID string, step store.S
 	}
 	out := make([]store.Record, len(recs))
 	var sum store.Totals
+	var lastSeq int64 // the session's last Seq once the step is in
 	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		now := s.clock.Now()
 		var last int64
@@ -127,6 +133,7 @@ func (s database) AppendStep(ctx context.Context, sessionID string, step store.S
 			}
 			sum.Turns += n
 		}
+		lastSeq = last + int64(len(recs))
 		if len(recs) == 0 {
 			if totals && !finished {
 				tx.totalled(sessionID, sum)
@@ -155,14 +162,16 @@ func (s database) AppendStep(ctx context.Context, sessionID string, step store.S
 		}
 		return nil
 	})
-	if err == nil && step.Finish != nil {
-		sqlstore.AfterFinish(ctx, s.shared, sessionID)
-	}
-	if err != nil || len(recs) == 0 {
+	switch {
+	case err != nil:
 		return nil, sum, err
+	case step.Finish != nil:
+		s.extendSnapshot(ctx, sessionID, lastSeq, snapshotEvery) // FinishTurn's work after its commit
+	case lastSeq/snapshotEvery != (lastSeq-int64(len(out)))/snapshotEvery:
+		s.extendSnapshot(ctx, sessionID, lastSeq, snapshotBehind)
 	}
-	if last := out[len(out)-1].Seq; last/snapshotEvery != (last-int64(len(out)))/snapshotEvery {
-		s.extendSnapshot(ctx, sessionID, last, snapshotBehind)
+	if len(recs) == 0 {
+		return nil, sum, nil
 	}
 	// Return what is stored, not the caller's own slices.
 	return out, sum, sqlstore.Stored(out, recs, enc)
@@ -230,9 +239,12 @@ func (s *Store) liveRecords(ctx context.Context, sessionID string) ([]store.Reco
 // made stale by a concurrent compaction or chunk, leaves the snapshot as
 // it was, and only makes the next resume read more rows.
 func (s *Store) extendSnapshot(ctx context.Context, sessionID string, last int64, least int) {
-	var frontier int64
-	if err := s.stmts[stmtFrontier].QueryRowContext(ctx, sessionID).Scan(&frontier); err != nil {
-		return
+	frontier, known := s.frontiers.get(sessionID)
+	if !known {
+		if err := s.stmts[stmtFrontier].QueryRowContext(ctx, sessionID).Scan(&frontier); err != nil {
+			return
+		}
+		s.frontiers.set(sessionID, frontier)
 	}
 	if last == 0 {
 		if err := s.stmts[stmtMaxSeq].QueryRowContext(ctx, sessionID).Scan(&last); err != nil {
@@ -259,22 +271,60 @@ func (s *Store) extendSnapshot(ctx context.Context, sessionID string, last int64
 
 // addChunk stores a chunk holding the live records after frontier through
 // through, unless the snapshot no longer ends at frontier (another chunk,
-// or a compaction, came first); it reports whether it stored it.
+// or a compaction, came first); it reports whether it stored it. The
+// frontier it leaves, or finds, is the one the store knows from then on.
 func (s *Store) addChunk(ctx context.Context, sessionID string, frontier, through int64, data []byte) bool {
 	added := false
+	var now int64
 	err := s.write(ctx, func(ctx context.Context, tx *writeTx) error {
 		added = false
-		var now int64
 		if err := tx.stmt(stmtFrontier).QueryRowContext(ctx, sessionID).Scan(&now); err != nil || now != frontier {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO snapshot_chunks (session_id, through_seq, data) VALUES (?, ?, ?)", sessionID, through, data); err != nil {
 			return err
 		}
-		added = true
+		added, now = true, through
 		return nil
 	})
-	return err == nil && added
+	if err != nil {
+		s.frontiers.forget(sessionID)
+		return false
+	}
+	s.frontiers.set(sessionID, now)
+	return added
+}
+
+// frontiers are the sessions' snapshot frontiers (the last chunk's
+// through_seq) as this store last read or moved them, so that a turn's
+// end need not read its session's again. Another process's chunk or
+// compaction leaves one behind the truth, which costs the next chunk a
+// try (addChunk finds the frontier moved, and it is known again).
+type frontiers struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (f *frontiers) get(sessionID string) (int64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.m[sessionID]
+	return v, ok
+}
+
+func (f *frontiers) set(sessionID string, frontier int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil || len(f.m) >= maxCachedSeqs {
+		f.m = make(map[string]int64)
+	}
+	f.m[sessionID] = frontier
+}
+
+func (f *frontiers) forget(sessionID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.m, sessionID)
 }
 
 // readRecords appends the records of rows (sqlstore.RecordColumns) to

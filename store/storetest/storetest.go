@@ -1333,12 +1333,19 @@ func testObservations(t *testing.T, s store.Store) {
 	}
 	ctx := context.Background()
 	want := observationRows()
-	// Rows need no provisioned session; two writes keep one order.
-	if err := o.AppendObservations(ctx, want[:2]); err != nil {
+	// Rows need no provisioned session; two writes keep one order, and
+	// tell each row's Seq.
+	written := slices.Clone(want)
+	if err := o.AppendObservations(ctx, written[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.AppendObservations(ctx, want[2:]); err != nil {
+	if err := o.AppendObservations(ctx, written[2:]); err != nil {
 		t.Fatal(err)
+	}
+	for i, r := range written {
+		if r.Seq != int64(i+1) {
+			t.Errorf("row %d was written with Seq %d, want %d", i, r.Seq, i+1)
+		}
 	}
 	if err := o.AppendObservations(ctx, nil); err != nil {
 		t.Errorf("an empty write: %v", err)

@@ -61,7 +61,7 @@ type DB interface {
 	// write transaction, and returns what store.Store's AppendStep does.
 	AppendStep(ctx context.Context, sessionID string, step store.Step, totals bool) ([]store.Record, store.Totals, error)
 	// AppendObservations stores rows, at least one, in one write
-	// transaction.
+	// transaction, and sets their Seqs.
 	AppendObservations(ctx context.Context, rows []store.Observation) error
 }
 
@@ -118,12 +118,14 @@ type Store struct {
 	hooks Hooks
 	clock *clock.Clock
 	where Where
+	// finish are Finish's statements in d (FinishQueries).
+	finish [3]string
 }
 
 // New returns the shared methods of a store on db, whose times come from
 // c and whose errors name where.
 func New(db DB, d Dialect, h Hooks, c *clock.Clock, where Where) *Store {
-	return &Store{db: db, d: d, hooks: h, clock: c, where: where}
+	return &Store{db: db, d: d, hooks: h, clock: c, where: where, finish: FinishQueries(d.ForUpdate, d.UpdatedAt)}
 }
 
 // write runs fn in a write transaction (DB.Write); its error names op and

@@ -182,7 +182,7 @@ func (s *Store) FinishTurn(ctx context.Context, sessionID, turnID, prompt string
 // AfterFinish.
 func Finish(ctx context.Context, s *Store, tx Querier, sessionID string, e store.TurnEnd) (int64, error) {
 	var last string
-	err := tx.QueryRow(ctx, "SELECT last_turn FROM sessions WHERE id = ?"+s.d.ForUpdate, sessionID).Scan(&last)
+	err := tx.QueryRow(ctx, s.finish[0], sessionID).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, store.ErrNotProvisioned
 	}
@@ -190,17 +190,27 @@ func Finish(ctx context.Context, s *Store, tx Querier, sessionID string, e store
 		return 0, err
 	}
 	count := turnCount(e.TurnID, last)
-	if _, err := tx.Exec(ctx, "UPDATE sessions SET turns = turns + ?, last_turn = ?, last_prompt = ?, updated_at = "+s.d.UpdatedAt+" WHERE id = ?",
-		count, e.TurnID, s.d.Text(e.Prompt), ToNanos(s.clock.Now()), sessionID); err != nil {
+	if _, err := tx.Exec(ctx, s.finish[1], count, e.TurnID, s.d.Text(e.Prompt), ToNanos(s.clock.Now()), sessionID); err != nil {
 		return 0, err
 	}
-	if _, err = tx.Exec(ctx, "UPDATE totals SET turns = turns + ? WHERE session_id = ?", count, sessionID); err != nil {
+	if _, err = tx.Exec(ctx, s.finish[2], count, sessionID); err != nil {
 		return 0, err
 	}
 	if s.hooks.TurnFinished != nil {
 		s.hooks.TurnFinished(tx, sessionID)
 	}
 	return int64(count), nil
+}
+
+// FinishQueries are the statements Finish runs, in a dialect whose
+// ForUpdate and UpdatedAt are forUpdate and updatedAt: always the same
+// text, so that a driver may keep them prepared.
+func FinishQueries(forUpdate, updatedAt string) [3]string {
+	return [3]string{
+		"SELECT last_turn FROM sessions WHERE id = ?" + forUpdate,
+		"UPDATE sessions SET turns = turns + ?, last_turn = ?, last_prompt = ?, updated_at = " + updatedAt + " WHERE id = ?",
+		"UPDATE totals SET turns = turns + ? WHERE session_id = ?",
+	}
 }
 
 // AfterFinish is what follows a turn's end once its transaction has
