@@ -34,6 +34,8 @@ func TestMessagesEncodeAsTheSDKDoes(t *testing.T) {
 		msgs []llm.Message
 	}{
 		{"text", []llm.Message{user(text("hello <b>&</b> — 日本語 \u2028 \x01"))}},
+		{"bytes that are not UTF-8", []llm.Message{user(text("bad \xff\xfe utf8 \x00")), said(call("toolu_1", "Write", json.RawMessage("{\"content\": \"\xff\"}"))),
+			user(result("toolu_1", "read \xc3\x28 back", false))}},
 		{"empty text left out", []llm.Message{user(text(""), text("x")), said(text("")), user(text("y"))}},
 		{"calls and results", []llm.Message{
 			user(text("read")),
