@@ -93,11 +93,15 @@ func (c *Client) body(p sdk.MessageNewParams, req *llm.Request) ([]byte, error) 
 	if len(head) < 2 || head[len(head)-1] != '}' {
 		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("the request encoded as %.40q", head)}
 	}
-	out := append(head[:len(head)-1], `,"messages":`...)
-	out, err = encodeMessages(out, req.Messages)
+	msgs, err := encodeMessages(nil, req.Messages)
 	if err != nil {
 		return nil, err
 	}
+	if string(msgs) == "[]" {
+		return head, nil // as the SDK sends none
+	}
+	out := append(head[:len(head)-1], `,"messages":`...)
+	out = append(out, msgs...)
 	return append(out, '}'), nil
 }
 

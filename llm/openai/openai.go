@@ -228,7 +228,11 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(ll
 	if err != nil {
 		return nil, err
 	}
-	stream := c.sdk.Chat.Completions.NewStreaming(ctx, params)
+	body, err := c.body(params, req)
+	if err != nil {
+		return nil, err
+	}
+	stream := c.sdk.Chat.Completions.NewStreaming(ctx, params, option.WithRequestBody("application/json", body))
 	defer stream.Close()
 	acc := newAccumulator(onDelta)
 	for stream.Next() {
