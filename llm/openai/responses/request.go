@@ -17,7 +17,8 @@ import (
 )
 
 // params translates req into a Responses request, as the package
-// documentation says. It does not modify req.
+// documentation says, but for its input (body encodes it). It does not
+// modify req.
 func (c *Client) params(req *llm.Request) (responses.ResponseNewParams, error) {
 	model := req.Model
 	if model == "" {
@@ -35,15 +36,6 @@ func (c *Client) params(req *llm.Request) (responses.ResponseNewParams, error) {
 	if req.System != "" {
 		p.Instructions = param.NewOpt(req.System)
 	}
-	input := responses.ResponseInputParam{}
-	for i, m := range req.Messages {
-		items, err := c.items(m)
-		if err != nil {
-			return p, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("message %d: %v", i, err)}
-		}
-		input = append(input, items...)
-	}
-	p.Input.OfInputItemList = input
 	for _, t := range req.Tools {
 		schema, err := object(t.InputSchema)
 		if err != nil {
@@ -131,137 +123,6 @@ func reasons(model string) bool {
 	}
 	rest, ok := strings.CutPrefix(name, "gpt-")
 	return ok && rest != "" && rest[0] >= '5' && rest[0] <= '9'
-}
-
-// items translates one orca message into the API's input items.
-func (c *Client) items(m llm.Message) (responses.ResponseInputParam, error) {
-	switch m.Role {
-	case llm.RoleUser:
-		return userItems(m)
-	case llm.RoleAssistant:
-		return c.assistantItems(m)
-	}
-	return nil, fmt.Errorf("unknown role %q", m.Role)
-}
-
-// userItems translates a user message: its tool results as
-// function_call_output items, then its text and media as a user message.
-func userItems(m llm.Message) (responses.ResponseInputParam, error) {
-	var out responses.ResponseInputParam
-	var parts responses.ResponseInputMessageContentListParam
-	for i := 0; i < len(m.Content); i++ {
-		b := &m.Content[i]
-		switch b.Type {
-		case llm.BlockText:
-			if b.Text != "" {
-				parts = append(parts, responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: b.Text}})
-			}
-		case llm.BlockImage, llm.BlockDocument:
-			url, name, err := dataURL(b)
-			if err != nil {
-				return nil, err
-			}
-			if name != "" {
-				parts = append(parts, responses.ResponseInputContentUnionParam{OfInputFile: &responses.ResponseInputFileParam{FileData: param.NewOpt(url), Filename: param.NewOpt(name)}})
-			} else {
-				parts = append(parts, responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{ImageURL: param.NewOpt(url), Detail: responses.ResponseInputImageDetailAuto}})
-			}
-		case llm.BlockToolResult:
-			content := b.Content
-			if b.IsError {
-				content = ErrorPrefix + content
-			}
-			item := responses.ResponseInputItemFunctionCallOutputParam{CallID: param.NewOpt(b.ToolUseID)}
-			media := llm.ResultMedia(m.Content, i)
-			if len(media) == 0 {
-				item.Output.OfString = param.NewOpt(content)
-			} else {
-				// The output takes content parts: the result's text, then
-				// what it shows.
-				list := responses.ResponseFunctionCallOutputItemListParam{}
-				if content != "" {
-					list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: content}})
-				}
-				for j := range media {
-					url, name, err := dataURL(&media[j])
-					if err != nil {
-						return nil, fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)
-					}
-					if name != "" {
-						list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: &responses.ResponseInputFileContentParam{FileData: param.NewOpt(url), Filename: param.NewOpt(name)}})
-					} else {
-						list = append(list, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: param.NewOpt(url), Detail: responses.ResponseInputImageContentDetailAuto}})
-					}
-				}
-				item.Output.OfResponseFunctionCallOutputItemArray = list
-				i += len(media)
-			}
-			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &item})
-		case llm.BlockThinking, llm.BlockRedactedThinking:
-		default:
-			return nil, fmt.Errorf("block type %q in a user message", b.Type)
-		}
-	}
-	if len(parts) > 0 {
-		out = append(out, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
-			Role: responses.EasyInputMessageRoleUser, Content: responses.EasyInputMessageContentUnionParam{OfInputItemContentList: parts},
-		}})
-	}
-	return out, nil
-}
-
-// assistantItems translates an assistant message, block by block, in its
-// order: text as assistant messages, tool uses as function calls, this
-// API's reasoning blocks (redacted_thinking with an ID) as reasoning
-// items, the blocks of one item merged back into it.
-func (c *Client) assistantItems(m llm.Message) (responses.ResponseInputParam, error) {
-	var out responses.ResponseInputParam
-	reasoning := map[string]*responses.ResponseReasoningItemParam{}
-	for _, b := range m.Content {
-		switch b.Type {
-		case llm.BlockText:
-			if b.Text != "" {
-				out = append(out, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
-					Role: responses.EasyInputMessageRoleAssistant, Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(b.Text)},
-				}})
-			}
-		case llm.BlockToolUse:
-			out = append(out, responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
-				CallID: b.ID, Name: b.Name, Arguments: arguments(b.Input),
-			}})
-		case llm.BlockRedactedThinking:
-			if b.ID == "" {
-				continue // not a reasoning item of this API
-			}
-			r, ok := reasoning[b.ID]
-			if !ok {
-				r = &responses.ResponseReasoningItemParam{ID: b.ID, Summary: []responses.ResponseReasoningItemSummaryParam{}}
-				reasoning[b.ID] = r
-				out = append(out, responses.ResponseInputItemUnionParam{OfReasoning: r})
-			}
-			if b.Signature != "" && !r.EncryptedContent.Valid() {
-				r.EncryptedContent = param.NewOpt(b.Signature)
-			}
-			if b.Thinking != "" {
-				r.Summary = append(r.Summary, responses.ResponseReasoningItemSummaryParam{Text: b.Thinking})
-			}
-		case llm.BlockThinking:
-		default:
-			return nil, fmt.Errorf("block type %q in an assistant message", b.Type)
-		}
-	}
-	if c.store {
-		return out, nil
-	}
-	// Not stored, a reasoning item without its encrypted content names
-	// nothing the API has: it would refuse the request.
-	kept := out[:0]
-	for _, it := range out {
-		if r := it.OfReasoning; r == nil || r.EncryptedContent.Valid() {
-			kept = append(kept, it)
-		}
-	}
-	return kept, nil
 }
 
 // arguments returns a tool use's input as the arguments string: the input

@@ -291,7 +291,11 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request, onDelta func(ll
 	if err != nil {
 		return nil, err
 	}
-	stream := c.sdk.Responses.NewStreaming(ctx, params)
+	body, err := c.body(params, req)
+	if err != nil {
+		return nil, err
+	}
+	stream := c.sdk.Responses.NewStreaming(ctx, params, option.WithRequestBody("application/json", body))
 	defer stream.Close()
 	acc := newAccumulator(onDelta)
 	for stream.Next() {
