@@ -343,3 +343,30 @@ func AddSeeds(f *testing.F, pattern string) {
 		f.Add(b)
 	}
 }
+
+// SameBody checks a request body a client encodes itself against the body
+// its SDK encodes (the reference): field's value byte for byte, and the
+// whole body value for value (the client's may order its keys otherwise).
+// Errors must be the same.
+func SameBody(t testing.TB, field string, got []byte, gotErr error, want []byte, wantErr error) {
+	t.Helper()
+	if (wantErr != nil) != (gotErr != nil) || (wantErr != nil && gotErr.Error() != wantErr.Error()) {
+		t.Fatalf("error %v, the SDK's way %v", gotErr, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	var g, w map[string]json.RawMessage
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%s: %v", got, err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("the SDK's %s: %v", want, err)
+	}
+	if string(g[field]) != string(w[field]) {
+		t.Errorf("%s\n%s\nthe SDK encodes\n%s", field, g[field], w[field])
+	}
+	if !jsonEqual(got, want) {
+		t.Errorf("body\n%s\nthe SDK's\n%s", got, want)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/llmtest"
 )
 
 // The messages orca sends are encoded by body, not by the SDK: the SDK's
@@ -75,28 +75,7 @@ func TestMessagesEncodeAsTheSDKDoes(t *testing.T) {
 			}
 			want, wantErr := sdkBody(p, req)
 			got, gotErr := cl.body(p, req)
-			if (wantErr != nil) != (gotErr != nil) || (wantErr != nil && gotErr.Error() != wantErr.Error()) {
-				t.Fatalf("error %v, the SDK's way %v", gotErr, wantErr)
-			}
-			if wantErr != nil {
-				return
-			}
-			var g, w map[string]json.RawMessage
-			if err := json.Unmarshal(got, &g); err != nil {
-				t.Fatalf("%s: %v", got, err)
-			}
-			if err := json.Unmarshal(want, &w); err != nil {
-				t.Fatal(err)
-			}
-			if string(g["messages"]) != string(w["messages"]) {
-				t.Errorf("messages\n%s\nthe SDK encodes\n%s", g["messages"], w["messages"])
-			}
-			var ga, wa any
-			json.Unmarshal(got, &ga)
-			json.Unmarshal(want, &wa)
-			if !reflect.DeepEqual(ga, wa) {
-				t.Errorf("body\n%s\nthe SDK's\n%s", got, want)
-			}
+			llmtest.SameBody(t, "messages", got, gotErr, want, wantErr)
 		})
 	}
 }

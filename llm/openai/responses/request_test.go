@@ -3,7 +3,6 @@ package responses
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/llmtest"
 )
 
 // The input orca sends is encoded by body, not by the SDK: the SDK's own
@@ -66,28 +66,7 @@ func TestInputEncodesAsTheSDKDoes(t *testing.T) {
 				}
 				want, wantErr := cl.sdkBody(p, req)
 				got, gotErr := cl.body(p, req)
-				if (wantErr != nil) != (gotErr != nil) || (wantErr != nil && gotErr.Error() != wantErr.Error()) {
-					t.Fatalf("error %v, the SDK's way %v", gotErr, wantErr)
-				}
-				if wantErr != nil {
-					return
-				}
-				var g, w map[string]json.RawMessage
-				if err := json.Unmarshal(got, &g); err != nil {
-					t.Fatalf("%s: %v", got, err)
-				}
-				if err := json.Unmarshal(want, &w); err != nil {
-					t.Fatal(err)
-				}
-				if string(g["input"]) != string(w["input"]) {
-					t.Errorf("input\n%s\nthe SDK encodes\n%s", g["input"], w["input"])
-				}
-				var ga, wa any
-				json.Unmarshal(got, &ga)
-				json.Unmarshal(want, &wa)
-				if !reflect.DeepEqual(ga, wa) {
-					t.Errorf("body\n%s\nthe SDK's\n%s", got, want)
-				}
+				llmtest.SameBody(t, "input", got, gotErr, want, wantErr)
 			})
 		}
 	}
