@@ -1,14 +1,9 @@
 package serve_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +37,7 @@ func BenchmarkServeTurns(b *testing.B) {
 	defer srv.Close()
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	c := &apiClient{base: hs.URL, http: hs.Client()}
+	c := &loadClient{base: hs.URL, http: hs.Client(), ctx: b.Context()}
 	for i := range sessions {
 		if _, err := c.post("/v1/sessions", fmt.Sprintf(`{"id": "s%d"}`, i), 201); err != nil {
 			b.Fatal(err)
@@ -80,54 +75,4 @@ func BenchmarkServeTurns(b *testing.B) {
 		b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "turns/s")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	}
-}
-
-// apiClient is the benchmark's client: errors, not test failures.
-type apiClient struct {
-	base string
-	http *http.Client
-}
-
-func (c *apiClient) post(path, body string, want int) ([]byte, error) {
-	req, _ := http.NewRequest("POST", c.base+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		return nil, fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, b)
-	}
-	return b, nil
-}
-
-// turn posts a message to session and follows the turn's events until
-// its turn_completed.
-func (c *apiClient) turn(session string) error {
-	b, err := c.post("/v1/sessions/"+session+"/messages", `{"text": "go"}`, 202)
-	if err != nil {
-		return err
-	}
-	var started struct {
-		TurnID string `json:"turn_id"`
-	}
-	if err := json.Unmarshal(b, &started); err != nil || started.TurnID == "" {
-		return fmt.Errorf("message: %s", b)
-	}
-	req, _ := http.NewRequest("GET", c.base+"/v1/sessions/"+session+"/turns/"+started.TurnID+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if sc.Text() == "event: turn_completed" {
-			return nil
-		}
-	}
-	return fmt.Errorf("turn %s: the stream ended without turn_completed", started.TurnID)
 }
