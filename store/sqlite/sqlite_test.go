@@ -65,26 +65,11 @@ func TestDeleteScheduleDeletesFires(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "orca.db")
 	s := open(t, path)
 	defer s.Close()
-	for _, id := range []string{"a", "b"} {
-		if err := s.AddSchedule(ctx, store.Schedule{RuntimeID: "r1", ID: id, Spec: "@hourly", Prompt: "p"}); err != nil {
-			t.Fatal(err)
-		}
-		for h := range 3 {
-			if _, err := s.ClaimFire(ctx, store.Fire{RuntimeID: "r1", ScheduleID: id, At: time.Unix(int64(h)*3600, 0), Status: store.FireRunning}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := s.DeleteSchedule(ctx, "r1", "a"); err != nil {
-		t.Fatal(err)
-	}
-	var a, b int
-	if err := rawDB(t, path).QueryRow("SELECT count(*) FILTER (WHERE schedule_id = 'a'), count(*) FILTER (WHERE schedule_id = 'b') FROM schedule_fires").Scan(&a, &b); err != nil {
-		t.Fatal(err)
-	}
-	if a != 0 || b != 3 {
-		t.Errorf("after deleting schedule a: %d of its fires' rows, %d of b's; want 0 and 3", a, b)
-	}
+	db := rawDB(t, path)
+	storetest.RunDeleteScheduleDeletesFires(t, s, func(id string) (n int, err error) {
+		err = db.QueryRow("SELECT count(*) FROM schedule_fires WHERE schedule_id = ?", id).Scan(&n)
+		return n, err
+	})
 }
 
 func TestDurable(t *testing.T) {

@@ -665,3 +665,36 @@ func testSchedulesContext(t *testing.T, s store.Schedules) {
 	_, err = s.Schedules(canceled, "r1")
 	wantErr(t, "Schedules with a canceled context", err, context.Canceled)
 }
+
+// RunDeleteScheduleDeletesFires checks, in a store of its own (empty),
+// that deleting a schedule deletes its fires' rows, not only what the
+// contract shows of them: fireRows counts the rows the store keeps of a
+// schedule's fires (its own query, under the contract).
+func RunDeleteScheduleDeletesFires(t *testing.T, s store.Schedules, fireRows func(scheduleID string) (int, error)) {
+	t.Helper()
+	ctx := t.Context()
+	for _, id := range []string{"a", "b"} {
+		if err := s.AddSchedule(ctx, store.Schedule{RuntimeID: "r1", ID: id, Spec: "@hourly", Prompt: "p"}); err != nil {
+			t.Fatal(err)
+		}
+		for h := range 3 {
+			if _, err := s.ClaimFire(ctx, store.Fire{RuntimeID: "r1", ScheduleID: id, At: time.Unix(int64(h)*3600, 0), Status: store.FireRunning}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.DeleteSchedule(ctx, "r1", "a"); err != nil {
+		t.Fatal(err)
+	}
+	a, err := fireRows("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fireRows("b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != 0 || b != 3 {
+		t.Errorf("after deleting schedule a: %d of its fires' rows, %d of b's; want 0 and 3", a, b)
+	}
+}
