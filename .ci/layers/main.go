@@ -24,7 +24,7 @@ const module = "github.com/orca-agent/orca"
 // packages of lower layers only. Keep it as ARCHITECTURE.md draws it.
 var layers = [][]string{
 	{"protect"},
-	{"intercept", "llm", "catalog", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "internal/names", "internal/httpguard", "mcp/mcptest", "media/pdf", "media/pdf/pdftest", "web", "rewind"},
+	{"intercept", "llm", "catalog", "scope", "frontmatter", "workspace", "sandbox", "internal/proctest", "internal/tailbuf", "internal/names", "internal/httpguard", "llm/internal/reqbody", "mcp/mcptest", "media/pdf", "media/pdf/pdftest", "web", "rewind"},
 	{"cmd/orca-mcp-faults", "memory", "media", "elicit", "event", "queue", "budget", "tool", "hook", "workspace/workspacetest", "llm/llmtest", "llm/script", "llm/anthropic", "llm/openai/internal/apierr", "llm/gemini", "llm/bedrock", "store/internal/clock", "store/internal/wire"},
 	{"tool/builtin", "tool/tooltest", "middleware", "policy", "hook/command", "store", "subagent", "llm/openai", "llm/openai/responses", "mcp", "lsp"},
 	{"config", "skill", "schedule", "store/storetest", "store/internal/sqlstore", "tui", "llm/provider", "subagent/remote"},

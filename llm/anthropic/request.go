@@ -9,6 +9,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/internal/reqbody"
 )
 
 // params translates req into a Messages request, with the cache
@@ -82,27 +83,22 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, error) {
 	return p, nil
 }
 
-// body is the request's JSON: p's, with the messages of req encoded by
-// encodeMessages (the SDK's reflection-based encoder took ten times as
-// long, milliseconds a call for a long conversation).
+// body is the request's JSON: p's, with the messages of req
+// (wireMessages; none, as the SDK sends none, when there are none).
 func (c *Client) body(p sdk.MessageNewParams, req *llm.Request) ([]byte, error) {
-	head, err := json.Marshal(p)
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: err.Error()}
-	}
-	if len(head) < 2 || head[len(head)-1] != '}' {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("the request encoded as %.40q", head)}
-	}
-	msgs, err := encodeMessages(nil, req.Messages)
+	msgs, err := wireMessages(req.Messages)
 	if err != nil {
 		return nil, err
 	}
-	if string(msgs) == "[]" {
-		return head, nil // as the SDK sends none
+	var value any
+	if len(msgs) > 0 {
+		value = msgs
 	}
-	out := append(head[:len(head)-1], `,"messages":`...)
-	out = append(out, msgs...)
-	return append(out, '}'), nil
+	b, err := reqbody.With(p, "messages", value)
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: err.Error()}
+	}
+	return b, nil
 }
 
 // toolInput returns a tool use's input as the API accepts it: a JSON

@@ -15,7 +15,7 @@ import (
 	"github.com/orca-agent/orca/llm"
 )
 
-// The messages orca sends are encoded by encodeMessages, not by the SDK:
+// The messages orca sends are encoded by body (wireMessages), not by the SDK:
 // the SDK's own encoding of the same messages (the translation orca used
 // before, below) is the reference they must equal, value for value, for
 // every kind of block, the cache breakpoint on each kind, and the errors —
@@ -72,7 +72,7 @@ func TestMessagesEncodeAsTheSDKDoes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want, wantErr := sdkMessages(c.msgs)
-			got, gotErr := encodeMessages(nil, c.msgs)
+			got, gotErr := encodeMessages(c.msgs)
 			if (wantErr != nil) != (gotErr != nil) || (wantErr != nil && gotErr.Error() != wantErr.Error()) {
 				t.Fatalf("error %v, the SDK's way %v", gotErr, wantErr)
 			}
@@ -135,7 +135,7 @@ func BenchmarkEncodeMessages(b *testing.B) {
 	})
 	b.Run("orca", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := encodeMessages(nil, msgs); err != nil {
+			if _, err := encodeMessages(msgs); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -143,7 +143,7 @@ func BenchmarkEncodeMessages(b *testing.B) {
 }
 
 // sdkMessages is how orca translated messages for the SDK before
-// encodeMessages, and encodes them as the SDK does.
+// wireMessages, and encodes them as the SDK does.
 func sdkMessages(msgs []llm.Message) ([]byte, error) {
 	breakpoint := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
@@ -275,4 +275,13 @@ func sdkMediaBlock(b *llm.Block) (sdk.ContentBlockParamUnion, error) {
 		}
 	}
 	return sdk.ContentBlockParamUnion{}, fmt.Errorf("an %s block of type %q, which the API does not take", b.Type, m.MediaType)
+}
+
+// encodeMessages is the messages as body encodes them.
+func encodeMessages(msgs []llm.Message) ([]byte, error) {
+	w, err := wireMessages(msgs)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(w)
 }

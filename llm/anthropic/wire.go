@@ -9,8 +9,8 @@ import (
 	"github.com/orca-agent/orca/llm"
 )
 
-// The messages of a request, as the Messages API takes them. encodeMessages
-// writes them with encoding/json over the types below, which mirror the
+// The messages of a request, as the Messages API takes them. body writes
+// them (wireMessages) with encoding/json over the types below, which mirror the
 // SDK's param types field for field, in the SDK's order: the bytes sent are
 // those the SDK would send (request_test.go compares them).
 
@@ -71,10 +71,10 @@ type redactedThinkingBlock struct {
 	Type string `json:"type"`
 }
 
-// encodeMessages appends msgs to dst as the request's messages, with the
-// cache breakpoint described in the package documentation: the last block
-// that can carry one of the message before the newest user message.
-func encodeMessages(dst []byte, msgs []llm.Message) ([]byte, error) {
+// wireMessages returns msgs as the request's messages, with the cache
+// breakpoint described in the package documentation: the last block that
+// can carry one of the message before the newest user message.
+func wireMessages(msgs []llm.Message) ([]wireMessage, error) {
 	breakpoint := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == llm.RoleUser {
@@ -98,11 +98,7 @@ func encodeMessages(dst []byte, msgs []llm.Message) ([]byte, error) {
 		}
 		out = append(out, wireMessage{Role: m.Role, Content: blocks})
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("the messages: %v", err)}
-	}
-	return append(dst, b...), nil
+	return out, nil
 }
 
 // wireBlocks translates the blocks of m, marking the last one that can

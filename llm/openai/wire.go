@@ -2,7 +2,6 @@ package openai
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/internal/reqbody"
 )
 
 // The messages of a request, as Chat Completions takes them. body writes
@@ -80,34 +80,27 @@ type fileData struct {
 }
 
 // body is the request's JSON: p's, with the system prompt and the
-// messages of req.
+// messages of req (none, as the SDK sends none, when there are none).
 func (c *Client) body(p sdk.ChatCompletionNewParams, req *llm.Request) ([]byte, error) {
-	head, err := json.Marshal(p)
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: err.Error()}
-	}
-	if len(head) < 2 || head[len(head)-1] != '}' {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("the request encoded as %.40q", head)}
-	}
 	msgs := make([]any, 0, len(req.Messages)+1)
 	if req.System != "" {
 		msgs = append(msgs, &textMessage{Content: req.System, Role: "system"})
 	}
+	var err error
 	for i, m := range req.Messages {
 		if msgs, err = appendMessages(msgs, m); err != nil {
 			return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("message %d: %v", i, err)}
 		}
 	}
-	if len(msgs) == 0 {
-		return head, nil // as the SDK sends none
+	var value any
+	if len(msgs) > 0 {
+		value = msgs
 	}
-	b, err := json.Marshal(msgs)
+	b, err := reqbody.With(p, "messages", value)
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("the messages: %v", err)}
+		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: err.Error()}
 	}
-	out := append(head[:len(head)-1], `,"messages":`...)
-	out = append(out, b...)
-	return append(out, '}'), nil
+	return b, nil
 }
 
 // appendMessages appends the API's messages for one orca message.

@@ -1,12 +1,12 @@
 package responses
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/orca-agent/orca/llm"
+	"github.com/orca-agent/orca/llm/internal/reqbody"
 )
 
 // The input of a request, as the Responses API takes it. body writes it
@@ -71,28 +71,21 @@ type reasoningSummary struct {
 	Type string `json:"type"`
 }
 
-// body is the request's JSON: p's, with req's messages as its input.
+// body is the request's JSON: p's, with req's messages as its input
+// (an empty list when there are none, as the SDK sent it).
 func (c *Client) body(p responses.ResponseNewParams, req *llm.Request) ([]byte, error) {
-	head, err := json.Marshal(p)
-	if err != nil {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: err.Error()}
-	}
-	if len(head) < 2 || head[len(head)-1] != '}' {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("the request encoded as %.40q", head)}
-	}
 	input := make([]any, 0, len(req.Messages))
+	var err error
 	for i, m := range req.Messages {
 		if input, err = c.appendItems(input, m); err != nil {
 			return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("message %d: %v", i, err)}
 		}
 	}
-	b, err := json.Marshal(input)
+	b, err := reqbody.With(p, "input", input)
 	if err != nil {
-		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: fmt.Sprintf("the input: %v", err)}
+		return nil, &llm.Error{Kind: llm.KindInvalidRequest, Message: err.Error()}
 	}
-	out := append(head[:len(head)-1], `,"input":`...)
-	out = append(out, b...)
-	return append(out, '}'), nil
+	return b, nil
 }
 
 // appendItems appends the API's input items for one orca message.
