@@ -27,9 +27,10 @@ import (
 //
 // A turn runs as steps (session.Step): each model call, and each tool call
 // (or group of read-only calls at once), is an activity of its own
-// (ModelActivity, ToolActivity; ReadsActivity, a local one, for a group of
-// read-only calls on the worker of the workflow task when it keeps the
-// session open). Between the steps of a turn the worker
+// (ModelActivity, ToolActivity), but for a group of read-only calls, which
+// runs in the activity of the step before it, on the session open there
+// (ReadsActivity, a local one, when that step returned first). Between
+// the steps of a turn the worker
 // keeps the session open, so that hooks, the lease and what SESSION_START
 // hooks left (CLAUDE_ENV_FILE) hold for the whole turn: the workflow sends
 // the next step to this worker's own task queue (Queue, RegisterOwn), and
@@ -165,17 +166,20 @@ func (a *Activities) step(ctx context.Context, in StepInput, inPlace bool) (Step
 	case req.TurnID == "":
 		return StepResult{}, refused(errors.New("a later step of a turn names no turn"))
 	}
-	step := in.Progress
-	step.Rest = in.Rest
-	opts := []session.RunOption{session.WithTurnID(req.TurnID), session.Retry(), session.Step(step)}
-	if len(media) > 0 {
-		opts = append(opts, session.WithMedia(media...))
-	}
-	if len(req.OutputSchema) > 0 {
-		opts = append(opts, session.WithOutput(&agent.Output{Schema: req.OutputSchema}))
-	}
-	if in.Interrupt {
-		opts = append(opts, session.Interrupted())
+	// runOpts are a step's, from p; media go with the turn's first.
+	runOpts := func(p agent.Progress, media []*llm.Media) []session.RunOption {
+		p.Rest = in.Rest
+		opts := []session.RunOption{session.WithTurnID(req.TurnID), session.Retry(), session.Step(p)}
+		if len(media) > 0 {
+			opts = append(opts, session.WithMedia(media...))
+		}
+		if len(req.OutputSchema) > 0 {
+			opts = append(opts, session.WithOutput(&agent.Output{Schema: req.OutputSchema}))
+		}
+		if in.Interrupt {
+			opts = append(opts, session.Interrupted())
+		}
+		return opts
 	}
 	k := a.take(ctx, in.SessionID, req.TurnID)
 	if inPlace && k == nil {
@@ -242,7 +246,18 @@ func (a *Activities) step(ctx context.Context, in StepInput, inPlace bool) (Step
 			}
 		}
 	}()
-	res, err := ls.Run(turnCtx, req.Input, opts...)
+	res, err := ls.Run(turnCtx, req.Input, runOpts(in.Progress, media)...)
+	toolCalls, usage := 0, llm.Usage{}
+	for res != nil {
+		toolCalls, usage = toolCalls+res.ToolCalls, usage.Add(res.Usage)
+		if err != nil || res.StopReason != agent.StopPaused || !res.Progress.ReadsNext || ctx.Err() != nil || stoppingNow(ctx) {
+			break
+		}
+		// A group of read-only calls comes next (Progress.ReadsNext): quick,
+		// and safe to run again, it runs now, in this activity, on the
+		// session open here — a dispatch and a workflow task fewer.
+		res, err = ls.Run(turnCtx, "", runOpts(res.Progress, nil)...)
+	}
 	close(done)
 	stopping := false
 	select {
@@ -264,7 +279,7 @@ func (a *Activities) step(ctx context.Context, in StepInput, inPlace bool) (Step
 		return StepResult{}, err // the store, the lease: another attempt may do better
 	}
 	out := StepResult{TurnResult: TurnResult{SessionID: in.SessionID, TurnID: req.TurnID, StopReason: string(res.StopReason), Reason: res.Reason,
-		Output: res.Output, Iterations: res.Iterations, ToolCalls: res.ToolCalls, Usage: res.Usage, Attempt: info.Attempt, Worker: worker},
+		Output: res.Output, Iterations: res.Iterations, ToolCalls: toolCalls, Usage: usage, Attempt: info.Attempt, Worker: worker},
 		Progress: res.Progress}
 	out.Answer, out.AnswerTruncated = truncate(res.Answer, MaxAnswer)
 	if err != nil {
@@ -280,6 +295,16 @@ func (a *Activities) step(ctx context.Context, in StepInput, inPlace bool) (Step
 		a.keep(in.SessionID, k)
 	}
 	return out, nil
+}
+
+// stoppingNow reports whether the worker of the activity ctx is stopping.
+func stoppingNow(ctx context.Context) bool {
+	select {
+	case <-activity.GetWorkerStopChannel(ctx):
+		return true
+	default:
+		return false
+	}
 }
 
 // attachments reads the bytes of the images and documents turn req shows

@@ -7,9 +7,10 @@
 // client that asks again gets the same turn); the workflow runs the
 // session's turns one at a time, in the order they came, each as a row of
 // activities: each model call is one (ModelActivity), and so is each tool
-// call (ToolActivity; read-only calls that run at once are one group, a
-// local activity — ReadsActivity — run in place by the worker that keeps
-// the session open, without a dispatch or a workflow task of its own).
+// call (ToolActivity), but for read-only calls that run at once: such a
+// group runs in the activity of the step before it (the model call that
+// asked for it, most often), on the session open there, without a
+// dispatch or a workflow task of its own.
 // An activity is a step of the runtime's own turn (session.Step) — app.App's
 // session, its interceptors, hooks, policy, middleware and events exactly
 // as in one process, each in the step whose effect it is about — over a

@@ -39,11 +39,14 @@ const (
 	ToolActivity  = "orca.ToolCall"
 	// ReadsActivity is ToolActivity as a local activity, for a group of
 	// read-only calls that run at once (agent.Progress.ReadsNext): quick,
-	// and safe to run again, it runs in place in the worker of the
-	// workflow task when that worker keeps the session open — no dispatch,
-	// no second workflow task; a marker in the history shows it. Where the
-	// session is open elsewhere it starts nothing and says so
-	// (StepResult.Elsewhere), and the workflow sends a ToolActivity there.
+	// and safe to run again. Such a group runs in the activity of the step
+	// before it; when that step returned first (a worker of an earlier
+	// version, or histories recorded by one), the group runs in place in
+	// the worker of the workflow task if that worker keeps the session
+	// open — no dispatch, no second workflow task; a marker in the history
+	// shows it. Where the session is open elsewhere it starts nothing and
+	// says so (StepResult.Elsewhere), and the workflow sends a ToolActivity
+	// there.
 	ReadsActivity = "orca.ReadCalls"
 	// ParkActivity reads, or decides, a session's parked call.
 	ParkActivity = "orca.Park"

@@ -214,9 +214,10 @@ func (w *wf) decide(ctx workflow.Context, d Decision) (TurnResult, error) {
 }
 
 // run runs a turn step by step — each model call and each tool call (or
-// group of read-only calls at once) an activity of its own, a group of
-// read-only calls a local one where the session is open — and keeps
-// what it parked. A step goes to the worker that ran the last one, which
+// group of read-only calls at once) an activity of its own, but for a
+// group of read-only calls, which the step before it runs (or, when that
+// step returned first, a local activity where the session is open) — and
+// keeps what it parked. A step goes to the worker that ran the last one, which
 // keeps the session open; if that worker does not take it within
 // Options.StepStart, or the step fails there, any worker of the task queue
 // runs it, under the retry policy, from what the store holds.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/orca-agent/orca/app"
@@ -158,37 +157,39 @@ func TestWorkflowRunsTurnsInOrder(t *testing.T) {
 	}
 }
 
-// A group of read-only calls runs in place (a local activity) on the
-// worker that keeps the session open; where none does, it starts nothing
-// there and goes to an activity, as any step does.
-func TestWorkflowReadsInPlace(t *testing.T) {
+// A group of read-only calls runs in the activity of the step before it
+// (the model call that asked for it, or the call before it), on the
+// session open there: no activity of its own, each call once, its
+// results shown to the model — whether the worker keeps the session
+// between steps or not.
+func TestWorkflowReadsRunWithTheirStep(t *testing.T) {
+	reads := []script.ToolCall{
+		{ID: "r1", Name: "Read", Input: json.RawMessage(`{"file_path":"a.txt"}`)},
+		{ID: "r2", Name: "Read", Input: json.RawMessage(`{"file_path":"a.txt"}`)}}
+	write := script.ToolCall{ID: "w1", Name: "Bash", Input: json.RawMessage(`{"command":"echo one >> log"}`)}
 	for _, c := range []struct {
-		name string
-		keep time.Duration
-		fail bool // the local activity fails (its worker died during it)
-		want string
+		name  string
+		queue string // the worker's own (keeps the session between steps)
+		calls []script.ToolCall
+		steps int
+		want  string
 	}{
-		{"kept here", 0, false, "orca.ModelCall local orca.ReadCalls orca.ModelCall"},
-		{"kept nowhere", time.Nanosecond, false, "orca.ModelCall local orca.ReadCalls orca.ToolCall orca.ModelCall"},
-		{"failed in place", 0, true, "orca.ModelCall local orca.ReadCalls orca.ToolCall orca.ModelCall"},
+		{"after the model call", "unit/own", reads, 3, "orca.ModelCall orca.ModelCall"},
+		{"after a tool call", "unit/own", append([]script.ToolCall{write}, reads...), 4, "orca.ModelCall orca.ToolCall orca.ModelCall"},
+		{"nothing kept between steps", "", reads, 3, "orca.ModelCall orca.ModelCall"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			u := newUnit(t, app.Config{Mode: policy.ModeBypass}, func(a *temporal.Activities) { a.Queue, a.KeepOpen = "unit/own", c.keep })
-			if c.fail {
-				u.env.OnActivity(temporal.ReadsActivity, mock.Anything, mock.Anything).Return(temporal.StepResult{}, errors.New("the worker died"))
-			}
+			u := newUnit(t, app.Config{Mode: policy.ModeBypass}, func(a *temporal.Activities) { a.Queue = c.queue })
 			if err := os.WriteFile(filepath.Join(u.ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			u.model.Script("s1", script.Response{ToolCalls: []script.ToolCall{
-				{ID: "r1", Name: "Read", Input: json.RawMessage(`{"file_path":"a.txt"}`)},
-				{ID: "r2", Name: "Read", Input: json.RawMessage(`{"file_path":"a.txt"}`)}}}, script.Text("read"))
+			u.model.Script("s1", script.Response{ToolCalls: c.calls}, script.Text("read"))
 			var o outcome
 			u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "read a"}, &o)
 			if err := u.run(temporal.SessionInput{SessionID: "s1", Options: temporal.Options{Idle: time.Hour}}); err != nil {
 				t.Fatalf("workflow: %v", err)
 			}
-			if o.err != nil || o.res.Answer != "read" || o.res.ToolCalls != 2 || o.res.Steps != 3 || o.res.Retries != map[bool]int{true: 1}[c.fail] {
+			if o.err != nil || o.res.Answer != "read" || o.res.ToolCalls != len(c.calls) || o.res.Steps != c.steps || o.res.Retries != 0 {
 				t.Errorf("turn: %+v", o)
 			}
 			if got := strings.Join(u.activities, " "); got != c.want {
@@ -205,6 +206,13 @@ func TestWorkflowReadsInPlace(t *testing.T) {
 			}
 			if results != 2 {
 				t.Errorf("%d read results recorded", results)
+			}
+			if len(c.calls) > 2 && u.read("log") != "one\n" {
+				t.Errorf("the Bash call's file: %q", u.read("log"))
+			}
+			calls := u.model.Calls()
+			if len(calls) != 2 || !strings.Contains(fmt.Sprint(calls[1].Messages), "alpha") {
+				t.Errorf("the model's second call: %+v", calls)
 			}
 		})
 	}
@@ -449,5 +457,18 @@ func TestWorkflowLongTurnRunsItsRestAsOne(t *testing.T) {
 	}
 	if info, _ := u.app.Store().Session(t.Context(), "s1"); info.Turns != 1 {
 		t.Errorf("the session counted %d turns", info.Turns)
+	}
+}
+
+// A workflow that ran its groups of read-only calls as local activities
+// replays as it ran, now that such a group runs with the step before it:
+// testdata/history-reads-in-place.json is the history of two turns of
+// BenchmarkServerTurns (four Reads a turn, each a local activity) run by
+// orca at c74e8c0 on the Temporal CLI's dev server 1.5.1.
+func TestWorkflowReplaysReadsInPlace(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(temporal.SessionWorkflow, workflow.RegisterOptions{Name: temporal.WorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(log.NewStructuredLogger(quietLogger()), "testdata/history-reads-in-place.json"); err != nil {
+		t.Fatal(err)
 	}
 }
