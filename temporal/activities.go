@@ -33,8 +33,11 @@ import (
 // the steps of a turn the worker
 // keeps the session open, so that hooks, the lease and what SESSION_START
 // hooks left (CLAUDE_ENV_FILE) hold for the whole turn: the workflow sends
-// the next step to this worker's own task queue (Queue, RegisterOwn), and
-// to the shared one if this worker does not take it in time.
+// the next step to the shared queue for this worker (StepInput.Keeper:
+// with eager activity execution the server hands it back to the worker of
+// the workflow task, this one most often), or to this worker's own task
+// queue (Queue, RegisterOwn) once a step for it reached another; to any
+// worker of the shared queue if this one does not take it in time.
 type Activities struct {
 	App *app.App
 	// LeaseWait is how long a turn waits for the session's writer lease
@@ -150,6 +153,11 @@ func (a *Activities) Reads(ctx context.Context, in StepInput) (StepResult, error
 }
 
 func (a *Activities) step(ctx context.Context, in StepInput, inPlace bool) (StepResult, error) {
+	if in.Keeper != "" && in.Keeper != a.Queue {
+		// For the worker that keeps the session, it came here: the
+		// workflow sends it to that worker's own queue.
+		return StepResult{Elsewhere: true}, nil
+	}
 	info := activity.GetInfo(ctx)
 	req := in.Request
 	worker := a.worker()

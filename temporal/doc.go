@@ -16,8 +16,12 @@
 // as in one process, each in the step whose effect it is about — over a
 // store that every worker shares (PostgreSQL: app.Config.StoreDSN). The
 // worker that ran a step keeps the session open for the next, which the
-// workflow sends to that worker's own task queue (Activities.Queue,
-// RegisterOwn); if it does not take it within Options.StepStart, any
+// workflow sends to that worker: on the shared task queue, naming it
+// (StepInput.Keeper), so that a cluster with eager activity execution
+// hands it back to the worker of the workflow task — that worker, most
+// often — without a dispatch; once such a step reaches another worker
+// (which runs nothing), to that worker's own task queue (Activities.Queue,
+// RegisterOwn). If it does not take it within Options.StepStart, any
 // worker does, from the store. Nothing non-deterministic runs in the
 // workflow, and no transcript, tool input or tool result travels through
 // Temporal: the store holds them, the workflow's payloads are ids, the

@@ -113,11 +113,15 @@ func freePort() (int, error) {
 // waits for it twice (~40–45 ms a step); and task queues of one partition
 // each, so that a poller and a task always meet (the default 4 make a
 // task wait for a forward between partitions). A production cluster has
-// many shards and reads them as fast by default.
+// many shards and reads them as fast by default. And eager activity
+// execution (system.enableActivityEagerExecution): a step scheduled by a
+// workflow task comes back with its completion to the worker that ran
+// it, without a dispatch.
 var devServerFlags = []string{
 	"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
 	"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 	"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+	"--dynamic-config-value", "system.enableActivityEagerExecution=true",
 }
 
 // startDevServer starts the CLI's dev server on loopback, in memory, with

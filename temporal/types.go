@@ -341,6 +341,12 @@ type StepInput struct {
 	// Rest: this step runs the rest of the turn, whose history would
 	// outgrow Temporal's limit otherwise (see Options.MaxHistory).
 	Rest bool `json:"rest,omitempty"`
+	// Keeper is the own task queue of the worker that keeps the session
+	// open (Activities.Queue), for a step sent to the workflow's task
+	// queue to come back to that worker with the completion of the
+	// workflow task (eager activity execution): a worker of another queue
+	// that takes it runs nothing (StepResult.Elsewhere).
+	Keeper string `json:"keeper,omitempty"`
 }
 
 // StepResult is what a step did: the turn's result once it ends (its
@@ -352,8 +358,9 @@ type StepResult struct {
 	// Queue is the task queue of the worker that keeps the session open
 	// for the next step ("" for none).
 	Queue string `json:"queue,omitempty"`
-	// Elsewhere: a ReadsActivity found the session open on no worker but
-	// another, and ran nothing.
+	// Elsewhere: the step ran nothing, for it belongs to another worker:
+	// a ReadsActivity found the session open on no worker but another, or
+	// a step for a Keeper reached a worker that is not it.
 	Elsewhere bool `json:"elsewhere,omitempty"`
 }
 

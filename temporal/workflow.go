@@ -49,7 +49,11 @@ type wf struct {
 	// interrupted: the running turn was interrupted (its next step ends
 	// it).
 	interrupted bool
-	turns       int
+	// handedOff: a step sent to the workflow's task queue for the worker
+	// that keeps the session (StepInput.Keeper) reached another worker;
+	// the later steps of this run go to the keeper's own queue.
+	handedOff bool
+	turns     int
 }
 
 // SessionWorkflow is a session's workflow (see the package doc).
@@ -228,8 +232,10 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 	defer func() { w.running, w.cancel = "", nil }()
 	w.turns++
 	in := StepInput{SessionID: w.id, Request: req, Heartbeat: w.opts.Heartbeat}
-	// Workflows that began before ReadsActivity replay as they ran.
+	// Workflows that began before ReadsActivity, or before steps went to
+	// the workflow's queue for their keeper, replay as they ran.
 	inPlace := workflow.GetVersion(ctx, "reads-in-place", workflow.DefaultVersion, 1) >= 1
+	eager := workflow.GetVersion(ctx, "eager-steps", workflow.DefaultVersion, 1) >= 1
 	var (
 		queue            string // the worker's that keeps the session open
 		toolCalls, retry int
@@ -253,15 +259,30 @@ func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 		}
 		var r StepResult
 		var err error
-		if name == ToolActivity && in.Progress.ReadsNext && queue != "" && !in.Interrupt && inPlace {
+		in.Keeper = ""
+		switch {
+		case name == ToolActivity && in.Progress.ReadsNext && queue != "" && !in.Interrupt && inPlace:
 			// Read-only calls: in place, if this worker keeps the session.
 			err = workflow.ExecuteLocalActivity(w.readsOptions(sctx), ReadsActivity, in).Get(ctx, &r)
 			if err == nil && r.Elsewhere {
 				r = StepResult{}
-				err = workflow.ExecuteActivity(w.stepOptions(sctx, queue), name, in).Get(ctx, &r)
+				err = workflow.ExecuteActivity(w.stepOptions(sctx, queue, true), name, in).Get(ctx, &r)
 			}
-		} else {
-			err = workflow.ExecuteActivity(w.stepOptions(sctx, queue), name, in).Get(ctx, &r)
+		case queue != "" && eager && !w.handedOff:
+			// To the workflow's own queue, for the keeper: the server hands
+			// it back with this workflow task's completion (eager activity
+			// execution, where the cluster allows it) to the worker that
+			// ran the task — the keeper, which runs the workflow's tasks
+			// too, most often — sparing it a dispatch. Another worker that
+			// takes it runs nothing: then to the keeper's own queue.
+			in.Keeper = queue
+			err = workflow.ExecuteActivity(w.stepOptions(sctx, "", true), name, in).Get(ctx, &r)
+			if err == nil && r.Elsewhere {
+				w.handedOff, in.Keeper, r = true, "", StepResult{}
+				err = workflow.ExecuteActivity(w.stepOptions(sctx, queue, true), name, in).Get(ctx, &r)
+			}
+		default:
+			err = workflow.ExecuteActivity(w.stepOptions(sctx, queue, queue != ""), name, in).Get(ctx, &r)
 		}
 		var canceled *sdktemporal.CanceledError
 		switch {
@@ -310,9 +331,10 @@ func isRefused(err error) bool {
 }
 
 // stepOptions are the activity options of a step sent to queue ("": the
-// workflow's): there, it must start within StepStart and is not retried
-// (run sends it on to the shared queue instead).
-func (w *wf) stepOptions(ctx workflow.Context, queue string) workflow.Context {
+// workflow's); kept: for the worker that keeps the session, it must start
+// within StepStart and is not retried (run sends it on to the shared
+// queue instead).
+func (w *wf) stepOptions(ctx workflow.Context, queue string, kept bool) workflow.Context {
 	o := workflow.ActivityOptions{
 		ScheduleToCloseTimeout: w.opts.TurnTimeout,
 		StartToCloseTimeout:    w.opts.TurnTimeout,
@@ -327,7 +349,7 @@ func (w *wf) stepOptions(ctx workflow.Context, queue string) workflow.Context {
 			NonRetryableErrorTypes: []string{ErrTypeRefused},
 		},
 	}
-	if queue != "" {
+	if kept {
 		o.TaskQueue = queue
 		o.ScheduleToStartTimeout = w.opts.StepStart
 		o.RetryPolicy = &sdktemporal.RetryPolicy{MaximumAttempts: 1}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
@@ -470,5 +471,55 @@ func TestWorkflowReplaysReadsInPlace(t *testing.T) {
 	r.RegisterWorkflowWithOptions(temporal.SessionWorkflow, workflow.RegisterOptions{Name: temporal.WorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(log.NewStructuredLogger(quietLogger()), "testdata/history-reads-in-place.json"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A later step goes to the workflow's own task queue for the worker that
+// keeps the session (StepInput.Keeper: the server may hand it back to the
+// worker of the workflow task, eager activity execution); when another
+// worker takes it, that worker runs nothing, and this step and the
+// run's later ones go to the keeper's own queue.
+func TestWorkflowSendsStepsToTheirKeeper(t *testing.T) {
+	for _, handOff := range []bool{false, true} {
+		t.Run(fmt.Sprintf("handed off %v", handOff), func(t *testing.T) {
+			var acts *temporal.Activities
+			u := newUnit(t, app.Config{Mode: policy.ModeBypass}, func(a *temporal.Activities) { a.Queue, acts = "unit/own", a })
+			var sent []string // each step's task queue and keeper
+			step := func(ctx context.Context, in temporal.StepInput) (temporal.StepResult, error) {
+				sent = append(sent, activity.GetInfo(ctx).TaskQueue+">"+in.Keeper)
+				if handOff && in.Keeper != "" {
+					// Another worker took it (its own queue is not the keeper's).
+					return (&temporal.Activities{App: u.app, Queue: "unit/other"}).Step(ctx, in)
+				}
+				return acts.Step(ctx, in)
+			}
+			u.env.OnActivity(temporal.ModelActivity, mock.Anything, mock.Anything).Return(step)
+			u.env.OnActivity(temporal.ToolActivity, mock.Anything, mock.Anything).Return(step)
+			u.model.Script("s1", script.Call("Bash", map[string]string{"command": "echo one >> log"}),
+				script.Call("Bash", map[string]string{"command": "echo two >> log"}), script.Text("done"))
+			var o outcome
+			u.update(time.Second, temporal.TurnUpdate, "t1", temporal.TurnRequest{TurnID: "t1", Input: "write"}, &o)
+			if err := u.run(temporal.SessionInput{SessionID: "s1", Options: temporal.Options{Idle: time.Hour}}); err != nil {
+				t.Fatalf("workflow: %v", err)
+			}
+			if o.err != nil || o.res.Answer != "done" || o.res.Steps != 5 || o.res.Retries != 0 {
+				t.Errorf("turn: %+v", o)
+			}
+			if got := u.read("log"); got != "one\ntwo\n" {
+				t.Errorf("the Bash calls' file: %q", got)
+			}
+			own, keeper := "default-test-taskqueue>", "default-test-taskqueue>unit/own"
+			want := []string{own, keeper, keeper, keeper, keeper}
+			if handOff {
+				// The first step sent for the keeper reached another worker.
+				want = []string{own, keeper, "unit/own>", "unit/own>", "unit/own>", "unit/own>"}
+			}
+			if !slices.Equal(sent, want) {
+				t.Errorf("steps sent to %q, want %q", sent, want)
+			}
+			if n := len(u.model.Calls()); n != 3 {
+				t.Errorf("%d model calls", n)
+			}
+		})
 	}
 }
