@@ -30,14 +30,14 @@ import (
 // (ModelActivity, ToolActivity), but for a group of read-only calls, which
 // runs in the activity of the step before it, on the session open there
 // (ReadsActivity, a local one, when that step returned first). Between
-// the steps of a turn the worker
-// keeps the session open, so that hooks, the lease and what SESSION_START
-// hooks left (CLAUDE_ENV_FILE) hold for the whole turn: the workflow sends
-// the next step to the shared queue for this worker (StepInput.Keeper:
-// with eager activity execution the server hands it back to the worker of
-// the workflow task, this one most often), or to this worker's own task
-// queue (Queue, RegisterOwn) once a step for it reached another; to any
-// worker of the shared queue if this one does not take it in time.
+// the steps of a turn the worker keeps the session open, so that hooks,
+// the lease and what SESSION_START hooks left (CLAUDE_ENV_FILE) hold for
+// the whole turn: the workflow sends the next step to the shared queue
+// for this worker (StepInput.Keeper: with eager activity execution the
+// server hands it back to the worker of the workflow task, this one most
+// often), or to this worker's own task queue (Queue, RegisterOwn) once a
+// step for it reached another; to any worker of the shared queue if this
+// one does not take it in time.
 type Activities struct {
 	App *app.App
 	// LeaseWait is how long a turn waits for the session's writer lease
@@ -46,9 +46,11 @@ type Activities struct {
 	LeaseWait time.Duration
 	// Worker names this worker in results (its host and pid if empty).
 	Worker string
-	// Queue is this worker's own task queue, where the later steps of a
-	// turn it runs are sent (RegisterOwn registers them there); "" sends
-	// every step to the shared queue, which opens the session per step.
+	// Queue is this worker's own task queue: it names the worker that
+	// keeps a session open between the steps of a turn (StepInput.Keeper),
+	// and the later steps go there once one sent for it reached another
+	// worker (RegisterOwn registers them there); "" keeps nothing open,
+	// every step on the shared queue opening the session.
 	Queue string
 	// Turns, when set, asks the session workflows for turns: the fires of
 	// Temporal Schedules (FireActivity) do, through it. A worker sets it

@@ -31,8 +31,9 @@ import (
 // "durable" asks a Temporal dev server for them, run by a worker in this
 // process with the same App (and its own task queue, as orca-temporal
 // worker runs). What durable costs more is the engine's: the update's
-// round trip, an activity per model call and per tool call (dispatch,
-// history, heartbeats), the session opened per turn (its lease).
+// round trip, an activity per model call (the Reads its answer asks for
+// run in it) — a workflow task, history, a dispatch where the server does
+// not execute it eagerly — the session opened per turn (its lease).
 //
 //	go test ./temporal -run '^$' -bench ServerTurns -benchtime 200x
 func BenchmarkServerTurns(b *testing.B) {
