@@ -217,14 +217,14 @@ func (w *wf) decide(ctx workflow.Context, d Decision) (TurnResult, error) {
 	return w.run(ctx, TurnRequest{TurnID: p.TurnID, Input: p.Input, OutputSchema: p.OutputSchema, Attachments: p.Attachments})
 }
 
-// run runs a turn step by step — each model call and each tool call (or
-// group of read-only calls at once) an activity of its own, but for a
-// group of read-only calls, which the step before it runs (or, when that
-// step returned first, a local activity where the session is open) — and
-// keeps what it parked. A step goes to the worker that ran the last one, which
-// keeps the session open; if that worker does not take it within
-// Options.StepStart, or the step fails there, any worker of the task queue
-// runs it, under the retry policy, from what the store holds.
+// run runs a turn step by step — each model call and each tool call an
+// activity of its own, but for a group of read-only calls at once, which
+// the step before it runs (or, when that step returned first, a local
+// activity where the session is open) — and keeps what it parked. A step
+// goes to the worker that ran the last one, which keeps the session open;
+// if that worker does not take it within Options.StepStart, or the step
+// fails there, any worker of the task queue runs it, under the retry
+// policy, from what the store holds.
 func (w *wf) run(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 	actx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
