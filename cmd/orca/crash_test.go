@@ -24,12 +24,18 @@ import (
 // test binary, as orca) in the configuration folder cfgDir.
 func startOrca(t *testing.T, cfgDir string, args ...string) *exec.Cmd {
 	t.Helper()
+	return startOrcaEnv(t, cfgDir, nil, args...)
+}
+
+// startOrcaEnv is startOrca with env (KEY=value) added to its environment.
+func startOrcaEnv(t *testing.T, cfgDir string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), asCLI+"=1", "XDG_CONFIG_HOME="+cfgDir)
+	cmd.Env = append(append(os.Environ(), asCLI+"=1", "XDG_CONFIG_HOME="+cfgDir), env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

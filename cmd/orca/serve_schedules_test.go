@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orca-agent/orca/app"
+	"github.com/orca-agent/orca/serve"
 	"github.com/orca-agent/orca/store/postgres/pgtest"
 )
 
@@ -40,21 +40,9 @@ func TestServeFiresOnceAcrossProcesses(t *testing.T) {
 		answers[i] = `{"text": "tick"}`
 	}
 	sc := writeScript(t, answers...)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	serve := func() *exec.Cmd {
-		cmd := exec.Command(self, "serve", "--script", sc, "-w", ws, "--addr", "127.0.0.1:0", "--no-sandbox")
-		cmd.Env = append(os.Environ(), asCLI+"=1", "XDG_CONFIG_HOME="+t.TempDir(), app.StoreDSNEnv+"="+dsn, "ORCA_SERVE_TOKEN=a-token-long-enough-for-orca-serve")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
-		return cmd
+	start := func() *exec.Cmd {
+		return startOrcaEnv(t, t.TempDir(), []string{app.StoreDSNEnv + "=" + dsn, serve.TokenEnv + "=a-token-long-enough-for-orca-serve"},
+			"serve", "--script", sc, "-w", ws, "--addr", "127.0.0.1:0", "--no-sandbox")
 	}
 	type fire struct {
 		At        time.Time `json:"at"`
@@ -87,11 +75,11 @@ func TestServeFiresOnceAcrossProcesses(t *testing.T) {
 		}
 		t.Fatalf("%d fires done in time: %+v", n, fires())
 	}
-	a, b := serve(), serve()
+	a, b := start(), start()
 	waitDone(1)
 	a.Process.Signal(syscall.SIGKILL)
 	a.Wait()
-	a2 := serve()
+	a2 := start()
 	waitDone(3)
 	// Let the minute after the third go by too: no fire of a minute that
 	// was fired already, whoever was up.
