@@ -111,15 +111,11 @@ func userInput(out []any, m llm.Message) ([]any, error) {
 				parts = append(parts, &inputText{Text: b.Text, Type: "input_text"})
 			}
 		case llm.BlockImage, llm.BlockDocument:
-			url, name, err := dataURL(b)
+			part, err := mediaInput(b, false)
 			if err != nil {
 				return nil, err
 			}
-			if name != "" {
-				parts = append(parts, &inputFile{FileData: url, Filename: name, Type: "input_file"})
-			} else {
-				parts = append(parts, &inputImage{Detail: "auto", ImageURL: url, Type: "input_image"})
-			}
+			parts = append(parts, part)
 		case llm.BlockToolResult:
 			content := b.Content
 			if b.IsError {
@@ -134,15 +130,11 @@ func userInput(out []any, m llm.Message) ([]any, error) {
 					list = append(list, &inputText{Text: content, Type: "input_text"})
 				}
 				for j := range media {
-					url, name, err := dataURL(&media[j])
+					part, err := mediaInput(&media[j], true)
 					if err != nil {
 						return nil, fmt.Errorf("the result of tool call %q: %w", b.ToolUseID, err)
 					}
-					if name != "" {
-						list = append(list, &inputFile{FileData: url, Filename: name, Type: "input_file"})
-					} else {
-						list = append(list, &outputImage{ImageURL: url, Detail: "auto", Type: "input_image"})
-					}
+					list = append(list, part)
 				}
 				item.Output = list
 				i += len(media)
@@ -157,6 +149,22 @@ func userInput(out []any, m llm.Message) ([]any, error) {
 		out = append(out, &inputMessage{Content: parts, Role: "user"})
 	}
 	return out, nil
+}
+
+// mediaInput returns an image or a PDF as an input part: a file with its
+// name, or an image — in a function call's output (inOutput), of the type
+// the SDK has there, its fields in another order.
+func mediaInput(b *llm.Block, inOutput bool) (any, error) {
+	url, name, err := dataURL(b)
+	switch {
+	case err != nil:
+		return nil, err
+	case name != "":
+		return &inputFile{FileData: url, Filename: name, Type: "input_file"}, nil
+	case inOutput:
+		return &outputImage{ImageURL: url, Detail: "auto", Type: "input_image"}, nil
+	}
+	return &inputImage{Detail: "auto", ImageURL: url, Type: "input_image"}, nil
 }
 
 // assistantInput appends an assistant message's items, block by block, in
