@@ -36,6 +36,7 @@ import (
 type Markdown struct {
 	width   func() int
 	profile termenv.Profile
+	colors  colors
 	pending strings.Builder
 	parser  parser.Parser // made for the first block
 }
@@ -47,8 +48,12 @@ type Markdown struct {
 // colour and without escape sequences: lists, rules and quotes drawn, code
 // indented, no backticks, emphasis kept as *, ** and ~~.
 func NewMarkdown(width func() int, p termenv.Profile) *Markdown {
-	return &Markdown{width: width, profile: p}
+	return &Markdown{width: width, profile: p, colors: colors{code: p.Color("203"), codeBlock: p.Color("244"), heading: p.Color("6")}}
 }
+
+// colors are the colours of code, code blocks and headings in a profile,
+// worked out once (on 16 colours each is the nearest of them, a search).
+type colors struct{ code, codeBlock, heading termenv.Color }
 
 // Write adds text and returns what it completed, rendered: "" until a
 // block is whole.
@@ -96,7 +101,7 @@ func (m *Markdown) render(src string) (out string, err error) {
 		m.parser = goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser()
 	}
 	b := []byte(src)
-	d := drawer{src: b, p: m.profile}
+	d := drawer{src: b, p: m.profile, c: &m.colors}
 	lines := d.block(m.parser.Parse(text.NewReader(b)), max(1, w-1))
 	return strings.Trim(strings.Join(lines, "\n"), "\n"), nil
 }
@@ -105,6 +110,7 @@ func (m *Markdown) render(src string) (out string, err error) {
 type drawer struct {
 	src []byte
 	p   termenv.Profile
+	c   *colors
 }
 
 // block returns the lines of n, none wider than w but for code and words

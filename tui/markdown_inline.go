@@ -52,11 +52,11 @@ func (d *drawer) style(st style, s string) string {
 	}
 	switch {
 	case st&sCode != 0:
-		t = t.Foreground(d.p.Color("203"))
+		t = t.Foreground(d.c.code)
 	case st&sCodeBlock != 0:
-		t = t.Foreground(d.p.Color("244"))
+		t = t.Foreground(d.c.codeBlock)
 	case st&sHeading != 0:
-		t = t.Foreground(d.p.Color("6"))
+		t = t.Foreground(d.c.heading)
 	}
 	return t.Styled(s)
 }
@@ -83,9 +83,10 @@ func (d *drawer) inline(n ast.Node, st style, out []span) []span {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *ast.Text:
-			v := c.Segment.Value(d.src)
-			s := string(v)
-			if !c.IsRaw() {
+			var s string
+			if v := c.Segment.Value(d.src); c.IsRaw() {
+				s = string(v)
+			} else {
 				s = unescape(v)
 			}
 			switch {
@@ -124,7 +125,7 @@ func (d *drawer) inline(n ast.Node, st style, out []span) []span {
 		case *ast.Link:
 			from := len(out)
 			out = d.inline(c, st|sLink, out)
-			dest, label := string(c.Destination), plain(out[from:])
+			dest, label := unescape(c.Destination), plain(out[from:])
 			if dest != "" && dest != label && dest != "mailto:"+label {
 				out = append(out, span{" (" + dest + ")", sFaint})
 			}
@@ -137,7 +138,7 @@ func (d *drawer) inline(n ast.Node, st style, out []span) []span {
 			}
 			out = append(out, span{label, st | sItalic})
 			if len(c.Destination) > 0 {
-				out = append(out, span{" (" + string(c.Destination) + ")", sFaint})
+				out = append(out, span{" (" + unescape(c.Destination) + ")", sFaint})
 			}
 		case *ast.RawHTML:
 			for i := range c.Segments.Len() {
@@ -203,9 +204,14 @@ func unescape(v []byte) string {
 }
 
 // reference reads the character reference v starts with (&amp;, &#35;,
-// &#x22;): what it stands for and its length; 0 if there is none.
+// &#x22;): what it stands for and its length; 0 if there is none. A
+// reference to a control character or a bidirectional override stands for
+// U+FFFD: the model's text was sanitized before it was parsed, and must
+// not become an escape sequence now.
 func reference(v []byte) (string, int) {
-	end := bytes.IndexByte(v, ';')
+	// The longest reference, &CounterClockwiseContourIntegral;, is 33
+	// bytes: no need to look further for its end (nor to copy more).
+	end := bytes.IndexByte(v[:min(len(v), 40)], ';')
 	if end < 2 {
 		return "", 0
 	}
@@ -222,7 +228,11 @@ func reference(v []byte) (string, int) {
 		if err != nil {
 			return "", 0
 		}
-		return string(util.ToValidRune(rune(r))), end + 1
+		c := util.ToValidRune(rune(r))
+		if unsafeRune(c) {
+			c = utf8.RuneError
+		}
+		return string(c), end + 1
 	}
 	for _, c := range []byte(name) {
 		if !util.IsAlphaNumeric(c) {

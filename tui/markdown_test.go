@@ -287,6 +287,12 @@ func TestMarkdownLinks(t *testing.T) {
 		"![a gopher](gopher.png)":                        "[image: a gopher] (gopher.png)",
 		"a <kbd>Ctrl</kbd>-C &amp; &copy; &#x263A; \\*":  "a <kbd>Ctrl</kbd>-C & © ☺ *",
 		"<details>\n<summary>More</summary>\n</details>": "<details>\n<summary>More</summary>\n</details>",
+		"[a](foo\\)bar) ![b](x\\).png)":                  "a (foo)bar) [image: b] (x).png)",
+		"[https://x.io/?a&amp;b](https://x.io/?a&amp;b)": "https://x.io/?a&b",
+		// References to control characters and bidirectional overrides
+		// (a clipboard write, a screen clear, a CSI, a reversal) are not
+		// decoded into them.
+		"&#x1b;[2J &#27;]52;c;aGk=&#7; &#x9b;2J &#x202e;abc &#X1B;": "\ufffd[2J \ufffd]52;c;aGk=\ufffd \ufffd2J \ufffdabc \ufffd",
 	} {
 		m := NewMarkdown(nil, termenv.Ascii)
 		if got, err := m.render(src); err != nil || got != want {

@@ -393,6 +393,27 @@ func TestModelTextCannotDriveTheTerminal(t *testing.T) {
 	}
 }
 
+// Character references in the model's Markdown (a page it copied) are not
+// decoded into the control sequences they name: not a clipboard write, a
+// screen clear, a CSI or a bidirectional override.
+func TestModelReferencesCannotDriveTheTerminal(t *testing.T) {
+	ws := t.TempDir()
+	sc := writeScript(t, `{"text": "Copy this: &#x1b;]52;c;cm0gLXJmIH4=&#7; then &#27;[2J&#X1B;[H, &#x9b;2J and &#x202e;txt.exe [x](https://e.x/&#x1b;[31m)."}`)
+	p := startPTY(t, t.TempDir(), nil, "run", "--script", sc, "-w", ws, "--no-sandbox", "go")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d:\n%q", code, p.Raw())
+	}
+	raw := p.Raw()
+	if !strings.Contains(raw, "Copy this: \ufffd]52;c;cm0gLXJmIH4=\ufffd then \ufffd[2J\ufffd[H, \ufffd2J and \ufffdtxt.exe") {
+		t.Fatalf("the answer is not on the terminal as text:\n%q", raw)
+	}
+	for _, bad := range []string{"\x1b]52", "\x07", "\x1b[2J", "\x1b[H", "\u009b", "\u202e", "\x1b[31m"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the model's references drew %q on the terminal:\n%q", bad, raw)
+		}
+	}
+}
+
 // The model's shell does not see the provider keys or orca's own
 // variables; sandbox.allowedEnvVars passes more.
 func TestBashEnvironmentIsScrubbed(t *testing.T) {
