@@ -39,9 +39,20 @@ func (s *LiveSession) spentBefore(ctx context.Context) (store.Totals, error) {
 	}
 	t, err := s.r.store.Totals(ctx, s.id)
 	if err == nil {
-		s.noteTotals(k.gen, t)
+		s.noteRead(k.gen, t)
 	}
 	return t, err
+}
+
+// noteRead keeps t, what a read begun at generation gen found, if the
+// totals are still unknown: a write that ended meanwhile (a turn's,
+// beside a call outside it) knows newer ones.
+func (s *LiveSession) noteRead(gen uint64, t store.Totals) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.totals.gen == gen && !s.totals.ok {
+		s.totals = knownTotals{t: t, ok: true, gen: gen}
+	}
 }
 
 // totalsGen returns the generation a write of the totals begins at.
@@ -51,8 +62,8 @@ func (s *LiveSession) totalsGen() uint64 {
 	return s.totals.gen
 }
 
-// noteTotals keeps t, what a write (or read) begun at generation gen
-// found, unless the totals were forgotten since.
+// noteTotals keeps t, what a write begun at generation gen found, unless
+// the totals were forgotten since.
 func (s *LiveSession) noteTotals(gen uint64, t store.Totals) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
