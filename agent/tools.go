@@ -255,14 +255,7 @@ func (b *batch) recordSince(from int) {
 		return
 	}
 	spent := t.turnSpent()
-	recs := t.recs[:0]
-	for _, m := range t.msgs[t.recorded:] {
-		rec := Recorded{Message: m, Usage: t.res.Usage, Spent: spent}
-		if m.Role == llm.RoleAssistant {
-			rec.Model = t.answeredBy
-		}
-		recs = append(recs, rec)
-	}
+	recs := t.unrecorded(t.recs[:0], spent, false)
 	for k := from; k < b.recorded; k++ {
 		content := []llm.Block{b.results[k]}
 		if b.shown != nil && b.shown[k] != nil {
@@ -270,16 +263,7 @@ func (b *batch) recordSince(from int) {
 		}
 		recs = append(recs, Recorded{Message: llm.Message{Role: llm.RoleUser, Content: content}, Usage: t.res.Usage, Spent: spent})
 	}
-	err := t.req.Record(recs)
-	clear(recs)
-	t.recs = recs
-	if err != nil {
-		t.res.Err = fmt.Errorf("recording the transcript: %w", err)
-		t.finish(StopFailed)
-		b.ok = false
-		return
-	}
-	t.recorded = len(t.msgs)
+	b.ok = t.commit(recs)
 }
 
 // flush runs the waiting jobs at once, at most MaxParallelTools at a

@@ -791,8 +791,12 @@ func (t *turn) record(ending bool) bool {
 	case t.recorded >= len(t.msgs):
 		return true
 	}
-	spent := t.turnSpent()
-	recs := t.recs[:0]
+	return t.commit(t.unrecorded(t.recs[:0], t.turnSpent(), ending))
+}
+
+// unrecorded appends to recs the turn's messages not recorded yet, as
+// Record takes them.
+func (t *turn) unrecorded(recs []Recorded, spent budget.Spent, ending bool) []Recorded {
 	for _, m := range t.msgs[t.recorded:] {
 		rec := Recorded{Message: m, Usage: t.res.Usage, Spent: spent, Ending: ending}
 		if m.Role == llm.RoleAssistant {
@@ -800,6 +804,13 @@ func (t *turn) record(ending bool) bool {
 		}
 		recs = append(recs, rec)
 	}
+	return recs
+}
+
+// commit records recs, the turn's messages not recorded yet and what
+// follows them, in one call of Record. On failure it fails the turn and
+// returns false.
+func (t *turn) commit(recs []Recorded) bool {
 	err := t.req.Record(recs)
 	clear(recs) // the messages are the conversation's: not held here
 	t.recs = recs
