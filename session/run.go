@@ -277,28 +277,23 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 		if !paused {
 			step.Finish = &store.TurnEnd{TurnID: turnID, Prompt: input}
 		}
-		gen := s.totalsGen()
-		stored, sum, terr := s.r.store.AppendStep(ctx, s.id, step)
-		if terr == nil {
-			s.noteTotals(gen, sum)
+		stored, terr := s.appendStep(ctx, step)
+		switch {
+		case terr == nil:
 			if len(held) > 0 {
 				kept(held[0].Message, stored)
 			}
-		} else {
-			s.forgetTotals()
-			if recordErr == nil {
-				what := "finish turn"
-				if paused {
-					what = "totals"
-				}
-				endErr = fmt.Errorf("session %s: %s: %w", s.id, what, terr)
-				return
+		case recordErr == nil:
+			what := "finish turn"
+			if paused {
+				what = "totals"
 			}
+			endErr = fmt.Errorf("session %s: %s: %w", s.id, what, terr)
+			return
+		case !paused:
 			// A record failed already (its error is the turn's): the
 			// turn still ends, as far as the store lets it.
-			if !paused {
-				s.r.store.FinishTurn(ctx, s.id, turnID, input)
-			}
+			s.r.store.FinishTurn(ctx, s.id, turnID, input)
 		}
 		if paused {
 			// The turn goes on at its next step.
@@ -357,17 +352,13 @@ func (s *LiveSession) turn(ctx context.Context, input string, rc runConfig) (*ag
 			for _, r := range rs {
 				recs = append(recs, store.Record{TurnID: turnID, Kind: store.KindMessage, Message: r.Message, Model: r.Model})
 			}
-			gen := s.totalsGen()
-			stored, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner,
-				Records: recs, Totals: now.Sub(recorded)})
+			stored, err := s.appendStep(ctx, store.Step{Owner: s.owner, Records: recs, Totals: now.Sub(recorded)})
 			clear(recs)
 			recs = recs[:0]
 			if err != nil {
-				s.forgetTotals()
 				recordErr = err
 				return err
 			}
-			s.noteTotals(gen, sum)
 			recorded = now
 			kept(rs[0].Message, stored)
 			return nil
@@ -415,13 +406,10 @@ func (s *LiveSession) replace(ctx context.Context, turnID string, h []llm.Messag
 	if len(recs) > 0 {
 		recs[0].Kind = store.KindSummary
 	}
-	gen := s.totalsGen()
-	stored, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Records: recs})
+	stored, err := s.appendStep(ctx, store.Step{Owner: s.owner, Records: recs})
 	if err != nil {
-		s.forgetTotals()
 		return err
 	}
-	s.noteTotals(gen, sum)
 	if err := s.r.store.MarkCompacted(ctx, s.id, through); err != nil {
 		return err
 	}
@@ -440,13 +428,9 @@ func (s *LiveSession) compact(ctx context.Context, instructions string) (*agent.
 	if res == nil || res.StopReason != agent.StopCompacted {
 		return res, err // failed, or an interceptor blocked it
 	}
-	gen := s.totalsGen()
-	_, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD}})
-	if err != nil {
-		s.forgetTotals()
+	if _, err := s.appendStep(ctx, store.Step{Owner: s.owner, Totals: store.Totals{Usage: res.Usage, CostUSD: res.Spent.CostUSD}}); err != nil {
 		return res, err
 	}
-	s.noteTotals(gen, sum)
 	if res.Compacted {
 		if err := s.replace(ctx, "", res.Transcript); err != nil {
 			return res, fmt.Errorf("session %s: record compaction: %w", s.id, err)

@@ -83,14 +83,11 @@ func (s *LiveSession) settle(ctx context.Context, results map[string]llm.Block) 
 				ran.ToolCalls++
 			}
 		}
-		gen := s.totalsGen()
-		recs, sum, err := s.r.store.AppendStep(ctx, s.id, store.Step{Owner: s.owner, Totals: ran,
+		recs, err := s.appendStep(ctx, store.Step{Owner: s.owner, Totals: ran,
 			Records: []store.Record{{TurnID: lastTurn, Kind: store.KindMessage, Message: llm.Message{Role: llm.RoleUser, Content: fix}}}})
 		if err != nil {
-			s.forgetTotals()
 			return fmt.Errorf("session %s: complete unanswered tool calls: %w", s.id, err)
 		}
-		s.noteTotals(gen, sum)
 		msgs = slices.Clone(msgs)
 		if last := len(msgs) - 1; resultsOnly(msgs[last]) {
 			joined := msgs[last]

@@ -80,6 +80,19 @@ func (s *LiveSession) forgetTotals() {
 	s.totals = knownTotals{gen: s.totals.gen + 1}
 }
 
+// appendStep writes step (store.Steps.AppendStep) and keeps the totals it
+// returns as those known, or forgets them if it fails.
+func (s *LiveSession) appendStep(ctx context.Context, step store.Step) ([]store.Record, error) {
+	gen := s.totalsGen()
+	stored, sum, err := s.r.store.AppendStep(ctx, s.id, step)
+	if err != nil {
+		s.forgetTotals()
+		return nil, err
+	}
+	s.noteTotals(gen, sum)
+	return stored, nil
+}
+
 // addSpending adds what a background task or a call outside a turn
 // spent to the session's totals: beside the turns' writes, so the
 // totals known are forgotten, before and after.
